@@ -1,0 +1,307 @@
+//! The command line: clap definitions (the single source of truth for help and completions), value
+//! parsers, and dispatch to one file per command.
+
+pub mod complete;
+pub mod input;
+pub mod plan;
+
+use std::io::IsTerminal;
+
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
+
+use crate::engine::model::{Effect, Taint};
+use crate::engine::replay::WhatIf;
+use crate::engine::time::Timestamp;
+use crate::error::Result;
+use crate::output::{ColorMode, OutputFormat};
+use crate::selector::Selector;
+
+/// Predict, explain and enforce Kubernetes NoExecute taint evictions.
+///
+/// Replays the taint-eviction controller of kube-controller-manager over a snapshot of the cluster:
+/// which pods on a tainted node are deleted, when, and why.
+#[derive(Parser, Debug)]
+#[command(name = "kubectl-taint_evict", bin_name = "kubectl taint-evict", version, max_term_width = 110)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show each pod's verdict and eviction deadline on NoExecute-tainted nodes.
+    Plan(PlanArgs),
+    /// Say, for one pod, which toleration matched which taint and why.
+    Explain(ExplainArgs),
+    /// Print a shell completion script (or kubectl's completion helper).
+    Completion {
+        /// The shell, or `kubectl` for the `kubectl_complete-taint_evict` helper.
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+    /// Completion protocol used by kubectl (>= 1.26) through `kubectl_complete-taint_evict`.
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        /// The words typed so far, the last one being completed.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
+}
+
+/// Shells `completion` can print a script for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    /// Bash.
+    Bash,
+    /// Zsh.
+    Zsh,
+    /// Fish.
+    Fish,
+    /// The `kubectl_complete-taint_evict` helper kubectl calls to complete plugin arguments.
+    Kubectl,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when stdout is a terminal and `NO_COLOR` is not set.
+    #[default]
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+impl ColorChoice {
+    /// Resolves `auto` against the terminal and `NO_COLOR`.
+    #[must_use]
+    pub fn resolve(self) -> ColorMode {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        match self {
+            Self::Always => ColorMode::Color,
+            Self::Never => ColorMode::Plain,
+            Self::Auto if !no_color && std::io::stdout().is_terminal() => ColorMode::Color,
+            Self::Auto => ColorMode::Plain,
+        }
+    }
+}
+
+/// Where the snapshot comes from, the evaluation instant and the what-if taints.
+#[derive(Args, Debug, Clone, Default)]
+pub struct InputArgs {
+    /// Read a `kubectl get nodes,pods -A -o json` dump instead of the cluster (`-` for stdin).
+    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Input")]
+    pub file: Option<String>,
+    /// Evaluate at this instant (RFC 3339) instead of the current time.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]
+    pub now: Option<Timestamp>,
+    /// What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable.
+    #[arg(long = "taint", value_name = "KEY[=VALUE]:EFFECT", value_parser = parse_taint, help_heading = "What-if")]
+    pub taints: Vec<WhatIf>,
+    /// What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable.
+    #[arg(long = "remove-taint", value_name = "KEY[:EFFECT]", value_parser = parse_remove_taint, help_heading = "What-if")]
+    pub remove_taints: Vec<WhatIf>,
+    /// Path to the kubeconfig file.
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = "Cluster")]
+    pub kubeconfig: Option<String>,
+    /// The kubeconfig context to use.
+    #[arg(long, value_name = "NAME", help_heading = "Cluster")]
+    pub context: Option<String>,
+}
+
+impl InputArgs {
+    /// The what-if changes in the order they apply: additions, then removals.
+    #[must_use]
+    pub fn what_if(&self) -> Vec<WhatIf> {
+        self.taints.iter().chain(&self.remove_taints).cloned().collect()
+    }
+}
+
+/// `plan`.
+#[derive(Args, Debug, Clone)]
+pub struct PlanArgs {
+    /// Nodes to plan for (default: every node with a NoExecute taint).
+    #[arg(value_name = "NODE")]
+    pub nodes: Vec<String>,
+    /// Select nodes by label (`zone=a,!gpu`).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
+    pub selector: Option<Selector>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Only show pods of this namespace.
+    #[arg(short = 'n', long, value_name = "NAMESPACE", help_heading = "Output")]
+    pub namespace: Option<String>,
+    /// Show pods of all namespaces (the default: a node's pods span namespaces).
+    #[arg(short = 'A', long, conflicts_with = "namespace", help_heading = "Output")]
+    pub all_namespaces: bool,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
+    pub output: OutputFormat,
+    /// When to colour the table.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
+    pub color: ColorChoice,
+}
+
+/// `explain -o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
+pub enum ExplainFormat {
+    /// Sentences.
+    #[default]
+    Text,
+    /// An `EvictionExplanation` document.
+    Json,
+}
+
+/// `explain`.
+#[derive(Args, Debug, Clone)]
+pub struct ExplainArgs {
+    /// The pod.
+    #[arg(value_name = "POD")]
+    pub pod: String,
+    /// The pod's namespace.
+    #[arg(short = 'n', long, value_name = "NAMESPACE", default_value = "default")]
+    pub namespace: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
+    pub output: ExplainFormat,
+}
+
+/// Parses `--now`.
+pub fn parse_now(text: &str) -> Result<Timestamp, String> {
+    crate::source::file::parse_time(text)
+        .ok_or_else(|| "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned())
+}
+
+fn parse_selector(text: &str) -> Result<Selector, String> {
+    text.parse().map_err(|e: crate::selector::SelectorError| e.to_string())
+}
+
+fn parse_effect(text: &str) -> Result<Effect, String> {
+    match Effect::from(text) {
+        Effect::Other(_) => {
+            Err(format!("unknown effect \"{text}\": expected NoExecute, NoSchedule or PreferNoSchedule"))
+        }
+        effect => Ok(effect),
+    }
+}
+
+fn check_key(key: &str) -> Result<(), String> {
+    let valid = !key.is_empty()
+        && key.split('/').count() <= 2
+        && key.split('/').all(|part| !part.is_empty())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    if valid { Ok(()) } else { Err(format!("invalid taint key \"{key}\"")) }
+}
+
+/// Parses `--taint KEY[=VALUE]:EFFECT`.
+pub fn parse_taint(text: &str) -> Result<WhatIf, String> {
+    let usage =
+        || format!("expected KEY[=VALUE]:EFFECT such as node.kubernetes.io/unreachable:NoExecute, got \"{text}\"");
+    let (spec, effect) = text.rsplit_once(':').ok_or_else(usage)?;
+    let (key, value) = spec.split_once('=').unwrap_or((spec, ""));
+    check_key(key)?;
+    if !value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) || value.len() > 63 {
+        return Err(format!("invalid taint value \"{value}\""));
+    }
+    Ok(WhatIf::Taint(Taint::new(key, value, parse_effect(effect)?)))
+}
+
+/// Parses `--remove-taint KEY[:EFFECT]` (a trailing `-`, as `kubectl taint` writes it, is accepted).
+pub fn parse_remove_taint(text: &str) -> Result<WhatIf, String> {
+    let text = text.strip_suffix('-').unwrap_or(text);
+    let (key, effect) = match text.rsplit_once(':') {
+        Some((key, effect)) => (key, Some(parse_effect(effect)?)),
+        None => (text, None),
+    };
+    let key = key.split_once('=').map_or(key, |(key, _)| key);
+    check_key(key)?;
+    Ok(WhatIf::RemoveTaint { key: key.to_owned(), effect })
+}
+
+/// Runs the parsed command line, writing to stdout.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Plan(args) => plan::plan(&args),
+        Command::Explain(args) => plan::explain(&args),
+        Command::Completion { shell } => complete::print_script(shell),
+        Command::Complete { words } => complete::complete(&words),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn taint_flag_parses_kubectl_notation() {
+        assert_eq!(parse_taint("k=v:NoExecute"), Ok(WhatIf::Taint(Taint::new("k", "v", Effect::NoExecute))));
+        assert_eq!(
+            parse_taint("node.kubernetes.io/unreachable:NoExecute"),
+            Ok(WhatIf::Taint(Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute)))
+        );
+        for bad in ["k", "k=v", ":NoExecute", "k:noexecute", "k=a b:NoExecute", "a/b/c:NoExecute", "k=v:"] {
+            assert!(parse_taint(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn remove_taint_flag_parses_key_and_optional_effect() {
+        assert_eq!(parse_remove_taint("k"), Ok(WhatIf::RemoveTaint { key: "k".into(), effect: None }));
+        assert_eq!(
+            parse_remove_taint("k:NoSchedule-"),
+            Ok(WhatIf::RemoveTaint { key: "k".into(), effect: Some(Effect::NoSchedule) })
+        );
+        assert!(parse_remove_taint("k:Sometimes").is_err());
+        assert!(parse_remove_taint("").is_err());
+    }
+
+    #[test]
+    fn now_flag_takes_rfc3339_with_fractions() {
+        assert_eq!(parse_now("1970-01-01T00:00:01.5Z"), Ok(Timestamp::from_unix_seconds(1).add_nanos(500_000_000)));
+        assert!(parse_now("yesterday").is_err());
+        assert!(parse_now("2026-11-22 10:00").is_err());
+    }
+
+    #[test]
+    fn plan_flags_parse_like_kubectl() {
+        let cli = Cli::try_parse_from([
+            "k",
+            "plan",
+            "n1",
+            "n2",
+            "-f",
+            "-",
+            "-o",
+            "json",
+            "-n",
+            "web",
+            "--taint",
+            "a:NoExecute",
+        ])
+        .expect("parses");
+        let Command::Plan(args) = cli.command else { panic!("plan") };
+        assert_eq!(args.nodes, ["n1", "n2"]);
+        assert_eq!(args.output, OutputFormat::Json);
+        assert_eq!(args.input.file.as_deref(), Some("-"));
+        assert_eq!(args.namespace.as_deref(), Some("web"));
+        assert_eq!(args.input.what_if().len(), 1);
+    }
+
+    #[test]
+    fn plan_rejects_conflicting_flags() {
+        assert!(Cli::try_parse_from(["k", "plan", "n1", "-l", "a=b"]).is_err(), "nodes and -l");
+        assert!(Cli::try_parse_from(["k", "plan", "-n", "x", "-A"]).is_err(), "-n and -A");
+        assert!(Cli::try_parse_from(["k", "plan", "-o", "csv"]).is_err());
+    }
+}

@@ -1,0 +1,99 @@
+//! `plan` and `explain`: snapshot → replay → output.
+
+use std::io::{BufWriter, Write};
+
+use crate::engine::explain::explain as match_taints;
+use crate::engine::replay::{Snapshot, replay};
+use crate::engine::tolerate::{Tolerance, tolerance};
+use crate::error::{Error, Result};
+use crate::output::explain::{Explanation, render_json, render_text};
+use crate::output::render_plan;
+use crate::selector::Selector;
+
+use super::input::{load, now};
+use super::{ExplainArgs, ExplainFormat, PlanArgs};
+
+/// The nodes to report, as indices into the snapshot, in output order.
+fn select(snapshot: &Snapshot, names: &[String], selector: Option<&Selector>, origin: &str) -> Result<Vec<usize>> {
+    if !names.is_empty() {
+        return names
+            .iter()
+            .map(|name| {
+                snapshot
+                    .nodes
+                    .iter()
+                    .position(|n| n.name.as_str() == name)
+                    .ok_or_else(|| Error::NodeNotFound { node: name.clone(), input: origin.to_owned() })
+            })
+            .collect();
+    }
+    let mut selected: Vec<usize> = (0..snapshot.nodes.len())
+        .filter(|&i| {
+            let node = &snapshot.nodes[i];
+            match selector {
+                Some(selector) => selector.matches(&node.labels),
+                None => node.taints.iter().any(|t| t.is_no_execute()),
+            }
+        })
+        .collect();
+    selected.sort_by(|&a, &b| snapshot.nodes[a].name.cmp(&snapshot.nodes[b].name));
+    selected.dedup_by(|a, b| snapshot.nodes[*a].name == snapshot.nodes[*b].name);
+    Ok(selected)
+}
+
+/// `kubectl taint-evict plan`.
+pub fn plan(args: &PlanArgs) -> Result<()> {
+    let what_if = args.input.what_if();
+    if !what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
+        return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
+    }
+    let loaded = load(&args.input)?;
+    let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &loaded.origin)?;
+    let mut plan = replay(&loaded.snapshot, &selected, &what_if, now(&args.input));
+    if let Some(namespace) = &args.namespace {
+        for node in &mut plan.nodes {
+            node.pods.retain(|p| p.key.namespace() == namespace);
+        }
+    }
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    render_plan(&plan, args.output, args.color.resolve(), &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `kubectl taint-evict explain`.
+pub fn explain(args: &ExplainArgs) -> Result<()> {
+    let loaded = load(&args.input)?;
+    let snapshot = &loaded.snapshot;
+    let pod_name = format!("{}/{}", args.namespace, args.pod);
+    let pod = snapshot
+        .pods
+        .iter()
+        .find(|p| p.pod.key.namespace() == args.namespace && p.pod.key.name() == args.pod)
+        .ok_or_else(|| Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() })?;
+    let node_name = pod.pod.node.clone().ok_or_else(|| Error::PodUnbound(pod_name.clone()))?;
+    let node = snapshot
+        .nodes
+        .iter()
+        .position(|n| n.name == node_name)
+        .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: loaded.origin.clone() })?;
+    let now = now(&args.input);
+    let plan = replay(snapshot, &[node], &args.input.what_if(), now);
+    let node_plan = &plan.nodes[0];
+    let pod_plan =
+        node_plan.pods.iter().find(|p| p.key == pod.pod.key).expect("the replay reports every pod of the node");
+    let matches = match_taints(&node_plan.taints, &pod.pod.tolerations);
+    let window = match tolerance(&node_plan.taints, &pod.pod.tolerations) {
+        Tolerance::Tolerated(window) if !node_plan.taints.is_empty() => Some(window),
+        _ => None,
+    };
+    let explanation =
+        Explanation { now, node: &node_name, tolerations: &pod.pod.tolerations, plan: pod_plan, matches, window };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match args.output {
+        ExplainFormat::Text => render_text(&explanation, &mut out)?,
+        ExplainFormat::Json => render_json(&explanation, &mut out)?,
+    }
+    out.flush()?;
+    Ok(())
+}

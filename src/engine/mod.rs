@@ -1,0 +1,454 @@
+//! The taint-eviction engine: upstream's decisions, with no IO and no clock.
+//!
+//! This module is pure: it imports std and nothing that talks to a network, spawns a task or reads
+//! the time. Inputs come in as values with the instant they happen at; decisions come out as values.
+//! `plan` (a replay of a snapshot on a virtual clock, [`replay`]) and `run` (live watches and a real
+//! timer) drive the same [`Engine`], so one code path decides when a pod dies.
+//!
+//! # Calling the engine
+//!
+//! The API follows quinn-proto's four families:
+//! - `handle(input, now)` feeds an input ([`Input`]); `handle_timeout(now)` fires due timers;
+//! - `poll_action()` returns the next [`Action`] to carry out, `poll_timeout()` the instant at which
+//!   `handle_timeout` must be called next;
+//! - getters take `&self`.
+//!
+//! After every `handle*` call, drain `poll_action()` and re-arm the one timer from `poll_timeout()`.
+//! Instants passed in must not decrease. `handle` fires the timers due at or before `now` first, so at
+//! one instant timers fire before the input is applied (the contract's tie rule); the caller orders
+//! node inputs before pod inputs (upstream's worker priority).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use taint_evict::engine::{Action, Engine, Input, model::*, time::Timestamp};
+//!
+//! let t = Timestamp::from_unix_seconds;
+//! let mut engine = Engine::new();
+//! let tolerations: Arc<[Toleration]> = Arc::new([Toleration {
+//!     key: "node.kubernetes.io/unreachable".into(),
+//!     operator: Operator::Exists,
+//!     value: String::new(),
+//!     effect: Some(Effect::NoExecute),
+//!     seconds: Some(300),
+//! }]);
+//! let pod = Pod { key: PodKey::new("web", "api-0"), uid: "u1".into(), node: Some("n1".into()), tolerations };
+//! engine.handle(Input::PodUpserted(pod), t(0));
+//! let taint = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
+//! engine.handle(Input::NodeUpserted(Node { name: "n1".into(), taints: vec![taint] }), t(100));
+//! assert!(matches!(engine.poll_action(), Some(Action::Scheduled { .. })));
+//! assert_eq!(engine.poll_timeout(), Some(t(400)));
+//! engine.handle_timeout(t(400));
+//! assert!(matches!(engine.poll_action(), Some(Action::Evict { .. })));
+//! ```
+
+pub mod decide;
+pub mod explain;
+pub mod model;
+pub mod queue;
+pub mod replay;
+#[cfg(test)]
+mod sim;
+pub mod time;
+pub mod tolerate;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use decide::{Decision, decide};
+use model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid};
+use queue::{Added, Entry, EvictionQueue, Ticket, Work};
+use time::Timestamp;
+
+/// Something that happened in the cluster, or to a deletion the engine asked for.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A node was added or changed.
+    NodeUpserted(Node),
+    /// A node was deleted. Pending work of its pods is kept (upstream: they fire if the pods remain).
+    NodeDeleted(NodeName),
+    /// A pod was added or changed.
+    PodUpserted(Pod),
+    /// A pod was deleted: its work is cancelled.
+    PodDeleted(PodKey),
+    /// A complete list of nodes (a re-list): nodes not in it are deleted, the others upserted.
+    NodesReplaced(Vec<Node>),
+    /// A complete list of pods (a re-list): pods not in it are deleted, the others upserted.
+    PodsReplaced(Vec<Pod>),
+    /// The deletion started by [`Action::Evict`] completed, whatever its outcome.
+    EvictionFinished {
+        /// The pod.
+        pod: PodKey,
+        /// The ticket of the [`Action::Evict`].
+        ticket: Ticket,
+    },
+    /// The controller restarted: every timer is lost, and every tainted node is passed again (upstream
+    /// sees an ADD event for every object, issue #108268).
+    ControllerRestarted,
+}
+
+/// A decision for the IO layer to carry out or report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub enum Action {
+    /// A deletion timer was armed. Nothing to execute; useful to show.
+    Scheduled {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+    },
+    /// A live timer was cancelled: upstream emits a `Cancelling deletion` event.
+    Cancelled {
+        /// The pod.
+        pod: PodRef,
+        /// The work that will not run.
+        work: Work,
+    },
+    /// The pod is due: delete it, then report [`Input::EvictionFinished`] with the ticket.
+    Evict {
+        /// The pod (its UID is the deletion's precondition).
+        pod: PodRef,
+        /// The deletion and its clock.
+        work: Work,
+        /// Identifies this deletion in the completion report.
+        ticket: Ticket,
+    },
+}
+
+/// Index of a pod slot; stable while the pod exists.
+type PodId = u32;
+
+#[derive(Debug)]
+struct PodSlot {
+    key: PodKey,
+    uid: Uid,
+    node: Option<NodeName>,
+    tolerations: Arc<[Toleration]>,
+    /// Position in its node's pod list.
+    position: u32,
+}
+
+#[derive(Debug, Default)]
+struct NodeSlot {
+    /// Whether the node object exists (its taints are known).
+    exists: bool,
+    /// Its NoExecute taints, in node order (upstream `taintedNodes` holds the non-empty ones).
+    taints: Vec<Taint>,
+    /// The pods bound to it (upstream's `spec.nodeName` index).
+    pods: Vec<PodId>,
+}
+
+/// Upstream's taint-eviction controller as a state machine. See the module docs for the call order.
+#[derive(Debug, Default)]
+pub struct Engine {
+    pods: Vec<Option<PodSlot>>,
+    free: Vec<PodId>,
+    pod_ids: HashMap<PodKey, PodId>,
+    nodes: HashMap<NodeName, NodeSlot>,
+    /// Distinct toleration lists, shared by the pods that carry them.
+    toleration_lists: HashSet<Arc<[Toleration]>>,
+    queue: EvictionQueue<PodId>,
+    actions: VecDeque<Action>,
+}
+
+impl Engine {
+    /// An engine that knows no node and no pod.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies `input`, which happened at `now`, after firing the timers due by then.
+    pub fn handle(&mut self, input: Input, now: Timestamp) {
+        self.handle_timeout(now);
+        match input {
+            Input::NodeUpserted(node) => self.upsert_node(node, now),
+            Input::NodeDeleted(name) => self.delete_node(&name),
+            Input::PodUpserted(pod) => self.upsert_pod(pod, now),
+            Input::PodDeleted(key) => self.delete_pod(&key),
+            Input::NodesReplaced(nodes) => self.replace_nodes(nodes, now),
+            Input::PodsReplaced(pods) => self.replace_pods(pods, now),
+            Input::EvictionFinished { pod, ticket } => {
+                if let Some(&id) = self.pod_ids.get(&pod) {
+                    self.queue.finish(&id, ticket);
+                }
+            }
+            Input::ControllerRestarted => self.restart(now),
+        }
+    }
+
+    /// Fires every timer due at or before `now`. Early or repeated calls are harmless.
+    pub fn handle_timeout(&mut self, now: Timestamp) {
+        while let Some((id, entry)) = self.queue.pop_due(now) {
+            let pod = self.pod_ref(id);
+            self.actions.push_back(Action::Evict { pod, work: entry.work, ticket: entry.ticket });
+        }
+    }
+
+    /// The next decision to carry out, oldest first.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When [`Engine::handle_timeout`] must be called next: the earliest armed deadline.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        self.queue.next_deadline()
+    }
+
+    /// The work queued for a pod, armed or in flight.
+    #[must_use]
+    pub fn work(&self, pod: &PodKey) -> Option<&Entry> {
+        self.pod_ids.get(pod).and_then(|id| self.queue.get(id))
+    }
+
+    /// Every pod with work, armed or in flight.
+    pub fn pending(&self) -> impl Iterator<Item = (PodRef, &Entry)> + '_ {
+        self.queue.iter().map(|(&id, entry)| (self.pod_ref(id), entry))
+    }
+
+    /// A node's current NoExecute taints (empty when untainted, deleted or unknown).
+    #[must_use]
+    pub fn taints(&self, node: &NodeName) -> &[Taint] {
+        self.nodes.get(node).map_or(&[], |slot| &slot.taints)
+    }
+
+    /// How many pods the engine tracks.
+    #[must_use]
+    pub fn pod_count(&self) -> usize {
+        self.pod_ids.len()
+    }
+
+    /// How many deletion timers are armed.
+    #[must_use]
+    pub fn armed(&self) -> usize {
+        self.queue.armed()
+    }
+
+    fn slot(&self, id: PodId) -> &PodSlot {
+        self.pods[id as usize].as_ref().expect("pod ids in indexes and the queue refer to live slots")
+    }
+
+    fn pod_ref(&self, id: PodId) -> PodRef {
+        let slot = self.slot(id);
+        PodRef {
+            key: slot.key.clone(),
+            uid: slot.uid.clone(),
+            node: slot.node.clone().unwrap_or_else(|| NodeName::from("")),
+        }
+    }
+
+    /// Mirrors `NodeUpdated` (change filter) and `handleNodeUpdate`.
+    fn upsert_node(&mut self, node: Node, now: Timestamp) {
+        let taints: Vec<Taint> = node.taints.into_iter().filter(Taint::is_no_execute).collect();
+        let slot = self.nodes.entry(node.name.clone()).or_default();
+        // Upstream enqueues a node update only when its ordered NoExecute taints (TimeAdded included)
+        // changed; an add is always enqueued.
+        if slot.exists && slot.taints == taints {
+            return;
+        }
+        slot.exists = true;
+        slot.taints = taints;
+        self.pass_node(&node.name, now);
+    }
+
+    fn delete_node(&mut self, name: &NodeName) {
+        // Mirrors handleNodeUpdate's NotFound branch: forget the taints, keep the timers (D11).
+        if let Some(slot) = self.nodes.get_mut(name) {
+            slot.exists = false;
+            slot.taints.clear();
+        }
+        self.drop_empty_node(name);
+    }
+
+    /// Evaluates every pod bound to the node against its current taints, with one `now`.
+    fn pass_node(&mut self, name: &NodeName, now: Timestamp) {
+        let Some(slot) = self.nodes.get(name) else { return };
+        if slot.taints.is_empty() {
+            // Untainted: cancel every pod's work; never evaluate against an empty list (D25).
+            for id in slot.pods.clone() {
+                self.cancel(id);
+            }
+            return;
+        }
+        let pods = slot.pods.clone();
+        let taints = slot.taints.clone();
+        for id in pods {
+            self.process(id, &taints, now);
+        }
+    }
+
+    /// Mirrors `PodUpdated` (change filter) and `handlePodUpdate`.
+    fn upsert_pod(&mut self, pod: Pod, now: Timestamp) {
+        let tolerations = self.intern(pod.tolerations);
+        let id = match self.pod_ids.get(&pod.key) {
+            Some(&id) if self.slot(id).uid != pod.uid => {
+                // A same-named replacement: the old pod is gone, this is a new one.
+                self.delete_pod(&pod.key);
+                self.insert_pod(pod.key, pod.uid, pod.node, tolerations)
+            }
+            Some(&id) => {
+                let slot = self.slot(id);
+                if slot.node == pod.node && *slot.tolerations == *tolerations {
+                    return;
+                }
+                self.pods[id as usize].as_mut().expect("live slot").tolerations = tolerations;
+                if self.slot(id).node != pod.node {
+                    self.unbind(id);
+                    self.bind(id, pod.node);
+                }
+                id
+            }
+            None => self.insert_pod(pod.key, pod.uid, pod.node, tolerations),
+        };
+        self.pass_pod(id, now);
+    }
+
+    fn pass_pod(&mut self, id: PodId, now: Timestamp) {
+        let Some(node) = self.slot(id).node.as_ref() else { return };
+        let Some(slot) = self.nodes.get(node) else { return };
+        if slot.taints.is_empty() {
+            // Upstream: no `taintedNodes` entry, nothing to do (and nothing is cancelled).
+            return;
+        }
+        let taints = slot.taints.clone();
+        self.process(id, &taints, now);
+    }
+
+    fn delete_pod(&mut self, key: &PodKey) {
+        let Some(id) = self.pod_ids.remove(key) else { return };
+        self.cancel(id);
+        self.unbind(id);
+        self.pods[id as usize] = None;
+        self.free.push(id);
+    }
+
+    fn insert_pod(&mut self, key: PodKey, uid: Uid, node: Option<NodeName>, tolerations: Arc<[Toleration]>) -> PodId {
+        let slot = PodSlot { key: key.clone(), uid, node: None, tolerations, position: 0 };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.pods[id as usize] = Some(slot);
+                id
+            }
+            None => {
+                let id = PodId::try_from(self.pods.len()).expect("fewer than 2^32 pods");
+                self.pods.push(Some(slot));
+                id
+            }
+        };
+        self.pod_ids.insert(key, id);
+        self.bind(id, node);
+        id
+    }
+
+    fn bind(&mut self, id: PodId, node: Option<NodeName>) {
+        if let Some(name) = &node {
+            let pods = &mut self.nodes.entry(name.clone()).or_default().pods;
+            let position = u32::try_from(pods.len()).expect("fewer than 2^32 pods on a node");
+            pods.push(id);
+            self.pods[id as usize].as_mut().expect("live slot").position = position;
+        }
+        self.pods[id as usize].as_mut().expect("live slot").node = node;
+    }
+
+    fn unbind(&mut self, id: PodId) {
+        let slot = self.slot(id);
+        let Some(name) = slot.node.clone() else { return };
+        let position = slot.position as usize;
+        if let Some(node) = self.nodes.get_mut(&name) {
+            node.pods.swap_remove(position);
+            if let Some(&moved) = node.pods.get(position) {
+                self.pods[moved as usize].as_mut().expect("live slot").position = position as u32;
+            }
+        }
+        self.pods[id as usize].as_mut().expect("live slot").node = None;
+        self.drop_empty_node(&name);
+    }
+
+    fn drop_empty_node(&mut self, name: &NodeName) {
+        if self.nodes.get(name).is_some_and(|n| !n.exists && n.pods.is_empty()) {
+            self.nodes.remove(name);
+        }
+    }
+
+    fn replace_nodes(&mut self, nodes: Vec<Node>, now: Timestamp) {
+        let listed: HashSet<&NodeName> = nodes.iter().map(|n| &n.name).collect();
+        let gone: Vec<NodeName> = self
+            .nodes
+            .iter()
+            .filter(|(name, slot)| slot.exists && !listed.contains(name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in gone {
+            self.delete_node(&name);
+        }
+        for node in nodes {
+            self.upsert_node(node, now);
+        }
+    }
+
+    fn replace_pods(&mut self, pods: Vec<Pod>, now: Timestamp) {
+        let listed: HashSet<&PodKey> = pods.iter().map(|p| &p.key).collect();
+        let gone: Vec<PodKey> = self.pod_ids.keys().filter(|key| !listed.contains(key)).cloned().collect();
+        for key in gone {
+            self.delete_pod(&key);
+        }
+        for pod in pods {
+            self.upsert_pod(pod, now);
+        }
+    }
+
+    fn restart(&mut self, now: Timestamp) {
+        self.queue.clear();
+        let mut tainted: Vec<NodeName> =
+            self.nodes.iter().filter(|(_, slot)| !slot.taints.is_empty()).map(|(name, _)| name.clone()).collect();
+        tainted.sort_unstable();
+        for name in tainted {
+            self.pass_node(&name, now);
+        }
+    }
+
+    /// Applies upstream's `processPodOnNode` decision for one pod.
+    fn process(&mut self, id: PodId, taints: &[Taint], now: Timestamp) {
+        let decision = decide(taints, &self.slot(id).tolerations, self.queue.get(&id), now);
+        match decision {
+            Decision::Keep => {}
+            Decision::Cancel => self.cancel(id),
+            Decision::EvictNow(work) => {
+                self.cancel(id);
+                self.add(id, work);
+            }
+            Decision::Schedule(work) => self.add(id, work),
+            Decision::Reschedule(work) => {
+                self.cancel(id);
+                self.add(id, work);
+            }
+        }
+    }
+
+    fn add(&mut self, id: PodId, work: Work) {
+        match self.queue.add(id, work) {
+            Added::Skipped => {}
+            Added::Armed(_) => self.actions.push_back(Action::Scheduled { pod: self.pod_ref(id), work }),
+            Added::Fired(ticket) => {
+                self.actions.push_back(Action::Evict { pod: self.pod_ref(id), work, ticket });
+            }
+        }
+    }
+
+    fn cancel(&mut self, id: PodId) {
+        if let Some(entry) = self.queue.cancel(&id)
+            && entry.is_armed()
+        {
+            self.actions.push_back(Action::Cancelled { pod: self.pod_ref(id), work: entry.work });
+        }
+    }
+
+    fn intern(&mut self, tolerations: Arc<[Toleration]>) -> Arc<[Toleration]> {
+        if let Some(shared) = self.toleration_lists.get(&*tolerations) {
+            return shared.clone();
+        }
+        self.toleration_lists.insert(tolerations.clone());
+        tolerations
+    }
+}

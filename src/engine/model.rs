@@ -1,0 +1,317 @@
+//! The engine's own compact model of nodes, pods, taints and tolerations.
+//!
+//! Adapters convert API objects into these types at the boundary (`source::file`, `cluster`), so the
+//! engine never sees JSON or k8s-openapi types. Identifiers are newtypes over `Arc<str>`: they are
+//! cloned into every action and index, and a clone is a reference-count bump.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::time::Timestamp;
+
+/// A node's name.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeName(Arc<str>);
+
+impl NodeName {
+    /// The name as written in `metadata.name`.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for NodeName {
+    fn from(name: &str) -> Self {
+        Self(name.into())
+    }
+}
+
+impl From<String> for NodeName {
+    fn from(name: String) -> Self {
+        Self(name.into())
+    }
+}
+
+impl fmt::Display for NodeName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for NodeName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", &*self.0)
+    }
+}
+
+/// A pod's identity for the eviction queue: namespace and name, as upstream keys its work.
+///
+/// The UID is deliberately not part of the key (upstream `NamespacedName`); it travels beside it in
+/// [`PodRef`] so a deletion can name it as a precondition.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PodKey {
+    namespace: Arc<str>,
+    name: Arc<str>,
+}
+
+impl PodKey {
+    /// The key of pod `name` in `namespace`.
+    #[must_use]
+    pub fn new(namespace: impl Into<Arc<str>>, name: impl Into<Arc<str>>) -> Self {
+        Self { namespace: namespace.into(), name: name.into() }
+    }
+
+    /// The pod's namespace.
+    #[must_use]
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The pod's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for PodKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+impl fmt::Debug for PodKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+/// A pod's `metadata.uid`.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Uid(Arc<str>);
+
+impl Uid {
+    /// The UID as written.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Uid {
+    fn from(uid: &str) -> Self {
+        Self(uid.into())
+    }
+}
+
+impl From<String> for Uid {
+    fn from(uid: String) -> Self {
+        Self(uid.into())
+    }
+}
+
+impl fmt::Display for Uid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Uid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", &*self.0)
+    }
+}
+
+/// A pod as a decision needs it, plus the UID its deletion is conditioned on.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PodRef {
+    /// Namespace and name: the queue key.
+    pub key: PodKey,
+    /// The UID of the pod the decision was made for.
+    pub uid: Uid,
+    /// The node the pod is bound to.
+    pub node: NodeName,
+}
+
+/// A taint or toleration effect.
+///
+/// Effects compare exactly as written: an invalid spelling such as `noexecute` is kept in
+/// [`Effect::Other`] and matches nothing but itself, as upstream's string comparison does.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Effect {
+    /// `NoSchedule`.
+    NoSchedule,
+    /// `PreferNoSchedule`.
+    PreferNoSchedule,
+    /// `NoExecute`: the only effect the eviction engine acts on.
+    NoExecute,
+    /// Any other (invalid) spelling, kept verbatim.
+    Other(Box<str>),
+}
+
+impl Effect {
+    /// The effect as the API spells it.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::NoSchedule => "NoSchedule",
+            Self::PreferNoSchedule => "PreferNoSchedule",
+            Self::NoExecute => "NoExecute",
+            Self::Other(other) => other,
+        }
+    }
+}
+
+impl From<&str> for Effect {
+    fn from(effect: &str) -> Self {
+        match effect {
+            "NoSchedule" => Self::NoSchedule,
+            "PreferNoSchedule" => Self::PreferNoSchedule,
+            "NoExecute" => Self::NoExecute,
+            other => Self::Other(other.into()),
+        }
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A toleration operator.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Operator {
+    /// `Equal`, or the empty string (its default): the values must be equal.
+    Equal,
+    /// `Exists`: any value matches, the toleration's own value is ignored.
+    Exists,
+    /// Anything else, including `Lt`/`Gt` (alpha in 1.35, off by default) and misspellings such as
+    /// `exists`: matches no taint.
+    Other(Box<str>),
+}
+
+impl Operator {
+    /// The operator as the API spells it (`Equal` for the empty default).
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Equal => "Equal",
+            Self::Exists => "Exists",
+            Self::Other(other) => other,
+        }
+    }
+}
+
+impl From<&str> for Operator {
+    fn from(operator: &str) -> Self {
+        match operator {
+            "" | "Equal" => Self::Equal,
+            "Exists" => Self::Exists,
+            other => Self::Other(other.into()),
+        }
+    }
+}
+
+/// A node taint (`spec.taints[]`).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Taint {
+    /// `key`.
+    pub key: String,
+    /// `value` (empty when absent).
+    pub value: String,
+    /// `effect`.
+    pub effect: Effect,
+    /// `timeAdded`, when the writer set it.
+    pub time_added: Option<Timestamp>,
+}
+
+impl Taint {
+    /// A taint without `timeAdded`.
+    #[must_use]
+    pub fn new(key: impl Into<String>, value: impl Into<String>, effect: Effect) -> Self {
+        Self { key: key.into(), value: value.into(), effect, time_added: None }
+    }
+
+    /// The same taint with `timeAdded` set.
+    #[must_use]
+    pub fn with_time_added(mut self, at: Timestamp) -> Self {
+        self.time_added = Some(at);
+        self
+    }
+
+    /// Whether this is a `NoExecute` taint, the only kind the engine acts on.
+    #[must_use]
+    pub fn is_no_execute(&self) -> bool {
+        self.effect == Effect::NoExecute
+    }
+}
+
+impl fmt::Display for Taint {
+    /// kubectl's notation: `key=value:Effect`, or `key:Effect` for an empty value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.value.is_empty() {
+            write!(f, "{}:{}", self.key, self.effect)
+        } else {
+            write!(f, "{}={}:{}", self.key, self.value, self.effect)
+        }
+    }
+}
+
+/// A pod toleration (`spec.tolerations[]`), kept exactly as written: the matcher does not validate.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Toleration {
+    /// `key`; empty matches every key.
+    pub key: String,
+    /// `operator`.
+    pub operator: Operator,
+    /// `value`.
+    pub value: String,
+    /// `effect`; `None` (empty) matches every effect.
+    pub effect: Option<Effect>,
+    /// `tolerationSeconds`: `None` means forever, `<= 0` means at once.
+    pub seconds: Option<i64>,
+}
+
+impl fmt::Display for Toleration {
+    /// A compact, kubectl-like notation: `key=value:Effect for 300s`, `key:Effect (Exists)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = if self.key.is_empty() { "*" } else { &self.key };
+        match &self.operator {
+            Operator::Exists => write!(f, "{key}")?,
+            Operator::Equal => write!(f, "{key}={}", self.value)?,
+            Operator::Other(op) => write!(f, "{key} {op} {}", self.value)?,
+        }
+        match &self.effect {
+            Some(effect) => write!(f, ":{effect}")?,
+            None => f.write_str(":*")?,
+        }
+        match self.seconds {
+            Some(seconds) => write!(f, " for {seconds}s"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A node as the engine sees it: its name and taints (in the node's order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// `metadata.name`.
+    pub name: NodeName,
+    /// `spec.taints`, every effect, in order; the engine keeps only the `NoExecute` ones.
+    pub taints: Vec<Taint>,
+}
+
+/// A pod as the engine sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pod {
+    /// Namespace and name.
+    pub key: PodKey,
+    /// `metadata.uid`.
+    pub uid: Uid,
+    /// `spec.nodeName`; `None` while unscheduled.
+    pub node: Option<NodeName>,
+    /// `spec.tolerations`, in order. Shared: many pods carry the same list.
+    pub tolerations: Arc<[Toleration]>,
+}

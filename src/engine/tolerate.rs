@@ -1,0 +1,336 @@
+//! Toleration matching and the toleration window, as upstream computes them.
+//!
+//! Three pure functions carry the semantics (`upstream-semantics.md` §1–2):
+//! [`tolerates`] (one toleration against one taint), [`used_tolerations`] (first match per taint) and
+//! [`window`] (the smallest `tolerationSeconds` of the used tolerations).
+
+use super::model::{Operator, Taint, Toleration};
+use super::time::NANOS_PER_SECOND;
+
+/// Why a toleration does not tolerate a taint: the first check that failed, in upstream's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// The toleration names another effect.
+    Effect,
+    /// The toleration names another key.
+    Key,
+    /// `Equal` (or empty) operator and the values differ.
+    Value,
+    /// The operator is neither `Equal` nor `Exists` (`Lt`/`Gt` are not enabled, misspellings never match).
+    Operator,
+}
+
+/// Checks one toleration against one taint: `Ok(())` when it tolerates it.
+///
+/// Mirrors `Toleration.ToleratesTaint` (`staging/src/k8s.io/api/core/v1/toleration.go`): effect, then
+/// key, then operator; exact, case-sensitive comparisons; no validation of the toleration.
+pub fn check(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {
+    if let Some(effect) = &toleration.effect
+        && *effect != taint.effect
+    {
+        return Err(Mismatch::Effect);
+    }
+    if !toleration.key.is_empty() && toleration.key != taint.key {
+        return Err(Mismatch::Key);
+    }
+    match toleration.operator {
+        Operator::Exists => Ok(()),
+        Operator::Equal if toleration.value == taint.value => Ok(()),
+        Operator::Equal => Err(Mismatch::Value),
+        Operator::Other(_) => Err(Mismatch::Operator),
+    }
+}
+
+/// Whether `toleration` tolerates `taint`.
+#[must_use]
+pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
+    check(toleration, taint).is_ok()
+}
+
+/// For each taint in node order, the index of the first toleration (in pod order) that tolerates it.
+///
+/// Mirrors `GetMatchingTolerations` (`pkg/apis/core/v1/helper/helpers.go`): `Err(i)` names the
+/// first taint `i` that nothing tolerates, `Ok(used)` has one toleration index per taint.
+pub fn used_tolerations(taints: &[Taint], tolerations: &[Toleration]) -> Result<Vec<usize>, usize> {
+    taints.iter().enumerate().map(|(i, taint)| tolerations.iter().position(|t| tolerates(t, taint)).ok_or(i)).collect()
+}
+
+/// The taints that no toleration tolerates, in node order.
+pub fn untolerated<'a>(taints: &'a [Taint], tolerations: &'a [Toleration]) -> impl Iterator<Item = &'a Taint> + 'a {
+    taints.iter().filter(|taint| !tolerations.iter().any(|t| tolerates(t, taint)))
+}
+
+/// How long a pod may stay on a node whose every NoExecute taint it tolerates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TolerationWindow {
+    /// No used toleration sets `tolerationSeconds`, or the nanoseconds wrapped negative.
+    Forever,
+    /// Deleted `nanos` (never negative) after the clock starts.
+    After {
+        /// The deciding `tolerationSeconds`, as written (may be `<= 0`).
+        seconds: i64,
+        /// The window in nanoseconds, as upstream's wrapping `time.Duration` arithmetic gives it.
+        nanos: i64,
+    },
+}
+
+/// The window of the used tolerations.
+///
+/// Mirrors `getMinTolerationTime` (`pkg/controller/tainteviction/taint_eviction.go`): entries without
+/// seconds mean forever and are skipped; the first entry with `seconds <= 0` makes the window zero;
+/// otherwise the smallest positive value (compared as raw seconds) wins. Seconds become nanoseconds
+/// with wrapping signed 64-bit multiplication, as Go's `time.Duration(s) * time.Second` does, and a
+/// negative result means forever. An empty list gives a zero window, as upstream's function does; the
+/// engine never asks (it never evaluates a pod against an untainted node).
+#[must_use]
+pub fn window<'a>(used: impl IntoIterator<Item = &'a Toleration>) -> TolerationWindow {
+    let mut min: Option<i64> = None;
+    let mut any = false;
+    for toleration in used {
+        any = true;
+        let Some(seconds) = toleration.seconds else { continue };
+        if seconds <= 0 {
+            return TolerationWindow::After { seconds, nanos: 0 };
+        }
+        min = Some(min.map_or(seconds, |m| m.min(seconds)));
+    }
+    match min {
+        Some(seconds) => match seconds.wrapping_mul(NANOS_PER_SECOND) {
+            nanos if nanos < 0 => TolerationWindow::Forever,
+            nanos => TolerationWindow::After { seconds, nanos },
+        },
+        None if any => TolerationWindow::Forever,
+        None => TolerationWindow::After { seconds: 0, nanos: 0 },
+    }
+}
+
+/// What the tolerations of a pod say about a node's NoExecute taints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tolerance {
+    /// Some taint is tolerated by nothing: delete at once.
+    Untolerated,
+    /// Every taint is tolerated, for this long.
+    Tolerated(TolerationWindow),
+}
+
+/// Evaluates a pod's tolerations against a node's NoExecute taints (first match per taint, then the
+/// window of the used ones).
+#[must_use]
+pub fn tolerance(taints: &[Taint], tolerations: &[Toleration]) -> Tolerance {
+    // One pass, no allocation: this runs for every pod on every node pass.
+    let mut used = Vec::new();
+    for taint in taints {
+        match tolerations.iter().find(|t| tolerates(t, taint)) {
+            Some(toleration) => used.push(toleration),
+            None => return Tolerance::Untolerated,
+        }
+    }
+    Tolerance::Tolerated(window(used))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::model::Effect::{NoExecute, NoSchedule};
+
+    fn taint(key: &str, value: &str) -> Taint {
+        Taint::new(key, value, NoExecute)
+    }
+
+    fn tol(key: &str, op: &str, value: &str, effect: &str, seconds: Option<i64>) -> Toleration {
+        Toleration {
+            key: key.into(),
+            operator: op.into(),
+            value: value.into(),
+            effect: (!effect.is_empty()).then(|| effect.into()),
+            seconds,
+        }
+    }
+
+    struct MatchCase {
+        name: &'static str,
+        taint: Taint,
+        toleration: Toleration,
+        matches: bool,
+    }
+
+    /// Test vectors A1–A13 of `upstream-semantics.md` (A14/A15 need the alpha `Lt`/`Gt` gate, which the
+    /// contract leaves off: both operators match nothing, see `a14_a15_lt_gt_are_off`).
+    #[test]
+    fn matcher_follows_upstream_vectors_a1_to_a13() {
+        let cases = [
+            MatchCase {
+                name: "A1",
+                taint: taint("k", "v"),
+                toleration: tol("k", "Equal", "v", "NoExecute", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A2",
+                taint: taint("k", "v"),
+                toleration: tol("k", "", "v", "NoExecute", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A3",
+                taint: taint("k", "v"),
+                toleration: tol("k", "Equal", "V", "NoExecute", None),
+                matches: false,
+            },
+            MatchCase {
+                name: "A4",
+                taint: taint("k", "v"),
+                toleration: tol("K", "Exists", "", "NoExecute", None),
+                matches: false,
+            },
+            MatchCase {
+                name: "A5",
+                taint: taint("k", "anything"),
+                toleration: tol("k", "Exists", "", "NoExecute", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A6",
+                taint: taint("k", ""),
+                toleration: tol("k", "Equal", "", "NoExecute", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A7",
+                taint: taint("k", "v"),
+                toleration: tol("k", "Equal", "", "NoExecute", None),
+                matches: false,
+            },
+            MatchCase {
+                name: "A8",
+                taint: taint("x", "y"),
+                toleration: tol("", "Exists", "", "NoExecute", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A9",
+                taint: taint("x", "y"),
+                toleration: tol("", "Exists", "", "", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A10",
+                taint: taint("k", "v"),
+                toleration: tol("k", "Exists", "", "NoSchedule", None),
+                matches: false,
+            },
+            MatchCase {
+                name: "A11",
+                taint: taint("k", "v"),
+                toleration: tol("k", "Exists", "zzz", "NoExecute", None),
+                matches: true,
+            },
+            MatchCase {
+                name: "A12",
+                taint: taint("k", "v"),
+                toleration: tol("k", "exists", "", "NoExecute", None),
+                matches: false,
+            },
+            MatchCase {
+                name: "A13",
+                taint: taint("q", "v"),
+                toleration: tol("", "Equal", "v", "", None),
+                matches: true,
+            },
+        ];
+        for case in cases {
+            assert_eq!(tolerates(&case.toleration, &case.taint), case.matches, "case {}", case.name);
+        }
+    }
+
+    #[test]
+    fn a14_a15_lt_gt_are_off() {
+        assert!(!tolerates(&tol("k", "Gt", "3", "NoExecute", None), &taint("k", "5")), "A14 with the gate off");
+        assert!(!tolerates(&tol("k", "Lt", "10", "NoExecute", None), &taint("k", "abc")), "A15");
+    }
+
+    #[test]
+    fn seconds_play_no_part_in_matching() {
+        assert!(tolerates(&tol("k", "Exists", "", "NoExecute", Some(-1)), &taint("k", "v")));
+    }
+
+    #[test]
+    fn check_names_the_first_failed_rule() {
+        let t = taint("k", "v");
+        assert_eq!(check(&tol("k", "Equal", "v", "NoSchedule", None), &t), Err(Mismatch::Effect));
+        assert_eq!(check(&tol("other", "Equal", "v", "NoSchedule", None), &t), Err(Mismatch::Effect));
+        assert_eq!(check(&tol("other", "Equal", "v", "NoExecute", None), &t), Err(Mismatch::Key));
+        assert_eq!(check(&tol("k", "Equal", "w", "", None), &t), Err(Mismatch::Value));
+        assert_eq!(check(&tol("k", "Gt", "1", "", None), &t), Err(Mismatch::Operator));
+    }
+
+    fn secs(values: &[Option<i64>]) -> Vec<Toleration> {
+        values.iter().map(|&s| tol("", "Exists", "", "", s)).collect()
+    }
+
+    fn after(seconds: i64, nanos: i64) -> TolerationWindow {
+        TolerationWindow::After { seconds, nanos }
+    }
+
+    /// Test vectors B1–B11 (`getMinTolerationTime`, upstream `TestGetMinTolerationTime`).
+    #[test]
+    fn window_follows_upstream_vectors_b1_to_b11() {
+        const S: i64 = NANOS_PER_SECOND;
+        let cases: &[(&str, &[Option<i64>], TolerationWindow)] = &[
+            ("B1", &[], after(0, 0)),
+            ("B2", &[None], TolerationWindow::Forever),
+            ("B3", &[Some(60), None], after(60, 60 * S)),
+            ("B4", &[None, Some(60)], after(60, 60 * S)),
+            ("B5", &[Some(60), Some(30)], after(30, 30 * S)),
+            ("B6", &[Some(60), Some(0)], after(0, 0)),
+            ("B7", &[Some(-5), Some(60)], after(-5, 0)),
+            ("B8", &[Some(9_223_372_036)], after(9_223_372_036, 9_223_372_036 * S)),
+            ("B9", &[Some(9_223_372_037)], TolerationWindow::Forever),
+            ("B10", &[Some(18_446_744_074)], after(18_446_744_074, 290_448_384)),
+            ("B11", &[Some(18_446_744_074), Some(100)], after(100, 100 * S)),
+        ];
+        for (name, used, expected) in cases {
+            assert_eq!(window(&secs(used)), *expected, "case {name}");
+        }
+    }
+
+    #[test]
+    fn window_wraps_18446744073_seconds_to_forever() {
+        // D22: -709551616 ns after wrapping.
+        assert_eq!(window(&secs(&[Some(18_446_744_073)])), TolerationWindow::Forever);
+    }
+
+    /// Test vectors C1–C5 (`GetMatchingTolerations`, first match wins).
+    #[test]
+    fn first_match_follows_upstream_vectors_c1_to_c5() {
+        let a = taint("a", "");
+        let b = taint("b", "");
+        let all = tol("", "Exists", "", "", None);
+        let a_forever = tol("a", "Exists", "", "NoExecute", None);
+        let a60 = tol("a", "Exists", "", "NoExecute", Some(60));
+
+        // C1: b is tolerated by nothing.
+        assert_eq!(used_tolerations(&[a.clone(), b.clone()], std::slice::from_ref(&a_forever)), Err(1), "C1");
+        assert_eq!(tolerance(&[a.clone(), b.clone()], &[a_forever]), Tolerance::Untolerated, "C1");
+        // C2: the broad forever toleration comes first and is used for both taints.
+        let c2 = [all.clone(), a60.clone()];
+        assert_eq!(used_tolerations(&[a.clone(), b.clone()], &c2), Ok(vec![0, 0]), "C2");
+        assert_eq!(tolerance(&[a.clone(), b.clone()], &c2), Tolerance::Tolerated(TolerationWindow::Forever), "C2");
+        // C3: the finite one comes first and decides.
+        let c3 = [a60, all];
+        assert_eq!(used_tolerations(&[a.clone(), b.clone()], &c3), Ok(vec![0, 1]), "C3");
+        assert_eq!(tolerance(&[a.clone(), b], &c3), Tolerance::Tolerated(after(60, 60 * NANOS_PER_SECOND)), "C3");
+        // C4: no tolerations at all.
+        assert_eq!(tolerance(&[a], &[]), Tolerance::Untolerated, "C4");
+        // C5: no taints: everything tolerated, nothing used.
+        assert_eq!(used_tolerations(&[], &c3), Ok(vec![]), "C5");
+    }
+
+    #[test]
+    fn untolerated_lists_each_taint_nothing_tolerates() {
+        let taints = [taint("a", ""), taint("b", "x"), Taint::new("c", "", NoSchedule)];
+        let tolerations = [tol("a", "Exists", "", "NoExecute", None)];
+        let names: Vec<_> = untolerated(&taints, &tolerations).map(|t| t.key.as_str()).collect();
+        assert_eq!(names, ["b", "c"]);
+    }
+}

@@ -1,0 +1,94 @@
+//! The top-level error: one line that says what is wrong, a hint where one helps, and an exit code.
+
+use std::io;
+
+use crate::source::file::DumpError;
+
+/// Exit code for success (a broken pipe included).
+pub const EXIT_OK: u8 = 0;
+/// Exit code for a runtime, API or input failure.
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit code for a usage error (clap's default).
+pub const EXIT_USAGE: u8 = 2;
+
+/// Everything a command can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The command line is inconsistent in a way clap cannot express.
+    #[error("{0}")]
+    Usage(String),
+    /// A dump file could not be read.
+    #[error("cannot read {path}: {reason}")]
+    ReadFailed {
+        /// The path, or `stdin`.
+        path: String,
+        /// The operating system's words.
+        reason: String,
+    },
+    /// A dump file is malformed.
+    #[error("{path}: {source}")]
+    BadDump {
+        /// The path, or `stdin`.
+        path: String,
+        /// What is wrong, and where.
+        source: DumpError,
+    },
+    /// A node named on the command line is not in the input.
+    #[error("node \"{node}\" not found in {input}")]
+    NodeNotFound {
+        /// The node.
+        node: String,
+        /// Where it was looked for.
+        input: String,
+    },
+    /// The pod named for `explain` is not in the input.
+    #[error("pod \"{pod}\" not found in {input}")]
+    PodNotFound {
+        /// `namespace/name`.
+        pod: String,
+        /// Where it was looked for.
+        input: String,
+    },
+    /// The pod named for `explain` is not bound to a node.
+    #[error("pod \"{0}\" is not bound to a node: the taint-eviction engine only acts on bound pods")]
+    PodUnbound(String),
+    /// No `-f` and no live-cluster support in this build.
+    #[error("no input: pass -f FILE (a `kubectl get nodes,pods -A -o json` dump, or - for stdin)")]
+    NoInput,
+    /// Writing the output failed.
+    #[error("cannot write output: {0}")]
+    Write(#[from] io::Error),
+}
+
+impl Error {
+    /// The exit code this error ends the process with.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Usage(_) => EXIT_USAGE,
+            Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
+            _ => EXIT_FAILURE,
+        }
+    }
+
+    /// A second line that says what to do, where there is something useful to say.
+    #[must_use]
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::NodeNotFound { .. } => Some("list the nodes it holds with: kubectl taint-evict plan -f FILE (every NoExecute-tainted node) or -l SELECTOR".into()),
+            Self::PodNotFound { .. } => Some("name the pod's namespace with -n NAMESPACE".into()),
+            Self::NoInput => Some("kubectl get nodes,pods,leases -A -o json | kubectl taint-evict plan -f -".into()),
+            Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
+            _ => None,
+        }
+    }
+
+    /// Whether nothing should be printed (the reader went away: `plan -o json | head`).
+    #[must_use]
+    pub fn is_silent(&self) -> bool {
+        matches!(self, Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// `Result` with this module's error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

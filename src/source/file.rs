@@ -1,0 +1,396 @@
+//! Reads a `kubectl get nodes,pods -A -o json` dump into a [`Snapshot`].
+//!
+//! Only the fields the engine needs are deserialized, borrowing from the input where the JSON has no
+//! escapes; everything else is skipped unread. When that fast path fails, the input is read again
+//! slowly, item by item, to say exactly where it is wrong (`item 12 (Pod web/api-0):
+//! spec.tolerations[1].tolerationSeconds: …`). Items of other kinds (Services, Deployments, …) are
+//! skipped, so `kubectl get all,nodes -A -o json` works as well.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
+use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
+use crate::engine::time::Timestamp;
+
+/// Why a dump could not be read. The messages name the item and field; the caller adds the file.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DumpError {
+    /// The input is not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(String),
+    /// The document is JSON but not a `List`.
+    #[error("expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found {0}")]
+    NotAList(String),
+    /// One item has a field of the wrong shape or value.
+    #[error("item {index} ({object}): {path}: {message}")]
+    BadItem {
+        /// The item's index in `items`.
+        index: usize,
+        /// `Kind namespace/name`, as far as it is known.
+        object: String,
+        /// The field, as a JSON path (`spec.tolerations[1].tolerationSeconds`).
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// The instant an API timestamp names, or `None` when it is not RFC 3339.
+#[must_use]
+pub fn parse_time(text: &str) -> Option<Timestamp> {
+    text.parse::<jiff::Timestamp>().ok().map(|t| Timestamp::from_nanos(t.as_nanosecond()))
+}
+
+#[derive(Deserialize)]
+struct RawList<'a> {
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    items: Option<Vec<RawItem<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawItem<'a> {
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    metadata: Option<RawMeta<'a>>,
+    #[serde(borrow)]
+    spec: Option<RawSpec<'a>>,
+    #[serde(borrow)]
+    status: Option<RawStatus<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawMeta<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    namespace: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    uid: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    creation_timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    deletion_timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
+}
+
+/// The union of the Node, Pod and Lease spec fields the engine reads.
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawSpec<'a> {
+    #[serde(borrow)]
+    taints: Option<Vec<RawTaint<'a>>>,
+    #[serde(borrow)]
+    node_name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tolerations: Option<Vec<RawToleration<'a>>>,
+    #[serde(borrow)]
+    acquire_time: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawTaint<'a> {
+    #[serde(borrow)]
+    key: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    value: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    effect: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    time_added: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawToleration<'a> {
+    #[serde(borrow)]
+    key: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    operator: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    value: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    effect: Option<Cow<'a, str>>,
+    toleration_seconds: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawStatus<'a> {
+    #[serde(borrow)]
+    phase: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    conditions: Option<Vec<RawCondition<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawCondition<'a> {
+    #[serde(borrow, rename = "type")]
+    type_: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    last_transition_time: Option<Cow<'a, str>>,
+}
+
+/// Reads a dump. See the module docs.
+pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+    match serde_json::from_slice::<RawList<'_>>(bytes) {
+        Ok(list) => convert_list(list.kind.as_deref(), list.items),
+        Err(_) => read_slowly(bytes),
+    }
+}
+
+fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<Snapshot, DumpError> {
+    let items = match (kind, items) {
+        (Some("List") | None, Some(items)) => items,
+        (Some(kind), _) => return Err(DumpError::NotAList(format!("kind \"{kind}\""))),
+        (None, None) => return Err(DumpError::NotAList("an object with no kind and no items".into())),
+    };
+    let mut builder = Builder::default();
+    for (index, item) in items.into_iter().enumerate() {
+        builder.add(index, item)?;
+    }
+    Ok(builder.snapshot)
+}
+
+/// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
+fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+    let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let serde_json::Value::Object(mut object) = document else {
+        return Err(DumpError::NotAList(format!("a JSON {}", json_type(&document))));
+    };
+    let kind = object.get("kind").and_then(|k| k.as_str()).map(str::to_owned);
+    let items = match object.remove("items") {
+        Some(serde_json::Value::Array(items)) => items,
+        Some(other) if kind.as_deref().is_none_or(|k| k == "List") => {
+            return Err(DumpError::NotAList(format!("\"items\" holding a JSON {}", json_type(&other))));
+        }
+        _ => return convert_list(kind.as_deref(), None),
+    };
+    let mut builder = Builder::default();
+    for (index, value) in items.iter().enumerate() {
+        let item_kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        if !matches!(item_kind, "Node" | "Pod" | "Lease") {
+            continue;
+        }
+        let item: RawItem<'_> = serde_path_to_error::deserialize(value).map_err(|e| DumpError::BadItem {
+            index,
+            object: describe(value),
+            path: e.path().to_string(),
+            message: friendly(&e.into_inner().to_string()),
+        })?;
+        builder.add(index, item)?;
+    }
+    if kind.as_deref().is_some_and(|k| k != "List") {
+        return Err(DumpError::NotAList(format!("kind \"{}\"", kind.unwrap_or_default())));
+    }
+    Ok(builder.snapshot)
+}
+
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// `Pod web/api-0`, `Node n1`, as far as the item says.
+fn describe(value: &serde_json::Value) -> String {
+    let text = |path: &str| value.pointer(path).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+    let (kind, namespace, name) = (text("/kind"), text("/metadata/namespace"), text("/metadata/name"));
+    match (namespace.is_empty(), name.is_empty()) {
+        (_, true) => kind,
+        (true, false) => format!("{kind} {name}"),
+        (false, false) => format!("{kind} {namespace}/{name}"),
+    }
+}
+
+/// serde's messages, in the words of the API's types.
+fn friendly(message: &str) -> String {
+    message
+        .replace("expected i64", "expected an integer")
+        .replace("expected a borrowed string", "expected a string")
+        .replace("expected a string or a borrowed string", "expected a string")
+}
+
+#[derive(Default)]
+struct Builder {
+    snapshot: Snapshot,
+}
+
+impl Builder {
+    fn add(&mut self, index: usize, item: RawItem<'_>) -> Result<(), DumpError> {
+        let kind = item.kind.as_deref().unwrap_or_default();
+        let meta = item.metadata.unwrap_or_default();
+        let name = meta.name.as_deref().unwrap_or_default();
+        let namespace = meta.namespace.as_deref().unwrap_or_default();
+        let object = match (namespace, name) {
+            ("", "") => kind.to_owned(),
+            ("", name) => format!("{kind} {name}"),
+            (namespace, name) => format!("{kind} {namespace}/{name}"),
+        };
+        let bad = |path: &str, message: &str| DumpError::BadItem {
+            index,
+            object: object.clone(),
+            path: path.to_owned(),
+            message: message.to_owned(),
+        };
+        let time = |path: &str, text: Option<&str>| -> Result<Option<Timestamp>, DumpError> {
+            text.map(|text| parse_time(text).ok_or_else(|| bad(path, &format!("\"{text}\" is not an RFC 3339 time"))))
+                .transpose()
+        };
+        let spec = item.spec.unwrap_or_default();
+        match kind {
+            "Node" => {
+                if name.is_empty() {
+                    return Err(bad("metadata.name", "missing"));
+                }
+                let mut taints = Vec::new();
+                for (i, raw) in spec.taints.into_iter().flatten().enumerate() {
+                    let time_added = time(&format!("spec.taints[{i}].timeAdded"), raw.time_added.as_deref())?;
+                    taints.push(Taint {
+                        key: raw.key.unwrap_or_default().into_owned(),
+                        value: raw.value.unwrap_or_default().into_owned(),
+                        effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
+                        time_added,
+                    });
+                }
+                let labels = meta.labels.into_iter().flatten().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+                self.snapshot.nodes.push(SnapshotNode { name: NodeName::from(name), labels, taints });
+            }
+            "Pod" => {
+                if name.is_empty() {
+                    return Err(bad("metadata.name", "missing"));
+                }
+                let created = time("metadata.creationTimestamp", meta.creation_timestamp.as_deref())?;
+                let deleting = time("metadata.deletionTimestamp", meta.deletion_timestamp.as_deref())?;
+                let status = item.status.unwrap_or_default();
+                let mut scheduled = None;
+                for (i, condition) in status.conditions.iter().flatten().enumerate() {
+                    if condition.type_.as_deref() == Some("PodScheduled") && condition.status.as_deref() == Some("True")
+                    {
+                        let path = format!("status.conditions[{i}].lastTransitionTime");
+                        scheduled = time(&path, condition.last_transition_time.as_deref())?;
+                    }
+                }
+                let tolerations: Vec<Toleration> = spec
+                    .tolerations
+                    .into_iter()
+                    .flatten()
+                    .map(|raw| Toleration {
+                        key: raw.key.unwrap_or_default().into_owned(),
+                        operator: raw.operator.as_deref().unwrap_or_default().into(),
+                        value: raw.value.unwrap_or_default().into_owned(),
+                        effect: raw.effect.filter(|e| !e.is_empty()).map(|e| Effect::from(&*e)),
+                        seconds: raw.toleration_seconds,
+                    })
+                    .collect();
+                let namespace = if namespace.is_empty() { "default" } else { namespace };
+                self.snapshot.pods.push(SnapshotPod {
+                    pod: Pod {
+                        key: PodKey::new(namespace, name),
+                        uid: meta.uid.as_deref().unwrap_or_default().into(),
+                        node: spec.node_name.filter(|n| !n.is_empty()).map(|n| NodeName::from(&*n)),
+                        tolerations: Arc::from(tolerations),
+                    },
+                    bound_at: scheduled.or(created),
+                    phase: status.phase.unwrap_or_default().into_owned(),
+                    terminating: deleting.is_some(),
+                });
+            }
+            "Lease" if namespace == "kube-system" && name == "kube-controller-manager" => {
+                self.snapshot.controller_acquired = time("spec.acquireTime", spec.acquire_time.as_deref())?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item_error(json: &str) -> String {
+        read(json.as_bytes()).expect_err("malformed").to_string()
+    }
+
+    #[test]
+    fn reads_nodes_pods_and_the_controller_lease() {
+        let json = r#"{"apiVersion":"v1","kind":"List","items":[
+            {"kind":"Node","metadata":{"name":"n1","labels":{"zone":"a"}},"spec":{"taints":[
+                {"key":"k","effect":"NoExecute","timeAdded":"2026-11-22T10:00:00Z"},{"key":"s","value":"v","effect":"NoSchedule"}]}},
+            {"kind":"Pod","metadata":{"name":"p","namespace":"web","uid":"u","creationTimestamp":"2026-11-22T09:00:00Z"},
+             "spec":{"nodeName":"n1","tolerations":[{"operator":"Exists","tolerationSeconds":5},{"key":"k","effect":"NoExecute"}]},
+             "status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-11-22T09:00:01Z"}]}},
+            {"kind":"Service","metadata":{"name":"svc"},"spec":{"taints":"not ours"}},
+            {"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-controller-manager","namespace":"kube-system"},
+             "spec":{"acquireTime":"2026-11-22T09:50:56.796765Z"}}]}"#;
+        let snapshot = read(json.as_bytes()).expect("valid dump");
+        assert_eq!(snapshot.nodes.len(), 1);
+        assert_eq!(snapshot.nodes[0].taints.len(), 2);
+        assert_eq!(snapshot.nodes[0].labels.get("zone").map(String::as_str), Some("a"));
+        let pod = &snapshot.pods[0];
+        assert_eq!(pod.pod.key, PodKey::new("web", "p"));
+        assert_eq!(pod.bound_at, parse_time("2026-11-22T09:00:01Z"), "PodScheduled wins over creation");
+        assert_eq!(pod.pod.tolerations[0].effect, None);
+        assert_eq!(pod.pod.tolerations[0].seconds, Some(5));
+        assert_eq!(snapshot.controller_acquired, parse_time("2026-11-22T09:50:56.796765Z"));
+    }
+
+    #[test]
+    fn bad_toleration_seconds_names_item_and_path() {
+        let json = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"}},
+            {"kind":"Pod","metadata":{"name":"api-0","namespace":"web"},"spec":{"tolerations":[{},{"tolerationSeconds":"300"}]}}]}"#;
+        assert_eq!(
+            item_error(json),
+            "item 1 (Pod web/api-0): spec.tolerations[1].tolerationSeconds: invalid type: string \"300\", expected an integer"
+        );
+    }
+
+    #[test]
+    fn bad_time_names_item_and_path() {
+        let json = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"k","effect":"NoExecute","timeAdded":"yesterday"}]}}]}"#;
+        assert_eq!(
+            item_error(json),
+            "item 0 (Node n): spec.taints[0].timeAdded: \"yesterday\" is not an RFC 3339 time"
+        );
+    }
+
+    #[test]
+    fn wrong_kind_and_non_json_are_named() {
+        assert_eq!(
+            item_error(r#"{"kind":"Pod","metadata":{"name":"x"}}"#),
+            "expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found kind \"Pod\""
+        );
+        assert!(item_error("nodes:\n- a").starts_with("not valid JSON: "));
+        assert_eq!(
+            item_error("[1]"),
+            "expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found a JSON array"
+        );
+    }
+
+    #[test]
+    fn missing_names_are_errors() {
+        assert_eq!(
+            item_error(r#"{"kind":"List","items":[{"kind":"Pod","metadata":{}}]}"#),
+            "item 0 (Pod): metadata.name: missing"
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! Snapshot sources other than a live cluster.
+//!
+//! - [`file`]: a `kubectl get nodes,pods -A -o json` dump (a `v1` `List`), from a file or stdin.
+
+pub mod file;
