@@ -75,9 +75,13 @@ impl Error {
     #[must_use]
     pub fn hint(&self) -> Option<String> {
         match self {
-            Self::NodeNotFound { .. } => Some("list the nodes it holds with: kubectl taint-evict plan -f FILE (every NoExecute-tainted node) or -l SELECTOR".into()),
-            Self::PodNotFound { .. } => Some("name the pod's namespace with -n NAMESPACE".into()),
-            Self::NoInput => Some("kubectl get nodes,pods,leases -A -o json | kubectl taint-evict plan -f -".into()),
+            Self::NodeNotFound { .. } => {
+                Some("without NODE, plan shows every NoExecute-tainted node; -l SELECTOR selects nodes by label".into())
+            }
+            Self::PodNotFound { .. } => {
+                Some("the pod is looked up in the namespace given with -n (default \"default\")".into())
+            }
+            Self::NoInput => Some("kubectl get nodes,pods -A -o json | kubectl taint-evict plan -f -".into()),
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
             _ => None,
         }

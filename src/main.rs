@@ -3,12 +3,17 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use taint_evict::cli::{Cli, run};
+use taint_evict::cli::{COMPLETE, Cli, complete, run};
 use taint_evict::error::EXIT_OK;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    let args: Vec<String> = std::env::args().collect();
+    let result = match args.get(1) {
+        // kubectl (>= 1.26) completes plugin arguments through `kubectl_complete-taint_evict`.
+        Some(first) if first == COMPLETE => complete::complete(&args[2..]),
+        _ => run(Cli::parse()),
+    };
+    match result {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(error) => {
             if !error.is_silent() {

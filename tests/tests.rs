@@ -1,1 +1,9 @@
+//! The single integration-test binary: every file below runs the real `kubectl-taint_evict`.
 
+mod cli_errors;
+mod completions;
+mod fixtures;
+mod layering;
+mod output;
+mod util;
+mod vectors;

@@ -29,8 +29,16 @@ pub fn write_script(shell: CompletionShell, out: &mut impl Write) -> std::io::Re
         CompletionShell::Fish => Shell::Fish,
     };
     let mut command = Cli::command();
-    clap_complete::generate(shell, &mut command, BIN, out);
-    Ok(())
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, BIN, &mut script);
+    if shell == Shell::Bash {
+        // clap_complete names the states of a hyphenated binary inconsistently (`kubectl__taint_evict`
+        // in the dispatch loop, `kubectl__subcmd__taint_evict` in the cases; clap-rs/clap#6421), so
+        // nothing past the first word would complete. Align the cases with the loop.
+        let fixed = String::from_utf8_lossy(&script).replace("kubectl__subcmd__taint_evict", "kubectl__taint_evict");
+        script = fixed.into_bytes();
+    }
+    out.write_all(&script)
 }
 
 /// `completion SHELL`.
@@ -95,7 +103,7 @@ fn values(arg: &Arg, current: &str) -> (Vec<String>, u8) {
     (names.filter(|n| n.starts_with(current)).collect(), NO_FILE_COMPLETION)
 }
 
-/// `__complete WORDS…`: candidates one per line, then `:DIRECTIVE`.
+/// `__complete WORDS…`: candidates one per line, then `:DIRECTIVE` (Cobra's protocol).
 pub fn complete(words: &[String]) -> Result<()> {
     let (candidates, directive) = candidates(words);
     let mut out = std::io::stdout().lock();

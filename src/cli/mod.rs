@@ -41,13 +41,6 @@ pub enum Command {
         #[arg(value_enum)]
         shell: CompletionShell,
     },
-    /// Completion protocol used by kubectl (>= 1.26) through `kubectl_complete-taint_evict`.
-    #[command(name = "__complete", hide = true)]
-    Complete {
-        /// The words typed so far, the last one being completed.
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        words: Vec<String>,
-    },
 }
 
 /// Shells `completion` can print a script for.
@@ -200,8 +193,7 @@ fn check_key(key: &str) -> Result<(), String> {
 
 /// Parses `--taint KEY[=VALUE]:EFFECT`.
 pub fn parse_taint(text: &str) -> Result<WhatIf, String> {
-    let usage =
-        || format!("expected KEY[=VALUE]:EFFECT such as node.kubernetes.io/unreachable:NoExecute, got \"{text}\"");
+    let usage = || "expected KEY[=VALUE]:EFFECT such as node.kubernetes.io/unreachable:NoExecute".to_owned();
     let (spec, effect) = text.rsplit_once(':').ok_or_else(usage)?;
     let (key, value) = spec.split_once('=').unwrap_or((spec, ""));
     check_key(key)?;
@@ -223,13 +215,16 @@ pub fn parse_remove_taint(text: &str) -> Result<WhatIf, String> {
     Ok(WhatIf::RemoveTaint { key: key.to_owned(), effect })
 }
 
+/// The hidden first argument that switches to kubectl's completion protocol (kept out of the clap
+/// definition so no completion script or help page offers it).
+pub const COMPLETE: &str = "__complete";
+
 /// Runs the parsed command line, writing to stdout.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Plan(args) => plan::plan(&args),
         Command::Explain(args) => plan::explain(&args),
         Command::Completion { shell } => complete::print_script(shell),
-        Command::Complete { words } => complete::complete(&words),
     }
 }
 

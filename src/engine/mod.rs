@@ -44,6 +44,8 @@
 pub mod decide;
 pub mod explain;
 pub mod model;
+#[cfg(test)]
+mod proptests;
 pub mod queue;
 pub mod replay;
 #[cfg(test)]

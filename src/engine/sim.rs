@@ -242,6 +242,31 @@ mod tests {
     }
 
     #[test]
+    fn d21_same_named_pod_recreated_elsewhere_is_not_deleted_by_the_old_timer() {
+        // Upstream keys by name only and would let the old timer delete the replacement (D21). A new
+        // UID is a new pod here: the old work is cancelled when the replacement is seen.
+        let mut sim = Sim::new();
+        sim.at(0, pod("web-0", "u1", "n1", &[tol("a", Some(300))]))
+            .at(0, node("n1", &[taint("a")]))
+            .at(0, node("n2", &[]))
+            .at(100, pod("web-0", "u2", "n2", &[tol("a", Some(300))]))
+            .drive();
+        assert_eq!(sim.deletions(), []);
+        assert_eq!(sim.cancellations(), [("web-0".to_string(), 100)]);
+    }
+
+    #[test]
+    fn d25_untainted_node_never_evaluates_its_pods() {
+        // Upstream's processPodOnNode would delete at once if called with no taints; it never is.
+        let mut sim = Sim::new();
+        sim.at(0, pod("bare", "u1", "n1", &[]))
+            .at(10, node("n1", &[]))
+            .at(20, node("n1", &[Taint::new("x", "", Effect::NoSchedule)]))
+            .drive();
+        assert_eq!(sim.deletions(), []);
+    }
+
+    #[test]
     fn pod_arriving_before_its_node_is_evaluated_when_the_node_comes() {
         let mut sim = Sim::new();
         sim.at(0, pod("early", "u1", "n9", &[tol("a", Some(60))])).at(5, node("n9", &[taint("a")])).drive();

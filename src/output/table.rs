@@ -61,7 +61,7 @@ fn write_rows(rows: &[Vec<Cell>], color: ColorMode, out: &mut impl Write) -> io:
 /// Why: the deciding taint or toleration.
 fn reason(pod: &PodPlan) -> String {
     match pod.verdict {
-        Verdict::EvictNow if pod.untolerated.is_empty() => "untolerated when observed".to_owned(),
+        Verdict::EvictNow if pod.untolerated.is_empty() => "untolerated when observed (taint since removed)".to_owned(),
         Verdict::EvictNow => {
             let taints: Vec<String> = pod.untolerated.iter().map(ToString::to_string).collect();
             format!("untolerated {}", taints.join(","))

@@ -167,7 +167,12 @@ fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<S
 
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
 fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
-    let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        let looks_like_yaml =
+            bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| !matches!(b, b'{' | b'['));
+        let hint = if looks_like_yaml { " (it looks like YAML: write the dump with -o json)" } else { "" };
+        DumpError::Json(format!("{e}{hint}"))
+    })?;
     let serde_json::Value::Object(mut object) = document else {
         return Err(DumpError::NotAList(format!("a JSON {}", json_type(&document))));
     };

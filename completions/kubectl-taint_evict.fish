@@ -1,0 +1,64 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_taint_evict_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_kubectl_taint_evict_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_taint_evict_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_taint_evict_using_subcommand
+    set -l cmd (__fish_kubectl_taint_evict_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s l -l selector -d 'Select nodes by label (`zone=a,!gpu`)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s n -l namespace -d 'Only show pods of this namespace' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s o -l output -d 'Output format' -r -f -a "table\t'A table per node'
+wide\t'The table with `SINCE BASIS TOLERATION UID`'
+json\t'The `EvictionPlan` document as JSON'
+yaml\t'The same document as YAML'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s A -l all-namespaces -d 'Show pods of all namespaces (the default: a node\'s pods span namespaces)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s n -l namespace -d 'The pod\'s namespace' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
+json\t'An `EvictionExplanation` document'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,153 @@
+//! Bad input: one line that says what is wrong (and a hint where one helps), the documented exit
+//! code, no panic.
+
+use crate::util::{run, scratch};
+
+const INCIDENT: &str = "examples/incident.json";
+
+/// Asserts the exit code and the exact first stderr line; returns stderr.
+fn fails(args: &[&str], stdin: Option<&[u8]>, code: i32, first_line: &str) -> String {
+    let result = run(args, stdin);
+    assert_eq!(result.code, code, "exit code of {args:?}; stderr: {}", result.stderr);
+    assert_eq!(result.stderr.lines().next(), Some(first_line), "stderr of {args:?}");
+    assert!(result.stdout.is_empty(), "nothing on stdout for {args:?}: {}", result.stdout);
+    assert!(!result.stderr.contains("panicked"), "{}", result.stderr);
+    result.stderr
+}
+
+#[test]
+fn missing_file_is_named() {
+    fails(&["plan", "-f", "no/such/dump.json"], None, 1, "error: cannot read no/such/dump.json: no such file");
+}
+
+#[test]
+fn non_json_input_names_the_position() {
+    let stderr = fails(
+        &["plan", "-f", "-"],
+        Some(b"nodes:\n  - a\n"),
+        1,
+        "error: stdin: not valid JSON: expected ident at line 1 column 2 (it looks like YAML: write the dump with -o json)",
+    );
+    assert!(stderr.contains("hint: the file must be what `kubectl get nodes,pods -A -o json` prints"), "{stderr}");
+}
+
+#[test]
+fn wrong_kind_is_named() {
+    fails(
+        &["plan", "-f", "-"],
+        Some(br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}"#),
+        1,
+        "error: stdin: expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found kind \"Deployment\"",
+    );
+}
+
+#[test]
+fn malformed_item_names_the_file_item_and_field() {
+    let dir = scratch("malformed-item");
+    let path = dir.join("dump.json");
+    let dump = r#"{"apiVersion":"v1","kind":"List","items":[
+        {"kind":"Node","metadata":{"name":"n1"}},
+        {"kind":"Pod","metadata":{"name":"api-0","namespace":"web"},"spec":{"nodeName":"n1","tolerations":[
+            {"key":"a","operator":"Exists"},{"key":"b","operator":"Exists","tolerationSeconds":"300"}]}}]}"#;
+    std::fs::write(&path, dump).expect("write dump");
+    let path = path.to_str().expect("UTF-8");
+    let expected = format!(
+        "error: {path}: item 1 (Pod web/api-0): spec.tolerations[1].tolerationSeconds: invalid type: string \"300\", expected an integer"
+    );
+    fails(&["plan", "-f", path], None, 1, &expected);
+}
+
+#[test]
+fn bad_taint_flag_is_a_usage_error() {
+    fails(
+        &["plan", "-f", INCIDENT, "--taint", "unreachable", "worker-3"],
+        None,
+        2,
+        "error: invalid value 'unreachable' for '--taint <KEY[=VALUE]:EFFECT>': expected KEY[=VALUE]:EFFECT such as node.kubernetes.io/unreachable:NoExecute",
+    );
+    fails(
+        &["plan", "-f", INCIDENT, "--taint", "k=v:NoExecution", "worker-3"],
+        None,
+        2,
+        "error: invalid value 'k=v:NoExecution' for '--taint <KEY[=VALUE]:EFFECT>': unknown effect \"NoExecution\": expected NoExecute, NoSchedule or PreferNoSchedule",
+    );
+}
+
+#[test]
+fn bad_remove_taint_flag_is_a_usage_error() {
+    fails(
+        &["plan", "-f", INCIDENT, "--remove-taint", "a/b/c", "worker-3"],
+        None,
+        2,
+        "error: invalid value 'a/b/c' for '--remove-taint <KEY[:EFFECT]>': invalid taint key \"a/b/c\"",
+    );
+}
+
+#[test]
+fn bad_now_flag_is_a_usage_error() {
+    fails(
+        &["plan", "-f", INCIDENT, "--now", "yesterday"],
+        None,
+        2,
+        "error: invalid value 'yesterday' for '--now <RFC3339>': expected an RFC 3339 time such as 2026-11-22T10:00:00Z",
+    );
+}
+
+#[test]
+fn bad_selector_is_a_usage_error() {
+    fails(
+        &["plan", "-f", INCIDENT, "-l", "zone in (a"],
+        None,
+        2,
+        "error: invalid value 'zone in (a' for '--selector <SELECTOR>': invalid label selector \"zone in (a\": missing \")\"",
+    );
+}
+
+#[test]
+fn what_if_without_a_node_is_a_usage_error() {
+    fails(
+        &["plan", "-f", INCIDENT, "--taint", "a:NoExecute"],
+        None,
+        2,
+        "error: --taint and --remove-taint need NODE or -l SELECTOR",
+    );
+}
+
+#[test]
+fn unknown_node_is_named_with_the_input() {
+    let stderr = fails(
+        &["plan", "-f", INCIDENT, "worker-3", "node-x"],
+        None,
+        1,
+        "error: node \"node-x\" not found in examples/incident.json",
+    );
+    assert!(stderr.contains("hint: "), "{stderr}");
+}
+
+#[test]
+fn unknown_pod_for_explain_is_named() {
+    fails(
+        &["explain", "ghost", "-n", "web", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"web/ghost\" not found in examples/incident.json",
+    );
+}
+
+#[test]
+fn no_input_says_how_to_make_one() {
+    let stderr = fails(
+        &["plan", "worker-3"],
+        None,
+        1,
+        "error: no input: pass -f FILE (a `kubectl get nodes,pods -A -o json` dump, or - for stdin)",
+    );
+    assert!(stderr.contains("| kubectl taint-evict plan -f -"), "{stderr}");
+}
+
+#[test]
+fn unknown_subcommand_is_a_usage_error() {
+    let result = run(&["evict-everything"], None);
+    assert_eq!(result.code, 2);
+    assert!(result.stderr.starts_with("error: unrecognized subcommand 'evict-everything'"), "{}", result.stderr);
+}

@@ -1,0 +1,75 @@
+//! The committed completion scripts and krew manifest match what the code says.
+
+use crate::util::{repo, run};
+
+#[test]
+fn committed_completions_are_up_to_date() {
+    for (shell, file) in [
+        ("bash", "kubectl-taint_evict.bash"),
+        ("zsh", "_kubectl-taint_evict"),
+        ("fish", "kubectl-taint_evict.fish"),
+        ("kubectl", "kubectl_complete-taint_evict"),
+    ] {
+        let generated = run(&["completion", shell], None);
+        assert_eq!(generated.code, 0, "{}", generated.stderr);
+        let path = repo().join("completions").join(file);
+        let committed = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            committed == generated.stdout,
+            "{} is stale: regenerate it with `kubectl-taint_evict completion {shell} > completions/{file}`",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn kubectl_completion_protocol_answers_with_a_directive() {
+    let result = run(&["__complete", "plan", "-o", ""], None);
+    assert_eq!(result.code, 0);
+    assert_eq!(result.stdout, "table\nwide\njson\nyaml\n:4\n");
+}
+
+#[test]
+fn krew_manifest_names_the_plugin_binary_and_this_version() {
+    let path = repo().join("krew-manifest.yaml");
+    let text = std::fs::read_to_string(&path).expect("krew-manifest.yaml");
+    let manifest: serde_json::Value = serde_saphyr::from_str(&text).expect("krew-manifest.yaml is YAML");
+    assert_eq!(manifest["metadata"]["name"], "taint-evict");
+    assert_eq!(manifest["spec"]["version"], format!("v{}", env!("CARGO_PKG_VERSION")));
+    let platforms = manifest["spec"]["platforms"].as_array().expect("platforms");
+    let mut targets: Vec<String> = platforms
+        .iter()
+        .map(|p| {
+            assert_eq!(p["bin"], "kubectl-taint_evict", "{p}");
+            let labels = &p["selector"]["matchLabels"];
+            format!("{}/{}", labels["os"].as_str().unwrap_or("?"), labels["arch"].as_str().unwrap_or("?"))
+        })
+        .collect();
+    targets.sort();
+    assert_eq!(targets, ["darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64"]);
+}
+
+/// Sources the committed bash script and asks it to complete, as bash would on <TAB>.
+fn bash_complete(words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source completions/kubectl-taint_evict.bash; COMP_WORDS=({}); COMP_CWORD={}; \
+         _kubectl__taint_evict kubectl-taint_evict '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        quoted.join(" "),
+        words.len() - 1,
+        words[words.len() - 1],
+        words[words.len() - 2],
+    );
+    let output =
+        std::process::Command::new("bash").arg("-c").arg(script).current_dir(repo()).output().expect("bash runs");
+    String::from_utf8(output.stdout).expect("UTF-8").lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn bash_script_completes_past_the_first_word() {
+    assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "-o", ""]), ["table", "wide", "json", "yaml"]);
+    assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "--re"]), ["--remove-taint"]);
+    assert_eq!(bash_complete(&["kubectl-taint_evict", "completion", "k"]), ["kubectl"]);
+    let commands = bash_complete(&["kubectl-taint_evict", ""]);
+    assert!(commands.contains(&"plan".to_owned()) && !commands.iter().any(|c| c.starts_with("__")), "{commands:?}");
+}
