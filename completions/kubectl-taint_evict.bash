@@ -75,7 +75,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__explain)
-            opts="-n -f -o -h --namespace --filename --now --taint --remove-taint --kubeconfig --context --output --help"
+            opts="-n -f -o -h --namespace --filename --now --taint --remove-taint --kubeconfig --context --request-timeout --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -147,6 +147,10 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -236,7 +240,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -f -n -A -o -h --selector --filename --now --taint --remove-taint --kubeconfig --context --namespace --all-namespaces --output --color --help"
+            opts="-l -f -n -A -o -h --selector --filename --now --taint --remove-taint --kubeconfig --context --request-timeout --namespace --all-namespaces --output --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -308,6 +312,10 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -31,12 +31,13 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s l -l selector -d 'Select nodes by label (`zone=a,!gpu`)' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s n -l namespace -d 'Only show pods of this namespace' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s o -l output -d 'Output format' -r -f -a "table\t'A table per node'
 wide\t'The table with `SINCE BASIS TOLERATION UID`'
@@ -47,13 +48,14 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s A -l all-namespaces -d 'Show pods of all namespaces (the default: a node\'s pods span namespaces)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s n -l namespace -d 'The pod\'s namespace' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s n -l namespace -d 'The pod\'s namespace (default: the kubeconfig context\'s, or "default" for a dump)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'

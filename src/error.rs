@@ -52,9 +52,9 @@ pub enum Error {
     /// The pod named for `explain` is not bound to a node.
     #[error("pod \"{0}\" is not bound to a node: the taint-eviction engine only acts on bound pods")]
     PodUnbound(String),
-    /// No `-f` and no live-cluster support in this build.
-    #[error("no input: pass -f FILE (a `kubectl get nodes,pods -A -o json` dump, or - for stdin)")]
-    NoInput,
+    /// Talking to the cluster failed.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] io::Error),
@@ -81,7 +81,7 @@ impl Error {
             Self::PodNotFound { .. } => {
                 Some("the pod is looked up in the namespace given with -n (default \"default\")".into())
             }
-            Self::NoInput => Some("kubectl get nodes,pods -A -o json | kubectl taint-evict plan -f -".into()),
+            Self::Cluster(e) => e.hint(),
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
             _ => None,
         }

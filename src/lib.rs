@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod output;

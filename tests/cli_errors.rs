@@ -135,17 +135,6 @@ fn unknown_pod_for_explain_is_named() {
 }
 
 #[test]
-fn no_input_says_how_to_make_one() {
-    let stderr = fails(
-        &["plan", "worker-3"],
-        None,
-        1,
-        "error: no input: pass -f FILE (a `kubectl get nodes,pods -A -o json` dump, or - for stdin)",
-    );
-    assert!(stderr.contains("| kubectl taint-evict plan -f -"), "{stderr}");
-}
-
-#[test]
 fn unknown_subcommand_is_a_usage_error() {
     let result = run(&["evict-everything"], None);
     assert_eq!(result.code, 2);

@@ -68,7 +68,7 @@ fn bash_complete(words: &[&str]) -> Vec<String> {
 #[test]
 fn bash_script_completes_past_the_first_word() {
     assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "-o", ""]), ["table", "wide", "json", "yaml"]);
-    assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "--re"]), ["--remove-taint"]);
+    assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "--rem"]), ["--remove-taint"]);
     assert_eq!(bash_complete(&["kubectl-taint_evict", "completion", "k"]), ["kubectl"]);
     let commands = bash_complete(&["kubectl-taint_evict", ""]);
     assert!(commands.contains(&"plan".to_owned()) && !commands.iter().any(|c| c.starts_with("__")), "{commands:?}");

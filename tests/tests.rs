@@ -5,5 +5,7 @@ mod completions;
 mod fixtures;
 mod layering;
 mod output;
+mod plan_cluster;
+mod support;
 mod util;
 mod vectors;

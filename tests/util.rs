@@ -14,7 +14,16 @@ pub struct Run {
 /// The binary, with an environment that cannot leak into results.
 pub fn command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_kubectl-taint_evict"));
-    command.env_remove("KUBECONFIG").env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE").current_dir(repo());
+    // No kubeconfig of the machine's may leak in: HOME points at an empty directory.
+    let home = std::env::temp_dir().join("taint-evict-test-home");
+    std::fs::create_dir_all(&home).expect("an empty HOME");
+    command
+        .env_remove("KUBECONFIG")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", home)
+        .current_dir(repo());
     command
 }
 

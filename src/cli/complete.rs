@@ -126,7 +126,7 @@ mod tests {
     fn completes_subcommands_flags_and_values() {
         assert_eq!(candidates(&words(&["p"])), (vec!["plan".to_owned()], 4));
         assert_eq!(candidates(&words(&["plan", "-o", "y"])), (vec!["yaml".to_owned()], 4));
-        let (flags, _) = candidates(&words(&["plan", "--re"]));
+        let (flags, _) = candidates(&words(&["plan", "--rem"]));
         assert_eq!(flags, ["--remove-taint"]);
         assert_eq!(candidates(&words(&["plan", "-f", ""])), (vec![], 0), "files for -f");
         assert_eq!(candidates(&words(&["completion", "f"])), (vec!["fish".to_owned()], 4));

@@ -1,7 +1,9 @@
-//! Gathering a snapshot and the evaluation instant for `plan` and `explain`.
+//! Gathering a snapshot and the evaluation instant for `plan` and `explain`: from a dump (`-f`) or
+//! from the live cluster.
 
 use std::io::Read;
 
+use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
@@ -13,13 +15,22 @@ use super::InputArgs;
 pub struct Loaded {
     /// The snapshot.
     pub snapshot: Snapshot,
-    /// `dump.json`, `stdin`, …
+    /// `dump.json`, `stdin`, or the server's URL.
     pub origin: String,
 }
 
-/// Reads the snapshot the flags name.
-pub fn load(args: &InputArgs) -> Result<Loaded> {
-    let Some(path) = args.file.as_deref() else { return Err(Error::NoInput) };
+/// What to read from the cluster.
+pub enum Want<'a> {
+    /// Nodes and their pods.
+    Nodes(&'a NodeSelection),
+    /// One pod (its namespace, `None` for the kubeconfig's), with its node.
+    Pod(Option<&'a str>, &'a str),
+}
+
+/// Reads the snapshot the flags name. Returns it with the namespace `explain` looks in: `-n`, else
+/// the kubeconfig context's (live) or `default` (a dump).
+pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
+    let Some(path) = args.file.as_deref() else { return load_live(args, want) };
     let (origin, bytes) = if path == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -32,7 +43,36 @@ pub fn load(args: &InputArgs) -> Result<Loaded> {
         (path.to_owned(), bytes)
     };
     let snapshot = file::read(&bytes).map_err(|source| Error::BadDump { path: origin.clone(), source })?;
-    Ok(Loaded { snapshot, origin })
+    let namespace = match want {
+        Want::Pod(Some(namespace), _) => namespace,
+        _ => "default",
+    };
+    Ok((Loaded { snapshot, origin }, namespace.to_owned()))
+}
+
+fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
+    let options = ConnectOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        request_timeout: args.request_timeout.filter(|d| !d.is_zero()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::ReadFailed { path: "the cluster".into(), reason: e.to_string() })?;
+    runtime.block_on(async {
+        let connection: Connection = cluster::connect(&options).await?;
+        let (snapshot, namespace) = match want {
+            Want::Nodes(selection) => {
+                (cluster::read_snapshot(&connection, selection).await?, connection.default_namespace.clone())
+            }
+            Want::Pod(namespace, pod) => {
+                let namespace = namespace.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
+                (cluster::read_pod(&connection, &namespace, pod).await?, namespace)
+            }
+        };
+        Ok((Loaded { snapshot, origin: connection.server.clone() }, namespace))
+    })
 }
 
 /// The OS error without Rust's `(os error 2)` suffix, lowercase as the rest of our messages.

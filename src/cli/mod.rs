@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::output::{ColorMode, OutputFormat};
 use crate::selector::Selector;
 
-/// Predict, explain and enforce Kubernetes NoExecute taint evictions.
+/// Predict and explain Kubernetes NoExecute taint evictions.
 ///
 /// Replays the taint-eviction controller of kube-controller-manager over a snapshot of the cluster:
 /// which pods on a tainted node are deleted, when, and why.
@@ -85,7 +85,7 @@ impl ColorChoice {
 /// Where the snapshot comes from, the evaluation instant and the what-if taints.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputArgs {
-    /// Read a `kubectl get nodes,pods -A -o json` dump instead of the cluster (`-` for stdin).
+    /// Read a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for stdin).
     #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Input")]
     pub file: Option<String>,
     /// Evaluate at this instant (RFC 3339) instead of the current time.
@@ -103,6 +103,9 @@ pub struct InputArgs {
     /// The kubeconfig context to use.
     #[arg(long, value_name = "NAME", help_heading = "Cluster")]
     pub context: Option<String>,
+    /// The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Cluster")]
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 impl InputArgs {
@@ -154,9 +157,9 @@ pub struct ExplainArgs {
     /// The pod.
     #[arg(value_name = "POD")]
     pub pod: String,
-    /// The pod's namespace.
-    #[arg(short = 'n', long, value_name = "NAMESPACE", default_value = "default")]
-    pub namespace: String,
+    /// The pod's namespace (default: the kubeconfig context's, or "default" for a dump).
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
     /// Output format.
@@ -168,6 +171,14 @@ pub struct ExplainArgs {
 pub fn parse_now(text: &str) -> Result<Timestamp, String> {
     crate::source::file::parse_time(text)
         .ok_or_else(|| "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned())
+}
+
+fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let duration = match text.parse::<u64>() {
+        Ok(seconds) => std::time::Duration::from_secs(seconds),
+        Err(_) => humantime::parse_duration(text).map_err(|e| format!("expected a duration such as 5s or 1m: {e}"))?,
+    };
+    Ok(duration)
 }
 
 fn parse_selector(text: &str) -> Result<Selector, String> {

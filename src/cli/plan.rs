@@ -10,8 +10,9 @@ use crate::output::explain::{Explanation, render_json, render_text};
 use crate::output::render_plan;
 use crate::selector::Selector;
 
-use super::input::{load, now};
+use super::input::{Want, load, now};
 use super::{ExplainArgs, ExplainFormat, PlanArgs};
+use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
 fn select(snapshot: &Snapshot, names: &[String], selector: Option<&Selector>, origin: &str) -> Result<Vec<usize>> {
@@ -47,7 +48,12 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     if !what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
         return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
     }
-    let loaded = load(&args.input)?;
+    let selection = match (&args.selector, args.nodes.is_empty()) {
+        (Some(selector), _) => NodeSelection::Labels(selector.clone()),
+        (None, false) => NodeSelection::Named(args.nodes.clone()),
+        (None, true) => NodeSelection::Tainted,
+    };
+    let (loaded, _) = load(&args.input, Want::Nodes(&selection))?;
     let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &loaded.origin)?;
     let mut plan = replay(&loaded.snapshot, &selected, &what_if, now(&args.input));
     if let Some(namespace) = &args.namespace {
@@ -63,13 +69,13 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
 
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainArgs) -> Result<()> {
-    let loaded = load(&args.input)?;
+    let (loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod))?;
     let snapshot = &loaded.snapshot;
-    let pod_name = format!("{}/{}", args.namespace, args.pod);
+    let pod_name = format!("{namespace}/{}", args.pod);
     let pod = snapshot
         .pods
         .iter()
-        .find(|p| p.pod.key.namespace() == args.namespace && p.pod.key.name() == args.pod)
+        .find(|p| p.pod.key.namespace() == namespace && p.pod.key.name() == args.pod)
         .ok_or_else(|| Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() })?;
     let node_name = pod.pod.node.clone().ok_or_else(|| Error::PodUnbound(pod_name.clone()))?;
     let node = snapshot

@@ -26,6 +26,15 @@ pub struct Snapshot {
     pub controller_acquired: Option<Timestamp>,
 }
 
+impl Snapshot {
+    /// Adds `other`'s objects to this snapshot (a later Lease wins).
+    pub fn merge(&mut self, other: Snapshot) {
+        self.nodes.extend(other.nodes);
+        self.pods.extend(other.pods);
+        self.controller_acquired = other.controller_acquired.or(self.controller_acquired);
+    }
+}
+
 /// A node in a snapshot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SnapshotNode {

@@ -39,6 +39,9 @@ pub enum DumpError {
     },
 }
 
+/// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
+pub const CONTROLLER_LEASE: (&str, &str) = ("kube-system", "kube-controller-manager");
+
 /// The instant an API timestamp names, or `None` when it is not RFC 3339.
 #[must_use]
 pub fn parse_time(text: &str) -> Option<Timestamp> {
@@ -50,7 +53,25 @@ struct RawList<'a> {
     #[serde(borrow, default)]
     kind: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
+    metadata: Option<RawListMeta<'a>>,
+    #[serde(borrow, default)]
     items: Option<Vec<RawItem<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawListMeta<'a> {
+    #[serde(borrow, rename = "continue")]
+    continue_: Option<Cow<'a, str>>,
+}
+
+/// One page of a typed API list (`PodList`, `NodeList`): the objects and the `continue` token.
+#[derive(Debug, Default)]
+pub struct Page {
+    /// The objects, as a snapshot.
+    pub snapshot: Snapshot,
+    /// The token for the next page; `None` on the last.
+    pub continue_token: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -150,6 +171,27 @@ pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
         Ok(list) => convert_list(list.kind.as_deref(), list.items),
         Err(_) => read_slowly(bytes),
     }
+}
+
+/// Reads one page of a typed list the API server returned (`kind` names its items: `Pod`, `Node`).
+pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
+    let list: RawList<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
+    let mut builder = Builder::default();
+    for (index, mut item) in list.items.into_iter().flatten().enumerate() {
+        item.kind.get_or_insert(Cow::Borrowed(kind));
+        builder.add(index, item)?;
+    }
+    Ok(Page { snapshot: builder.snapshot, continue_token })
+}
+
+/// Reads one object the API server returned (a Node, a Pod or a Lease).
+pub fn read_object(bytes: &[u8], kind: &str) -> Result<Snapshot, DumpError> {
+    let mut item: RawItem<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    item.kind.get_or_insert(Cow::Borrowed(kind));
+    let mut builder = Builder::default();
+    builder.add(0, item)?;
+    Ok(builder.snapshot)
 }
 
 fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<Snapshot, DumpError> {
@@ -319,7 +361,7 @@ impl Builder {
                     terminating: deleting.is_some(),
                 });
             }
-            "Lease" if namespace == "kube-system" && name == "kube-controller-manager" => {
+            "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {
                 self.snapshot.controller_acquired = time("spec.acquireTime", spec.acquire_time.as_deref())?;
             }
             _ => {}

@@ -1,0 +1,107 @@
+//! Connecting as kubectl does: `--kubeconfig`, `KUBECONFIG` (merged), `--context`, in-cluster config
+//! when run in a pod, all through `kube::Config`.
+
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+use super::ClusterError;
+
+/// How to connect.
+#[derive(Clone, Debug, Default)]
+pub struct ConnectOptions {
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<String>,
+    /// `--context`.
+    pub context: Option<String>,
+    /// `--request-timeout`: the most one request may take.
+    pub request_timeout: Option<Duration>,
+}
+
+/// A client, the server it talks to and the per-request time limit.
+#[derive(Clone)]
+pub struct Connection {
+    /// The kube-rs client.
+    pub client: Client,
+    /// The API server URL, for messages.
+    pub server: String,
+    /// The most one request may take.
+    pub request_timeout: Option<Duration>,
+    /// The kubeconfig context's namespace (or the pod's, in-cluster).
+    pub default_namespace: String,
+}
+
+fn describe_sources(path: Option<&str>) -> String {
+    match (path, std::env::var("KUBECONFIG")) {
+        (Some(path), _) => path.to_owned(),
+        (None, Ok(list)) if !list.is_empty() => format!("$KUBECONFIG ({list})"),
+        (None, _) => "~/.kube/config".to_owned(),
+    }
+}
+
+/// Reads the kubeconfig (or the in-cluster configuration) and builds a client.
+pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterError> {
+    let kubeconfig = match &options.kubeconfig {
+        Some(path) => Some(Kubeconfig::read_from(path).map_err(|e| bad_kubeconfig(Some(path), &e))?),
+        None => match Kubeconfig::read() {
+            Ok(config) => Some(config),
+            Err(kube::config::KubeconfigError::FindPath) => None,
+            Err(kube::config::KubeconfigError::ReadConfig(e, _)) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(bad_kubeconfig(None, &e)),
+        },
+    };
+    let mut config = match kubeconfig {
+        Some(kubeconfig) => {
+            if let Some(context) = &options.context
+                && !kubeconfig.contexts.iter().any(|c| &c.name == context)
+            {
+                let available: Vec<&str> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
+                return Err(ClusterError::ContextNotFound {
+                    context: context.clone(),
+                    available: if available.is_empty() { "none".into() } else { available.join(", ") },
+                });
+            }
+            let select = KubeConfigOptions { context: options.context.clone(), ..KubeConfigOptions::default() };
+            Config::from_custom_kubeconfig(kubeconfig, &select)
+                .await
+                .map_err(|e| bad_kubeconfig(options.kubeconfig.as_deref(), &e))?
+        }
+        None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => Config::incluster().map_err(|e| {
+            ClusterError::BadKubeconfig { path: "in-cluster configuration".into(), reason: e.to_string() }
+        })?,
+        None => {
+            return Err(ClusterError::NoKubeconfig(format!(
+                "{} does not exist and this is not a pod",
+                describe_sources(options.kubeconfig.as_deref())
+            )));
+        }
+    };
+    if let Some(timeout) = options.request_timeout {
+        config.connect_timeout = Some(timeout);
+        config.read_timeout = Some(timeout);
+        config.reset_reader_on_write = true;
+    }
+    // An interactive command should say the server is overloaded, not retry for minutes.
+    config.default_retry = false;
+    let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
+    let default_namespace = config.default_namespace.clone();
+    let client =
+        Client::try_from(config).map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?;
+    Ok(Connection { client, server, request_timeout: options.request_timeout, default_namespace })
+}
+
+fn bad_kubeconfig(path: Option<&str>, error: &kube::config::KubeconfigError) -> ClusterError {
+    if let kube::config::KubeconfigError::ReadConfig(io, _) = error {
+        let reason = match io.kind() {
+            std::io::ErrorKind::NotFound => "no such file".to_owned(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+            _ => io.to_string(),
+        };
+        return ClusterError::BadKubeconfig { path: describe_sources(path), reason };
+    }
+    // kube's messages already carry their cause; walking `source()` would repeat it.
+    let reason = error.to_string();
+    let reason = reason.split(" (os error").next().unwrap_or(&reason).to_owned();
+    ClusterError::BadKubeconfig { path: describe_sources(path), reason }
+}

@@ -1,0 +1,181 @@
+//! What can go wrong talking to a cluster, in words an operator can act on.
+
+/// A failure to connect to or read from the cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// No kubeconfig could be found.
+    #[error("no kubeconfig found: {0}")]
+    NoKubeconfig(String),
+    /// The kubeconfig could not be read or parsed.
+    #[error("cannot load kubeconfig {path}: {reason}")]
+    BadKubeconfig {
+        /// The file (or files, from `KUBECONFIG`).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `--context` names a context the kubeconfig does not have.
+    #[error("context \"{context}\" not found in the kubeconfig (contexts: {available})")]
+    ContextNotFound {
+        /// The context asked for.
+        context: String,
+        /// The contexts there are, comma-separated.
+        available: String,
+    },
+    /// The server could not be reached.
+    #[error("cannot connect to {server}: {reason}")]
+    Unreachable {
+        /// The API server URL.
+        server: String,
+        /// The cause, as the network stack says it.
+        reason: String,
+    },
+    /// The TLS handshake failed.
+    #[error("TLS handshake with {server} failed: {reason}")]
+    Tls {
+        /// The API server URL.
+        server: String,
+        /// The cause.
+        reason: String,
+    },
+    /// A request did not complete in time.
+    #[error("{verb} {resource} at {server} timed out after {after}")]
+    Timeout {
+        /// The API server URL.
+        server: String,
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+        /// The limit, human-readable.
+        after: String,
+    },
+    /// 401: the credentials were rejected.
+    #[error("{server} rejected the credentials (401 Unauthorized) on {verb} {resource}")]
+    Unauthorized {
+        /// The API server URL.
+        server: String,
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+    },
+    /// 403: RBAC denied a request.
+    #[error("forbidden: cannot {verb} {resource}: {message}")]
+    Forbidden {
+        /// The verb denied.
+        verb: &'static str,
+        /// The resource, with its scope.
+        resource: String,
+        /// The server's message.
+        message: String,
+    },
+    /// A node named on the command line does not exist.
+    #[error("node \"{0}\" not found")]
+    NodeNotFound(String),
+    /// The pod named for `explain` does not exist.
+    #[error("pod \"{0}\" not found")]
+    PodNotFound(String),
+    /// Any other answer the API server gave.
+    #[error("{verb} {resource} failed: {message} ({code})")]
+    ApiFailed {
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+        /// The HTTP status code.
+        code: u16,
+        /// The server's message.
+        message: String,
+    },
+    /// The server answered something the reader could not decode.
+    #[error("cannot decode {resource} from {server}: {reason}")]
+    Decode {
+        /// The API server URL.
+        server: String,
+        /// The resource.
+        resource: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ClusterError {
+    /// What to do about it.
+    #[must_use]
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Self::NoKubeconfig(_) => "pass --kubeconfig PATH, set KUBECONFIG, or use -f FILE with a dump".into(),
+            Self::BadKubeconfig { .. } => "check the file with: kubectl config view".into(),
+            Self::ContextNotFound { .. } => "list the contexts with: kubectl config get-contexts".into(),
+            Self::Unreachable { .. } => {
+                "check that the cluster is up and that --context/--kubeconfig point at it (kubectl cluster-info)".into()
+            }
+            Self::Tls { .. } => {
+                "the server's certificate is not trusted by the kubeconfig's certificate-authority".into()
+            }
+            Self::Timeout { .. } => "raise --request-timeout, or check the network path to the API server".into(),
+            Self::Unauthorized { .. } => {
+                "your credentials expired or are wrong: refresh them (kubectl get nodes should fail the same way)"
+                    .into()
+            }
+            Self::Forbidden { .. } => {
+                "plan needs get and list on nodes, list on pods, and get on leases in kube-system \
+                 (deploy/rbac-plan.yaml)"
+                    .into()
+            }
+            Self::NodeNotFound(_) => {
+                "kubectl get nodes lists the nodes; without NODE, plan shows every tainted node".into()
+            }
+            Self::PodNotFound(_) => "the pod is looked up in the namespace given with -n (default \"default\")".into(),
+            Self::ApiFailed { .. } | Self::Decode { .. } => return None,
+        })
+    }
+
+    /// Maps a kube-rs error for `verb resource` against `server`.
+    #[must_use]
+    pub fn from_kube(error: kube::Error, server: &str, verb: &'static str, resource: &str) -> Self {
+        let server = server.to_owned();
+        let resource = resource.to_owned();
+        match error {
+            kube::Error::Api(status) => match status.code {
+                401 => Self::Unauthorized { server, verb, resource },
+                403 => Self::Forbidden { verb, resource, message: status.message },
+                code => Self::ApiFailed { verb, resource, code, message: status.message },
+            },
+            kube::Error::SerdeError(e) => Self::Decode { server, resource, reason: e.to_string() },
+            other => {
+                let reason = root_cause(&other);
+                let lower = reason.to_lowercase();
+                if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
+                    Self::Tls { server, reason }
+                } else {
+                    Self::Unreachable { server, reason }
+                }
+            }
+        }
+    }
+}
+
+/// The innermost cause of an error chain, lowercase, without Rust's `(os error N)` suffix.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause: &(dyn std::error::Error + 'static) = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let text = cause.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut chars = text.chars();
+    chars.next().map(|c| c.to_lowercase().chain(chars).collect()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_cause_drops_os_error_codes() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused (os error 111)");
+        assert_eq!(root_cause(&io), "connection refused");
+    }
+}

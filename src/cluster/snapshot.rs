@@ -1,0 +1,177 @@
+//! Reading what `plan` and `explain` need, and nothing more.
+//!
+//! - named nodes: one GET per node and one LIST of pods per node (`fieldSelector=spec.nodeName=NODE`);
+//! - `-l` or no node: one LIST of nodes (label selector server-side), then the pods of the selected
+//!   nodes: per node, or one cluster-wide LIST (`spec.nodeName!=`) when more than a handful;
+//! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart).
+//!
+//! Lists are paged (`limit`/`continue`); requests for different nodes run concurrently, bounded.
+
+use futures::{StreamExt, TryStreamExt, stream};
+use kube::api::{GetParams, ListParams};
+use kube::core::Request;
+
+use super::{ClusterError, Connection};
+use crate::engine::replay::Snapshot;
+use crate::selector::Selector;
+use crate::source::file::{CONTROLLER_LEASE, Page, read_object, read_page};
+
+/// Objects per LIST page (client-go's default).
+pub const PAGE_SIZE: u32 = 500;
+/// Requests in flight at once.
+pub const CONCURRENCY: usize = 8;
+/// Above this many selected nodes, one cluster-wide pod LIST is cheaper than one per node.
+pub const PER_NODE_LISTS_UP_TO: usize = 5;
+
+/// Which nodes to read.
+#[derive(Clone, Debug)]
+pub enum NodeSelection {
+    /// These, by name (in this order).
+    Named(Vec<String>),
+    /// Those matching a label selector.
+    Labels(Selector),
+    /// Every node with a NoExecute taint.
+    Tainted,
+}
+
+impl Connection {
+    async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+        verb: &'static str,
+        resource: &str,
+    ) -> Result<String, ClusterError> {
+        let call = self.client.request_text(request);
+        let result = match self.request_timeout {
+            Some(limit) => tokio::time::timeout(limit, call).await.map_err(|_| ClusterError::Timeout {
+                server: self.server.clone(),
+                verb,
+                resource: resource.to_owned(),
+                after: humantime::format_duration(limit).to_string(),
+            })?,
+            None => call.await,
+        };
+        result.map_err(|e| ClusterError::from_kube(e, &self.server, verb, resource))
+    }
+
+    /// GETs one object; `Ok(None)` on 404.
+    async fn get(&self, path: &str, name: &str, kind: &str, resource: &str) -> Result<Option<Snapshot>, ClusterError> {
+        let request = Request::new(path).get(name, &GetParams::default()).expect("a valid GET request");
+        match self.send(request, "get", resource).await {
+            Ok(body) => read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode(resource, &e)),
+            Err(ClusterError::ApiFailed { code: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// LISTs every page.
+    async fn list(&self, path: &str, params: ListParams, kind: &str, resource: &str) -> Result<Snapshot, ClusterError> {
+        let mut snapshot = Snapshot::default();
+        let mut params = params.limit(PAGE_SIZE);
+        loop {
+            let request = Request::new(path).list(&params).expect("a valid LIST request");
+            let body = self.send(request, "list", resource).await?;
+            let Page { snapshot: page, continue_token } =
+                read_page(body.as_bytes(), kind).map_err(|e| self.decode(resource, &e))?;
+            snapshot.merge(page);
+            match continue_token {
+                Some(token) => params = params.continue_token(&token),
+                None => return Ok(snapshot),
+            }
+        }
+    }
+
+    fn decode(&self, resource: &str, error: &crate::source::file::DumpError) -> ClusterError {
+        ClusterError::Decode { server: self.server.clone(), resource: resource.to_owned(), reason: error.to_string() }
+    }
+
+    /// The controller manager's Lease; `None` when it is absent or RBAC hides it.
+    async fn controller_lease(&self) -> Result<Option<Snapshot>, ClusterError> {
+        let (namespace, name) = CONTROLLER_LEASE;
+        let path = format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases");
+        match self.get(&path, name, "Lease", "leases in kube-system").await {
+            Err(ClusterError::Forbidden { .. }) => Ok(None),
+            other => other,
+        }
+    }
+
+    async fn pods_on(&self, nodes: &[String]) -> Result<Snapshot, ClusterError> {
+        if nodes.len() > PER_NODE_LISTS_UP_TO {
+            let params = ListParams::default().fields("spec.nodeName!=");
+            let mut all = self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope").await?;
+            let wanted: std::collections::HashSet<&str> = nodes.iter().map(String::as_str).collect();
+            all.pods.retain(|p| p.pod.node.as_ref().is_some_and(|n| wanted.contains(n.as_str())));
+            return Ok(all);
+        }
+        let pages: Vec<Snapshot> = stream::iter(nodes)
+            .map(|node| {
+                let params = ListParams::default().fields(&format!("spec.nodeName={node}"));
+                self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope")
+            })
+            .buffered(CONCURRENCY)
+            .try_collect()
+            .await?;
+        let mut snapshot = Snapshot::default();
+        pages.into_iter().for_each(|page| snapshot.merge(page));
+        Ok(snapshot)
+    }
+}
+
+/// Reads the nodes `selection` names, their pods and the controller Lease.
+pub async fn read_snapshot(connection: &Connection, selection: &NodeSelection) -> Result<Snapshot, ClusterError> {
+    let lease = connection.controller_lease();
+    let nodes = async {
+        match selection {
+            NodeSelection::Named(names) => {
+                let found: Vec<Snapshot> = stream::iter(names)
+                    .map(|name| async move {
+                        connection
+                            .get("/api/v1/nodes", name, "Node", "nodes")
+                            .await?
+                            .ok_or_else(|| ClusterError::NodeNotFound(name.clone()))
+                    })
+                    .buffered(CONCURRENCY)
+                    .try_collect()
+                    .await?;
+                let mut snapshot = Snapshot::default();
+                found.into_iter().for_each(|node| snapshot.merge(node));
+                Ok(snapshot)
+            }
+            NodeSelection::Labels(selector) => {
+                connection.list("/api/v1/nodes", ListParams::default().labels(selector.as_str()), "Node", "nodes").await
+            }
+            NodeSelection::Tainted => {
+                let mut all = connection.list("/api/v1/nodes", ListParams::default(), "Node", "nodes").await?;
+                all.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()));
+                Ok(all)
+            }
+        }
+    };
+    let (lease, nodes) = tokio::join!(lease, nodes);
+    let mut snapshot = nodes?;
+    let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
+    snapshot.merge(connection.pods_on(&names).await?);
+    if let Some(lease) = lease? {
+        snapshot.merge(lease);
+    }
+    Ok(snapshot)
+}
+
+/// Reads one pod, its node and the controller Lease (what `explain` needs).
+pub async fn read_pod(connection: &Connection, namespace: &str, name: &str) -> Result<Snapshot, ClusterError> {
+    let path = format!("/api/v1/namespaces/{namespace}/pods");
+    let resource = format!("pods in namespace \"{namespace}\"");
+    let (pod, lease) = tokio::join!(connection.get(&path, name, "Pod", &resource), connection.controller_lease());
+    let mut snapshot = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
+    if let Some(node) = snapshot.pods.first().and_then(|p| p.pod.node.clone()) {
+        let node = connection
+            .get("/api/v1/nodes", node.as_str(), "Node", "nodes")
+            .await?
+            .ok_or_else(|| ClusterError::NodeNotFound(node.to_string()))?;
+        snapshot.merge(node);
+    }
+    if let Some(lease) = lease? {
+        snapshot.merge(lease);
+    }
+    Ok(snapshot)
+}

@@ -1,0 +1,3 @@
+//! Test harnesses shared by the integration tests.
+
+pub mod fake_apiserver;
