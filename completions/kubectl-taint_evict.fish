@@ -28,6 +28,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s l -l selector -d 'Select nodes by label (`zone=a,!gpu`)' -r
@@ -59,8 +60,22 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l concurrency -d 'Deletions in flight at once' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s o -l output -d 'Output format (default: text on a terminal, JSON Lines otherwise)' -r -f -a "text\t'One line per event for people (coloured on a terminal, with a status line)'
+json\t'One JSON object per line'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l color -d 'When to colour the output' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l dry-run -d 'Decide and report everything, write nothing (no condition, no deletion, no event)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l restart-countdowns -d 'Restart every countdown at start, as upstream\'s controller does when it starts, instead of continuing the deadlines `plan` shows'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -16,5 +16,6 @@ pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod output;
+pub mod runtime;
 pub mod selector;
 pub mod source;

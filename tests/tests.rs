@@ -2,10 +2,12 @@
 
 mod cli_errors;
 mod completions;
+mod fake_apiserver;
 mod fixtures;
 mod layering;
 mod output;
 mod plan_cluster;
+mod run_cluster;
 mod support;
 mod util;
 mod vectors;

@@ -51,11 +51,7 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
 }
 
 fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
-    let options = ConnectOptions {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-        request_timeout: args.request_timeout.filter(|d| !d.is_zero()),
-    };
+    let options: ConnectOptions = args.cluster.options();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

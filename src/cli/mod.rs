@@ -4,6 +4,7 @@
 pub mod complete;
 pub mod input;
 pub mod plan;
+pub mod run;
 
 use std::io::IsTerminal;
 
@@ -16,7 +17,7 @@ use crate::error::Result;
 use crate::output::{ColorMode, OutputFormat};
 use crate::selector::Selector;
 
-/// Predict and explain Kubernetes NoExecute taint evictions.
+/// Predict, explain and enforce Kubernetes NoExecute taint evictions.
 ///
 /// Replays the taint-eviction controller of kube-controller-manager over a snapshot of the cluster:
 /// which pods on a tainted node are deleted, when, and why.
@@ -35,6 +36,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Say, for one pod, which toleration matched which taint and why.
     Explain(ExplainArgs),
+    /// Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due.
+    Run(RunArgs),
     /// Print a shell completion script (or kubectl's completion helper).
     Completion {
         /// The shell, or `kubectl` for the `kubectl_complete-taint_evict` helper.
@@ -97,6 +100,13 @@ pub struct InputArgs {
     /// What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable.
     #[arg(long = "remove-taint", value_name = "KEY[:EFFECT]", value_parser = parse_remove_taint, help_heading = "What-if")]
     pub remove_taints: Vec<WhatIf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// Which cluster to talk to, as kubectl's flags say it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ClusterArgs {
     /// Path to the kubeconfig file.
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = "Cluster")]
     pub kubeconfig: Option<String>,
@@ -106,6 +116,18 @@ pub struct InputArgs {
     /// The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes.
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Cluster")]
     pub request_timeout: Option<std::time::Duration>,
+}
+
+impl ClusterArgs {
+    /// The connection options these flags describe.
+    #[must_use]
+    pub fn options(&self) -> crate::cluster::ConnectOptions {
+        crate::cluster::ConnectOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            request_timeout: self.request_timeout.filter(|d| !d.is_zero()),
+        }
+    }
 }
 
 impl InputArgs {
@@ -165,6 +187,44 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
     pub output: ExplainFormat,
+}
+
+/// `run -o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// One line per event for people (coloured on a terminal, with a status line).
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// `run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Only enforce on these nodes (default: every node).
+    #[arg(value_name = "NODE")]
+    pub nodes: Vec<String>,
+    /// Only enforce on nodes matching this label selector.
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
+    pub selector: Option<Selector>,
+    /// Decide and report everything, write nothing (no condition, no deletion, no event).
+    #[arg(long, help_heading = "Run")]
+    pub dry_run: bool,
+    /// Restart every countdown at start, as upstream's controller does when it starts, instead of
+    /// continuing the deadlines `plan` shows.
+    #[arg(long, help_heading = "Run")]
+    pub restart_countdowns: bool,
+    /// Deletions in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..), help_heading = "Run")]
+    pub concurrency: u16,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Output format (default: text on a terminal, JSON Lines otherwise).
+    #[arg(short = 'o', long, value_enum, help_heading = "Output")]
+    pub output: Option<RunFormat>,
+    /// When to colour the output.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
+    pub color: ColorChoice,
 }
 
 /// Parses `--now`.
@@ -235,6 +295,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Plan(args) => plan::plan(&args),
         Command::Explain(args) => plan::explain(&args),
+        Command::Run(args) => run::run(&args),
         Command::Completion { shell } => complete::print_script(shell),
     }
 }

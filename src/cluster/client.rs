@@ -77,10 +77,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             )));
         }
     };
+    // The limit bounds each whole request in `Connection::send`; only connecting is bounded here, so
+    // the long, mostly idle watches of `run` are not cut.
     if let Some(timeout) = options.request_timeout {
         config.connect_timeout = Some(timeout);
-        config.read_timeout = Some(timeout);
-        config.reset_reader_on_write = true;
     }
     // An interactive command should say the server is overloaded, not retry for minutes.
     config.default_retry = false;

@@ -121,7 +121,8 @@ impl ClusterError {
             }
             Self::Forbidden { .. } => {
                 "plan needs get and list on nodes, list on pods, and get on leases in kube-system \
-                 (deploy/rbac-plan.yaml)"
+                 (deploy/rbac-plan.yaml); run also needs watch, patch on pods/status, delete on pods and create \
+                 on events (deploy/rbac-run.yaml)"
                     .into()
             }
             Self::NodeNotFound(_) => {

@@ -7,9 +7,12 @@
 //! [`Snapshot`]: crate::engine::replay::Snapshot
 
 pub mod client;
+pub mod convert;
 pub mod error;
+pub mod evict;
 pub mod snapshot;
+pub mod watch;
 
 pub use client::{ConnectOptions, Connection, connect};
 pub use error::ClusterError;
-pub use snapshot::{NodeSelection, read_pod, read_snapshot};
+pub use snapshot::{NodeSelection, read_controller_acquired, read_pod, read_snapshot, recent_upstream_evictions};

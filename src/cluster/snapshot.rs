@@ -13,6 +13,7 @@ use kube::core::Request;
 
 use super::{ClusterError, Connection};
 use crate::engine::replay::Snapshot;
+use crate::engine::time::Timestamp;
 use crate::selector::Selector;
 use crate::source::file::{CONTROLLER_LEASE, Page, read_object, read_page};
 
@@ -174,4 +175,44 @@ pub async fn read_pod(connection: &Connection, namespace: &str, name: &str) -> R
         snapshot.merge(lease);
     }
     Ok(snapshot)
+}
+
+/// The controller manager Lease's `acquireTime`, when readable: `run`'s start-up replay uses it as
+/// `plan` does.
+pub async fn read_controller_acquired(connection: &Connection) -> Result<Option<Timestamp>, ClusterError> {
+    Ok(connection.controller_lease().await?.and_then(|lease| lease.controller_acquired))
+}
+
+/// How many `TaintManagerEviction` events another controller (the cluster's own) reported in the
+/// hour before `now`; `None` when events cannot be read.
+pub async fn recent_upstream_evictions(connection: &Connection, now: Timestamp) -> Option<usize> {
+    let params = ListParams::default().fields("reason=TaintManagerEviction").limit(PAGE_SIZE);
+    let request = Request::new("/api/v1/events").list(&params).ok()?;
+    let body = connection.send(request, "list", "events").await.ok()?;
+    let list: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let hour_ago = now.add_nanos(-3600 * 1_000_000_000);
+    let recent = list["items"]
+        .as_array()?
+        .iter()
+        .filter(|event| {
+            let reporter = event["reportingComponent"].as_str().or_else(|| event["source"]["component"].as_str());
+            reporter != Some(crate::cluster::evict::CONTROLLER)
+        })
+        .filter(|event| {
+            ["lastTimestamp", "eventTime", "firstTimestamp"]
+                .iter()
+                .find_map(|field| event[*field].as_str().and_then(crate::source::file::parse_time))
+                .is_some_and(|at| at >= hour_ago)
+        })
+        .count();
+    Some(recent)
+}
+
+/// Checks that the initial lists `run` needs are allowed: one small LIST of nodes and of pods.
+pub async fn preflight(connection: &Connection) -> Result<(), ClusterError> {
+    for (path, resource) in [("/api/v1/nodes", "nodes"), ("/api/v1/pods", "pods at the cluster scope")] {
+        let request = Request::new(path).list(&ListParams::default().limit(1)).expect("a valid LIST request");
+        connection.send(request, "list", resource).await?;
+    }
+    Ok(())
 }

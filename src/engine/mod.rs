@@ -48,6 +48,7 @@ pub mod model;
 mod proptests;
 pub mod queue;
 pub mod replay;
+pub mod report;
 #[cfg(test)]
 mod sim;
 pub mod time;
@@ -86,6 +87,17 @@ pub enum Input {
     /// The controller restarted: every timer is lost, and every tainted node is passed again (upstream
     /// sees an ADD event for every object, issue #108268).
     ControllerRestarted,
+    /// Loads nodes and pods without evaluating them, with the work a replay of them found: how `run`
+    /// continues the story `plan` tells instead of restarting every countdown. Work due by `now`
+    /// fires at once.
+    Seeded {
+        /// Every node.
+        nodes: Vec<Node>,
+        /// Every pod.
+        pods: Vec<Pod>,
+        /// The pending deletions, by pod (pods not in `pods` are ignored).
+        work: Vec<(PodKey, Work)>,
+    },
 }
 
 /// A decision for the IO layer to carry out or report.
@@ -176,6 +188,7 @@ impl Engine {
                 }
             }
             Input::ControllerRestarted => self.restart(now),
+            Input::Seeded { nodes, pods, work } => self.seed(nodes, pods, work, now),
         }
     }
 
@@ -398,6 +411,26 @@ impl Engine {
         for pod in pods {
             self.upsert_pod(pod, now);
         }
+    }
+
+    fn seed(&mut self, nodes: Vec<Node>, pods: Vec<Pod>, work: Vec<(PodKey, Work)>, now: Timestamp) {
+        for node in nodes {
+            let slot = self.nodes.entry(node.name).or_default();
+            slot.exists = true;
+            slot.taints = node.taints.into_iter().filter(Taint::is_no_execute).collect();
+        }
+        for pod in pods {
+            let tolerations = self.intern(pod.tolerations);
+            self.delete_pod(&pod.key);
+            self.insert_pod(pod.key, pod.uid, pod.node, tolerations);
+        }
+        for (key, work) in work {
+            if let Some(&id) = self.pod_ids.get(&key) {
+                self.cancel(id);
+                self.add(id, work);
+            }
+        }
+        self.handle_timeout(now);
     }
 
     fn restart(&mut self, now: Timestamp) {

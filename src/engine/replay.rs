@@ -146,6 +146,23 @@ pub struct Plan {
     pub nodes: Vec<NodePlan>,
 }
 
+impl Plan {
+    /// The deletions the plan predicts, as queue work: what `run` seeds its engine with.
+    #[must_use]
+    pub fn work(&self) -> Vec<(PodKey, Work)> {
+        let pods = self.nodes.iter().flat_map(|node| &node.pods);
+        pods.filter_map(|pod| {
+            let cause = match pod.verdict {
+                Verdict::EvictNow => Cause::Untolerated,
+                Verdict::EvictAt => Cause::Expired { seconds: pod.toleration_seconds? },
+                Verdict::Never | Verdict::Unaffected => return None,
+            };
+            Some((pod.key.clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
+        })
+        .collect()
+    }
+}
+
 /// Before every instant a snapshot can carry: pods with no binding time are bound then.
 const BEGINNING: Timestamp = Timestamp::from_nanos(i128::MIN / 2);
 

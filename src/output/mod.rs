@@ -6,6 +6,7 @@
 pub mod explain;
 pub mod human;
 pub mod json;
+pub mod run;
 pub mod table;
 
 use std::io::{self, Write};

@@ -1,25 +1,37 @@
 //! An in-process fake Kubernetes API server over real HTTP on `127.0.0.1:0`.
 //!
-//! It serves what a client of nodes, pods and leases uses: `/version`, discovery, GET/LIST of nodes
-//! (label selectors), LIST of pods (field selectors `spec.nodeName=`/`!=`, `limit` and `continue`),
-//! GET of pods and Leases, and kube-style `Status` errors. Tests load objects into it, script faults
-//! (any status code, slow answers, dropped connections) and read back every request it saw. A
-//! temporary kubeconfig points at it, so the real binary (or kubectl) talks to it like to any cluster.
+//! It serves what a client of nodes, pods, leases and events uses: `/version`, discovery, GET/LIST of
+//! nodes, pods and Leases (label and field selectors, `limit` and `continue`), WATCH of nodes and pods
+//! (resource versions, selectors, `410 Expired`, bookmarks on request), DELETE of pods (uid and
+//! resourceVersion preconditions, `dryRun`), PATCH of `pods/status` (strategic-merge or merge patch),
+//! POST/PATCH/LIST of Events, and kube-style `Status` errors. Tests load objects into it, change them
+//! while a client watches, script faults (any status code, slow answers, dropped connections) and read
+//! back every request it saw, or block until a request or a state shows up. A temporary kubeconfig
+//! points at it, so the real binary (or kubectl) talks to it like to any cluster.
+//!
+//! Like etcd, one counter numbers every write (`metadata.resourceVersion`), and a log of changes lets a
+//! watch resume from any version not yet compacted away.
 //!
 //! It is a harness for the protocol, not a mock of the plugin: nothing in the plugin knows about it.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http_body_util::Full;
-use hyper::body::{Bytes, Incoming};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Bytes, Frame, Incoming};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
 
 /// One request the server received.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,12 +42,36 @@ pub struct Recorded {
     pub path: String,
     /// The decoded query parameters.
     pub query: BTreeMap<String, String>,
+    /// The request body, when it is JSON.
+    pub body: Option<Value>,
+    /// The `Content-Type` header, or `""`.
+    pub content_type: String,
 }
 
 impl Recorded {
     /// A query parameter's value, or `""`.
     pub fn param(&self, name: &str) -> &str {
         self.query.get(name).map_or("", String::as_str)
+    }
+
+    /// Whether this is a WATCH (a GET with `watch=true`).
+    pub fn is_watch(&self) -> bool {
+        self.method == "GET" && matches!(self.param("watch"), "true" | "1")
+    }
+}
+
+impl fmt::Display for Recorded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.method, self.path)?;
+        let mut separator = '?';
+        for (name, value) in &self.query {
+            write!(f, "{separator}{name}={value}")?;
+            separator = '&';
+        }
+        if let Some(body) = &self.body {
+            write!(f, " {body}")?;
+        }
+        Ok(())
     }
 }
 
@@ -55,6 +91,109 @@ struct Rule {
     method: &'static str,
     path_prefix: String,
     fault: Fault,
+    /// How many more requests it hits; `None`: all of them.
+    remaining: Option<usize>,
+}
+
+/// The kinds of object the server stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resource {
+    Nodes,
+    Pods,
+    Leases,
+    Events,
+}
+
+impl Resource {
+    fn of_kind(kind: &str) -> Option<Self> {
+        match kind {
+            "Node" => Some(Self::Nodes),
+            "Pod" => Some(Self::Pods),
+            "Lease" => Some(Self::Leases),
+            "Event" => Some(Self::Events),
+            _ => None,
+        }
+    }
+
+    fn kind(self) -> &'static str {
+        match self {
+            Self::Nodes => "Node",
+            Self::Pods => "Pod",
+            Self::Leases => "Lease",
+            Self::Events => "Event",
+        }
+    }
+}
+
+/// One write, as a watch replays it.
+#[derive(Debug)]
+struct Change {
+    resource_version: u64,
+    resource: Resource,
+    /// `ADDED`, `MODIFIED` or `DELETED`.
+    kind: &'static str,
+    /// The object after the write (for `DELETED`, its last state at the deletion's version).
+    object: Value,
+    /// The object before a `MODIFIED` write: a watch with a selector sees an object that starts or
+    /// stops matching as `ADDED` or `DELETED`, as from the real API server.
+    previous: Option<Value>,
+}
+
+/// Which objects a LIST or a WATCH selects.
+#[derive(Clone, Debug)]
+struct Selection {
+    resource: Resource,
+    namespace: Option<String>,
+    labels: String,
+    fields: String,
+}
+
+impl Selection {
+    fn new(resource: Resource, namespace: Option<&str>, r: &Recorded) -> Self {
+        Self {
+            resource,
+            namespace: namespace.map(str::to_owned),
+            labels: r.param("labelSelector").to_owned(),
+            fields: r.param("fieldSelector").to_owned(),
+        }
+    }
+
+    fn selects(&self, object: &Value) -> bool {
+        self.namespace.as_ref().is_none_or(|ns| object["metadata"]["namespace"] == ns.as_str())
+            && labels_match(object, &self.labels)
+            && fields_match(object, &self.fields)
+    }
+}
+
+/// One open WATCH.
+struct Watch {
+    selection: Selection,
+    bookmarks: bool,
+    lines: mpsc::UnboundedSender<Bytes>,
+}
+
+impl Watch {
+    /// What this watch sees of `change`, if anything.
+    fn event(&self, change: &Change) -> Option<Value> {
+        if change.resource != self.selection.resource {
+            return None;
+        }
+        let now = self.selection.selects(&change.object);
+        let before = change.previous.as_ref().is_some_and(|p| self.selection.selects(p));
+        let kind = match (change.kind, before, now) {
+            ("MODIFIED", true, true) => "MODIFIED",
+            ("MODIFIED", false, true) => "ADDED",
+            ("MODIFIED", true, false) => "DELETED",
+            ("ADDED" | "DELETED", _, true) => change.kind,
+            _ => return None,
+        };
+        Some(json!({"type": kind, "object": change.object}))
+    }
+
+    /// Sends one event; false once the client has gone.
+    fn send(&self, event: &Value) -> bool {
+        self.lines.send(Bytes::from(format!("{event}\n"))).is_ok()
+    }
 }
 
 #[derive(Default)]
@@ -62,19 +201,194 @@ struct State {
     nodes: Vec<Value>,
     pods: Vec<Value>,
     leases: Vec<Value>,
+    events: Vec<Value>,
     requests: Vec<Recorded>,
     rules: Vec<Rule>,
     /// The most items one LIST page holds, whatever `limit` asks (servers may return fewer).
     max_page: Option<usize>,
+    /// The version of the latest write.
     resource_version: u64,
+    /// Versions below this one are compacted away: watching from them is `410 Expired`.
+    compacted: u64,
+    /// Every write after `compacted`, oldest first.
+    log: Vec<Change>,
+    watches: Vec<Watch>,
+    /// Numbers the names made from `generateName`.
+    generated: u64,
+}
+
+impl State {
+    fn objects(&self, resource: Resource) -> &Vec<Value> {
+        match resource {
+            Resource::Nodes => &self.nodes,
+            Resource::Pods => &self.pods,
+            Resource::Leases => &self.leases,
+            Resource::Events => &self.events,
+        }
+    }
+
+    fn objects_mut(&mut self, resource: Resource) -> &mut Vec<Value> {
+        match resource {
+            Resource::Nodes => &mut self.nodes,
+            Resource::Pods => &mut self.pods,
+            Resource::Leases => &mut self.leases,
+            Resource::Events => &mut self.events,
+        }
+    }
+
+    fn position(&self, resource: Resource, namespace: &str, name: &str) -> Option<usize> {
+        self.objects(resource).iter().position(|o| is(o, namespace, name))
+    }
+
+    fn find(&self, resource: Resource, namespace: &str, name: &str) -> Option<&Value> {
+        self.objects(resource).iter().find(|o| is(o, namespace, name))
+    }
+
+    fn next_version(&mut self) -> u64 {
+        self.resource_version += 1;
+        self.resource_version
+    }
+
+    /// Stores `object` (its `kind` says where), adding or replacing by namespace and name, and tells
+    /// the watches. Returns what was stored, or `None` for a kind the server does not keep.
+    fn put(&mut self, mut object: Value) -> Option<Value> {
+        let resource = Resource::of_kind(object["kind"].as_str()?)?;
+        let version = self.next_version();
+        object["metadata"]["resourceVersion"] = json!(version.to_string());
+        let (namespace, name) = id(&object);
+        let previous = match self.position(resource, &namespace, &name) {
+            Some(index) => Some(std::mem::replace(&mut self.objects_mut(resource)[index], object.clone())),
+            None => {
+                self.objects_mut(resource).push(object.clone());
+                None
+            }
+        };
+        let kind = if previous.is_some() { "MODIFIED" } else { "ADDED" };
+        self.record(Change { resource_version: version, resource, kind, object: object.clone(), previous });
+        Some(object)
+    }
+
+    /// Removes one object and tells the watches; the `DELETED` object carries the deletion's version.
+    fn delete(&mut self, resource: Resource, namespace: &str, name: &str) -> Option<Value> {
+        let index = self.position(resource, namespace, name)?;
+        let mut object = self.objects_mut(resource).remove(index);
+        let version = self.next_version();
+        object["metadata"]["resourceVersion"] = json!(version.to_string());
+        let change =
+            Change { resource_version: version, resource, kind: "DELETED", object: object.clone(), previous: None };
+        self.record(change);
+        Some(object)
+    }
+
+    fn record(&mut self, change: Change) {
+        self.watches.retain(|watch| match watch.event(&change) {
+            Some(event) => watch.send(&event),
+            None => !watch.lines.is_closed(),
+        });
+        self.log.push(change);
+    }
+
+    fn bookmark(&mut self) {
+        let version = self.resource_version.to_string();
+        self.watches
+            .retain(|watch| !watch.bookmarks || watch.send(&bookmark(watch.selection.resource, &version, false)));
+    }
+
+    fn compact(&mut self) {
+        // Other writes move a real cluster's revision on before etcd compacts: every version handed
+        // out so far becomes too old, also for a watch that had seen the latest write.
+        self.compacted = self.next_version();
+        self.log.clear();
+    }
+
+    fn generate_name(&mut self, prefix: &str) -> String {
+        self.generated += 1;
+        format!("{prefix}{:05x}", self.generated)
+    }
+}
+
+/// `(namespace, name)`, `""` for a cluster-scoped object's namespace.
+fn id(object: &Value) -> (String, String) {
+    let field = |key: &str| object["metadata"][key].as_str().unwrap_or_default().to_owned();
+    (field("namespace"), field("name"))
+}
+
+fn is(object: &Value, namespace: &str, name: &str) -> bool {
+    object["metadata"]["name"] == name && object["metadata"]["namespace"].as_str().unwrap_or_default() == namespace
+}
+
+fn bookmark(resource: Resource, version: &str, initial_events_end: bool) -> Value {
+    let mut metadata = json!({"resourceVersion": version});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    json!({"type": "BOOKMARK", "object": {"kind": resource.kind(), "apiVersion": "v1", "metadata": metadata}})
+}
+
+/// The state and the condition variable that tells waiting tests it changed.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("fake API server state")
+    }
+
+    /// Runs `change` on the state, then wakes every waiting test.
+    fn update<R>(&self, change: impl FnOnce(&mut State) -> R) -> R {
+        let result = change(&mut self.lock());
+        self.changed.notify_all();
+        result
+    }
+}
+
+/// A read-only look at the server's state, for [`FakeApiServer::wait_until_state`].
+pub struct FakeView<'a> {
+    state: &'a State,
+}
+
+impl FakeView<'_> {
+    /// One stored object by `kind` (`Node`, `Pod`, `Lease`, `Event`), namespace (`""` for a node) and
+    /// name.
+    pub fn object(&self, kind: &str, namespace: &str, name: &str) -> Option<&Value> {
+        self.state.find(Resource::of_kind(kind)?, namespace, name)
+    }
+
+    /// Every stored pod.
+    pub fn pods(&self) -> &[Value] {
+        &self.state.pods
+    }
+
+    /// Every stored Event (as it was posted).
+    pub fn events(&self) -> &[Value] {
+        &self.state.events
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> &[Recorded] {
+        &self.state.requests
+    }
 }
 
 /// The running server. Dropping it stops the server.
 pub struct FakeApiServer {
     addr: SocketAddr,
-    state: Arc<Mutex<State>>,
+    shared: Arc<Shared>,
     kubeconfig: PathBuf,
-    _runtime: tokio::runtime::Runtime,
+    /// Always `Some` until dropped; shut down in the background so that the server may be dropped
+    /// inside another runtime (a test's own `#[tokio::test]`).
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Drop for FakeApiServer {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl FakeApiServer {
@@ -85,16 +399,22 @@ impl FakeApiServer {
             .enable_all()
             .build()
             .expect("a runtime for the fake API server");
-        let state = Arc::new(Mutex::new(State { resource_version: 1000, ..State::default() }));
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind a loopback port");
+        let shared = Arc::new(Shared::default());
+        shared.lock().resource_version = 1000;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+        listener.set_nonblocking(true).expect("a non-blocking listener");
         let addr = listener.local_addr().expect("bound address");
-        let served = state.clone();
+        let listener = {
+            let _inside = runtime.enter();
+            tokio::net::TcpListener::from_std(listener).expect("a tokio listener")
+        };
+        let served = shared.clone();
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
-                let state = served.clone();
+                let shared = served.clone();
                 tokio::spawn(async move {
-                    let service = service_fn(move |request| handle(state.clone(), request));
+                    let service = service_fn(move |request| handle(shared.clone(), request));
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
@@ -103,7 +423,7 @@ impl FakeApiServer {
         });
         let kubeconfig = dir.join("kubeconfig");
         std::fs::write(&kubeconfig, kubeconfig_yaml(addr)).expect("write the kubeconfig");
-        Self { addr, state, kubeconfig, _runtime: runtime }
+        Self { addr, shared, kubeconfig, runtime: Some(runtime) }
     }
 
     /// `http://127.0.0.1:PORT`.
@@ -116,48 +436,111 @@ impl FakeApiServer {
         &self.kubeconfig
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().expect("fake API server state")
+    fn view<R>(&self, read: impl FnOnce(&FakeView<'_>) -> R) -> R {
+        read(&FakeView { state: &self.shared.lock() })
     }
 
-    /// Loads every Node, Pod and Lease of a `v1` `List`.
+    /// Loads every Node, Pod, Lease and Event of a `v1` `List`.
     pub fn load(&self, list: &Value) {
         for item in list["items"].as_array().into_iter().flatten() {
             self.add(item.clone());
         }
     }
 
-    /// Adds (or replaces, by namespace and name) one object.
+    /// Adds (or replaces, by namespace and name) one object: watches see `ADDED` (or `MODIFIED`).
     pub fn add(&self, object: Value) {
-        let mut state = self.state();
-        state.resource_version += 1;
-        let version = state.resource_version.to_string();
-        let mut object = object;
-        object["metadata"]["resourceVersion"] = json!(version);
-        let bucket = match object["kind"].as_str() {
-            Some("Node") => &mut state.nodes,
-            Some("Pod") => &mut state.pods,
-            Some("Lease") => &mut state.leases,
-            _ => return,
-        };
-        let id = |o: &Value| (o["metadata"]["namespace"].clone(), o["metadata"]["name"].clone());
-        bucket.retain(|o| id(o) != id(&object));
-        bucket.push(object);
+        self.shared.update(|state| state.put(object));
+    }
+
+    /// Deletes one object by `kind` (`Node`, `Pod`, …), namespace (`""` for a node) and name: watches
+    /// see `DELETED`. Returns the object, if there was one.
+    pub fn remove(&self, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        let resource = Resource::of_kind(kind)?;
+        self.shared.update(|state| state.delete(resource, namespace, name))
+    }
+
+    /// Sends a `BOOKMARK` at the current version to every watch that allowed bookmarks.
+    pub fn bookmark(&self) {
+        self.shared.update(State::bookmark);
+    }
+
+    /// Compacts the history: every resource version handed out so far is too old to watch from, so a
+    /// watch resumed from one gets `410 Expired` and its client must list again.
+    pub fn compact(&self) {
+        self.shared.update(State::compact);
+    }
+
+    /// Ends every open watch, as an API server restart does; clients resume from their last version.
+    pub fn close_watches(&self) {
+        self.shared.update(|state| state.watches.clear());
+    }
+
+    /// One stored object (see [`FakeView::object`]).
+    pub fn object(&self, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        self.view(|view| view.object(kind, namespace, name).cloned())
+    }
+
+    /// Every stored pod.
+    pub fn pods(&self) -> Vec<Value> {
+        self.view(|view| view.pods().to_vec())
+    }
+
+    /// Every stored Event, as it was posted (and patched).
+    pub fn events(&self) -> Vec<Value> {
+        self.view(|view| view.events().to_vec())
     }
 
     /// Scripts `fault` for every `method` request whose path starts with `path_prefix`.
     pub fn fail(&self, method: &'static str, path_prefix: &str, fault: Fault) {
-        self.state().rules.push(Rule { method, path_prefix: path_prefix.to_owned(), fault });
+        self.add_rule(method, path_prefix, fault, None);
+    }
+
+    /// Scripts `fault` for the next `times` matching requests only (a transient failure).
+    pub fn fail_times(&self, method: &'static str, path_prefix: &str, fault: Fault, times: usize) {
+        self.add_rule(method, path_prefix, fault, Some(times));
+    }
+
+    fn add_rule(&self, method: &'static str, path_prefix: &str, fault: Fault, remaining: Option<usize>) {
+        let rule = Rule { method, path_prefix: path_prefix.to_owned(), fault, remaining };
+        self.shared.update(|state| state.rules.push(rule));
     }
 
     /// Caps every LIST page at `items` items.
     pub fn cap_pages(&self, items: usize) {
-        self.state().max_page = Some(items);
+        self.shared.update(|state| state.max_page = Some(items));
     }
 
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
-        self.state().requests.clone()
+        self.view(|view| view.requests().to_vec())
+    }
+
+    /// Blocks until `condition` holds for the requests received so far and returns them. Woken by
+    /// every request and every change, so `timeout` is only an upper bound: past it, the test fails
+    /// with `what` and every request seen.
+    pub fn wait_for(&self, what: &str, timeout: Duration, condition: impl Fn(&[Recorded]) -> bool) -> Vec<Recorded> {
+        let state = self.wait(what, timeout, |state| condition(&state.requests));
+        state.requests.clone()
+    }
+
+    /// Blocks until `condition` holds for the server's state (e.g. "pod X is gone"), as
+    /// [`wait_for`](Self::wait_for) does for requests.
+    pub fn wait_until_state(&self, what: &str, timeout: Duration, condition: impl Fn(&FakeView<'_>) -> bool) {
+        drop(self.wait(what, timeout, |state| condition(&FakeView { state })));
+    }
+
+    fn wait(&self, what: &str, timeout: Duration, condition: impl Fn(&State) -> bool) -> MutexGuard<'_, State> {
+        let (state, waited) = self
+            .shared
+            .changed
+            .wait_timeout_while(self.shared.lock(), timeout, |state| !condition(state))
+            .expect("fake API server state");
+        if waited.timed_out() {
+            let seen: Vec<String> = state.requests.iter().map(|r| format!("  {r}")).collect();
+            drop(state);
+            panic!("timed out after {timeout:?} waiting for {what}; requests seen:\n{}", seen.join("\n"));
+        }
+        state
     }
 }
 
@@ -169,25 +552,34 @@ fn kubeconfig_yaml(addr: SocketAddr) -> String {
     )
 }
 
-type Reply = Result<Response<Full<Bytes>>, std::io::Error>;
+type ResponseBody = BoxBody<Bytes, std::io::Error>;
+type Reply = Result<Response<ResponseBody>, std::io::Error>;
 
-fn reply(code: u16, body: &Value) -> Reply {
+fn respond(code: u16, body: ResponseBody) -> Reply {
     let response = Response::builder()
         .status(StatusCode::from_u16(code).expect("a valid status code"))
         .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
+        .body(body)
         .expect("a valid response");
     Ok(response)
+}
+
+fn reply(code: u16, body: &Value) -> Reply {
+    respond(code, Full::new(Bytes::from(body.to_string())).map_err(|never| match never {}).boxed())
 }
 
 /// A kube `Status` failure, as the API server writes it.
 pub fn status(code: u16, message: &str) -> Value {
     let reason = match code {
+        400 => "BadRequest",
         401 => "Unauthorized",
         403 => "Forbidden",
         404 => "NotFound",
+        405 => "MethodNotAllowed",
         409 => "Conflict",
         410 => "Expired",
+        415 => "UnsupportedMediaType",
+        422 => "Invalid",
         429 => "TooManyRequests",
         _ => "InternalError",
     };
@@ -195,100 +587,159 @@ pub fn status(code: u16, message: &str) -> Value {
            "message": message, "reason": reason, "code": code})
 }
 
-async fn handle(state: Arc<Mutex<State>>, request: Request<Incoming>) -> Reply {
-    let recorded = Recorded {
-        method: request.method().to_string(),
-        path: request.uri().path().to_owned(),
-        query: form_urlencoded::parse(request.uri().query().unwrap_or("").as_bytes()).into_owned().collect(),
-    };
-    let fault = {
-        let mut state = state.lock().expect("state");
-        state.requests.push(recorded.clone());
-        state
-            .rules
-            .iter()
-            .find(|r| r.method == recorded.method && recorded.path.starts_with(&r.path_prefix))
-            .map(|r| r.fault.clone())
-    };
-    match fault {
-        Some(Fault::Status(code, message)) => return reply(code, &status(code, &message)),
-        Some(Fault::Drop) => return Err(std::io::Error::other("connection dropped by the test")),
-        // Simulated server latency (not synchronisation): the answer leaves this much later.
-        Some(Fault::Slow(delay)) => tokio::time::sleep_until(tokio::time::Instant::now() + delay).await,
-        None => {}
-    }
-    let state = state.lock().expect("state");
-    route(&state, &recorded)
+/// A `Status` failure about one object, with the `details` the API server adds.
+fn failure(code: u16, message: &str, kind: &str, name: &str) -> Reply {
+    let mut body = status(code, message);
+    body["details"] = json!({"name": name, "kind": kind});
+    reply(code, &body)
 }
 
-fn route(state: &State, r: &Recorded) -> Reply {
-    if r.method != "GET" {
-        return reply(405, &status(405, "method not allowed"));
+/// `pods "NAME" not found`.
+fn not_found(resource: &str, name: &str) -> Reply {
+    failure(404, &format!("{resource} \"{name}\" not found"), resource, name)
+}
+
+async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+    let (parts, body) = request.into_parts();
+    let bytes = body.collect().await.map_err(std::io::Error::other)?.to_bytes();
+    let recorded = Recorded {
+        method: parts.method.to_string(),
+        path: parts.uri.path().to_owned(),
+        query: form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()).into_owned().collect(),
+        body: serde_json::from_slice(&bytes).ok(),
+        content_type: parts.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned(),
+    };
+    // A request without a fault is recorded and answered in one step: once a test sees it in the log,
+    // its answer is decided (a watch is open and gets every later change).
+    let outcome = shared.update(|state| {
+        state.requests.push(recorded.clone());
+        match take_fault(state, &recorded) {
+            Some(fault) => Err(fault),
+            None => Ok(route(state, &recorded)),
+        }
+    });
+    match outcome {
+        Ok(answer) => answer,
+        Err(Fault::Status(code, message)) => reply(code, &status(code, &message)),
+        Err(Fault::Drop) => Err(std::io::Error::other("connection dropped by the test")),
+        Err(Fault::Slow(delay)) => {
+            // Simulated server latency (not synchronisation): the answer leaves this much later.
+            tokio::time::sleep_until(tokio::time::Instant::now() + delay).await;
+            shared.update(|state| route(state, &recorded))
+        }
     }
+}
+
+/// The fault of the first rule that matches the request, counting down a transient one.
+fn take_fault(state: &mut State, r: &Recorded) -> Option<Fault> {
+    let index = state.rules.iter().position(|rule| rule.method == r.method && r.path.starts_with(&rule.path_prefix))?;
+    let rule = &mut state.rules[index];
+    let fault = rule.fault.clone();
+    if let Some(remaining) = &mut rule.remaining {
+        *remaining -= 1;
+        if *remaining == 0 {
+            state.rules.remove(index);
+        }
+    }
+    Some(fault)
+}
+
+fn route(state: &mut State, r: &Recorded) -> Reply {
+    use Resource::{Events, Leases, Nodes, Pods};
     let segments: Vec<&str> = r.path.trim_matches('/').split('/').collect();
-    match segments.as_slice() {
-        ["version"] => {
+    match (r.method.as_str(), segments.as_slice()) {
+        ("GET", ["version"]) => {
             reply(200, &json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0", "platform": "linux/amd64"}))
         }
-        ["api"] => reply(
+        ("GET", ["api"]) => reply(
             200,
             &json!({"kind": "APIVersions", "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),
         ),
-        ["apis"] => reply(
-            200,
-            &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{
-            "name": "coordination.k8s.io", "versions": [{"groupVersion": "coordination.k8s.io/v1", "version": "v1"}],
-            "preferredVersion": {"groupVersion": "coordination.k8s.io/v1", "version": "v1"}}]}),
-        ),
-        ["api", "v1"] => reply(
+        ("GET", ["apis"]) => reply(200, &api_groups()),
+        ("GET", ["api", "v1"]) => reply(
             200,
             &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1", "resources": [
             {"name": "nodes", "singularName": "node", "namespaced": false, "kind": "Node", "verbs": ["get", "list", "watch"], "shortNames": ["no"]},
-            {"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod", "verbs": ["get", "list", "watch", "delete"], "shortNames": ["po"]}]}),
+            {"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod", "verbs": ["get", "list", "watch", "delete"], "shortNames": ["po"]},
+            {"name": "pods/status", "singularName": "", "namespaced": true, "kind": "Pod", "verbs": ["get", "patch"]},
+            {"name": "events", "singularName": "event", "namespaced": true, "kind": "Event", "verbs": ["create", "get", "list", "patch"], "shortNames": ["ev"]}]}),
         ),
-        ["apis", "coordination.k8s.io", "v1"] => reply(
+        ("GET", ["apis", "coordination.k8s.io", "v1"]) => reply(
             200,
             &json!({"kind": "APIResourceList", "apiVersion": "v1",
             "groupVersion": "coordination.k8s.io/v1", "resources": [
             {"name": "leases", "singularName": "lease", "namespaced": true, "kind": "Lease", "verbs": ["get", "list"]}]}),
         ),
-        ["api", "v1", "nodes"] => {
-            list(state, r, "NodeList", state.nodes.iter().filter(|n| labels_match(n, r.param("labelSelector"))))
-        }
-        ["api", "v1", "nodes", name] => get(&state.nodes, None, name, "nodes"),
-        ["api", "v1", "pods"] => {
-            list(state, r, "PodList", state.pods.iter().filter(|p| fields_match(p, r.param("fieldSelector"))))
-        }
-        ["api", "v1", "namespaces", ns, "pods"] => list(
-            state,
-            r,
-            "PodList",
-            state
-                .pods
-                .iter()
-                .filter(|p| p["metadata"]["namespace"] == *ns && fields_match(p, r.param("fieldSelector"))),
+        ("GET", ["apis", "events.k8s.io", "v1"]) => reply(
+            200,
+            &json!({"kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": "events.k8s.io/v1", "resources": [
+            {"name": "events", "singularName": "event", "namespaced": true, "kind": "Event", "verbs": ["create", "get", "list", "patch"], "shortNames": ["ev"]}]}),
         ),
-        ["api", "v1", "namespaces", ns, "pods", name] => get(&state.pods, Some(ns), name, "pods"),
-        ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name] => {
-            get(&state.leases, Some(ns), name, "leases.coordination.k8s.io")
+        ("GET", ["api", "v1", "nodes"]) => collection(state, r, "v1", Selection::new(Nodes, None, r)),
+        ("GET", ["api", "v1", "nodes", name]) => get(state, Nodes, "", name, "nodes"),
+        ("GET", ["api", "v1", "pods"]) => collection(state, r, "v1", Selection::new(Pods, None, r)),
+        ("GET", ["api", "v1", "namespaces", ns, "pods"]) => {
+            collection(state, r, "v1", Selection::new(Pods, Some(ns), r))
         }
-        _ => reply(404, &status(404, "the server could not find the requested resource")),
+        (
+            "GET",
+            ["api", "v1", "namespaces", ns, "pods", name] | ["api", "v1", "namespaces", ns, "pods", name, "status"],
+        ) => get(state, Pods, ns, name, "pods"),
+        ("DELETE", ["api", "v1", "namespaces", ns, "pods", name]) => delete_pod(state, r, ns, name),
+        ("PATCH", ["api", "v1", "namespaces", ns, "pods", name, "status"]) => patch_pod_status(state, r, ns, name),
+        ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name]) => {
+            get(state, Leases, ns, name, "leases.coordination.k8s.io")
+        }
+        ("GET", ["api", "v1", "events"]) => collection(state, r, "v1", Selection::new(Events, None, r)),
+        ("GET", ["apis", "events.k8s.io", "v1", "events"]) => {
+            collection(state, r, "events.k8s.io/v1", Selection::new(Events, None, r))
+        }
+        ("GET", ["api", "v1", "namespaces", ns, "events"]) => {
+            collection(state, r, "v1", Selection::new(Events, Some(ns), r))
+        }
+        ("GET", ["apis", "events.k8s.io", "v1", "namespaces", ns, "events"]) => {
+            collection(state, r, "events.k8s.io/v1", Selection::new(Events, Some(ns), r))
+        }
+        ("POST", ["api", "v1", "namespaces", ns, "events"]) => create_event(state, r, ns, "v1", "events"),
+        ("POST", ["apis", "events.k8s.io", "v1", "namespaces", ns, "events"]) => {
+            create_event(state, r, ns, "events.k8s.io/v1", "events.events.k8s.io")
+        }
+        ("GET", ["api", "v1", "namespaces", ns, "events", name]) => get(state, Events, ns, name, "events"),
+        ("GET", ["apis", "events.k8s.io", "v1", "namespaces", ns, "events", name]) => {
+            get(state, Events, ns, name, "events.events.k8s.io")
+        }
+        ("PATCH", ["api", "v1", "namespaces", ns, "events", name]) => patch_event(state, r, ns, name, "events"),
+        ("PATCH", ["apis", "events.k8s.io", "v1", "namespaces", ns, "events", name]) => {
+            patch_event(state, r, ns, name, "events.events.k8s.io")
+        }
+        ("GET", _) => reply(404, &status(404, "the server could not find the requested resource")),
+        _ => reply(405, &status(405, "method not allowed")),
     }
 }
 
-fn get(objects: &[Value], namespace: Option<&str>, name: &str, resource: &str) -> Reply {
-    let found = objects
-        .iter()
-        .find(|o| o["metadata"]["name"] == name && namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns));
-    match found {
+fn api_groups() -> Value {
+    let group = |name: &str| {
+        let version = json!({"groupVersion": format!("{name}/v1"), "version": "v1"});
+        json!({"name": name, "versions": [version.clone()], "preferredVersion": version})
+    };
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [group("coordination.k8s.io"), group("events.k8s.io")]})
+}
+
+fn get(state: &State, resource: Resource, namespace: &str, name: &str, plural: &str) -> Reply {
+    match state.find(resource, namespace, name) {
         Some(object) => reply(200, object),
-        None => reply(404, &status(404, &format!("{resource} \"{name}\" not found"))),
+        None => not_found(plural, name),
     }
 }
 
-fn list<'a>(state: &State, r: &Recorded, kind: &str, items: impl Iterator<Item = &'a Value>) -> Reply {
-    let items: Vec<&Value> = items.collect();
+/// A LIST, or a WATCH with `watch=true`.
+fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Selection) -> Reply {
+    if r.is_watch() {
+        return watch(state, r, selection);
+    }
+    let items: Vec<&Value> = state.objects(selection.resource).iter().filter(|o| selection.selects(o)).collect();
     let start: usize = match r.param("continue") {
         "" => 0,
         token => match token.parse() {
@@ -316,37 +767,325 @@ fn list<'a>(state: &State, r: &Recorded, kind: &str, items: impl Iterator<Item =
         metadata["continue"] = json!(end.to_string());
         metadata["remainingItemCount"] = json!(items.len() - end);
     }
-    reply(200, &json!({"kind": kind, "apiVersion": "v1", "metadata": metadata, "items": page}))
+    let kind = format!("{}List", selection.resource.kind());
+    reply(200, &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata, "items": page}))
 }
 
-/// Equality-based label selectors (`k=v`, `k==v`, `k!=v`, `k`, `!k`), enough for the tests.
+/// Opens a watch: the events after `resourceVersion` (or, from `""`/`"0"`, the current objects as
+/// `ADDED`), then every change as it happens, one JSON object a line, until `timeoutSeconds` pass or
+/// the test closes the watches.
+fn watch(state: &mut State, r: &Recorded, selection: Selection) -> Reply {
+    let (lines, received) = mpsc::unbounded_channel();
+    let watch = Watch { selection, bookmarks: r.param("allowWatchBookmarks") == "true", lines };
+    match r.param("resourceVersion") {
+        "" | "0" => {
+            for object in state.objects(watch.selection.resource).iter().filter(|o| watch.selection.selects(o)) {
+                watch.send(&json!({"type": "ADDED", "object": object}));
+            }
+            if r.param("sendInitialEvents") == "true" {
+                let version = state.resource_version.to_string();
+                watch.send(&bookmark(watch.selection.resource, &version, true));
+            }
+        }
+        from => {
+            let Ok(from) = from.parse::<u64>() else {
+                return reply(400, &status(400, &format!("invalid resource version: {from:?}")));
+            };
+            if from < state.compacted {
+                // The real API server answers 200 and sends the error as the only event.
+                let message = format!("too old resource version: {from} ({})", state.compacted);
+                watch.send(&json!({"type": "ERROR", "object": status(410, &message)}));
+                drop(watch);
+                return respond(200, WatchBody::new(received, Duration::ZERO).boxed());
+            }
+            for change in state.log.iter().filter(|c| c.resource_version > from) {
+                if let Some(event) = watch.event(change) {
+                    watch.send(&event);
+                }
+            }
+        }
+    }
+    state.watches.push(watch);
+    // Without `timeoutSeconds` the real server picks 30 to 60 minutes.
+    let timeout = Duration::from_secs(r.param("timeoutSeconds").parse().unwrap_or(1800));
+    respond(200, WatchBody::new(received, timeout).boxed())
+}
+
+/// A streaming (chunked) watch response: it ends when every sender is gone or at its deadline.
+struct WatchBody {
+    lines: mpsc::UnboundedReceiver<Bytes>,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl WatchBody {
+    fn new(lines: mpsc::UnboundedReceiver<Bytes>, timeout: Duration) -> Self {
+        Self { lines, deadline: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now() + timeout)) }
+    }
+}
+
+impl Body for WatchBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        if let Poll::Ready(line) = this.lines.poll_recv(cx) {
+            return Poll::Ready(line.map(|line| Ok(Frame::data(line))));
+        }
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    }
+}
+
+/// DELETE of one pod: the uid and resourceVersion preconditions are checked first, as the API server's
+/// `BeforeDelete` does; `dryRun` (in the query or, as kube-rs sends it, in the body) changes nothing.
+fn delete_pod(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> Reply {
+    let options = r.body.clone().unwrap_or_else(|| json!({}));
+    let Some(pod) = state.find(Resource::Pods, namespace, name) else { return not_found("pods", name) };
+    for (field, label, why) in
+        [("uid", "UID", "deleted and then recreated"), ("resourceVersion", "ResourceVersion", "modified")]
+    {
+        let wanted = &options["preconditions"][field];
+        let actual = pod["metadata"][field].as_str().unwrap_or_default();
+        if let Some(wanted) = wanted.as_str()
+            && wanted != actual
+        {
+            let message = format!(
+                "Operation cannot be fulfilled on Pod \"{name}\": the {label} in the precondition ({wanted}) does \
+                 not match the {label} in record ({actual}). The object might have been {why}"
+            );
+            return failure(409, &message, "Pod", name);
+        }
+    }
+    let dry_run =
+        r.param("dryRun") == "All" || options["dryRun"].as_array().is_some_and(|d| d.iter().any(|v| v == "All"));
+    if dry_run {
+        return reply(200, pod);
+    }
+    let deleted = state.delete(Resource::Pods, namespace, name).expect("the pod was just found");
+    reply(200, &deleted)
+}
+
+/// PATCH of `pods/status`: only the status changes; `status.conditions` merges by `type` under a
+/// strategic-merge patch and is replaced under a merge patch, as on the real server. A `metadata.uid`
+/// in the patch that is not the pod's is rejected as the real server does (`422`, uid is immutable).
+fn patch_pod_status(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> Reply {
+    let Some(strategic) = is_strategic(r) else { return unsupported_patch(r) };
+    let Some(patch) = r.body.as_ref().filter(|b| b.is_object()) else {
+        return reply(400, &status(400, "the patch is not a JSON object"));
+    };
+    let Some(pod) = state.find(Resource::Pods, namespace, name) else { return not_found("pods", name) };
+    if let Some(uid) = patch["metadata"]["uid"].as_str()
+        && pod["metadata"]["uid"] != uid
+    {
+        let message = format!("Pod \"{name}\" is invalid: metadata.uid: Invalid value: \"{uid}\": field is immutable");
+        return failure(422, &message, "Pod", name);
+    }
+    let mut patched = pod.clone();
+    if let Some(status) = patch.get("status") {
+        merge(&mut patched["status"], status, strategic);
+    }
+    if r.param("dryRun") == "All" {
+        return reply(200, &patched);
+    }
+    let stored = state.put(patched).expect("a pod");
+    reply(200, &stored)
+}
+
+/// POST of an Event: stored as sent, named from `generateName` if it has no name.
+fn create_event(state: &mut State, r: &Recorded, namespace: &str, api_version: &str, plural: &str) -> Reply {
+    let Some(mut event) = r.body.clone().filter(Value::is_object) else {
+        return reply(400, &status(400, "the event is not a JSON object"));
+    };
+    if event["metadata"]["namespace"].as_str().is_some_and(|ns| ns != namespace) {
+        let message = "the namespace of the provided object does not match the namespace sent on the request";
+        return reply(400, &status(400, message));
+    }
+    let name = match (event["metadata"]["name"].as_str(), event["metadata"]["generateName"].as_str()) {
+        (Some(name), _) if !name.is_empty() => name.to_owned(),
+        (_, Some(prefix)) => state.generate_name(prefix),
+        _ => {
+            return reply(
+                422,
+                &status(422, "Event is invalid: metadata.name: Required value: name or generateName is required"),
+            );
+        }
+    };
+    if state.find(Resource::Events, namespace, &name).is_some() {
+        return failure(409, &format!("{plural} \"{name}\" already exists"), plural, &name);
+    }
+    event["kind"] = json!("Event");
+    event["apiVersion"] = json!(api_version);
+    event["metadata"]["name"] = json!(name);
+    event["metadata"]["namespace"] = json!(namespace);
+    if event["metadata"]["uid"].is_null() {
+        event["metadata"]["uid"] = json!(format!("fake-event-{}", state.resource_version + 1));
+    }
+    let stored = state.put(event).expect("an Event");
+    reply(201, &stored)
+}
+
+/// PATCH of an Event (the kube-rs `Recorder` merge-patches a repeated event's `series`).
+fn patch_event(state: &mut State, r: &Recorded, namespace: &str, name: &str, plural: &str) -> Reply {
+    let Some(strategic) = is_strategic(r) else { return unsupported_patch(r) };
+    let Some(patch) = r.body.as_ref().filter(|b| b.is_object()) else {
+        return reply(400, &status(400, "the patch is not a JSON object"));
+    };
+    let Some(event) = state.find(Resource::Events, namespace, name) else { return not_found(plural, name) };
+    let mut patched = event.clone();
+    merge(&mut patched, patch, strategic);
+    for field in ["kind", "apiVersion"] {
+        patched[field] = event[field].clone();
+    }
+    for field in ["name", "namespace", "uid"] {
+        patched["metadata"][field] = event["metadata"][field].clone();
+    }
+    let stored = state.put(patched).expect("an Event");
+    reply(200, &stored)
+}
+
+/// Whether a PATCH is a strategic-merge patch (`true`) or a JSON merge patch (`false`); `None` for
+/// other media types (JSON patch and apply are not served).
+fn is_strategic(r: &Recorded) -> Option<bool> {
+    match media_type(r) {
+        "application/strategic-merge-patch+json" => Some(true),
+        "application/merge-patch+json" => Some(false),
+        _ => None,
+    }
+}
+
+fn media_type(r: &Recorded) -> &str {
+    r.content_type.split(';').next().unwrap_or_default().trim()
+}
+
+fn unsupported_patch(r: &Recorded) -> Reply {
+    let message = format!(
+        "the body of the request was in an unknown format - accepted media types include: \
+         application/merge-patch+json, application/strategic-merge-patch+json (fake: got {:?})",
+        media_type(r)
+    );
+    reply(415, &status(415, &message))
+}
+
+/// The merge key of the lists a strategic-merge patch merges item by item (the ones pod status has).
+fn merge_key(field: &str) -> Option<&'static str> {
+    match field {
+        "conditions" => Some("type"),
+        "podIPs" | "hostIPs" => Some("ip"),
+        _ => None,
+    }
+}
+
+/// Applies a JSON merge patch (RFC 7386) to `target`; if `strategic`, lists with a merge key merge
+/// item by item (`$patch: delete` removes one), and other `$` directives are ignored.
+fn merge(target: &mut Value, patch: &Value, strategic: bool) {
+    let Some(fields) = patch.as_object() else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(target) = target else { unreachable!("just made an object") };
+    for (field, value) in fields {
+        if strategic && field.starts_with('$') {
+            continue;
+        }
+        if value.is_null() {
+            target.remove(field);
+            continue;
+        }
+        let slot = target.entry(field.clone()).or_insert(Value::Null);
+        match (merge_key(field).filter(|_| strategic), value.as_array()) {
+            (Some(key), Some(items)) => merge_list(slot, items, key),
+            _ => merge(slot, value, strategic),
+        }
+    }
+}
+
+fn merge_list(target: &mut Value, items: &[Value], key: &str) {
+    if !target.is_array() {
+        *target = json!([]);
+    }
+    let Value::Array(list) = target else { unreachable!("just made an array") };
+    for item in items {
+        let existing = list.iter().position(|e| e[key] == item[key]);
+        match (existing, item["$patch"] == "delete") {
+            (Some(index), true) => {
+                list.remove(index);
+            }
+            (None, true) => {}
+            (Some(index), false) => merge(&mut list[index], item, true),
+            (None, false) => {
+                let mut fresh = Value::Null;
+                merge(&mut fresh, item, true);
+                list.push(fresh);
+            }
+        }
+    }
+}
+
+/// The comma-separated terms of a selector; commas inside `in (…)` sets do not split.
+fn terms(selector: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (i, c) in selector.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                terms.push(selector[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(selector[start..].trim());
+    terms.retain(|t| !t.is_empty());
+    terms
+}
+
+/// Label selectors: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`.
 fn labels_match(object: &Value, selector: &str) -> bool {
     let labels = &object["metadata"]["labels"];
-    selector.split(',').filter(|t| !t.is_empty()).all(|term| {
+    let set = |values: &str| -> Vec<String> {
+        values.trim().trim_matches(|c| c == '(' || c == ')').split(',').map(|v| v.trim().to_owned()).collect()
+    };
+    terms(selector).into_iter().all(|term| {
         if let Some(key) = term.strip_prefix('!') {
-            labels.get(key).is_none()
+            labels.get(key.trim()).is_none()
+        } else if let Some((key, values)) = term.split_once(" notin ") {
+            labels[key.trim()].as_str().is_none_or(|v| !set(values).iter().any(|s| s == v))
+        } else if let Some((key, values)) = term.split_once(" in ") {
+            labels[key.trim()].as_str().is_some_and(|v| set(values).iter().any(|s| s == v))
         } else if let Some((key, value)) = term.split_once("!=") {
-            labels[key] != value
+            labels[key.trim()] != value.trim()
         } else if let Some((key, value)) = term.split_once("==").or_else(|| term.split_once('=')) {
-            labels[key] == value
-        } else if let Some((key, set)) = term.split_once(" in ") {
-            let values: Vec<&str> = set.trim_matches(|c| c == '(' || c == ')').split(',').map(str::trim).collect();
-            labels[key.trim()].as_str().is_some_and(|v| values.contains(&v))
+            labels[key.trim()] == value.trim()
         } else {
             labels.get(term).is_some()
         }
     })
 }
 
-/// The pod field selectors the API server supports for `spec.nodeName`.
-fn fields_match(pod: &Value, selector: &str) -> bool {
-    let node = pod["spec"]["nodeName"].as_str().unwrap_or("");
-    selector.split(',').filter(|t| !t.is_empty()).all(|term| {
-        if let Some(value) = term.strip_prefix("spec.nodeName!=") {
-            node != value
-        } else if let Some(value) = term.strip_prefix("spec.nodeName==").or_else(|| term.strip_prefix("spec.nodeName="))
-        {
-            node == value
+/// Field selectors (`path=v`, `path==v`, `path!=v`) on dotted paths such as `spec.nodeName` or
+/// `reason`; a missing field is `""`, so `spec.nodeName!=` selects bound pods.
+fn fields_match(object: &Value, selector: &str) -> bool {
+    let field = |path: &str| {
+        let value = path.split('.').fold(object, |v, key| &v[key]);
+        match value {
+            Value::Null => String::new(),
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    };
+    terms(selector).into_iter().all(|term| {
+        if let Some((path, value)) = term.split_once("!=") {
+            field(path) != value
+        } else if let Some((path, value)) = term.split_once("==").or_else(|| term.split_once('=')) {
+            field(path) == value
         } else {
             false
         }

@@ -1,0 +1,138 @@
+//! `run`: watch nodes and pods, and delete pods when they are due, in the foreground.
+
+use std::io::{IsTerminal, Write};
+
+use tokio::sync::mpsc;
+
+use super::{RunArgs, RunFormat};
+use crate::cluster;
+use crate::cluster::evict::KubeEvictor;
+use crate::cluster::watch::{self, NodeScope};
+use crate::engine::report::{Report, RunEvent};
+use crate::error::{Error, Result};
+use crate::output::ColorMode;
+use crate::output::run::{LiveView, write_json, write_text};
+use crate::runtime::{self, Clock, RunOptions, Sources};
+
+/// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
+async fn interrupted() {
+    wait_for_signal().await;
+    tokio::spawn(async {
+        wait_for_signal().await;
+        eprintln!("interrupted again: quitting without waiting");
+        std::process::exit(130);
+    });
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            Some(()) = async { match term.as_mut() { Some(term) => term.recv().await, None => None } } => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn scope(args: &RunArgs) -> (NodeScope, String) {
+    match (&args.selector, args.nodes.is_empty()) {
+        (Some(selector), _) => (NodeScope::Labels(selector.clone()), format!("nodes matching \"{selector}\"")),
+        (None, false) => (NodeScope::Named(args.nodes.clone()), format!("nodes {}", args.nodes.join(", "))),
+        (None, true) => (NodeScope::All, "every node".to_owned()),
+    }
+}
+
+/// Prints reports until the summary; on a terminal (text output) keeps a status line at the bottom.
+async fn print(mut reports: mpsc::UnboundedReceiver<Report>, json: bool, live: bool, color: ColorMode, clock: Clock) {
+    let mut view = LiveView::default();
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    let mut out = std::io::stdout();
+    loop {
+        let report = tokio::select! {
+            report = reports.recv() => match report { Some(report) => report, None => break },
+            _ = tick.tick(), if live => {
+                let _ = write!(out, "\r\x1b[2K{}", view.status(clock.now()));
+                let _ = out.flush();
+                continue;
+            }
+        };
+        view.observe(&report);
+        if live {
+            let _ = write!(out, "\r\x1b[2K");
+        }
+        let written = if json { write_json(&report, &mut out) } else { write_text(&report, color, &mut out) };
+        if written.is_err() {
+            // The reader went away; keep enforcing, stop printing.
+            return;
+        }
+        let last = matches!(report.event, RunEvent::Summary(_));
+        if live && !last {
+            let _ = write!(out, "{}", view.status(clock.now()));
+        }
+        let _ = out.flush();
+        if last {
+            return;
+        }
+    }
+}
+
+/// `kubectl taint-evict run`.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start the runtime: {e}")))?;
+    runtime.block_on(enforce(args))
+}
+
+async fn enforce(args: &RunArgs) -> Result<()> {
+    let connection = cluster::connect(&args.cluster.options()).await?;
+    // Fail now, with the denied verb and resource, rather than retrying a watch forever.
+    cluster::snapshot::preflight(&connection).await?;
+    let clock = Clock::system();
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    // Without -o: text for a person at a terminal, JSON Lines for a pipe or a log collector.
+    let json = args.output.map_or(!stdout_is_tty, |format| format == RunFormat::Json);
+    let color = if json { ColorMode::Plain } else { args.color.resolve() };
+    let live = !json && stdout_is_tty;
+    let (scope, watched) = scope(args);
+    let (report_tx, report_rx) = mpsc::unbounded_channel();
+    let printer = tokio::spawn(print(report_rx, json, live, color, clock));
+
+    let mode = if args.dry_run {
+        "dry run: deciding and reporting only, nothing is written"
+    } else {
+        "deleting pods when due"
+    };
+    let started =
+        format!("watching {watched} and the pods bound to them on {} ({mode}); Ctrl-C stops", connection.server);
+    let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message: started } });
+    if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
+        && count > 0
+    {
+        let message = format!(
+            "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last hour: \
+             both would delete pods; disable one (kube-controller-manager --controllers=*,-taint-eviction-controller) or use --dry-run"
+        );
+        let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+    }
+    let controller_acquired = cluster::read_controller_acquired(&connection).await?;
+    let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock);
+    let hostname = std::env::var("HOSTNAME").ok();
+    let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname);
+    let options = RunOptions {
+        restart_countdowns: args.restart_countdowns,
+        concurrency: usize::from(args.concurrency),
+        ..RunOptions::default()
+    };
+    let sources = Sources { nodes, pods, controller_acquired };
+    runtime::run(options, sources, evictor, clock, report_tx, interrupted()).await;
+    let _ = printer.await;
+    Ok(())
+}

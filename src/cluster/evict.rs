@@ -1,0 +1,113 @@
+//! Deleting a pod as upstream does, with a UID precondition: the `DisruptionTarget` condition on its
+//! status first, then DELETE; events `TaintManagerEviction` as the cluster's controller sends them.
+
+use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Api, Client};
+use serde_json::json;
+
+use crate::engine::model::PodRef;
+use crate::runtime::{Evictor, Notice, Outcome};
+
+/// The reporting controller named on events, so they can be told from the cluster's own.
+pub const CONTROLLER: &str = "kubectl-taint-evict";
+/// Upstream's event reason.
+pub const REASON: &str = "TaintManagerEviction";
+
+/// Deletes pods in the cluster, or, in a dry run, only says it would.
+#[derive(Clone)]
+pub struct KubeEvictor {
+    client: Client,
+    recorder: Recorder,
+    dry_run: bool,
+}
+
+impl KubeEvictor {
+    /// An evictor writing through `client` (nothing at all when `dry_run`).
+    #[must_use]
+    pub fn new(client: Client, dry_run: bool, instance: Option<String>) -> Self {
+        let reporter = Reporter { controller: CONTROLLER.into(), instance };
+        Self { recorder: Recorder::new(client.clone(), reporter), client, dry_run }
+    }
+}
+
+/// How a failed request ends the attempt: 404, 409 and a refused UID mean the pod is gone or replaced.
+fn outcome(error: kube::Error, step: &str) -> Outcome {
+    match error {
+        kube::Error::Api(status) if status.code == 404 => Outcome::Gone(format!("not found: {}", status.message)),
+        kube::Error::Api(status) if status.code == 409 => Outcome::Gone(format!("replaced: {}", status.message)),
+        // A status patch naming another UID is refused as a change of the immutable field.
+        kube::Error::Api(status) if status.code == 422 && status.message.contains("metadata.uid") => {
+            Outcome::Gone(format!("replaced: {}", status.message))
+        }
+        kube::Error::Api(status) if status.code == 403 => Outcome::Failed(format!(
+            "{step} forbidden: {} (run needs patch on pods/status and delete on pods)",
+            status.message
+        )),
+        kube::Error::Api(status) => Outcome::Failed(format!("{step} failed: {} ({})", status.message, status.code)),
+        other => Outcome::Failed(format!("{step} failed: {other}")),
+    }
+}
+
+impl Evictor for KubeEvictor {
+    fn is_dry_run(&self) -> bool {
+        self.dry_run
+    }
+
+    async fn evict(&self, pod: &PodRef) -> Outcome {
+        if self.dry_run {
+            return Outcome::Deleted;
+        }
+        let api: Api<Pod> = Api::namespaced(self.client.clone(), pod.key.namespace());
+        let name = pod.key.name();
+        // Mirrors addConditionAndDeletePod: the condition first (carrying the UID, so a replacement is
+        // never marked), then the DELETE with the UID as precondition (upstream sends none, #141568).
+        let condition = json!({
+            "metadata": {"uid": pod.uid.as_str()},
+            "status": {"conditions": [{
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "DeletionByTaintManager",
+                "message": "Taint manager: deleting due to NoExecute taint",
+                "lastTransitionTime": jiff::Timestamp::now().to_string(),
+            }]}
+        });
+        if let Err(error) = api.patch_status(name, &PatchParams::default(), &Patch::Strategic(condition)).await {
+            return outcome(error, "patch pods/status");
+        }
+        let preconditions = Preconditions { uid: Some(pod.uid.to_string()), resource_version: None };
+        let params = DeleteParams { preconditions: Some(preconditions), ..DeleteParams::default() };
+        match api.delete(name, &params).await {
+            Ok(_) => Outcome::Deleted,
+            Err(error) => outcome(error, "delete pods"),
+        }
+    }
+
+    async fn notify(&self, pod: &PodRef, notice: Notice) {
+        if self.dry_run {
+            return;
+        }
+        let (note, action) = match notice {
+            Notice::Marking => (format!("Marking for deletion Pod {}", pod.key), "Delete"),
+            Notice::Cancelling => (format!("Cancelling deletion of Pod {}", pod.key), "CancelDelete"),
+        };
+        let event = Event {
+            type_: EventType::Normal,
+            reason: REASON.into(),
+            note: Some(note),
+            action: action.into(),
+            secondary: None,
+        };
+        let reference = ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Pod".into()),
+            name: Some(pod.key.name().into()),
+            namespace: Some(pod.key.namespace().into()),
+            uid: Some(pod.uid.to_string()),
+            ..ObjectReference::default()
+        };
+        // An event that cannot be written does not stop a deletion.
+        let _ = self.recorder.publish(&event, &reference).await;
+    }
+}

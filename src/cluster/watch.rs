@@ -1,0 +1,157 @@
+//! Watches of nodes and pods, turned into the runtime's changes.
+//!
+//! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
+//! bookmarks, re-lists on 410 Gone and backs off on errors (client-go's reflector parameters). A
+//! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
+//! nothing and a vanished one is deleted. Objects are converted at once and dropped.
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Client};
+use tokio::sync::mpsc;
+
+use super::convert;
+use crate::engine::model::NodeName;
+use crate::engine::report::{Report, RunEvent};
+use crate::runtime::{Clock, NodeChange, PodChange};
+use crate::selector::Selector;
+
+/// Which nodes `run` watches.
+#[derive(Clone, Debug)]
+pub enum NodeScope {
+    /// Every node.
+    All,
+    /// These, by name.
+    Named(Vec<String>),
+    /// Those matching a label selector (server-side).
+    Labels(Selector),
+}
+
+impl NodeScope {
+    fn admits(&self, name: &str) -> bool {
+        match self {
+            Self::Named(names) => names.iter().any(|n| n == name),
+            Self::All | Self::Labels(_) => true,
+        }
+    }
+}
+
+/// Reports a watch outage once, and its end once (not a line per retry).
+struct Health {
+    what: &'static str,
+    failing: bool,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+}
+
+impl Health {
+    fn failed(&mut self, error: &watcher::Error) {
+        if !self.failing {
+            self.failing = true;
+            let message = format!("watch of {} failed, retrying with backoff: {error}", self.what);
+            let _ = self.report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
+        }
+    }
+
+    fn ok(&mut self) {
+        if self.failing {
+            self.failing = false;
+            let message = format!("watch of {} recovered", self.what);
+            let _ = self.report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
+        }
+    }
+}
+
+/// Starts both watches; their changes arrive on the returned channels.
+pub fn spawn(
+    client: &Client,
+    scope: NodeScope,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+) -> (mpsc::Receiver<NodeChange>, mpsc::Receiver<PodChange>) {
+    let (node_tx, node_rx) = mpsc::channel(1024);
+    let (pod_tx, pod_rx) = mpsc::channel(1024);
+
+    let mut config = watcher::Config::default();
+    match &scope {
+        NodeScope::Named(names) if names.len() == 1 => config = config.fields(&format!("metadata.name={}", names[0])),
+        NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
+        _ => {}
+    }
+    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), config).default_backoff();
+    let mut health = Health { what: "nodes", failing: false, report: report.clone(), clock };
+    tokio::spawn(async move {
+        let mut nodes = std::pin::pin!(nodes);
+        let mut listing = Vec::new();
+        while let Some(event) = nodes.next().await {
+            let change = match event {
+                Err(error) => {
+                    health.failed(&error);
+                    continue;
+                }
+                Ok(Event::Init) => {
+                    listing.clear();
+                    None
+                }
+                Ok(Event::InitApply(node)) => {
+                    let node = convert::node(&node);
+                    if scope.admits(node.name.as_str()) {
+                        listing.push(node);
+                    }
+                    None
+                }
+                Ok(Event::InitDone) => Some(NodeChange::Listed(std::mem::take(&mut listing))),
+                Ok(Event::Apply(node)) => {
+                    let node = convert::node(&node);
+                    scope.admits(node.name.as_str()).then_some(NodeChange::Applied(node))
+                }
+                Ok(Event::Delete(node)) => {
+                    let name = node.metadata.name.unwrap_or_default();
+                    scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
+                }
+            };
+            health.ok();
+            if let Some(change) = change
+                && node_tx.send(change).await.is_err()
+            {
+                return;
+            }
+        }
+    });
+
+    let pods = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
+        .default_backoff();
+    let mut health = Health { what: "pods", failing: false, report, clock };
+    tokio::spawn(async move {
+        let mut pods = std::pin::pin!(pods);
+        let mut listing = Vec::new();
+        while let Some(event) = pods.next().await {
+            let change = match event {
+                Err(error) => {
+                    health.failed(&error);
+                    continue;
+                }
+                Ok(Event::Init) => {
+                    listing.clear();
+                    None
+                }
+                Ok(Event::InitApply(pod)) => {
+                    listing.push(convert::pod(&pod));
+                    None
+                }
+                Ok(Event::InitDone) => Some(PodChange::Listed(std::mem::take(&mut listing))),
+                Ok(Event::Apply(pod)) => Some(PodChange::Applied(convert::pod(&pod))),
+                Ok(Event::Delete(pod)) => Some(PodChange::Deleted(convert::pod_key(&pod))),
+            };
+            health.ok();
+            if let Some(change) = change
+                && pod_tx.send(change).await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    (node_rx, pod_rx)
+}

@@ -1,0 +1,109 @@
+//! What `run` tells the operator: one value per thing that happened, with the instant it happened.
+//!
+//! Plain data, so the runtime can produce it and `output` can render it without either knowing the
+//! other.
+
+use super::model::PodRef;
+use super::queue::Work;
+use super::time::Timestamp;
+
+/// Something `run` did or saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunEvent {
+    /// The initial lists are in and the engine is seeded.
+    Synced {
+        /// Nodes watched.
+        nodes: usize,
+        /// Pods seen (bound to any node).
+        pods: usize,
+        /// Deletions scheduled after seeding.
+        scheduled: usize,
+        /// Whether countdowns were restarted (upstream's behaviour) instead of continued.
+        restarted_countdowns: bool,
+    },
+    /// A deletion timer was armed.
+    Scheduled {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+    },
+    /// A pending deletion was cancelled (the taint went away, the pod tolerates it forever, or the pod
+    /// is gone).
+    Cancelled {
+        /// The pod.
+        pod: PodRef,
+        /// The deletion that will not happen.
+        work: Work,
+    },
+    /// A deletion is due and being carried out.
+    Evicting {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+    },
+    /// The pod was deleted (or, in a dry run, would have been).
+    Deleted {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+        /// Nothing was written.
+        dry_run: bool,
+    },
+    /// The pod was already gone, or replaced by another with the same name: nothing to delete.
+    Gone {
+        /// The pod.
+        pod: PodRef,
+        /// What the server said.
+        reason: String,
+    },
+    /// A deletion attempt failed; it is retried.
+    Failed {
+        /// The pod.
+        pod: PodRef,
+        /// What went wrong.
+        reason: String,
+        /// Attempts so far.
+        attempt: u32,
+        /// When the next attempt is made.
+        retry_at: Timestamp,
+    },
+    /// Something the operator should know that is not about one pod.
+    Warning {
+        /// One line.
+        message: String,
+    },
+    /// The first interrupt: no new decisions, in-flight deletions are finishing.
+    Stopping {
+        /// Deletions still in flight.
+        in_flight: usize,
+    },
+    /// The last event.
+    Summary(Summary),
+}
+
+/// What a `run` did, reported when it stops.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Pods deleted (or, in a dry run, that would have been).
+    pub deleted: usize,
+    /// Deletions that found the pod already gone or replaced.
+    pub gone: usize,
+    /// Pending deletions cancelled.
+    pub cancelled: usize,
+    /// Pods whose deletion kept failing, with the last reason.
+    pub failed: Vec<(PodRef, String)>,
+    /// Deletions still scheduled, with their deadlines, by deadline.
+    pub scheduled: Vec<(PodRef, Timestamp)>,
+}
+
+/// A [`RunEvent`] and when it happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    /// The instant.
+    pub at: Timestamp,
+    /// What happened.
+    pub event: RunEvent,
+}

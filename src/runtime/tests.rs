@@ -1,0 +1,266 @@
+//! The runtime on tokio's paused clock: in-memory sources, a recording evictor, exact virtual instants.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::engine::model::{Effect, Pod, Taint, Toleration};
+use crate::engine::report::RunEvent;
+
+/// 2026-11-22T10:00:00Z, the virtual start.
+const T0: i64 = 1_795_341_600;
+
+fn t(offset: i64) -> Timestamp {
+    Timestamp::from_unix_seconds(T0 + offset)
+}
+
+#[derive(Clone, Default)]
+struct Recorder {
+    clock: Arc<Mutex<Option<Clock>>>,
+    deletions: Arc<Mutex<Vec<(String, Timestamp)>>>,
+    notices: Arc<Mutex<Vec<(String, Notice)>>>,
+    /// Pods whose next N attempts fail.
+    failures: Arc<Mutex<Vec<(String, u32)>>>,
+    gone: Arc<Mutex<Vec<String>>>,
+}
+
+impl Evictor for Recorder {
+    fn is_dry_run(&self) -> bool {
+        false
+    }
+
+    async fn evict(&self, pod: &PodRef) -> Outcome {
+        let now = self.clock.lock().unwrap().expect("clock set").now();
+        let name = pod.key.name().to_owned();
+        if let Some(entry) = self.failures.lock().unwrap().iter_mut().find(|(n, left)| *n == name && *left > 0) {
+            entry.1 -= 1;
+            return Outcome::Failed("the server is unavailable".into());
+        }
+        if self.gone.lock().unwrap().contains(&name) {
+            return Outcome::Gone("precondition failed".into());
+        }
+        self.deletions.lock().unwrap().push((name, now));
+        Outcome::Deleted
+    }
+
+    async fn notify(&self, pod: &PodRef, notice: Notice) {
+        self.notices.lock().unwrap().push((pod.key.name().to_owned(), notice));
+    }
+}
+
+fn node(name: &str, taints: &[(&str, i64)]) -> SnapshotNode {
+    SnapshotNode {
+        name: name.into(),
+        labels: Default::default(),
+        taints: taints
+            .iter()
+            .map(|(k, added)| Taint::new(*k, "", Effect::NoExecute).with_time_added(t(*added)))
+            .collect(),
+    }
+}
+
+fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) -> SnapshotPod {
+    let tolerations: Vec<Toleration> = tolerations
+        .iter()
+        .map(|(key, seconds)| Toleration {
+            key: (*key).into(),
+            operator: "Exists".into(),
+            value: String::new(),
+            effect: Some(Effect::NoExecute),
+            seconds: *seconds,
+        })
+        .collect();
+    SnapshotPod {
+        pod: Pod {
+            key: PodKey::new("default", name),
+            uid: format!("uid-{name}").into(),
+            node: Some(node.into()),
+            tolerations: tolerations.into(),
+        },
+        bound_at: Some(t(bound)),
+        phase: "Running".into(),
+        terminating: false,
+    }
+}
+
+struct Harness {
+    nodes: mpsc::Sender<NodeChange>,
+    pods: mpsc::Sender<PodChange>,
+    evictor: Recorder,
+    reports: mpsc::UnboundedReceiver<Report>,
+    run: tokio::task::JoinHandle<Summary>,
+}
+
+/// Starts `run` at virtual T0 with the given initial lists; it stops at `T0 + stop_after`.
+fn start(nodes: Vec<SnapshotNode>, pods: Vec<SnapshotPod>, options: RunOptions, stop_after: i64) -> Harness {
+    let clock = Clock::starting_at(t(0));
+    let evictor = Recorder::default();
+    *evictor.clock.lock().unwrap() = Some(clock);
+    let (node_tx, node_rx) = mpsc::channel(64);
+    let (pod_tx, pod_rx) = mpsc::channel(64);
+    let (report_tx, reports) = mpsc::unbounded_channel();
+    node_tx.try_send(NodeChange::Listed(nodes)).unwrap();
+    pod_tx.try_send(PodChange::Listed(pods)).unwrap();
+    let sources = Sources { nodes: node_rx, pods: pod_rx, controller_acquired: None };
+    let stop = tokio::time::sleep(Duration::from_secs(stop_after as u64));
+    let run = tokio::spawn(run(options, sources, evictor.clone(), clock, report_tx, stop));
+    Harness { nodes: node_tx, pods: pod_tx, evictor, reports, run }
+}
+
+/// Sends `change` at virtual `T0 + at`.
+fn node_at(h: &Harness, at: i64, change: NodeChange) {
+    let tx = h.nodes.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_secs(at as u64)).await;
+        tx.send(change).await.unwrap();
+    });
+}
+
+fn pod_at(h: &Harness, at: i64, change: PodChange) {
+    let tx = h.pods.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_secs(at as u64)).await;
+        tx.send(change).await.unwrap();
+    });
+}
+
+impl Harness {
+    async fn finish(mut self) -> (Summary, Vec<(String, Timestamp)>, Vec<Report>) {
+        let summary = self.run.await.unwrap();
+        let mut reports = Vec::new();
+        while let Ok(report) = self.reports.try_recv() {
+            reports.push(report);
+        }
+        let deletions = self.evictor.deletions.lock().unwrap().clone();
+        (summary, deletions, reports)
+    }
+}
+
+fn deleted(name: &str, at: i64) -> (String, Timestamp) {
+    (name.into(), t(at))
+}
+
+#[tokio::test(start_paused = true)]
+async fn start_continues_the_replay_overdue_at_once_others_at_their_deadline() {
+    // Tainted 100 s before start: the 60 s pod is overdue, the 300 s pod is due at +200 s.
+    let nodes = vec![node("n1", &[("node.kubernetes.io/unreachable", -100)])];
+    let pods = vec![
+        pod("short", "n1", &[("node.kubernetes.io/unreachable", Some(60))], -3600),
+        pod("long", "n1", &[("node.kubernetes.io/unreachable", Some(300))], -3600),
+        pod("daemon", "n1", &[("node.kubernetes.io/unreachable", None)], -3600),
+    ];
+    let h = start(nodes, pods, RunOptions::default(), 1000);
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("short", 0), deleted("long", 200)]);
+    assert_eq!(summary.deleted, 2);
+    let synced = reports.iter().find_map(|r| match &r.event {
+        RunEvent::Synced { scheduled, .. } => Some(*scheduled),
+        _ => None,
+    });
+    assert_eq!(synced, Some(1), "one timer armed after seeding (long)");
+}
+
+#[tokio::test(start_paused = true)]
+async fn restart_countdowns_starts_every_countdown_at_start_like_upstream() {
+    let nodes = vec![node("n1", &[("node.kubernetes.io/unreachable", -100)])];
+    let pods = vec![pod("short", "n1", &[("node.kubernetes.io/unreachable", Some(60))], -3600)];
+    let options = RunOptions { restart_countdowns: true, ..RunOptions::default() };
+    let (_, deletions, _) = start(nodes, pods, options, 1000).finish().await;
+    assert_eq!(deletions, [deleted("short", 60)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn taint_added_deletes_untolerated_now_and_tolerated_at_deadline() {
+    let nodes = vec![node("n1", &[])];
+    let pods = vec![pod("bare", "n1", &[], -60), pod("tol30", "n1", &[("a", Some(30))], -60)];
+    let h = start(nodes, pods, RunOptions::default(), 1000);
+    node_at(&h, 10, NodeChange::Applied(node("n1", &[("a", 10)])));
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("bare", 10), deleted("tol30", 40)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn taint_removed_before_the_deadline_cancels_with_an_event() {
+    let nodes = vec![node("n1", &[])];
+    let pods = vec![pod("tol30", "n1", &[("a", Some(30))], -60)];
+    let h = start(nodes, pods, RunOptions::default(), 1000);
+    node_at(&h, 10, NodeChange::Applied(node("n1", &[("a", 10)])));
+    node_at(&h, 20, NodeChange::Applied(node("n1", &[])));
+    let notices = h.evictor.notices.clone();
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, []);
+    assert_eq!(summary.cancelled, 1);
+    assert_eq!(*notices.lock().unwrap(), [("tol30".to_owned(), Notice::Cancelling)]);
+    let cancelled_at = reports.iter().find(|r| matches!(r.event, RunEvent::Cancelled { .. })).map(|r| r.at);
+    assert_eq!(cancelled_at, Some(t(20)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn pod_deleted_before_its_deadline_is_not_deleted() {
+    let nodes = vec![node("n1", &[("a", -10)])];
+    let pods = vec![pod("tol30", "n1", &[("a", Some(30))], -60)];
+    let h = start(nodes, pods, RunOptions::default(), 1000);
+    pod_at(&h, 5, PodChange::Deleted(PodKey::new("default", "tol30")));
+    let (summary, deletions, _) = h.finish().await;
+    assert_eq!(deletions, []);
+    assert_eq!(summary.cancelled, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn node_change_is_applied_before_a_pod_change_waiting_with_it() {
+    // At +10 the pod's tolerations become "forever" and the node gains a taint the old tolerations do
+    // not cover, both queued before the loop wakes. Node first (upstream's priority): the untolerated
+    // taint deletes the pod. Pod first would have cancelled its countdown and saved it.
+    let h = start(
+        vec![node("n1", &[("a", -5)])],
+        vec![pod("p", "n1", &[("a", Some(100))], -60)],
+        RunOptions::default(),
+        1000,
+    );
+    let (nodes, pods) = (h.nodes.clone(), h.pods.clone());
+    tokio::spawn(async move {
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_secs(10)).await;
+        pods.try_send(PodChange::Applied(pod("p", "n1", &[("a", None), ("b", None)], -60))).unwrap();
+        nodes.try_send(NodeChange::Applied(node("n1", &[("a", -5), ("b", 10)]))).unwrap();
+    });
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("p", 10)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_deletion_is_retried_with_backoff_until_it_succeeds() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let h = start(nodes, vec![pod("stubborn", "n1", &[], -60)], RunOptions::default(), 1000);
+    h.evictor.failures.lock().unwrap().push(("stubborn".into(), 3));
+    let (summary, deletions, reports) = h.finish().await;
+    // Attempts at 0, 1, 3 and 7 s (backoff 1, 2, 4 s).
+    assert_eq!(deletions, [deleted("stubborn", 7)]);
+    let failures = reports.iter().filter(|r| matches!(r.event, RunEvent::Failed { .. })).count();
+    assert_eq!(failures, 3);
+    assert!(summary.failed.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn replaced_pod_is_gone_not_an_error() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let h = start(nodes, vec![pod("web-0", "n1", &[], -60)], RunOptions::default(), 100);
+    h.evictor.gone.lock().unwrap().push("web-0".into());
+    let (summary, deletions, _) = h.finish().await;
+    assert_eq!((summary.gone, summary.deleted, deletions.len()), (1, 0, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn summary_lists_what_is_still_scheduled_and_what_keeps_failing() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("later", "n1", &[("a", Some(5000))], -60), pod("denied", "n1", &[], -60)];
+    let h = start(nodes, pods, RunOptions { drain_timeout: Duration::from_secs(1), ..RunOptions::default() }, 100);
+    h.evictor.failures.lock().unwrap().push(("denied".into(), u32::MAX));
+    let (summary, _, _) = h.finish().await;
+    assert_eq!(summary.scheduled.iter().map(|(p, at)| (p.key.name(), *at)).collect::<Vec<_>>(), [("later", t(5000))]);
+    assert_eq!(
+        summary.failed.iter().map(|(p, r)| (p.key.name(), r.as_str())).collect::<Vec<_>>(),
+        [("denied", "the server is unavailable")]
+    );
+}

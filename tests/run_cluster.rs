@@ -1,0 +1,297 @@
+//! `run` against the fake API server: the real binary watches, decides and deletes over HTTP. Timed
+//! cases use windows of a few seconds; every wait is on a condition with a deadline, never a sleep.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
+use crate::util::{command, instant, scratch};
+
+const WAIT: Duration = Duration::from_secs(20);
+const TAINT: &str = "example.com/drain";
+
+fn node(name: &str, taints: &[Value]) -> Value {
+    json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+           "spec": {"taints": taints}})
+}
+
+fn taint(added: jiff::Timestamp) -> Value {
+    json!({"key": TAINT, "effect": "NoExecute", "timeAdded": added.round(jiff::Unit::Second).expect("round").to_string()})
+}
+
+fn pod(name: &str, node: &str, seconds: Option<Option<i64>>) -> Value {
+    let tolerations = match seconds {
+        None => json!([]),
+        Some(None) => json!([{"key": TAINT, "operator": "Exists", "effect": "NoExecute"}]),
+        Some(Some(s)) => json!([{"key": TAINT, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": s}]),
+    };
+    json!({"kind": "Pod", "apiVersion": "v1",
+           "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"), "creationTimestamp": "2026-01-01T00:00:00Z"},
+           "spec": {"nodeName": node, "tolerations": tolerations, "containers": [{"name": "c", "image": "app"}]},
+           "status": {"phase": "Running"}})
+}
+
+/// A running `run`, its JSON lines arriving on a channel.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Running {
+    fn start(server: &FakeApiServer, extra: &[&str]) -> Self {
+        let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+        let mut child = command()
+            .args(["run", "-o", "json", "--kubeconfig", &kubeconfig])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("run starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut running = Self { child, lines, seen: Vec::new() };
+        running.expect("the initial sync", |l| l["type"] == "synced");
+        running
+    }
+
+    /// Waits for a line matching `condition` and returns it.
+    fn expect(&mut self, what: &str, condition: impl Fn(&Value) -> bool) -> Value {
+        if let Some(line) = self.seen.iter().find(|l| condition(l)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if condition(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no {what} within {WAIT:?}; lines: {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Sends SIGINT and returns the summary line and the exit code.
+    fn interrupt(mut self) -> (Value, i32) {
+        let status = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success());
+        let summary = self.expect("the summary", |l| l["type"] == "summary");
+        let code = self.child.wait().expect("run exits").code().unwrap_or(-1);
+        (summary, code)
+    }
+}
+
+fn deletes(requests: &[Recorded], name: &str) -> usize {
+    let path = format!("/api/v1/namespaces/default/pods/{name}");
+    requests.iter().filter(|r| r.method == "DELETE" && r.path == path).count()
+}
+
+fn deleted_line(name: &str) -> impl Fn(&Value) -> bool + '_ {
+    move |l: &Value| l["type"] == "deleted" && l["pod"]["name"] == name
+}
+
+#[test]
+fn taint_deletes_untolerated_pods_at_once_and_tolerated_ones_at_their_deadline() {
+    let server = FakeApiServer::start(&scratch("run-taint"));
+    for object in [
+        node("n1", &[]),
+        node("n2", &[]),
+        pod("bare", "n1", None),
+        pod("tol2", "n1", Some(Some(2))),
+        pod("forever", "n1", Some(None)),
+        pod("elsewhere", "n2", None),
+    ] {
+        server.add(object);
+    }
+    let mut run = Running::start(&server, &[]);
+    let tainted_at = Instant::now();
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+
+    let requests = server.wait_for("bare's DELETE", WAIT, |r| deletes(r, "bare") == 1);
+    let status_patch = requests.iter().position(|r| r.method == "PATCH" && r.path.ends_with("/pods/bare/status"));
+    let delete = requests.iter().position(|r| r.method == "DELETE" && r.path.ends_with("/pods/bare"));
+    assert!(status_patch.is_some() && status_patch < delete, "the condition is set before the DELETE");
+    let patch = &requests[status_patch.expect("patched")];
+    let condition = &patch.body.as_ref().expect("a body")["status"]["conditions"][0];
+    assert_eq!(
+        (condition["type"].as_str(), condition["reason"].as_str()),
+        (Some("DisruptionTarget"), Some("DeletionByTaintManager"))
+    );
+    let delete_body = requests[delete.expect("deleted")].body.clone().expect("DeleteOptions");
+    assert_eq!(delete_body["preconditions"]["uid"], "uid-bare", "the UID is the DELETE's precondition");
+
+    server.wait_for("tol2's DELETE", WAIT, |r| deletes(r, "tol2") == 1);
+    let waited = tainted_at.elapsed();
+    assert!(waited >= Duration::from_millis(1900), "tol2 tolerates the taint for 2 s, deleted after {waited:?}");
+    let line = run.expect("tol2 deleted", deleted_line("tol2"));
+    assert_eq!(line["tolerationSeconds"], 2);
+
+    let marking: Vec<String> = server
+        .events()
+        .iter()
+        .filter(|e| e["reason"] == "TaintManagerEviction")
+        .filter_map(|e| e["note"].as_str().map(str::to_owned))
+        .collect();
+    assert!(marking.contains(&"Marking for deletion Pod default/bare".to_owned()), "{marking:?}");
+    assert!(server.events().iter().all(|e| e["reportingController"] == "kubectl-taint-evict"));
+
+    let (summary, code) = run.interrupt();
+    assert_eq!(code, 0);
+    assert_eq!(summary["deleted"], 2);
+    let requests = server.requests();
+    assert_eq!((deletes(&requests, "forever"), deletes(&requests, "elsewhere")), (0, 0));
+}
+
+#[test]
+fn taint_removed_before_the_deadline_cancels_with_an_event() {
+    let server = FakeApiServer::start(&scratch("run-cancel"));
+    server.add(node("n1", &[]));
+    server.add(pod("tol30", "n1", Some(Some(30))));
+    let mut run = Running::start(&server, &[]);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    run.expect("the scheduled deletion", |l| l["type"] == "scheduled" && l["pod"]["name"] == "tol30");
+    server.add(node("n1", &[]));
+    run.expect("the cancellation", |l| l["type"] == "cancelled" && l["pod"]["name"] == "tol30");
+    server.wait_until_state("the Cancelling event", WAIT, |view| {
+        view.events().iter().any(|e| e["note"] == "Cancelling deletion of Pod default/tol30")
+    });
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["cancelled"].as_u64(), summary["deleted"].as_u64()), (0, Some(1), Some(0)));
+    assert_eq!(deletes(&server.requests(), "tol30"), 0);
+}
+
+#[test]
+fn dry_run_decides_everything_and_writes_nothing() {
+    let server = FakeApiServer::start(&scratch("run-dry"));
+    server.add(node("n1", &[]));
+    server.add(pod("bare", "n1", None));
+    let mut run = Running::start(&server, &["--dry-run"]);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    let line = run.expect("the would-be deletion", deleted_line("bare"));
+    assert_eq!(line["dryRun"], true);
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
+    let writes: Vec<String> = server.requests().iter().filter(|r| r.method != "GET").map(ToString::to_string).collect();
+    assert!(writes.is_empty(), "a dry run wrote: {writes:?}");
+    assert!(server.object("Pod", "default", "bare").is_some());
+}
+
+#[test]
+fn run_deletes_what_plan_predicts_when_it_predicts_it() {
+    let server = FakeApiServer::start(&scratch("run-equals-plan"));
+    let added = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(3);
+    server.add(node("n1", &[taint(added)]));
+    for (name, seconds) in
+        [("bare", None), ("t1", Some(Some(1))), ("t6", Some(Some(6))), ("t8", Some(Some(8))), ("forever", Some(None))]
+    {
+        server.add(pod(name, "n1", seconds));
+    }
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let plan = command().args(["plan", "n1", "-o", "json", "--kubeconfig", &kubeconfig]).output().expect("plan runs");
+    let plan: Value = serde_json::from_slice(&plan.stdout).expect("a plan");
+    let now = instant(plan["now"].as_str().expect("now"));
+    let predicted: Vec<(String, i128)> = plan["nodes"][0]["pods"]
+        .as_array()
+        .expect("pods")
+        .iter()
+        .filter_map(|p| Some((p["name"].as_str()?.to_owned(), instant(p["evictAt"].as_str()?))))
+        .collect();
+    assert_eq!(predicted.len(), 4, "{plan:#}");
+
+    let mut run = Running::start(&server, &[]);
+    for (name, evict_at) in &predicted {
+        let line = run.expect(&format!("{name} deleted"), deleted_line(name));
+        let deleted_at = instant(line["time"].as_str().expect("time"));
+        assert_eq!(instant(line["evictAt"].as_str().expect("evictAt")), *evict_at, "{name}: run's deadline is plan's");
+        if *evict_at <= now {
+            assert!(deleted_at - now < 5_000_000_000, "{name} was overdue: deleted at once, not at {line}");
+        } else {
+            let late = deleted_at - evict_at;
+            assert!((0..1_000_000_000).contains(&late), "{name}: deleted {late} ns after its predicted deadline");
+        }
+    }
+    let (summary, _) = run.interrupt();
+    assert_eq!(summary["deleted"], 4);
+    assert_eq!(deletes(&server.requests(), "forever"), 0);
+}
+
+#[test]
+fn denied_list_stops_run_at_start_naming_verb_and_resource() {
+    let server = FakeApiServer::start(&scratch("run-forbidden"));
+    server.add(node("n1", &[]));
+    server.fail(
+        "GET",
+        "/api/v1/pods",
+        Fault::Status(403, "pods is forbidden: User \"dev\" cannot list resource \"pods\"".into()),
+    );
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let output = command().args(["run", "--kubeconfig", &kubeconfig]).output().expect("run runs");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("error: forbidden: cannot list pods at the cluster scope: pods is forbidden"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("deploy/rbac-run.yaml"), "{stderr}");
+}
+
+#[test]
+fn cluster_controller_activity_is_warned_about() {
+    let server = FakeApiServer::start(&scratch("run-upstream-active"));
+    server.add(node("n1", &[]));
+    let recent = jiff::Timestamp::now().round(jiff::Unit::Second).expect("round").to_string();
+    server.add(json!({"kind": "Event", "apiVersion": "v1", "metadata": {"name": "p.1", "namespace": "default"},
+        "reason": "TaintManagerEviction", "message": "Marking for deletion Pod default/p",
+        "source": {"component": "taint-eviction-controller"}, "lastTimestamp": recent}));
+    let mut run = Running::start(&server, &["--dry-run"]);
+    run.expect("the warning", |l| {
+        l["type"] == "warning"
+            && l["message"].as_str().is_some_and(|m| m.contains("--controllers=*,-taint-eviction-controller"))
+    });
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn same_named_replacement_is_never_deleted() {
+    use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
+    use taint_evict::engine::model::{PodKey, PodRef};
+    use taint_evict::runtime::{Evictor, Outcome};
+
+    let server = FakeApiServer::start(&scratch("run-replacement"));
+    let mut replacement = pod("web-0", "n1", None);
+    replacement["metadata"]["uid"] = json!("uid-new");
+    server.add(replacement);
+    let old = PodRef { key: PodKey::new("default", "web-0"), uid: "uid-old".into(), node: "n1".into() };
+    let options =
+        ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let outcome = runtime.block_on(async {
+        let connection = connect(&options).await.expect("connects");
+        KubeEvictor::new(connection.client, false, None).evict(&old).await
+    });
+    assert!(matches!(outcome, Outcome::Gone(_)), "{outcome:?}");
+    let pod = server.object("Pod", "default", "web-0").expect("the replacement is still there");
+    assert_eq!(pod["metadata"]["uid"], "uid-new");
+    assert!(
+        pod["status"]["conditions"].as_array().is_none_or(|c| c.iter().all(|c| c["type"] != "DisruptionTarget")),
+        "not marked either"
+    );
+}
