@@ -295,3 +295,24 @@ fn same_named_replacement_is_never_deleted() {
         "not marked either"
     );
 }
+
+#[test]
+fn second_interrupt_quits_at_once_with_130() {
+    let server = FakeApiServer::start(&scratch("run-twice"));
+    server.add(node("n1", &[]));
+    server.add(pod("bare", "n1", None));
+    server.fail("DELETE", "/api/v1/namespaces/default/pods/bare", Fault::Slow(Duration::from_secs(60)));
+    let mut run = Running::start(&server, &[]);
+    run.expect("the started line", |l| l["type"] == "started" && l["dryRun"] == false);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    server.wait_for("the slow DELETE", WAIT, |r| deletes(r, "bare") == 1);
+    let pid = run.child.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let stopping = run.expect("the stopping line", |l| l["type"] == "stopping");
+    assert_eq!(stopping["inFlight"], 1, "the slow deletion is still in flight");
+    let started = Instant::now();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().expect("kill").success());
+    let code = run.child.wait().expect("run exits").code();
+    assert_eq!(code, Some(130));
+    assert!(started.elapsed() < Duration::from_secs(10), "the second interrupt does not wait for the drain");
+}

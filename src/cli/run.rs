@@ -105,14 +105,8 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     let (report_tx, report_rx) = mpsc::unbounded_channel();
     let printer = tokio::spawn(print(report_rx, json, live, color, clock));
 
-    let mode = if args.dry_run {
-        "dry run: deciding and reporting only, nothing is written"
-    } else {
-        "deleting pods when due"
-    };
-    let started =
-        format!("watching {watched} and the pods bound to them on {} ({mode}); Ctrl-C stops", connection.server);
-    let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message: started } });
+    let started = RunEvent::Started { server: connection.server.clone(), watching: watched, dry_run: args.dry_run };
+    let _ = report_tx.send(Report { at: clock.now(), event: started });
     if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
         && count > 0
     {

@@ -10,6 +10,15 @@ use super::time::Timestamp;
 /// Something `run` did or saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RunEvent {
+    /// `run` connected and starts watching.
+    Started {
+        /// The API server.
+        server: String,
+        /// What is watched, in words (`every node`, `nodes n1, n2`, …).
+        watching: String,
+        /// Nothing is written.
+        dry_run: bool,
+    },
     /// The initial lists are in and the engine is seeded.
     Synced {
         /// Nodes watched.

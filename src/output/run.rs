@@ -41,6 +41,9 @@ fn cause_text(work: &Work) -> String {
 #[must_use]
 pub fn to_json(report: &Report) -> Value {
     let mut object = match &report.event {
+        RunEvent::Started { server, watching, dry_run } => {
+            json!({"type": "started", "server": server, "watching": watching, "dryRun": dry_run})
+        }
         RunEvent::Synced { nodes, pods, scheduled, restarted_countdowns } => json!({"type": "synced", "nodes": nodes,
             "pods": pods, "scheduled": scheduled, "restartedCountdowns": restarted_countdowns}),
         RunEvent::Scheduled { pod, work } => {
@@ -95,6 +98,17 @@ fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
 pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
     let at = rfc3339(report.at);
     let (kind, text): (String, String) = match &report.event {
+        RunEvent::Started { server, watching, dry_run } => {
+            let mode = if *dry_run {
+                "dry run: deciding and reporting only, nothing is written"
+            } else {
+                "deleting pods when due"
+            };
+            (
+                "started".into(),
+                format!("watching {watching} and the pods bound to them on {server} ({mode}); Ctrl-C stops"),
+            )
+        }
         RunEvent::Synced { nodes, pods, scheduled, restarted_countdowns } => {
             let how =
                 if *restarted_countdowns { "countdowns restarted now" } else { "countdowns continued from the replay" };

@@ -264,3 +264,67 @@ async fn summary_lists_what_is_still_scheduled_and_what_keeps_failing() {
         [("denied", "the server is unavailable")]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn d4_a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
+    let h = start(
+        vec![node("n1", &[("a", 0)])],
+        vec![pod("p", "n1", &[("a", Some(3600)), ("b", Some(60))], -60)],
+        RunOptions::default(),
+        4000,
+    );
+    node_at(&h, 10, NodeChange::Applied(node("n1", &[("a", 0), ("b", 10)])));
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("p", 3600)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn d8_untolerated_taint_added_replaces_the_countdown_with_an_immediate_deletion() {
+    let h = start(
+        vec![node("n1", &[("a", 0)])],
+        vec![pod("p", "n1", &[("a", Some(300))], -60)],
+        RunOptions::default(),
+        1000,
+    );
+    node_at(&h, 50, NodeChange::Applied(node("n1", &[("a", 0), ("c", 50)])));
+    let (summary, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("p", 50)]);
+    assert_eq!(summary.cancelled, 1, "the countdown was cancelled first (upstream's event)");
+}
+
+#[tokio::test(start_paused = true)]
+async fn d9_remaining_taints_tolerated_forever_cancel() {
+    let h = start(
+        vec![node("n1", &[("a", 0), ("d", 0)])],
+        vec![pod("p", "n1", &[("a", Some(300)), ("d", None)], -60)],
+        RunOptions::default(),
+        1000,
+    );
+    node_at(&h, 50, NodeChange::Applied(node("n1", &[("d", 0)])));
+    let (summary, deletions, _) = h.finish().await;
+    assert_eq!((deletions, summary.cancelled), (vec![], 1));
+}
+
+#[tokio::test(start_paused = true)]
+async fn d11_node_deleted_keeps_the_timer() {
+    let h = start(
+        vec![node("n1", &[("a", 0)])],
+        vec![pod("p", "n1", &[("a", Some(300))], -60)],
+        RunOptions::default(),
+        1000,
+    );
+    node_at(&h, 50, NodeChange::Deleted("n1".into()));
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("p", 300)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn relist_of_unchanged_objects_does_not_restart_countdowns() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("p", "n1", &[("a", Some(300))], -60)];
+    let h = start(nodes.clone(), pods.clone(), RunOptions::default(), 1000);
+    node_at(&h, 100, NodeChange::Listed(nodes));
+    pod_at(&h, 100, PodChange::Listed(pods));
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("p", 300)]);
+}
