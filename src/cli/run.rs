@@ -47,23 +47,26 @@ fn scope(args: &RunArgs) -> (NodeScope, String) {
     }
 }
 
-/// Prints reports until the summary; on a terminal (text output) keeps a status line at the bottom.
+/// Prints reports until the summary. On a terminal (text output) the next deletions stay listed
+/// under the log, their countdowns redrawn every second.
 async fn print(mut reports: mpsc::UnboundedReceiver<Report>, json: bool, live: bool, color: ColorMode, clock: Clock) {
     let mut view = LiveView::default();
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     let mut out = std::io::stdout();
+    let mut drawn = 0;
     loop {
         let report = tokio::select! {
             report = reports.recv() => match report { Some(report) => report, None => break },
             _ = tick.tick(), if live => {
-                let _ = write!(out, "\r\x1b[2K{}", view.status(clock.now()));
-                let _ = out.flush();
+                drawn = redraw(&mut out, drawn, &view.render(clock.now(), color));
                 continue;
             }
         };
         view.observe(&report);
-        if live {
-            let _ = write!(out, "\r\x1b[2K");
+        if live && drawn > 0 {
+            // Move to the block's first line and clear it and everything below.
+            let _ = write!(out, "\x1b[{drawn}F\x1b[J");
+            drawn = 0;
         }
         let written = if json { write_json(&report, &mut out) } else { write_text(&report, color, &mut out) };
         if written.is_err() {
@@ -72,13 +75,25 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, json: bool, live: b
         }
         let last = matches!(report.event, RunEvent::Summary(_));
         if live && !last {
-            let _ = write!(out, "{}", view.status(clock.now()));
+            drawn = redraw(&mut out, 0, &view.render(clock.now(), color));
         }
         let _ = out.flush();
         if last {
             return;
         }
     }
+}
+
+/// Replaces the `drawn` lines of the live block with `lines`; returns how many are drawn now.
+fn redraw(out: &mut impl Write, drawn: usize, lines: &[String]) -> usize {
+    if drawn > 0 {
+        let _ = write!(out, "\x1b[{drawn}F\x1b[J");
+    }
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = out.flush();
+    lines.len()
 }
 
 /// `kubectl taint-evict run`.

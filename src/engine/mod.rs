@@ -425,12 +425,17 @@ impl Engine {
             self.insert_pod(pod.key, pod.uid, pod.node, tolerations);
         }
         for (key, work) in work {
-            if let Some(&id) = self.pod_ids.get(&key) {
-                self.cancel(id);
+            let Some(&id) = self.pod_ids.get(&key) else { continue };
+            self.cancel(id);
+            if work.fire <= now {
+                // Overdue: it should already have happened; carry it out now, no timer.
+                if let Added::Fired(ticket) = self.queue.add_due(id, work) {
+                    self.actions.push_back(Action::Evict { pod: self.pod_ref(id), work, ticket });
+                }
+            } else {
                 self.add(id, work);
             }
         }
-        self.handle_timeout(now);
     }
 
     fn restart(&mut self, now: Timestamp) {

@@ -166,6 +166,18 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
         Added::Armed(ticket)
     }
 
+    /// Adds work for `key` that is already due (unless the key has some): it is in flight on return,
+    /// whatever its deadline says. Used when seeding with work that fell due before the engine ran.
+    pub fn add_due(&mut self, key: K, work: Work) -> Added {
+        let MapEntry::Vacant(slot) = self.entries.entry(key) else {
+            return Added::Skipped;
+        };
+        let ticket = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        slot.insert(Entry { work, ticket, state: EntryState::InFlight });
+        Added::Fired(ticket)
+    }
+
     /// Removes `key`'s work, armed or in flight, and returns it.
     ///
     /// Mirrors `TimedWorkerQueue.CancelWork`; the caller tells a live timer ([`Entry::is_armed`]) from

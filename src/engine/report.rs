@@ -27,6 +27,8 @@ pub enum RunEvent {
         pods: usize,
         /// Deletions scheduled after seeding.
         scheduled: usize,
+        /// Deletions due at once (overdue by the replay).
+        due: usize,
         /// Whether countdowns were restarted (upstream's behaviour) instead of continued.
         restarted_countdowns: bool,
     },

@@ -11,6 +11,13 @@ pub fn rfc3339(at: Timestamp) -> String {
     jiff::Timestamp::from_nanosecond(clamped).map_or_else(|_| "?".to_owned(), |t| t.to_string())
 }
 
+/// RFC 3339 in UTC to the second (rounded down): for logs and live views, where nanoseconds are noise.
+#[must_use]
+pub fn rfc3339_seconds(at: Timestamp) -> String {
+    let nanos = at.as_nanos();
+    rfc3339(Timestamp::from_nanos(nanos - nanos.rem_euclid(i128::from(NANOS_PER_SECOND))))
+}
+
 /// A duration as humantime prints it: whole seconds, or milliseconds below one second.
 #[must_use]
 pub fn duration(nanos: u128) -> String {

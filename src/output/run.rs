@@ -8,7 +8,7 @@ use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
 use super::ColorMode;
-use super::human::{countdown, rfc3339};
+use super::human::{countdown, duration, rfc3339, rfc3339_seconds};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
 use crate::engine::report::{Report, RunEvent, Summary};
@@ -44,8 +44,8 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Started { server, watching, dry_run } => {
             json!({"type": "started", "server": server, "watching": watching, "dryRun": dry_run})
         }
-        RunEvent::Synced { nodes, pods, scheduled, restarted_countdowns } => json!({"type": "synced", "nodes": nodes,
-            "pods": pods, "scheduled": scheduled, "restartedCountdowns": restarted_countdowns}),
+        RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => json!({"type": "synced",
+            "nodes": nodes, "pods": pods, "scheduled": scheduled, "due": due, "restartedCountdowns": restarted_countdowns}),
         RunEvent::Scheduled { pod, work } => {
             let mut o = json!({"type": "scheduled", "pod": pod_json(pod)});
             work_json(&mut o, work);
@@ -96,7 +96,7 @@ fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
 
 /// Writes the event as a line (or, for the summary, a few lines) for people.
 pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
-    let at = rfc3339(report.at);
+    let at = rfc3339_seconds(report.at);
     let (kind, text): (String, String) = match &report.event {
         RunEvent::Started { server, watching, dry_run } => {
             let mode = if *dry_run {
@@ -109,10 +109,13 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
                 format!("watching {watching} and the pods bound to them on {server} ({mode}); Ctrl-C stops"),
             )
         }
-        RunEvent::Synced { nodes, pods, scheduled, restarted_countdowns } => {
+        RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => {
             let how =
                 if *restarted_countdowns { "countdowns restarted now" } else { "countdowns continued from the replay" };
-            ("synced".into(), format!("{nodes} nodes, {pods} pods; {scheduled} deletions scheduled ({how})"))
+            (
+                "synced".into(),
+                format!("{nodes} nodes, {pods} pods; {due} deletions due now, {scheduled} scheduled ({how})"),
+            )
         }
         RunEvent::Scheduled { pod, work } => (
             paint("scheduled", color, |t| t.yellow().to_string()),
@@ -120,31 +123,32 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
                 "{} on {}: deletion at {} ({}), {}",
                 pod.key,
                 pod.node,
-                rfc3339(work.fire),
+                rfc3339_seconds(work.fire),
                 countdown(Some(work.fire), report.at),
                 cause_text(work)
             ),
         ),
         RunEvent::Cancelled { pod, work } => (
             paint("cancelled", color, |t| t.green().to_string()),
-            format!("{} on {}: deletion at {} cancelled", pod.key, pod.node, rfc3339(work.fire)),
+            format!("{} on {}: deletion at {} cancelled", pod.key, pod.node, rfc3339_seconds(work.fire)),
         ),
         RunEvent::Evicting { pod, work } => (
             paint("evicting", color, |t| t.red().to_string()),
-            format!("{} on {}: due {} ({})", pod.key, pod.node, rfc3339(work.fire), cause_text(work)),
+            format!("{} on {}: due {} ({})", pod.key, pod.node, rfc3339_seconds(work.fire), cause_text(work)),
         ),
         RunEvent::Deleted { pod, work, dry_run } => {
             let verb = if *dry_run { "would delete" } else { "deleted" };
-            let late = report.at.nanos_since(work.fire).max(0) as f64 / 1e9;
+            let late = report.at.nanos_since(work.fire).max(0).unsigned_abs();
+            let late = if late < 1_000_000_000 { format!("{}ms", late / 1_000_000) } else { duration(late) };
             (
                 paint(verb, color, |t| t.red().bold().to_string()),
-                format!("{} on {} ({late:.3}s after its deadline)", pod.key, pod.node),
+                format!("{} on {} ({late} after its deadline)", pod.key, pod.node),
             )
         }
         RunEvent::Gone { pod, reason } => ("gone".into(), format!("{}: already gone ({reason})", pod.key)),
         RunEvent::Failed { pod, reason, attempt, retry_at } => (
             paint("failed", color, |t| t.red().to_string()),
-            format!("{}: attempt {attempt}: {reason}; retrying at {}", pod.key, rfc3339(*retry_at)),
+            format!("{}: attempt {attempt}: {reason}; retrying at {}", pod.key, rfc3339_seconds(*retry_at)),
         ),
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
         RunEvent::Stopping { in_flight } => (
@@ -170,7 +174,7 @@ fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "  failing: {} on {}: {reason}", pod.key, pod.node)?;
     }
     for (pod, at) in &summary.scheduled {
-        writeln!(out, "  scheduled: {} on {} at {}", pod.key, pod.node, rfc3339(*at))?;
+        writeln!(out, "  scheduled: {} on {} at {}", pod.key, pod.node, rfc3339_seconds(*at))?;
     }
     Ok(())
 }
@@ -178,16 +182,19 @@ fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
 /// The live view's state: what is scheduled, from the events seen.
 #[derive(Debug, Default)]
 pub struct LiveView {
-    scheduled: BTreeMap<PodKey, Timestamp>,
+    scheduled: BTreeMap<PodKey, (Timestamp, String)>,
     deleted: usize,
 }
+
+/// How many upcoming deletions the live view lists.
+pub const LIVE_ROWS: usize = 8;
 
 impl LiveView {
     /// Follows one event.
     pub fn observe(&mut self, report: &Report) {
         match &report.event {
             RunEvent::Scheduled { pod, work } => {
-                self.scheduled.insert(pod.key.clone(), work.fire);
+                self.scheduled.insert(pod.key.clone(), (work.fire, pod.node.to_string()));
             }
             RunEvent::Cancelled { pod, .. } | RunEvent::Evicting { pod, .. } => {
                 self.scheduled.remove(&pod.key);
@@ -197,19 +204,57 @@ impl LiveView {
         }
     }
 
-    /// The status line: how many are scheduled, the next few with their countdowns.
+    /// The block under the log: the next deletions by deadline, each with its countdown.
     #[must_use]
-    pub fn status(&self, now: Timestamp) -> String {
-        let mut next: Vec<(&Timestamp, &PodKey)> = self.scheduled.iter().map(|(k, at)| (at, k)).collect();
+    pub fn render(&self, now: Timestamp, color: ColorMode) -> Vec<String> {
+        let mut next: Vec<(&Timestamp, &PodKey, &String)> =
+            self.scheduled.iter().map(|(key, (at, node))| (at, key, node)).collect();
         next.sort();
-        let shown: Vec<String> =
-            next.iter().take(3).map(|(at, key)| format!("{key} {}", countdown(Some(**at), now))).collect();
-        let more = if next.len() > 3 { format!(", +{} more", next.len() - 3) } else { String::new() };
-        format!(
-            "[{} scheduled, {} deleted] next: {}{more}",
-            self.scheduled.len(),
-            self.deleted,
-            if shown.is_empty() { "-".to_owned() } else { shown.join(", ") }
-        )
+        let heading = format!("── {} scheduled, {} deleted ──", self.scheduled.len(), self.deleted);
+        let mut lines = vec![paint(&heading, color, |t| t.dimmed().to_string())];
+        for (at, key, node) in next.iter().take(LIVE_ROWS) {
+            lines.push(format!("  {:<18} {}  {key} on {node}", countdown(Some(**at), now), rfc3339_seconds(**at)));
+        }
+        if next.len() > LIVE_ROWS {
+            lines.push(format!("  … and {} more", next.len() - LIVE_ROWS));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::model::Uid;
+
+    fn scheduled(name: &str, fire: i64) -> Report {
+        let pod = PodRef { key: PodKey::new("web", name), uid: Uid::from("u"), node: "n1".into() };
+        let work = Work {
+            created: Timestamp::from_unix_seconds(0),
+            fire: Timestamp::from_unix_seconds(fire),
+            cause: Cause::Expired { seconds: fire },
+        };
+        Report { at: Timestamp::from_unix_seconds(0), event: RunEvent::Scheduled { pod, work } }
+    }
+
+    #[test]
+    fn live_view_lists_the_next_deletions_by_deadline_with_countdowns() {
+        let mut view = LiveView::default();
+        view.observe(&scheduled("b", 300));
+        view.observe(&scheduled("a", 90));
+        let lines = view.render(Timestamp::from_unix_seconds(30), ColorMode::Plain);
+        assert_eq!(lines[0], "── 2 scheduled, 0 deleted ──");
+        assert!(lines[1].starts_with("  in 1m") && lines[1].ends_with("web/a on n1"), "{lines:?}");
+        assert!(lines[2].starts_with("  in 4m 30s") && lines[2].ends_with("web/b on n1"), "{lines:?}");
+    }
+
+    #[test]
+    fn json_lines_name_their_type_and_time() {
+        let line = to_json(&scheduled("a", 90));
+        assert_eq!(line["type"], "scheduled");
+        assert_eq!(line["time"], "1970-01-01T00:00:00Z");
+        assert_eq!(line["pod"]["name"], "a");
+        assert_eq!(line["evictAt"], "1970-01-01T00:01:30Z");
+        assert_eq!(line["tolerationSeconds"], 90);
     }
 }

@@ -128,6 +128,7 @@ pub async fn run<E: Evictor>(
         nodes: snapshot.nodes.len(),
         pods: snapshot.pods.len(),
         scheduled: loop_state.engine.armed(),
+        due: loop_state.engine.pending().filter(|(_, entry)| entry.state == EntryState::InFlight).count(),
         restarted_countdowns: options.restart_countdowns,
     });
     drop(snapshot);

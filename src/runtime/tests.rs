@@ -156,10 +156,14 @@ async fn start_continues_the_replay_overdue_at_once_others_at_their_deadline() {
     assert_eq!(deletions, [deleted("short", 0), deleted("long", 200)]);
     assert_eq!(summary.deleted, 2);
     let synced = reports.iter().find_map(|r| match &r.event {
-        RunEvent::Synced { scheduled, .. } => Some(*scheduled),
+        RunEvent::Synced { scheduled, due, .. } => Some((*scheduled, *due)),
         _ => None,
     });
-    assert_eq!(synced, Some(1), "one timer armed after seeding (long)");
+    assert_eq!(synced, Some((1, 1)), "one timer armed after seeding (long), one deletion due at once (short)");
+    assert!(
+        !reports.iter().any(|r| matches!(&r.event, RunEvent::Scheduled { pod, .. } if pod.key.name() == "short")),
+        "an overdue pod is not shown as scheduled"
+    );
 }
 
 #[tokio::test(start_paused = true)]
