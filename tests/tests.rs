@@ -8,6 +8,7 @@ mod layering;
 mod output;
 mod plan_cluster;
 mod run_cluster;
+mod soak;
 mod support;
 mod util;
 mod vectors;

@@ -118,6 +118,15 @@ pub enum Action {
         /// The work that will not run.
         work: Work,
     },
+    /// A deletion in flight is no longer wanted (the pod went away, or a later evaluation replaced or
+    /// cancelled its work). Upstream lets a started deletion run to its end, and so should an attempt
+    /// already sent; only retries of it should stop (upstream has none).
+    Withdrawn {
+        /// The pod.
+        pod: PodRef,
+        /// The ticket of the [`Action::Evict`] withdrawn.
+        ticket: Ticket,
+    },
     /// The pod is due: delete it, then report [`Input::EvictionFinished`] with the ticket.
     Evict {
         /// The pod (its UID is the deletion's precondition).
@@ -477,10 +486,12 @@ impl Engine {
     }
 
     fn cancel(&mut self, id: PodId) {
-        if let Some(entry) = self.queue.cancel(&id)
-            && entry.is_armed()
-        {
-            self.actions.push_back(Action::Cancelled { pod: self.pod_ref(id), work: entry.work });
+        match self.queue.cancel(&id) {
+            Some(entry) if entry.is_armed() => {
+                self.actions.push_back(Action::Cancelled { pod: self.pod_ref(id), work: entry.work });
+            }
+            Some(entry) => self.actions.push_back(Action::Withdrawn { pod: self.pod_ref(id), ticket: entry.ticket }),
+            None => {}
         }
     }
 

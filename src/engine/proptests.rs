@@ -185,6 +185,7 @@ proptest! {
                 Action::Scheduled { pod, .. } => { armed.insert(pod.key); }
                 Action::Cancelled { pod, .. } => prop_assert!(armed.remove(&pod.key), "cancelled {:?} with no timer", pod.key),
                 Action::Evict { pod, .. } => { armed.remove(&pod.key); }
+                Action::Withdrawn { .. } => {}
             }
         }
     }

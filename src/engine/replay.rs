@@ -328,6 +328,7 @@ impl Replayer {
                         self.cancelled.insert(pod.key, record);
                     }
                 }
+                Action::Withdrawn { .. } => {}
                 Action::Evict { pod, work, .. } => {
                     let record = match self.pending.remove(&pod.key) {
                         Some(record) if record.work == work => record,

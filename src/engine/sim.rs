@@ -109,6 +109,7 @@ impl Sim {
                     self.log.push(Observed::Scheduled { pod: pod.key.name().into(), at, fire });
                 }
                 Action::Cancelled { pod, .. } => self.log.push(Observed::Cancelled { pod: pod.key.name().into(), at }),
+                Action::Withdrawn { .. } => {}
                 Action::Evict { pod, work, ticket } => {
                     self.log.push(Observed::Deleted { pod: pod.key.name().into(), at: work.fire.max(self.now) });
                     if self.finish_deletions {

@@ -65,8 +65,16 @@ pub struct Job {
 pub struct Done {
     /// The job.
     pub job: Job,
-    /// How it ended (`None`: abandoned because `run` is stopping).
+    /// How it ended (`None`: abandoned, because `run` is stopping or the deletion was withdrawn).
     pub outcome: Option<Outcome>,
+}
+
+/// A pod's running job and the ones queued behind it.
+struct Running {
+    ticket: Ticket,
+    /// Set when the running job is withdrawn: it makes no further attempt.
+    withdrawn: watch::Sender<bool>,
+    waiting: VecDeque<Job>,
 }
 
 /// Runs jobs on tokio tasks; results come back on the channel given to [`Executor::new`].
@@ -74,8 +82,8 @@ pub struct Executor<E> {
     evictor: E,
     clock: Clock,
     permits: Arc<Semaphore>,
-    /// Per pod: the running job's presence, and the jobs waiting behind it.
-    running: HashMap<PodKey, VecDeque<Job>>,
+    /// Per pod: the running job, and the jobs waiting behind it.
+    running: HashMap<PodKey, Running>,
     done: mpsc::UnboundedSender<Done>,
     report: mpsc::UnboundedSender<Report>,
     stopping: watch::Receiver<bool>,
@@ -106,7 +114,7 @@ impl<E: Evictor> Executor<E> {
     /// Jobs started or waiting.
     #[must_use]
     pub fn in_flight(&self) -> usize {
-        self.running.values().map(|waiting| waiting.len() + 1).sum()
+        self.running.values().map(|running| running.waiting.len() + 1).sum()
     }
 
     /// Pods whose last deletion attempt failed, with the reason, by pod.
@@ -120,10 +128,22 @@ impl<E: Evictor> Executor<E> {
     /// Starts `job`, or queues it behind the pod's running one.
     pub fn submit(&mut self, job: Job) {
         match self.running.get_mut(&job.pod.key) {
-            Some(waiting) => waiting.push_back(job),
+            Some(running) => running.waiting.push_back(job),
             None => {
-                self.running.insert(job.pod.key.clone(), VecDeque::new());
-                self.spawn(job);
+                let key = job.pod.key.clone();
+                let running = self.spawn(job);
+                self.running.insert(key, running);
+            }
+        }
+    }
+
+    /// The engine no longer wants the deletion with `ticket`: a queued job is dropped, a running one
+    /// makes no further attempt (the attempt under way, if any, completes).
+    pub fn withdraw(&mut self, key: &PodKey, ticket: Ticket) {
+        if let Some(running) = self.running.get_mut(key) {
+            running.waiting.retain(|job| job.ticket != ticket);
+            if running.ticket == ticket {
+                let _ = running.withdrawn.send(true);
             }
         }
     }
@@ -131,16 +151,23 @@ impl<E: Evictor> Executor<E> {
     /// Marks `done` finished and starts the pod's next job, if one waits.
     pub fn finished(&mut self, done: &Done) {
         let key = &done.job.pod.key;
-        let next = self.running.get_mut(key).and_then(VecDeque::pop_front);
+        let next = self.running.get_mut(key).and_then(|running| running.waiting.pop_front());
         match next {
-            Some(job) => self.spawn(job),
+            Some(job) => {
+                let waiting = self.running.remove(key).map(|r| r.waiting).unwrap_or_default();
+                let mut running = self.spawn(job);
+                running.waiting = waiting;
+                self.running.insert(key.clone(), running);
+            }
             None => {
                 self.running.remove(key);
             }
         }
     }
 
-    fn spawn(&self, job: Job) {
+    fn spawn(&self, job: Job) -> Running {
+        let (withdrawn_tx, mut withdrawn) = watch::channel(false);
+        let running = Running { ticket: job.ticket, withdrawn: withdrawn_tx, waiting: VecDeque::new() };
         let evictor = self.evictor.clone();
         let permits = self.permits.clone();
         let clock = self.clock;
@@ -169,6 +196,10 @@ impl<E: Evictor> Executor<E> {
                         tokio::select! {
                             () = tokio::time::sleep(delay) => {}
                             _ = stopping.wait_for(|stop| *stop) => break None,
+                            _ = withdrawn.wait_for(|gone| *gone) => {
+                                failing.lock().expect("failing pods").remove(&job.pod.key);
+                                break None;
+                            }
                         }
                         delay = (delay * 2).min(MAX_RETRY);
                     }
@@ -180,5 +211,6 @@ impl<E: Evictor> Executor<E> {
             };
             let _ = done.send(Done { job, outcome });
         });
+        running
     }
 }

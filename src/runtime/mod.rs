@@ -220,6 +220,7 @@ impl Loop {
                     send(RunEvent::Cancelled { pod, work });
                 }
                 Action::Evict { pod, work, ticket } => executor.submit(Job { pod, work, ticket }),
+                Action::Withdrawn { pod, ticket } => executor.withdraw(&pod.key, ticket),
             }
         }
     }

@@ -332,3 +332,25 @@ async fn relist_of_unchanged_objects_does_not_restart_countdowns() {
     let (_, deletions, _) = h.finish().await;
     assert_eq!(deletions, [deleted("p", 300)]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn failing_deletion_stops_retrying_once_the_pod_is_no_longer_due() {
+    // The pod is due at +30 but every attempt fails; the taint is removed at +40: no more attempts.
+    let h = start(
+        vec![node("n1", &[("a", 0)])],
+        vec![pod("p", "n1", &[("a", Some(30))], -60)],
+        RunOptions::default(),
+        1000,
+    );
+    h.evictor.failures.lock().unwrap().push(("p".into(), u32::MAX));
+    node_at(&h, 40, NodeChange::Applied(node("n1", &[])));
+    let failures = h.evictor.failures.clone();
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, []);
+    let attempts: Vec<Timestamp> =
+        reports.iter().filter(|r| matches!(r.event, RunEvent::Failed { .. })).map(|r| r.at).collect();
+    // Attempts at 30, 31, 33, 37 (backoff 1, 2, 4 s); the next one (45) is withdrawn at 40.
+    assert_eq!(attempts, [t(30), t(31), t(33), t(37)]);
+    assert!(summary.failed.is_empty(), "a withdrawn deletion is not a failure: {:?}", summary.failed);
+    assert!(failures.lock().unwrap()[0].1 > 1000, "no attempt after the withdrawal");
+}

@@ -500,6 +500,11 @@ impl FakeApiServer {
         self.add_rule(method, path_prefix, fault, Some(times));
     }
 
+    /// Removes every scripted fault (the API server is healthy again).
+    pub fn heal(&self) {
+        self.shared.update(|state| state.rules.clear());
+    }
+
     fn add_rule(&self, method: &'static str, path_prefix: &str, fault: Fault, remaining: Option<usize>) {
         let rule = Rule { method, path_prefix: path_prefix.to_owned(), fault, remaining };
         self.shared.update(|state| state.rules.push(rule));
