@@ -64,6 +64,52 @@ impl Health {
     }
 }
 
+/// How one watch's objects become the runtime's changes.
+struct Adapter<Convert, Deleted, T, C> {
+    /// The engine's view of an object, or `None` to ignore it (outside the node scope).
+    convert: Convert,
+    /// A deleted object's change, or `None` to ignore it.
+    deleted: Deleted,
+    listed: fn(Vec<T>) -> C,
+    applied: fn(T) -> C,
+}
+
+/// Forwards one watch's events as changes: a (re-)list as one complete list, then each change.
+async fn forward<K, T, C>(
+    events: impl futures::Stream<Item = Result<Event<K>, watcher::Error>>,
+    adapter: Adapter<impl Fn(&K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
+    mut health: Health,
+    changes: mpsc::Sender<C>,
+) {
+    let mut events = std::pin::pin!(events);
+    let mut listing = Vec::new();
+    while let Some(event) = events.next().await {
+        let change = match event {
+            Err(error) => {
+                health.failed(&error);
+                continue;
+            }
+            Ok(Event::Init) => {
+                listing.clear();
+                None
+            }
+            Ok(Event::InitApply(object)) => {
+                listing.extend((adapter.convert)(&object));
+                None
+            }
+            Ok(Event::InitDone) => Some((adapter.listed)(std::mem::take(&mut listing))),
+            Ok(Event::Apply(object)) => (adapter.convert)(&object).map(adapter.applied),
+            Ok(Event::Delete(object)) => (adapter.deleted)(object),
+        };
+        health.ok();
+        if let Some(change) = change
+            && changes.send(change).await.is_err()
+        {
+            return;
+        }
+    }
+}
+
 /// Starts both watches; their changes arrive on the returned channels.
 pub fn spawn(
     client: &Client,
@@ -81,77 +127,28 @@ pub fn spawn(
         _ => {}
     }
     let nodes = watcher::watcher(Api::<Node>::all(client.clone()), config).default_backoff();
-    let mut health = Health { what: "nodes", failing: false, report: report.clone(), clock };
-    tokio::spawn(async move {
-        let mut nodes = std::pin::pin!(nodes);
-        let mut listing = Vec::new();
-        while let Some(event) = nodes.next().await {
-            let change = match event {
-                Err(error) => {
-                    health.failed(&error);
-                    continue;
-                }
-                Ok(Event::Init) => {
-                    listing.clear();
-                    None
-                }
-                Ok(Event::InitApply(node)) => {
-                    let node = convert::node(&node);
-                    if scope.admits(node.name.as_str()) {
-                        listing.push(node);
-                    }
-                    None
-                }
-                Ok(Event::InitDone) => Some(NodeChange::Listed(std::mem::take(&mut listing))),
-                Ok(Event::Apply(node)) => {
-                    let node = convert::node(&node);
-                    scope.admits(node.name.as_str()).then_some(NodeChange::Applied(node))
-                }
-                Ok(Event::Delete(node)) => {
-                    let name = node.metadata.name.unwrap_or_default();
-                    scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
-                }
-            };
-            health.ok();
-            if let Some(change) = change
-                && node_tx.send(change).await.is_err()
-            {
-                return;
-            }
-        }
-    });
+    let deleted_scope = scope.clone();
+    let adapter = Adapter {
+        convert: move |node: &Node| Some(convert::node(node)).filter(|n| scope.admits(n.name.as_str())),
+        deleted: move |node: Node| {
+            let name = node.metadata.name.unwrap_or_default();
+            deleted_scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
+        },
+        listed: NodeChange::Listed,
+        applied: NodeChange::Applied,
+    };
+    let health = Health { what: "nodes", failing: false, report: report.clone(), clock };
+    tokio::spawn(forward(nodes, adapter, health, node_tx));
 
     let pods = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
         .default_backoff();
-    let mut health = Health { what: "pods", failing: false, report, clock };
-    tokio::spawn(async move {
-        let mut pods = std::pin::pin!(pods);
-        let mut listing = Vec::new();
-        while let Some(event) = pods.next().await {
-            let change = match event {
-                Err(error) => {
-                    health.failed(&error);
-                    continue;
-                }
-                Ok(Event::Init) => {
-                    listing.clear();
-                    None
-                }
-                Ok(Event::InitApply(pod)) => {
-                    listing.push(convert::pod(&pod));
-                    None
-                }
-                Ok(Event::InitDone) => Some(PodChange::Listed(std::mem::take(&mut listing))),
-                Ok(Event::Apply(pod)) => Some(PodChange::Applied(convert::pod(&pod))),
-                Ok(Event::Delete(pod)) => Some(PodChange::Deleted(convert::pod_key(&pod))),
-            };
-            health.ok();
-            if let Some(change) = change
-                && pod_tx.send(change).await.is_err()
-            {
-                return;
-            }
-        }
-    });
+    let adapter = Adapter {
+        convert: |pod: &Pod| Some(convert::pod(pod)),
+        deleted: |pod: Pod| Some(PodChange::Deleted(convert::pod_key(&pod))),
+        listed: PodChange::Listed,
+        applied: PodChange::Applied,
+    };
+    let health = Health { what: "pods", failing: false, report, clock };
+    tokio::spawn(forward(pods, adapter, health, pod_tx));
     (node_rx, pod_rx)
 }
