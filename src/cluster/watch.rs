@@ -1,13 +1,16 @@
 //! Watches of nodes and pods, turned into the runtime's changes.
 //!
 //! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
-//! bookmarks, re-lists on 410 Gone and backs off on errors (client-go's reflector parameters). A
+//! bookmarks, re-lists on 410 Gone and backs off on errors ([`WatchBackoff`]). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are converted at once and dropped.
+
+use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
@@ -36,6 +39,41 @@ impl NodeScope {
             Self::All | Self::Labels(_) => true,
         }
     }
+}
+
+/// The first retry delay of a failed watch.
+const RETRY_MIN: Duration = Duration::from_millis(200);
+/// The longest retry delay of a failed watch.
+const RETRY_MAX: Duration = Duration::from_secs(5);
+/// Healthy time after which the delay starts again from [`RETRY_MIN`].
+const RETRY_RESET: Duration = Duration::from_secs(5);
+
+/// Watch retry delays: from 200 ms doubling to 5 s. client-go's reflector (and kube's default) waits
+/// from 800 ms up to 30 s and resets after 2 minutes; an enforcer that must see a taint's removal
+/// before a deadline catches up sooner (one client, so no jitter is needed).
+#[derive(Debug)]
+struct WatchBackoff {
+    next: Duration,
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(RETRY_MAX);
+        Some(delay)
+    }
+}
+
+impl Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = RETRY_MIN;
+    }
+}
+
+fn backoff() -> ResetTimerBackoff<WatchBackoff> {
+    ResetTimerBackoff::new(WatchBackoff { next: RETRY_MIN }, RETRY_RESET)
 }
 
 /// Reports a watch outage once, and its end once (not a line per retry).
@@ -126,7 +164,7 @@ pub fn spawn(
         NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
         _ => {}
     }
-    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), config).default_backoff();
+    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), config).backoff(backoff());
     let deleted_scope = scope.clone();
     let adapter = Adapter {
         convert: move |node: &Node| Some(convert::node(node)).filter(|n| scope.admits(n.name.as_str())),
@@ -141,7 +179,7 @@ pub fn spawn(
     tokio::spawn(forward(nodes, adapter, health, node_tx));
 
     let pods = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
-        .default_backoff();
+        .backoff(backoff());
     let adapter = Adapter {
         convert: |pod: &Pod| Some(convert::pod(pod)),
         deleted: |pod: Pod| Some(PodChange::Deleted(convert::pod_key(&pod))),
