@@ -24,7 +24,7 @@ pub struct Selector {
 
 /// Why a selector does not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("invalid label selector \"{selector}\": {reason}")]
+#[error("invalid label selector {selector:?}: {reason}")]
 pub struct SelectorError {
     selector: String,
     reason: String,
@@ -94,17 +94,13 @@ impl FromStr for Selector {
         for term in terms(text) {
             let term = term.trim();
             let check_key = |key: &str| -> Result<String, SelectorError> {
-                if valid_key(key) {
-                    Ok(key.to_owned())
-                } else {
-                    Err(fail(format!("\"{key}\" is not a valid label key")))
-                }
+                if valid_key(key) { Ok(key.to_owned()) } else { Err(fail(format!("{key:?} is not a valid label key"))) }
             };
             let check_value = |value: &str| -> Result<String, SelectorError> {
                 if valid_value(value) {
                     Ok(value.to_owned())
                 } else {
-                    Err(fail(format!("\"{value}\" is not a valid label value")))
+                    Err(fail(format!("{value:?} is not a valid label value")))
                 }
             };
             let requirement = if term.is_empty() {
@@ -119,13 +115,13 @@ impl FromStr for Selector {
                 let rest = rest.trim();
                 let (operator, list) = rest
                     .split_once('(')
-                    .ok_or_else(|| fail(format!("expected \"in (…)\" or \"notin (…)\" after \"{key}\"")))?;
+                    .ok_or_else(|| fail(format!("expected \"in (…)\" or \"notin (…)\" after {key:?}")))?;
                 let list = list.strip_suffix(')').ok_or_else(|| fail("missing \")\"".into()))?;
                 let values = list.split(',').map(|v| check_value(v.trim())).collect::<Result<Vec<_>, _>>()?;
                 match operator.trim() {
                     "in" => Requirement::In(check_key(key)?, values),
                     "notin" => Requirement::NotIn(check_key(key)?, values),
-                    other => return Err(fail(format!("unknown operator \"{other}\""))),
+                    other => return Err(fail(format!("unknown operator {other:?}"))),
                 }
             } else {
                 Requirement::Exists(check_key(term)?)

@@ -1,5 +1,6 @@
 //! The single integration-test binary: every file below runs the real `kubectl-taint_evict`.
 
+mod bad_input;
 mod cli_errors;
 mod completions;
 mod fake_apiserver;

@@ -247,9 +247,7 @@ fn parse_selector(text: &str) -> Result<Selector, String> {
 
 fn parse_effect(text: &str) -> Result<Effect, String> {
     match Effect::from(text) {
-        Effect::Other(_) => {
-            Err(format!("unknown effect \"{text}\": expected NoExecute, NoSchedule or PreferNoSchedule"))
-        }
+        Effect::Other(_) => Err(format!("unknown effect {text:?}: expected NoExecute, NoSchedule or PreferNoSchedule")),
         effect => Ok(effect),
     }
 }
@@ -259,7 +257,7 @@ fn check_key(key: &str) -> Result<(), String> {
         && key.split('/').count() <= 2
         && key.split('/').all(|part| !part.is_empty())
         && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
-    if valid { Ok(()) } else { Err(format!("invalid taint key \"{key}\"")) }
+    if valid { Ok(()) } else { Err(format!("invalid taint key {key:?}")) }
 }
 
 /// Parses `--taint KEY[=VALUE]:EFFECT`.
@@ -269,7 +267,7 @@ pub fn parse_taint(text: &str) -> Result<WhatIf, String> {
     let (key, value) = spec.split_once('=').unwrap_or((spec, ""));
     check_key(key)?;
     if !value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) || value.len() > 63 {
-        return Err(format!("invalid taint value \"{value}\""));
+        return Err(format!("invalid taint value {value:?}"));
     }
     Ok(WhatIf::Taint(Taint::new(key, value, parse_effect(effect)?)))
 }

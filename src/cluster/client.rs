@@ -84,11 +84,27 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     }
     // An interactive command should say the server is overloaded, not retry for minutes.
     config.default_retry = false;
+    if !inline_token_fits_a_header(&config.auth_info) {
+        let reason = "the user's token holds characters an HTTP header cannot carry (a line break?)".to_owned();
+        return Err(ClusterError::BadKubeconfig { path: describe_sources(options.kubeconfig.as_deref()), reason });
+    }
     let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
     let default_namespace = config.default_namespace.clone();
     let client =
         Client::try_from(config).map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?;
     Ok(Connection { client, server, request_timeout: options.request_timeout, default_namespace })
+}
+
+/// Whether the inline `token` kube would send (none when an auth provider or a username and password
+/// take precedence) can be an `Authorization` header: kube builds that header with tower-http, which
+/// panics when it cannot. The token is only looked at, never kept or printed.
+fn inline_token_fits_a_header(auth: &kube::config::AuthInfo) -> bool {
+    if auth.auth_provider.is_some() || (auth.username.is_some() && auth.password.is_some()) {
+        return true;
+    }
+    // `AuthInfo` serializes the token as a kubeconfig holds it; its type hides it from everything else.
+    let fields = serde_json::to_value(auth).unwrap_or_default();
+    fields["token"].as_str().is_none_or(|token| http::HeaderValue::from_str(&format!("Bearer {token}")).is_ok())
 }
 
 fn bad_kubeconfig(path: Option<&str>, error: &kube::config::KubeconfigError) -> ClusterError {

@@ -30,6 +30,16 @@ pub enum ClusterError {
         /// The cause, as the network stack says it.
         reason: String,
     },
+    /// The kubeconfig's user could not get credentials (a failing exec plugin, an unreadable token
+    /// file, a client key that cannot be used). The reason never quotes the credential, the plugin's
+    /// command line or its output.
+    #[error("cannot get credentials for {server}: {reason}")]
+    Credentials {
+        /// The API server URL.
+        server: String,
+        /// What failed.
+        reason: String,
+    },
     /// The TLS handshake failed.
     #[error("TLS handshake with {server} failed: {reason}")]
     Tls {
@@ -111,6 +121,11 @@ impl ClusterError {
             Self::Unreachable { .. } => {
                 "check that the cluster is up and that --context/--kubeconfig point at it (kubectl cluster-info)".into()
             }
+            Self::Credentials { .. } => {
+                "check the kubeconfig's user (kubectl get nodes should fail the same way); run its exec plugin by hand \
+                 to see why it fails, or log in again"
+                    .into()
+            }
             Self::Tls { .. } => {
                 "the server's certificate is not trusted by the kubeconfig's certificate-authority".into()
             }
@@ -146,6 +161,12 @@ impl ClusterError {
             },
             kube::Error::SerdeError(e) => Self::Decode { server, resource, reason: e.to_string() },
             other => {
+                if let Some(auth) = find_cause::<kube::client::AuthError>(&other) {
+                    return Self::Credentials { server, reason: credentials_reason(auth) };
+                }
+                if let Some(identity) = find_cause::<kube::client::RustlsTlsError>(&other).and_then(identity_reason) {
+                    return Self::Credentials { server, reason: identity };
+                }
                 let reason = root_cause(&other);
                 let lower = reason.to_lowercase();
                 if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
@@ -156,6 +177,55 @@ impl ClusterError {
             }
         }
     }
+}
+
+/// The first error of type `E` in `error`'s chain.
+fn find_cause<'a, E: std::error::Error + 'static>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a E> {
+    let mut cause = Some(error);
+    while let Some(current) = cause {
+        if let Some(found) = current.downcast_ref::<E>() {
+            return Some(found);
+        }
+        cause = current.source();
+    }
+    None
+}
+
+/// Why the credentials could not be had, in words that cannot carry them: kube's own messages quote
+/// an exec plugin's command line, environment and output (where a token may be), and parse errors
+/// may quote the token itself.
+fn credentials_reason(error: &kube::client::AuthError) -> String {
+    use kube::client::AuthError;
+    match error {
+        AuthError::AuthExecRun { out, .. } => format!("the exec plugin failed ({})", out.status),
+        AuthError::AuthExecStart(e) => format!("the exec plugin cannot be started: {}", root_cause(e)),
+        AuthError::AuthExecParse(_) => "the exec plugin's output is not an ExecCredential".into(),
+        AuthError::ReadTokenFile(e, path) => {
+            format!("cannot read the token file {}: {}", path.display(), root_cause(e))
+        }
+        AuthError::InvalidBearerToken(_) | AuthError::InvalidBasicAuth(_) => {
+            "the kubeconfig's credentials hold characters an HTTP header cannot carry".into()
+        }
+        AuthError::MissingCommand | AuthError::ExecPluginFailed | AuthError::ExecMissingClusterInfo => {
+            root_cause(error)
+        }
+        _ => "the kubeconfig's user could not be authenticated".into(),
+    }
+}
+
+/// Why the kubeconfig's client certificate and key cannot be used; `None` for other TLS set-up errors.
+fn identity_reason(error: &kube::client::RustlsTlsError) -> Option<String> {
+    use kube::client::RustlsTlsError;
+    let why = match error {
+        // The PEM parser's messages may quote a line of the file.
+        RustlsTlsError::InvalidIdentityPem(_) => "not valid PEM".to_owned(),
+        RustlsTlsError::MissingPrivateKey
+        | RustlsTlsError::MissingCertificate
+        | RustlsTlsError::UnknownPrivateKeyFormat
+        | RustlsTlsError::InvalidPrivateKey(_) => root_cause(error),
+        _ => return None,
+    };
+    Some(format!("the client certificate or key cannot be used: {why}"))
 }
 
 /// The innermost cause of an error chain, lowercase, without Rust's `(os error N)` suffix.

@@ -179,7 +179,10 @@ impl<E: Evictor> Executor<E> {
             let Ok(_permit) = permits.acquire_owned().await else { return };
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
-            evictor.notify(&job.pod, Notice::Marking).await;
+            // Upstream's recorder queues the event and goes on; so does this: the deletion does not
+            // wait for the event's round trip.
+            let (notifier, marked) = (evictor.clone(), job.pod.clone());
+            tokio::spawn(async move { notifier.notify(&marked, Notice::Marking).await });
             let mut delay = FIRST_RETRY;
             let mut attempt = 0;
             let outcome = loop {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
+use serde_path_to_error::Segment;
 
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
 use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
@@ -26,7 +27,7 @@ pub enum DumpError {
     #[error("expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found {0}")]
     NotAList(String),
     /// One item has a field of the wrong shape or value.
-    #[error("item {index} ({object}): {path}: {message}")]
+    #[error("item {index} ({object}): {}{message}", located(.path))]
     BadItem {
         /// The item's index in `items`.
         index: usize,
@@ -37,6 +38,20 @@ pub enum DumpError {
         /// What is wrong with it.
         message: String,
     },
+    /// The document is JSON, but it (or a field outside its items) has the wrong shape: an API
+    /// server's answer that is not the object or list asked for.
+    #[error("{}{message}", located(.path))]
+    BadShape {
+        /// The field, as a JSON path; empty for the document itself.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// `path: `, or nothing for the document (or item) itself.
+fn located(path: &str) -> String {
+    if path.is_empty() { String::new() } else { format!("{path}: ") }
 }
 
 /// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
@@ -49,6 +64,7 @@ pub fn parse_time(text: &str) -> Option<Timestamp> {
 }
 
 #[derive(Deserialize)]
+#[serde(expecting = "an object")]
 struct RawList<'a> {
     #[serde(borrow, default)]
     kind: Option<Cow<'a, str>>,
@@ -59,7 +75,7 @@ struct RawList<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(expecting = "an object", default)]
 struct RawListMeta<'a> {
     #[serde(borrow, rename = "continue")]
     continue_: Option<Cow<'a, str>>,
@@ -75,7 +91,7 @@ pub struct Page {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(expecting = "an object", default)]
 struct RawItem<'a> {
     #[serde(borrow)]
     kind: Option<Cow<'a, str>>,
@@ -88,7 +104,7 @@ struct RawItem<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
 struct RawMeta<'a> {
     #[serde(borrow)]
     name: Option<Cow<'a, str>>,
@@ -106,7 +122,7 @@ struct RawMeta<'a> {
 
 /// The union of the Node, Pod and Lease spec fields the engine reads.
 #[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
 struct RawSpec<'a> {
     #[serde(borrow)]
     taints: Option<Vec<RawTaint<'a>>>,
@@ -119,7 +135,7 @@ struct RawSpec<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
 struct RawTaint<'a> {
     #[serde(borrow)]
     key: Option<Cow<'a, str>>,
@@ -132,7 +148,7 @@ struct RawTaint<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
 struct RawToleration<'a> {
     #[serde(borrow)]
     key: Option<Cow<'a, str>>,
@@ -146,7 +162,7 @@ struct RawToleration<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default)]
+#[serde(expecting = "an object", default)]
 struct RawStatus<'a> {
     #[serde(borrow)]
     phase: Option<Cow<'a, str>>,
@@ -155,7 +171,7 @@ struct RawStatus<'a> {
 }
 
 #[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
 struct RawCondition<'a> {
     #[serde(borrow, rename = "type")]
     type_: Option<Cow<'a, str>>,
@@ -167,15 +183,18 @@ struct RawCondition<'a> {
 
 /// Reads a dump. See the module docs.
 pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+    // serde reads a struct from an array too (`[]` as a list with no kind and no items): only an
+    // object takes the fast path, so that an array is named as one.
+    let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match serde_json::from_slice::<RawList<'_>>(bytes) {
-        Ok(list) => convert_list(list.kind.as_deref(), list.items),
-        Err(_) => read_slowly(bytes),
+        Ok(list) if object => convert_list(list.kind.as_deref(), list.items),
+        _ => read_slowly(bytes),
     }
 }
 
 /// Reads one page of a typed list the API server returned (`kind` names its items: `Pod`, `Node`).
 pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
-    let list: RawList<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let list: RawList<'_> = serde_json::from_slice(bytes).map_err(|e| diagnose::<RawList<'_>>(bytes, kind, &e))?;
     let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
     let mut builder = Builder::default();
     for (index, mut item) in list.items.into_iter().flatten().enumerate() {
@@ -187,17 +206,73 @@ pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
 
 /// Reads one object the API server returned (a Node, a Pod or a Lease).
 pub fn read_object(bytes: &[u8], kind: &str) -> Result<Snapshot, DumpError> {
-    let mut item: RawItem<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let mut item: RawItem<'_> = serde_json::from_slice(bytes).map_err(|e| diagnose::<RawItem<'_>>(bytes, kind, &e))?;
     item.kind.get_or_insert(Cow::Borrowed(kind));
     let mut builder = Builder::default();
     builder.add(0, item)?;
     Ok(builder.snapshot)
 }
 
+/// Why `bytes` are not a `T`, once the fast parse failed with `error`: serde_json's words for a syntax
+/// error; for a value of the wrong shape, its path, and the list item it is in (`kind` when the item
+/// does not say).
+fn diagnose<'a, T: Deserialize<'a>>(bytes: &'a [u8], kind: &str, error: &serde_json::Error) -> DumpError {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let shape = match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
+        Err(shape) if error.is_data() => shape,
+        _ => return DumpError::Json(error.to_string()),
+    };
+    let segments: Vec<&Segment> = shape.path().iter().collect();
+    let message = friendly(&shape.inner().to_string());
+    if let [Segment::Map { key }, Segment::Seq { index }, rest @ ..] = segments.as_slice()
+        && key == "items"
+    {
+        let document = serde_json::from_slice::<serde_json::Value>(bytes).unwrap_or_default();
+        let mut item = document.get("items").and_then(|items| items.get(*index)).cloned().unwrap_or_default();
+        if let Some(fields) = item.as_object_mut()
+            && !fields.get("kind").is_some_and(serde_json::Value::is_string)
+        {
+            fields.insert("kind".into(), kind.into());
+        }
+        let object = if item.is_object() { describe(&item) } else { printable(kind) };
+        return DumpError::BadItem { index: *index, object, path: json_path(rest), message };
+    }
+    DumpError::BadShape { path: json_path(&segments), message }
+}
+
+/// A path as serde_path_to_error writes it (`spec.taints[0].key`), one line whatever the keys hold.
+fn json_path(segments: &[&Segment]) -> String {
+    let mut path = String::new();
+    for segment in segments {
+        match segment {
+            Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+            Segment::Map { key: name } | Segment::Enum { variant: name } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(name);
+            }
+            Segment::Unknown => path.push('?'),
+        }
+    }
+    printable(&path)
+}
+
+/// `text` with control and other invisible characters escaped (`\n`, `\u{202e}`), so that a message
+/// quoting the input stays one honest line.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\'' | '\\' => c.to_string(),
+            c => c.escape_debug().to_string(),
+        })
+        .collect()
+}
+
 fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<Snapshot, DumpError> {
     let items = match (kind, items) {
         (Some("List") | None, Some(items)) => items,
-        (Some(kind), _) => return Err(DumpError::NotAList(format!("kind \"{kind}\""))),
+        (Some(kind), _) => return Err(DumpError::NotAList(format!("kind {kind:?}"))),
         (None, None) => return Err(DumpError::NotAList("an object with no kind and no items".into())),
     };
     let mut builder = Builder::default();
@@ -235,13 +310,13 @@ fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
         let item: RawItem<'_> = serde_path_to_error::deserialize(value).map_err(|e| DumpError::BadItem {
             index,
             object: describe(value),
-            path: e.path().to_string(),
+            path: json_path(&e.path().iter().collect::<Vec<_>>()),
             message: friendly(&e.into_inner().to_string()),
         })?;
         builder.add(index, item)?;
     }
     if kind.as_deref().is_some_and(|k| k != "List") {
-        return Err(DumpError::NotAList(format!("kind \"{}\"", kind.unwrap_or_default())));
+        return Err(DumpError::NotAList(format!("kind {:?}", kind.unwrap_or_default())));
     }
     Ok(builder.snapshot)
 }
@@ -260,18 +335,26 @@ fn json_type(value: &serde_json::Value) -> &'static str {
 /// `Pod web/api-0`, `Node n1`, as far as the item says.
 fn describe(value: &serde_json::Value) -> String {
     let text = |path: &str| value.pointer(path).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-    let (kind, namespace, name) = (text("/kind"), text("/metadata/namespace"), text("/metadata/name"));
-    match (namespace.is_empty(), name.is_empty()) {
-        (_, true) => kind,
+    object_name(&text("/kind"), &text("/metadata/namespace"), &text("/metadata/name"))
+}
+
+/// `Kind namespace/name`, `Kind name` or `Kind`, one line whatever the names hold.
+fn object_name(kind: &str, namespace: &str, name: &str) -> String {
+    printable(&match (namespace.is_empty(), name.is_empty()) {
+        (_, true) => kind.to_owned(),
         (true, false) => format!("{kind} {name}"),
         (false, false) => format!("{kind} {namespace}/{name}"),
-    }
+    })
 }
 
 /// serde's messages, in the words of the API's types.
 fn friendly(message: &str) -> String {
+    let integer =
+        if message.starts_with("invalid value") { "expected a 64-bit integer" } else { "expected an integer" };
     message
-        .replace("expected i64", "expected an integer")
+        .replace("expected i64", integer)
+        .replace("expected a sequence", "expected an array")
+        .replace("expected a map", "expected an object")
         .replace("expected a borrowed string", "expected a string")
         .replace("expected a string or a borrowed string", "expected a string")
 }
@@ -287,11 +370,7 @@ impl Builder {
         let meta = item.metadata.unwrap_or_default();
         let name = meta.name.as_deref().unwrap_or_default();
         let namespace = meta.namespace.as_deref().unwrap_or_default();
-        let object = match (namespace, name) {
-            ("", "") => kind.to_owned(),
-            ("", name) => format!("{kind} {name}"),
-            (namespace, name) => format!("{kind} {namespace}/{name}"),
-        };
+        let object = object_name(kind, namespace, name);
         let bad = |path: &str, message: &str| DumpError::BadItem {
             index,
             object: object.clone(),
@@ -299,7 +378,7 @@ impl Builder {
             message: message.to_owned(),
         };
         let time = |path: &str, text: Option<&str>| -> Result<Option<Timestamp>, DumpError> {
-            text.map(|text| parse_time(text).ok_or_else(|| bad(path, &format!("\"{text}\" is not an RFC 3339 time"))))
+            text.map(|text| parse_time(text).ok_or_else(|| bad(path, &format!("{text:?} is not an RFC 3339 time"))))
                 .transpose()
         };
         let spec = item.spec.unwrap_or_default();

@@ -412,6 +412,8 @@ impl FakeApiServer {
         runtime.spawn(async move {
             loop {
                 let Ok((stream, _)) = listener.accept().await else { continue };
+                // As Go's net/http (the real API server) does: no Nagle delay on small answers.
+                let _ = stream.set_nodelay(true);
                 let shared = served.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |request| handle(shared.clone(), request));

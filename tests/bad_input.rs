@@ -1,0 +1,931 @@
+//! Bad input everywhere: arbitrary JSON and bytes into the dump reader, arbitrary strings into the
+//! flag parsers (never a panic, always one clear line), the `--taint` round trip, credentials that
+//! never reach the output, and the user-facing errors of the README's catalogue that no other file
+//! covers.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::str::FromStr;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clap::Parser;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use taint_evict::cli::{Cli, parse_now, parse_remove_taint, parse_taint};
+use taint_evict::engine::replay::{WhatIf, replay};
+use taint_evict::engine::time::Timestamp;
+use taint_evict::runtime::Outcome;
+use taint_evict::selector::Selector;
+use taint_evict::source::file::{read, read_object, read_page};
+
+use crate::support::fake_apiserver::{FakeApiServer, Fault};
+use crate::util::{Run, command, run, scratch};
+
+/// Words that would mean a Rust type leaked into a message (unless the input itself holds them).
+const RUST_WORDS: [&str; 9] =
+    ["Cow", "Option", "alloc::", "serde_json::", "struct Raw", "borrowed", "i64", "Vec<", "BTreeMap"];
+
+/// Asserts `message` is one non-empty line without control characters or Rust type names.
+fn one_clear_line(message: &str, input: &str) -> Result<(), TestCaseError> {
+    prop_assert!(!message.trim().is_empty(), "an empty message for {input:?}");
+    prop_assert!(!message.chars().any(char::is_control), "not one plain line: {message:?} for {input:?}");
+    for word in RUST_WORDS {
+        prop_assert!(input.contains(word) || !message.contains(word), "{word:?} in {message:?} for {input:?}");
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (a) The dump reader
+// ---------------------------------------------------------------------------------------------------
+
+/// Strings the reader looks for, and some that trip careless code.
+const WORDS: &[&str] = &[
+    "",
+    "List",
+    "Node",
+    "Pod",
+    "Lease",
+    "Service",
+    "v1",
+    "kube-system",
+    "kube-controller-manager",
+    "NoExecute",
+    "NoSchedule",
+    "PreferNoSchedule",
+    "Exists",
+    "Equal",
+    "PodScheduled",
+    "True",
+    "Running",
+    "node.kubernetes.io/unreachable",
+    "a\nb",
+    "tab\there",
+    "\"quoted\"",
+    "back\\slash",
+    "\u{0}",
+    "zoné",
+    "\u{202e}rtl",
+];
+
+/// Timestamps: valid at the edges of what RFC 3339 allows, and not quite valid.
+const TIMES: &[&str] = &[
+    "2026-11-22T10:00:00Z",
+    "2026-11-22T10:00:00.123456789+01:00",
+    "0001-01-01T00:00:00Z",
+    "9999-12-31T23:59:59.999999999Z",
+    "-009999-01-01T00:00:00Z",
+    "1970-01-01T00:00:00Z",
+    "2026-02-30T10:00:00Z",
+    "2026-11-22 10:00:00",
+    "2026-11-22T24:00:00Z",
+    "yesterday",
+    "",
+];
+
+/// Field names the reader knows.
+const FIELDS: &[&str] = &[
+    "apiVersion",
+    "kind",
+    "metadata",
+    "items",
+    "continue",
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "labels",
+    "spec",
+    "status",
+    "taints",
+    "tolerations",
+    "key",
+    "value",
+    "effect",
+    "timeAdded",
+    "operator",
+    "tolerationSeconds",
+    "nodeName",
+    "acquireTime",
+    "phase",
+    "conditions",
+    "type",
+    "lastTransitionTime",
+];
+
+fn leaf() -> BoxedStrategy<Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        prop::sample::select(WORDS).prop_map(Value::from),
+        prop::sample::select(TIMES).prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+    ]
+    .boxed()
+}
+
+fn key() -> BoxedStrategy<String> {
+    prop_oneof![3 => prop::sample::select(FIELDS).prop_map(str::to_owned), 1 => any::<String>()].boxed()
+}
+
+/// Any JSON value, with the reader's field names as the usual object keys.
+fn any_json() -> BoxedStrategy<Value> {
+    leaf()
+        .prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(key(), inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+        .boxed()
+}
+
+/// Mostly `right`, sometimes any value at all.
+fn usually(right: impl Strategy<Value = Value> + 'static) -> BoxedStrategy<Value> {
+    prop_oneof![5 => right, 1 => any_json()].boxed()
+}
+
+/// An object with these fields, each present most of the time.
+fn object(fields: Vec<(&'static str, BoxedStrategy<Value>)>) -> BoxedStrategy<Value> {
+    let parts: Vec<BoxedStrategy<Option<(&'static str, Value)>>> = fields
+        .into_iter()
+        .map(|(name, strategy)| prop::option::weighted(0.85, strategy.prop_map(move |v| (name, v))).boxed())
+        .collect();
+    parts.prop_map(|parts| Value::Object(parts.into_iter().flatten().map(|(k, v)| (k.to_owned(), v)).collect())).boxed()
+}
+
+fn text() -> BoxedStrategy<Value> {
+    prop_oneof![prop::sample::select(WORDS).prop_map(Value::from), "[a-z0-9./-]{0,12}".prop_map(Value::from)].boxed()
+}
+
+fn time() -> BoxedStrategy<Value> {
+    let seconds = jiff::Timestamp::MIN.as_second()..=jiff::Timestamp::MAX.as_second();
+    prop_oneof![
+        prop::sample::select(TIMES).prop_map(Value::from),
+        seconds.prop_map(|s| Value::from(jiff::Timestamp::from_second(s).expect("in range").to_string())),
+    ]
+    .boxed()
+}
+
+fn list_of(item: BoxedStrategy<Value>) -> BoxedStrategy<Value> {
+    usually(prop::collection::vec(item, 0..4).prop_map(Value::Array))
+}
+
+fn kind(name: &'static str) -> BoxedStrategy<Value> {
+    usually(Just(Value::from(name)))
+}
+
+fn metadata() -> BoxedStrategy<Value> {
+    let labels = prop::collection::btree_map("[a-z./]{0,8}", text(), 0..3).prop_map(|m| json!(m));
+    usually(object(vec![
+        ("name", usually(text())),
+        ("namespace", usually(text())),
+        ("uid", usually(text())),
+        ("creationTimestamp", usually(time())),
+        ("deletionTimestamp", usually(time())),
+        ("labels", usually(labels)),
+    ]))
+}
+
+fn effect() -> BoxedStrategy<Value> {
+    usually(
+        prop::sample::select(&["NoExecute", "NoSchedule", "PreferNoSchedule", "", "noexecute"][..])
+            .prop_map(Value::from),
+    )
+}
+
+fn seconds() -> BoxedStrategy<Value> {
+    usually(prop_oneof![(-10..1000i64).prop_map(Value::from), any::<i64>().prop_map(Value::from)])
+}
+
+fn node() -> BoxedStrategy<Value> {
+    let taint = object(vec![
+        ("key", usually(text())),
+        ("value", usually(text())),
+        ("effect", effect()),
+        ("timeAdded", usually(time())),
+    ]);
+    object(vec![
+        ("kind", kind("Node")),
+        ("metadata", metadata()),
+        ("spec", usually(object(vec![("taints", list_of(taint))]))),
+    ])
+}
+
+fn pod() -> BoxedStrategy<Value> {
+    let toleration = object(vec![
+        ("key", usually(text())),
+        ("operator", usually(prop::sample::select(&["Exists", "Equal", "", "Gt"][..]).prop_map(Value::from))),
+        ("value", usually(text())),
+        ("effect", effect()),
+        ("tolerationSeconds", seconds()),
+    ]);
+    let condition = object(vec![
+        ("type", usually(Just(Value::from("PodScheduled")))),
+        ("status", usually(Just(Value::from("True")))),
+        ("lastTransitionTime", usually(time())),
+    ]);
+    object(vec![
+        ("kind", kind("Pod")),
+        ("metadata", metadata()),
+        ("spec", usually(object(vec![("nodeName", usually(text())), ("tolerations", list_of(toleration))]))),
+        ("status", usually(object(vec![("phase", usually(text())), ("conditions", list_of(condition))]))),
+    ])
+}
+
+fn lease() -> BoxedStrategy<Value> {
+    let meta = usually(Just(json!({"name": "kube-controller-manager", "namespace": "kube-system"})));
+    object(vec![
+        ("kind", kind("Lease")),
+        ("metadata", prop_oneof![meta, metadata()].boxed()),
+        ("spec", usually(object(vec![("acquireTime", usually(time()))]))),
+    ])
+}
+
+fn item() -> BoxedStrategy<Value> {
+    prop_oneof![3 => node(), 3 => pod(), 1 => lease(), 1 => any_json()].boxed()
+}
+
+/// A `kubectl get … -o json` dump (or a typed list page), with fields of random shapes.
+fn dump() -> BoxedStrategy<Value> {
+    object(vec![
+        ("apiVersion", usually(Just(Value::from("v1")))),
+        ("kind", usually(prop::sample::select(&["List", "PodList", "NodeList"][..]).prop_map(Value::from))),
+        ("metadata", usually(object(vec![("continue", usually(text()))]))),
+        ("items", usually(prop::collection::vec(item(), 0..6).prop_map(Value::Array))),
+    ])
+}
+
+/// Feeds `bytes` to every entry point of the reader: no panic, and each error is one clear line. A
+/// dump that reads is replayed over all its nodes.
+fn check_reader(bytes: &[u8]) -> Result<(), TestCaseError> {
+    let input = String::from_utf8_lossy(bytes);
+    match read(bytes) {
+        Ok(snapshot) => {
+            prop_assert!(snapshot.pods.iter().all(|p| !p.pod.key.name().is_empty()), "a pod without a name");
+            let all: Vec<usize> = (0..snapshot.nodes.len()).collect();
+            let plan = replay(&snapshot, &all, &[], Timestamp::from_unix_seconds(1_795_341_600));
+            prop_assert_eq!(plan.nodes.len(), snapshot.nodes.len());
+        }
+        Err(e) => one_clear_line(&e.to_string(), &input)?,
+    }
+    if let Err(e) = read_page(bytes, "Pod") {
+        one_clear_line(&e.to_string(), &input)?;
+    }
+    if let Err(e) = read_object(bytes, "Node") {
+        one_clear_line(&e.to_string(), &input)?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dump_reader_takes_lists_with_fields_of_any_shape(dump in dump()) {
+        check_reader(&serde_json::to_vec(&dump).expect("JSON"))?;
+    }
+
+    #[test]
+    fn dump_reader_takes_objects_of_any_shape(object in item()) {
+        check_reader(&serde_json::to_vec(&object).expect("JSON"))?;
+    }
+
+    #[test]
+    fn dump_reader_takes_any_json(value in any_json()) {
+        check_reader(&serde_json::to_vec(&value).expect("JSON"))?;
+    }
+
+    #[test]
+    fn dump_reader_takes_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        check_reader(&bytes)?;
+    }
+
+    #[test]
+    fn dump_reader_takes_damaged_dumps(dump in dump(), cut in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let bytes = serde_json::to_vec(&dump).expect("JSON");
+        let at = cut.index(bytes.len() + 1);
+        check_reader(&bytes[..at])?;
+        let mut flipped = bytes.clone();
+        if let Some(b) = flipped.get_mut(at) {
+            *b = byte;
+        }
+        check_reader(&flipped)?;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// (b) The flag parsers, and (c) the `--taint` round trip
+// ---------------------------------------------------------------------------------------------------
+
+/// Text that looks like a flag value often, and like anything at all sometimes.
+fn flag_text() -> BoxedStrategy<String> {
+    prop_oneof![
+        any::<String>(),
+        "[a-zA-Z0-9./=:!,() _-]{0,24}",
+        "[a-z0-9./_-]{0,12}(=[a-zA-Z0-9._-]{0,8})?(:(NoExecute|NoSchedule|PreferNoSchedule|noexecute|))?-?",
+        "[a-z./]{1,10}( (in|notin|within) \\(([a-z0-9]{0,4},?){0,3}\\)?)?(,!?[a-z]{1,4}((!=|==|=)[a-z]{0,3})?){0,2}",
+        "-?[0-9]{1,4}(\\.[0-9]{1,9})?( ?(ns|us|ms|s|m|h|d|w|y|sec|hours|x))?",
+        "[0-9]{1,5}-[0-9]{1,2}-[0-9]{1,2}[T ][0-9]{1,2}:[0-9]{1,2}(:[0-9]{1,2}(\\.[0-9]{1,12})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?",
+        prop::sample::select(WORDS).prop_map(str::to_owned),
+    ]
+    .boxed()
+}
+
+/// Taint specs, mostly well formed.
+fn taint_spec() -> BoxedStrategy<String> {
+    let key = "([a-z0-9][a-z0-9.-]{0,10}/)?[a-zA-Z0-9][a-zA-Z0-9._-]{0,20}";
+    let value = "(=[a-zA-Z0-9._-]{0,12})?";
+    let effect = ":(NoExecute|NoSchedule|PreferNoSchedule)";
+    let spec = proptest::string::string_regex(&format!("{key}{value}{effect}")).expect("a valid regex");
+    prop_oneof![4 => spec, 1 => flag_text()].boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn taint_flag_fails_with_one_clear_line(text in flag_text()) {
+        match parse_taint(&text) {
+            Ok(WhatIf::Taint(taint)) => prop_assert!(!taint.key.is_empty()),
+            Ok(other) => prop_assert!(false, "--taint {text:?} parsed as {other:?}"),
+            Err(message) => one_clear_line(&message, &text)?,
+        }
+    }
+
+    #[test]
+    fn accepted_taint_renders_back_to_an_equivalent_spec(text in taint_spec()) {
+        if let Ok(WhatIf::Taint(taint)) = parse_taint(&text) {
+            let rendered = taint.to_string();
+            prop_assert_eq!(parse_taint(&rendered), Ok(WhatIf::Taint(taint.clone())), "{} rendered as {}", text, rendered);
+            // Equivalent: the same key, value and effect, with an empty value written or left out.
+            let normalised = text.replacen("=:", ":", 1);
+            prop_assert_eq!(rendered, normalised);
+        }
+    }
+
+    #[test]
+    fn remove_taint_flag_fails_with_one_clear_line(text in flag_text()) {
+        match parse_remove_taint(&text) {
+            Ok(WhatIf::RemoveTaint { key, .. }) => prop_assert!(!key.is_empty()),
+            Ok(other) => prop_assert!(false, "--remove-taint {text:?} parsed as {other:?}"),
+            Err(message) => one_clear_line(&message, &text)?,
+        }
+    }
+
+    #[test]
+    fn now_flag_fails_with_one_clear_line(text in flag_text()) {
+        match parse_now(&text) {
+            Ok(now) => prop_assert_eq!(Some(now), text.parse::<jiff::Timestamp>().ok().map(|t| Timestamp::from_nanos(t.as_nanosecond()))),
+            Err(message) => one_clear_line(&message, &text)?,
+        }
+    }
+
+    #[test]
+    fn selector_fails_with_one_clear_line(text in flag_text()) {
+        match Selector::from_str(&text) {
+            Ok(selector) => {
+                prop_assert_eq!(selector.as_str(), text.as_str(), "sent to the server as written");
+                let _ = selector.matches(&Default::default());
+            }
+            Err(e) => one_clear_line(&e.to_string(), &text)?,
+        }
+    }
+
+    #[test]
+    fn request_timeout_fails_with_one_clear_line(text in flag_text()) {
+        let flag = format!("--request-timeout={text}");
+        if let Err(e) = Cli::try_parse_from(["kubectl-taint_evict", "plan", flag.as_str()]) {
+            prop_assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{}", e);
+            prop_assert_eq!(e.exit_code(), 2);
+            let cause = std::error::Error::source(&e).map(ToString::to_string).unwrap_or_default();
+            one_clear_line(&cause, &text)?;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Regressions: what the properties above caught
+// ---------------------------------------------------------------------------------------------------
+
+#[test]
+fn api_answer_of_the_wrong_shape_names_the_field_not_a_rust_type() {
+    // Was: `not valid JSON: invalid type: null, expected struct RawItem at line 1 column 14`.
+    let page = read_page(br#"{"kind":"PodList","items":[null]}"#, "Pod").expect_err("not a pod");
+    assert_eq!(page.to_string(), "item 0 (Pod): invalid type: null, expected an object at line 1 column 31");
+    let page = read_page(
+        br#"{"kind":"PodList","items":[{"metadata":{"name":"api-0","namespace":"web"},"spec":{"tolerations":[{"tolerationSeconds":"300"}]}}]}"#,
+        "Pod",
+    )
+    .expect_err("a string for seconds");
+    assert_eq!(
+        page.to_string(),
+        "item 0 (Pod web/api-0): spec.tolerations[0].tolerationSeconds: invalid type: string \"300\", expected an integer at line 1 column 123"
+    );
+    let object = read_object(br#"{"metadata":{"name":"n1"},"spec":{"taints":{}}}"#, "Node").expect_err("an object");
+    assert_eq!(object.to_string(), "spec.taints: invalid type: map, expected an array at line 1 column 43");
+    let list = read_page(b"5", "Node").expect_err("a number");
+    assert_eq!(list.to_string(), "invalid type: integer `5`, expected an object at line 1 column 1");
+    let syntax = read_object(b"{\"kind\":", "Node").expect_err("cut short");
+    assert_eq!(syntax.to_string(), "not valid JSON: EOF while parsing a value at line 1 column 8");
+}
+
+#[test]
+fn empty_array_is_not_called_an_object() {
+    // Was: `found an object with no kind and no items` (serde reads a struct from an array too).
+    assert_eq!(
+        read(b" []").expect_err("an array").to_string(),
+        "expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found a JSON array"
+    );
+}
+
+#[test]
+fn out_of_range_seconds_say_so() {
+    let dump = br#"{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"p"},"spec":{"tolerations":[{"tolerationSeconds":18446744073709551615}]}}]}"#;
+    assert_eq!(
+        read(dump).expect_err("too large").to_string(),
+        "item 0 (Pod p): spec.tolerations[0].tolerationSeconds: invalid value: integer `18446744073709551615`, expected a 64-bit integer"
+    );
+}
+
+#[test]
+fn line_breaks_in_names_and_values_are_escaped_not_printed() {
+    let dump = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n\n1"},"spec":{"taints":[{"timeAdded":"to\nday"}]}}]}"#;
+    assert_eq!(
+        read(dump).expect_err("bad time").to_string(),
+        r#"item 0 (Node n\n1): spec.taints[0].timeAdded: "to\nday" is not an RFC 3339 time"#
+    );
+    let dump = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n","labels":{"a\nb":1}}}]}"#;
+    assert_eq!(
+        read(dump).expect_err("a number for a label").to_string(),
+        r#"item 0 (Node n): metadata.labels.a\nb: invalid type: integer `1`, expected a string"#
+    );
+    assert_eq!(
+        read(br#"{"kind":"Pod\nList"}"#).expect_err("not a list").to_string(),
+        r#"expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found kind "Pod\nList""#
+    );
+    assert_eq!(parse_taint("a\nb:NoExecute"), Err(r#"invalid taint key "a\nb""#.to_owned()));
+    assert_eq!(parse_taint("k=v\u{0}:NoExecute"), Err(r#"invalid taint value "v\0""#.to_owned()));
+    assert_eq!(
+        parse_remove_taint("k:No\rExecute"),
+        Err(r#"unknown effect "No\rExecute": expected NoExecute, NoSchedule or PreferNoSchedule"#.to_owned())
+    );
+    assert_eq!(
+        Selector::from_str("zo\nne=a").map_err(|e| e.to_string()),
+        Err(r#"invalid label selector "zo\nne=a": "zo\nne" is not a valid label key"#.to_owned())
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The catalogue's errors that no other file covers (README, "Error catalogue")
+// ---------------------------------------------------------------------------------------------------
+
+/// The binary with `args`, bounded in time (a `run` that fails to fail would otherwise hang the suite).
+fn bounded(command: &mut Command) -> Run {
+    let child =
+        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the binary starts");
+    let pid = child.id().to_string();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(LIMIT) {
+        Ok(output) => output.expect("the binary finishes"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            panic!("{command:?} still running after {LIMIT:?}");
+        }
+    };
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Asserts exit code 1, nothing on stdout, and the exact first stderr line; returns stderr.
+fn fails_with(result: &Run, first_line: &str) -> String {
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert_eq!(result.stderr.lines().next(), Some(first_line), "{}", result.stderr);
+    assert!(result.stdout.is_empty(), "{}", result.stdout);
+    assert!(!result.stderr.contains("panicked"), "{}", result.stderr);
+    result.stderr.clone()
+}
+
+/// Asserts clap's usage error: exit code 2, the exact first line, nothing on stdout.
+fn usage_error(args: &[&str], first_line: &str) {
+    let result = run(args, None);
+    assert_eq!(result.code, 2, "{args:?}: {}", result.stderr);
+    assert_eq!(result.stderr.lines().next(), Some(first_line), "{args:?}");
+    assert!(result.stdout.is_empty());
+}
+
+const INCIDENT: &str = "examples/incident.json";
+
+#[test]
+fn directory_as_dump_is_named() {
+    fails_with(&run(&["plan", "-f", "tests"], None), "error: cannot read tests: it is a directory");
+}
+
+#[test]
+fn bad_time_in_a_dump_names_the_item_and_field() {
+    let dump = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[{"key":"k","effect":"NoExecute","timeAdded":"yesterday"}]}}]}"#;
+    let stderr = fails_with(
+        &run(&["plan", "-f", "-"], Some(dump)),
+        r#"error: stdin: item 0 (Node n1): spec.taints[0].timeAdded: "yesterday" is not an RFC 3339 time"#,
+    );
+    assert!(stderr.contains("hint: the file must be what `kubectl get nodes,pods -A -o json` prints"), "{stderr}");
+}
+
+#[test]
+fn nameless_item_in_a_dump_is_named() {
+    let dump = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"}},{"kind":"Pod","metadata":{"namespace":"web"}}]}"#;
+    // Was `(Pod web/)`: the fast path and the diagnostic path named an unnamed item differently.
+    fails_with(&run(&["plan", "-f", "-"], Some(dump)), "error: stdin: item 1 (Pod): metadata.name: missing");
+}
+
+#[test]
+fn unbound_pod_cannot_be_explained() {
+    let dump = br#"{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"pending","namespace":"web"},"spec":{}}]}"#;
+    fails_with(
+        &run(&["explain", "pending", "-n", "web", "-f", "-"], Some(dump)),
+        "error: pod \"web/pending\" is not bound to a node: the taint-eviction engine only acts on bound pods",
+    );
+}
+
+#[test]
+fn explained_pods_node_missing_from_the_dump_is_named() {
+    let dump = br#"{"kind":"List","items":[{"kind":"Pod","metadata":{"name":"api-0","namespace":"web"},"spec":{"nodeName":"gone"}}]}"#;
+    let stderr = fails_with(
+        &run(&["explain", "api-0", "-n", "web", "-f", "-"], Some(dump)),
+        "error: node \"gone\" not found in stdin",
+    );
+    assert!(stderr.contains("hint: "), "{stderr}");
+}
+
+#[test]
+fn full_disk_is_a_write_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("no /dev/full here: the write error is not tested");
+        return;
+    };
+    let output = command()
+        .args(["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z"])
+        .stdout(full)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: cannot write output: "), "{stderr}");
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    usage_error(&["plan", "--bogus"], "error: unexpected argument '--bogus' found");
+}
+
+#[test]
+fn missing_pod_argument_is_a_usage_error() {
+    usage_error(&["explain"], "error: the following required arguments were not provided:");
+}
+
+#[test]
+fn nodes_and_selector_together_are_a_usage_error() {
+    usage_error(
+        &["plan", "n1", "-l", "a=b"],
+        "error: the argument '[NODE]...' cannot be used with '--selector <SELECTOR>'",
+    );
+}
+
+#[test]
+fn unknown_output_format_is_a_usage_error() {
+    usage_error(&["plan", "-o", "csv"], "error: invalid value 'csv' for '--output <OUTPUT>'");
+}
+
+#[test]
+fn bad_request_timeout_is_a_usage_error() {
+    usage_error(
+        &["plan", "--request-timeout", "soon"],
+        "error: invalid value 'soon' for '--request-timeout <DURATION>': expected a duration such as 5s or 1m: expected number at 0",
+    );
+}
+
+#[test]
+fn zero_concurrency_is_a_usage_error() {
+    usage_error(
+        &["run", "--concurrency", "0"],
+        "error: invalid value '0' for '--concurrency <N>': 0 is not in 1..=65535",
+    );
+}
+
+#[test]
+fn in_cluster_without_a_service_account_is_a_kubeconfig_error() {
+    let result = bounded(
+        command().args(["plan"]).env("HOME", scratch("in-cluster-home")).env("KUBERNETES_SERVICE_HOST", "127.0.0.1"),
+    );
+    let first = result.stderr.lines().next().unwrap_or_default();
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert!(first.starts_with("error: cannot load kubeconfig in-cluster configuration: "), "{}", result.stderr);
+}
+
+/// A kubeconfig for `server` whose user is `user` (YAML lines under `user:`, indented by 4).
+fn kubeconfig(dir: &Path, name: &str, server: &str, user: &str) -> PathBuf {
+    let path = dir.join(name);
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\ncontexts:\n- name: c\n  \
+         context:\n    cluster: c\n    user: u\n    namespace: default\ncurrent-context: c\nusers:\n- name: u\n  user:\n{user}"
+    );
+    std::fs::write(&path, text).expect("write the kubeconfig");
+    path
+}
+
+/// Runs `args` against `kubeconfig`, with every log level on.
+fn live(kubeconfig: &Path, args: &[&str]) -> Run {
+    let path = kubeconfig.to_str().expect("UTF-8 path");
+    bounded(command().args(args).args(["--kubeconfig", path]).env("RUST_LOG", "trace"))
+}
+
+/// A loopback URL nothing listens on.
+fn closed_port(scheme: &str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = listener.local_addr().expect("bound address").port();
+    drop(listener);
+    format!("{scheme}://127.0.0.1:{port}")
+}
+
+#[test]
+fn tls_failure_names_the_server() {
+    // A server that answers every ClientHello with a fatal `handshake_failure` alert.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("https://{}", listener.local_addr().expect("bound address"));
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let mut hello = [0; 1024];
+            let _ = stream.read(&mut hello);
+            // Content type 21 (alert), TLS 1.2, length 2, level 2 (fatal), description 40.
+            let _ = stream.write_all(&[21, 3, 3, 0, 2, 2, 40]);
+        }
+    });
+    let config = kubeconfig(&scratch("tls-failure"), "kubeconfig", &url, "    token: t\n");
+    let stderr = fails_with(
+        &live(&config, &["plan", "n1"]),
+        &format!("error: TLS handshake with {url} failed: received fatal alert: HandshakeFailure"),
+    );
+    assert!(stderr.contains("hint: the server's certificate"), "{stderr}");
+}
+
+#[test]
+fn undecodable_answer_names_the_resource_and_field() {
+    let server = FakeApiServer::start(&scratch("undecodable"));
+    server.add(json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"}, "spec": {"taints": "none"}}));
+    let result = live(server.kubeconfig(), &["plan", "n1"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let first = result.stderr.lines().next().unwrap_or_default();
+    let expected = format!(
+        "error: cannot decode nodes from {}: spec.taints: invalid type: string \"none\", expected an array at line 1 column ",
+        server.url()
+    );
+    assert!(first.starts_with(&expected), "{}", result.stderr);
+}
+
+#[test]
+fn failing_exec_plugin_is_a_credentials_error() {
+    let dir = scratch("exec-fails");
+    let plugin = dir.join("plugin.sh");
+    std::fs::write(&plugin, "echo not-a-credential\necho the login expired >&2\nexit 3\n").expect("write the plugin");
+    let user = format!(
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: /bin/sh\n      args: [\"{}\"]\n      interactiveMode: Never\n",
+        plugin.display()
+    );
+    let server = closed_port("http");
+    let config = kubeconfig(&dir, "kubeconfig", &server, &user);
+    let stderr = fails_with(
+        &live(&config, &["plan", "n1"]),
+        &format!("error: cannot get credentials for {server}: the exec plugin failed (exit status: 3)"),
+    );
+    assert!(stderr.contains("hint: check the kubeconfig's user"), "{stderr}");
+}
+
+#[test]
+fn token_with_a_line_break_is_a_kubeconfig_error_not_a_panic() {
+    // Was: a panic in tower-http building the Authorization header.
+    let dir = scratch("token-line-break");
+    let config = kubeconfig(&dir, "kubeconfig", &closed_port("http"), "    token: \"abc\\ndef\"\n");
+    let path = config.to_str().expect("UTF-8");
+    let stderr = fails_with(
+        &live(&config, &["plan", "n1"]),
+        &format!(
+            "error: cannot load kubeconfig {path}: the user's token holds characters an HTTP header cannot carry (a line break?)"
+        ),
+    );
+    assert!(stderr.contains("hint: check the file with: kubectl config view"), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Credentials are never printed
+// ---------------------------------------------------------------------------------------------------
+
+/// `text` in base64, as a kubeconfig's `*-data` fields hold it.
+fn base64(text: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in text.as_bytes().chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            let sextet = (n >> (18 - 6 * i)) & 63;
+            out.push(if i <= chunk.len() { char::from(ALPHABET[sextet as usize]) } else { '=' });
+        }
+    }
+    out
+}
+
+/// A kubeconfig user, and every string of it that must never be printed.
+struct User {
+    name: &'static str,
+    yaml: String,
+    secrets: Vec<String>,
+}
+
+fn users(dir: &Path) -> Vec<User> {
+    let exec = |name: &str, script: &str| -> String {
+        let plugin = dir.join(name);
+        std::fs::write(&plugin, script).expect("write the plugin");
+        // Run through sh, not executed itself: no "text file busy" while other tests fork.
+        format!(
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: /bin/sh\n      \
+             args: [\"{}\", \"--password=SECRET-EXEC-ARG\"]\n      env:\n      - name: LOGIN_SECRET\n        \
+             value: SECRET-EXEC-ENV\n      interactiveMode: Never\n",
+            plugin.display()
+        )
+    };
+    let (cert, key) = (base64("SECRET-CERT"), base64("SECRET-KEY"));
+    let body = base64("SECRET-PEM-BODY");
+    let pem_cert = base64(&format!("-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n"));
+    let pem_key = base64(&format!("-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n"));
+    let credential = r#"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"SECRET-EXEC-TOKEN"}}"#;
+    vec![
+        User {
+            name: "token",
+            yaml: "    token: SECRET-TOKEN-1234\n".into(),
+            secrets: vec!["SECRET-TOKEN-1234".into()],
+        },
+        User {
+            name: "client certificate",
+            yaml: format!("    client-certificate-data: {cert}\n    client-key-data: {key}\n"),
+            secrets: vec![cert, key],
+        },
+        User {
+            name: "client certificate in PEM",
+            yaml: format!("    client-certificate-data: {pem_cert}\n    client-key-data: {pem_key}\n"),
+            secrets: vec![pem_cert, pem_key, body],
+        },
+        User {
+            name: "failing exec plugin",
+            yaml: exec("fails.sh", "echo SECRET-EXEC-STDOUT\necho SECRET-EXEC-STDERR >&2\nexit 1\n"),
+            secrets: vec![],
+        },
+        User {
+            name: "exec plugin printing a broken credential",
+            yaml: exec("broken.sh", "echo '{\"kind\":\"ExecCredential\",\"status\":{\"token\":SECRET-EXEC-TOKEN'\n"),
+            secrets: vec![],
+        },
+        User { name: "exec plugin", yaml: exec("works.sh", &format!("echo '{credential}'\n")), secrets: vec![] },
+        User {
+            name: "basic auth",
+            yaml: "    username: admin\n    password: SECRET-PASSWORD\n".into(),
+            secrets: vec![base64("admin:SECRET-PASSWORD")],
+        },
+        User {
+            name: "token with a line break",
+            yaml: "    token: \"SECRET-TOKEN-1234\\nmore\"\n".into(),
+            secrets: vec![],
+        },
+    ]
+}
+
+#[test]
+fn credentials_never_reach_the_output() {
+    assert_eq!(base64("SECRET-CERT"), "U0VDUkVULUNFUlQ=");
+    let dir = scratch("credentials");
+    let unauthorized = FakeApiServer::start(&scratch("credentials-401"));
+    unauthorized.fail("GET", "/", Fault::Status(401, "Unauthorized".into()));
+    let forbidden = FakeApiServer::start(&scratch("credentials-403"));
+    let denied = "nodes is forbidden: User \"system:anonymous\" cannot list resource \"nodes\"";
+    forbidden.fail("GET", "/", Fault::Status(403, denied.into()));
+    let servers = [
+        ("unreachable", closed_port("http")),
+        ("unreachable over TLS", closed_port("https")),
+        ("401", unauthorized.url()),
+        ("403", forbidden.url()),
+    ];
+    let commands: [&[&str]; 3] = [&["plan", "n1"], &["explain", "api-0", "-n", "web"], &["run", "-o", "json"]];
+    let mut checked = 0;
+    for (u, user) in users(&dir).iter().enumerate() {
+        // Every secret starts with SECRET, whose base64 starts with U0VDUkVU.
+        let secrets: Vec<&str> =
+            ["SECRET", "U0VDUkVU"].into_iter().chain(user.secrets.iter().map(String::as_str)).collect();
+        for (s, (server_name, url)) in servers.iter().enumerate() {
+            let config = kubeconfig(&dir, &format!("kubeconfig-{u}-{s}"), url, &user.yaml);
+            for args in commands {
+                let result = live(&config, args);
+                let case = format!("{} against {server_name}: {args:?}", user.name);
+                assert_eq!(result.code, 1, "{case}: {}", result.stderr);
+                assert!(result.stderr.starts_with("error: "), "{case}: {}", result.stderr);
+                assert!(!result.stderr.contains("panicked"), "{case}: {}", result.stderr);
+                for secret in &secrets {
+                    assert!(
+                        !result.stdout.contains(secret) && !result.stderr.contains(secret),
+                        "{case}: {secret:?} printed:\n{}{}",
+                        result.stdout,
+                        result.stderr
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 8 * 4 * 3);
+    let tokens_sent = unauthorized.requests().len() + forbidden.requests().len();
+    assert!(tokens_sent > 0, "the fake servers were asked");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// `run`'s per-pod failures: what a `gone` or `failed` line says
+// ---------------------------------------------------------------------------------------------------
+
+/// What one eviction of `default/web-0` (UID `uid-web-0`) comes to against `server`.
+fn evict_web_0(server: &FakeApiServer) -> Outcome {
+    use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
+    use taint_evict::engine::model::{PodKey, PodRef};
+    use taint_evict::runtime::Evictor;
+
+    let pod = PodRef { key: PodKey::new("default", "web-0"), uid: "uid-web-0".into(), node: "n1".into() };
+    let options =
+        ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let connection = connect(&options).await.expect("connects");
+        KubeEvictor::new(connection.client, false, None).evict(&pod).await
+    })
+}
+
+fn server_with_web_0(name: &str) -> FakeApiServer {
+    let server = FakeApiServer::start(&scratch(name));
+    server.add(json!({"kind": "Pod", "apiVersion": "v1",
+        "metadata": {"name": "web-0", "namespace": "default", "uid": "uid-web-0"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "app"}]}, "status": {"phase": "Running"}}));
+    server
+}
+
+#[test]
+fn evicting_a_pod_already_deleted_is_gone_not_failed() {
+    let server = FakeApiServer::start(&scratch("evict-missing"));
+    let outcome = evict_web_0(&server);
+    assert_eq!(outcome, Outcome::Gone("not found: pods \"web-0\" not found".into()));
+}
+
+#[test]
+fn delete_conflict_is_gone_replaced() {
+    let server = server_with_web_0("evict-conflict");
+    let message = "Operation cannot be fulfilled on Pod \"web-0\": the object has been modified";
+    server.fail("DELETE", "/api/v1/namespaces/default/pods/web-0", Fault::Status(409, message.into()));
+    assert_eq!(evict_web_0(&server), Outcome::Gone(format!("replaced: {message}")));
+}
+
+#[test]
+fn forbidden_status_patch_names_the_permissions_run_needs() {
+    let server = server_with_web_0("evict-forbidden");
+    let message = "pods \"web-0\" is forbidden: User \"dev\" cannot patch resource \"pods/status\"";
+    server.fail("PATCH", "/api/v1/namespaces/default/pods/web-0/status", Fault::Status(403, message.into()));
+    assert_eq!(
+        evict_web_0(&server),
+        Outcome::Failed(format!(
+            "patch pods/status forbidden: {message} (run needs patch on pods/status and delete on pods)"
+        ))
+    );
+}
+
+#[test]
+fn server_error_on_delete_is_a_failure_with_its_code() {
+    let server = server_with_web_0("evict-500");
+    server.fail("DELETE", "/api/v1/", Fault::Status(500, "etcdserver: leader changed".into()));
+    assert_eq!(evict_web_0(&server), Outcome::Failed("delete pods failed: etcdserver: leader changed (500)".into()));
+}
+
+#[test]
+fn dropped_connection_on_delete_is_a_failure() {
+    let server = server_with_web_0("evict-drop");
+    server.fail("DELETE", "/api/v1/", Fault::Drop);
+    let Outcome::Failed(reason) = evict_web_0(&server) else { panic!("a failure") };
+    assert!(reason.starts_with("delete pods failed: "), "{reason}");
+}
