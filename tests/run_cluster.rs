@@ -89,12 +89,18 @@ impl Running {
     }
 
     /// Sends SIGINT and returns the summary line and the exit code.
-    fn interrupt(mut self) -> (Value, i32) {
+    fn interrupt(self) -> (Value, i32) {
+        let (summary, code, _) = self.interrupt_and_read();
+        (summary, code)
+    }
+
+    /// Sends SIGINT and returns the summary line, the exit code and every line seen.
+    fn interrupt_and_read(mut self) -> (Value, i32, Vec<Value>) {
         let status = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("kill runs");
         assert!(status.success());
         let summary = self.expect("the summary", |l| l["type"] == "summary");
         let code = self.child.wait().expect("run exits").code().unwrap_or(-1);
-        (summary, code)
+        (summary, code, self.seen)
     }
 }
 
@@ -315,4 +321,63 @@ fn second_interrupt_quits_at_once_with_130() {
     let code = run.child.wait().expect("run exits").code();
     assert_eq!(code, Some(130));
     assert!(started.elapsed() < Duration::from_secs(10), "the second interrupt does not wait for the drain");
+}
+
+#[test]
+fn denied_delete_is_reported_with_the_missing_permission_and_the_others_go_on() {
+    let server = FakeApiServer::start(&scratch("run-delete-forbidden"));
+    server.add(node("n1", &[]));
+    server.add(pod("protected", "n1", None));
+    server.add(pod("plain", "n1", None));
+    let message = "pods \"protected\" is forbidden: User \"dev\" cannot delete resource \"pods\"";
+    server.fail("DELETE", "/api/v1/namespaces/default/pods/protected", Fault::Status(403, message.into()));
+    let mut run = Running::start(&server, &[]);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    run.expect("plain deleted", deleted_line("plain"));
+    let failed = run.expect("the failure", |l| l["type"] == "failed" && l["pod"]["name"] == "protected");
+    let reason = failed["message"].as_str().unwrap_or_default();
+    assert!(reason.contains("forbidden") && reason.contains("delete on pods"), "{reason}");
+    let (summary, code) = run.interrupt();
+    assert_eq!(code, 0);
+    assert_eq!(summary["failed"][0]["pod"]["name"], "protected", "{summary}");
+    assert_eq!(summary["deleted"], 1);
+}
+
+#[test]
+fn outage_is_reported_once_and_interrupting_during_it_is_prompt_and_truthful() {
+    let server = FakeApiServer::start(&scratch("run-outage"));
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    server.add(pod("later", "n1", Some(Some(3600))));
+    let mut run = Running::start(&server, &[]);
+    run.expect("the scheduled deletion", |l| l["type"] == "scheduled" && l["pod"]["name"] == "later");
+    for method in ["GET", "DELETE", "PATCH", "POST"] {
+        server.fail(method, "/", Fault::Drop);
+    }
+    server.close_watches();
+    // Both watches fail and keep retrying; each outage is reported once, not per retry.
+    run.expect("the nodes outage", |l| {
+        l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.starts_with("watch of nodes failed"))
+    });
+    run.expect("the pods outage", |l| {
+        l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.starts_with("watch of pods failed"))
+    });
+    let retries =
+        server.wait_for("a few retries", WAIT, |r| r.iter().filter(|r| r.is_watch() || r.method == "GET").count() > 12);
+    assert!(retries.len() > 12);
+    let started = Instant::now();
+    let (summary, code, lines) = run.interrupt_and_read();
+    assert!(started.elapsed() < Duration::from_secs(10), "Ctrl-C during an outage exits promptly");
+    let reported = |what: &str| {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.starts_with(what)))
+            .count()
+    };
+    assert_eq!(
+        (reported("watch of nodes failed"), reported("watch of pods failed")),
+        (1, 1),
+        "once each, not per retry"
+    );
+    assert_eq!(code, 0);
+    assert_eq!(summary["scheduled"][0]["pod"]["name"], "later", "the queue survived the outage: {summary}");
 }

@@ -116,6 +116,10 @@ pub struct ClusterArgs {
     /// The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes.
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Cluster")]
     pub request_timeout: Option<std::time::Duration>,
+    /// Do not verify the server's TLS certificate (insecure: anyone on the path can read and change
+    /// the traffic, the credentials included).
+    #[arg(long, help_heading = "Cluster")]
+    pub insecure_skip_tls_verify: bool,
 }
 
 impl ClusterArgs {
@@ -126,6 +130,7 @@ impl ClusterArgs {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
             request_timeout: self.request_timeout.filter(|d| !d.is_zero()),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
         }
     }
 }
@@ -361,6 +366,16 @@ mod tests {
         assert_eq!(args.input.file.as_deref(), Some("-"));
         assert_eq!(args.namespace.as_deref(), Some("web"));
         assert_eq!(args.input.what_if().len(), 1);
+    }
+
+    #[test]
+    fn tls_verification_is_off_only_when_asked() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
+            Command::Plan(plan) => plan.input.cluster.options().insecure_skip_tls_verify,
+            _ => unreachable!("plan"),
+        };
+        assert!(!parse(&["k", "plan"]));
+        assert!(parse(&["k", "plan", "--insecure-skip-tls-verify"]));
     }
 
     #[test]

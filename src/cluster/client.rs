@@ -17,6 +17,8 @@ pub struct ConnectOptions {
     pub context: Option<String>,
     /// `--request-timeout`: the most one request may take.
     pub request_timeout: Option<Duration>,
+    /// `--insecure-skip-tls-verify`: the only way certificate verification is turned off.
+    pub insecure_skip_tls_verify: bool,
 }
 
 /// A client, the server it talks to and the per-request time limit.
@@ -81,6 +83,9 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     // the long, mostly idle watches of `run` are not cut.
     if let Some(timeout) = options.request_timeout {
         config.connect_timeout = Some(timeout);
+    }
+    if options.insecure_skip_tls_verify {
+        config.accept_invalid_certs = true;
     }
     // An interactive command should say the server is overloaded, not retry for minutes.
     config.default_retry = false;
