@@ -142,9 +142,12 @@ fn watcher_sees_initial_pods_live_changes_and_relists_after_compaction() {
 
     server.compact();
     server.close_watches();
+    let mut relisted = next(&reports, 6);
+    // The list's order is the server's business (the fake's changes when objects are deleted).
+    relisted[2..5].sort();
     assert_eq!(
-        next(&reports, 6),
-        ["Error 410 Expired", "Init", "InitApply p2", "InitApply pending", "InitApply p3", "InitDone"],
+        relisted,
+        ["Error 410 Expired", "Init", "InitApply p2", "InitApply p3", "InitApply pending", "InitDone"],
         "410 Expired on the resumed watch means list again"
     );
     server.add(pod("p4", Some("n1")));

@@ -8,6 +8,7 @@ mod fixtures;
 mod layering;
 mod output;
 mod plan_cluster;
+mod rbac;
 mod run_cluster;
 mod soak;
 mod support;

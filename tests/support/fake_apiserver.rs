@@ -96,7 +96,7 @@ struct Rule {
 }
 
 /// The kinds of object the server stores.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Resource {
     Nodes,
     Pods,
@@ -202,6 +202,9 @@ struct State {
     pods: Vec<Value>,
     leases: Vec<Value>,
     events: Vec<Value>,
+    /// Where each object is in its list, by (resource, namespace, name): lookups stay O(1) with
+    /// hundreds of thousands of objects.
+    index: std::collections::HashMap<(Resource, String, String), usize>,
     requests: Vec<Recorded>,
     rules: Vec<Rule>,
     /// The most items one LIST page holds, whatever `limit` asks (servers may return fewer).
@@ -237,11 +240,11 @@ impl State {
     }
 
     fn position(&self, resource: Resource, namespace: &str, name: &str) -> Option<usize> {
-        self.objects(resource).iter().position(|o| is(o, namespace, name))
+        self.index.get(&(resource, namespace.to_owned(), name.to_owned())).copied()
     }
 
     fn find(&self, resource: Resource, namespace: &str, name: &str) -> Option<&Value> {
-        self.objects(resource).iter().find(|o| is(o, namespace, name))
+        self.position(resource, namespace, name).map(|i| &self.objects(resource)[i])
     }
 
     fn next_version(&mut self) -> u64 {
@@ -259,7 +262,10 @@ impl State {
         let previous = match self.position(resource, &namespace, &name) {
             Some(index) => Some(std::mem::replace(&mut self.objects_mut(resource)[index], object.clone())),
             None => {
-                self.objects_mut(resource).push(object.clone());
+                let objects = self.objects_mut(resource);
+                objects.push(object.clone());
+                let at = objects.len() - 1;
+                self.index.insert((resource, namespace.clone(), name.clone()), at);
                 None
             }
         };
@@ -271,7 +277,13 @@ impl State {
     /// Removes one object and tells the watches; the `DELETED` object carries the deletion's version.
     fn delete(&mut self, resource: Resource, namespace: &str, name: &str) -> Option<Value> {
         let index = self.position(resource, namespace, name)?;
-        let mut object = self.objects_mut(resource).remove(index);
+        let objects = self.objects_mut(resource);
+        let mut object = objects.swap_remove(index);
+        let moved = objects.get(index).map(id);
+        self.index.remove(&(resource, namespace.to_owned(), name.to_owned()));
+        if let Some((moved_namespace, moved_name)) = moved {
+            self.index.insert((resource, moved_namespace, moved_name), index);
+        }
         let version = self.next_version();
         object["metadata"]["resourceVersion"] = json!(version.to_string());
         let change =
@@ -311,10 +323,6 @@ impl State {
 fn id(object: &Value) -> (String, String) {
     let field = |key: &str| object["metadata"][key].as_str().unwrap_or_default().to_owned();
     (field("namespace"), field("name"))
-}
-
-fn is(object: &Value, namespace: &str, name: &str) -> bool {
-    object["metadata"]["name"] == name && object["metadata"]["namespace"].as_str().unwrap_or_default() == namespace
 }
 
 fn bookmark(resource: Resource, version: &str, initial_events_end: bool) -> Value {

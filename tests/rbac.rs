@@ -1,0 +1,121 @@
+//! The RBAC manifests grant what each command uses: every request `plan`, `explain` and `run` make
+//! against the fake API server maps to a (verb, resource) that `deploy/rbac-*.yaml` grants.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::support::fake_apiserver::{FakeApiServer, Recorded};
+use crate::util::{command, read_json, repo, scratch};
+
+/// The (verb, group/resource, namespace) a request needs, as the API server authorizes it.
+fn needs(r: &Recorded) -> Option<(String, String)> {
+    let parts: Vec<&str> = r.path.trim_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", "v1", rest @ ..] => ("", rest),
+        ["apis", group, _version, rest @ ..] => (*group, rest),
+        _ => return None, // discovery and /version need no RBAC grant
+    };
+    let (resource, named) = match rest {
+        ["namespaces", _, resource, _name, sub] => (format!("{resource}/{sub}"), true),
+        ["namespaces", _, resource, _name] => ((*resource).to_owned(), true),
+        ["namespaces", _, resource] | [resource] => ((*resource).to_owned(), false),
+        [resource, _name] => ((*resource).to_owned(), true),
+        _ => return None,
+    };
+    let verb = match (r.method.as_str(), named, r.is_watch()) {
+        ("GET", _, true) => "watch",
+        ("GET", true, _) => "get",
+        ("GET", false, _) => "list",
+        ("POST", ..) => "create",
+        ("PATCH", ..) => "patch",
+        ("DELETE", ..) => "delete",
+        (other, ..) => return Some((other.to_lowercase(), format!("{group}/{resource}"))),
+    };
+    Some((verb.to_owned(), format!("{group}/{resource}")))
+}
+
+/// Every (verb, group/resource) a manifest's rules grant.
+fn granted(path: &str) -> BTreeSet<(String, String)> {
+    let text = std::fs::read_to_string(repo().join(path)).expect("manifest");
+    let mut grants = BTreeSet::new();
+    for document in text.split("\n---") {
+        let role: Value = serde_saphyr::from_str(document).expect("YAML");
+        for rule in role["rules"].as_array().into_iter().flatten() {
+            for group in rule["apiGroups"].as_array().into_iter().flatten() {
+                for resource in rule["resources"].as_array().into_iter().flatten() {
+                    for verb in rule["verbs"].as_array().into_iter().flatten() {
+                        let gr = format!("{}/{}", group.as_str().unwrap_or(""), resource.as_str().unwrap_or(""));
+                        grants.insert((verb.as_str().unwrap_or("").to_owned(), gr));
+                    }
+                }
+            }
+        }
+    }
+    grants
+}
+
+fn missing(server: &FakeApiServer, manifest: &str) -> Vec<(String, String)> {
+    let grants = granted(manifest);
+    let used: BTreeSet<(String, String)> = server.requests().iter().filter_map(needs).collect();
+    used.difference(&grants).cloned().collect()
+}
+
+/// Grants no request used, apart from `allowed` (used in situations the test does not stage).
+fn unused(server: &FakeApiServer, manifest: &str, allowed: &[(&str, &str)]) -> Vec<(String, String)> {
+    let used: BTreeSet<(String, String)> = server.requests().iter().filter_map(needs).collect();
+    granted(manifest)
+        .into_iter()
+        .filter(|grant| !used.contains(grant) && !allowed.iter().any(|(v, r)| grant.0 == *v && grant.1 == *r))
+        .collect()
+}
+
+#[test]
+fn plan_rbac_grants_every_request_plan_and_explain_make() {
+    let server = FakeApiServer::start(&scratch("rbac-plan"));
+    server.load(&read_json(&repo().join("examples/incident.json")));
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    for args in [
+        &["plan"][..],
+        &["plan", "worker-3"],
+        &["plan", "-l", "kubernetes.io/hostname=worker-4"],
+        &["explain", "-n", "web", "checkout-5b9f8d6c47-p7v2n"],
+    ] {
+        let status = command().args(args).args(["--kubeconfig", &kubeconfig]).output().expect("runs").status;
+        assert!(status.success(), "{args:?}");
+    }
+    assert_eq!(missing(&server, "deploy/rbac-plan.yaml"), Vec::<(String, String)>::new());
+    assert_eq!(unused(&server, "deploy/rbac-plan.yaml", &[]), Vec::<(String, String)>::new(), "nothing more");
+}
+
+#[test]
+fn run_rbac_grants_every_request_run_makes() {
+    let server = FakeApiServer::start(&scratch("rbac-run"));
+    server.add(json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"},
+        "spec": {"taints": [{"key": "k", "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"}]}}));
+    server
+        .add(json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "default", "uid": "u"},
+        "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}));
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let mut child = command()
+        .args(["run", "-o", "json", "--kubeconfig", &kubeconfig])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("run starts");
+    server.wait_for("the deletion", std::time::Duration::from_secs(20), |r| r.iter().any(|r| r.method == "DELETE"));
+    server.wait_for("the event", std::time::Duration::from_secs(20), |r| r.iter().any(|r| r.method == "POST"));
+    assert!(
+        std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill").success()
+    );
+    assert_eq!(child.wait().expect("exits").code(), Some(0));
+    let used: BTreeSet<(String, String)> = server.requests().iter().filter_map(needs).collect();
+    for expected in
+        [("watch", "/pods"), ("delete", "/pods"), ("patch", "/pods/status"), ("create", "events.k8s.io/events")]
+    {
+        assert!(used.contains(&(expected.0.to_owned(), expected.1.to_owned())), "run used {expected:?}: {used:?}");
+    }
+    assert_eq!(missing(&server, "deploy/rbac-run.yaml"), Vec::<(String, String)>::new());
+    // kube's event recorder patches an event it repeats within minutes (a series).
+    let series = [("patch", "events.k8s.io/events")];
+    assert_eq!(unused(&server, "deploy/rbac-run.yaml", &series), Vec::<(String, String)>::new(), "nothing more");
+}
