@@ -1,0 +1,88 @@
+//! `plan NODE` against the fake API server, beside `kubectl get pods --field-selector
+//! spec.nodeName=NODE -o json` against the same server: the plugin should not be slower than kubectl
+//! fetching the same data.
+//!
+//! `cargo bench --bench plan_live` (release build). Prints medians, spread and the ratio.
+
+#[allow(dead_code)]
+#[path = "support/cluster.rs"]
+mod cluster;
+#[allow(dead_code)]
+#[path = "../tests/support/fake_apiserver.rs"]
+mod fake_apiserver;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 30;
+const PODS_PER_NODE: usize = 110;
+
+fn median_and_spread(mut samples: Vec<Duration>) -> (Duration, Duration, Duration) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
+fn timed(command: &mut Command) -> Duration {
+    let start = Instant::now();
+    let status = command.stdout(Stdio::null()).stderr(Stdio::inherit()).status().expect("the command runs");
+    let elapsed = start.elapsed();
+    assert!(status.success(), "{command:?} failed");
+    elapsed
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // test harnesses list benchmarks; this one has no parts to list
+    }
+    let mut dump = Vec::new();
+    cluster::generate(&cluster::Config { nodes: 20, pods_per_node: PODS_PER_NODE, seed: 7 }, &mut dump)
+        .expect("generate");
+    let list: serde_json::Value = serde_json::from_slice(&dump).expect("JSON");
+    let node = list["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["kind"] == "Node"))
+        .and_then(|n| n["metadata"]["name"].as_str())
+        .expect("a node")
+        .to_owned();
+    let dir = std::env::temp_dir().join(format!("taint-evict-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let server = fake_apiserver::FakeApiServer::start(&dir);
+    server.load(&list);
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let plugin = env!("CARGO_BIN_EXE_kubectl-taint_evict");
+    let selector = format!("spec.nodeName={node}");
+    let plugin_cmd = || {
+        let mut c = Command::new(plugin);
+        c.args(["plan", &node, "-o", "json", "--kubeconfig", &kubeconfig]).env("HOME", &dir);
+        c
+    };
+    let kubectl_cmd = || {
+        let mut c = Command::new("kubectl");
+        c.args(["get", "pods", "-A", "--field-selector", &selector, "-o", "json", "--kubeconfig", &kubeconfig])
+            .env("HOME", &dir);
+        c
+    };
+    let pods = Command::new("kubectl")
+        .args(["get", "pods", "-A", "--field-selector", &selector, "--kubeconfig", &kubeconfig, "--no-headers"])
+        .env("HOME", &dir)
+        .output()
+        .expect("kubectl runs");
+    let count = String::from_utf8_lossy(&pods.stdout).lines().count();
+    assert_eq!(count, PODS_PER_NODE, "kubectl sees the node's pods");
+    for _ in 0..3 {
+        timed(&mut plugin_cmd());
+        timed(&mut kubectl_cmd()); // also warms kubectl's discovery cache, as in daily use
+    }
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        ours.push(timed(&mut plugin_cmd()));
+        theirs.push(timed(&mut kubectl_cmd()));
+    }
+    let (om, o10, o90) = median_and_spread(ours);
+    let (km, k10, k90) = median_and_spread(theirs);
+    println!("plan_live: node {node} with {PODS_PER_NODE} pods, {RUNS} runs each, alternating");
+    println!("  kubectl-taint_evict plan NODE -o json      median {om:?} (p10 {o10:?}, p90 {o90:?})");
+    println!("  kubectl get pods --field-selector -o json  median {km:?} (p10 {k10:?}, p90 {k90:?})");
+    println!("  ratio plugin/kubectl (medians): {:.2}", om.as_secs_f64() / km.as_secs_f64());
+}
