@@ -114,18 +114,35 @@ pub enum Tolerance {
 }
 
 /// Evaluates a pod's tolerations against a node's NoExecute taints (first match per taint, then the
-/// window of the used ones).
+/// window of the used ones): the same result as [`used_tolerations`] followed by [`window`], in one
+/// pass with no allocation, since it runs for every pod on every node pass.
 #[must_use]
 pub fn tolerance(taints: &[Taint], tolerations: &[Toleration]) -> Tolerance {
-    // One pass, no allocation: this runs for every pod on every node pass.
-    let mut used = Vec::new();
+    // The first used toleration with seconds <= 0, and the smallest positive seconds, in used order.
+    let mut zero: Option<i64> = None;
+    let mut min: Option<i64> = None;
     for taint in taints {
-        match tolerations.iter().find(|t| tolerates(t, taint)) {
-            Some(toleration) => used.push(toleration),
-            None => return Tolerance::Untolerated,
+        let Some(used) = tolerations.iter().find(|t| tolerates(t, taint)) else {
+            return Tolerance::Untolerated;
+        };
+        match used.seconds {
+            None => {}
+            Some(seconds) if seconds <= 0 => {
+                zero.get_or_insert(seconds);
+            }
+            Some(seconds) => min = Some(min.map_or(seconds, |m| m.min(seconds))),
         }
     }
-    Tolerance::Tolerated(window(used))
+    let window = match (zero, min) {
+        (Some(seconds), _) => TolerationWindow::After { seconds, nanos: 0 },
+        (None, Some(seconds)) => match seconds.wrapping_mul(NANOS_PER_SECOND) {
+            nanos if nanos < 0 => TolerationWindow::Forever,
+            nanos => TolerationWindow::After { seconds, nanos },
+        },
+        (None, None) if taints.is_empty() => TolerationWindow::After { seconds: 0, nanos: 0 },
+        (None, None) => TolerationWindow::Forever,
+    };
+    Tolerance::Tolerated(window)
 }
 
 #[cfg(test)]
@@ -324,6 +341,31 @@ mod tests {
         assert_eq!(tolerance(&[a], &[]), Tolerance::Untolerated, "C4");
         // C5: no taints: everything tolerated, nothing used.
         assert_eq!(used_tolerations(&[], &c3), Ok(vec![]), "C5");
+    }
+
+    #[test]
+    fn tolerance_agrees_with_used_tolerations_then_window() {
+        let taints = [taint("a", ""), taint("b", ""), taint("c", "")];
+        let pool: Vec<Toleration> =
+            [None, Some(-3), Some(0), Some(7), Some(2), Some(18_446_744_074), Some(9_223_372_037)]
+                .iter()
+                .flat_map(|s| ["a", "b", "c", ""].map(|k| tol(k, "Exists", "", "NoExecute", *s)))
+                .collect();
+        // Every ordered choice of up to three tolerations from the pool, against 0..=3 taints.
+        for i in 0..pool.len() {
+            for j in 0..pool.len() {
+                for k in 0..pool.len() {
+                    let tolerations = [pool[i].clone(), pool[j].clone(), pool[k].clone()];
+                    for n in 0..=taints.len() {
+                        let expected = match used_tolerations(&taints[..n], &tolerations) {
+                            Err(_) => Tolerance::Untolerated,
+                            Ok(used) => Tolerance::Tolerated(window(used.iter().map(|&u| &tolerations[u]))),
+                        };
+                        assert_eq!(tolerance(&taints[..n], &tolerations), expected, "{tolerations:?} vs {n} taints");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
