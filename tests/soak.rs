@@ -248,6 +248,8 @@ struct Figures {
     deletions: usize,
     faults: usize,
     worst_late_ms: i128,
+    /// Around the outage: the worst of (deletion − the later of its deadline and the recovery).
+    worst_after_recovery_ms: i128,
 }
 
 fn soak(seed: u64, rounds: usize, outages: &[usize]) -> Figures {
@@ -410,6 +412,7 @@ fn soak(seed: u64, rounds: usize, outages: &[usize]) -> Figures {
     );
 
     let mut worst_late_ms = 0;
+    let mut worst_after_recovery_ms = 0;
     for (uid, fire) in &oracle.predicted {
         let at = deleted[uid][0];
         let late = at - fire.as_nanos();
@@ -432,16 +435,22 @@ fn soak(seed: u64, rounds: usize, outages: &[usize]) -> Figures {
         if !near_outage && !flaky {
             worst_late_ms = worst_late_ms.max(late / 1_000_000);
         }
+        if near_outage {
+            let recovered =
+                outage_windows.iter().map(|(_, to)| to.as_nanos()).filter(|to| *to <= at + 30_000_000_000).max();
+            let from = recovered.map_or(fire.as_nanos(), |to| to.max(fire.as_nanos()));
+            worst_after_recovery_ms = worst_after_recovery_ms.max((at - from) / 1_000_000);
+        }
     }
-    Figures { pods: pods.len(), deletions: deleted.len(), faults, worst_late_ms }
+    Figures { pods: pods.len(), deletions: deleted.len(), faults, worst_late_ms, worst_after_recovery_ms }
 }
 
 #[test]
 fn soak_run_deletes_exactly_what_is_due_under_faults() {
     let figures = soak(7, 20, &[6]);
     eprintln!(
-        "soak: {} pods, {} deletions checked, {} faults injected, worst lateness outside outages {} ms",
-        figures.pods, figures.deletions, figures.faults, figures.worst_late_ms
+        "soak: {} pods, {} deletions checked, {} faults injected, worst lateness outside outages {} ms, worst after recovery {} ms",
+        figures.pods, figures.deletions, figures.faults, figures.worst_late_ms, figures.worst_after_recovery_ms
     );
     assert!(figures.deletions > 100, "the scenario deletes many pods ({})", figures.deletions);
 }
@@ -451,7 +460,7 @@ fn soak_run_deletes_exactly_what_is_due_under_faults() {
 fn soak_long() {
     let figures = soak(11, 80, &[10, 40]);
     eprintln!(
-        "soak_long: {} pods, {} deletions checked, {} faults injected, worst lateness outside outages {} ms",
-        figures.pods, figures.deletions, figures.faults, figures.worst_late_ms
+        "soak_long: {} pods, {} deletions checked, {} faults injected, worst lateness outside outages {} ms, worst after recovery {} ms",
+        figures.pods, figures.deletions, figures.faults, figures.worst_late_ms, figures.worst_after_recovery_ms
     );
 }
