@@ -55,6 +55,9 @@ pub enum Error {
     /// Talking to the cluster failed.
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
+    /// The async runtime could not start (the operating system refused its threads).
+    #[error("cannot start the runtime: {0}")]
+    Runtime(String),
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] io::Error),

@@ -55,7 +55,7 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::ReadFailed { path: "the cluster".into(), reason: e.to_string() })?;
+        .map_err(|e| Error::Runtime(e.to_string()))?;
     runtime.block_on(async {
         let connection: Connection = cluster::connect(&options).await?;
         let (snapshot, namespace) = match want {

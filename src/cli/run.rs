@@ -102,7 +102,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Error::Usage(format!("cannot start the runtime: {e}")))?;
+        .map_err(|e| Error::Runtime(e.to_string()))?;
     runtime.block_on(enforce(args))
 }
 

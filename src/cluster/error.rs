@@ -229,7 +229,7 @@ fn identity_reason(error: &kube::client::RustlsTlsError) -> Option<String> {
 }
 
 /// The innermost cause of an error chain, lowercase, without Rust's `(os error N)` suffix.
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut cause: &(dyn std::error::Error + 'static) = error;
     while let Some(next) = cause.source() {
         cause = next;

@@ -46,7 +46,8 @@ fn outcome(error: kube::Error, step: &str) -> Outcome {
             status.message
         )),
         kube::Error::Api(status) => Outcome::Failed(format!("{step} failed: {} ({})", status.message, status.code)),
-        other => Outcome::Failed(format!("{step} failed: {other}")),
+        // The innermost cause ("connection refused"), not kube's wrapper ("ServiceError: client error").
+        other => Outcome::Failed(format!("{step} failed: {}", super::error::root_cause(&other))),
     }
 }
 
