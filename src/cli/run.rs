@@ -63,10 +63,8 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, json: bool, live: b
             }
         };
         view.observe(&report);
-        if live && drawn > 0 {
-            // Move to the block's first line and clear it and everything below.
-            let _ = write!(out, "\x1b[{drawn}F\x1b[J");
-            drawn = 0;
+        if live {
+            drawn = redraw(&mut out, drawn, &[]);
         }
         let written = if json { write_json(&report, &mut out) } else { write_text(&report, color, &mut out) };
         if written.is_err() {
@@ -87,6 +85,7 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, json: bool, live: b
 /// Replaces the `drawn` lines of the live block with `lines`; returns how many are drawn now.
 fn redraw(out: &mut impl Write, drawn: usize, lines: &[String]) -> usize {
     if drawn > 0 {
+        // Move to the block's first line and clear it and everything below.
         let _ = write!(out, "\x1b[{drawn}F\x1b[J");
     }
     for line in lines {

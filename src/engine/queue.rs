@@ -151,15 +151,14 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
     ///
     /// Mirrors `TimedWorkerQueue.AddWork`.
     pub fn add(&mut self, key: K, work: Work) -> Added {
-        let ticket = Ticket(self.next_ticket);
+        if work.is_immediate() {
+            return self.add_due(key, work);
+        }
         let MapEntry::Vacant(slot) = self.entries.entry(key) else {
             return Added::Skipped;
         };
+        let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
-        if work.is_immediate() {
-            slot.insert(Entry { work, ticket, state: EntryState::InFlight });
-            return Added::Fired(ticket);
-        }
         slot.insert(Entry { work, ticket, state: EntryState::Armed });
         self.deadlines.push(Reverse((work.fire, ticket, key)));
         self.armed += 1;
