@@ -4,6 +4,8 @@
 //! engine never sees JSON or k8s-openapi types. Identifiers are newtypes over `Arc<str>`: they are
 //! cloned into every action and index, and a clone is a reference-count bump.
 
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
@@ -88,38 +90,134 @@ impl fmt::Debug for PodKey {
 }
 
 /// A pod's `metadata.uid`.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Uid(Arc<str>);
+///
+/// The API server writes UIDs as canonical UUIDs (36 characters, lowercase hex and hyphens); those are
+/// kept as their 128 bits, which saves the engine a string per pod. Any other text is kept as written.
+/// Either way the UID reads back exactly as it came in, and compares and orders as that text.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Uid(UidRepr);
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum UidRepr {
+    /// A canonical UUID, high and low 64 bits (two `u64`s keep the alignment at 8, unlike `u128`).
+    Uuid(u64, u64),
+    /// Anything else, as written.
+    Text(Arc<str>),
+}
+
+/// The length of a canonical UUID's text.
+const UUID_LEN: usize = 36;
+
+/// Whether byte `i` of a canonical UUID's text is a hyphen.
+const fn is_uuid_hyphen(i: usize) -> bool {
+    matches!(i, 8 | 13 | 18 | 23)
+}
+
+/// The 128 bits of a canonical UUID (`8-4-4-4-12` lowercase hex digits), or `None` for any other text.
+fn parse_uuid(text: &str) -> Option<u128> {
+    let bytes = text.as_bytes();
+    if bytes.len() != UUID_LEN {
+        return None;
+    }
+    let mut bits = 0u128;
+    for (i, &byte) in bytes.iter().enumerate() {
+        let digit = match byte {
+            b'-' if is_uuid_hyphen(i) => continue,
+            _ if is_uuid_hyphen(i) => return None,
+            b'0'..=b'9' => byte - b'0',
+            b'a'..=b'f' => byte - b'a' + 10,
+            _ => return None,
+        };
+        bits = bits << 4 | u128::from(digit);
+    }
+    Some(bits)
+}
+
+/// The canonical text of a UUID: the inverse of [`parse_uuid`].
+fn format_uuid(bits: u128) -> [u8; UUID_LEN] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [b'-'; UUID_LEN];
+    let mut shift = 128;
+    for (i, byte) in text.iter_mut().enumerate() {
+        if !is_uuid_hyphen(i) {
+            shift -= 4;
+            *byte = HEX[(bits >> shift) as usize & 0xf];
+        }
+    }
+    text
+}
 
 impl Uid {
-    /// The UID as written.
+    /// A canonical UUID's UID, or `None` for any other text.
+    fn uuid(text: &str) -> Option<Self> {
+        parse_uuid(text).map(|bits| Self(UidRepr::Uuid((bits >> 64) as u64, bits as u64)))
+    }
+
+    /// The UID as written. A canonical UUID is formatted back into the same text (hence the `Cow`).
     #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
+    pub fn as_str(&self) -> Cow<'_, str> {
+        match &self.0 {
+            UidRepr::Uuid(..) => Cow::Owned(self.text(&mut [0; UUID_LEN]).to_owned()),
+            UidRepr::Text(text) => Cow::Borrowed(text),
+        }
+    }
+
+    /// The UID's text, formatted into `buffer` when it is a canonical UUID.
+    fn text<'a>(&'a self, buffer: &'a mut [u8; UUID_LEN]) -> &'a str {
+        match &self.0 {
+            UidRepr::Uuid(high, low) => {
+                *buffer = format_uuid(u128::from(*high) << 64 | u128::from(*low));
+                std::str::from_utf8(buffer).expect("hex digits and hyphens are ASCII")
+            }
+            UidRepr::Text(text) => text,
+        }
+    }
+}
+
+impl Default for Uid {
+    fn default() -> Self {
+        Self(UidRepr::Text(Arc::default()))
     }
 }
 
 impl From<&str> for Uid {
     fn from(uid: &str) -> Self {
-        Self(uid.into())
+        Self::uuid(uid).unwrap_or_else(|| Self(UidRepr::Text(uid.into())))
     }
 }
 
 impl From<String> for Uid {
     fn from(uid: String) -> Self {
-        Self(uid.into())
+        Self::uuid(&uid).unwrap_or_else(|| Self(UidRepr::Text(uid.into())))
+    }
+}
+
+impl Ord for Uid {
+    /// The order of the texts. Canonical UUIDs are fixed-width lowercase hex, so between two of them
+    /// that is the order of their bits.
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (&self.0, &other.0) {
+            (UidRepr::Uuid(a, b), UidRepr::Uuid(c, d)) => (a, b).cmp(&(c, d)),
+            _ => self.text(&mut [0; UUID_LEN]).cmp(other.text(&mut [0; UUID_LEN])),
+        }
+    }
+}
+
+impl PartialOrd for Uid {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
 impl fmt::Display for Uid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.text(&mut [0; UUID_LEN]))
     }
 }
 
 impl fmt::Debug for Uid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", &*self.0)
+        write!(f, "{:?}", self.text(&mut [0; UUID_LEN]))
     }
 }
 
@@ -314,4 +412,56 @@ pub struct Pod {
     pub node: Option<NodeName>,
     /// `spec.tolerations`, in order. Shared: many pods carry the same list.
     pub tolerations: Arc<[Toleration]>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uid_reads_back_as_written_whether_canonical_or_not() {
+        for text in [
+            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21",
+            "00000000-0000-0000-0000-000000000000",
+            "ffffffff-ffff-ffff-ffff-ffffffffffff",
+            "6F1C2A4E-0B7D-4C1E-9F3A-5D8E7B6A4C21",
+            "6f1c2a4e0b7d4c1e9f3a5d8e7b6a4c21",
+            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c2",
+            "6f1c2a4e-0b7d-4c1e-9f3a_5d8e7b6a4c21",
+            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c2g",
+            "u1",
+            "",
+        ] {
+            let uid = Uid::from(text);
+            assert_eq!(uid.as_str(), text);
+            assert_eq!(uid.to_string(), text);
+            assert_eq!(format!("{uid:?}"), format!("{text:?}"));
+            assert_eq!(Uid::from(text.to_owned()), uid);
+        }
+        assert!(matches!(Uid::from("6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21").0, UidRepr::Uuid(..)));
+        assert!(matches!(Uid::from("6F1C2A4E-0B7D-4C1E-9F3A-5D8E7B6A4C21").0, UidRepr::Text(_)));
+    }
+
+    #[test]
+    fn uids_order_as_their_texts() {
+        let texts = [
+            "",
+            "0",
+            "00000000-0000-0000-0000-000000000000",
+            "00000000-0000-0000-0000-000000000001",
+            "0000000a-0000-0000-0000-000000000000",
+            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21",
+            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21x",
+            "6f1c2a4f-0000-0000-0000-000000000000",
+            "A",
+            "ffffffff-ffff-ffff-ffff-ffffffffffff",
+            "u1",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(Uid::from(a).cmp(&Uid::from(b)), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(Uid::from(a) == Uid::from(b), a == b, "{a:?} vs {b:?}");
+            }
+        }
+    }
 }
