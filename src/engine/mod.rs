@@ -51,6 +51,7 @@ pub mod replay;
 pub mod report;
 #[cfg(test)]
 mod sim;
+mod slab;
 pub mod time;
 pub mod tolerate;
 
@@ -228,7 +229,7 @@ impl Engine {
 
     /// Every pod with work, armed or in flight.
     pub fn pending(&self) -> impl Iterator<Item = (PodRef, &Entry)> + '_ {
-        self.queue.iter().map(|(&id, entry)| (self.pod_ref(id), entry))
+        self.queue.iter().map(|(id, entry)| (self.pod_ref(id), entry))
     }
 
     /// A node's current NoExecute taints (empty when untainted, deleted or unknown).

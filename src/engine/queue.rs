@@ -1,21 +1,49 @@
 //! The eviction queue: pending deletions keyed by pod, with one ordered deadline index.
 //!
 //! Upstream's `TimedWorkerQueue` (`pkg/controller/tainteviction/timed_workers.go`) arms one timer per
-//! pod. Here the queue is data: a map from key to [`Entry`] and a min-heap of `(fire, ticket)`. The IO
-//! layer sleeps until [`EvictionQueue::next_deadline`] and calls [`EvictionQueue::pop_due`]; nothing
-//! runs by itself.
+//! pod. Here the queue is data: an [`Entry`] per key, in a table indexed by the key (keys are dense
+//! numbers, [`QueueKey`]), and one deadline index. The IO layer sleeps until
+//! [`EvictionQueue::next_deadline`] and calls [`EvictionQueue::pop_due`]; nothing runs by itself.
 //!
-//! Cancelling leaves the heap entry behind (lazy deletion). A heap entry is live only while the map
-//! still holds the same ticket in [`EntryState::Armed`]; dead entries are dropped when they reach the
-//! top, and the heap is rebuilt when they outnumber the live ones, so memory stays proportional to the
-//! pending work and `next_deadline` is exact and O(1).
+//! The deadline index is a hierarchical timing wheel ([`wheel`]) for the timers later than the current
+//! granule, and a binary heap for those in it (or earlier): adding a timer is a push, and timers are
+//! ordered only when they are among the earliest. Deadlines outside `i64` nanoseconds (before 1677 or
+//! after 2262: only a window of centuries, or a replay's beginning of time, reaches them) sit in a
+//! `BTreeMap` beside it. Firing order is deadline, then ticket.
+//!
+//! Cancelling leaves the timer behind (lazy deletion): a stored timer is live only while its key's
+//! entry holds the same ticket, armed. Dead timers are dropped when they come up, and swept out when
+//! they outnumber the live ones, so memory stays proportional to the pending work. The earliest
+//! deadline is kept up to date after every change, so `next_deadline` is exact and O(1).
+
+mod wheel;
 
 use std::cmp::Reverse;
-use std::collections::hash_map::Entry as MapEntry;
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::Hash;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::fmt;
 
+use super::slab::Slab;
 use super::time::Timestamp;
+use wheel::{Timer, Wheel};
+
+/// A key of the queue: a small number, dense enough to index a table by (the engine numbers its pods
+/// and reuses the numbers of deleted ones).
+pub trait QueueKey: Copy + Eq + fmt::Debug {
+    /// The table index of this key.
+    fn index(self) -> usize;
+    /// The key at table index `index`.
+    fn from_index(index: usize) -> Self;
+}
+
+impl QueueKey for u32 {
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    fn from_index(index: usize) -> Self {
+        u32::try_from(index).expect("indexes come from u32 keys")
+    }
+}
 
 /// Identifies one piece of work. Tickets grow monotonically, so a completion report carrying an old
 /// ticket cannot remove the work that replaced it (upstream
@@ -99,19 +127,36 @@ pub enum Added {
 /// Pending deletions, at most one per key, ordered by deadline.
 #[derive(Debug)]
 pub struct EvictionQueue<K> {
-    entries: HashMap<K, Entry>,
-    deadlines: BinaryHeap<Reverse<(Timestamp, Ticket, K)>>,
+    /// Each key's work, armed or in flight.
+    entries: Slab<Entry>,
+    /// Timers in granules after the wheel's current one.
+    wheel: Wheel<K>,
+    /// Timers in the wheel's current granule or earlier, earliest on top.
+    near: BinaryHeap<Reverse<Timer<K>>>,
+    /// Timers whose deadline is outside `i64` nanoseconds, by deadline and ticket. Removed when
+    /// cancelled, so all are live.
+    far: BTreeMap<(Timestamp, Ticket), K>,
+    /// The deadline and ticket of the earliest live timer.
+    earliest: Option<(Timestamp, Ticket)>,
     armed: usize,
     next_ticket: u64,
 }
 
 impl<K> Default for EvictionQueue<K> {
     fn default() -> Self {
-        Self { entries: HashMap::new(), deadlines: BinaryHeap::new(), armed: 0, next_ticket: 0 }
+        Self {
+            entries: Slab::default(),
+            wheel: Wheel::default(),
+            near: BinaryHeap::new(),
+            far: BTreeMap::new(),
+            earliest: None,
+            armed: 0,
+            next_ticket: 0,
+        }
     }
 }
 
-impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
+impl<K: QueueKey> EvictionQueue<K> {
     /// An empty queue.
     #[must_use]
     pub fn new() -> Self {
@@ -121,7 +166,7 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
     /// The work for `key`, armed or in flight.
     #[must_use]
     pub fn get(&self, key: &K) -> Option<&Entry> {
-        self.entries.get(key)
+        self.entries.get(key.index())
     }
 
     /// How many keys have work (armed or in flight).
@@ -133,7 +178,7 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
     /// Whether no key has work.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.len() == 0
     }
 
     /// How many timers are armed.
@@ -142,9 +187,9 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
         self.armed
     }
 
-    /// Iterates over every key with its work, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &Entry)> {
-        self.entries.iter()
+    /// Iterates over every key with its work, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, &Entry)> {
+        self.entries.iter().map(|(index, entry)| (K::from_index(index), entry))
     }
 
     /// Adds work for `key` unless it already has some. Work due at once is in flight on return.
@@ -154,26 +199,23 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
         if work.is_immediate() {
             return self.add_due(key, work);
         }
-        let MapEntry::Vacant(slot) = self.entries.entry(key) else {
-            return Added::Skipped;
-        };
         let ticket = Ticket(self.next_ticket);
+        if !self.entries.insert_vacant(key.index(), Entry { work, ticket, state: EntryState::Armed }) {
+            return Added::Skipped;
+        }
         self.next_ticket += 1;
-        slot.insert(Entry { work, ticket, state: EntryState::Armed });
-        self.deadlines.push(Reverse((work.fire, ticket, key)));
-        self.armed += 1;
+        self.arm(key, work.fire, ticket);
         Added::Armed(ticket)
     }
 
     /// Adds work for `key` that is already due (unless the key has some): it is in flight on return,
     /// whatever its deadline says. Used when seeding with work that fell due before the engine ran.
     pub fn add_due(&mut self, key: K, work: Work) -> Added {
-        let MapEntry::Vacant(slot) = self.entries.entry(key) else {
-            return Added::Skipped;
-        };
         let ticket = Ticket(self.next_ticket);
+        if !self.entries.insert_vacant(key.index(), Entry { work, ticket, state: EntryState::InFlight }) {
+            return Added::Skipped;
+        }
         self.next_ticket += 1;
-        slot.insert(Entry { work, ticket, state: EntryState::InFlight });
         Added::Fired(ticket)
     }
 
@@ -182,10 +224,16 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
     /// Mirrors `TimedWorkerQueue.CancelWork`; the caller tells a live timer ([`Entry::is_armed`]) from
     /// an in-flight deletion, which upstream cancels silently.
     pub fn cancel(&mut self, key: &K) -> Option<Entry> {
-        let entry = self.entries.remove(key)?;
+        let entry = self.entries.take(key.index())?;
         if entry.is_armed() {
             self.armed -= 1;
-            self.tidy();
+            if nanos(entry.work.fire).is_none() {
+                self.far.remove(&(entry.work.fire, entry.ticket));
+            }
+            if self.earliest == Some((entry.work.fire, entry.ticket)) {
+                self.find_earliest();
+            }
+            self.sweep_if_sparse();
         }
         Some(entry)
     }
@@ -194,62 +242,118 @@ impl<K: Copy + Eq + Hash + Ord> EvictionQueue<K> {
     /// its timers).
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.deadlines.clear();
+        self.wheel.clear();
+        self.near = BinaryHeap::new();
+        self.far.clear();
+        self.earliest = None;
         self.armed = 0;
     }
 
-    /// The earliest armed deadline. Exact and O(1): the top of the heap is always live.
+    /// The earliest armed deadline. Exact and O(1): it is kept up to date by every change.
     #[must_use]
     pub fn next_deadline(&self) -> Option<Timestamp> {
-        self.deadlines.peek().map(|Reverse((fire, _, _))| *fire)
+        self.earliest.map(|(fire, _)| fire)
     }
 
     /// Fires the earliest armed work due at or before `now`: it is in flight on return.
     pub fn pop_due(&mut self, now: Timestamp) -> Option<(K, Entry)> {
-        let Reverse((fire, _, key)) = *self.deadlines.peek()?;
+        let (fire, ticket) = self.earliest?;
         if fire > now {
             return None;
         }
-        self.deadlines.pop();
-        let entry = self.entries.get_mut(&key).expect("the heap's top is always live (tidy)");
+        let key = if nanos(fire).is_some() {
+            let timer = self.settle().expect("the earliest timer is stored");
+            debug_assert_eq!(timer.ticket, ticket.0, "the earliest timer is on top once settled");
+            self.near.pop();
+            timer.key
+        } else {
+            self.far.remove(&(fire, ticket)).expect("the earliest timer is stored")
+        };
+        let entry = self.entries.get_mut(key.index()).expect("a live timer has its entry");
         entry.state = EntryState::InFlight;
         let fired = *entry;
         self.armed -= 1;
-        self.tidy();
+        self.find_earliest();
         Some((key, fired))
     }
 
     /// Ends in-flight work once its deletion completed, success or not (upstream ≥ 1.33 deletes the
     /// key on completion). A stale ticket changes nothing. Returns whether the entry was removed.
     pub fn finish(&mut self, key: &K, ticket: Ticket) -> bool {
-        match self.entries.get(key) {
+        match self.entries.get(key.index()) {
             Some(entry) if entry.ticket == ticket && entry.state == EntryState::InFlight => {
-                self.entries.remove(key);
+                self.entries.take(key.index());
                 true
             }
             _ => false,
         }
     }
 
-    fn is_live(&self, ticket: Ticket, key: &K) -> bool {
-        self.entries.get(key).is_some_and(|e| e.ticket == ticket && e.is_armed())
+    /// Stores a timer for `key`'s newly armed work.
+    fn arm(&mut self, key: K, fire: Timestamp, ticket: Ticket) {
+        self.armed += 1;
+        if self.earliest.is_none_or(|earliest| (fire, ticket) < earliest) {
+            self.earliest = Some((fire, ticket));
+        }
+        match nanos(fire) {
+            Some(nanos) => {
+                if let Err(timer) = self.wheel.insert(Timer { fire: nanos, ticket: ticket.0, key }) {
+                    self.near.push(Reverse(timer));
+                }
+            }
+            None => {
+                self.far.insert((fire, ticket), key);
+            }
+        }
     }
 
-    /// Restores the invariants: the top of the heap is live, and dead entries are at most about half.
-    fn tidy(&mut self) {
-        if self.deadlines.len() > 2 * self.armed + 64 {
-            let entries = &self.entries;
-            self.deadlines.retain(|Reverse((_, ticket, key))| {
-                entries.get(key).is_some_and(|e| e.ticket == *ticket && e.is_armed())
-            });
-        }
-        while let Some(Reverse((_, ticket, key))) = self.deadlines.peek() {
-            if self.is_live(*ticket, key) {
-                break;
+    /// Whether `timer` is its key's current armed work.
+    fn is_live(entries: &Slab<Entry>, timer: &Timer<K>) -> bool {
+        entries.get(timer.key.index()).is_some_and(|e| e.ticket.0 == timer.ticket && e.is_armed())
+    }
+
+    /// Drops dead timers from the top of `near`, refilling it from the wheel when it runs empty, and
+    /// returns the earliest live timer within `i64` nanoseconds (then on top of `near`).
+    fn settle(&mut self) -> Option<Timer<K>> {
+        loop {
+            while let Some(&Reverse(top)) = self.near.peek() {
+                if Self::is_live(&self.entries, &top) {
+                    return Some(top);
+                }
+                self.near.pop();
             }
-            self.deadlines.pop();
+            for timer in self.wheel.take_earliest()? {
+                if let Err(timer) = self.wheel.insert(timer) {
+                    self.near.push(Reverse(timer));
+                }
+            }
         }
     }
+
+    /// Recomputes the earliest live timer after it was cancelled or fired.
+    fn find_earliest(&mut self) {
+        let near = self.settle().map(|timer| (Timestamp::from_nanos(timer.fire.into()), Ticket(timer.ticket)));
+        let far = self.far.first_key_value().map(|(&earliest, _)| earliest);
+        self.earliest = match (near, far) {
+            (Some(near), Some(far)) => Some(near.min(far)),
+            (near, far) => near.or(far),
+        };
+    }
+
+    /// Sweeps the dead timers out once they outnumber the live ones (plus a little slack).
+    fn sweep_if_sparse(&mut self) {
+        let live = self.armed - self.far.len();
+        if self.near.len() + self.wheel.len() > 2 * live + 64 {
+            let entries = &self.entries;
+            self.near.retain(|Reverse(timer)| Self::is_live(entries, timer));
+            self.wheel.retain(|timer| Self::is_live(entries, timer));
+        }
+    }
+}
+
+/// `at` in nanoseconds since the Unix epoch, when that fits in an `i64` (years 1677 to 2262).
+fn nanos(at: Timestamp) -> Option<i64> {
+    i64::try_from(at.as_nanos()).ok()
 }
 
 #[cfg(test)]
@@ -336,7 +440,160 @@ mod tests {
                 q.cancel(&key);
             }
         }
-        assert!(q.deadlines.len() <= 64, "{} dead heap entries kept", q.deadlines.len());
+        let stored = q.near.len() + q.wheel.len();
+        assert!(stored <= 64, "{stored} dead timers kept");
         assert_eq!(q.next_deadline(), None);
+    }
+}
+
+#[cfg(test)]
+mod model_tests {
+    //! The queue against a naive model: a map of entries, and the earliest armed one found by a scan.
+
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Add(u32, i128, i128),
+        AddDue(u32, i128),
+        Cancel(u32),
+        Pop(i128),
+        Finish(u32, bool),
+        Clear,
+    }
+
+    const BASE: i128 = 1_795_341_600_000_000_000;
+    const GRANULE: i128 = 1 << 26;
+
+    /// Instants that share granules, straddle them, lie days apart, or sit at and beyond the ends
+    /// of `i64` nanoseconds.
+    fn instant() -> impl Strategy<Value = i128> {
+        prop_oneof![
+            (0i128..4).prop_map(|d| BASE + d),
+            (0i128..300).prop_map(|d| BASE + d * GRANULE / 3),
+            (0i128..100_000).prop_map(|d| BASE + d * 1_000_000_007),
+            (0i128..(1 << 40)).prop_map(|d| BASE + d * 65_536),
+            any::<i64>().prop_map(i128::from),
+            (-3i128..3).prop_map(|d| i128::from(i64::MAX) + d),
+            (-3i128..3).prop_map(|d| i128::from(i64::MIN) + d),
+            (0i128..3).prop_map(|d| i128::MIN / 2 + d),
+            (0i128..3).prop_map(|d| i128::MAX / 2 - d),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let key = 0u32..12;
+        prop_oneof![
+            6 => (key.clone(), instant(), prop_oneof![Just(0i128), Just(1), Just(1_000_000_000)])
+                .prop_map(|(k, fire, back)| Op::Add(k, fire, back)),
+            1 => (key.clone(), instant()).prop_map(|(k, fire)| Op::AddDue(k, fire)),
+            3 => key.clone().prop_map(Op::Cancel),
+            4 => instant().prop_map(Op::Pop),
+            2 => (key, any::<bool>()).prop_map(|(k, stale)| Op::Finish(k, stale)),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    fn work(created: i128, fire: i128) -> Work {
+        let at = Timestamp::from_nanos;
+        Work { created: at(created), fire: at(fire), cause: Cause::Expired { seconds: 1 } }
+    }
+
+    #[derive(Default)]
+    struct Model {
+        entries: BTreeMap<u32, Entry>,
+        next_ticket: u64,
+    }
+
+    impl Model {
+        fn add(&mut self, key: u32, work: Work, state: EntryState) -> Added {
+            if self.entries.contains_key(&key) {
+                return Added::Skipped;
+            }
+            let ticket = Ticket(self.next_ticket);
+            self.next_ticket += 1;
+            self.entries.insert(key, Entry { work, ticket, state });
+            if state == EntryState::Armed { Added::Armed(ticket) } else { Added::Fired(ticket) }
+        }
+
+        fn earliest(&self) -> Option<(u32, Entry)> {
+            let armed = self.entries.iter().filter(|(_, e)| e.is_armed());
+            armed.min_by_key(|(_, e)| (e.work.fire, e.ticket)).map(|(&k, &e)| (k, e))
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn queue_agrees_with_a_naive_model(ops in prop::collection::vec(op(), 1..120)) {
+            let mut queue = EvictionQueue::<u32>::new();
+            let mut model = Model::default();
+            for op in ops {
+                match op {
+                    Op::Add(key, fire, back) => {
+                        let work = work(fire - back, fire);
+                        let state = if work.is_immediate() { EntryState::InFlight } else { EntryState::Armed };
+                        prop_assert_eq!(queue.add(key, work), model.add(key, work, state));
+                    }
+                    Op::AddDue(key, fire) => {
+                        let work = work(fire - 1, fire);
+                        prop_assert_eq!(queue.add_due(key, work), model.add(key, work, EntryState::InFlight));
+                    }
+                    Op::Cancel(key) => prop_assert_eq!(queue.cancel(&key), model.entries.remove(&key)),
+                    Op::Pop(now) => {
+                        let now = Timestamp::from_nanos(now);
+                        let expected = model.earliest().filter(|(_, e)| e.work.fire <= now).map(|(k, mut e)| {
+                            e.state = EntryState::InFlight;
+                            model.entries.insert(k, e);
+                            (k, e)
+                        });
+                        prop_assert_eq!(queue.pop_due(now), expected);
+                    }
+                    Op::Finish(key, stale) => {
+                        let Some(entry) = model.entries.get(&key).copied() else {
+                            prop_assert!(!queue.finish(&key, Ticket(0)));
+                            continue;
+                        };
+                        let ticket = if stale { Ticket(entry.ticket.0.wrapping_sub(1)) } else { entry.ticket };
+                        let removed = !stale && entry.state == EntryState::InFlight;
+                        if removed {
+                            model.entries.remove(&key);
+                        }
+                        prop_assert_eq!(queue.finish(&key, ticket), removed);
+                    }
+                    Op::Clear => {
+                        queue.clear();
+                        model.entries.clear();
+                    }
+                }
+                prop_assert_eq!(queue.next_deadline(), model.earliest().map(|(_, e)| e.work.fire));
+                prop_assert_eq!(queue.len(), model.entries.len());
+                prop_assert_eq!(queue.armed(), model.entries.values().filter(|e| e.is_armed()).count());
+                let listed: Vec<_> = queue.iter().map(|(k, e)| (k, *e)).collect();
+                let expected: Vec<_> = model.entries.iter().map(|(&k, &e)| (k, e)).collect();
+                prop_assert_eq!(listed, expected);
+            }
+        }
+
+        #[test]
+        fn queue_fires_many_timers_in_deadline_then_ticket_order(
+            fires in prop::collection::vec(instant(), 1..200),
+        ) {
+            let mut queue = EvictionQueue::<u32>::new();
+            for (key, &fire) in fires.iter().enumerate() {
+                let _ = queue.add(key as u32, work(fire - 1, fire));
+            }
+            let mut expected: Vec<(i128, u32)> = fires.iter().enumerate().map(|(k, &f)| (f, k as u32)).collect();
+            expected.sort_unstable();
+            let fired: Vec<(i128, u32)> = std::iter::from_fn(|| queue.pop_due(Timestamp::from_nanos(i128::MAX)))
+                .map(|(k, e)| (e.work.fire.as_nanos(), k))
+                .collect();
+            prop_assert_eq!(fired, expected);
+        }
     }
 }
