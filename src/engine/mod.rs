@@ -43,6 +43,7 @@
 
 pub mod decide;
 pub mod explain;
+mod index;
 pub mod model;
 #[cfg(test)]
 mod proptests;
@@ -59,8 +60,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use decide::{Decision, decide};
+use index::{Interner, PodIndex};
 use model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid};
 use queue::{Added, Entry, EvictionQueue, Ticket, Work};
+use slab::Slab;
 use time::Timestamp;
 
 /// Something that happened in the cluster, or to a deletion the engine asked for.
@@ -139,21 +142,27 @@ pub enum Action {
     },
 }
 
-/// Index of a pod slot; stable while the pod exists.
+/// A pod's number: its index in the pod table, stable while the pod exists (reused after).
 type PodId = u32;
+
+/// A node's number: its index in the node table, stable while the node is known (reused after).
+type NodeId = u32;
 
 #[derive(Debug)]
 struct PodSlot {
     key: PodKey,
     uid: Uid,
-    node: Option<NodeName>,
     tolerations: Arc<[Toleration]>,
+    /// The node it is bound to.
+    node: Option<NodeId>,
     /// Position in its node's pod list.
     position: u32,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct NodeSlot {
+    /// The node's name, shared by the pods' [`PodRef`]s.
+    name: NodeName,
     /// Whether the node object exists (its taints are known).
     exists: bool,
     /// Its NoExecute taints, in node order (upstream `taintedNodes` holds the non-empty ones).
@@ -163,14 +172,20 @@ struct NodeSlot {
 }
 
 /// Upstream's taint-eviction controller as a state machine. See the module docs for the call order.
+///
+/// Pods and nodes are numbered; the numbers index their tables and the queue, so deciding for a pod
+/// never hashes. A node's name is held once, in its slot, and shared by its pods' actions; namespaces
+/// and toleration lists are shared between the pods that carry equal ones.
 #[derive(Debug, Default)]
 pub struct Engine {
-    pods: Vec<Option<PodSlot>>,
-    free: Vec<PodId>,
-    pod_ids: HashMap<PodKey, PodId>,
-    nodes: HashMap<NodeName, NodeSlot>,
-    /// Distinct toleration lists, shared by the pods that carry them.
-    toleration_lists: HashSet<Arc<[Toleration]>>,
+    pods: Slab<PodSlot>,
+    free_pods: Vec<PodId>,
+    pod_ids: PodIndex,
+    nodes: Slab<NodeSlot>,
+    free_nodes: Vec<NodeId>,
+    node_ids: HashMap<NodeName, NodeId>,
+    namespaces: Interner<str>,
+    toleration_lists: Interner<[Toleration]>,
     queue: EvictionQueue<PodId>,
     actions: VecDeque<Action>,
 }
@@ -193,7 +208,7 @@ impl Engine {
             Input::NodesReplaced(nodes) => self.replace_nodes(nodes, now),
             Input::PodsReplaced(pods) => self.replace_pods(pods, now),
             Input::EvictionFinished { pod, ticket } => {
-                if let Some(&id) = self.pod_ids.get(&pod) {
+                if let Some(id) = self.pod_id(&pod) {
                     self.queue.finish(&id, ticket);
                 }
             }
@@ -224,7 +239,7 @@ impl Engine {
     /// The work queued for a pod, armed or in flight.
     #[must_use]
     pub fn work(&self, pod: &PodKey) -> Option<&Entry> {
-        self.pod_ids.get(pod).and_then(|id| self.queue.get(id))
+        self.pod_id(pod).and_then(|id| self.queue.get(&id))
     }
 
     /// Every pod with work, armed or in flight.
@@ -235,7 +250,7 @@ impl Engine {
     /// A node's current NoExecute taints (empty when untainted, deleted or unknown).
     #[must_use]
     pub fn taints(&self, node: &NodeName) -> &[Taint] {
-        self.nodes.get(node).map_or(&[], |slot| &slot.taints)
+        self.node_ids.get(node).map_or(&[], |&id| &self.node(id).taints)
     }
 
     /// How many pods the engine tracks.
@@ -251,7 +266,23 @@ impl Engine {
     }
 
     fn slot(&self, id: PodId) -> &PodSlot {
-        self.pods[id as usize].as_ref().expect("pod ids in indexes and the queue refer to live slots")
+        self.pods.get(id as usize).expect("pod ids in indexes and the queue refer to live slots")
+    }
+
+    fn slot_mut(&mut self, id: PodId) -> &mut PodSlot {
+        self.pods.get_mut(id as usize).expect("pod ids in indexes and the queue refer to live slots")
+    }
+
+    fn node(&self, id: NodeId) -> &NodeSlot {
+        self.nodes.get(id as usize).expect("node ids in pods and the name index refer to live slots")
+    }
+
+    fn node_mut(&mut self, id: NodeId) -> &mut NodeSlot {
+        self.nodes.get_mut(id as usize).expect("node ids in pods and the name index refer to live slots")
+    }
+
+    fn pod_id(&self, key: &PodKey) -> Option<PodId> {
+        self.pod_ids.get(key, |id| &self.slot(id).key)
     }
 
     fn pod_ref(&self, id: PodId) -> PodRef {
@@ -259,14 +290,30 @@ impl Engine {
         PodRef {
             key: slot.key.clone(),
             uid: slot.uid.clone(),
-            node: slot.node.clone().unwrap_or_else(|| NodeName::from("")),
+            node: slot.node.map_or_else(|| NodeName::from(""), |node| self.node(node).name.clone()),
         }
+    }
+
+    /// The number of node `name`, giving it one (as a node not known to exist) if it has none.
+    fn node_id(&mut self, name: NodeName) -> NodeId {
+        if let Some(&id) = self.node_ids.get(&name) {
+            return id;
+        }
+        let slot = NodeSlot { name: name.clone(), exists: false, taints: Vec::new(), pods: Vec::new() };
+        let id = match self.free_nodes.pop() {
+            Some(id) => id,
+            None => NodeId::try_from(self.nodes.len()).ok().filter(|&id| id < NodeId::MAX).expect("fewer nodes"),
+        };
+        self.nodes.replace(id as usize, slot);
+        self.node_ids.insert(name, id);
+        id
     }
 
     /// Mirrors `NodeUpdated` (change filter) and `handleNodeUpdate`.
     fn upsert_node(&mut self, node: Node, now: Timestamp) {
         let taints: Vec<Taint> = node.taints.into_iter().filter(Taint::is_no_execute).collect();
-        let slot = self.nodes.entry(node.name.clone()).or_default();
+        let id = self.node_id(node.name);
+        let slot = self.node_mut(id);
         // Upstream enqueues a node update only when its ordered NoExecute taints (TimeAdded included)
         // changed; an add is always enqueued.
         if slot.exists && slot.taints == taints {
@@ -274,51 +321,57 @@ impl Engine {
         }
         slot.exists = true;
         slot.taints = taints;
-        self.pass_node(&node.name, now);
+        self.pass_node(id, now);
     }
 
     fn delete_node(&mut self, name: &NodeName) {
         // Mirrors handleNodeUpdate's NotFound branch: forget the taints, keep the timers (D11).
-        if let Some(slot) = self.nodes.get_mut(name) {
-            slot.exists = false;
-            slot.taints.clear();
-        }
-        self.drop_empty_node(name);
+        let Some(&id) = self.node_ids.get(name) else { return };
+        let slot = self.node_mut(id);
+        slot.exists = false;
+        slot.taints = Vec::new();
+        self.drop_empty_node(id);
     }
 
     /// Evaluates every pod bound to the node against its current taints, with one `now`.
-    fn pass_node(&mut self, name: &NodeName, now: Timestamp) {
-        let Some(slot) = self.nodes.get(name) else { return };
-        if slot.taints.is_empty() {
+    fn pass_node(&mut self, node: NodeId, now: Timestamp) {
+        // The pass changes no binding and no taint, so the lists are borrowed out of the slot
+        // rather than copied, and put back after.
+        let slot = self.node_mut(node);
+        let pods = std::mem::take(&mut slot.pods);
+        let taints = std::mem::take(&mut slot.taints);
+        if taints.is_empty() {
             // Untainted: cancel every pod's work; never evaluate against an empty list (D25).
-            for id in slot.pods.clone() {
+            for &id in &pods {
                 self.cancel(id);
             }
-            return;
+        } else {
+            for &id in &pods {
+                self.process(id, &taints, now);
+            }
         }
-        let pods = slot.pods.clone();
-        let taints = slot.taints.clone();
-        for id in pods {
-            self.process(id, &taints, now);
-        }
+        let slot = self.node_mut(node);
+        slot.pods = pods;
+        slot.taints = taints;
     }
 
     /// Mirrors `PodUpdated` (change filter) and `handlePodUpdate`.
     fn upsert_pod(&mut self, pod: Pod, now: Timestamp) {
-        let tolerations = self.intern(pod.tolerations);
-        let id = match self.pod_ids.get(&pod.key) {
-            Some(&id) if self.slot(id).uid != pod.uid => {
+        let tolerations = self.toleration_lists.intern(pod.tolerations);
+        let id = match self.pod_id(&pod.key) {
+            Some(id) if self.slot(id).uid != pod.uid => {
                 // A same-named replacement: the old pod is gone, this is a new one.
                 self.delete_pod(&pod.key);
                 self.insert_pod(pod.key, pod.uid, pod.node, tolerations)
             }
-            Some(&id) => {
-                let slot = self.slot(id);
-                if slot.node == pod.node && *slot.tolerations == *tolerations {
+            Some(id) => {
+                let same_node = self.slot(id).node.map(|node| &self.node(node).name) == pod.node.as_ref();
+                let slot = self.slot_mut(id);
+                if same_node && *slot.tolerations == *tolerations {
                     return;
                 }
-                self.pods[id as usize].as_mut().expect("live slot").tolerations = tolerations;
-                if self.slot(id).node != pod.node {
+                slot.tolerations = tolerations;
+                if !same_node {
                     self.unbind(id);
                     self.bind(id, pod.node);
                 }
@@ -330,69 +383,71 @@ impl Engine {
     }
 
     fn pass_pod(&mut self, id: PodId, now: Timestamp) {
-        let Some(node) = self.slot(id).node.as_ref() else { return };
-        let Some(slot) = self.nodes.get(node) else { return };
+        let Some(node) = self.slot(id).node else { return };
+        let slot = self.node_mut(node);
         if slot.taints.is_empty() {
             // Upstream: no `taintedNodes` entry, nothing to do (and nothing is cancelled).
             return;
         }
-        let taints = slot.taints.clone();
+        let taints = std::mem::take(&mut slot.taints);
         self.process(id, &taints, now);
+        self.node_mut(node).taints = taints;
     }
 
     fn delete_pod(&mut self, key: &PodKey) {
-        let Some(id) = self.pod_ids.remove(key) else { return };
+        let Some(id) = self.pod_ids.remove(key, |id| &self.pods.get(id as usize).expect("live slot").key) else {
+            return;
+        };
         self.cancel(id);
         self.unbind(id);
-        self.pods[id as usize] = None;
-        self.free.push(id);
+        self.pods.take(id as usize);
+        self.free_pods.push(id);
     }
 
     fn insert_pod(&mut self, key: PodKey, uid: Uid, node: Option<NodeName>, tolerations: Arc<[Toleration]>) -> PodId {
-        let slot = PodSlot { key: key.clone(), uid, node: None, tolerations, position: 0 };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.pods[id as usize] = Some(slot);
-                id
-            }
-            None => {
-                let id = PodId::try_from(self.pods.len()).expect("fewer than 2^32 pods");
-                self.pods.push(Some(slot));
-                id
-            }
+        let hash = self.pod_ids.hash(&key);
+        let (namespace, name) = key.into_parts();
+        let key = PodKey::new(self.namespaces.intern(namespace), name);
+        let slot = PodSlot { key, uid, tolerations, node: None, position: 0 };
+        let id = match self.free_pods.pop() {
+            Some(id) => id,
+            None => PodId::try_from(self.pods.len()).ok().filter(|&id| id < PodId::MAX).expect("fewer pods"),
         };
-        self.pod_ids.insert(key, id);
+        self.pods.replace(id as usize, slot);
+        self.pod_ids.insert(hash, id);
         self.bind(id, node);
         id
     }
 
     fn bind(&mut self, id: PodId, node: Option<NodeName>) {
-        if let Some(name) = &node {
-            let pods = &mut self.nodes.entry(name.clone()).or_default().pods;
+        let node = node.map(|name| self.node_id(name));
+        if let Some(node) = node {
+            let pods = &mut self.node_mut(node).pods;
             let position = u32::try_from(pods.len()).expect("fewer than 2^32 pods on a node");
             pods.push(id);
-            self.pods[id as usize].as_mut().expect("live slot").position = position;
+            self.slot_mut(id).position = position;
         }
-        self.pods[id as usize].as_mut().expect("live slot").node = node;
+        self.slot_mut(id).node = node;
     }
 
     fn unbind(&mut self, id: PodId) {
-        let slot = self.slot(id);
-        let Some(name) = slot.node.clone() else { return };
+        let slot = self.slot_mut(id);
+        let Some(node) = slot.node.take() else { return };
         let position = slot.position as usize;
-        if let Some(node) = self.nodes.get_mut(&name) {
-            node.pods.swap_remove(position);
-            if let Some(&moved) = node.pods.get(position) {
-                self.pods[moved as usize].as_mut().expect("live slot").position = position as u32;
-            }
+        let pods = &mut self.node_mut(node).pods;
+        pods.swap_remove(position);
+        if let Some(&moved) = pods.get(position) {
+            self.slot_mut(moved).position = position as u32;
         }
-        self.pods[id as usize].as_mut().expect("live slot").node = None;
-        self.drop_empty_node(&name);
+        self.drop_empty_node(node);
     }
 
-    fn drop_empty_node(&mut self, name: &NodeName) {
-        if self.nodes.get(name).is_some_and(|n| !n.exists && n.pods.is_empty()) {
-            self.nodes.remove(name);
+    fn drop_empty_node(&mut self, id: NodeId) {
+        let slot = self.node(id);
+        if !slot.exists && slot.pods.is_empty() {
+            let slot = self.nodes.take(id as usize).expect("live node slot");
+            self.node_ids.remove(&slot.name);
+            self.free_nodes.push(id);
         }
     }
 
@@ -401,8 +456,8 @@ impl Engine {
         let gone: Vec<NodeName> = self
             .nodes
             .iter()
-            .filter(|(name, slot)| slot.exists && !listed.contains(name))
-            .map(|(name, _)| name.clone())
+            .filter(|(_, slot)| slot.exists && !listed.contains(&slot.name))
+            .map(|(_, slot)| slot.name.clone())
             .collect();
         for name in gone {
             self.delete_node(&name);
@@ -414,7 +469,8 @@ impl Engine {
 
     fn replace_pods(&mut self, pods: Vec<Pod>, now: Timestamp) {
         let listed: HashSet<&PodKey> = pods.iter().map(|p| &p.key).collect();
-        let gone: Vec<PodKey> = self.pod_ids.keys().filter(|key| !listed.contains(key)).cloned().collect();
+        let gone: Vec<PodKey> =
+            self.pods.iter().map(|(_, slot)| &slot.key).filter(|key| !listed.contains(key)).cloned().collect();
         for key in gone {
             self.delete_pod(&key);
         }
@@ -425,17 +481,18 @@ impl Engine {
 
     fn seed(&mut self, nodes: Vec<Node>, pods: Vec<Pod>, work: Vec<(PodKey, Work)>, now: Timestamp) {
         for node in nodes {
-            let slot = self.nodes.entry(node.name).or_default();
+            let id = self.node_id(node.name);
+            let slot = self.node_mut(id);
             slot.exists = true;
             slot.taints = node.taints.into_iter().filter(Taint::is_no_execute).collect();
         }
         for pod in pods {
-            let tolerations = self.intern(pod.tolerations);
+            let tolerations = self.toleration_lists.intern(pod.tolerations);
             self.delete_pod(&pod.key);
             self.insert_pod(pod.key, pod.uid, pod.node, tolerations);
         }
         for (key, work) in work {
-            let Some(&id) = self.pod_ids.get(&key) else { continue };
+            let Some(id) = self.pod_id(&key) else { continue };
             self.cancel(id);
             if work.fire <= now {
                 // Overdue: it should already have happened; carry it out now, no timer.
@@ -450,11 +507,15 @@ impl Engine {
 
     fn restart(&mut self, now: Timestamp) {
         self.queue.clear();
-        let mut tainted: Vec<NodeName> =
-            self.nodes.iter().filter(|(_, slot)| !slot.taints.is_empty()).map(|(name, _)| name.clone()).collect();
+        let mut tainted: Vec<(NodeName, NodeId)> = self
+            .nodes
+            .iter()
+            .filter(|(_, slot)| !slot.taints.is_empty())
+            .map(|(id, slot)| (slot.name.clone(), id as NodeId))
+            .collect();
         tainted.sort_unstable();
-        for name in tainted {
-            self.pass_node(&name, now);
+        for (_, id) in tainted {
+            self.pass_node(id, now);
         }
     }
 
@@ -494,13 +555,5 @@ impl Engine {
             Some(entry) => self.actions.push_back(Action::Withdrawn { pod: self.pod_ref(id), ticket: entry.ticket }),
             None => {}
         }
-    }
-
-    fn intern(&mut self, tolerations: Arc<[Toleration]>) -> Arc<[Toleration]> {
-        if let Some(shared) = self.toleration_lists.get(&*tolerations) {
-            return shared.clone();
-        }
-        self.toleration_lists.insert(tolerations.clone());
-        tolerations
     }
 }

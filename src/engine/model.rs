@@ -75,6 +75,11 @@ impl PodKey {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// The namespace and the name, as shared strings.
+    pub(super) fn into_parts(self) -> (Arc<str>, Arc<str>) {
+        (self.namespace, self.name)
+    }
 }
 
 impl fmt::Display for PodKey {

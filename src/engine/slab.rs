@@ -50,6 +50,15 @@ impl<T> Slab<T> {
         true
     }
 
+    /// Stores `value` at `index` and returns what was there.
+    pub(crate) fn replace(&mut self, index: usize, value: T) -> Option<T> {
+        let old = self.cell(index).replace(value);
+        if old.is_none() {
+            self.len += 1;
+        }
+        old
+    }
+
     /// Empties `index` and returns what was there.
     pub(crate) fn take(&mut self, index: usize) -> Option<T> {
         let old = self.chunks.get_mut(index / CHUNK).and_then(|chunk| chunk[index % CHUNK].take());
@@ -97,7 +106,7 @@ mod tests {
         let mut slab = Slab::default();
         assert!(slab.insert_vacant(3, "a"));
         assert!(!slab.insert_vacant(3, "b"), "an occupied index is left as it is");
-        assert!(slab.insert_vacant(CHUNK + 5, "c"));
+        assert_eq!(slab.replace(CHUNK + 5, "c"), None);
         assert_eq!(slab.get(3), Some(&"a"));
         assert_eq!(slab.get(4), None);
         assert_eq!(slab.get(10 * CHUNK), None, "beyond the end reads as empty");
