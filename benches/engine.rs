@@ -10,9 +10,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use taint_evict::engine::queue::{Added, Cause, EvictionQueue, Work};
-use taint_evict::engine::time::Timestamp;
+use taint_evict::engine::queue::EvictionQueue;
 
+#[path = "support/churn.rs"]
+mod churn;
 #[path = "support/timing.rs"]
 mod timing;
 #[path = "support/zone.rs"]
@@ -68,33 +69,6 @@ fn zone_outage(c: &mut Criterion) {
     report(&format!("zone_outage/{nodes}x{pods_per_node}"), &log, SAMPLES, Some(Duration::from_millis(60)));
 }
 
-const T0: Timestamp = Timestamp::from_unix_seconds(1_795_341_600);
-
-/// A scrambled but deterministic offset in `1..=spread` seconds for key `k` (splitmix64's finalizer),
-/// so deadlines reach the heap out of order, as different tolerations and start times make them.
-fn offset(k: u32, spread: u64) -> i64 {
-    let mut z = u64::from(k).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z % spread) as i64 + 1
-}
-
-fn seconds(s: i64) -> i64 {
-    s * 1_000_000_000
-}
-
-/// Work created at `T0` firing `offset` seconds later (armed).
-fn future_work(k: u32) -> Work {
-    let seconds_later = offset(k, 86_400);
-    Work { created: T0, fire: T0.add_nanos(seconds(seconds_later)), cause: Cause::Expired { seconds: seconds_later } }
-}
-
-/// Work due at once (`fire == created`): `add` fires it without a timer.
-fn immediate_work() -> Work {
-    Work { created: T0, fire: T0, cause: Cause::Untolerated }
-}
-
 /// 1M schedules + 1M cancels; 1M immediate schedules drained; 1M past-due timers fired by `pop_due`.
 fn timer_churn(c: &mut Criterion) {
     let n: u32 = if measuring() { 1_000_000 } else { 10_000 };
@@ -111,14 +85,7 @@ fn timer_churn(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("schedule_then_cancel", n), |b| {
         b.iter_custom(|iters| {
             timed(iters, &log, EvictionQueue::<u32>::new, |mut queue| {
-                for k in 0..n {
-                    assert!(matches!(queue.add(k, future_work(k)), Added::Armed(_)));
-                }
-                assert_eq!(queue.armed(), n as usize);
-                for k in 0..n {
-                    black_box(queue.cancel(&k));
-                }
-                assert!(queue.is_empty() && queue.next_deadline().is_none());
+                churn::schedule_then_cancel(&mut queue, n);
                 queue
             })
         });
@@ -133,18 +100,7 @@ fn timer_churn(c: &mut Criterion) {
                 &log,
                 || (EvictionQueue::<u32>::new(), Vec::with_capacity(n as usize)),
                 |(mut queue, mut tickets)| {
-                    for k in 0..n {
-                        let Added::Fired(ticket) = queue.add(k, immediate_work()) else {
-                            panic!("work due at once fires without a timer")
-                        };
-                        tickets.push(ticket);
-                    }
-                    assert_eq!(queue.armed(), 0);
-                    // Drained: every deletion reports its completion.
-                    for (k, ticket) in (0..n).zip(tickets.iter()) {
-                        assert!(queue.finish(&k, *ticket));
-                    }
-                    assert!(queue.is_empty());
+                    churn::immediate_then_finish(&mut queue, &mut tickets, n);
                     (queue, tickets)
                 },
             )
@@ -153,22 +109,10 @@ fn timer_churn(c: &mut Criterion) {
     report(&format!("timer_churn/immediate_then_finish/{n}"), &log, SAMPLES, Some(target));
 
     let log = RefCell::new(Vec::new());
-    let now = T0.add_nanos(seconds(86_400 + 1));
     group.bench_function(BenchmarkId::new("past_due_pop_due", n), |b| {
         b.iter_custom(|iters| {
             timed(iters, &log, EvictionQueue::<u32>::new, |mut queue| {
-                for k in 0..n {
-                    assert!(matches!(queue.add(k, future_work(k)), Added::Armed(_)));
-                }
-                let mut fired = 0;
-                let mut last = T0;
-                while let Some((_, entry)) = queue.pop_due(now) {
-                    debug_assert!(entry.work.fire >= last, "pop_due fires in deadline order");
-                    last = entry.work.fire;
-                    fired += 1;
-                }
-                assert_eq!(fired, n);
-                assert!(queue.next_deadline().is_none());
+                churn::past_due_pop_due(&mut queue, n);
                 queue
             })
         });
@@ -185,9 +129,9 @@ fn next_deadline(c: &mut Criterion) {
     for &n in sizes {
         let mut queue = EvictionQueue::<u32>::new();
         for k in 0..n {
-            let _ = queue.add(k, future_work(k));
+            let _ = queue.add(k, churn::future_work(k));
         }
-        let earliest = (0..n).map(|k| future_work(k).fire).min();
+        let earliest = (0..n).map(|k| churn::future_work(k).fire).min();
         assert_eq!(queue.next_deadline(), earliest);
         group.bench_with_input(BenchmarkId::from_parameter(n), &queue, |b, queue| {
             b.iter(|| black_box(queue).next_deadline());

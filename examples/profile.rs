@@ -6,24 +6,30 @@
 //! # the zone outage (engine only), setup excluded from collection:
 //! valgrind --tool=callgrind --toggle-collect='*profile::outage*' \
 //!     target/release/examples/profile zone-outage --nodes 500
+//! # the eviction queue's timer churn, one routine at a time:
+//! valgrind --tool=callgrind --toggle-collect='*profile::run_churn*' \
+//!     target/release/examples/profile timer-churn --routine past-due --timers 100000
 //! # the dump reader, then replay and JSON rendering, each in its own function:
 //! valgrind --tool=callgrind --toggle-collect='*profile::read_dump*' \
 //!     target/release/examples/profile plan --dump /tmp/dump-500.json
 //! ```
 //!
-//! Each phase runs in an `#[inline(never)]` function named after it (`outage`, `read_dump`,
+//! Each phase runs in an `#[inline(never)]` function named after it (`outage`, `run_churn`, `read_dump`,
 //! `replay_all`, `render_json`, and `parse_ignored` with `plan --ignored-any`), so `--toggle-collect`
 //! can select it and the profile names it.
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+use taint_evict::engine::queue::{EvictionQueue, Ticket};
 use taint_evict::engine::replay::{Plan, Snapshot, replay};
 use taint_evict::engine::{Engine, Input};
 use taint_evict::output::{ColorMode, OutputFormat, render_plan};
 use taint_evict::source::file;
 
+#[path = "../benches/support/churn.rs"]
+mod churn;
 #[path = "../benches/support/zone.rs"]
 mod zone;
 
@@ -48,6 +54,18 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         repeat: usize,
     },
+    /// One timer-churn routine of `benches/engine.rs` on a fresh `EvictionQueue<u32>`.
+    TimerChurn {
+        /// Which routine.
+        #[arg(long, value_enum)]
+        routine: Routine,
+        /// How many timers.
+        #[arg(long, default_value_t = 1_000_000)]
+        timers: u32,
+        /// How many times (each on a fresh queue).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+    },
     /// `plan -o json` over a dump: read, replay over every node, render.
     Plan {
         /// The dump (see `examples/gen_cluster.rs`).
@@ -60,6 +78,26 @@ enum Command {
         #[arg(long)]
         ignored_any: bool,
     },
+}
+
+/// The timer-churn routines.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Routine {
+    /// Schedules at future instants, then as many cancels.
+    ScheduleCancel,
+    /// Schedules due at once, drained.
+    Immediate,
+    /// Schedules at future instants, all fired by `pop_due`.
+    PastDue,
+}
+
+#[inline(never)]
+fn run_churn(routine: Routine, queue: &mut EvictionQueue<u32>, tickets: &mut Vec<Ticket>, timers: u32) {
+    match routine {
+        Routine::ScheduleCancel => churn::schedule_then_cancel(queue, timers),
+        Routine::Immediate => churn::immediate_then_finish(queue, tickets, timers),
+        Routine::PastDue => churn::past_due_pop_due(queue, timers),
+    }
 }
 
 #[inline(never)]
@@ -102,6 +140,17 @@ fn main() -> std::io::Result<()> {
                 assert_eq!(tally, zone::expected(nodes, pods_per_node));
                 println!("run {run}: zone outage {nodes}x{pods_per_node} in {elapsed:.3?}: {tally:?}");
                 black_box(engine);
+            }
+        }
+        Command::TimerChurn { routine, timers, repeat } => {
+            for run in 0..repeat {
+                let mut queue = EvictionQueue::new();
+                let mut tickets = Vec::with_capacity(timers as usize);
+                let start = Instant::now();
+                run_churn(routine, &mut queue, &mut tickets, timers);
+                let elapsed = start.elapsed();
+                println!("run {run}: timer churn {routine:?} x{timers} in {elapsed:.3?}");
+                black_box((queue, tickets));
             }
         }
         Command::Plan { dump, repeat, ignored_any } => {
