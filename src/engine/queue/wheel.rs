@@ -1,12 +1,13 @@
 //! The hierarchical timing wheel behind the queue's deadline index.
 //!
 //! Deadlines are grouped by granule (2^26 ns, about 67 ms). The wheel holds the timers whose granule
-//! is later than its current one, in levels of 64 slots: level `l` spans 64^l granules per slot, and
-//! a timer sits at the level of the highest bit in which its granule differs from the current one.
-//! So every timer of a level is earlier than every timer of the levels above, and within a level the
-//! slots are in time order. Inserting is a push onto a slot; nothing is sorted until it comes due:
-//! [`Wheel::take_earliest`] hands over the earliest slot and moves the current granule up to it, and
-//! the queue puts back what is not in that granule, one level lower or more. A timer moves down at
+//! is later than its current one, in levels of 256 slots: level `l` spans 256^l granules per slot,
+//! and a timer sits at the level of the highest bit in which its granule differs from the current
+//! one. So every timer of a level is earlier than every timer of the levels above, and within a level
+//! the slots are in time order. Inserting is a push onto a slot; nothing is ordered until it comes
+//! due: [`Wheel::advance`] empties the earliest slot. A small slot is handed over whole (the queue
+//! orders it in a binary heap); a large one moves the current granule up to its earliest timer,
+//! hands over that granule's timers and spreads the others over lower levels. A timer moves down at
 //! most once per level, and only when it is among the earliest.
 
 use std::mem;
@@ -14,11 +15,19 @@ use std::mem;
 /// Bits of a deadline (in nanoseconds) below its granule.
 const GRANULE_BITS: u32 = 26;
 /// Bits of a granule number per level.
-const SLOT_BITS: u32 = 6;
+const SLOT_BITS: u32 = 8;
 /// Slots per level.
 const SLOTS: usize = 1 << SLOT_BITS;
-/// Levels: granule numbers have 64 − 26 = 38 bits, 6 per level.
+/// Words of the occupancy bitmap per level.
+const WORDS: usize = SLOTS / 64;
+/// Levels: granule numbers have 64 − 26 = 38 bits, 8 per level.
 const LEVELS: usize = (64 - GRANULE_BITS).div_ceil(SLOT_BITS) as usize;
+/// A slot with at most this many timers is handed over whole rather than spread over lower levels.
+const HAND_OVER: usize = 64;
+/// Emptied slot buffers kept for reuse, at most.
+const SPARES: usize = 64;
+/// The largest buffer kept for reuse, in timers.
+const SPARE_CAPACITY: usize = 256;
 
 /// An armed timer as the index stores it: its deadline in nanoseconds, the ticket that tells it from
 /// a dead copy left by a cancel, and the key.
@@ -71,10 +80,13 @@ pub(super) struct Wheel<K> {
     current: u64,
     /// `LEVELS` × `SLOTS` slots, level by level.
     slots: Box<[Vec<Timer<K>>]>,
-    /// One bit per non-empty slot, one word per level.
-    occupied: [u64; LEVELS],
+    /// One bit per non-empty slot, level by level.
+    occupied: [[u64; WORDS]; LEVELS],
     /// How many timers the slots hold.
     len: usize,
+    /// Empty buffers of emptied slots, for the next slots to fill: timers move down the levels
+    /// constantly, and this spares an allocation and a free for most moves.
+    spares: Vec<Vec<Timer<K>>>,
 }
 
 impl<K> Default for Wheel<K> {
@@ -82,8 +94,9 @@ impl<K> Default for Wheel<K> {
         Self {
             current: 0,
             slots: std::iter::repeat_with(Vec::new).take(LEVELS * SLOTS).collect(),
-            occupied: [0; LEVELS],
+            occupied: [[0; WORDS]; LEVELS],
             len: 0,
+            spares: Vec::new(),
         }
     }
 }
@@ -101,46 +114,77 @@ impl<K> Wheel<K> {
         if granule <= self.current {
             return Err(timer);
         }
-        let level = (63 - (granule ^ self.current).leading_zeros()) / SLOT_BITS;
-        let slot = (granule >> (level * SLOT_BITS)) as usize % SLOTS;
-        self.slots[level as usize * SLOTS + slot].push(timer);
-        self.occupied[level as usize] |= 1 << slot;
+        let level = ((63 - (granule ^ self.current).leading_zeros()) / SLOT_BITS) as usize;
+        let slot = (granule >> (level as u32 * SLOT_BITS)) as usize % SLOTS;
+        let timers = &mut self.slots[level * SLOTS + slot];
+        if timers.capacity() == 0
+            && let Some(spare) = self.spares.pop()
+        {
+            *timers = spare;
+        }
+        timers.push(timer);
+        self.occupied[level][slot / 64] |= 1 << (slot % 64);
         self.len += 1;
         Ok(())
     }
 
-    /// Removes the timers of the earliest slot, which hold the earliest timer of the wheel, and makes
-    /// that timer's granule the current one. The caller inserts them again: those of the new current
-    /// granule come back, the others land on lower levels. `None` when the wheel is empty.
-    pub(super) fn take_earliest(&mut self) -> Option<Vec<Timer<K>>> {
-        let level = self.occupied.iter().position(|&bits| bits != 0)?;
-        let slot = self.occupied[level].trailing_zeros() as usize;
-        self.occupied[level] &= !(1 << slot);
-        let timers = mem::take(&mut self.slots[level * SLOTS + slot]);
+    /// Empties the earliest slot, which holds the earliest timer of the wheel, and appends timers to
+    /// `due`: the whole slot if it is small, else the timers of its earliest granule, the others going
+    /// back to lower levels. The current granule becomes the latest granule handed over. Returns
+    /// `false` when the wheel is empty.
+    pub(super) fn advance(&mut self, due: &mut Vec<Timer<K>>) -> bool {
+        let Some((level, slot)) = self.earliest_slot() else { return false };
+        self.occupied[level][slot / 64] &= !(1 << (slot % 64));
+        let mut timers = mem::take(&mut self.slots[level * SLOTS + slot]);
         self.len -= timers.len();
         // The slot's timers share every bit above this level with the current granule and with each
-        // other, so moving the current granule to the earliest of them keeps every other timer at its
-        // level and slot.
-        self.current = timers.iter().map(|timer| granule(timer.fire)).min().expect("occupied slots hold timers");
-        Some(timers)
+        // other, and every other timer is later. So the current granule may move to any of the slot's
+        // granules: every other timer keeps its level and slot, and the slot's later timers go to
+        // lower levels.
+        let granules = timers.iter().map(|timer| granule(timer.fire));
+        if level == 0 || timers.len() <= HAND_OVER {
+            self.current = granules.max().expect("occupied slots hold timers");
+            due.append(&mut timers);
+        } else {
+            self.current = granules.min().expect("occupied slots hold timers");
+            for timer in timers.drain(..) {
+                if let Err(timer) = self.insert(timer) {
+                    due.push(timer);
+                }
+            }
+        }
+        if timers.capacity() <= SPARE_CAPACITY && self.spares.len() < SPARES {
+            self.spares.push(timers);
+        }
+        true
+    }
+
+    /// The level and slot of the earliest non-empty slot.
+    fn earliest_slot(&self) -> Option<(usize, usize)> {
+        self.occupied.iter().enumerate().find_map(|(level, words)| {
+            let (word, bits) = words.iter().enumerate().find(|(_, bits)| **bits != 0)?;
+            Some((level, word * 64 + bits.trailing_zeros() as usize))
+        })
     }
 
     /// Keeps only the timers for which `keep` says so, and frees emptied slots.
     pub(super) fn retain(&mut self, mut keep: impl FnMut(&Timer<K>) -> bool) {
-        for (level, bits) in self.occupied.iter_mut().enumerate() {
-            let mut rest = *bits;
-            while rest != 0 {
-                let slot = rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                let timers = &mut self.slots[level * SLOTS + slot];
-                self.len -= timers.len();
-                timers.retain(&mut keep);
-                self.len += timers.len();
-                if timers.is_empty() {
-                    *timers = Vec::new();
-                    *bits &= !(1 << slot);
-                } else if timers.capacity() > 4 * timers.len() {
-                    timers.shrink_to(2 * timers.len());
+        for (level, words) in self.occupied.iter_mut().enumerate() {
+            for (word, bits) in words.iter_mut().enumerate() {
+                let mut rest = *bits;
+                while rest != 0 {
+                    let slot = word * 64 + rest.trailing_zeros() as usize;
+                    rest &= rest - 1;
+                    let timers = &mut self.slots[level * SLOTS + slot];
+                    self.len -= timers.len();
+                    timers.retain(&mut keep);
+                    self.len += timers.len();
+                    if timers.is_empty() {
+                        *timers = Vec::new();
+                        *bits &= !(1 << (slot % 64));
+                    } else if timers.capacity() > 4 * timers.len() {
+                        timers.shrink_to(2 * timers.len());
+                    }
                 }
             }
         }
@@ -148,13 +192,9 @@ impl<K> Wheel<K> {
 
     /// Removes every timer and frees the slots.
     pub(super) fn clear(&mut self) {
-        for (level, bits) in self.occupied.iter_mut().enumerate() {
-            while *bits != 0 {
-                let slot = bits.trailing_zeros() as usize;
-                *bits &= *bits - 1;
-                self.slots[level * SLOTS + slot] = Vec::new();
-            }
-        }
+        self.slots.iter_mut().for_each(|timers| *timers = Vec::new());
+        self.occupied = [[0; WORDS]; LEVELS];
+        self.spares = Vec::new();
         self.len = 0;
     }
 }
