@@ -135,6 +135,9 @@ pub struct EvictionQueue<K> {
     near: BinaryHeap<Reverse<Timer<K>>>,
     /// The timers the wheel hands over to `near`, on their way (kept for its allocation).
     due: Vec<Timer<K>>,
+    /// How many of the timers in `near` were armed there directly, earlier than the wheel's current
+    /// granule, since `near` was last empty.
+    early: usize,
     /// Timers whose deadline is outside `i64` nanoseconds, by deadline and ticket. Removed when
     /// cancelled, so all are live.
     far: BTreeMap<(Timestamp, Ticket), K>,
@@ -151,6 +154,7 @@ impl<K> Default for EvictionQueue<K> {
             wheel: Wheel::default(),
             near: BinaryHeap::new(),
             due: Vec::new(),
+            early: 0,
             far: BTreeMap::new(),
             earliest: None,
             armed: 0,
@@ -247,6 +251,7 @@ impl<K: QueueKey> EvictionQueue<K> {
         self.entries.clear();
         self.wheel.clear();
         self.near = BinaryHeap::new();
+        self.early = 0;
         self.far.clear();
         self.earliest = None;
         self.armed = 0;
@@ -302,6 +307,10 @@ impl<K: QueueKey> EvictionQueue<K> {
             Some(nanos) => {
                 if let Err(timer) = self.wheel.insert(Timer { fire: nanos, ticket: ticket.0, key }) {
                     self.near.push(Reverse(timer));
+                    self.early += 1;
+                    if self.early > REBASE_AFTER && 2 * self.early > self.near.len() + self.wheel.len() {
+                        self.rebase();
+                    }
                 }
             }
             None => {
@@ -325,6 +334,7 @@ impl<K: QueueKey> EvictionQueue<K> {
                 }
                 self.near.pop();
             }
+            self.early = 0;
             if !self.wheel.advance(&mut self.due) {
                 return None;
             }
@@ -337,6 +347,25 @@ impl<K: QueueKey> EvictionQueue<K> {
                 self.due = Vec::new();
             }
         }
+    }
+
+    /// Places every stored timer again, relative to the earliest of them. The wheel's current granule
+    /// only moves forward as timers come due, so work armed earlier than it (shorter windows than the
+    /// earliest pending one) piles up in the binary heap; once that is most of the timers, they all go
+    /// back into the wheel. The cost is paid for by the timers armed since `near` was last empty.
+    fn rebase(&mut self) {
+        let mut timers: Vec<Timer<K>> = self.near.drain().map(|Reverse(timer)| timer).collect();
+        self.wheel.drain_into(&mut timers);
+        let entries = &self.entries;
+        timers.retain(|timer| Self::is_live(entries, timer));
+        let earliest = timers.iter().map(|timer| wheel::granule(timer.fire)).min().unwrap_or(0);
+        self.wheel.restart_at(earliest.saturating_sub(1));
+        for timer in timers {
+            if let Err(timer) = self.wheel.insert(timer) {
+                self.near.push(Reverse(timer));
+            }
+        }
+        self.early = 0;
     }
 
     /// Recomputes the earliest live timer after it was cancelled or fired.
@@ -359,6 +388,10 @@ impl<K: QueueKey> EvictionQueue<K> {
         }
     }
 }
+
+/// How many timers may be armed into the binary heap, earlier than the wheel's current granule, before
+/// a rebase is considered (small under test, so that the model test exercises it).
+const REBASE_AFTER: usize = if cfg!(test) { 4 } else { 4096 };
 
 /// The largest buffer of handed-over timers kept between uses, in timers.
 const DUE_CAPACITY: usize = 4096;
@@ -465,6 +498,25 @@ mod tests {
             .collect();
         assert_eq!(fired, expected, "deadline order, then the order the work was added in");
         assert_eq!((q.armed(), q.next_deadline()), (0, None));
+    }
+
+    #[test]
+    fn work_armed_before_the_wheels_current_granule_goes_back_into_the_wheel() {
+        let mut q = EvictionQueue::new();
+        let _ = q.add(0u32, expiring(0, 10));
+        let _ = q.add(1, expiring(0, 86_400));
+        // Cancelling the earliest timer moves the wheel on to the next one, a day later.
+        q.cancel(&0);
+        assert_eq!(q.next_deadline(), Some(t(86_400)));
+        for key in 2..1_000u32 {
+            let _ = q.add(key, expiring(0, i64::from(key * 37 % 997) + 1));
+        }
+        assert!(q.near.len() < 100, "{} timers kept in the heap instead of the wheel", q.near.len());
+        let fired: Vec<i64> = std::iter::from_fn(|| q.pop_due(t(86_400)))
+            .map(|(_, entry)| entry.work.fire.as_nanos() as i64 / 1_000_000_000)
+            .collect();
+        assert_eq!(fired.len(), 999);
+        assert!(fired.is_sorted(), "fired out of order");
     }
 
     #[test]

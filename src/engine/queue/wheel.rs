@@ -190,6 +190,26 @@ impl<K> Wheel<K> {
         }
     }
 
+    /// Moves every timer into `out`, leaving the wheel empty.
+    pub(super) fn drain_into(&mut self, out: &mut Vec<Timer<K>>) {
+        for (level, words) in self.occupied.iter_mut().enumerate() {
+            for (word, bits) in words.iter_mut().enumerate() {
+                while *bits != 0 {
+                    let slot = word * 64 + bits.trailing_zeros() as usize;
+                    *bits &= *bits - 1;
+                    out.append(&mut self.slots[level * SLOTS + slot]);
+                }
+            }
+        }
+        self.len = 0;
+    }
+
+    /// Makes `current` the current granule of the empty wheel (earlier or later than before).
+    pub(super) fn restart_at(&mut self, current: u64) {
+        debug_assert_eq!(self.len, 0, "timers are placed relative to the current granule");
+        self.current = current;
+    }
+
     /// Removes every timer and frees the slots.
     pub(super) fn clear(&mut self) {
         self.slots.iter_mut().for_each(|timers| *timers = Vec::new());
