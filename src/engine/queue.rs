@@ -5,11 +5,11 @@
 //! numbers, [`QueueKey`]), and one deadline index. The IO layer sleeps until
 //! [`EvictionQueue::next_deadline`] and calls [`EvictionQueue::pop_due`]; nothing runs by itself.
 //!
-//! The deadline index is a hierarchical timing wheel ([`wheel`]) for the timers later than the current
-//! granule, and a binary heap for those in it (or earlier): adding a timer is a push, and timers are
-//! ordered only when they are among the earliest. Deadlines outside `i64` nanoseconds (before 1677 or
-//! after 2262: only a window of centuries, or a replay's beginning of time, reaches them) sit in a
-//! `BTreeMap` beside it. Firing order is deadline, then ticket.
+//! The deadline index is a hierarchical timing wheel (`queue/wheel.rs`) for the timers later than the
+//! current granule, and a binary heap for those in it (or earlier): adding a timer is a push, and
+//! timers are ordered only when they are among the earliest. Deadlines outside `i64` nanoseconds
+//! (before 1677 or after 2262: only a window of centuries, or a replay's beginning of time, reaches
+//! them) sit in a `BTreeMap` beside it. Firing order is deadline, then ticket.
 //!
 //! Cancelling leaves the timer behind (lazy deletion): a stored timer is live only while its key's
 //! entry holds the same ticket, armed. Dead timers are dropped when they come up, and swept out when
