@@ -4,7 +4,6 @@
 //! engine never sees JSON or k8s-openapi types. Identifiers are newtypes over `Arc<str>`: they are
 //! cloned into every action and index, and a clone is a reference-count bump.
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
@@ -96,115 +95,65 @@ impl fmt::Debug for PodKey {
 
 /// A pod's `metadata.uid`.
 ///
-/// The API server writes UIDs as canonical UUIDs (36 characters, lowercase hex and hyphens); those are
-/// kept as their 128 bits, which saves the engine a string per pod. Any other text is kept as written.
-/// Either way the UID reads back exactly as it came in, and compares and orders as that text.
+/// The API server writes UIDs as UUIDs, 36 characters. A UID of up to 38 bytes is kept in the value
+/// itself, which saves the engine a string allocation per pod; a longer one is shared.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Uid(UidRepr);
 
+/// The longest UID kept inline: what fits beside the length byte in the space of the enum.
+const INLINE_UID: usize = 38;
+
 #[derive(Clone, PartialEq, Eq, Hash)]
 enum UidRepr {
-    /// A canonical UUID, high and low 64 bits (two `u64`s keep the alignment at 8, unlike `u128`).
-    Uuid(u64, u64),
-    /// Anything else, as written.
-    Text(Arc<str>),
-}
-
-/// The length of a canonical UUID's text.
-const UUID_LEN: usize = 36;
-
-/// Whether byte `i` of a canonical UUID's text is a hyphen.
-const fn is_uuid_hyphen(i: usize) -> bool {
-    matches!(i, 8 | 13 | 18 | 23)
-}
-
-/// The 128 bits of a canonical UUID (`8-4-4-4-12` lowercase hex digits), or `None` for any other text.
-fn parse_uuid(text: &str) -> Option<u128> {
-    let bytes = text.as_bytes();
-    if bytes.len() != UUID_LEN {
-        return None;
-    }
-    let mut bits = 0u128;
-    for (i, &byte) in bytes.iter().enumerate() {
-        let digit = match byte {
-            b'-' if is_uuid_hyphen(i) => continue,
-            _ if is_uuid_hyphen(i) => return None,
-            b'0'..=b'9' => byte - b'0',
-            b'a'..=b'f' => byte - b'a' + 10,
-            _ => return None,
-        };
-        bits = bits << 4 | u128::from(digit);
-    }
-    Some(bits)
-}
-
-/// The canonical text of a UUID: the inverse of [`parse_uuid`].
-fn format_uuid(bits: u128) -> [u8; UUID_LEN] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [b'-'; UUID_LEN];
-    let mut shift = 128;
-    for (i, byte) in text.iter_mut().enumerate() {
-        if !is_uuid_hyphen(i) {
-            shift -= 4;
-            *byte = HEX[(bits >> shift) as usize & 0xf];
-        }
-    }
-    text
+    /// The first `len` bytes of `bytes` (the rest are zero).
+    Inline { len: u8, bytes: [u8; INLINE_UID] },
+    /// A longer UID.
+    Shared(Arc<str>),
 }
 
 impl Uid {
-    /// A canonical UUID's UID, or `None` for any other text.
-    fn uuid(text: &str) -> Option<Self> {
-        parse_uuid(text).map(|bits| Self(UidRepr::Uuid((bits >> 64) as u64, bits as u64)))
-    }
-
-    /// The UID as written. A canonical UUID is formatted back into the same text (hence the `Cow`).
+    /// The UID as written.
     #[must_use]
-    pub fn as_str(&self) -> Cow<'_, str> {
+    pub fn as_str(&self) -> &str {
         match &self.0 {
-            UidRepr::Uuid(..) => Cow::Owned(self.text(&mut [0; UUID_LEN]).to_owned()),
-            UidRepr::Text(text) => Cow::Borrowed(text),
+            UidRepr::Inline { len, bytes } => {
+                std::str::from_utf8(&bytes[..usize::from(*len)]).expect("the inline bytes are a whole &str")
+            }
+            UidRepr::Shared(text) => text,
         }
     }
 
-    /// The UID's text, formatted into `buffer` when it is a canonical UUID.
-    fn text<'a>(&'a self, buffer: &'a mut [u8; UUID_LEN]) -> &'a str {
-        match &self.0 {
-            UidRepr::Uuid(high, low) => {
-                *buffer = format_uuid(u128::from(*high) << 64 | u128::from(*low));
-                std::str::from_utf8(buffer).expect("hex digits and hyphens are ASCII")
-            }
-            UidRepr::Text(text) => text,
-        }
+    /// The UID `text`, inline when it fits.
+    fn inline(text: &str) -> Option<Self> {
+        let len = u8::try_from(text.len()).ok().filter(|&len| usize::from(len) <= INLINE_UID)?;
+        let mut bytes = [0; INLINE_UID];
+        bytes[..text.len()].copy_from_slice(text.as_bytes());
+        Some(Self(UidRepr::Inline { len, bytes }))
     }
 }
 
 impl Default for Uid {
     fn default() -> Self {
-        Self(UidRepr::Text(Arc::default()))
+        Self(UidRepr::Inline { len: 0, bytes: [0; INLINE_UID] })
     }
 }
 
 impl From<&str> for Uid {
     fn from(uid: &str) -> Self {
-        Self::uuid(uid).unwrap_or_else(|| Self(UidRepr::Text(uid.into())))
+        Self::inline(uid).unwrap_or_else(|| Self(UidRepr::Shared(uid.into())))
     }
 }
 
 impl From<String> for Uid {
     fn from(uid: String) -> Self {
-        Self::uuid(&uid).unwrap_or_else(|| Self(UidRepr::Text(uid.into())))
+        Self::inline(&uid).unwrap_or_else(|| Self(UidRepr::Shared(uid.into())))
     }
 }
 
 impl Ord for Uid {
-    /// The order of the texts. Canonical UUIDs are fixed-width lowercase hex, so between two of them
-    /// that is the order of their bits.
+    /// The order of the texts.
     fn cmp(&self, other: &Self) -> Ordering {
-        match (&self.0, &other.0) {
-            (UidRepr::Uuid(a, b), UidRepr::Uuid(c, d)) => (a, b).cmp(&(c, d)),
-            _ => self.text(&mut [0; UUID_LEN]).cmp(other.text(&mut [0; UUID_LEN])),
-        }
+        self.as_str().cmp(other.as_str())
     }
 }
 
@@ -216,13 +165,13 @@ impl PartialOrd for Uid {
 
 impl fmt::Display for Uid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text(&mut [0; UUID_LEN]))
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Debug for Uid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.text(&mut [0; UUID_LEN]))
+        write!(f, "{:?}", self.as_str())
     }
 }
 
@@ -424,18 +373,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uid_reads_back_as_written_whether_canonical_or_not() {
+    fn uid_reads_back_as_written_inline_or_shared() {
+        let long = "x".repeat(INLINE_UID + 1);
         for text in [
             "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21",
-            "00000000-0000-0000-0000-000000000000",
-            "ffffffff-ffff-ffff-ffff-ffffffffffff",
             "6F1C2A4E-0B7D-4C1E-9F3A-5D8E7B6A4C21",
-            "6f1c2a4e0b7d4c1e9f3a5d8e7b6a4c21",
-            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c2",
-            "6f1c2a4e-0b7d-4c1e-9f3a_5d8e7b6a4c21",
-            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c2g",
             "u1",
             "",
+            "zoné-\u{202e}",
+            &"y".repeat(INLINE_UID),
+            &long,
         ] {
             let uid = Uid::from(text);
             assert_eq!(uid.as_str(), text);
@@ -443,8 +390,9 @@ mod tests {
             assert_eq!(format!("{uid:?}"), format!("{text:?}"));
             assert_eq!(Uid::from(text.to_owned()), uid);
         }
-        assert!(matches!(Uid::from("6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21").0, UidRepr::Uuid(..)));
-        assert!(matches!(Uid::from("6F1C2A4E-0B7D-4C1E-9F3A-5D8E7B6A4C21").0, UidRepr::Text(_)));
+        assert!(matches!(Uid::from("6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21").0, UidRepr::Inline { .. }));
+        assert!(matches!(Uid::from(long.as_str()).0, UidRepr::Shared(_)));
+        assert_eq!(Uid::default(), Uid::from(""));
     }
 
     #[test]
@@ -457,6 +405,7 @@ mod tests {
             "0000000a-0000-0000-0000-000000000000",
             "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21",
             "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21x",
+            "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21-and-more-than-fits",
             "6f1c2a4f-0000-0000-0000-000000000000",
             "A",
             "ffffffff-ffff-ffff-ffff-ffffffffffff",
