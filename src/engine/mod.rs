@@ -148,15 +148,25 @@ type PodId = u32;
 /// A node's number: its index in the node table, stable while the node is known (reused after).
 type NodeId = u32;
 
+/// The node number of a pod bound to no node (never given to a node).
+const UNBOUND: NodeId = NodeId::MAX;
+
 #[derive(Debug)]
 struct PodSlot {
     key: PodKey,
     uid: Uid,
     tolerations: Arc<[Toleration]>,
-    /// The node it is bound to.
-    node: Option<NodeId>,
+    /// The node it is bound to, or [`UNBOUND`].
+    node: NodeId,
     /// Position in its node's pod list.
     position: u32,
+}
+
+impl PodSlot {
+    /// The node the pod is bound to.
+    fn node(&self) -> Option<NodeId> {
+        (self.node != UNBOUND).then_some(self.node)
+    }
 }
 
 #[derive(Debug)]
@@ -290,7 +300,7 @@ impl Engine {
         PodRef {
             key: slot.key.clone(),
             uid: slot.uid.clone(),
-            node: slot.node.map_or_else(|| NodeName::from(""), |node| self.node(node).name.clone()),
+            node: slot.node().map_or_else(|| NodeName::from(""), |node| self.node(node).name.clone()),
         }
     }
 
@@ -365,7 +375,7 @@ impl Engine {
                 self.insert_pod(pod.key, pod.uid, pod.node, tolerations)
             }
             Some(id) => {
-                let same_node = self.slot(id).node.map(|node| &self.node(node).name) == pod.node.as_ref();
+                let same_node = self.slot(id).node().map(|node| &self.node(node).name) == pod.node.as_ref();
                 let slot = self.slot_mut(id);
                 if same_node && *slot.tolerations == *tolerations {
                     return;
@@ -383,7 +393,7 @@ impl Engine {
     }
 
     fn pass_pod(&mut self, id: PodId, now: Timestamp) {
-        let Some(node) = self.slot(id).node else { return };
+        let Some(node) = self.slot(id).node() else { return };
         let slot = self.node_mut(node);
         if slot.taints.is_empty() {
             // Upstream: no `taintedNodes` entry, nothing to do (and nothing is cancelled).
@@ -408,7 +418,7 @@ impl Engine {
         let hash = self.pod_ids.hash(&key);
         let (namespace, name) = key.into_parts();
         let key = PodKey::new(self.namespaces.intern(namespace), name);
-        let slot = PodSlot { key, uid, tolerations, node: None, position: 0 };
+        let slot = PodSlot { key, uid, tolerations, node: UNBOUND, position: 0 };
         let id = match self.free_pods.pop() {
             Some(id) => id,
             None => PodId::try_from(self.pods.len()).ok().filter(|&id| id < PodId::MAX).expect("fewer pods"),
@@ -427,12 +437,13 @@ impl Engine {
             pods.push(id);
             self.slot_mut(id).position = position;
         }
-        self.slot_mut(id).node = node;
+        self.slot_mut(id).node = node.unwrap_or(UNBOUND);
     }
 
     fn unbind(&mut self, id: PodId) {
         let slot = self.slot_mut(id);
-        let Some(node) = slot.node.take() else { return };
+        let Some(node) = slot.node() else { return };
+        slot.node = UNBOUND;
         let position = slot.position as usize;
         let pods = &mut self.node_mut(node).pods;
         pods.swap_remove(position);
