@@ -7,7 +7,8 @@
 //!
 //! The deadline index is a hierarchical timing wheel (`queue/wheel.rs`) for the timers later than the
 //! current granule, and a binary heap for those in it (or earlier): adding a timer is a push, and
-//! timers are ordered only when they are among the earliest. Deadlines outside `i64` nanoseconds
+//! timers are ordered only when they are among the earliest. A queue that never holds more than 64
+//! timers keeps them all in the heap and never builds the wheel. Deadlines outside `i64` nanoseconds
 //! (before 1677 or after 2262: only a window of centuries, or a replay's beginning of time, reaches
 //! them) sit in a `BTreeMap` beside it. Firing order is deadline, then ticket.
 //!
@@ -138,6 +139,9 @@ pub struct EvictionQueue<K> {
     /// How many of the timers in `near` were armed there directly, earlier than the wheel's current
     /// granule, since `near` was last empty.
     early: usize,
+    /// Whether `near` holds every timer, whatever its granule, the wheel being empty: a queue of a few
+    /// timers (an engine replaying one node) never builds the wheel.
+    loose: bool,
     /// Timers whose deadline is outside `i64` nanoseconds, by deadline and ticket. Removed when
     /// cancelled, so all are live.
     far: BTreeMap<(Timestamp, Ticket), K>,
@@ -155,6 +159,7 @@ impl<K> Default for EvictionQueue<K> {
             near: BinaryHeap::new(),
             due: Vec::new(),
             early: 0,
+            loose: false,
             far: BTreeMap::new(),
             earliest: None,
             armed: 0,
@@ -252,6 +257,7 @@ impl<K: QueueKey> EvictionQueue<K> {
         self.wheel.clear();
         self.near = BinaryHeap::new();
         self.early = 0;
+        self.loose = false;
         self.far.clear();
         self.earliest = None;
         self.armed = 0;
@@ -305,10 +311,21 @@ impl<K: QueueKey> EvictionQueue<K> {
         }
         match nanos(fire) {
             Some(nanos) => {
-                if let Err(timer) = self.wheel.insert(Timer { fire: nanos, ticket: ticket.0, key }) {
+                let timer = Timer { fire: nanos, ticket: ticket.0, key };
+                if self.wheel.len() == 0 && self.near.is_empty() {
+                    self.loose = true;
+                }
+                if self.loose {
+                    if self.near.len() < LOOSE {
+                        self.near.push(Reverse(timer));
+                        return;
+                    }
+                    self.rebase();
+                }
+                if let Err(timer) = self.wheel.insert(timer) {
                     self.near.push(Reverse(timer));
                     self.early += 1;
-                    if self.early > REBASE_AFTER && 2 * self.early > self.near.len() + self.wheel.len() {
+                    if self.early > REBASE_AFTER && 8 * self.early > self.near.len() + self.wheel.len() {
                         self.rebase();
                     }
                 }
@@ -349,10 +366,11 @@ impl<K: QueueKey> EvictionQueue<K> {
         }
     }
 
-    /// Places every stored timer again, relative to the earliest of them. The wheel's current granule
-    /// only moves forward as timers come due, so work armed earlier than it (shorter windows than the
-    /// earliest pending one) piles up in the binary heap; once that is most of the timers, they all go
-    /// back into the wheel. The cost is paid for by the timers armed since `near` was last empty.
+    /// Places every stored timer again, relative to the earliest of them: when a loose heap outgrows
+    /// itself, and when early work piles up in it. The wheel's current granule only moves forward as
+    /// timers come due, so work armed earlier than it (shorter windows than the earliest pending one)
+    /// goes to the binary heap; once that is an eighth of the timers, they all go back into the wheel.
+    /// The cost is paid for by the timers armed since `near` was last empty.
     fn rebase(&mut self) {
         let mut timers: Vec<Timer<K>> = self.near.drain().map(|Reverse(timer)| timer).collect();
         self.wheel.drain_into(&mut timers);
@@ -366,6 +384,7 @@ impl<K: QueueKey> EvictionQueue<K> {
             }
         }
         self.early = 0;
+        self.loose = false;
     }
 
     /// Recomputes the earliest live timer after it was cancelled or fired.
@@ -388,6 +407,10 @@ impl<K: QueueKey> EvictionQueue<K> {
         }
     }
 }
+
+/// How many timers a queue keeps in its binary heap alone before it builds the wheel (small under test,
+/// so that the model test exercises the change).
+const LOOSE: usize = if cfg!(test) { 4 } else { 64 };
 
 /// How many timers may be armed into the binary heap, earlier than the wheel's current granule, before
 /// a rebase is considered (small under test, so that the model test exercises it).
@@ -504,19 +527,36 @@ mod tests {
     fn work_armed_before_the_wheels_current_granule_goes_back_into_the_wheel() {
         let mut q = EvictionQueue::new();
         let _ = q.add(0u32, expiring(0, 10));
-        let _ = q.add(1, expiring(0, 86_400));
-        // Cancelling the earliest timer moves the wheel on to the next one, a day later.
+        for key in 1..=10u32 {
+            let _ = q.add(key, expiring(0, 86_400));
+        }
+        assert!(!q.loose, "more timers than a loose heap holds build the wheel");
+        // Cancelling the earliest timer moves the wheel on to the next ones, a day later.
         q.cancel(&0);
         assert_eq!(q.next_deadline(), Some(t(86_400)));
-        for key in 2..1_000u32 {
+        for key in 11..1_000u32 {
             let _ = q.add(key, expiring(0, i64::from(key * 37 % 997) + 1));
         }
-        assert!(q.near.len() < 100, "{} timers kept in the heap instead of the wheel", q.near.len());
+        assert!(q.near.len() < q.armed() / 4, "{} timers kept in the heap instead of the wheel", q.near.len());
         let fired: Vec<i64> = std::iter::from_fn(|| q.pop_due(t(86_400)))
             .map(|(_, entry)| entry.work.fire.as_nanos() as i64 / 1_000_000_000)
             .collect();
         assert_eq!(fired.len(), 999);
         assert!(fired.is_sorted(), "fired out of order");
+    }
+
+    #[test]
+    fn a_few_timers_never_build_the_wheel() {
+        let mut q = EvictionQueue::new();
+        for key in 0..LOOSE as u32 {
+            let _ = q.add(key, expiring(0, 1_000 - i64::from(key)));
+        }
+        assert!(q.loose && q.wheel.len() == 0);
+        let _ = q.add(LOOSE as u32, expiring(0, 5_000));
+        assert!(!q.loose && q.near.len() + q.wheel.len() == LOOSE + 1, "one more builds the wheel");
+        let fired: Vec<u32> = std::iter::from_fn(|| q.pop_due(t(5_000))).map(|(key, _)| key).collect();
+        let expected: Vec<u32> = (0..LOOSE as u32).rev().chain([LOOSE as u32]).collect();
+        assert_eq!(fired, expected);
     }
 
     #[test]

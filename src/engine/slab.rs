@@ -3,7 +3,8 @@
 //! The engine numbers its pods and nodes densely (freed numbers are reused), so a table indexed by
 //! that number replaces a hash map: no hashing, no probing. Chunks rather than one `Vec` keep the
 //! spare capacity under one chunk (a doubling `Vec` wastes up to half of itself) and make growth free
-//! of copying.
+//! of copying. The first chunk grows with the table, so that a small table (an engine replaying one
+//! node) stays small.
 
 use std::fmt;
 
@@ -12,7 +13,8 @@ const CHUNK: usize = 1024;
 
 /// Values of type `T` by index. An index that was never written reads as empty.
 pub(crate) struct Slab<T> {
-    chunks: Vec<Box<[Option<T>]>>,
+    /// Chunks of at most `CHUNK` cells; every chunk but the first is allocated whole.
+    chunks: Vec<Vec<Option<T>>>,
     len: usize,
 }
 
@@ -30,12 +32,12 @@ impl<T> Slab<T> {
 
     /// The value at `index`.
     pub(crate) fn get(&self, index: usize) -> Option<&T> {
-        self.chunks.get(index / CHUNK).and_then(|chunk| chunk[index % CHUNK].as_ref())
+        self.chunks.get(index / CHUNK).and_then(|chunk| chunk.get(index % CHUNK)).and_then(Option::as_ref)
     }
 
     /// The value at `index`, mutably.
     pub(crate) fn get_mut(&mut self, index: usize) -> Option<&mut T> {
-        self.chunks.get_mut(index / CHUNK).and_then(|chunk| chunk[index % CHUNK].as_mut())
+        self.chunks.get_mut(index / CHUNK).and_then(|chunk| chunk.get_mut(index % CHUNK)).and_then(Option::as_mut)
     }
 
     /// Stores `value` at `index` if it is empty and returns `true`; otherwise leaves it and returns
@@ -61,7 +63,8 @@ impl<T> Slab<T> {
 
     /// Empties `index` and returns what was there.
     pub(crate) fn take(&mut self, index: usize) -> Option<T> {
-        let old = self.chunks.get_mut(index / CHUNK).and_then(|chunk| chunk[index % CHUNK].take());
+        let old =
+            self.chunks.get_mut(index / CHUNK).and_then(|chunk| chunk.get_mut(index % CHUNK)).and_then(Option::take);
         if old.is_some() {
             self.len -= 1;
         }
@@ -83,11 +86,17 @@ impl<T> Slab<T> {
 
     /// The cell at `index`, growing the slab to hold it.
     fn cell(&mut self, index: usize) -> &mut Option<T> {
-        let chunk = index / CHUNK;
+        let (chunk, offset) = (index / CHUNK, index % CHUNK);
         if chunk >= self.chunks.len() {
-            self.chunks.resize_with(chunk + 1, || std::iter::repeat_with(|| None).take(CHUNK).collect());
+            self.chunks.resize_with(chunk + 1, Vec::new);
         }
-        &mut self.chunks[chunk][index % CHUNK]
+        let cells = &mut self.chunks[chunk];
+        if offset >= cells.len() {
+            let len = if chunk == 0 { (offset + 1).next_power_of_two().clamp(16, CHUNK) } else { CHUNK };
+            cells.reserve_exact(len - cells.len());
+            cells.resize_with(len, || None);
+        }
+        &mut cells[offset]
     }
 }
 

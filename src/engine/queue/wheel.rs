@@ -78,8 +78,8 @@ pub(super) fn granule(fire: i64) -> u64 {
 pub(super) struct Wheel<K> {
     /// The current granule: every timer in the wheel is in a later one.
     current: u64,
-    /// `LEVELS` × `SLOTS` slots, level by level.
-    slots: Box<[Vec<Timer<K>>]>,
+    /// `LEVELS` × `SLOTS` slots, level by level; allocated by the first insert.
+    slots: Vec<Vec<Timer<K>>>,
     /// One bit per non-empty slot, level by level.
     occupied: [[u64; WORDS]; LEVELS],
     /// How many timers the slots hold.
@@ -91,13 +91,7 @@ pub(super) struct Wheel<K> {
 
 impl<K> Default for Wheel<K> {
     fn default() -> Self {
-        Self {
-            current: 0,
-            slots: std::iter::repeat_with(Vec::new).take(LEVELS * SLOTS).collect(),
-            occupied: [[0; WORDS]; LEVELS],
-            len: 0,
-            spares: Vec::new(),
-        }
+        Self { current: 0, slots: Vec::new(), occupied: [[0; WORDS]; LEVELS], len: 0, spares: Vec::new() }
     }
 }
 
@@ -113,6 +107,9 @@ impl<K> Wheel<K> {
         let granule = granule(timer.fire);
         if granule <= self.current {
             return Err(timer);
+        }
+        if self.slots.is_empty() {
+            self.slots.resize_with(LEVELS * SLOTS, Vec::new);
         }
         let level = ((63 - (granule ^ self.current).leading_zeros()) / SLOT_BITS) as usize;
         let slot = (granule >> (level as u32 * SLOT_BITS)) as usize % SLOTS;
@@ -212,7 +209,7 @@ impl<K> Wheel<K> {
 
     /// Removes every timer and frees the slots.
     pub(super) fn clear(&mut self) {
-        self.slots.iter_mut().for_each(|timers| *timers = Vec::new());
+        self.slots = Vec::new();
         self.occupied = [[0; WORDS]; LEVELS];
         self.spares = Vec::new();
         self.len = 0;
