@@ -87,16 +87,23 @@ impl<T> Slab<T> {
     /// The cell at `index`, growing the slab to hold it.
     fn cell(&mut self, index: usize) -> &mut Option<T> {
         let (chunk, offset) = (index / CHUNK, index % CHUNK);
+        if self.chunks.get(chunk).is_none_or(|cells| offset >= cells.len()) {
+            self.grow(chunk, offset);
+        }
+        &mut self.chunks[chunk][offset]
+    }
+
+    /// Makes room for cell `offset` of chunk `chunk`.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, chunk: usize, offset: usize) {
         if chunk >= self.chunks.len() {
             self.chunks.resize_with(chunk + 1, Vec::new);
         }
         let cells = &mut self.chunks[chunk];
-        if offset >= cells.len() {
-            let len = if chunk == 0 { (offset + 1).next_power_of_two().clamp(16, CHUNK) } else { CHUNK };
-            cells.reserve_exact(len - cells.len());
-            cells.resize_with(len, || None);
-        }
-        &mut cells[offset]
+        let len = if chunk == 0 { (offset + 1).next_power_of_two().clamp(16, CHUNK) } else { CHUNK };
+        cells.reserve_exact(len - cells.len());
+        cells.resize_with(len, || None);
     }
 }
 
