@@ -30,6 +30,7 @@ fn needs(r: &Recorded) -> Option<(String, String)> {
         ("POST", ..) => "create",
         ("PATCH", ..) => "patch",
         ("DELETE", ..) => "delete",
+        ("PUT", ..) => "update",
         (other, ..) => return Some((other.to_lowercase(), format!("{group}/{resource}"))),
     };
     Some((verb.to_owned(), format!("{group}/{resource}")))
@@ -55,14 +56,14 @@ fn granted(path: &str) -> BTreeSet<(String, String)> {
     grants
 }
 
-fn missing(server: &FakeApiServer, manifest: &str) -> Vec<(String, String)> {
+pub fn missing(server: &FakeApiServer, manifest: &str) -> Vec<(String, String)> {
     let grants = granted(manifest);
     let used: BTreeSet<(String, String)> = server.requests().iter().filter_map(needs).collect();
     used.difference(&grants).cloned().collect()
 }
 
 /// Grants no request used, apart from `allowed` (used in situations the test does not stage).
-fn unused(server: &FakeApiServer, manifest: &str, allowed: &[(&str, &str)]) -> Vec<(String, String)> {
+pub fn unused(server: &FakeApiServer, manifest: &str, allowed: &[(&str, &str)]) -> Vec<(String, String)> {
     let used: BTreeSet<(String, String)> = server.requests().iter().filter_map(needs).collect();
     granted(manifest)
         .into_iter()

@@ -8,6 +8,7 @@ use kube::{Api, Client};
 use serde_json::json;
 
 use crate::engine::model::PodRef;
+use crate::metrics::FailureReason;
 use crate::runtime::{Evictor, Notice, Outcome};
 
 /// The reporting controller named on events, so they can be told from the cluster's own.
@@ -41,13 +42,22 @@ fn outcome(error: kube::Error, step: &str) -> Outcome {
         kube::Error::Api(status) if status.code == 422 && status.message.contains("metadata.uid") => {
             Outcome::Gone(format!("replaced: {}", status.message))
         }
-        kube::Error::Api(status) if status.code == 403 => Outcome::Failed(format!(
-            "{step} forbidden: {} (run needs patch on pods/status and delete on pods)",
-            status.message
-        )),
-        kube::Error::Api(status) => Outcome::Failed(format!("{step} failed: {} ({})", status.message, status.code)),
+        kube::Error::Api(status) if status.code == 403 => Outcome::Failed {
+            reason: FailureReason::Forbidden,
+            message: format!(
+                "{step} forbidden: {} (run needs patch on pods/status and delete on pods)",
+                status.message
+            ),
+        },
+        kube::Error::Api(status) => Outcome::Failed {
+            reason: FailureReason::of_status(status.code),
+            message: format!("{step} failed: {} ({})", status.message, status.code),
+        },
         // The innermost cause ("connection refused"), not kube's wrapper ("ServiceError: client error").
-        other => Outcome::Failed(format!("{step} failed: {}", super::error::root_cause(&other))),
+        other => Outcome::Failed {
+            reason: FailureReason::Transport,
+            message: format!("{step} failed: {}", super::error::root_cause(&other)),
+        },
     }
 }
 

@@ -10,6 +10,7 @@ pub mod client;
 pub mod convert;
 pub mod error;
 pub mod evict;
+pub mod lease;
 pub mod snapshot;
 pub mod watch;
 

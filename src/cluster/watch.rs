@@ -5,6 +5,7 @@
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are converted at once and dropped.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -18,6 +19,7 @@ use tokio::sync::mpsc;
 use super::convert;
 use crate::engine::model::NodeName;
 use crate::engine::report::{Report, RunEvent};
+use crate::metrics::Metrics;
 use crate::runtime::{Clock, NodeChange, PodChange};
 use crate::selector::Selector;
 
@@ -82,10 +84,12 @@ struct Health {
     failing: bool,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
+    metrics: Arc<Metrics>,
 }
 
 impl Health {
     fn failed(&mut self, error: &watcher::Error) {
+        self.metrics.watch_restarted(self.what);
         if !self.failing {
             self.failing = true;
             let message = format!("watch of {} failed, retrying with backoff: {error}", self.what);
@@ -154,6 +158,7 @@ pub fn spawn(
     scope: NodeScope,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
+    metrics: Arc<Metrics>,
 ) -> (mpsc::Receiver<NodeChange>, mpsc::Receiver<PodChange>) {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
@@ -175,7 +180,7 @@ pub fn spawn(
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
     };
-    let health = Health { what: "nodes", failing: false, report: report.clone(), clock };
+    let health = Health { what: "nodes", failing: false, report: report.clone(), clock, metrics: metrics.clone() };
     tokio::spawn(forward(nodes, adapter, health, node_tx));
 
     let pods = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
@@ -186,7 +191,7 @@ pub fn spawn(
         listed: PodChange::Listed,
         applied: PodChange::Applied,
     };
-    let health = Health { what: "pods", failing: false, report, clock };
+    let health = Health { what: "pods", failing: false, report, clock, metrics };
     tokio::spawn(forward(pods, adapter, health, pod_tx));
     (node_rx, pod_rx)
 }

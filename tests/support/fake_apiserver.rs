@@ -684,7 +684,7 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
             200,
             &json!({"kind": "APIResourceList", "apiVersion": "v1",
             "groupVersion": "coordination.k8s.io/v1", "resources": [
-            {"name": "leases", "singularName": "lease", "namespaced": true, "kind": "Lease", "verbs": ["get", "list"]}]}),
+            {"name": "leases", "singularName": "lease", "namespaced": true, "kind": "Lease", "verbs": ["create", "get", "list", "update"]}]}),
         ),
         ("GET", ["apis", "events.k8s.io", "v1"]) => reply(
             200,
@@ -706,6 +706,10 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         ("PATCH", ["api", "v1", "namespaces", ns, "pods", name, "status"]) => patch_pod_status(state, r, ns, name),
         ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name]) => {
             get(state, Leases, ns, name, "leases.coordination.k8s.io")
+        }
+        ("POST", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases"]) => create_lease(state, r, ns),
+        ("PUT", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name]) => {
+            replace_lease(state, r, ns, name)
         }
         ("GET", ["api", "v1", "events"]) => collection(state, r, "v1", Selection::new(Events, None, r)),
         ("GET", ["apis", "events.k8s.io", "v1", "events"]) => {
@@ -906,6 +910,66 @@ fn patch_pod_status(state: &mut State, r: &Recorded, namespace: &str, name: &str
         return reply(200, &patched);
     }
     let stored = state.put(patched).expect("a pod");
+    reply(200, &stored)
+}
+
+/// The Lease in a create or update body, checked as the API server does for the parts it checks.
+/// A refusal is the `Status` to answer with.
+fn lease_body(r: &Recorded, namespace: &str) -> Result<Value, Value> {
+    let Some(mut lease) = r.body.clone().filter(|b| b["kind"] == "Lease") else {
+        return Err(status(400, "the body is not a Lease"));
+    };
+    if lease["metadata"]["name"].as_str().is_none_or(str::is_empty) {
+        return Err(status(422, "Lease.coordination.k8s.io is invalid: metadata.name: Required value"));
+    }
+    lease["metadata"]["namespace"] = json!(namespace);
+    Ok(lease)
+}
+
+/// POST of a Lease: `409 AlreadyExists` when one by that name exists (how two candidates racing to
+/// create it learn who won).
+fn create_lease(state: &mut State, r: &Recorded, namespace: &str) -> Reply {
+    let mut lease = match lease_body(r, namespace) {
+        Ok(lease) => lease,
+        Err(refusal) => {
+            return reply(refusal["code"].as_u64().and_then(|c| u16::try_from(c).ok()).unwrap_or(400), &refusal);
+        }
+    };
+    let name = lease["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    if state.find(Resource::Leases, namespace, &name).is_some() {
+        let mut body = status(409, &format!("leases.coordination.k8s.io \"{name}\" already exists"));
+        body["reason"] = json!("AlreadyExists");
+        body["details"] = json!({"name": name, "group": "coordination.k8s.io", "kind": "leases"});
+        return reply(409, &body);
+    }
+    lease["metadata"]["uid"] = json!(format!("lease-{}", state.next_version()));
+    let stored = state.put(lease).expect("a lease");
+    reply(201, &stored)
+}
+
+/// PUT of a Lease: replaces it; a `resourceVersion` that is not the stored one is `409 Conflict`
+/// (optimistic concurrency: of two candidates updating from the same read, one wins).
+fn replace_lease(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> Reply {
+    let mut lease = match lease_body(r, namespace) {
+        Ok(lease) => lease,
+        Err(refusal) => {
+            return reply(refusal["code"].as_u64().and_then(|c| u16::try_from(c).ok()).unwrap_or(400), &refusal);
+        }
+    };
+    let Some(current) = state.find(Resource::Leases, namespace, name) else {
+        return not_found("leases.coordination.k8s.io", name);
+    };
+    if let Some(wanted) = lease["metadata"]["resourceVersion"].as_str()
+        && current["metadata"]["resourceVersion"] != wanted
+    {
+        let message = format!(
+            "Operation cannot be fulfilled on leases.coordination.k8s.io \"{name}\": the object has been modified; \
+             please apply your changes to the latest version and try again"
+        );
+        return failure(409, &message, "leases", name);
+    }
+    lease["metadata"]["uid"] = current["metadata"]["uid"].clone();
+    let stored = state.put(lease).expect("a lease");
     reply(200, &stored)
 }
 
