@@ -1,12 +1,13 @@
 //! Deleting a pod as upstream does, with a UID precondition: the `DisruptionTarget` condition on its
 //! status first, then DELETE; events `TaintManagerEviction` as the cluster's controller sends them.
 
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Api, Client};
 use serde_json::json;
 
+use super::watched::WatchedPod;
 use crate::engine::model::PodRef;
 use crate::metrics::FailureReason;
 use crate::runtime::{Evictor, Notice, Outcome};
@@ -70,7 +71,8 @@ impl Evictor for KubeEvictor {
         if self.dry_run {
             return Outcome::Deleted;
         }
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), pod.key.namespace());
+        // The answers (the whole pod, twice) are decoded into the slim type: only what is needed.
+        let api: Api<WatchedPod> = Api::namespaced(self.client.clone(), pod.key.namespace());
         let name = pod.key.name();
         // Mirrors addConditionAndDeletePod: the condition first (carrying the UID, so a replacement is
         // never marked), then the DELETE with the UID as precondition (upstream sends none, #141568).

@@ -13,6 +13,7 @@ pub mod evict;
 pub mod lease;
 pub mod snapshot;
 pub mod watch;
+pub mod watched;
 
 pub use client::{ConnectOptions, Connection, connect};
 pub use error::ClusterError;

@@ -17,6 +17,7 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 
 use super::convert;
+use super::watched::{WatchedNode, WatchedPod};
 use crate::engine::model::NodeName;
 use crate::engine::report::{Report, RunEvent};
 use crate::metrics::Metrics;
@@ -169,11 +170,14 @@ pub fn spawn(
         NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
         _ => {}
     }
-    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), config).backoff(backoff());
+    let nodes = watcher::watcher(Api::<WatchedNode>::all(client.clone()), config).backoff(backoff());
     let deleted_scope = scope.clone();
     let adapter = Adapter {
-        convert: move |node: &Node| Some(convert::node(node)).filter(|n| scope.admits(n.name.as_str())),
-        deleted: move |node: Node| {
+        convert: move |node: &WatchedNode| {
+            Some(convert::node(&Node::from(node.clone()))).filter(|n| scope.admits(n.name.as_str()))
+        },
+        deleted: move |node: WatchedNode| {
+            let node = Node::from(node);
             let name = node.metadata.name.unwrap_or_default();
             deleted_scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
         },
@@ -183,11 +187,12 @@ pub fn spawn(
     let health = Health { what: "nodes", failing: false, report: report.clone(), clock, metrics: metrics.clone() };
     tokio::spawn(forward(nodes, adapter, health, node_tx));
 
-    let pods = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
-        .backoff(backoff());
+    let pods =
+        watcher::watcher(Api::<WatchedPod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
+            .backoff(backoff());
     let adapter = Adapter {
-        convert: |pod: &Pod| Some(convert::pod(pod)),
-        deleted: |pod: Pod| Some(PodChange::Deleted(convert::pod_key(&pod))),
+        convert: |pod: &WatchedPod| Some(convert::pod(&Pod::from(pod.clone()))),
+        deleted: |pod: WatchedPod| Some(PodChange::Deleted(convert::pod_key(&Pod::from(pod)))),
         listed: PodChange::Listed,
         applied: PodChange::Applied,
     };

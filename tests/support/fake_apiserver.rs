@@ -46,6 +46,8 @@ pub struct Recorded {
     pub body: Option<Value>,
     /// The `Content-Type` header, or `""`.
     pub content_type: String,
+    /// When the request arrived (its body read), on the wall clock.
+    pub at: jiff::Timestamp,
 }
 
 impl Recorded {
@@ -623,6 +625,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
         query: form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()).into_owned().collect(),
         body: serde_json::from_slice(&bytes).ok(),
         content_type: parts.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned(),
+        at: jiff::Timestamp::now(),
     };
     // A request without a fault is recorded and answered in one step: once a test sees it in the log,
     // its answer is decided (a watch is open and gets every later change).
@@ -758,7 +761,8 @@ fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Sel
     if r.is_watch() {
         return watch(state, r, selection);
     }
-    let items: Vec<&Value> = state.objects(selection.resource).iter().filter(|o| selection.selects(o)).collect();
+    // The continue token is the position in the stored list where the next page starts, so each page
+    // costs its own length, not the whole list's (150,000 pods are served in 300 pages).
     let start: usize = match r.param("continue") {
         "" => 0,
         token => match token.parse() {
@@ -768,12 +772,14 @@ fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Sel
     };
     let limit = r.param("limit").parse::<usize>().ok().filter(|&l| l > 0).unwrap_or(usize::MAX);
     let limit = state.max_page.map_or(limit, |cap| cap.min(limit));
-    let end = start.saturating_add(limit).min(items.len());
-    let page: Vec<Value> = items[start.min(end)..end]
-        .iter()
-        .map(|item| {
+    let objects = state.objects(selection.resource);
+    let mut selected = objects.iter().enumerate().skip(start).filter(|(_, o)| selection.selects(o));
+    let page: Vec<Value> = selected
+        .by_ref()
+        .take(limit)
+        .map(|(_, item)| {
             // The API server leaves kind and apiVersion out of typed list items.
-            let mut item = (*item).clone();
+            let mut item = item.clone();
             if let Some(object) = item.as_object_mut() {
                 object.remove("kind");
                 object.remove("apiVersion");
@@ -782,9 +788,12 @@ fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Sel
         })
         .collect();
     let mut metadata = json!({"resourceVersion": state.resource_version.to_string()});
-    if end < items.len() {
-        metadata["continue"] = json!(end.to_string());
-        metadata["remainingItemCount"] = json!(items.len() - end);
+    if let Some((next, _)) = selected.next() {
+        metadata["continue"] = json!(next.to_string());
+        // As on the real server, only an unfiltered list says how many items remain.
+        if selection.namespace.is_none() && selection.labels.is_empty() && selection.fields.is_empty() {
+            metadata["remainingItemCount"] = json!(objects.len() - next);
+        }
     }
     let kind = format!("{}List", selection.resource.kind());
     reply(200, &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata, "items": page}))
