@@ -63,6 +63,10 @@ enum Printing {
     Log(LogFormat),
 }
 
+/// The most reports written in one go: a burst is written in batches, one write and one flush
+/// each, and the live view is redrawn once per batch.
+const BATCH: usize = 512;
+
 /// Prints reports until the summary.
 async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing, clock: Clock) {
     let (color, live) = match printing {
@@ -73,28 +77,38 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     let mut out = std::io::stdout();
     let mut drawn = 0;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut text = Vec::new();
     loop {
-        let report = tokio::select! {
-            report = reports.recv() => match report { Some(report) => report, None => break },
+        tokio::select! {
+            received = reports.recv_many(&mut batch, BATCH) => if received == 0 { break },
             _ = tick.tick(), if live => {
                 drawn = redraw(&mut out, drawn, &view.render(clock.now(), color));
                 continue;
             }
-        };
-        view.observe(&report);
+        }
+        text.clear();
+        let mut last = false;
+        for report in batch.drain(..) {
+            view.observe(&report);
+            // Writing into memory cannot fail.
+            let _ = match printing {
+                Printing::Text { color, .. } => write_text(&report, color, &mut text),
+                Printing::Json => write_json(&report, &mut text),
+                Printing::Log(format) => write_log(&report, format == LogFormat::Json, &mut text),
+            };
+            last = matches!(report.event, RunEvent::Summary(_));
+            if last {
+                break;
+            }
+        }
         if live {
             drawn = redraw(&mut out, drawn, &[]);
         }
-        let written = match printing {
-            Printing::Text { color, .. } => write_text(&report, color, &mut out),
-            Printing::Json => write_json(&report, &mut out),
-            Printing::Log(format) => write_log(&report, format == LogFormat::Json, &mut out),
-        };
-        if written.is_err() {
+        if out.write_all(&text).is_err() {
             // The reader went away; keep enforcing, stop printing.
             return;
         }
-        let last = matches!(report.event, RunEvent::Summary(_));
         if live && !last {
             drawn = redraw(&mut out, 0, &view.render(clock.now(), color));
         }
