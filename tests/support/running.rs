@@ -36,7 +36,8 @@ impl Running {
             .args(["run", "--kubeconfig", &kubeconfig])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            // Diagnostics go to the test's own output (never unread into a full pipe that would block run).
+            .stderr(Stdio::inherit())
             .stdin(Stdio::null())
             .spawn()
             .expect("run starts");
