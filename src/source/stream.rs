@@ -70,6 +70,43 @@ impl<'de> Deserialize<'de> for Str<'de> {
     }
 }
 
+/// An object's key, as bytes: compared with the names the reader knows before (and instead of)
+/// checking that it is UTF-8.
+struct Key<'a>(Cow<'a, [u8]>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_bytes<E>(self, v: &'de [u8]) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_bytes<E>(self, v: &[u8]) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_vec())))
+            }
+        }
+        deserializer.deserialize_bytes(KeyVisitor)
+    }
+}
+
+impl Key<'_> {
+    /// Refuses a key serde_json would not read as a string: bytes are read unchecked, so check the
+    /// unknown keys here (known ones are plain ASCII). Control characters are refused even when
+    /// escaped, which only sends such input to the exact readers.
+    fn check<E: serde::de::Error>(&self) -> Result<(), E> {
+        let bytes = &*self.0;
+        if bytes.iter().all(|&b| b >= 0x20) && (bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()) {
+            Ok(())
+        } else {
+            Err(E::custom("not a string"))
+        }
+    }
+}
+
 /// The next map value as an optional string (`null` is absent).
 fn text<'de, M: MapAccess<'de>>(map: &mut M) -> Result<Option<Cow<'de, str>>, M::Error> {
     Ok(map.next_value::<Option<Str<'de>>>()?.map(|s| s.0))
@@ -147,13 +184,14 @@ macro_rules! fast {
                         }
                         let mut seen = Seen::default();
                         let mut value = $name::default();
-                        while let Some(key) = map.next_key::<Str<'de>>()? {
+                        while let Some(key) = map.next_key::<Key<'de>>()? {
                             match &*key.0 {
                                 $($json => {
                                     once(&mut seen.$field)?;
                                     value.$field = FastField::read(&mut map)?;
                                 })*
                                 _ => {
+                                    key.check()?;
                                     map.next_value::<IgnoredAny>()?;
                                 }
                             }
@@ -167,15 +205,15 @@ macro_rules! fast {
     };
 }
 
-fast!(RawTaint { key: "key", value: "value", effect: "effect", time_added: "timeAdded" });
+fast!(RawTaint { key: b"key", value: b"value", effect: b"effect", time_added: b"timeAdded" });
 fast!(RawToleration {
-    key: "key",
-    operator: "operator",
-    value: "value",
-    effect: "effect",
-    toleration_seconds: "tolerationSeconds",
+    key: b"key",
+    operator: b"operator",
+    value: b"value",
+    effect: b"effect",
+    toleration_seconds: b"tolerationSeconds",
 });
-fast!(RawCondition { type_: "type", status: "status", last_transition_time: "lastTransitionTime" });
+fast!(RawCondition { type_: b"type", status: b"status", last_transition_time: b"lastTransitionTime" });
 
 /// Appends an array's elements to a list.
 struct Extend<'v, T>(&'v mut Vec<T>);
@@ -224,23 +262,24 @@ impl<'de> Visitor<'de> for ListVisitor<'_, 'de> {
         let ItemsSeed { builder, fields, kind: item_kind, skip_other_kinds } = self.items;
         let (mut kind, mut metadata, mut has_items) = (None, None, false);
         let mut seen = [false; 3];
-        while let Some(key) = map.next_key::<Str<'de>>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             match &*key.0 {
-                "kind" => {
+                b"kind" => {
                     once(&mut seen[0])?;
                     kind = text(&mut map)?;
                 }
-                "metadata" => {
+                b"metadata" => {
                     once(&mut seen[1])?;
                     metadata = map.next_value()?;
                 }
-                "items" => {
+                b"items" => {
                     once(&mut seen[2])?;
                     let items =
                         ItemsSeed { builder: &mut *builder, fields: &mut *fields, kind: item_kind, skip_other_kinds };
                     has_items = map.next_value_seed(Opt(items))?.is_some();
                 }
                 _ => {
+                    key.check()?;
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -306,26 +345,27 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
         let mut seen = [false; 4];
         // Set once the item names a kind the snapshot ignores (and the caller skips those).
         let mut skip = false;
-        while let Some(key) = map.next_key::<Str<'de>>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             match &*key.0 {
-                "kind" => {
+                b"kind" => {
                     once(&mut seen[0])?;
                     fields.kind = text(&mut map)?;
                     skip = self.skip_other_kinds && !matches!(fields.kind.as_deref(), Some("Node" | "Pod" | "Lease"));
                 }
-                "metadata" if !skip => {
+                b"metadata" if !skip => {
                     once(&mut seen[1])?;
                     map.next_value_seed(Opt(Part(&mut *fields, Section::Metadata)))?;
                 }
-                "spec" if !skip => {
+                b"spec" if !skip => {
                     once(&mut seen[2])?;
                     map.next_value_seed(Opt(Part(&mut *fields, Section::Spec)))?;
                 }
-                "status" if !skip => {
+                b"status" if !skip => {
                     once(&mut seen[3])?;
                     map.next_value_seed(Opt(Part(&mut *fields, Section::Status)))?;
                 }
                 _ => {
+                    key.check()?;
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -360,13 +400,14 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         let Part(fields, section) = self;
         let mut seen = [false; 6];
-        while let Some(key) = map.next_key::<Str<'de>>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             let known = match section {
                 Section::Metadata => metadata(&key.0, &mut map, fields, &mut seen)?,
                 Section::Spec => spec(&key.0, &mut map, fields, &mut seen)?,
                 Section::Status => status(&key.0, &mut map, fields, &mut seen)?,
             };
             if !known {
+                key.check()?;
                 map.next_value::<IgnoredAny>()?;
             }
         }
@@ -399,18 +440,18 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
 
 /// The fields of `metadata`.
 fn metadata<'de, M: MapAccess<'de>>(
-    key: &str,
+    key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
     seen: &mut [bool; 6],
 ) -> Result<bool, M::Error> {
     let (slot, i) = match key {
-        "name" => (&mut fields.name, 0),
-        "namespace" => (&mut fields.namespace, 1),
-        "uid" => (&mut fields.uid, 2),
-        "creationTimestamp" => (&mut fields.creation_timestamp, 3),
-        "deletionTimestamp" => (&mut fields.deletion_timestamp, 4),
-        "labels" => {
+        b"name" => (&mut fields.name, 0),
+        b"namespace" => (&mut fields.namespace, 1),
+        b"uid" => (&mut fields.uid, 2),
+        b"creationTimestamp" => (&mut fields.creation_timestamp, 3),
+        b"deletionTimestamp" => (&mut fields.deletion_timestamp, 4),
+        b"labels" => {
             once(&mut seen[5])?;
             map.next_value_seed(Opt(Labels(&mut fields.labels)))?;
             return Ok(true);
@@ -424,25 +465,25 @@ fn metadata<'de, M: MapAccess<'de>>(
 
 /// The fields of `spec` (a Node's, a Pod's or a Lease's).
 fn spec<'de, M: MapAccess<'de>>(
-    key: &str,
+    key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
     seen: &mut [bool; 6],
 ) -> Result<bool, M::Error> {
     match key {
-        "taints" => {
+        b"taints" => {
             once(&mut seen[0])?;
             map.next_value_seed(Opt(Extend(&mut fields.taints)))?;
         }
-        "nodeName" => {
+        b"nodeName" => {
             once(&mut seen[1])?;
             fields.node_name = text(map)?;
         }
-        "tolerations" => {
+        b"tolerations" => {
             once(&mut seen[2])?;
             map.next_value_seed(Opt(Extend(&mut fields.tolerations)))?;
         }
-        "acquireTime" => {
+        b"acquireTime" => {
             once(&mut seen[3])?;
             fields.acquire_time = text(map)?;
         }
@@ -453,17 +494,17 @@ fn spec<'de, M: MapAccess<'de>>(
 
 /// The fields of `status`.
 fn status<'de, M: MapAccess<'de>>(
-    key: &str,
+    key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
     seen: &mut [bool; 6],
 ) -> Result<bool, M::Error> {
     match key {
-        "phase" => {
+        b"phase" => {
             once(&mut seen[0])?;
             fields.phase = text(map)?;
         }
-        "conditions" => {
+        b"conditions" => {
             once(&mut seen[1])?;
             map.next_value_seed(Opt(Extend(&mut fields.conditions)))?;
         }
