@@ -8,6 +8,7 @@
 //! one node pass at `now`. The first deletion a pod's work fires is its result.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Uid};
 use super::queue::{Cause, Work};
@@ -284,8 +285,8 @@ fn timeline(
 }
 
 /// Feeds a timeline to the engine.
-fn run(
-    replay: &mut Replayer,
+fn run<S: BuildHasher>(
+    replay: &mut Replayer<S>,
     snapshot: &Snapshot,
     nodes: &[&SnapshotNode],
     timeline: &[(Timestamp, Step, Basis)],
@@ -320,7 +321,7 @@ fn replay_node(
 ) -> NodePlan {
     let nodes = [node];
     timeline(snapshot, &nodes, pods.iter().copied(), now, steps);
-    let mut replay = Replayer::default();
+    let mut replay = Replayer::<BuildHasherDefault<Fx>>::default();
     run(&mut replay, snapshot, &nodes, steps, now);
     let taints = apply_what_if(&node.taints, what_if, now);
     if !what_if.is_empty() {
@@ -341,7 +342,7 @@ fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[What
         snapshot.pods.iter().enumerate().filter_map(|(i, p)| Some((i, *by_name.get(p.pod.node.as_ref()?)?))).collect();
     let mut steps = Vec::new();
     timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, &mut steps);
-    let mut replay = Replayer::default();
+    let mut replay = Replayer::<RandomState>::default();
     run(&mut replay, snapshot, nodes, &steps, now);
 
     let final_taints: Vec<Vec<Taint>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
@@ -407,17 +408,57 @@ pub fn apply_what_if(taints: &[Taint], what_if: &[WhatIf], now: Timestamp) -> Ve
 }
 
 /// The engine plus a mirror of its work, each item tagged with where its clock started.
+///
+/// `S` hashes pod keys: std's keyed hasher when the tables hold every pod, [`Fx`] when they hold
+/// one node's.
 #[derive(Default)]
-struct Replayer {
+struct Replayer<S = RandomState> {
     engine: Engine,
-    pending: HashMap<PodKey, Record>,
+    pending: HashMap<PodKey, Record, S>,
     /// Work cancelled during the current step: a reschedule keeps its start, and its basis.
-    cancelled: HashMap<PodKey, Record>,
+    cancelled: HashMap<PodKey, Record, S>,
     /// The first deletion of each pod: its result.
-    fired: HashMap<PodKey, Record>,
+    fired: HashMap<PodKey, Record, S>,
 }
 
-impl Replayer {
+/// A multiplicative hasher (rustc's `FxHasher`): a few instructions a word where SipHash takes
+/// dozens. Unkeyed, so only for tables as small as one node's pods, which crafted names cannot
+/// make slow.
+#[derive(Clone, Copy, Default)]
+struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut last = [0; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.add(u64::from_le_bytes(last));
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.add(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // hashbrown takes the bucket from the low bits and the tag from the top seven.
+        self.0.rotate_left(26)
+    }
+}
+
+impl<S: BuildHasher> Replayer<S> {
     fn step(&mut self, input: Input, at: Timestamp, basis: Basis) {
         self.engine.handle(input, at);
         self.drain(basis);
