@@ -93,16 +93,27 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-impl Key<'_> {
+impl<'a> Key<'a> {
     /// Refuses a key serde_json would not read as a string: bytes are read unchecked, so check the
     /// unknown keys here (known ones are plain ASCII). Control characters are refused even when
     /// escaped, which only sends such input to the exact readers.
     fn check<E: serde::de::Error>(&self) -> Result<(), E> {
         let bytes = &*self.0;
-        if bytes.iter().all(|&b| b >= 0x20) && (bytes.is_ascii() || std::str::from_utf8(bytes).is_ok()) {
+        // One pass without branches for the usual printable ASCII; the rest is checked in full.
+        let plain = !bytes.iter().fold(false, |other, &b| other | !(0x20..0x80).contains(&b));
+        if plain || (bytes.iter().all(|&b| b >= 0x20) && std::str::from_utf8(bytes).is_ok()) {
             Ok(())
         } else {
             Err(E::custom("not a string"))
+        }
+    }
+
+    /// The key (or a string value read the same way) as text, refused as [`Key::check`] refuses it.
+    fn into_text<E: serde::de::Error>(self) -> Result<Cow<'a, str>, E> {
+        self.check()?;
+        match self.0 {
+            Cow::Borrowed(bytes) => std::str::from_utf8(bytes).map(Cow::Borrowed).map_err(E::custom),
+            Cow::Owned(bytes) => String::from_utf8(bytes).map(Cow::Owned).map_err(E::custom),
         }
     }
 }
@@ -415,8 +426,8 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
 }
 
-/// The labels, appended to a list.
-struct Labels<'v, 'de>(&'v mut Vec<(Cow<'de, str>, Cow<'de, str>)>);
+/// The labels, appended to a list, or (`None`: a Pod's, which nothing reads) only checked.
+struct Labels<'v, 'de>(Option<&'v mut Vec<(Cow<'de, str>, Cow<'de, str>)>>);
 
 impl<'de> DeserializeSeed<'de> for Labels<'_, 'de> {
     type Value = ();
@@ -431,10 +442,92 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
         f.write_str("an object")
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
-        while let Some((key, value)) = map.next_entry::<Str<'de>, Str<'de>>()? {
-            self.0.push((key.0, value.0));
+        match self.0 {
+            Some(labels) => {
+                while let Some((key, value)) = map.next_entry::<Str<'de>, Str<'de>>()? {
+                    labels.push((key.0, value.0));
+                }
+            }
+            None => {
+                while let Some((key, value)) = map.next_entry::<Key<'de>, Key<'de>>()? {
+                    key.check()?;
+                    value.check()?;
+                }
+            }
         }
         Ok(())
+    }
+}
+
+/// `status.conditions`: only the `PodScheduled=True` ones are kept (all the builder looks at); the
+/// others are only checked.
+struct Conditions<'v, 'de>(&'v mut Vec<RawCondition<'de>>);
+
+impl<'de> DeserializeSeed<'de> for Conditions<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Conditions<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some([type_, status, last_transition_time]) = seq.next_element_seed(Condition)? {
+            let scheduled = type_.as_ref().is_some_and(|t| *t.0 == *b"PodScheduled")
+                && status.as_ref().is_some_and(|s| *s.0 == *b"True");
+            if scheduled {
+                self.0.push(RawCondition {
+                    type_: Some(Cow::Borrowed("PodScheduled")),
+                    status: Some(Cow::Borrowed("True")),
+                    last_transition_time: last_transition_time.map(Key::into_text).transpose()?,
+                });
+            } else {
+                for text in [type_, status, last_transition_time].iter().flatten() {
+                    text.check()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One condition's `type`, `status` and `lastTransitionTime`, as bytes (`null` is absent).
+struct Condition;
+
+impl<'de> DeserializeSeed<'de> for Condition {
+    type Value = [Option<Key<'de>>; 3];
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Condition {
+    type Value = [Option<Key<'de>>; 3];
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut fields = [None, None, None];
+        let mut seen = [false; 3];
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let i = match &*key.0 {
+                b"type" => 0,
+                b"status" => 1,
+                b"lastTransitionTime" => 2,
+                _ => {
+                    key.check()?;
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            once(&mut seen[i])?;
+            fields[i] = map.next_value::<Option<Key<'de>>>()?;
+        }
+        Ok(fields)
     }
 }
 
@@ -453,7 +546,8 @@ fn metadata<'de, M: MapAccess<'de>>(
         b"deletionTimestamp" => (&mut fields.deletion_timestamp, 4),
         b"labels" => {
             once(&mut seen[5])?;
-            map.next_value_seed(Opt(Labels(&mut fields.labels)))?;
+            let keep = fields.kind.as_deref() != Some("Pod");
+            map.next_value_seed(Opt(Labels(keep.then_some(&mut fields.labels))))?;
             return Ok(true);
         }
         _ => return Ok(false),
@@ -506,7 +600,7 @@ fn status<'de, M: MapAccess<'de>>(
         }
         b"conditions" => {
             once(&mut seen[1])?;
-            map.next_value_seed(Opt(Extend(&mut fields.conditions)))?;
+            map.next_value_seed(Opt(Conditions(&mut fields.conditions)))?;
         }
         _ => return Ok(false),
     }
