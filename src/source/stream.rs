@@ -128,15 +128,22 @@ fn once<E: serde::de::Error>(seen: &mut bool) -> Result<(), E> {
     if std::mem::replace(seen, true) { Err(E::custom("duplicate field")) } else { Ok(()) }
 }
 
+/// `DeserializeSeed` for a visitor that is its own seed: it asks the deserializer for what `$how` reads.
+macro_rules! seed {
+    ([$($generics:tt)*] $type:ty => $how:ident) => {
+        impl $($generics)* DeserializeSeed<'de> for $type {
+            type Value = <Self as Visitor<'de>>::Value;
+            fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+                deserializer.$how(self)
+            }
+        }
+    };
+}
+
 /// `seed` for a value that may be `null` (then `None`).
 struct Opt<S>(S);
 
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Opt<S> {
-    type Value = Option<S::Value>;
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_option(self)
-    }
-}
+seed!([<'de, S: DeserializeSeed<'de>>] Opt<S> => deserialize_option);
 
 impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Opt<S> {
     type Value = Option<S::Value>;
@@ -229,12 +236,7 @@ fast!(RawCondition { type_: b"type", status: b"status", last_transition_time: b"
 /// Appends an array's elements to a list.
 struct Extend<'v, T>(&'v mut Vec<T>);
 
-impl<'de, T: Fast<'de>> DeserializeSeed<'de> for Extend<'_, T> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
+seed!([<'de, T: Fast<'de>>] Extend<'_, T> => deserialize_seq);
 
 impl<'de, T: Fast<'de>> Visitor<'de> for Extend<'_, T> {
     type Value = ();
@@ -308,12 +310,7 @@ struct ItemsSeed<'s, 'de> {
     skip_other_kinds: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for ItemsSeed<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
+seed!([<'de>] ItemsSeed<'_, 'de> => deserialize_seq);
 
 impl<'de> Visitor<'de> for ItemsSeed<'_, 'de> {
     type Value = ();
@@ -338,12 +335,7 @@ struct ItemSeed<'s, 'de> {
     skip_other_kinds: bool,
 }
 
-impl<'de> DeserializeSeed<'de> for ItemSeed<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
+seed!([<'de>] ItemSeed<'_, 'de> => deserialize_map);
 
 impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
     type Value = ();
@@ -396,12 +388,7 @@ enum Section {
 /// An item's object, read into `fields`.
 struct Part<'s, 'de>(&'s mut Fields<'de>, Section);
 
-impl<'de> DeserializeSeed<'de> for Part<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
+seed!([<'de>] Part<'_, 'de> => deserialize_map);
 
 impl<'de> Visitor<'de> for Part<'_, 'de> {
     type Value = ();
@@ -429,12 +416,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
 /// The labels, appended to a list, or (`None`: a Pod's, which nothing reads) only checked.
 struct Labels<'v, 'de>(Option<&'v mut Vec<(Cow<'de, str>, Cow<'de, str>)>>);
 
-impl<'de> DeserializeSeed<'de> for Labels<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
+seed!([<'de>] Labels<'_, 'de> => deserialize_map);
 
 impl<'de> Visitor<'de> for Labels<'_, 'de> {
     type Value = ();
@@ -463,12 +445,7 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
 /// others are only checked.
 struct Conditions<'v, 'de>(&'v mut Vec<RawCondition<'de>>);
 
-impl<'de> DeserializeSeed<'de> for Conditions<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
+seed!([<'de>] Conditions<'_, 'de> => deserialize_seq);
 
 impl<'de> Visitor<'de> for Conditions<'_, 'de> {
     type Value = ();
@@ -498,12 +475,7 @@ impl<'de> Visitor<'de> for Conditions<'_, 'de> {
 /// One condition's `type`, `status` and `lastTransitionTime`, as bytes (`null` is absent).
 struct Condition;
 
-impl<'de> DeserializeSeed<'de> for Condition {
-    type Value = [Option<Key<'de>>; 3];
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
+seed!([<'de>] Condition => deserialize_map);
 
 impl<'de> Visitor<'de> for Condition {
     type Value = [Option<Key<'de>>; 3];
