@@ -5,4 +5,5 @@
 pub mod file;
 
 mod build;
+mod seeds;
 mod stream;
