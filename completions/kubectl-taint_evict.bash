@@ -367,7 +367,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__run)
-            opts="-l -o -h --selector --dry-run --restart-countdowns --concurrency --kubeconfig --context --request-timeout --insecure-skip-tls-verify --output --color --help"
+            opts="-l -o -h --selector --dry-run --restart-countdowns --concurrency --kubeconfig --context --request-timeout --insecure-skip-tls-verify --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -418,6 +418,34 @@ _kubectl__taint_evict() {
                     ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --leader-elect-lease-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-elect-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-elect-lease-duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-elect-renew-deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-elect-retry-period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-bind-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

@@ -72,9 +72,18 @@ json\t'One JSON object per line'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l color -d 'When to colour the output' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l log-format -d 'Structured log records instead of the terminal view (for running in a cluster): one record per event on stdout; diagnostics (`RUST_LOG`) on stderr in the same format' -r -f -a "text\t'`TIME LEVEL EVENT text` lines, no colour'
+json\t'One JSON object per line, with `level` and `msg`'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-lease-name -d 'The Lease\'s name' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-namespace -d 'The Lease\'s namespace (default: the kubeconfig context\'s, or the pod\'s in a cluster)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-lease-duration -d 'How long a leader\'s claim lasts without renewal; others wait this long before taking over' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-renew-deadline -d 'How long a leader keeps trying to renew before it stops deciding (less than the lease duration)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-retry-period -d 'How often the lease is tried and renewed' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l metrics-bind-address -d 'Serve /metrics, /healthz and /readyz on this address (`:8080`, `127.0.0.1:9100`); off when unset' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l dry-run -d 'Decide and report everything, write nothing (no condition, no deletion, no event)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l restart-countdowns -d 'Restart every countdown at start, as upstream\'s controller does when it starts, instead of continuing the deadlines `plan` shows'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect -d 'Decide and delete only while holding a Lease, so that several instances can run and one acts'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'

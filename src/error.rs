@@ -55,6 +55,14 @@ pub enum Error {
     /// Talking to the cluster failed.
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
+    /// The metrics endpoint cannot listen on its address.
+    #[error("cannot listen on {address} (--metrics-bind-address): {reason}")]
+    Listen {
+        /// The address.
+        address: String,
+        /// The operating system's words.
+        reason: String,
+    },
     /// The async runtime could not start (the operating system refused its threads).
     #[error("cannot start the runtime: {0}")]
     Runtime(String),
@@ -85,6 +93,9 @@ impl Error {
                 Some("the pod is looked up in the namespace given with -n (default \"default\")".into())
             }
             Self::Cluster(e) => e.hint(),
+            Self::Listen { .. } => {
+                Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())
+            }
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
             _ => None,
         }

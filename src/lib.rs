@@ -15,6 +15,7 @@ pub mod cli;
 pub mod cluster;
 pub mod engine;
 pub mod error;
+pub mod metrics;
 pub mod output;
 pub mod runtime;
 pub mod selector;

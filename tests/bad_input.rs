@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use taint_evict::cli::{Cli, parse_now, parse_remove_taint, parse_taint};
 use taint_evict::engine::replay::{WhatIf, replay};
 use taint_evict::engine::time::Timestamp;
+use taint_evict::metrics::FailureReason;
 use taint_evict::runtime::Outcome;
 use taint_evict::selector::Selector;
 use taint_evict::source::file::{read, read_object, read_page};
@@ -649,8 +650,14 @@ fn kubeconfig(dir: &Path, name: &str, server: &str, user: &str) -> PathBuf {
     path
 }
 
-/// Runs `args` against `kubeconfig`, with every log level on.
+/// Runs `args` against `kubeconfig`.
 fn live(kubeconfig: &Path, args: &[&str]) -> Run {
+    let path = kubeconfig.to_str().expect("UTF-8 path");
+    bounded(command().args(args).args(["--kubeconfig", path]).env_remove("RUST_LOG"))
+}
+
+/// Runs `args` against `kubeconfig` with every diagnostic on (`RUST_LOG=trace`).
+fn live_traced(kubeconfig: &Path, args: &[&str]) -> Run {
     let path = kubeconfig.to_str().expect("UTF-8 path");
     bounded(command().args(args).args(["--kubeconfig", path]).env("RUST_LOG", "trace"))
 }
@@ -837,10 +844,11 @@ fn credentials_never_reach_the_output() {
         for (s, (server_name, url)) in servers.iter().enumerate() {
             let config = kubeconfig(&dir, &format!("kubeconfig-{u}-{s}"), url, &user.yaml);
             for args in commands {
-                let result = live(&config, args);
+                let result = live_traced(&config, args);
                 let case = format!("{} against {server_name}: {args:?}", user.name);
                 assert_eq!(result.code, 1, "{case}: {}", result.stderr);
-                assert!(result.stderr.starts_with("error: "), "{case}: {}", result.stderr);
+                // RUST_LOG=trace: diagnostics first, then the error.
+                assert!(result.stderr.lines().any(|l| l.starts_with("error: ")), "{case}: {}", result.stderr);
                 assert!(!result.stderr.contains("panicked"), "{case}: {}", result.stderr);
                 for secret in &secrets {
                     assert!(
@@ -909,9 +917,12 @@ fn forbidden_status_patch_names_the_permissions_run_needs() {
     server.fail("PATCH", "/api/v1/namespaces/default/pods/web-0/status", Fault::Status(403, message.into()));
     assert_eq!(
         evict_web_0(&server),
-        Outcome::Failed(format!(
-            "patch pods/status forbidden: {message} (run needs patch on pods/status and delete on pods)"
-        ))
+        Outcome::Failed {
+            reason: FailureReason::Forbidden,
+            message: format!(
+                "patch pods/status forbidden: {message} (run needs patch on pods/status and delete on pods)"
+            )
+        }
     );
 }
 
@@ -919,13 +930,20 @@ fn forbidden_status_patch_names_the_permissions_run_needs() {
 fn server_error_on_delete_is_a_failure_with_its_code() {
     let server = server_with_web_0("evict-500");
     server.fail("DELETE", "/api/v1/", Fault::Status(500, "etcdserver: leader changed".into()));
-    assert_eq!(evict_web_0(&server), Outcome::Failed("delete pods failed: etcdserver: leader changed (500)".into()));
+    assert_eq!(
+        evict_web_0(&server),
+        Outcome::Failed {
+            reason: FailureReason::ServerError,
+            message: "delete pods failed: etcdserver: leader changed (500)".into()
+        }
+    );
 }
 
 #[test]
 fn dropped_connection_on_delete_is_a_failure() {
     let server = server_with_web_0("evict-drop");
     server.fail("DELETE", "/api/v1/", Fault::Drop);
-    let Outcome::Failed(reason) = evict_web_0(&server) else { panic!("a failure") };
-    assert!(reason.starts_with("delete pods failed: "), "{reason}");
+    let Outcome::Failed { reason, message } = evict_web_0(&server) else { panic!("a failure") };
+    assert_eq!(reason, FailureReason::Transport);
+    assert!(message.starts_with("delete pods failed: "), "{message}");
 }

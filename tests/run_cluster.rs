@@ -1,29 +1,28 @@
 //! `run` against the fake API server: the real binary watches, decides and deletes over HTTP. Timed
 //! cases use windows of a few seconds; every wait is on a condition with a deadline, never a sleep.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
+use crate::support::running::Running;
 use crate::util::{command, instant, scratch};
 
 const WAIT: Duration = Duration::from_secs(20);
-const TAINT: &str = "example.com/drain";
+pub const TAINT: &str = "example.com/drain";
 
-fn node(name: &str, taints: &[Value]) -> Value {
+pub fn node(name: &str, taints: &[Value]) -> Value {
     json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
            "spec": {"taints": taints}})
 }
 
-fn taint(added: jiff::Timestamp) -> Value {
+pub fn taint(added: jiff::Timestamp) -> Value {
     json!({"key": TAINT, "effect": "NoExecute", "timeAdded": added.round(jiff::Unit::Second).expect("round").to_string()})
 }
 
-fn pod(name: &str, node: &str, seconds: Option<Option<i64>>) -> Value {
+pub fn pod(name: &str, node: &str, seconds: Option<Option<i64>>) -> Value {
     let tolerations = match seconds {
         None => json!([]),
         Some(None) => json!([{"key": TAINT, "operator": "Exists", "effect": "NoExecute"}]),
@@ -35,76 +34,7 @@ fn pod(name: &str, node: &str, seconds: Option<Option<i64>>) -> Value {
            "status": {"phase": "Running"}})
 }
 
-/// A running `run`, its JSON lines arriving on a channel.
-struct Running {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-    seen: Vec<Value>,
-}
-
-impl Running {
-    fn start(server: &FakeApiServer, extra: &[&str]) -> Self {
-        let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
-        let mut child = command()
-            .args(["run", "-o", "json", "--kubeconfig", &kubeconfig])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("run starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut running = Self { child, lines, seen: Vec::new() };
-        running.expect("the initial sync", |l| l["type"] == "synced");
-        running
-    }
-
-    /// Waits for a line matching `condition` and returns it.
-    fn expect(&mut self, what: &str, condition: impl Fn(&Value) -> bool) -> Value {
-        if let Some(line) = self.seen.iter().find(|l| condition(l)) {
-            return line.clone();
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if condition(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {what} within {WAIT:?}; lines: {:#?}", self.seen),
-            }
-        }
-    }
-
-    /// Sends SIGINT and returns the summary line and the exit code.
-    fn interrupt(self) -> (Value, i32) {
-        let (summary, code, _) = self.interrupt_and_read();
-        (summary, code)
-    }
-
-    /// Sends SIGINT and returns the summary line, the exit code and every line seen.
-    fn interrupt_and_read(mut self) -> (Value, i32, Vec<Value>) {
-        let status = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("kill runs");
-        assert!(status.success());
-        let summary = self.expect("the summary", |l| l["type"] == "summary");
-        let code = self.child.wait().expect("run exits").code().unwrap_or(-1);
-        (summary, code, self.seen)
-    }
-}
-
-fn deletes(requests: &[Recorded], name: &str) -> usize {
+pub fn deletes(requests: &[Recorded], name: &str) -> usize {
     let path = format!("/api/v1/namespaces/default/pods/{name}");
     requests.iter().filter(|r| r.method == "DELETE" && r.path == path).count()
 }

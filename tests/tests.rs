@@ -5,6 +5,7 @@ mod cli_errors;
 mod completions;
 mod fake_apiserver;
 mod fixtures;
+mod in_cluster;
 mod layering;
 mod output;
 mod plan_cluster;

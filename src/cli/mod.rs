@@ -230,6 +230,66 @@ pub struct RunArgs {
     /// When to colour the output.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
+    /// Structured log records instead of the terminal view (for running in a cluster): one record
+    /// per event on stdout; diagnostics (`RUST_LOG`) on stderr in the same format.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "output", help_heading = "Output")]
+    pub log_format: Option<LogFormat>,
+    #[command(flatten)]
+    pub election: ElectionArgs,
+    /// Serve /metrics, /healthz and /readyz on this address (`:8080`, `127.0.0.1:9100`); off when unset.
+    #[arg(long, value_name = "ADDRESS", value_parser = crate::metrics::server::parse_bind_address, help_heading = "In-cluster")]
+    pub metrics_bind_address: Option<std::net::SocketAddr>,
+}
+
+/// `run --log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// `TIME LEVEL EVENT text` lines, no colour.
+    Text,
+    /// One JSON object per line, with `level` and `msg`.
+    Json,
+}
+
+/// `run`'s leader election, with upstream's (kube-controller-manager's) defaults.
+#[derive(Args, Debug, Clone)]
+pub struct ElectionArgs {
+    /// Decide and delete only while holding a Lease, so that several instances can run and one acts.
+    #[arg(long, help_heading = "In-cluster")]
+    pub leader_elect: bool,
+    /// The Lease's name.
+    #[arg(long, value_name = "NAME", default_value = "kubectl-taint-evict", help_heading = "In-cluster")]
+    pub leader_elect_lease_name: String,
+    /// The Lease's namespace (default: the kubeconfig context's, or the pod's in a cluster).
+    #[arg(long, value_name = "NAMESPACE", help_heading = "In-cluster")]
+    pub leader_elect_namespace: Option<String>,
+    /// How long a leader's claim lasts without renewal; others wait this long before taking over.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_timeout, help_heading = "In-cluster")]
+    pub leader_elect_lease_duration: std::time::Duration,
+    /// How long a leader keeps trying to renew before it stops deciding (less than the lease duration).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout, help_heading = "In-cluster")]
+    pub leader_elect_renew_deadline: std::time::Duration,
+    /// How often the lease is tried and renewed.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_timeout, help_heading = "In-cluster")]
+    pub leader_elect_retry_period: std::time::Duration,
+}
+
+impl ElectionArgs {
+    /// Checks the durations as client-go does: lease duration > renew deadline > 1.2 × retry period.
+    ///
+    /// # Errors
+    /// A line naming the flags that do not fit.
+    pub fn check(&self) -> Result<(), String> {
+        if self.leader_elect_lease_duration <= self.leader_elect_renew_deadline {
+            return Err("--leader-elect-lease-duration must be longer than --leader-elect-renew-deadline".into());
+        }
+        if self.leader_elect_renew_deadline <= self.leader_elect_retry_period.mul_f64(1.2) {
+            return Err("--leader-elect-renew-deadline must be longer than 1.2 × --leader-elect-retry-period".into());
+        }
+        if self.leader_elect_retry_period.is_zero() {
+            return Err("--leader-elect-retry-period must be more than 0".into());
+        }
+        Ok(())
+    }
 }
 
 /// Parses `--now`.
@@ -295,12 +355,31 @@ pub const COMPLETE: &str = "__complete";
 
 /// Runs the parsed command line, writing to stdout.
 pub fn run(cli: Cli) -> Result<()> {
+    let log_format = match &cli.command {
+        Command::Run(args) => args.log_format,
+        _ => None,
+    };
+    init_diagnostics(log_format);
     match cli.command {
         Command::Plan(args) => plan::plan(&args),
         Command::Explain(args) => plan::explain(&args),
         Command::Run(args) => run::run(&args),
         Command::Completion { shell } => complete::print_script(shell),
     }
+}
+
+/// Sends diagnostics (kube's and the HTTP client's, chosen with `RUST_LOG`; off by default, warnings
+/// with `--log-format`) to stderr, in the log format when one is asked for.
+fn init_diagnostics(format: Option<LogFormat>) {
+    let default = if format.is_some() { "warn" } else { "off" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false);
+    // A subscriber installed already (a test harness) keeps its place.
+    let _ = match format {
+        Some(LogFormat::Json) => builder.json().flatten_event(true).try_init(),
+        _ => builder.try_init(),
+    };
 }
 
 #[cfg(test)]

@@ -2,17 +2,21 @@
 
 use std::io::{IsTerminal, Write};
 
-use tokio::sync::mpsc;
+use std::sync::Arc;
 
-use super::{RunArgs, RunFormat};
+use tokio::sync::{mpsc, watch as channel};
+
+use super::{LogFormat, RunArgs, RunFormat};
 use crate::cluster;
 use crate::cluster::evict::KubeEvictor;
+use crate::cluster::lease::{self, ElectionConfig};
 use crate::cluster::watch::{self, NodeScope};
 use crate::engine::report::{Report, RunEvent};
 use crate::error::{Error, Result};
+use crate::metrics::Metrics;
 use crate::output::ColorMode;
-use crate::output::run::{LiveView, write_json, write_text};
-use crate::runtime::{self, Clock, RunOptions, Sources};
+use crate::output::run::{LiveView, write_json, write_log, write_text};
+use crate::runtime::{self, Clock, Leadership, RunOptions, Sources};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
 async fn interrupted() {
@@ -47,31 +51,64 @@ fn scope(args: &RunArgs) -> (NodeScope, String) {
     }
 }
 
-/// Prints reports until the summary. On a terminal (text output) the next deletions stay listed
-/// under the log, their countdowns redrawn every second.
-async fn print(mut reports: mpsc::UnboundedReceiver<Report>, json: bool, live: bool, color: ColorMode, clock: Clock) {
+/// How events are printed.
+#[derive(Clone, Copy, Debug)]
+enum Printing {
+    /// Text lines for people; on a terminal, the next deletions stay listed under the log, their
+    /// countdowns redrawn every second.
+    Text { color: ColorMode, live: bool },
+    /// JSON Lines (`-o json`).
+    Json,
+    /// Log records (`--log-format`).
+    Log(LogFormat),
+}
+
+/// The most reports written in one go: a burst is written in batches, one write and one flush
+/// each, and the live view is redrawn once per batch.
+const BATCH: usize = 512;
+
+/// Prints reports until the summary.
+async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing, clock: Clock) {
+    let (color, live) = match printing {
+        Printing::Text { color, live } => (color, live),
+        _ => (ColorMode::Plain, false),
+    };
     let mut view = LiveView::default();
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     let mut out = std::io::stdout();
     let mut drawn = 0;
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut text = Vec::new();
     loop {
-        let report = tokio::select! {
-            report = reports.recv() => match report { Some(report) => report, None => break },
+        tokio::select! {
+            received = reports.recv_many(&mut batch, BATCH) => if received == 0 { break },
             _ = tick.tick(), if live => {
                 drawn = redraw(&mut out, drawn, &view.render(clock.now(), color));
                 continue;
             }
-        };
-        view.observe(&report);
+        }
+        text.clear();
+        let mut last = false;
+        for report in batch.drain(..) {
+            view.observe(&report);
+            // Writing into memory cannot fail.
+            let _ = match printing {
+                Printing::Text { color, .. } => write_text(&report, color, &mut text),
+                Printing::Json => write_json(&report, &mut text),
+                Printing::Log(format) => write_log(&report, format == LogFormat::Json, &mut text),
+            };
+            last = matches!(report.event, RunEvent::Summary(_));
+            if last {
+                break;
+            }
+        }
         if live {
             drawn = redraw(&mut out, drawn, &[]);
         }
-        let written = if json { write_json(&report, &mut out) } else { write_text(&report, color, &mut out) };
-        if written.is_err() {
+        if out.write_all(&text).is_err() {
             // The reader went away; keep enforcing, stop printing.
             return;
         }
-        let last = matches!(report.event, RunEvent::Summary(_));
         if live && !last {
             drawn = redraw(&mut out, 0, &view.render(clock.now(), color));
         }
@@ -105,19 +142,68 @@ pub fn run(args: &RunArgs) -> Result<()> {
     runtime.block_on(enforce(args))
 }
 
+/// Starts the election when asked; otherwise this instance always decides.
+async fn election(
+    args: &RunArgs,
+    connection: &cluster::Connection,
+    clock: Clock,
+    report: &mpsc::UnboundedSender<Report>,
+    metrics: &Arc<Metrics>,
+    stop: channel::Receiver<bool>,
+) -> Result<(Leadership, Option<tokio::task::JoinHandle<()>>)> {
+    let election = &args.election;
+    if !election.leader_elect {
+        metrics.set_leader(true);
+        return Ok((Leadership::always(), None));
+    }
+    let config = ElectionConfig {
+        namespace: election.leader_elect_namespace.clone().unwrap_or_else(|| connection.default_namespace.clone()),
+        name: election.leader_elect_lease_name.clone(),
+        identity: lease::default_identity(),
+        lease_duration: election.leader_elect_lease_duration,
+        renew_deadline: election.leader_elect_renew_deadline,
+        retry_period: election.leader_elect_retry_period,
+    };
+    lease::preflight(connection, &config.namespace, &config.name).await?;
+    let (leading_tx, leading_rx) = channel::channel(false);
+    let task = tokio::spawn(lease::elect(
+        connection.client.clone(),
+        config,
+        clock,
+        leading_tx,
+        report.clone(),
+        metrics.clone(),
+        stop,
+    ));
+    Ok((Leadership::elected(leading_rx), Some(task)))
+}
+
 async fn enforce(args: &RunArgs) -> Result<()> {
+    if args.election.leader_elect {
+        args.election.check().map_err(Error::Usage)?;
+    }
+    let metrics = Arc::new(Metrics::new());
+    if let Some(address) = args.metrics_bind_address {
+        crate::metrics::server::serve(address, metrics.clone())
+            .await
+            .map_err(|e| Error::Listen { address: address.to_string(), reason: e.to_string() })?;
+    }
     let connection = cluster::connect(&args.cluster.options()).await?;
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection).await?;
     let clock = Clock::system();
     let stdout_is_tty = std::io::stdout().is_terminal();
-    // Without -o: text for a person at a terminal, JSON Lines for a pipe or a log collector.
-    let json = args.output.map_or(!stdout_is_tty, |format| format == RunFormat::Json);
-    let color = if json { ColorMode::Plain } else { args.color.resolve() };
-    let live = !json && stdout_is_tty;
+    let printing = match (args.log_format, args.output) {
+        (Some(format), _) => Printing::Log(format),
+        (None, Some(RunFormat::Json)) => Printing::Json,
+        (None, Some(RunFormat::Text)) => Printing::Text { color: args.color.resolve(), live: stdout_is_tty },
+        // Without -o: text for a person at a terminal, JSON Lines for a pipe or a log collector.
+        (None, None) if stdout_is_tty => Printing::Text { color: args.color.resolve(), live: true },
+        (None, None) => Printing::Json,
+    };
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
-    let printer = tokio::spawn(print(report_rx, json, live, color, clock));
+    let printer = tokio::spawn(print(report_rx, printing, clock));
 
     let started = RunEvent::Started { server: connection.server.clone(), watching: watched, dry_run: args.dry_run };
     let _ = report_tx.send(Report { at: clock.now(), event: started });
@@ -131,16 +217,24 @@ async fn enforce(args: &RunArgs) -> Result<()> {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
-    let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock);
+    let (stop_election, stop_rx) = channel::channel(false);
+    let (leadership, elector) = election(args, &connection, clock, &report_tx, &metrics, stop_rx).await?;
+    let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock, metrics.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname);
     let options = RunOptions {
         restart_countdowns: args.restart_countdowns,
         concurrency: usize::from(args.concurrency),
+        metrics,
         ..RunOptions::default()
     };
-    let sources = Sources { nodes, pods, controller_acquired };
+    let sources = Sources { nodes, pods, controller_acquired, leadership };
     runtime::run(options, sources, evictor, clock, report_tx, interrupted()).await;
+    // Give the lease up so another instance takes over now, not after the lease duration.
+    let _ = stop_election.send(true);
+    if let Some(elector) = elector {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), elector).await;
+    }
     let _ = printer.await;
     Ok(())
 }

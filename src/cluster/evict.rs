@@ -1,13 +1,16 @@
 //! Deleting a pod as upstream does, with a UID precondition: the `DisruptionTarget` condition on its
 //! status first, then DELETE; events `TaintManagerEviction` as the cluster's controller sends them.
 
-use k8s_openapi::api::core::v1::{ObjectReference, Pod};
-use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Client};
 use serde_json::json;
 
+use super::watched::WatchedPod;
 use crate::engine::model::PodRef;
+use crate::metrics::FailureReason;
 use crate::runtime::{Evictor, Notice, Outcome};
 
 /// The reporting controller named on events, so they can be told from the cluster's own.
@@ -19,7 +22,8 @@ pub const REASON: &str = "TaintManagerEviction";
 #[derive(Clone)]
 pub struct KubeEvictor {
     client: Client,
-    recorder: Recorder,
+    /// `reportingInstance` of the events (the pod's name in a cluster).
+    instance: String,
     dry_run: bool,
 }
 
@@ -27,8 +31,7 @@ impl KubeEvictor {
     /// An evictor writing through `client` (nothing at all when `dry_run`).
     #[must_use]
     pub fn new(client: Client, dry_run: bool, instance: Option<String>) -> Self {
-        let reporter = Reporter { controller: CONTROLLER.into(), instance };
-        Self { recorder: Recorder::new(client.clone(), reporter), client, dry_run }
+        Self { client, instance: instance.unwrap_or_else(|| CONTROLLER.to_owned()), dry_run }
     }
 }
 
@@ -41,13 +44,22 @@ fn outcome(error: kube::Error, step: &str) -> Outcome {
         kube::Error::Api(status) if status.code == 422 && status.message.contains("metadata.uid") => {
             Outcome::Gone(format!("replaced: {}", status.message))
         }
-        kube::Error::Api(status) if status.code == 403 => Outcome::Failed(format!(
-            "{step} forbidden: {} (run needs patch on pods/status and delete on pods)",
-            status.message
-        )),
-        kube::Error::Api(status) => Outcome::Failed(format!("{step} failed: {} ({})", status.message, status.code)),
+        kube::Error::Api(status) if status.code == 403 => Outcome::Failed {
+            reason: FailureReason::Forbidden,
+            message: format!(
+                "{step} forbidden: {} (run needs patch on pods/status and delete on pods)",
+                status.message
+            ),
+        },
+        kube::Error::Api(status) => Outcome::Failed {
+            reason: FailureReason::of_status(status.code),
+            message: format!("{step} failed: {} ({})", status.message, status.code),
+        },
         // The innermost cause ("connection refused"), not kube's wrapper ("ServiceError: client error").
-        other => Outcome::Failed(format!("{step} failed: {}", super::error::root_cause(&other))),
+        other => Outcome::Failed {
+            reason: FailureReason::Transport,
+            message: format!("{step} failed: {}", super::error::root_cause(&other)),
+        },
     }
 }
 
@@ -60,7 +72,8 @@ impl Evictor for KubeEvictor {
         if self.dry_run {
             return Outcome::Deleted;
         }
-        let api: Api<Pod> = Api::namespaced(self.client.clone(), pod.key.namespace());
+        // The answers (the whole pod, twice) are decoded into the slim type: only what is needed.
+        let api: Api<WatchedPod> = Api::namespaced(self.client.clone(), pod.key.namespace());
         let name = pod.key.name();
         // Mirrors addConditionAndDeletePod: the condition first (carrying the UID, so a replacement is
         // never marked), then the DELETE with the UID as precondition (upstream sends none, #141568).
@@ -93,22 +106,35 @@ impl Evictor for KubeEvictor {
             Notice::Marking => (format!("Marking for deletion Pod {}", pod.key), "Delete"),
             Notice::Cancelling => (format!("Cancelling deletion of Pod {}", pod.key), "CancelDelete"),
         };
+        // One new event each time, as kube-rs' recorder writes a first occurrence. Its series cache
+        // is not used: it scans every cached event on each publish under one lock, which made a
+        // burst of 10,000 deletions quadratic; upstream's events are per pod, so series are rare.
+        let now = jiff::Timestamp::now();
+        let namespace = pod.key.namespace();
         let event = Event {
-            type_: EventType::Normal,
-            reason: REASON.into(),
+            metadata: ObjectMeta {
+                name: Some(format!("{}.{:x}", pod.key.name(), now.as_nanosecond())),
+                namespace: Some(namespace.into()),
+                ..ObjectMeta::default()
+            },
+            event_time: Some(MicroTime(now)),
+            type_: Some("Normal".into()),
+            reason: Some(REASON.into()),
             note: Some(note),
-            action: action.into(),
-            secondary: None,
-        };
-        let reference = ObjectReference {
-            api_version: Some("v1".into()),
-            kind: Some("Pod".into()),
-            name: Some(pod.key.name().into()),
-            namespace: Some(pod.key.namespace().into()),
-            uid: Some(pod.uid.to_string()),
-            ..ObjectReference::default()
+            action: Some(action.into()),
+            reporting_controller: Some(CONTROLLER.into()),
+            reporting_instance: Some(self.instance.clone()),
+            regarding: Some(ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Pod".into()),
+                name: Some(pod.key.name().into()),
+                namespace: Some(namespace.into()),
+                uid: Some(pod.uid.to_string()),
+                ..ObjectReference::default()
+            }),
+            ..Event::default()
         };
         // An event that cannot be written does not stop a deletion.
-        let _ = self.recorder.publish(&event, &reference).await;
+        let _ = Api::<Event>::namespaced(self.client.clone(), namespace).create(&PostParams::default(), &event).await;
     }
 }

@@ -10,8 +10,10 @@ pub mod client;
 pub mod convert;
 pub mod error;
 pub mod evict;
+pub mod lease;
 pub mod snapshot;
 pub mod watch;
+pub mod watched;
 
 pub use client::{ConnectOptions, Connection, connect};
 pub use error::ClusterError;

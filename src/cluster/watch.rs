@@ -5,6 +5,7 @@
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are converted at once and dropped.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -16,8 +17,10 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 
 use super::convert;
+use super::watched::{WatchedNode, WatchedPod};
 use crate::engine::model::NodeName;
 use crate::engine::report::{Report, RunEvent};
+use crate::metrics::Metrics;
 use crate::runtime::{Clock, NodeChange, PodChange};
 use crate::selector::Selector;
 
@@ -82,10 +85,12 @@ struct Health {
     failing: bool,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
+    metrics: Arc<Metrics>,
 }
 
 impl Health {
     fn failed(&mut self, error: &watcher::Error) {
+        self.metrics.watch_restarted(self.what);
         if !self.failing {
             self.failing = true;
             let message = format!("watch of {} failed, retrying with backoff: {error}", self.what);
@@ -154,6 +159,7 @@ pub fn spawn(
     scope: NodeScope,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
+    metrics: Arc<Metrics>,
 ) -> (mpsc::Receiver<NodeChange>, mpsc::Receiver<PodChange>) {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
@@ -164,29 +170,33 @@ pub fn spawn(
         NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
         _ => {}
     }
-    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), config).backoff(backoff());
+    let nodes = watcher::watcher(Api::<WatchedNode>::all(client.clone()), config).backoff(backoff());
     let deleted_scope = scope.clone();
     let adapter = Adapter {
-        convert: move |node: &Node| Some(convert::node(node)).filter(|n| scope.admits(n.name.as_str())),
-        deleted: move |node: Node| {
+        convert: move |node: &WatchedNode| {
+            Some(convert::node(&Node::from(node.clone()))).filter(|n| scope.admits(n.name.as_str()))
+        },
+        deleted: move |node: WatchedNode| {
+            let node = Node::from(node);
             let name = node.metadata.name.unwrap_or_default();
             deleted_scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
         },
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
     };
-    let health = Health { what: "nodes", failing: false, report: report.clone(), clock };
+    let health = Health { what: "nodes", failing: false, report: report.clone(), clock, metrics: metrics.clone() };
     tokio::spawn(forward(nodes, adapter, health, node_tx));
 
-    let pods = watcher::watcher(Api::<Pod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
-        .backoff(backoff());
+    let pods =
+        watcher::watcher(Api::<WatchedPod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
+            .backoff(backoff());
     let adapter = Adapter {
-        convert: |pod: &Pod| Some(convert::pod(pod)),
-        deleted: |pod: Pod| Some(PodChange::Deleted(convert::pod_key(&pod))),
+        convert: |pod: &WatchedPod| Some(convert::pod(&Pod::from(pod.clone()))),
+        deleted: |pod: WatchedPod| Some(PodChange::Deleted(convert::pod_key(&Pod::from(pod)))),
         listed: PodChange::Listed,
         applied: PodChange::Applied,
     };
-    let health = Health { what: "pods", failing: false, report, clock };
+    let health = Health { what: "pods", failing: false, report, clock, metrics };
     tokio::spawn(forward(pods, adapter, health, pod_tx));
     (node_rx, pod_rx)
 }

@@ -7,7 +7,8 @@
 //! (ties: timers due, restart, node passes, pod passes by namespace/name), then the what-if taints as
 //! one node pass at `now`. The first deletion a pod's work fires is its result.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Uid};
 use super::queue::{Cause, Work};
@@ -184,15 +185,79 @@ struct Record {
 
 /// Replays the engine over `snapshot` for the nodes named by `selected` (indices into
 /// `snapshot.nodes`, in output order), applies `what_if` at `now`, and reports every pod on them.
+///
+/// Nodes do not interact: a pod's work depends only on its node's taints and the restart. So each
+/// node is replayed on an engine of its own, which keeps every index and sort as small as the
+/// node. That holds while every selected node name and every pod key on them is distinct; otherwise
+/// (a pod listed twice, moving between nodes in the replay) one engine replays them all together.
 #[must_use]
 pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
-    let by_name: HashMap<&NodeName, usize> = nodes.iter().enumerate().map(|(i, n)| (&n.name, i)).collect();
-    let pods: Vec<(usize, usize)> =
-        snapshot.pods.iter().enumerate().filter_map(|(i, p)| Some((i, *by_name.get(p.pod.node.as_ref()?)?))).collect();
+    let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
+        return replay_together(snapshot, &nodes, what_if, now);
+    };
+    let mut timeline = Vec::new();
+    let plans = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| replay_node(snapshot, node, &order[starts[i]..starts[i + 1]], what_if, now, &mut timeline))
+        .collect();
+    Plan { now, nodes: plans }
+}
 
-    // The timeline: (instant, step, the taints a node pass sees, the basis of work created there).
-    let mut timeline: Vec<(Timestamp, Step, Basis)> = Vec::new();
+/// The indices of the pods on each node, node after node in snapshot order (node `i`'s are
+/// `order[starts[i]..starts[i + 1]]`); `None` when a node name or a pod key repeats.
+fn pods_by_node(snapshot: &Snapshot, nodes: &[&SnapshotNode]) -> Option<(Vec<usize>, Vec<usize>)> {
+    let mut by_name: HashMap<&NodeName, usize> = HashMap::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        if by_name.insert(&node.name, i).is_some() {
+            return None;
+        }
+    }
+    let mut node_of = Vec::with_capacity(snapshot.pods.len());
+    let mut counts = vec![0; nodes.len() + 1];
+    for (i, pod) in snapshot.pods.iter().enumerate() {
+        if let Some(&node) = pod.pod.node.as_ref().and_then(|name| by_name.get(name)) {
+            node_of.push((i, node));
+            counts[node + 1] += 1;
+        }
+    }
+    if !distinct_keys(snapshot, &node_of) {
+        return None;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    let starts = counts.clone();
+    let mut order = vec![0; node_of.len()];
+    for (pod, node) in node_of {
+        order[counts[node]] = pod;
+        counts[node] += 1;
+    }
+    Some((order, starts))
+}
+
+/// Whether the pods keys are all different. Dumps list pods by namespace and name, so that is
+/// usually one comparison per pod.
+fn distinct_keys(snapshot: &Snapshot, pods: &[(usize, usize)]) -> bool {
+    let key = |&(i, _): &(usize, usize)| &snapshot.pods[i].pod.key;
+    if pods.windows(2).all(|pair| key(&pair[0]) < key(&pair[1])) {
+        return true;
+    }
+    let mut keys = HashSet::with_capacity(pods.len());
+    pods.iter().all(|pod| keys.insert(key(pod)))
+}
+
+/// The timeline of one node, or of all the selected nodes: (instant, step, the basis of work created
+/// then). `pods` are indices into the snapshot's pods.
+fn timeline(
+    snapshot: &Snapshot,
+    nodes: &[&SnapshotNode],
+    pods: impl Iterator<Item = usize>,
+    now: Timestamp,
+    timeline: &mut Vec<(Timestamp, Step, Basis)>,
+) {
+    timeline.clear();
     if let Some(acquired) = snapshot.controller_acquired {
         timeline.push((acquired.min(now), Step::Restart, Basis::ControllerRestart));
     }
@@ -203,7 +268,7 @@ pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: 
         seen.dedup_by_key(|(at, _)| *at);
         timeline.extend(seen.into_iter().map(|(at, basis)| (at, Step::NodePass(i), basis)));
     }
-    for &(i, _) in &pods {
+    for i in pods {
         let (at, basis) = match snapshot.pods[i].bound_at {
             Some(bound) if bound <= now => (bound, Basis::PodScheduled),
             Some(_) => (now, Basis::Now),
@@ -217,9 +282,17 @@ pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: 
             _ => sa.cmp(sb),
         })
     });
+}
 
-    let mut replay = Replayer::default();
-    for (at, step, basis) in timeline {
+/// Feeds a timeline to the engine.
+fn run<S: BuildHasher>(
+    replay: &mut Replayer<S>,
+    snapshot: &Snapshot,
+    nodes: &[&SnapshotNode],
+    timeline: &[(Timestamp, Step, Basis)],
+    now: Timestamp,
+) {
+    for &(at, step, basis) in timeline {
         let input = match step {
             Step::Restart => Input::ControllerRestarted,
             Step::NodePass(i) => Input::NodeUpserted(Node {
@@ -235,6 +308,42 @@ pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: 
         };
         replay.step(input, at, basis);
     }
+}
+
+/// One node on an engine of its own.
+fn replay_node(
+    snapshot: &Snapshot,
+    node: &SnapshotNode,
+    pods: &[usize],
+    what_if: &[WhatIf],
+    now: Timestamp,
+    steps: &mut Vec<(Timestamp, Step, Basis)>,
+) -> NodePlan {
+    let nodes = [node];
+    timeline(snapshot, &nodes, pods.iter().copied(), now, steps);
+    let mut replay = Replayer::<BuildHasherDefault<Fx>>::default();
+    run(&mut replay, snapshot, &nodes, steps, now);
+    let taints = apply_what_if(&node.taints, what_if, now);
+    if !what_if.is_empty() {
+        replay.step(Input::NodeUpserted(Node { name: node.name.clone(), taints: taints.clone() }), now, Basis::Now);
+    }
+    replay.engine.handle_timeout(now);
+    replay.drain(Basis::Now);
+    let taints: Vec<Taint> = taints.into_iter().filter(Taint::is_no_execute).collect();
+    let mut plans: Vec<PodPlan> = pods.iter().map(|&i| replay.result(&snapshot.pods[i], &taints, now)).collect();
+    sort_pods(&mut plans);
+    NodePlan { name: node.name.clone(), taints, pods: plans }
+}
+
+/// All the selected nodes on one engine.
+fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[WhatIf], now: Timestamp) -> Plan {
+    let by_name: HashMap<&NodeName, usize> = nodes.iter().enumerate().map(|(i, n)| (&n.name, i)).collect();
+    let pods: Vec<(usize, usize)> =
+        snapshot.pods.iter().enumerate().filter_map(|(i, p)| Some((i, *by_name.get(p.pod.node.as_ref()?)?))).collect();
+    let mut steps = Vec::new();
+    timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, &mut steps);
+    let mut replay = Replayer::<RandomState>::default();
+    run(&mut replay, snapshot, nodes, &steps, now);
 
     let final_taints: Vec<Vec<Taint>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
     if !what_if.is_empty() {
@@ -259,11 +368,14 @@ pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: 
         plan.pods.push(replay.result(&snapshot.pods[i], &plan.taints, now));
     }
     for plan in &mut plans {
-        plan.pods.sort_by(|a, b| {
-            (a.evict_at.is_none(), a.evict_at, &a.key).cmp(&(b.evict_at.is_none(), b.evict_at, &b.key))
-        });
+        sort_pods(&mut plan.pods);
     }
     Plan { now, nodes: plans }
+}
+
+/// By (`evict_at`, none last; namespace; name).
+fn sort_pods(pods: &mut [PodPlan]) {
+    pods.sort_by(|a, b| (a.evict_at.is_none(), a.evict_at, &a.key).cmp(&(b.evict_at.is_none(), b.evict_at, &b.key)));
 }
 
 /// When the replay observes a taint, and the basis of work started then.
@@ -296,17 +408,57 @@ pub fn apply_what_if(taints: &[Taint], what_if: &[WhatIf], now: Timestamp) -> Ve
 }
 
 /// The engine plus a mirror of its work, each item tagged with where its clock started.
+///
+/// `S` hashes pod keys: std's keyed hasher when the tables hold every pod, [`Fx`] when they hold
+/// one node's.
 #[derive(Default)]
-struct Replayer {
+struct Replayer<S = RandomState> {
     engine: Engine,
-    pending: HashMap<PodKey, Record>,
+    pending: HashMap<PodKey, Record, S>,
     /// Work cancelled during the current step: a reschedule keeps its start, and its basis.
-    cancelled: HashMap<PodKey, Record>,
+    cancelled: HashMap<PodKey, Record, S>,
     /// The first deletion of each pod: its result.
-    fired: HashMap<PodKey, Record>,
+    fired: HashMap<PodKey, Record, S>,
 }
 
-impl Replayer {
+/// A multiplicative hasher (rustc's `FxHasher`): a few instructions a word where SipHash takes
+/// dozens. Unkeyed, so only for tables as small as one node's pods, which crafted names cannot
+/// make slow.
+#[derive(Clone, Copy, Default)]
+struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut last = [0; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.add(u64::from_le_bytes(last));
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.add(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // hashbrown takes the bucket from the low bits and the tag from the top seven.
+        self.0.rotate_left(26)
+    }
+}
+
+impl<S: BuildHasher> Replayer<S> {
     fn step(&mut self, input: Input, at: Timestamp, basis: Basis) {
         self.engine.handle(input, at);
         self.drain(basis);
@@ -364,5 +516,145 @@ impl Replayer {
             untolerated: untolerated(taints, &pod.pod.tolerations).cloned().collect(),
             overdue: evict_at.is_some_and(|at| at < now),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Replaying node by node against replaying every node on one engine.
+
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::model::{Operator, Toleration};
+
+    const NOW: i64 = 10_000;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_seconds(seconds)
+    }
+
+    fn instant() -> impl Strategy<Value = Option<Timestamp>> {
+        prop::option::weighted(0.9, (NOW - 700..NOW + 100).prop_map(at))
+    }
+
+    fn taint() -> impl Strategy<Value = Taint> {
+        let effect = prop_oneof![3 => Just(Effect::NoExecute), 1 => Just(Effect::NoSchedule)];
+        (prop::sample::select(&["a", "b", "c"][..]), effect, instant())
+            .prop_map(|(key, effect, added)| Taint { time_added: added, ..Taint::new(key, "", effect) })
+    }
+
+    fn toleration() -> impl Strategy<Value = Toleration> {
+        let seconds = prop::option::of(prop_oneof![Just(0i64), Just(60), Just(300), Just(600)]);
+        (prop::sample::select(&["a", "b", ""][..]), prop::option::of(Just(Effect::NoExecute)), seconds).prop_map(
+            |(key, effect, seconds)| Toleration {
+                key: key.into(),
+                operator: Operator::Exists,
+                value: String::new(),
+                effect,
+                seconds,
+            },
+        )
+    }
+
+    fn snapshot() -> impl Strategy<Value = Snapshot> {
+        let node = prop::collection::vec(taint(), 0..4);
+        let pod = (
+            prop::sample::select(&["web", "db"][..]),
+            // Now and then a name given before: the same pod listed twice.
+            prop::option::weighted(0.03, 0..3usize),
+            0..5usize,
+            prop::collection::vec(toleration(), 0..3),
+            instant(),
+            any::<bool>(),
+        );
+        (
+            prop::collection::vec(node, 1..5),
+            prop::collection::vec(pod, 0..30),
+            prop::option::weighted(0.3, (NOW - 900..NOW + 100).prop_map(at)),
+        )
+            .prop_map(|(nodes, pods, controller_acquired)| Snapshot {
+                nodes: nodes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, taints)| SnapshotNode {
+                        name: NodeName::from(format!("n{i}")),
+                        labels: BTreeMap::new(),
+                        taints,
+                    })
+                    .collect(),
+                pods: pods
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (namespace, repeated, node, tolerations, bound_at, terminating))| {
+                        (i, repeated.unwrap_or(i), namespace, node, tolerations, bound_at, terminating)
+                    })
+                    .map(|(_, name, namespace, node, tolerations, bound_at, terminating)| SnapshotPod {
+                        pod: Pod {
+                            key: PodKey::new(namespace, format!("p{name}")),
+                            uid: Uid::from(format!("u{name}")),
+                            node: Some(NodeName::from(format!("n{node}"))),
+                            tolerations: Arc::from(tolerations),
+                        },
+                        bound_at,
+                        phase: "Running".into(),
+                        terminating,
+                    })
+                    .collect(),
+                controller_acquired,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+        #[test]
+        fn replaying_node_by_node_predicts_what_one_engine_does(
+            snapshot in snapshot(),
+            pick in prop::collection::vec(any::<prop::sample::Index>(), 1..5),
+            repeat_a_node in prop::bool::weighted(0.05),
+            what_if in prop::option::of(taint()),
+        ) {
+            let mut selected: Vec<usize> = Vec::new();
+            for i in pick.iter().map(|i| i.index(snapshot.nodes.len())) {
+                if repeat_a_node || !selected.contains(&i) {
+                    selected.push(i);
+                }
+            }
+            let what_if: Vec<WhatIf> = what_if.into_iter().map(WhatIf::Taint).collect();
+            let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
+            let together = replay_together(&snapshot, &nodes, &what_if, at(NOW));
+            prop_assert_eq!(replay(&snapshot, &selected, &what_if, at(NOW)), together);
+        }
+    }
+
+    #[test]
+    fn repeated_pod_keys_are_replayed_on_one_engine() {
+        let node = |name: &str| SnapshotNode {
+            name: NodeName::from(name),
+            labels: BTreeMap::new(),
+            taints: vec![Taint::new("a", "", Effect::NoExecute).with_time_added(at(NOW - 60))],
+        };
+        let pod = |node: &str| SnapshotPod {
+            pod: Pod {
+                key: PodKey::new("web", "api-0"),
+                uid: Uid::from("u"),
+                node: Some(NodeName::from(node)),
+                tolerations: Arc::from([]),
+            },
+            bound_at: Some(at(NOW - 120)),
+            phase: "Running".into(),
+            terminating: false,
+        };
+        let snapshot = Snapshot {
+            nodes: vec![node("n0"), node("n1")],
+            pods: vec![pod("n0"), pod("n1")],
+            controller_acquired: None,
+        };
+        let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
+        assert!(pods_by_node(&snapshot, &nodes).is_none());
+        assert_eq!(replay(&snapshot, &[0, 1], &[], at(NOW)), replay_together(&snapshot, &nodes, &[], at(NOW)));
     }
 }

@@ -86,6 +86,19 @@ pub enum RunEvent {
         /// One line.
         message: String,
     },
+    /// The election (`--leader-elect`) changed who decides.
+    Leadership {
+        /// This instance's part now.
+        state: LeaderState,
+        /// The Lease, `NAMESPACE/NAME`.
+        lease: String,
+        /// This instance's identity.
+        identity: String,
+        /// The holder, when known.
+        holder: Option<String>,
+        /// Why leadership was lost.
+        reason: Option<String>,
+    },
     /// The first interrupt: no new decisions, in-flight deletions are finishing.
     Stopping {
         /// Deletions still in flight.
@@ -93,6 +106,29 @@ pub enum RunEvent {
     },
     /// The last event.
     Summary(Summary),
+}
+
+/// An instance's part in the election.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderState {
+    /// It holds the lease: it decides and deletes.
+    Leading,
+    /// Another instance holds the lease: this one watches and deletes nothing.
+    Following,
+    /// It held the lease and lost it: it stopped deleting.
+    Lost,
+}
+
+impl LeaderState {
+    /// The state in one word.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Leading => "leading",
+            Self::Following => "following",
+            Self::Lost => "lost",
+        }
+    }
 }
 
 /// What a `run` did, reported when it stops.

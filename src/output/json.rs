@@ -5,9 +5,10 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::human::rfc3339;
+use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
 use crate::engine::model::Taint;
 use crate::engine::replay::{Basis, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::time::Timestamp;
 
 /// The document's `apiVersion`; bump it for any change that is not an addition.
 pub const API_VERSION: &str = "taint-evict/v1";
@@ -136,8 +137,242 @@ pub fn write_json(document: &impl Serialize, out: &mut impl Write) -> io::Result
     out.write_all(b"\n")
 }
 
+/// Writes `plan` as the [`EvictionPlan`] document, exactly as [`write_json`] writes it, without
+/// building the document first: `plan -o json` prints hundreds of thousands of pods.
+pub fn write_plan_json(plan: &Plan, out: &mut impl Write) -> io::Result<()> {
+    out.write_all(b"{\n  \"apiVersion\": ")?;
+    string(out, API_VERSION)?;
+    out.write_all(b",\n  \"kind\": \"EvictionPlan\",\n  \"now\": ")?;
+    time(out, Some(plan.now))?;
+    out.write_all(b",\n  \"nodes\": [")?;
+    for (i, node) in plan.nodes.iter().enumerate() {
+        out.write_all(if i == 0 { b"\n    {\n      \"name\": " } else { b",\n    {\n      \"name\": " })?;
+        string(out, node.name.as_str())?;
+        out.write_all(b",\n      \"taints\": [")?;
+        taints(out, &node.taints, 4)?;
+        out.write_all(b",\n      \"pods\": [")?;
+        for (j, pod) in node.pods.iter().enumerate() {
+            out.write_all(if j == 0 { b"\n        {" } else { b",\n        {" })?;
+            pod_fields(out, pod)?;
+            out.write_all(b"\n        }")?;
+        }
+        out.write_all(if node.pods.is_empty() { b"]" } else { b"\n      ]" })?;
+        out.write_all(b"\n    }")?;
+    }
+    out.write_all(if plan.nodes.is_empty() { b"]\n}\n" } else { b"\n  ]\n}\n" })
+}
+
+/// A [`PodDoc`]'s fields, one level deeper than the pod's braces.
+fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
+    out.write_all(b"\n          \"namespace\": ")?;
+    string(out, pod.key.namespace())?;
+    out.write_all(b",\n          \"name\": ")?;
+    string(out, pod.key.name())?;
+    out.write_all(b",\n          \"uid\": ")?;
+    string(out, pod.uid.as_str())?;
+    out.write_all(b",\n          \"phase\": ")?;
+    string(out, &pod.phase)?;
+    out.write_all(if pod.terminating {
+        b",\n          \"terminating\": true,\n          \"verdict\": "
+    } else {
+        b",\n          \"terminating\": false,\n          \"verdict\": "
+    })?;
+    string(out, verdict_name(pod.verdict))?;
+    out.write_all(b",\n          \"evictAt\": ")?;
+    time(out, pod.evict_at)?;
+    out.write_all(b",\n          \"since\": ")?;
+    time(out, pod.since)?;
+    out.write_all(if pod.overdue {
+        b",\n          \"overdue\": true,\n          \"tolerationSeconds\": "
+    } else {
+        b",\n          \"overdue\": false,\n          \"tolerationSeconds\": "
+    })?;
+    match pod.toleration_seconds {
+        Some(seconds) => write!(out, "{seconds}")?,
+        None => out.write_all(b"null")?,
+    }
+    out.write_all(b",\n          \"untolerated\": [")?;
+    taints(out, &pod.untolerated, 6)?;
+    out.write_all(b",\n          \"basis\": ")?;
+    match pod.basis {
+        Some(basis) => string(out, basis_name(basis)),
+        None => out.write_all(b"null"),
+    }
+}
+
+/// The elements of a taint array and its closing bracket; `level` is the elements' indentation level
+/// (two spaces each).
+fn taints(out: &mut impl Write, taints: &[Taint], level: usize) -> io::Result<()> {
+    const SPACES: &[u8] = b"                ";
+    let (close, outer, inner) = (&SPACES[..2 * level - 2], &SPACES[..2 * level], &SPACES[..2 * level + 2]);
+    for (i, taint) in taints.iter().enumerate() {
+        out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+        out.write_all(outer)?;
+        field(out, b"{\n", inner, b"\"key\": ")?;
+        string(out, &taint.key)?;
+        field(out, b",\n", inner, b"\"value\": ")?;
+        string(out, &taint.value)?;
+        field(out, b",\n", inner, b"\"effect\": ")?;
+        string(out, taint.effect.as_str())?;
+        field(out, b",\n", inner, b"\"timeAdded\": ")?;
+        time(out, taint.time_added)?;
+        out.write_all(b"\n")?;
+        out.write_all(outer)?;
+        out.write_all(b"}")?;
+    }
+    if taints.is_empty() {
+        return out.write_all(b"]");
+    }
+    out.write_all(b"\n")?;
+    out.write_all(close)?;
+    out.write_all(b"]")
+}
+
+/// `separator`, `indent` and a field's `"name": `.
+fn field(out: &mut impl Write, separator: &[u8], indent: &[u8], name: &[u8]) -> io::Result<()> {
+    out.write_all(separator)?;
+    out.write_all(indent)?;
+    out.write_all(name)
+}
+
+/// An instant as a JSON string (`null` for none).
+fn time(out: &mut impl Write, at: Option<Timestamp>) -> io::Result<()> {
+    let Some(at) = at else { return out.write_all(b"null") };
+    let mut buffer = [0; RFC3339_MAX];
+    match rfc3339_ascii(at, &mut buffer) {
+        Some(text) => {
+            out.write_all(b"\"")?;
+            out.write_all(text)?;
+            out.write_all(b"\"")
+        }
+        None => string(out, &rfc3339(at)),
+    }
+}
+
+/// `text` as a JSON string, escaped as serde_json escapes it.
+fn string(out: &mut impl Write, text: &str) -> io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.write_all(b"\"")?;
+    // Most strings need no escape: one pass without branches (it vectorizes) says so.
+    if !bytes.iter().fold(false, |any, &b| any | (b < 0x20) | (b == b'"') | (b == b'\\')) {
+        out.write_all(bytes)?;
+        return out.write_all(b"\"");
+    }
+    let mut start = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]],
+            _ => continue,
+        };
+        out.write_all(&bytes[start..i])?;
+        out.write_all(escape)?;
+        start = i + 1;
+    }
+    out.write_all(&bytes[start..])?;
+    out.write_all(b"\"")
+}
+
 /// Writes `document` as YAML.
 pub fn write_yaml(document: &impl Serialize, out: &mut impl Write) -> io::Result<()> {
     let text = serde_saphyr::to_string(document).map_err(io::Error::other)?;
     out.write_all(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The direct writer against serde_json's rendering of the document.
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::model::{Effect, NodeName, PodKey, Uid};
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(
+                &["", "web", "api-0", "a\"b", "back\\slash", "a\nb\r\t", "\u{1}\u{8}\u{c}\u{1f}\u{7f}", "zoné ✓"][..]
+            )
+            .prop_map(str::to_owned),
+            any::<String>(),
+        ]
+    }
+
+    fn instant() -> impl Strategy<Value = Option<Timestamp>> {
+        let nanos = prop_oneof![Just(0i64), Just(500_000_000), 0i64..1_000_000_000];
+        let seconds = prop_oneof![1_700_000_000i64..1_900_000_000, any::<i64>()];
+        prop::option::of((seconds, nanos).prop_map(|(s, n)| Timestamp::from_unix_seconds(s).add_nanos(n)))
+    }
+
+    fn taint() -> impl Strategy<Value = Taint> {
+        let effect = prop_oneof![
+            Just(Effect::NoExecute),
+            Just(Effect::NoSchedule),
+            text().prop_map(|e| Effect::Other(e.into()))
+        ];
+        (text(), text(), effect, instant())
+            .prop_map(|(key, value, effect, time_added)| Taint { time_added, ..Taint::new(key, value, effect) })
+    }
+
+    fn pod() -> impl Strategy<Value = PodPlan> {
+        let verdict =
+            prop::sample::select(&[Verdict::EvictNow, Verdict::EvictAt, Verdict::Never, Verdict::Unaffected][..]);
+        let basis = prop::option::of(prop::sample::select(
+            &[Basis::TaintTimeAdded, Basis::PodScheduled, Basis::ControllerRestart, Basis::Now][..],
+        ));
+        (
+            (text(), text(), text(), text(), any::<bool>(), verdict),
+            (
+                instant(),
+                instant(),
+                basis,
+                prop::option::of(any::<i64>()),
+                prop::collection::vec(taint(), 0..3),
+                any::<bool>(),
+            ),
+        )
+            .prop_map(
+                |(
+                    (namespace, name, uid, phase, terminating, verdict),
+                    (evict_at, since, basis, toleration_seconds, untolerated, overdue),
+                )| PodPlan {
+                    key: PodKey::new(namespace, name),
+                    uid: Uid::from(uid),
+                    phase,
+                    terminating,
+                    verdict,
+                    evict_at,
+                    since,
+                    basis,
+                    toleration_seconds,
+                    untolerated,
+                    overdue,
+                },
+            )
+    }
+
+    fn plan() -> impl Strategy<Value = Plan> {
+        let node = (text(), prop::collection::vec(taint(), 0..3), prop::collection::vec(pod(), 0..3))
+            .prop_map(|(name, taints, pods)| NodePlan { name: NodeName::from(name), taints, pods });
+        (instant(), prop::collection::vec(node, 0..3))
+            .prop_map(|(now, nodes)| Plan { now: now.unwrap_or_default(), nodes })
+    }
+
+    proptest! {
+        #[test]
+        fn plan_json_is_written_as_serde_json_writes_the_document(plan in plan()) {
+            let mut direct = Vec::new();
+            write_plan_json(&plan, &mut direct).expect("a Vec");
+            let mut serde = Vec::new();
+            write_json(&EvictionPlan::from(&plan), &mut serde).expect("a Vec");
+            prop_assert_eq!(String::from_utf8(direct).expect("UTF-8"), String::from_utf8(serde).expect("UTF-8"));
+        }
+    }
 }

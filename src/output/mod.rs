@@ -41,7 +41,7 @@ pub fn render_plan(plan: &Plan, format: OutputFormat, color: ColorMode, out: &mu
     match format {
         OutputFormat::Table => table::render(plan, false, color, out),
         OutputFormat::Wide => table::render(plan, true, color, out),
-        OutputFormat::Json => json::write_json(&json::EvictionPlan::from(plan), out),
+        OutputFormat::Json => json::write_plan_json(plan, out),
         OutputFormat::Yaml => json::write_yaml(&json::EvictionPlan::from(plan), out),
     }
 }

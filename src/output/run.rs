@@ -11,7 +11,7 @@ use super::ColorMode;
 use super::human::{countdown, duration, rfc3339, rfc3339_seconds};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
-use crate::engine::report::{Report, RunEvent, Summary};
+use crate::engine::report::{LeaderState, Report, RunEvent, Summary};
 use crate::engine::time::Timestamp;
 
 fn pod_json(pod: &PodRef) -> Value {
@@ -71,6 +71,8 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Failed { pod, reason, attempt, retry_at } => json!({"type": "failed", "pod": pod_json(pod),
             "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
         RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
+        RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
+            "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
         RunEvent::Stopping { in_flight } => json!({"type": "stopping", "inFlight": in_flight}),
         RunEvent::Summary(summary) => json!({"type": "summary", "deleted": summary.deleted, "gone": summary.gone,
             "cancelled": summary.cancelled,
@@ -96,8 +98,43 @@ fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
 
 /// Writes the event as a line (or, for the summary, a few lines) for people.
 pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
-    let at = rfc3339_seconds(report.at);
-    let (kind, text): (String, String) = match &report.event {
+    if let RunEvent::Summary(summary) = &report.event {
+        return write_summary(summary, out);
+    }
+    let (kind, text) = describe(report, color);
+    writeln!(out, "{}  {kind:<9} {text}", rfc3339_seconds(report.at))
+}
+
+/// How much an event matters, as a log level.
+#[must_use]
+pub fn level(event: &RunEvent) -> &'static str {
+    match event {
+        RunEvent::Failed { .. } | RunEvent::Warning { .. } => "warning",
+        RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
+        _ => "info",
+    }
+}
+
+/// Writes the event as one log record (`--log-format`): `TIME LEVEL EVENT text`, or a JSON object
+/// with `level` and `msg` added to `run -o json`'s fields.
+pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Result<()> {
+    let (kind, text) = describe(report, ColorMode::Plain);
+    let level = level(&report.event);
+    if json {
+        let mut object = to_json(report);
+        object["level"] = json!(level);
+        object["msg"] = json!(text);
+        serde_json::to_writer(&mut *out, &object)?;
+        return out.write_all(b"\n");
+    }
+    let at = report.at.as_nanos();
+    let millis = rfc3339(Timestamp::from_nanos(at - at.rem_euclid(1_000_000)));
+    writeln!(out, "{millis} {:<7} {kind:<9} {text}", level.to_uppercase())
+}
+
+/// The event's one-word kind and its line of text (the summary in one line).
+fn describe(report: &Report, color: ColorMode) -> (String, String) {
+    match &report.event {
         RunEvent::Started { server, watching, dry_run } => {
             let mode = if *dry_run {
                 "dry run: deciding and reporting only, nothing is written"
@@ -151,25 +188,47 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
             format!("{}: attempt {attempt}: {reason}; retrying at {}", pod.key, rfc3339_seconds(*retry_at)),
         ),
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
+        RunEvent::Leadership { state, lease, identity, holder, reason } => {
+            let text = match (state, holder, reason) {
+                (LeaderState::Leading, _, _) => {
+                    format!("{identity} holds lease {lease}: deciding and deleting from now on")
+                }
+                (LeaderState::Following, Some(holder), _) => {
+                    format!("lease {lease} is held by {holder}: watching, deleting nothing")
+                }
+                (LeaderState::Following, None, _) => format!("lease {lease} is held by another instance"),
+                (LeaderState::Lost, _, reason) => format!(
+                    "lost lease {lease} ({}): deletions stopped",
+                    reason.as_deref().unwrap_or("another instance holds it")
+                ),
+            };
+            let kind = match state {
+                LeaderState::Lost => paint("lost", color, |t| t.yellow().bold().to_string()),
+                other => other.as_str().to_owned(),
+            };
+            (kind, text)
+        }
         RunEvent::Stopping { in_flight } => (
             "stopping".into(),
             format!("no new decisions; waiting for {in_flight} deletions in flight (Ctrl-C again to quit now)"),
         ),
-        RunEvent::Summary(summary) => return write_summary(summary, out),
-    };
-    writeln!(out, "{at}  {kind:<9} {text}")
+        RunEvent::Summary(summary) => ("summary".into(), summary_line(summary)),
+    }
 }
 
-fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "summary: {} deleted, {} already gone, {} cancelled, {} failing, {} still scheduled",
+fn summary_line(summary: &Summary) -> String {
+    format!(
+        "{} deleted, {} already gone, {} cancelled, {} failing, {} still scheduled",
         summary.deleted,
         summary.gone,
         summary.cancelled,
         summary.failed.len(),
         summary.scheduled.len()
-    )?;
+    )
+}
+
+fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "summary: {}", summary_line(summary))?;
     for (pod, reason) in &summary.failed {
         writeln!(out, "  failing: {} on {}: {reason}", pod.key, pod.node)?;
     }
@@ -200,6 +259,8 @@ impl LiveView {
                 self.scheduled.remove(&pod.key);
             }
             RunEvent::Deleted { .. } => self.deleted += 1,
+            // Another instance decides now; the next term schedules anew.
+            RunEvent::Leadership { state: LeaderState::Lost, .. } => self.scheduled.clear(),
             _ => {}
         }
     }

@@ -13,6 +13,7 @@ use super::Clock;
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
 use crate::engine::report::{Report, RunEvent};
+use crate::metrics::{FailureReason, Metrics};
 
 /// How one deletion attempt ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,7 +23,12 @@ pub enum Outcome {
     /// The pod was already gone, or a replacement holds its name (UID precondition failed).
     Gone(String),
     /// The attempt failed; it is worth trying again.
-    Failed(String),
+    Failed {
+        /// The kind of failure (the metrics' label).
+        reason: FailureReason,
+        /// What went wrong, in one line.
+        message: String,
+    },
 }
 
 /// The events upstream emits around a deletion.
@@ -72,6 +78,8 @@ pub struct Done {
 /// A pod's running job and the ones queued behind it.
 struct Running {
     ticket: Ticket,
+    /// Stops the task at once (leadership lost).
+    task: tokio::task::AbortHandle,
     /// Set when the running job is withdrawn: it makes no further attempt.
     withdrawn: watch::Sender<bool>,
     waiting: VecDeque<Job>,
@@ -89,6 +97,7 @@ pub struct Executor<E> {
     stopping: watch::Receiver<bool>,
     /// Pods whose last attempt failed, with the reason, until one succeeds.
     failing: Arc<Mutex<HashMap<PodKey, (PodRef, String)>>>,
+    metrics: Arc<Metrics>,
 }
 
 impl<E: Evictor> Executor<E> {
@@ -100,10 +109,11 @@ impl<E: Evictor> Executor<E> {
         done: mpsc::UnboundedSender<Done>,
         report: mpsc::UnboundedSender<Report>,
         stopping: watch::Receiver<bool>,
+        metrics: Arc<Metrics>,
     ) -> Self {
         let permits = Arc::new(Semaphore::new(concurrency.max(1)));
         let failing = Arc::default();
-        Self { evictor, clock, permits, running: HashMap::new(), done, report, stopping, failing }
+        Self { evictor, clock, permits, running: HashMap::new(), done, report, stopping, failing, metrics }
     }
 
     /// The evictor.
@@ -148,6 +158,17 @@ impl<E: Evictor> Executor<E> {
         }
     }
 
+    /// Stops every job at once, mid-request if need be, and forgets the queued ones (leadership was
+    /// lost: another instance decides now). Returns how many jobs were started or waiting.
+    pub fn abort(&mut self) -> usize {
+        let abandoned = self.in_flight();
+        for (_, running) in self.running.drain() {
+            running.task.abort();
+        }
+        self.failing.lock().expect("failing pods").clear();
+        abandoned
+    }
+
     /// Marks `done` finished and starts the pod's next job, if one waits.
     pub fn finished(&mut self, done: &Done) {
         let key = &done.job.pod.key;
@@ -167,7 +188,7 @@ impl<E: Evictor> Executor<E> {
 
     fn spawn(&self, job: Job) -> Running {
         let (withdrawn_tx, mut withdrawn) = watch::channel(false);
-        let running = Running { ticket: job.ticket, withdrawn: withdrawn_tx, waiting: VecDeque::new() };
+        let ticket = job.ticket;
         let evictor = self.evictor.clone();
         let permits = self.permits.clone();
         let clock = self.clock;
@@ -175,7 +196,8 @@ impl<E: Evictor> Executor<E> {
         let report = self.report.clone();
         let mut stopping = self.stopping.clone();
         let failing = self.failing.clone();
-        tokio::spawn(async move {
+        let metrics = self.metrics.clone();
+        let task = tokio::spawn(async move {
             let Ok(_permit) = permits.acquire_owned().await else { return };
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
@@ -188,7 +210,8 @@ impl<E: Evictor> Executor<E> {
             let outcome = loop {
                 attempt += 1;
                 match evictor.evict(&job.pod).await {
-                    Outcome::Failed(reason) => {
+                    Outcome::Failed { reason: kind, message: reason } => {
+                        metrics.failed(kind);
                         failing
                             .lock()
                             .expect("failing pods")
@@ -214,6 +237,6 @@ impl<E: Evictor> Executor<E> {
             };
             let _ = done.send(Done { job, outcome });
         });
-        running
+        Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }
     }
 }

@@ -7,7 +7,9 @@
 pub mod clock;
 pub mod executor;
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -21,6 +23,7 @@ use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod, replay};
 use crate::engine::report::{Report, RunEvent, Summary};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
+use crate::metrics::Metrics;
 
 /// A change to the watched nodes.
 #[derive(Clone, Debug)]
@@ -44,6 +47,44 @@ pub enum PodChange {
     Deleted(PodKey),
 }
 
+/// Whether this instance may decide and delete: always, or while it holds the election's lease.
+#[derive(Debug)]
+pub struct Leadership(Option<watch::Receiver<bool>>);
+
+impl Leadership {
+    /// A lone `run`: it always decides.
+    #[must_use]
+    pub fn always() -> Self {
+        Self(None)
+    }
+
+    /// Decides while `leading` says so (the election's channel).
+    #[must_use]
+    pub fn elected(leading: watch::Receiver<bool>) -> Self {
+        Self(Some(leading))
+    }
+
+    fn leading(&self) -> bool {
+        self.0.as_ref().is_none_or(|leading| *leading.borrow())
+    }
+
+    /// Whether leadership can come and go: the lists are then kept, to seed each new term.
+    fn is_elected(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Resolves when leadership changes, with the new state; never for a lone `run`, nor once the
+    /// election has ended.
+    async fn changed(&mut self) -> bool {
+        if let Some(leading) = &mut self.0
+            && leading.changed().await.is_ok()
+        {
+            return *leading.borrow_and_update();
+        }
+        std::future::pending().await
+    }
+}
+
 /// Where changes come from.
 pub struct Sources {
     /// Node changes.
@@ -52,6 +93,8 @@ pub struct Sources {
     pub pods: mpsc::Receiver<PodChange>,
     /// The controller manager Lease's `acquireTime`, for the start-up replay.
     pub controller_acquired: Option<Timestamp>,
+    /// When this instance may decide.
+    pub leadership: Leadership,
 }
 
 /// How `run` behaves.
@@ -64,11 +107,18 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// How long in-flight deletions may take to finish after the first interrupt.
     pub drain_timeout: Duration,
+    /// Where counts and readiness go.
+    pub metrics: Arc<Metrics>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { restart_countdowns: false, concurrency: 16, drain_timeout: Duration::from_secs(10) }
+        Self {
+            restart_countdowns: false,
+            concurrency: 16,
+            drain_timeout: Duration::from_secs(10),
+            metrics: Arc::default(),
+        }
     }
 }
 
@@ -76,8 +126,89 @@ fn node_input(node: &SnapshotNode) -> Node {
     Node { name: node.name.clone(), taints: node.taints.clone() }
 }
 
+/// The current nodes and pods, as the watches report them.
+#[derive(Default)]
+struct Lists {
+    nodes: Option<HashMap<NodeName, SnapshotNode>>,
+    pods: Option<HashMap<PodKey, SnapshotPod>>,
+}
+
+impl Lists {
+    fn complete(&self) -> bool {
+        self.nodes.is_some() && self.pods.is_some()
+    }
+
+    fn node(&mut self, change: NodeChange) {
+        match (change, self.nodes.as_mut()) {
+            (NodeChange::Listed(nodes), _) => {
+                self.nodes = Some(nodes.into_iter().map(|node| (node.name.clone(), node)).collect());
+            }
+            (NodeChange::Applied(node), Some(nodes)) => {
+                nodes.insert(node.name.clone(), node);
+            }
+            (NodeChange::Deleted(name), Some(nodes)) => {
+                nodes.remove(&name);
+            }
+            (_, None) => {}
+        }
+    }
+
+    fn pod(&mut self, change: PodChange) {
+        match (change, self.pods.as_mut()) {
+            (PodChange::Listed(pods), _) => {
+                self.pods = Some(pods.into_iter().map(|pod| (pod.pod.key.clone(), pod)).collect());
+            }
+            (PodChange::Applied(pod), Some(pods)) => {
+                pods.insert(pod.pod.key.clone(), pod);
+            }
+            (PodChange::Deleted(key), Some(pods)) => {
+                pods.remove(&key);
+            }
+            (_, None) => {}
+        }
+    }
+
+    /// The lists as a snapshot, in a stable order; `keep` leaves a copy here (for the next term).
+    fn snapshot(&mut self, keep: bool, controller_acquired: Option<Timestamp>) -> Snapshot {
+        let (mut nodes, mut pods): (Vec<SnapshotNode>, Vec<SnapshotPod>) = if keep {
+            (
+                self.nodes.iter().flat_map(HashMap::values).cloned().collect(),
+                self.pods.iter().flat_map(HashMap::values).cloned().collect(),
+            )
+        } else {
+            (
+                self.nodes.take().into_iter().flat_map(HashMap::into_values).collect(),
+                self.pods.take().into_iter().flat_map(HashMap::into_values).collect(),
+            )
+        };
+        nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
+        Snapshot { nodes, pods, controller_acquired }
+    }
+}
+
+fn node_change_input(change: &NodeChange) -> Input {
+    match change {
+        NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(node_input).collect()),
+        NodeChange::Applied(node) => Input::NodeUpserted(node_input(node)),
+        NodeChange::Deleted(name) => Input::NodeDeleted(name.clone()),
+    }
+}
+
+fn pod_change_input(change: &PodChange) -> Input {
+    match change {
+        PodChange::Listed(list) => Input::PodsReplaced(list.iter().map(|p| p.pod.clone()).collect()),
+        PodChange::Applied(pod) => Input::PodUpserted(pod.pod.clone()),
+        PodChange::Deleted(key) => Input::PodDeleted(key.clone()),
+    }
+}
+
 /// Runs until `shutdown` resolves (or both sources end), then drains and returns the summary (also
 /// sent as the last report).
+///
+/// Nothing is decided before both initial lists are in. With an election, the lists are kept up to
+/// date while another instance leads, and each term as leader starts from a replay of them, as `run`
+/// starts; a term ends at once when leadership is lost (deletions under way are abandoned).
 pub async fn run<E: Evictor>(
     options: RunOptions,
     mut sources: Sources,
@@ -86,191 +217,242 @@ pub async fn run<E: Evictor>(
     report: mpsc::UnboundedSender<Report>,
     shutdown: impl Future<Output = ()>,
 ) -> Summary {
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel();
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let dry_run = evictor.is_dry_run();
-    let mut executor = Executor::new(evictor, clock, options.concurrency, done_tx, report.clone(), stop_rx);
-    let mut loop_state = Loop { engine: Engine::new(), summary: Summary::default(), dry_run };
-    let send = |event: RunEvent| {
-        let _ = report.send(Report { at: clock.now(), event });
+    let mut run = Loop {
+        summary: Summary::default(),
+        dry_run: evictor.is_dry_run(),
+        evictor,
+        clock,
+        report,
+        metrics: options.metrics.clone(),
+        options,
     };
     tokio::pin!(shutdown);
 
-    // Nothing is decided before both initial lists are in.
-    let mut nodes: Option<Vec<SnapshotNode>> = None;
-    let mut pods: Option<Vec<SnapshotPod>> = None;
-    while nodes.is_none() || pods.is_none() {
+    let mut lists = Lists::default();
+    while !lists.complete() {
         tokio::select! {
             biased;
-            () = &mut shutdown => return loop_state.finish(&mut executor, &mut done_rx, &stop_tx, &options, clock, &send).await,
-            Some(change) = sources.nodes.recv() => fold_nodes(&mut nodes, change),
-            Some(change) = sources.pods.recv() => fold_pods(&mut pods, change),
-            else => return loop_state.finish(&mut executor, &mut done_rx, &stop_tx, &options, clock, &send).await,
+            () = &mut shutdown => return run.finish(None).await,
+            Some(change) = sources.nodes.recv() => lists.node(change),
+            Some(change) = sources.pods.recv() => lists.pod(change),
+            else => return run.finish(None).await,
         }
     }
-    let snapshot = Snapshot {
-        nodes: nodes.unwrap_or_default(),
-        pods: pods.unwrap_or_default(),
-        controller_acquired: sources.controller_acquired,
-    };
-    let now = clock.now();
-    let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
-    let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
-    if options.restart_countdowns {
-        loop_state.engine.handle(Input::NodesReplaced(engine_nodes), now);
-        loop_state.engine.handle(Input::PodsReplaced(engine_pods), now);
-    } else {
-        let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-        let work = replay(&snapshot, &selected, &[], now).work();
-        loop_state.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
-    }
-    send(RunEvent::Synced {
-        nodes: snapshot.nodes.len(),
-        pods: snapshot.pods.len(),
-        scheduled: loop_state.engine.armed(),
-        due: loop_state.engine.pending().filter(|(_, entry)| entry.state == EntryState::InFlight).count(),
-        restarted_countdowns: options.restart_countdowns,
-    });
-    drop(snapshot);
-    loop_state.drain_actions(&mut executor, &send);
-
-    let mut armed_for: Option<Timestamp> = None;
-    let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
-    tokio::pin!(sleep);
+    run.metrics.set_ready();
+    let keep = sources.leadership.is_elected();
     loop {
-        let deadline = loop_state.engine.poll_timeout();
-        if deadline != armed_for {
-            if let Some(at) = deadline {
-                sleep.as_mut().reset(clock.deadline(at));
+        // Following: keep the lists current until this instance leads.
+        while !sources.leadership.leading() {
+            tokio::select! {
+                biased;
+                () = &mut shutdown => return run.finish(None).await,
+                Some(change) = sources.nodes.recv() => lists.node(change),
+                Some(change) = sources.pods.recv() => lists.pod(change),
+                _ = sources.leadership.changed() => {}
+                else => return run.finish(None).await,
             }
-            armed_for = deadline;
         }
-        tokio::select! {
-            biased;
-            () = &mut shutdown => break,
-            Some(change) = sources.nodes.recv() => {
-                let input = match change {
-                    NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(node_input).collect()),
-                    NodeChange::Applied(node) => Input::NodeUpserted(node_input(&node)),
-                    NodeChange::Deleted(name) => Input::NodeDeleted(name),
-                };
-                loop_state.engine.handle(input, clock.now());
+        let snapshot = lists.snapshot(keep, sources.controller_acquired);
+        let mut term = run.begin(&snapshot);
+        drop(snapshot);
+        let ended = run.lead(&mut term, &mut sources, &mut lists, keep, &mut shutdown).await;
+        match ended {
+            Ended::Stop => return run.finish(Some(term)).await,
+            Ended::Lost => {
+                let abandoned = term.executor.abort();
+                run.metrics.set_scheduled(0);
+                if abandoned > 0 {
+                    run.send(RunEvent::Warning {
+                        message: format!("leadership lost: {abandoned} deletions under way abandoned"),
+                    });
+                }
             }
-            Some(change) = sources.pods.recv() => {
-                let input = match change {
-                    PodChange::Listed(list) => Input::PodsReplaced(list.into_iter().map(|p| p.pod).collect()),
-                    PodChange::Applied(pod) => Input::PodUpserted(pod.pod),
-                    PodChange::Deleted(key) => Input::PodDeleted(key),
-                };
-                loop_state.engine.handle(input, clock.now());
-            }
-            Some(done) = done_rx.recv() => loop_state.finished(&mut executor, done, clock.now(), &send),
-            () = &mut sleep, if armed_for.is_some() => {
-                // The sleeper may fire early (horizon) or late; the engine fires only what is due.
-                armed_for = None;
-                loop_state.engine.handle_timeout(clock.now());
-            }
-            else => break,
         }
-        loop_state.drain_actions(&mut executor, &send);
-    }
-    loop_state.finish(&mut executor, &mut done_rx, &stop_tx, &options, clock, &send).await
-}
-
-fn fold_nodes(list: &mut Option<Vec<SnapshotNode>>, change: NodeChange) {
-    match (change, list.as_mut()) {
-        (NodeChange::Listed(nodes), _) => *list = Some(nodes),
-        (NodeChange::Applied(node), Some(nodes)) => {
-            nodes.retain(|n| n.name != node.name);
-            nodes.push(node);
-        }
-        (NodeChange::Deleted(name), Some(nodes)) => nodes.retain(|n| n.name != name),
-        (_, None) => {}
     }
 }
 
-fn fold_pods(list: &mut Option<Vec<SnapshotPod>>, change: PodChange) {
-    match (change, list.as_mut()) {
-        (PodChange::Listed(pods), _) => *list = Some(pods),
-        (PodChange::Applied(pod), Some(pods)) => {
-            pods.retain(|p| p.pod.key != pod.pod.key);
-            pods.push(pod);
-        }
-        (PodChange::Deleted(key), Some(pods)) => pods.retain(|p| p.pod.key != key),
-        (_, None) => {}
-    }
+/// How a term as leader ended.
+enum Ended {
+    /// Shutdown, or the sources ended.
+    Stop,
+    /// Leadership was lost.
+    Lost,
 }
 
-struct Loop {
+/// One term as leader: the engine and the deletions it started.
+struct Term<E> {
     engine: Engine,
+    executor: Executor<E>,
+    done: mpsc::UnboundedReceiver<Done>,
+    stop: watch::Sender<bool>,
+}
+
+/// What lasts across terms.
+struct Loop<E> {
     summary: Summary,
     dry_run: bool,
+    evictor: E,
+    clock: Clock,
+    report: mpsc::UnboundedSender<Report>,
+    metrics: Arc<Metrics>,
+    options: RunOptions,
 }
 
-impl Loop {
-    fn drain_actions<E: Evictor>(&mut self, executor: &mut Executor<E>, send: &impl Fn(RunEvent)) {
-        while let Some(action) = self.engine.poll_action() {
-            match action {
-                Action::Scheduled { pod, work } => send(RunEvent::Scheduled { pod, work }),
-                Action::Cancelled { pod, work } => {
-                    self.summary.cancelled += 1;
-                    let evictor = executor.evictor().clone();
-                    let notified = pod.clone();
-                    tokio::spawn(async move { evictor.notify(&notified, Notice::Cancelling).await });
-                    send(RunEvent::Cancelled { pod, work });
+impl<E: Evictor> Loop<E> {
+    fn send(&self, event: RunEvent) {
+        let _ = self.report.send(Report { at: self.clock.now(), event });
+    }
+
+    /// Seeds an engine from `snapshot` (contract §4: overdue at once, others keep the replay's
+    /// deadlines; or every countdown restarted) and starts what is due.
+    fn begin(&mut self, snapshot: &Snapshot) -> Term<E> {
+        let (done_tx, done) = mpsc::unbounded_channel();
+        let (stop, stop_rx) = watch::channel(false);
+        let executor = Executor::new(
+            self.evictor.clone(),
+            self.clock,
+            self.options.concurrency,
+            done_tx,
+            self.report.clone(),
+            stop_rx,
+            self.metrics.clone(),
+        );
+        let mut term = Term { engine: Engine::new(), executor, done, stop };
+        let now = self.clock.now();
+        let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
+        let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
+        if self.options.restart_countdowns {
+            term.engine.handle(Input::NodesReplaced(engine_nodes), now);
+            term.engine.handle(Input::PodsReplaced(engine_pods), now);
+        } else {
+            let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
+            let work = replay(snapshot, &selected, &[], now).work();
+            term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
+        }
+        self.send(RunEvent::Synced {
+            nodes: snapshot.nodes.len(),
+            pods: snapshot.pods.len(),
+            scheduled: term.engine.armed(),
+            due: term.engine.pending().filter(|(_, entry)| entry.state == EntryState::InFlight).count(),
+            restarted_countdowns: self.options.restart_countdowns,
+        });
+        self.drain_actions(&mut term);
+        term
+    }
+
+    /// Feeds changes to the engine and carries out its decisions until shutdown or lost leadership.
+    async fn lead(
+        &mut self,
+        term: &mut Term<E>,
+        sources: &mut Sources,
+        lists: &mut Lists,
+        keep: bool,
+        shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> Ended {
+        let clock = self.clock;
+        let mut armed_for: Option<Timestamp> = None;
+        let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+        tokio::pin!(sleep);
+        loop {
+            let deadline = term.engine.poll_timeout();
+            if deadline != armed_for {
+                if let Some(at) = deadline {
+                    sleep.as_mut().reset(clock.deadline(at));
                 }
-                Action::Evict { pod, work, ticket } => executor.submit(Job { pod, work, ticket }),
-                Action::Withdrawn { pod, ticket } => executor.withdraw(&pod.key, ticket),
+                armed_for = deadline;
             }
+            tokio::select! {
+                biased;
+                () = shutdown.as_mut() => return Ended::Stop,
+                leading = sources.leadership.changed() => if !leading {
+                    return Ended::Lost;
+                },
+                Some(change) = sources.nodes.recv() => {
+                    term.engine.handle(node_change_input(&change), clock.now());
+                    if keep {
+                        lists.node(change);
+                    }
+                }
+                Some(change) = sources.pods.recv() => {
+                    term.engine.handle(pod_change_input(&change), clock.now());
+                    if keep {
+                        lists.pod(change);
+                    }
+                }
+                Some(done) = term.done.recv() => self.finished(term, done, clock.now()),
+                () = &mut sleep, if armed_for.is_some() => {
+                    // The sleeper may fire early (horizon) or late; the engine fires only what is due.
+                    armed_for = None;
+                    term.engine.handle_timeout(clock.now());
+                }
+                else => return Ended::Stop,
+            }
+            self.drain_actions(term);
         }
     }
 
-    fn finished<E: Evictor>(
-        &mut self,
-        executor: &mut Executor<E>,
-        done: Done,
-        now: Timestamp,
-        send: &impl Fn(RunEvent),
-    ) {
-        executor.finished(&done);
+    fn drain_actions(&mut self, term: &mut Term<E>) {
+        while let Some(action) = term.engine.poll_action() {
+            match action {
+                Action::Scheduled { pod, work } => self.send(RunEvent::Scheduled { pod, work }),
+                Action::Cancelled { pod, work } => {
+                    self.summary.cancelled += 1;
+                    self.metrics.cancelled();
+                    let evictor = self.evictor.clone();
+                    let notified = pod.clone();
+                    tokio::spawn(async move { evictor.notify(&notified, Notice::Cancelling).await });
+                    self.send(RunEvent::Cancelled { pod, work });
+                }
+                Action::Evict { pod, work, ticket } => term.executor.submit(Job { pod, work, ticket }),
+                Action::Withdrawn { pod, ticket } => term.executor.withdraw(&pod.key, ticket),
+            }
+        }
+        self.metrics.set_scheduled(term.engine.armed());
+    }
+
+    fn finished(&mut self, term: &mut Term<E>, done: Done, now: Timestamp) {
+        term.executor.finished(&done);
         let Done { job, outcome } = done;
         match outcome {
             Some(Outcome::Deleted) => {
                 self.summary.deleted += 1;
-                send(RunEvent::Deleted { pod: job.pod.clone(), work: job.work, dry_run: self.dry_run });
+                if !self.dry_run {
+                    self.metrics.deleted(now.nanos_since(job.work.fire) as f64 / 1e9);
+                }
+                self.send(RunEvent::Deleted { pod: job.pod.clone(), work: job.work, dry_run: self.dry_run });
             }
             Some(Outcome::Gone(reason)) => {
                 self.summary.gone += 1;
-                send(RunEvent::Gone { pod: job.pod.clone(), reason });
+                self.send(RunEvent::Gone { pod: job.pod.clone(), reason });
             }
-            Some(Outcome::Failed(_)) | None => {}
+            Some(Outcome::Failed { .. }) | None => {}
         }
-        self.engine.handle(Input::EvictionFinished { pod: job.pod.key, ticket: job.ticket }, now);
+        term.engine.handle(Input::EvictionFinished { pod: job.pod.key, ticket: job.ticket }, now);
     }
 
-    async fn finish<E: Evictor>(
-        mut self,
-        executor: &mut Executor<E>,
-        done_rx: &mut mpsc::UnboundedReceiver<Done>,
-        stop: &watch::Sender<bool>,
-        options: &RunOptions,
-        clock: Clock,
-        send: &impl Fn(RunEvent),
-    ) -> Summary {
-        let _ = stop.send(true);
-        send(RunEvent::Stopping { in_flight: executor.in_flight() });
-        let drain = tokio::time::sleep(options.drain_timeout);
+    /// Stops deciding, lets the deletions under way finish (up to the drain timeout), reports and
+    /// returns the summary.
+    async fn finish(mut self, term: Option<Term<E>>) -> Summary {
+        let Some(mut term) = term else {
+            self.send(RunEvent::Stopping { in_flight: 0 });
+            let summary = self.summary.clone();
+            self.send(RunEvent::Summary(summary.clone()));
+            return summary;
+        };
+        let _ = term.stop.send(true);
+        self.send(RunEvent::Stopping { in_flight: term.executor.in_flight() });
+        let drain = tokio::time::sleep(self.options.drain_timeout);
         tokio::pin!(drain);
-        while executor.in_flight() > 0 {
+        while term.executor.in_flight() > 0 {
             tokio::select! {
-                Some(done) = done_rx.recv() => self.finished(executor, done, clock.now(), send),
+                Some(done) = term.done.recv() => self.finished(&mut term, done, self.clock.now()),
                 () = &mut drain => break,
             }
         }
-        let mut summary = self.summary;
-        summary.failed = executor.failing();
+        let mut summary = std::mem::take(&mut self.summary);
+        summary.failed = term.executor.failing();
         summary.failed.sort_by(|a, b| a.0.key.cmp(&b.0.key));
-        let mut scheduled: Vec<(PodRef, Timestamp)> = self
+        let mut scheduled: Vec<(PodRef, Timestamp)> = term
             .engine
             .pending()
             .filter(|(_, entry)| entry.state == EntryState::Armed)
@@ -278,7 +460,7 @@ impl Loop {
             .collect();
         scheduled.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
         summary.scheduled = scheduled;
-        send(RunEvent::Summary(summary.clone()));
+        self.send(RunEvent::Summary(summary.clone()));
         summary
     }
 }

@@ -3,11 +3,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::*;
 use crate::engine::model::{Effect, Pod, Taint, Toleration};
 use crate::engine::report::RunEvent;
+use crate::metrics::FailureReason;
 
 /// 2026-11-22T10:00:00Z, the virtual start.
 const T0: i64 = 1_795_341_600;
@@ -24,6 +25,8 @@ struct Recorder {
     /// Pods whose next N attempts fail.
     failures: Arc<Mutex<Vec<(String, u32)>>>,
     gone: Arc<Mutex<Vec<String>>>,
+    /// Pods whose next attempt takes this long to answer.
+    slow: Arc<Mutex<Vec<(String, Duration)>>>,
 }
 
 impl Evictor for Recorder {
@@ -32,11 +35,17 @@ impl Evictor for Recorder {
     }
 
     async fn evict(&self, pod: &PodRef) -> Outcome {
-        let now = self.clock.lock().unwrap().expect("clock set").now();
         let name = pod.key.name().to_owned();
+        let latency = self.slow.lock().unwrap().iter().position(|(n, _)| *n == name);
+        if let Some(index) = latency {
+            // A slow API server (simulated latency on the paused clock, not synchronisation).
+            let (_, latency) = self.slow.lock().unwrap().remove(index);
+            tokio::time::sleep(latency).await;
+        }
+        let now = self.clock.lock().unwrap().expect("clock set").now();
         if let Some(entry) = self.failures.lock().unwrap().iter_mut().find(|(n, left)| *n == name && *left > 0) {
             entry.1 -= 1;
-            return Outcome::Failed("the server is unavailable".into());
+            return Outcome::Failed { reason: FailureReason::ServerError, message: "the server is unavailable".into() };
         }
         if self.gone.lock().unwrap().contains(&name) {
             return Outcome::Gone("precondition failed".into());
@@ -95,6 +104,17 @@ struct Harness {
 
 /// Starts `run` at virtual T0 with the given initial lists; it stops at `T0 + stop_after`.
 fn start(nodes: Vec<SnapshotNode>, pods: Vec<SnapshotPod>, options: RunOptions, stop_after: i64) -> Harness {
+    start_with(nodes, pods, options, stop_after, Leadership::always())
+}
+
+/// Like [`start`], deciding only while `leadership` says so.
+fn start_with(
+    nodes: Vec<SnapshotNode>,
+    pods: Vec<SnapshotPod>,
+    options: RunOptions,
+    stop_after: i64,
+    leadership: Leadership,
+) -> Harness {
     let clock = Clock::starting_at(t(0));
     let evictor = Recorder::default();
     *evictor.clock.lock().unwrap() = Some(clock);
@@ -103,7 +123,7 @@ fn start(nodes: Vec<SnapshotNode>, pods: Vec<SnapshotPod>, options: RunOptions, 
     let (report_tx, reports) = mpsc::unbounded_channel();
     node_tx.try_send(NodeChange::Listed(nodes)).unwrap();
     pod_tx.try_send(PodChange::Listed(pods)).unwrap();
-    let sources = Sources { nodes: node_rx, pods: pod_rx, controller_acquired: None };
+    let sources = Sources { nodes: node_rx, pods: pod_rx, controller_acquired: None, leadership };
     let stop = tokio::time::sleep(Duration::from_secs(stop_after as u64));
     let run = tokio::spawn(run(options, sources, evictor.clone(), clock, report_tx, stop));
     Harness { nodes: node_tx, pods: pod_tx, evictor, reports, run }
@@ -140,6 +160,67 @@ impl Harness {
 
 fn deleted(name: &str, at: i64) -> (String, Timestamp) {
     (name.into(), t(at))
+}
+
+/// Sets leadership at virtual `T0 + at`.
+fn lead_at(leading: &Arc<watch::Sender<bool>>, at: i64, value: bool) {
+    let leading = leading.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_secs(at as u64)).await;
+        leading.send_replace(value);
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follower_decides_nothing_then_leads_from_a_replay_of_the_current_lists() {
+    let nodes = vec![node("n1", &[("a", -100)]), node("n2", &[])];
+    let pods = vec![pod("short", "n1", &[("a", Some(60))], -3600), pod("long", "n1", &[("a", Some(300))], -3600)];
+    let (leading, leadership) = watch::channel(false);
+    let leading = Arc::new(leading);
+    let options = RunOptions::default();
+    let metrics = options.metrics.clone();
+    let h = start_with(nodes, pods, options, 1000, Leadership::elected(leadership));
+    // While following: a taint and a new pod arrive; the lists keep them, nothing is decided.
+    node_at(&h, 10, NodeChange::Applied(node("n2", &[("a", 10)])));
+    pod_at(&h, 11, PodChange::Applied(pod("late", "n2", &[("a", Some(30))], 11)));
+    lead_at(&leading, 50, true);
+    let (summary, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    // The term starts at +50 from the replay: short (due -40) and late (due +40) are overdue.
+    assert_eq!(deletions, [deleted("late", 50), deleted("long", 200), deleted("short", 50)]);
+    assert_eq!(summary.deleted, 3);
+    let synced: Vec<_> = reports.iter().filter(|r| matches!(r.event, RunEvent::Synced { .. })).map(|r| r.at).collect();
+    assert_eq!(synced, [t(50)], "seeded once, when leading began");
+    assert!(metrics.is_ready(), "ready after the initial lists, leader or not");
+}
+
+#[tokio::test(start_paused = true)]
+async fn losing_leadership_stops_deleting_at_once_and_the_next_term_reseeds() {
+    let nodes = vec![node("n1", &[("a", -100)])];
+    let pods = vec![
+        pod("stuck", "n1", &[], -3600),
+        pod("slow", "n1", &[], -3600),
+        pod("long", "n1", &[("a", Some(300))], -3600),
+    ];
+    let (leading, leadership) = watch::channel(true);
+    let leading = Arc::new(leading);
+    let h = start_with(nodes, pods, RunOptions::default(), 1000, Leadership::elected(leadership));
+    // stuck fails at +0, +1, +3, +7 and +15; its attempt at +31 would succeed.
+    h.evictor.failures.lock().unwrap().push(("stuck".into(), 5));
+    // slow's first attempt is answered at +60, long after leadership is lost.
+    h.evictor.slow.lock().unwrap().push(("slow".into(), Duration::from_secs(60)));
+    lead_at(&leading, 20, false);
+    lead_at(&leading, 400, true);
+    let (_, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    // Nothing between +20 and +400: not slow's attempt under way, not stuck's retry at +31, not long's
+    // deadline at +200.
+    assert_eq!(deletions, [deleted("long", 400), deleted("slow", 400), deleted("stuck", 400)]);
+    let abandoned = reports.iter().find_map(|r| match &r.event {
+        RunEvent::Warning { message } if message.starts_with("leadership lost") => Some((r.at, message.clone())),
+        _ => None,
+    });
+    assert_eq!(abandoned, Some((t(20), "leadership lost: 2 deletions under way abandoned".to_owned())));
 }
 
 #[tokio::test(start_paused = true)]

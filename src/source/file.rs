@@ -1,20 +1,21 @@
 //! Reads a `kubectl get nodes,pods -A -o json` dump into a [`Snapshot`].
 //!
 //! Only the fields the engine needs are deserialized, borrowing from the input where the JSON has no
-//! escapes; everything else is skipped unread. When that fast path fails, the input is read again
-//! slowly, item by item, to say exactly where it is wrong (`item 12 (Pod web/api-0):
-//! spec.tolerations[1].tolerationSeconds: …`). Items of other kinds (Services, Deployments, …) are
-//! skipped, so `kubectl get all,nodes -A -o json` works as well.
+//! escapes; everything else is skipped unread. The fast path (`stream`) reads the items one at a time
+//! and builds each as soon as it is read. When it fails, the input is read again by the exact readers
+//! below: first whole, then, if that fails too, slowly, item by item, to say exactly where it is wrong
+//! (`item 12 (Pod web/api-0): spec.tolerations[1].tolerationSeconds: …`). Items of other kinds
+//! (Services, Deployments, …) are skipped, so `kubectl get all,nodes -A -o json` works as well.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_path_to_error::Segment;
 
-use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
+use super::build::{Builder, Fields};
+use super::stream;
+use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 
 /// Why a dump could not be read. The messages name the item and field; the caller adds the file.
@@ -76,9 +77,9 @@ struct RawList<'a> {
 
 #[derive(Deserialize, Default)]
 #[serde(expecting = "an object", default)]
-struct RawListMeta<'a> {
+pub(super) struct RawListMeta<'a> {
     #[serde(borrow, rename = "continue")]
-    continue_: Option<Cow<'a, str>>,
+    pub(super) continue_: Option<Cow<'a, str>>,
 }
 
 /// One page of a typed API list (`PodList`, `NodeList`): the objects and the `continue` token.
@@ -136,29 +137,29 @@ struct RawSpec<'a> {
 
 #[derive(Deserialize, Default)]
 #[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct RawTaint<'a> {
+pub(super) struct RawTaint<'a> {
     #[serde(borrow)]
-    key: Option<Cow<'a, str>>,
+    pub(super) key: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    value: Option<Cow<'a, str>>,
+    pub(super) value: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    effect: Option<Cow<'a, str>>,
+    pub(super) effect: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    time_added: Option<Cow<'a, str>>,
+    pub(super) time_added: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct RawToleration<'a> {
+pub(super) struct RawToleration<'a> {
     #[serde(borrow)]
-    key: Option<Cow<'a, str>>,
+    pub(super) key: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    operator: Option<Cow<'a, str>>,
+    pub(super) operator: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    value: Option<Cow<'a, str>>,
+    pub(super) value: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    effect: Option<Cow<'a, str>>,
-    toleration_seconds: Option<i64>,
+    pub(super) effect: Option<Cow<'a, str>>,
+    pub(super) toleration_seconds: Option<i64>,
 }
 
 #[derive(Deserialize, Default)]
@@ -172,17 +173,29 @@ struct RawStatus<'a> {
 
 #[derive(Deserialize, Default)]
 #[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct RawCondition<'a> {
+pub(super) struct RawCondition<'a> {
     #[serde(borrow, rename = "type")]
-    type_: Option<Cow<'a, str>>,
+    pub(super) type_: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    status: Option<Cow<'a, str>>,
+    pub(super) status: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    last_transition_time: Option<Cow<'a, str>>,
+    pub(super) last_transition_time: Option<Cow<'a, str>>,
 }
 
 /// Reads a dump. See the module docs.
 pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+    if let Some(list) = stream::read_list(bytes, None, true)
+        && matches!(list.kind.as_deref(), Some("List") | None)
+        && list.has_items
+    {
+        return Ok(list.snapshot);
+    }
+    read_exactly(bytes)
+}
+
+/// [`read`] without the streaming fast path: every item is deserialized first, and when that fails,
+/// the input is read again item by item to say where it is wrong.
+pub(super) fn read_exactly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
     // serde reads a struct from an array too (`[]` as a list with no kind and no items): only an
     // object takes the fast path, so that an array is named as one.
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
@@ -194,23 +207,57 @@ pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
 
 /// Reads one page of a typed list the API server returned (`kind` names its items: `Pod`, `Node`).
 pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
+    if let Some(list) = stream::read_list(bytes, Some(kind), false) {
+        let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
+        return Ok(Page { snapshot: list.snapshot, continue_token });
+    }
+    read_page_exactly(bytes, kind)
+}
+
+/// [`read_page`] without the streaming fast path.
+pub(super) fn read_page_exactly(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
     let list: RawList<'_> = serde_json::from_slice(bytes).map_err(|e| diagnose::<RawList<'_>>(bytes, kind, &e))?;
     let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
     let mut builder = Builder::default();
-    for (index, mut item) in list.items.into_iter().flatten().enumerate() {
-        item.kind.get_or_insert(Cow::Borrowed(kind));
-        builder.add(index, item)?;
+    for (index, item) in list.items.into_iter().flatten().enumerate() {
+        let (item_kind, fields) = item.into_fields();
+        builder.add(index, item_kind.as_deref().unwrap_or(kind), &fields)?;
     }
-    Ok(Page { snapshot: builder.snapshot, continue_token })
+    Ok(Page { snapshot: builder.finish(), continue_token })
 }
 
 /// Reads one object the API server returned (a Node, a Pod or a Lease).
 pub fn read_object(bytes: &[u8], kind: &str) -> Result<Snapshot, DumpError> {
-    let mut item: RawItem<'_> = serde_json::from_slice(bytes).map_err(|e| diagnose::<RawItem<'_>>(bytes, kind, &e))?;
-    item.kind.get_or_insert(Cow::Borrowed(kind));
+    let item: RawItem<'_> = serde_json::from_slice(bytes).map_err(|e| diagnose::<RawItem<'_>>(bytes, kind, &e))?;
+    let (item_kind, fields) = item.into_fields();
     let mut builder = Builder::default();
-    builder.add(0, item)?;
-    Ok(builder.snapshot)
+    builder.add(0, item_kind.as_deref().unwrap_or(kind), &fields)?;
+    Ok(builder.finish())
+}
+
+impl<'a> RawItem<'a> {
+    /// The item's kind, when it says, and its fields for the [`Builder`].
+    fn into_fields(self) -> (Option<Cow<'a, str>>, Fields<'a>) {
+        let meta = self.metadata.unwrap_or_default();
+        let spec = self.spec.unwrap_or_default();
+        let status = self.status.unwrap_or_default();
+        let fields = Fields {
+            kind: None,
+            name: meta.name,
+            namespace: meta.namespace,
+            uid: meta.uid,
+            creation_timestamp: meta.creation_timestamp,
+            deletion_timestamp: meta.deletion_timestamp,
+            labels: meta.labels.into_iter().flatten().collect(),
+            taints: spec.taints.unwrap_or_default(),
+            node_name: spec.node_name,
+            tolerations: spec.tolerations.unwrap_or_default(),
+            acquire_time: spec.acquire_time,
+            phase: status.phase,
+            conditions: status.conditions.unwrap_or_default(),
+        };
+        (self.kind, fields)
+    }
 }
 
 /// Why `bytes` are not a `T`, once the fast parse failed with `error`: serde_json's words for a syntax
@@ -277,9 +324,10 @@ fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<S
     };
     let mut builder = Builder::default();
     for (index, item) in items.into_iter().enumerate() {
-        builder.add(index, item)?;
+        let (kind, fields) = item.into_fields();
+        builder.add(index, kind.as_deref().unwrap_or_default(), &fields)?;
     }
-    Ok(builder.snapshot)
+    Ok(builder.finish())
 }
 
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
@@ -313,12 +361,13 @@ fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
             path: json_path(&e.path().iter().collect::<Vec<_>>()),
             message: friendly(&e.into_inner().to_string()),
         })?;
-        builder.add(index, item)?;
+        let (kind, fields) = item.into_fields();
+        builder.add(index, kind.as_deref().unwrap_or_default(), &fields)?;
     }
     if kind.as_deref().is_some_and(|k| k != "List") {
         return Err(DumpError::NotAList(format!("kind {:?}", kind.unwrap_or_default())));
     }
-    Ok(builder.snapshot)
+    Ok(builder.finish())
 }
 
 fn json_type(value: &serde_json::Value) -> &'static str {
@@ -339,7 +388,7 @@ fn describe(value: &serde_json::Value) -> String {
 }
 
 /// `Kind namespace/name`, `Kind name` or `Kind`, one line whatever the names hold.
-fn object_name(kind: &str, namespace: &str, name: &str) -> String {
+pub(super) fn object_name(kind: &str, namespace: &str, name: &str) -> String {
     printable(&match (namespace.is_empty(), name.is_empty()) {
         (_, true) => kind.to_owned(),
         (true, false) => format!("{kind} {name}"),
@@ -359,99 +408,10 @@ fn friendly(message: &str) -> String {
         .replace("expected a string or a borrowed string", "expected a string")
 }
 
-#[derive(Default)]
-struct Builder {
-    snapshot: Snapshot,
-}
-
-impl Builder {
-    fn add(&mut self, index: usize, item: RawItem<'_>) -> Result<(), DumpError> {
-        let kind = item.kind.as_deref().unwrap_or_default();
-        let meta = item.metadata.unwrap_or_default();
-        let name = meta.name.as_deref().unwrap_or_default();
-        let namespace = meta.namespace.as_deref().unwrap_or_default();
-        let object = object_name(kind, namespace, name);
-        let bad = |path: &str, message: &str| DumpError::BadItem {
-            index,
-            object: object.clone(),
-            path: path.to_owned(),
-            message: message.to_owned(),
-        };
-        let time = |path: &str, text: Option<&str>| -> Result<Option<Timestamp>, DumpError> {
-            text.map(|text| parse_time(text).ok_or_else(|| bad(path, &format!("{text:?} is not an RFC 3339 time"))))
-                .transpose()
-        };
-        let spec = item.spec.unwrap_or_default();
-        match kind {
-            "Node" => {
-                if name.is_empty() {
-                    return Err(bad("metadata.name", "missing"));
-                }
-                let mut taints = Vec::new();
-                for (i, raw) in spec.taints.into_iter().flatten().enumerate() {
-                    let time_added = time(&format!("spec.taints[{i}].timeAdded"), raw.time_added.as_deref())?;
-                    taints.push(Taint {
-                        key: raw.key.unwrap_or_default().into_owned(),
-                        value: raw.value.unwrap_or_default().into_owned(),
-                        effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
-                        time_added,
-                    });
-                }
-                let labels = meta.labels.into_iter().flatten().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
-                self.snapshot.nodes.push(SnapshotNode { name: NodeName::from(name), labels, taints });
-            }
-            "Pod" => {
-                if name.is_empty() {
-                    return Err(bad("metadata.name", "missing"));
-                }
-                let created = time("metadata.creationTimestamp", meta.creation_timestamp.as_deref())?;
-                let deleting = time("metadata.deletionTimestamp", meta.deletion_timestamp.as_deref())?;
-                let status = item.status.unwrap_or_default();
-                let mut scheduled = None;
-                for (i, condition) in status.conditions.iter().flatten().enumerate() {
-                    if condition.type_.as_deref() == Some("PodScheduled") && condition.status.as_deref() == Some("True")
-                    {
-                        let path = format!("status.conditions[{i}].lastTransitionTime");
-                        scheduled = time(&path, condition.last_transition_time.as_deref())?;
-                    }
-                }
-                let tolerations: Vec<Toleration> = spec
-                    .tolerations
-                    .into_iter()
-                    .flatten()
-                    .map(|raw| Toleration {
-                        key: raw.key.unwrap_or_default().into_owned(),
-                        operator: raw.operator.as_deref().unwrap_or_default().into(),
-                        value: raw.value.unwrap_or_default().into_owned(),
-                        effect: raw.effect.filter(|e| !e.is_empty()).map(|e| Effect::from(&*e)),
-                        seconds: raw.toleration_seconds,
-                    })
-                    .collect();
-                let namespace = if namespace.is_empty() { "default" } else { namespace };
-                self.snapshot.pods.push(SnapshotPod {
-                    pod: Pod {
-                        key: PodKey::new(namespace, name),
-                        uid: meta.uid.as_deref().unwrap_or_default().into(),
-                        node: spec.node_name.filter(|n| !n.is_empty()).map(|n| NodeName::from(&*n)),
-                        tolerations: Arc::from(tolerations),
-                    },
-                    bound_at: scheduled.or(created),
-                    phase: status.phase.unwrap_or_default().into_owned(),
-                    terminating: deleting.is_some(),
-                });
-            }
-            "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {
-                self.snapshot.controller_acquired = time("spec.acquireTime", spec.acquire_time.as_deref())?;
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::model::PodKey;
 
     fn item_error(json: &str) -> String {
         read(json.as_bytes()).expect_err("malformed").to_string()

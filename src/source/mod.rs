@@ -3,3 +3,7 @@
 //! - [`file`]: a `kubectl get nodes,pods -A -o json` dump (a `v1` `List`), from a file or stdin.
 
 pub mod file;
+
+mod build;
+mod seeds;
+mod stream;

@@ -46,6 +46,8 @@ pub struct Recorded {
     pub body: Option<Value>,
     /// The `Content-Type` header, or `""`.
     pub content_type: String,
+    /// When the request arrived (its body read), on the wall clock.
+    pub at: jiff::Timestamp,
 }
 
 impl Recorded {
@@ -623,6 +625,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
         query: form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()).into_owned().collect(),
         body: serde_json::from_slice(&bytes).ok(),
         content_type: parts.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned(),
+        at: jiff::Timestamp::now(),
     };
     // A request without a fault is recorded and answered in one step: once a test sees it in the log,
     // its answer is decided (a watch is open and gets every later change).
@@ -684,7 +687,7 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
             200,
             &json!({"kind": "APIResourceList", "apiVersion": "v1",
             "groupVersion": "coordination.k8s.io/v1", "resources": [
-            {"name": "leases", "singularName": "lease", "namespaced": true, "kind": "Lease", "verbs": ["get", "list"]}]}),
+            {"name": "leases", "singularName": "lease", "namespaced": true, "kind": "Lease", "verbs": ["create", "get", "list", "update"]}]}),
         ),
         ("GET", ["apis", "events.k8s.io", "v1"]) => reply(
             200,
@@ -706,6 +709,10 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         ("PATCH", ["api", "v1", "namespaces", ns, "pods", name, "status"]) => patch_pod_status(state, r, ns, name),
         ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name]) => {
             get(state, Leases, ns, name, "leases.coordination.k8s.io")
+        }
+        ("POST", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases"]) => create_lease(state, r, ns),
+        ("PUT", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name]) => {
+            replace_lease(state, r, ns, name)
         }
         ("GET", ["api", "v1", "events"]) => collection(state, r, "v1", Selection::new(Events, None, r)),
         ("GET", ["apis", "events.k8s.io", "v1", "events"]) => {
@@ -754,7 +761,8 @@ fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Sel
     if r.is_watch() {
         return watch(state, r, selection);
     }
-    let items: Vec<&Value> = state.objects(selection.resource).iter().filter(|o| selection.selects(o)).collect();
+    // The continue token is the position in the stored list where the next page starts, so each page
+    // costs its own length, not the whole list's (150,000 pods are served in 300 pages).
     let start: usize = match r.param("continue") {
         "" => 0,
         token => match token.parse() {
@@ -764,12 +772,14 @@ fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Sel
     };
     let limit = r.param("limit").parse::<usize>().ok().filter(|&l| l > 0).unwrap_or(usize::MAX);
     let limit = state.max_page.map_or(limit, |cap| cap.min(limit));
-    let end = start.saturating_add(limit).min(items.len());
-    let page: Vec<Value> = items[start.min(end)..end]
-        .iter()
-        .map(|item| {
+    let objects = state.objects(selection.resource);
+    let mut selected = objects.iter().enumerate().skip(start).filter(|(_, o)| selection.selects(o));
+    let page: Vec<Value> = selected
+        .by_ref()
+        .take(limit)
+        .map(|(_, item)| {
             // The API server leaves kind and apiVersion out of typed list items.
-            let mut item = (*item).clone();
+            let mut item = item.clone();
             if let Some(object) = item.as_object_mut() {
                 object.remove("kind");
                 object.remove("apiVersion");
@@ -778,9 +788,12 @@ fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Sel
         })
         .collect();
     let mut metadata = json!({"resourceVersion": state.resource_version.to_string()});
-    if end < items.len() {
-        metadata["continue"] = json!(end.to_string());
-        metadata["remainingItemCount"] = json!(items.len() - end);
+    if let Some((next, _)) = selected.next() {
+        metadata["continue"] = json!(next.to_string());
+        // As on the real server, only an unfiltered list says how many items remain.
+        if selection.namespace.is_none() && selection.labels.is_empty() && selection.fields.is_empty() {
+            metadata["remainingItemCount"] = json!(objects.len() - next);
+        }
     }
     let kind = format!("{}List", selection.resource.kind());
     reply(200, &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata, "items": page}))
@@ -906,6 +919,66 @@ fn patch_pod_status(state: &mut State, r: &Recorded, namespace: &str, name: &str
         return reply(200, &patched);
     }
     let stored = state.put(patched).expect("a pod");
+    reply(200, &stored)
+}
+
+/// The Lease in a create or update body, checked as the API server does for the parts it checks.
+/// A refusal is the `Status` to answer with.
+fn lease_body(r: &Recorded, namespace: &str) -> Result<Value, Value> {
+    let Some(mut lease) = r.body.clone().filter(|b| b["kind"] == "Lease") else {
+        return Err(status(400, "the body is not a Lease"));
+    };
+    if lease["metadata"]["name"].as_str().is_none_or(str::is_empty) {
+        return Err(status(422, "Lease.coordination.k8s.io is invalid: metadata.name: Required value"));
+    }
+    lease["metadata"]["namespace"] = json!(namespace);
+    Ok(lease)
+}
+
+/// POST of a Lease: `409 AlreadyExists` when one by that name exists (how two candidates racing to
+/// create it learn who won).
+fn create_lease(state: &mut State, r: &Recorded, namespace: &str) -> Reply {
+    let mut lease = match lease_body(r, namespace) {
+        Ok(lease) => lease,
+        Err(refusal) => {
+            return reply(refusal["code"].as_u64().and_then(|c| u16::try_from(c).ok()).unwrap_or(400), &refusal);
+        }
+    };
+    let name = lease["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    if state.find(Resource::Leases, namespace, &name).is_some() {
+        let mut body = status(409, &format!("leases.coordination.k8s.io \"{name}\" already exists"));
+        body["reason"] = json!("AlreadyExists");
+        body["details"] = json!({"name": name, "group": "coordination.k8s.io", "kind": "leases"});
+        return reply(409, &body);
+    }
+    lease["metadata"]["uid"] = json!(format!("lease-{}", state.next_version()));
+    let stored = state.put(lease).expect("a lease");
+    reply(201, &stored)
+}
+
+/// PUT of a Lease: replaces it; a `resourceVersion` that is not the stored one is `409 Conflict`
+/// (optimistic concurrency: of two candidates updating from the same read, one wins).
+fn replace_lease(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> Reply {
+    let mut lease = match lease_body(r, namespace) {
+        Ok(lease) => lease,
+        Err(refusal) => {
+            return reply(refusal["code"].as_u64().and_then(|c| u16::try_from(c).ok()).unwrap_or(400), &refusal);
+        }
+    };
+    let Some(current) = state.find(Resource::Leases, namespace, name) else {
+        return not_found("leases.coordination.k8s.io", name);
+    };
+    if let Some(wanted) = lease["metadata"]["resourceVersion"].as_str()
+        && current["metadata"]["resourceVersion"] != wanted
+    {
+        let message = format!(
+            "Operation cannot be fulfilled on leases.coordination.k8s.io \"{name}\": the object has been modified; \
+             please apply your changes to the latest version and try again"
+        );
+        return failure(409, &message, "leases", name);
+    }
+    lease["metadata"]["uid"] = current["metadata"]["uid"].clone();
+    let stored = state.put(lease).expect("a lease");
     reply(200, &stored)
 }
 

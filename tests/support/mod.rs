@@ -1,3 +1,4 @@
 //! Test harnesses shared by the integration tests.
 
 pub mod fake_apiserver;
+pub mod running;

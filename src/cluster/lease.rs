@@ -1,0 +1,523 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, as client-go's `leaderelection` does it: GET,
+//! then CREATE or an UPDATE carrying the resourceVersion read (optimistic concurrency), every retry
+//! period; a lease held by another is free once its record has not changed for its duration, timed
+//! on this process's monotonic clock (no comparison of wall clocks across machines).
+//!
+//! [`Elector`] is the decision, pure: the record read and the time in, the write to attempt out.
+//! [`elect`] carries it out against the API server and says through a `watch` channel whether this
+//! instance leads. A leader that cannot renew within the renew deadline, or that finds another holder
+//! in the record, stops leading at once, before the lease can expire for the others.
+
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::PostParams;
+use kube::{Api, Client};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use super::{ClusterError, Connection};
+use crate::engine::report::{LeaderState, Report, RunEvent};
+use crate::metrics::Metrics;
+use crate::runtime::Clock;
+
+/// Upstream's (kube-controller-manager's) leader election defaults.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+/// How long a leader keeps trying to renew before it stops leading.
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// How often the lease is tried (and a leader renews).
+pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
+
+/// The lease's fields the election reads and writes (client-go's `LeaderElectionRecord`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Who holds the lease (empty: nobody).
+    pub holder: String,
+    /// How long the holder's claim lasts after its last renewal, in seconds.
+    pub duration_seconds: i32,
+    /// When the holder acquired it.
+    pub acquire_time: Option<jiff::Timestamp>,
+    /// When the holder last renewed it.
+    pub renew_time: Option<jiff::Timestamp>,
+    /// How many times the holder changed.
+    pub transitions: i32,
+}
+
+impl Record {
+    fn of(lease: &Lease) -> Self {
+        let spec = lease.spec.clone().unwrap_or_default();
+        Self {
+            holder: spec.holder_identity.unwrap_or_default(),
+            duration_seconds: spec.lease_duration_seconds.unwrap_or_default(),
+            acquire_time: spec.acquire_time.map(|t| t.0),
+            renew_time: spec.renew_time.map(|t| t.0),
+            transitions: spec.lease_transitions.unwrap_or_default(),
+        }
+    }
+
+    fn spec(&self) -> LeaseSpec {
+        LeaseSpec {
+            holder_identity: Some(self.holder.clone()).filter(|h| !h.is_empty()),
+            lease_duration_seconds: Some(self.duration_seconds),
+            acquire_time: self.acquire_time.map(MicroTime),
+            renew_time: self.renew_time.map(MicroTime),
+            lease_transitions: Some(self.transitions),
+            ..LeaseSpec::default()
+        }
+    }
+}
+
+/// The write to attempt after reading the lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// There is no lease: create it, held by this instance.
+    Create(Record),
+    /// Take or renew the lease with this record (an update conditional on the version read).
+    Update(Record),
+    /// Another instance holds the lease and its claim has not run out.
+    Wait {
+        /// The holder.
+        holder: String,
+    },
+}
+
+/// client-go's `tryAcquireOrRenew` decision, without the API calls.
+#[derive(Clone, Debug)]
+pub struct Elector {
+    identity: String,
+    lease_duration: Duration,
+    /// The last record read or written, and when (monotonic) it was first seen as it is.
+    observed: Option<(Record, Duration)>,
+}
+
+impl Elector {
+    /// An elector for `identity`, claiming the lease for `lease_duration` at a time.
+    #[must_use]
+    pub fn new(identity: impl Into<String>, lease_duration: Duration) -> Self {
+        Self { identity: identity.into(), lease_duration, observed: None }
+    }
+
+    /// This instance's identity.
+    #[must_use]
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// Whether the last record read or written names this instance as the holder.
+    #[must_use]
+    pub fn is_leader(&self) -> bool {
+        self.observed.as_ref().is_some_and(|(record, _)| record.holder == self.identity)
+    }
+
+    /// Decides what to write after reading `current` (`None`: no lease) at monotonic time `now`
+    /// (any fixed origin) and wall time `wall`.
+    pub fn attempt(&mut self, current: Option<&Record>, now: Duration, wall: jiff::Timestamp) -> Attempt {
+        let seconds = i32::try_from(self.lease_duration.as_secs()).unwrap_or(i32::MAX);
+        let mut claim = Record {
+            holder: self.identity.clone(),
+            duration_seconds: seconds,
+            acquire_time: Some(wall),
+            renew_time: Some(wall),
+            transitions: 0,
+        };
+        let Some(current) = current else { return Attempt::Create(claim) };
+        if self.observed.as_ref().is_none_or(|(record, _)| record != current) {
+            self.observed = Some((current.clone(), now));
+        }
+        let observed_at = self.observed.as_ref().map_or(now, |(_, at)| *at);
+        let claimed_for = Duration::from_secs(u64::try_from(current.duration_seconds).unwrap_or(0));
+        if !current.holder.is_empty() && current.holder != self.identity && observed_at + claimed_for > now {
+            return Attempt::Wait { holder: current.holder.clone() };
+        }
+        if current.holder == self.identity {
+            claim.acquire_time = current.acquire_time;
+            claim.transitions = current.transitions;
+        } else {
+            claim.transitions = current.transitions.saturating_add(1);
+        }
+        Attempt::Update(claim)
+    }
+
+    /// `record` was written at monotonic time `now`.
+    pub fn written(&mut self, record: Record, now: Duration) {
+        self.observed = Some((record, now));
+    }
+
+    /// The record that gives the lease up (client-go's release: no holder, a one-second claim), if
+    /// this instance holds it.
+    #[must_use]
+    pub fn release(&self, wall: jiff::Timestamp) -> Option<Record> {
+        let (record, _) = self.observed.as_ref().filter(|(record, _)| record.holder == self.identity)?;
+        Some(Record {
+            holder: String::new(),
+            duration_seconds: 1,
+            acquire_time: Some(wall),
+            renew_time: Some(wall),
+            transitions: record.transitions,
+        })
+    }
+}
+
+/// How to run the election.
+#[derive(Clone, Debug)]
+pub struct ElectionConfig {
+    /// The Lease's namespace.
+    pub namespace: String,
+    /// The Lease's name.
+    pub name: String,
+    /// This instance's identity (unique among the candidates).
+    pub identity: String,
+    /// How long a claim lasts without renewal.
+    pub lease_duration: Duration,
+    /// How long a leader keeps trying to renew before it stops leading.
+    pub renew_deadline: Duration,
+    /// How often the lease is tried.
+    pub retry_period: Duration,
+}
+
+/// An identity unique to this process: the host (the pod's name in a cluster) and a random suffix,
+/// as client-go's callers build it.
+#[must_use]
+pub fn default_identity() -> String {
+    let host = std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "taint-evict".to_owned());
+    format!("{host}_{:016x}", random())
+}
+
+fn random() -> u64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(u64::from(std::process::id()));
+    hasher.finish()
+}
+
+/// `retry` stretched by a random factor in [1, 2.2), as client-go's `JitterUntil(…, 1.2, …)`: the
+/// candidates do not all try at the same instant.
+fn jittered(retry: Duration) -> Duration {
+    let fraction = (random() >> 11) as f64 / (1u64 << 53) as f64;
+    retry.mul_f64(1.0 + 1.2 * fraction)
+}
+
+/// How one try ended.
+enum Tried {
+    /// The lease is ours (acquired or renewed).
+    Held,
+    /// Another instance holds it.
+    HeldBy(String),
+    /// The API server could not be asked, or refused the write.
+    Failed(String),
+}
+
+struct Candidate {
+    api: Api<Lease>,
+    config: ElectionConfig,
+    elector: Elector,
+    clock: Clock,
+    origin: Instant,
+    report: mpsc::UnboundedSender<Report>,
+    metrics: Arc<Metrics>,
+    leading: watch::Sender<bool>,
+}
+
+impl Candidate {
+    fn lease(&self) -> String {
+        format!("{}/{}", self.config.namespace, self.config.name)
+    }
+
+    fn wall(&self) -> jiff::Timestamp {
+        jiff::Timestamp::from_nanosecond(self.clock.now().as_nanos()).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    fn say(&self, state: LeaderState, holder: Option<String>, reason: Option<String>) {
+        let event =
+            RunEvent::Leadership { state, lease: self.lease(), identity: self.config.identity.clone(), holder, reason };
+        let _ = self.report.send(Report { at: self.clock.now(), event });
+    }
+
+    fn warn(&self, message: String) {
+        let _ = self.report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
+    }
+
+    fn set_leading(&self, leading: bool) {
+        self.metrics.set_leader(leading);
+        self.leading.send_replace(leading);
+    }
+
+    fn object(&self, record: &Record, version: Option<String>) -> Lease {
+        Lease {
+            metadata: ObjectMeta {
+                name: Some(self.config.name.clone()),
+                namespace: Some(self.config.namespace.clone()),
+                resource_version: version,
+                ..ObjectMeta::default()
+            },
+            spec: Some(record.spec()),
+        }
+    }
+
+    /// One `tryAcquireOrRenew`: read the lease, decide, write.
+    async fn try_once(&mut self) -> Tried {
+        let (current, version) = match self.api.get_opt(&self.config.name).await {
+            Ok(Some(lease)) => (Some(Record::of(&lease)), lease.metadata.resource_version),
+            Ok(None) => (None, None),
+            Err(error) => return Tried::Failed(format!("reading lease {}: {}", self.lease(), describe(&error))),
+        };
+        let now = self.origin.elapsed();
+        let wall = self.wall();
+        let written = match self.elector.attempt(current.as_ref(), now, wall) {
+            Attempt::Wait { holder } => return Tried::HeldBy(holder),
+            Attempt::Create(record) => {
+                self.api.create(&PostParams::default(), &self.object(&record, None)).await.map(|_| record)
+            }
+            Attempt::Update(record) => self
+                .api
+                .replace(&self.config.name, &PostParams::default(), &self.object(&record, version))
+                .await
+                .map(|_| record),
+        };
+        match written {
+            Ok(record) => {
+                self.elector.written(record, self.origin.elapsed());
+                Tried::Held
+            }
+            Err(error) => Tried::Failed(format!("writing lease {}: {}", self.lease(), describe(&error))),
+        }
+    }
+
+    /// Tries until the lease is ours; `false` if told to stop first.
+    async fn acquire(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
+        let mut holder_said: Option<String> = None;
+        let mut failing = false;
+        loop {
+            let tried = tokio::time::timeout(self.config.renew_deadline, self.try_once()).await;
+            match tried.unwrap_or_else(|_| Tried::Failed(format!("lease {}: no answer in time", self.lease()))) {
+                Tried::Held => return true,
+                Tried::HeldBy(holder) => {
+                    failing = false;
+                    if holder_said.as_ref() != Some(&holder) {
+                        self.say(LeaderState::Following, Some(holder.clone()), None);
+                        holder_said = Some(holder);
+                    }
+                }
+                Tried::Failed(message) => {
+                    if !failing {
+                        self.warn(format!("leader election: {message}; retrying"));
+                    }
+                    failing = true;
+                }
+            }
+            tokio::select! {
+                () = tokio::time::sleep(jittered(self.config.retry_period)) => {}
+                _ = stop.wait_for(|stop| *stop) => return false,
+            }
+        }
+    }
+
+    /// Renews every retry period until renewal fails for the renew deadline, another instance
+    /// holds the lease, or `stop`. Returns `true` when told to stop (still leading).
+    async fn keep(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
+        let mut renewed = Instant::now();
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(self.config.retry_period) => {}
+                _ = stop.wait_for(|stop| *stop) => return true,
+            }
+            loop {
+                let deadline = renewed + self.config.renew_deadline;
+                let tried = tokio::time::timeout_at(deadline, self.try_once()).await;
+                let why = match tried {
+                    Ok(Tried::Held) => {
+                        renewed = Instant::now();
+                        break;
+                    }
+                    Ok(Tried::HeldBy(holder)) => {
+                        self.set_leading(false);
+                        self.say(LeaderState::Lost, Some(holder), Some("another instance holds the lease".into()));
+                        return false;
+                    }
+                    Ok(Tried::Failed(message)) => message,
+                    Err(_) => "no answer in time".to_owned(),
+                };
+                if Instant::now() >= deadline {
+                    self.set_leading(false);
+                    let seconds = self.config.renew_deadline.as_secs_f64();
+                    self.say(LeaderState::Lost, None, Some(format!("not renewed within {seconds}s: {why}")));
+                    return false;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep_until(deadline.min(Instant::now() + self.config.retry_period)) => {}
+                    _ = stop.wait_for(|stop| *stop) => return true,
+                }
+            }
+        }
+    }
+
+    /// Gives the lease up, so another instance can lead at once instead of after the lease duration.
+    async fn release(&mut self) {
+        let Some(record) = self.elector.release(self.wall()) else { return };
+        let Ok(Some(lease)) = self.api.get_opt(&self.config.name).await else { return };
+        if Record::of(&lease).holder != self.config.identity {
+            return;
+        }
+        let object = self.object(&record, lease.metadata.resource_version);
+        let _ = self.api.replace(&self.config.name, &PostParams::default(), &object).await;
+    }
+}
+
+fn describe(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) if status.code == 403 => {
+            format!("{} (--leader-elect needs get, create and update on leases.coordination.k8s.io)", status.message)
+        }
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => super::error::root_cause(other),
+    }
+}
+
+/// Checks that the lease can be read (a 404 is fine: the first candidate creates it), so a missing
+/// permission is one clear error at start rather than a retry loop.
+///
+/// # Errors
+/// The API server refused or could not be reached.
+pub async fn preflight(connection: &Connection, namespace: &str, name: &str) -> Result<(), ClusterError> {
+    let api: Api<Lease> = Api::namespaced(connection.client.clone(), namespace);
+    let resource = format!("leases.coordination.k8s.io in namespace \"{namespace}\"");
+    api.get_opt(name).await.map(|_| ()).map_err(|e| ClusterError::from_kube(e, &connection.server, "get", &resource))
+}
+
+/// Runs the election until `stop` turns true, then gives the lease up if held. `leading` says, at
+/// every moment, whether this instance may decide and delete.
+pub async fn elect(
+    client: Client,
+    config: ElectionConfig,
+    clock: Clock,
+    leading: watch::Sender<bool>,
+    report: mpsc::UnboundedSender<Report>,
+    metrics: Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let api = Api::namespaced(client, &config.namespace);
+    let elector = Elector::new(config.identity.clone(), config.lease_duration);
+    let origin = Instant::now();
+    let mut candidate = Candidate { api, config, elector, clock, origin, report, metrics, leading };
+    candidate.set_leading(false);
+    loop {
+        if !candidate.acquire(&mut stop).await {
+            return;
+        }
+        candidate.set_leading(true);
+        candidate.say(LeaderState::Leading, Some(candidate.config.identity.clone()), None);
+        if candidate.keep(&mut stop).await {
+            candidate.set_leading(false);
+            candidate.release().await;
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn wall(seconds: i64) -> jiff::Timestamp {
+        jiff::Timestamp::from_second(1_700_000_000 + seconds).unwrap()
+    }
+
+    fn held_by(holder: &str, renewed: i64, transitions: i32) -> Record {
+        Record {
+            holder: holder.into(),
+            duration_seconds: 15,
+            acquire_time: Some(wall(0)),
+            renew_time: Some(wall(renewed)),
+            transitions,
+        }
+    }
+
+    #[test]
+    fn no_lease_is_created_held_by_us() {
+        let mut elector = Elector::new("a", LEASE_DURATION);
+        let Attempt::Create(record) = elector.attempt(None, Duration::ZERO, wall(5)) else { panic!("create") };
+        assert_eq!(record, Record { holder: "a".into(), transitions: 0, ..held_by("a", 5, 0) }.with_acquire(5));
+        assert!(!elector.is_leader(), "not leader before the write succeeds");
+        elector.written(record, Duration::ZERO);
+        assert!(elector.is_leader());
+    }
+
+    #[test]
+    fn a_live_claim_is_waited_for_until_unchanged_for_its_duration_on_our_clock() {
+        let mut elector = Elector::new("b", LEASE_DURATION);
+        let other = held_by("a", 0, 3);
+        // First seen at t=100 s (our clock); the holder's wall clock does not matter.
+        assert_eq!(elector.attempt(Some(&other), 100 * SECOND, wall(9_999)), Attempt::Wait { holder: "a".into() });
+        assert_eq!(elector.attempt(Some(&other), 114 * SECOND, wall(9_999)), Attempt::Wait { holder: "a".into() });
+        // A renewal restarts the wait.
+        let renewed = held_by("a", 2, 3);
+        assert_eq!(elector.attempt(Some(&renewed), 114 * SECOND, wall(9_999)), Attempt::Wait { holder: "a".into() });
+        assert_eq!(elector.attempt(Some(&renewed), 128 * SECOND, wall(9_999)), Attempt::Wait { holder: "a".into() });
+        let Attempt::Update(taken) = elector.attempt(Some(&renewed), 129 * SECOND, wall(50)) else {
+            panic!("take over")
+        };
+        assert_eq!(taken.holder, "b");
+        assert_eq!(taken.transitions, 4, "a change of holder counts a transition");
+        assert_eq!(taken.acquire_time, Some(wall(50)));
+    }
+
+    #[test]
+    fn a_released_lease_is_taken_at_once() {
+        let mut elector = Elector::new("b", LEASE_DURATION);
+        let released = Record { holder: String::new(), duration_seconds: 1, ..held_by("", 0, 2) };
+        let Attempt::Update(taken) = elector.attempt(Some(&released), Duration::ZERO, wall(1)) else { panic!() };
+        assert_eq!((taken.holder.as_str(), taken.transitions), ("b", 3));
+    }
+
+    #[test]
+    fn renewal_keeps_acquire_time_and_transitions() {
+        let mut elector = Elector::new("a", LEASE_DURATION);
+        let ours = held_by("a", 10, 7);
+        elector.written(ours.clone(), 10 * SECOND);
+        let Attempt::Update(renewal) = elector.attempt(Some(&ours), 12 * SECOND, wall(12)) else { panic!() };
+        assert_eq!(renewal.acquire_time, Some(wall(0)));
+        assert_eq!(renewal.renew_time, Some(wall(12)));
+        assert_eq!(renewal.transitions, 7);
+    }
+
+    #[test]
+    fn a_leader_that_sees_another_holder_is_no_longer_leader() {
+        let mut elector = Elector::new("a", LEASE_DURATION);
+        elector.written(held_by("a", 0, 1), Duration::ZERO);
+        assert!(elector.is_leader());
+        let taken = held_by("b", 30, 2);
+        assert_eq!(elector.attempt(Some(&taken), 30 * SECOND, wall(30)), Attempt::Wait { holder: "b".into() });
+        assert!(!elector.is_leader());
+        assert_eq!(elector.release(wall(31)), None, "nothing to release");
+    }
+
+    #[test]
+    fn release_clears_the_holder_and_keeps_the_transitions() {
+        let mut elector = Elector::new("a", LEASE_DURATION);
+        elector.written(held_by("a", 0, 5), Duration::ZERO);
+        let released = elector.release(wall(40)).expect("held");
+        assert_eq!(released.holder, "");
+        assert_eq!(released.duration_seconds, 1);
+        assert_eq!(released.transitions, 5);
+        assert_eq!(released.spec().holder_identity, None);
+    }
+
+    #[test]
+    fn jitter_stays_within_client_go_bounds() {
+        for _ in 0..100 {
+            let d = jittered(2 * SECOND);
+            assert!(d >= 2 * SECOND && d < Duration::from_millis(4_400), "{d:?}");
+        }
+    }
+
+    impl Record {
+        fn with_acquire(mut self, seconds: i64) -> Self {
+            self.acquire_time = Some(wall(seconds));
+            self
+        }
+    }
+}

@@ -1,0 +1,275 @@
+//! Turns the fields of one item, as either reader found them, into the snapshot's objects.
+//!
+//! Both the streaming reader (`stream`) and the exact one (`file`) hand every item to [`Builder::add`]
+//! as a [`Fields`] that borrows from the input, so the two agree on every conversion and every error.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use super::file::{CONTROLLER_LEASE, DumpError, RawCondition, RawTaint, RawToleration, object_name, parse_time};
+use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
+use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
+use crate::engine::time::Timestamp;
+
+/// The fields of one item the snapshot needs. The streaming reader reuses one for every item, so its
+/// lists keep their capacity.
+#[derive(Default)]
+pub(super) struct Fields<'a> {
+    /// `kind`, when the item says.
+    pub(super) kind: Option<Cow<'a, str>>,
+    /// `metadata.name`.
+    pub(super) name: Option<Cow<'a, str>>,
+    /// `metadata.namespace`.
+    pub(super) namespace: Option<Cow<'a, str>>,
+    /// `metadata.uid`.
+    pub(super) uid: Option<Cow<'a, str>>,
+    /// `metadata.creationTimestamp`.
+    pub(super) creation_timestamp: Option<Cow<'a, str>>,
+    /// `metadata.deletionTimestamp`.
+    pub(super) deletion_timestamp: Option<Cow<'a, str>>,
+    /// `metadata.labels`, in the input's order (a repeated key: the last wins).
+    pub(super) labels: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// `spec.taints`.
+    pub(super) taints: Vec<RawTaint<'a>>,
+    /// `spec.nodeName`.
+    pub(super) node_name: Option<Cow<'a, str>>,
+    /// `spec.tolerations`.
+    pub(super) tolerations: Vec<RawToleration<'a>>,
+    /// `spec.acquireTime` (a Lease).
+    pub(super) acquire_time: Option<Cow<'a, str>>,
+    /// `status.phase`.
+    pub(super) phase: Option<Cow<'a, str>>,
+    /// `status.conditions`.
+    pub(super) conditions: Vec<RawCondition<'a>>,
+}
+
+impl Fields<'_> {
+    /// Forgets the previous item, keeping the lists' capacity.
+    pub(super) fn clear(&mut self) {
+        self.kind = None;
+        self.name = None;
+        self.namespace = None;
+        self.uid = None;
+        self.creation_timestamp = None;
+        self.deletion_timestamp = None;
+        self.labels.clear();
+        self.taints.clear();
+        self.node_name = None;
+        self.tolerations.clear();
+        self.acquire_time = None;
+        self.phase = None;
+        self.conditions.clear();
+    }
+}
+
+/// Builds a snapshot one item at a time.
+#[derive(Default)]
+pub(super) struct Builder {
+    snapshot: Snapshot,
+    /// The namespace of the previous pod: dumps list pods by namespace, so most pods share it.
+    namespace: Option<Arc<str>>,
+    tolerations: Interner,
+}
+
+impl Builder {
+    /// The snapshot built so far.
+    pub(super) fn finish(self) -> Snapshot {
+        self.snapshot
+    }
+
+    /// Adds item `index` of kind `kind` (Nodes, Pods and the controller's Lease; others are ignored).
+    pub(super) fn add(&mut self, index: usize, kind: &str, item: &Fields<'_>) -> Result<(), DumpError> {
+        let name = item.name.as_deref().unwrap_or_default();
+        let namespace = item.namespace.as_deref().unwrap_or_default();
+        let bad = |path: &str, message: String| DumpError::BadItem {
+            index,
+            object: object_name(kind, namespace, name),
+            path: path.to_owned(),
+            message,
+        };
+        // `path` is only written out for an error.
+        let time = |text: Option<&str>, path: &dyn Fn() -> String| -> Result<Option<Timestamp>, DumpError> {
+            match text {
+                None => Ok(None),
+                Some(text) => match parse_time(text) {
+                    Some(at) => Ok(Some(at)),
+                    None => Err(bad(&path(), format!("{text:?} is not an RFC 3339 time"))),
+                },
+            }
+        };
+        match kind {
+            "Node" => {
+                if name.is_empty() {
+                    return Err(bad("metadata.name", "missing".into()));
+                }
+                let mut taints = Vec::with_capacity(item.taints.len());
+                for (i, raw) in item.taints.iter().enumerate() {
+                    let time_added = time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))?;
+                    taints.push(Taint {
+                        key: raw.key.as_deref().unwrap_or_default().to_owned(),
+                        value: raw.value.as_deref().unwrap_or_default().to_owned(),
+                        effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
+                        time_added,
+                    });
+                }
+                let mut labels = BTreeMap::new();
+                for (key, value) in &item.labels {
+                    labels.insert(key.clone().into_owned(), value.clone().into_owned());
+                }
+                self.snapshot.nodes.push(SnapshotNode { name: NodeName::from(name), labels, taints });
+            }
+            "Pod" => {
+                if name.is_empty() {
+                    return Err(bad("metadata.name", "missing".into()));
+                }
+                let created = time(item.creation_timestamp.as_deref(), &|| "metadata.creationTimestamp".into())?;
+                let deleting = time(item.deletion_timestamp.as_deref(), &|| "metadata.deletionTimestamp".into())?;
+                let mut scheduled = None;
+                for (i, condition) in item.conditions.iter().enumerate() {
+                    if condition.type_.as_deref() == Some("PodScheduled") && condition.status.as_deref() == Some("True")
+                    {
+                        scheduled = time(condition.last_transition_time.as_deref(), &|| {
+                            format!("status.conditions[{i}].lastTransitionTime")
+                        })?;
+                    }
+                }
+                let namespace = if namespace.is_empty() { "default" } else { namespace };
+                let namespace = match &self.namespace {
+                    Some(last) if **last == *namespace => Arc::clone(last),
+                    _ => self.namespace.insert(Arc::from(namespace)).clone(),
+                };
+                self.snapshot.pods.push(SnapshotPod {
+                    pod: Pod {
+                        key: PodKey::new(namespace, name),
+                        uid: item.uid.as_deref().unwrap_or_default().into(),
+                        node: item.node_name.as_deref().filter(|n| !n.is_empty()).map(NodeName::from),
+                        tolerations: self.tolerations.get(&item.tolerations),
+                    },
+                    bound_at: scheduled.or(created),
+                    phase: item.phase.as_deref().unwrap_or_default().to_owned(),
+                    terminating: deleting.is_some(),
+                });
+            }
+            "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {
+                self.snapshot.controller_acquired = time(item.acquire_time.as_deref(), &|| "spec.acquireTime".into())?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// One `Arc` per distinct toleration list: a cluster has few (its workloads' templates), and pods
+/// share them.
+#[derive(Default)]
+struct Interner {
+    /// The previous pod's list: neighbours in a dump often come from one template.
+    last: Option<Arc<[Toleration]>>,
+    /// Every list so far, by [`fingerprint`].
+    lists: HashMap<u64, Vec<Arc<[Toleration]>>>,
+}
+
+impl Interner {
+    fn get(&mut self, raw: &[RawToleration<'_>]) -> Arc<[Toleration]> {
+        if let Some(last) = &self.last
+            && same_list(raw, last)
+        {
+            return Arc::clone(last);
+        }
+        let lists = self.lists.entry(fingerprint(raw)).or_default();
+        let list = match lists.iter().find(|list| same_list(raw, list)) {
+            Some(list) => Arc::clone(list),
+            None => {
+                let list: Arc<[Toleration]> = raw.iter().map(toleration).collect();
+                lists.push(Arc::clone(&list));
+                list
+            }
+        };
+        self.last = Some(Arc::clone(&list));
+        list
+    }
+}
+
+fn toleration(raw: &RawToleration<'_>) -> Toleration {
+    Toleration {
+        key: raw.key.as_deref().unwrap_or_default().to_owned(),
+        operator: raw.operator.as_deref().unwrap_or_default().into(),
+        value: raw.value.as_deref().unwrap_or_default().to_owned(),
+        effect: effect(raw).map(Effect::from),
+        seconds: raw.toleration_seconds,
+    }
+}
+
+/// A toleration's effect: `None` when absent or empty.
+fn effect<'r>(raw: &'r RawToleration<'_>) -> Option<&'r str> {
+    raw.effect.as_deref().filter(|e| !e.is_empty())
+}
+
+/// The operator as [`Operator::as_str`] spells what `raw` converts to.
+fn operator<'r>(raw: &'r RawToleration<'_>) -> &'r str {
+    match raw.operator.as_deref().unwrap_or_default() {
+        "" => "Equal",
+        other => other,
+    }
+}
+
+/// Whether `raw` converts to `list`, without converting it.
+fn same_list(raw: &[RawToleration<'_>], list: &[Toleration]) -> bool {
+    raw.len() == list.len()
+        && raw.iter().zip(list).all(|(raw, t)| {
+            raw.key.as_deref().unwrap_or_default() == t.key
+                && operator(raw) == t.operator.as_str()
+                && raw.value.as_deref().unwrap_or_default() == t.value
+                && effect(raw) == t.effect.as_ref().map(Effect::as_str)
+                && raw.toleration_seconds == t.seconds
+        })
+}
+
+/// A hash of what `raw` converts to: equal for lists that convert to equal lists.
+fn fingerprint(raw: &[RawToleration<'_>]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for raw in raw {
+        raw.key.as_deref().unwrap_or_default().hash(&mut hasher);
+        operator(raw).hash(&mut hasher);
+        raw.value.as_deref().unwrap_or_default().hash(&mut hasher);
+        effect(raw).hash(&mut hasher);
+        raw.toleration_seconds.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::model::Operator;
+
+    fn raw<'a>(key: &'a str, operator: &'a str, effect: Option<&'a str>, seconds: Option<i64>) -> RawToleration<'a> {
+        RawToleration {
+            key: Some(key.into()),
+            operator: Some(operator.into()),
+            value: None,
+            effect: effect.map(Cow::from),
+            toleration_seconds: seconds,
+        }
+    }
+
+    #[test]
+    fn equal_toleration_lists_share_one_arc_and_keep_their_meaning() {
+        let mut interner = Interner::default();
+        let a = interner.get(&[raw("k", "", Some("NoExecute"), Some(300))]);
+        let b = interner.get(&[raw("x", "Exists", None, None)]);
+        // "" and "Equal" are one operator, an empty effect is none.
+        let c = interner.get(&[raw("k", "Equal", Some("NoExecute"), Some(300))]);
+        let d = interner.get(&[raw("x", "Exists", Some(""), None)]);
+        assert!(Arc::ptr_eq(&a, &c));
+        assert!(Arc::ptr_eq(&b, &d));
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(a[0].operator, Operator::Equal);
+        assert_eq!(d[0].effect, None);
+        let other = interner.get(&[raw("k", "exists", Some("NoExecute"), Some(300))]);
+        assert_eq!(other[0].operator, Operator::Other("exists".into()));
+        assert!(!Arc::ptr_eq(&a, &other));
+    }
+}

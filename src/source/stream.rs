@@ -1,0 +1,629 @@
+//! The dump reader's fast path: one pass over the bytes that hands each item to the [`Builder`] as
+//! soon as it is parsed, instead of building the whole list first.
+//!
+//! Strings are borrowed from the input (copied only where the JSON escapes them), one [`Fields`] is
+//! reused for every item, and fields the snapshot does not need are skipped unread. With
+//! `skip_other_kinds`, items that say they are neither a Node, a Pod nor a Lease are skipped whole.
+//!
+//! It reads the usual shapes only (an object wherever the readers expect a struct) and gives up on
+//! anything else, errors included: the caller then reads the input again with `file`'s exact
+//! readers, which name what is wrong. Where it succeeds it accepts exactly what they accept (the same
+//! types, `null` as absent, a repeated field refused) and builds what they build.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::build::{Builder, Fields};
+use super::file::{RawCondition, RawListMeta};
+use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
+use crate::engine::replay::Snapshot;
+
+/// A list the fast path read.
+pub(super) struct List<'a> {
+    /// Its items, built.
+    pub(super) snapshot: Snapshot,
+    /// The list's `kind`.
+    pub(super) kind: Option<Cow<'a, str>>,
+    /// The list's `metadata`.
+    pub(super) metadata: Option<RawListMeta<'a>>,
+    /// Whether it has `items` (an array, not `null`).
+    pub(super) has_items: bool,
+}
+
+/// Reads `bytes` as a list whose items are of kind `kind` unless they say otherwise; `None` when the
+/// exact readers must decide (an unusual shape, or any error).
+pub(super) fn read_list<'a>(bytes: &'a [u8], kind: Option<&str>, skip_other_kinds: bool) -> Option<List<'a>> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut builder = Builder::default();
+    let mut fields = Fields::default();
+    let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
+    let (kind, metadata, has_items) = deserializer.deserialize_map(ListVisitor { items }).ok()?;
+    deserializer.end().ok()?;
+    Some(List { snapshot: builder.finish(), kind, metadata, has_items })
+}
+
+/// The list object: `kind`, `metadata`, and `items` handed to the builder.
+struct ListVisitor<'s, 'de> {
+    items: ItemsSeed<'s, 'de>,
+}
+
+impl<'de> Visitor<'de> for ListVisitor<'_, 'de> {
+    type Value = (Option<Cow<'de, str>>, Option<RawListMeta<'de>>, bool);
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let ItemsSeed { builder, fields, kind: item_kind, skip_other_kinds } = self.items;
+        let (mut kind, mut metadata, mut has_items) = (None, None, false);
+        let mut seen = [false; 3];
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match &*key.0 {
+                b"kind" => {
+                    once(&mut seen[0])?;
+                    kind = text(&mut map)?;
+                }
+                b"metadata" => {
+                    once(&mut seen[1])?;
+                    metadata = map.next_value()?;
+                }
+                b"items" => {
+                    once(&mut seen[2])?;
+                    let items =
+                        ItemsSeed { builder: &mut *builder, fields: &mut *fields, kind: item_kind, skip_other_kinds };
+                    has_items = map.next_value_seed(Opt(items))?.is_some();
+                }
+                _ => {
+                    key.check()?;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok((kind, metadata, has_items))
+    }
+}
+
+/// The `items` array: each item is built as soon as it is read.
+struct ItemsSeed<'s, 'de> {
+    builder: &'s mut Builder,
+    fields: &'s mut Fields<'de>,
+    /// The kind of items that do not say.
+    kind: Option<&'s str>,
+    skip_other_kinds: bool,
+}
+
+seed!([<'de>] ItemsSeed<'_, 'de> => deserialize_seq);
+
+impl<'de> Visitor<'de> for ItemsSeed<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let ItemsSeed { builder, fields, kind, skip_other_kinds } = self;
+        let mut index = 0;
+        while seq.next_element_seed(ItemSeed { fields: &mut *fields, skip_other_kinds })?.is_some() {
+            let item_kind = fields.kind.as_deref().or(kind).unwrap_or_default();
+            builder.add(index, item_kind, fields).map_err(|e| A::Error::custom(e.to_string()))?;
+            index += 1;
+        }
+        Ok(())
+    }
+}
+
+/// One item: its fields, read into the reused [`Fields`].
+struct ItemSeed<'s, 'de> {
+    fields: &'s mut Fields<'de>,
+    skip_other_kinds: bool,
+}
+
+seed!([<'de>] ItemSeed<'_, 'de> => deserialize_map);
+
+impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let fields = self.fields;
+        fields.clear();
+        let mut seen = [false; 4];
+        // Set once the item names a kind the snapshot ignores (and the caller skips those).
+        let mut skip = false;
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match &*key.0 {
+                b"kind" => {
+                    once(&mut seen[0])?;
+                    fields.kind = text(&mut map)?;
+                    skip = self.skip_other_kinds && !matches!(fields.kind.as_deref(), Some("Node" | "Pod" | "Lease"));
+                }
+                b"metadata" if !skip => {
+                    once(&mut seen[1])?;
+                    map.next_value_seed(Opt(Part(&mut *fields, Section::Metadata)))?;
+                }
+                b"spec" if !skip => {
+                    once(&mut seen[2])?;
+                    map.next_value_seed(Opt(Part(&mut *fields, Section::Spec)))?;
+                }
+                b"status" if !skip => {
+                    once(&mut seen[3])?;
+                    map.next_value_seed(Opt(Part(&mut *fields, Section::Status)))?;
+                }
+                _ => {
+                    key.check()?;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One of an item's objects.
+#[derive(Clone, Copy)]
+enum Section {
+    Metadata,
+    Spec,
+    Status,
+}
+
+/// An item's object, read into `fields`.
+struct Part<'s, 'de>(&'s mut Fields<'de>, Section);
+
+seed!([<'de>] Part<'_, 'de> => deserialize_map);
+
+impl<'de> Visitor<'de> for Part<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        let Part(fields, section) = self;
+        let mut seen = [false; 6];
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let known = match section {
+                Section::Metadata => metadata(&key.0, &mut map, fields, &mut seen)?,
+                Section::Spec => spec(&key.0, &mut map, fields, &mut seen)?,
+                Section::Status => status(&key.0, &mut map, fields, &mut seen)?,
+            };
+            if !known {
+                key.check()?;
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The labels, appended to a list, or (`None`: a Pod's, which nothing reads) only checked.
+struct Labels<'v, 'de>(Option<&'v mut Vec<(Cow<'de, str>, Cow<'de, str>)>>);
+
+seed!([<'de>] Labels<'_, 'de> => deserialize_map);
+
+impl<'de> Visitor<'de> for Labels<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        match self.0 {
+            Some(labels) => {
+                while let Some((key, value)) = map.next_entry::<Str<'de>, Str<'de>>()? {
+                    labels.push((key.0, value.0));
+                }
+            }
+            None => {
+                while let Some((key, value)) = map.next_entry::<Key<'de>, Key<'de>>()? {
+                    key.check()?;
+                    value.check()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `status.conditions`: only the `PodScheduled=True` ones are kept (all the builder looks at); the
+/// others are only checked.
+struct Conditions<'v, 'de>(&'v mut Vec<RawCondition<'de>>);
+
+seed!([<'de>] Conditions<'_, 'de> => deserialize_seq);
+
+impl<'de> Visitor<'de> for Conditions<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some([type_, status, last_transition_time]) = seq.next_element_seed(Condition)? {
+            let scheduled = type_.as_ref().is_some_and(|t| *t.0 == *b"PodScheduled")
+                && status.as_ref().is_some_and(|s| *s.0 == *b"True");
+            if scheduled {
+                self.0.push(RawCondition {
+                    type_: Some(Cow::Borrowed("PodScheduled")),
+                    status: Some(Cow::Borrowed("True")),
+                    last_transition_time: last_transition_time.map(Key::into_text).transpose()?,
+                });
+            } else {
+                for text in [type_, status, last_transition_time].iter().flatten() {
+                    text.check()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One condition's `type`, `status` and `lastTransitionTime`, as bytes (`null` is absent).
+struct Condition;
+
+seed!([<'de>] Condition => deserialize_map);
+
+impl<'de> Visitor<'de> for Condition {
+    type Value = [Option<Key<'de>>; 3];
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut fields = [None, None, None];
+        let mut seen = [false; 3];
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let i = match &*key.0 {
+                b"type" => 0,
+                b"status" => 1,
+                b"lastTransitionTime" => 2,
+                _ => {
+                    key.check()?;
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            once(&mut seen[i])?;
+            fields[i] = map.next_value::<Option<Key<'de>>>()?;
+        }
+        Ok(fields)
+    }
+}
+
+/// The fields of `metadata`.
+fn metadata<'de, M: MapAccess<'de>>(
+    key: &[u8],
+    map: &mut M,
+    fields: &mut Fields<'de>,
+    seen: &mut [bool; 6],
+) -> Result<bool, M::Error> {
+    let (slot, i) = match key {
+        b"name" => (&mut fields.name, 0),
+        b"namespace" => (&mut fields.namespace, 1),
+        b"uid" => (&mut fields.uid, 2),
+        b"creationTimestamp" => (&mut fields.creation_timestamp, 3),
+        b"deletionTimestamp" => (&mut fields.deletion_timestamp, 4),
+        b"labels" => {
+            once(&mut seen[5])?;
+            let keep = fields.kind.as_deref() != Some("Pod");
+            map.next_value_seed(Opt(Labels(keep.then_some(&mut fields.labels))))?;
+            return Ok(true);
+        }
+        _ => return Ok(false),
+    };
+    once(&mut seen[i])?;
+    *slot = text(map)?;
+    Ok(true)
+}
+
+/// The fields of `spec` (a Node's, a Pod's or a Lease's).
+fn spec<'de, M: MapAccess<'de>>(
+    key: &[u8],
+    map: &mut M,
+    fields: &mut Fields<'de>,
+    seen: &mut [bool; 6],
+) -> Result<bool, M::Error> {
+    match key {
+        b"taints" => {
+            once(&mut seen[0])?;
+            map.next_value_seed(Opt(Extend(&mut fields.taints)))?;
+        }
+        b"nodeName" => {
+            once(&mut seen[1])?;
+            fields.node_name = text(map)?;
+        }
+        b"tolerations" => {
+            once(&mut seen[2])?;
+            map.next_value_seed(Opt(Extend(&mut fields.tolerations)))?;
+        }
+        b"acquireTime" => {
+            once(&mut seen[3])?;
+            fields.acquire_time = text(map)?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The fields of `status`.
+fn status<'de, M: MapAccess<'de>>(
+    key: &[u8],
+    map: &mut M,
+    fields: &mut Fields<'de>,
+    seen: &mut [bool; 6],
+) -> Result<bool, M::Error> {
+    match key {
+        b"phase" => {
+            once(&mut seen[0])?;
+            fields.phase = text(map)?;
+        }
+        b"conditions" => {
+            once(&mut seen[1])?;
+            map.next_value_seed(Opt(Conditions(&mut fields.conditions)))?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The fast path against the exact readers: on any input where it reads a list, both build the
+    //! same snapshot.
+
+    use proptest::prelude::*;
+
+    use super::read_list;
+    use crate::engine::replay::Snapshot;
+    use crate::source::file::{read_exactly, read_page_exactly};
+
+    /// A JSON value whose objects may repeat a key, written as text.
+    #[derive(Clone, Debug)]
+    enum Json {
+        Text(String),
+        Array(Vec<Json>),
+        Object(Vec<(String, Json)>),
+    }
+
+    impl Json {
+        fn write(&self, out: &mut String) {
+            match self {
+                Json::Text(text) => out.push_str(text),
+                Json::Array(items) => {
+                    out.push('[');
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        item.write(out);
+                    }
+                    out.push(']');
+                }
+                Json::Object(fields) => {
+                    out.push('{');
+                    for (i, (key, value)) in fields.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(key);
+                        out.push(':');
+                        value.write(out);
+                    }
+                    out.push('}');
+                }
+            }
+        }
+    }
+
+    fn string(text: &str) -> Json {
+        Json::Text(serde_json::to_string(text).expect("a string"))
+    }
+
+    /// Strings the reader compares against, escaped ones, and times valid and not.
+    const WORDS: &[&str] = &[
+        "",
+        "List",
+        "Node",
+        "Pod",
+        "Lease",
+        "Service",
+        "kube-system",
+        "kube-controller-manager",
+        "default",
+        "NoExecute",
+        "NoSchedule",
+        "Exists",
+        "Equal",
+        "PodScheduled",
+        "True",
+        "Running",
+        "a\nb",
+        "zoné",
+        "2026-11-22T10:00:00Z",
+        "2026-11-22T09:00:00.5+01:00",
+        "2026-02-30T10:00:00Z",
+        "yesterday",
+    ];
+
+    /// Field names the readers know, sometimes escaped (`"k\u0069nd"` is `kind`).
+    const KEYS: &[&str] = &[
+        "\"kind\"",
+        "\"metadata\"",
+        "\"spec\"",
+        "\"status\"",
+        "\"items\"",
+        "\"name\"",
+        "\"namespace\"",
+        "\"uid\"",
+        "\"creationTimestamp\"",
+        "\"deletionTimestamp\"",
+        "\"labels\"",
+        "\"taints\"",
+        "\"tolerations\"",
+        "\"nodeName\"",
+        "\"acquireTime\"",
+        "\"phase\"",
+        "\"conditions\"",
+        "\"key\"",
+        "\"value\"",
+        "\"effect\"",
+        "\"operator\"",
+        "\"tolerationSeconds\"",
+        "\"timeAdded\"",
+        "\"type\"",
+        "\"lastTransitionTime\"",
+        "\"continue\"",
+        "\"k\\u0069nd\"",
+        "\"other\"",
+    ];
+
+    fn leaf() -> BoxedStrategy<Json> {
+        prop_oneof![
+            Just(Json::Text("null".into())),
+            Just(Json::Text("true".into())),
+            prop_oneof![Just(300i64), Just(-1), Just(0), any::<i64>()].prop_map(|n| Json::Text(n.to_string())),
+            Just(Json::Text("18446744073709551615".into())),
+            Just(Json::Text("1.5".into())),
+            prop::sample::select(WORDS).prop_map(string),
+        ]
+        .boxed()
+    }
+
+    fn any_json() -> BoxedStrategy<Json> {
+        leaf()
+            .prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
+                    prop::collection::vec((prop::sample::select(KEYS).prop_map(str::to_owned), inner), 0..4)
+                        .prop_map(Json::Object),
+                ]
+            })
+            .boxed()
+    }
+
+    /// Mostly a value of the right shape, sometimes anything.
+    fn usually(right: BoxedStrategy<Json>) -> BoxedStrategy<Json> {
+        prop_oneof![100 => right, 1 => any_json()].boxed()
+    }
+
+    /// An object with these fields in a random order, each usually there, rarely twice.
+    fn object(fields: Vec<(&'static str, BoxedStrategy<Json>)>) -> BoxedStrategy<Json> {
+        let parts: Vec<_> = fields
+            .into_iter()
+            .map(|(name, value)| (prop_oneof![30 => Just(0usize), 200 => Just(1), 1 => Just(2)], value, Just(name)))
+            .collect();
+        (parts, any::<prop::sample::Index>())
+            .prop_map(|(parts, shift)| {
+                let mut fields: Vec<(String, Json)> = Vec::new();
+                for (count, value, name) in parts {
+                    for _ in 0..count {
+                        fields.push((format!("\"{name}\""), value.clone()));
+                    }
+                }
+                if !fields.is_empty() {
+                    let at = shift.index(fields.len());
+                    fields.rotate_left(at);
+                }
+                Json::Object(fields)
+            })
+            .boxed()
+    }
+
+    fn text() -> BoxedStrategy<Json> {
+        usually(prop::sample::select(WORDS).prop_map(string).boxed())
+    }
+
+    fn name() -> BoxedStrategy<Json> {
+        prop_oneof![10 => "[a-z][a-z0-9.-]{0,6}".prop_map(|n| string(&n)), 1 => text()].boxed()
+    }
+
+    fn time() -> BoxedStrategy<Json> {
+        const TIMES: &[&str] = &["2026-11-22T10:00:00Z", "2026-11-22T09:00:00.5+01:00", "2026-11-22T09:59:00Z"];
+        prop_oneof![20 => prop::sample::select(TIMES).prop_map(string), 1 => text()].boxed()
+    }
+
+    fn array(element: BoxedStrategy<Json>) -> BoxedStrategy<Json> {
+        usually(prop::collection::vec(element, 0..3).prop_map(Json::Array).boxed())
+    }
+
+    fn item() -> BoxedStrategy<Json> {
+        let labels = usually(
+            prop::collection::vec((prop::sample::select(&["\"a\"", "\"zone\"", "\"a\\nb\""][..]), text()), 0..3)
+                .prop_map(|pairs| Json::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+                .boxed(),
+        );
+        let metadata = object(vec![
+            ("name", name()),
+            ("namespace", text()),
+            ("uid", text()),
+            ("creationTimestamp", time()),
+            ("deletionTimestamp", time()),
+            ("labels", labels),
+            ("annotations", any_json()),
+        ]);
+        let taint = object(vec![("key", text()), ("value", text()), ("effect", text()), ("timeAdded", time())]);
+        let seconds = usually(prop_oneof![Just(Json::Text("300".into())), Just(Json::Text("-5".into()))].boxed());
+        let toleration = object(vec![
+            ("key", text()),
+            ("operator", text()),
+            ("value", text()),
+            ("effect", text()),
+            ("tolerationSeconds", seconds),
+        ]);
+        let condition = object(vec![("type", text()), ("status", text()), ("lastTransitionTime", time())]);
+        let spec = object(vec![
+            ("taints", array(taint)),
+            ("nodeName", text()),
+            ("tolerations", array(toleration)),
+            ("acquireTime", time()),
+            ("containers", any_json()),
+        ]);
+        let status = object(vec![("phase", text()), ("conditions", array(condition)), ("hostIP", text())]);
+        let kind =
+            usually(prop::sample::select(&["Node", "Pod", "Pod", "Lease", "Service"][..]).prop_map(string).boxed());
+        usually(object(vec![
+            ("apiVersion", text()),
+            ("kind", kind),
+            ("metadata", usually(metadata)),
+            ("spec", usually(spec)),
+            ("status", usually(status)),
+        ]))
+    }
+
+    fn dump() -> BoxedStrategy<Json> {
+        let kind = usually(prop::sample::select(&["List", "PodList"][..]).prop_map(string).boxed());
+        object(vec![
+            ("apiVersion", text()),
+            ("kind", kind),
+            ("metadata", usually(object(vec![("continue", text())]))),
+            ("items", usually(prop::collection::vec(item(), 0..6).prop_map(Json::Array).boxed())),
+        ])
+    }
+
+    fn same(fast: &Snapshot, exact: &Snapshot) -> bool {
+        fast.nodes == exact.nodes && fast.pods == exact.pods && fast.controller_acquired == exact.controller_acquired
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        #[test]
+        fn fast_path_reads_what_the_exact_readers_read(dump in dump()) {
+            let mut text = String::new();
+            dump.write(&mut text);
+            let bytes = text.as_bytes();
+            if let Some(list) = read_list(bytes, None, true)
+                && matches!(list.kind.as_deref(), Some("List") | None)
+                && list.has_items
+            {
+                let exact = read_exactly(bytes);
+                prop_assert!(exact.is_ok(), "the fast path read {text}, the exact one says {exact:?}");
+                prop_assert!(same(&list.snapshot, &exact.expect("checked")), "different snapshots for {text}");
+            }
+            if let Some(list) = read_list(bytes, Some("Pod"), false) {
+                let exact = read_page_exactly(bytes, "Pod");
+                prop_assert!(exact.is_ok(), "the fast path read the page {text}, the exact one says {exact:?}");
+                let exact = exact.expect("checked");
+                prop_assert!(same(&list.snapshot, &exact.snapshot), "different pages for {text}");
+                let token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty());
+                prop_assert_eq!(token.as_deref(), exact.continue_token.as_deref());
+            }
+        }
+    }
+}

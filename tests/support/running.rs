@@ -1,0 +1,91 @@
+//! The real `run` binary as a child process, its JSON lines read as they come; every wait is on a
+//! line matching a condition, with a deadline.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::fake_apiserver::FakeApiServer;
+use crate::util::command;
+
+/// How long a wait for a line may take.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A running `run`, its JSON lines arriving on a channel.
+pub struct Running {
+    pub child: Child,
+    lines: mpsc::Receiver<Value>,
+    pub seen: Vec<Value>,
+}
+
+impl Running {
+    /// Starts `run -o json` with `extra` arguments and waits for the initial sync.
+    pub fn start(server: &FakeApiServer, extra: &[&str]) -> Self {
+        let mut running = Self::launch(server, &[&["-o", "json"], extra].concat());
+        running.expect("the initial sync", |l| l["type"] == "synced");
+        running
+    }
+
+    /// Starts `run` with `args` (which must make it print JSON lines) and returns at once.
+    pub fn launch(server: &FakeApiServer, args: &[&str]) -> Self {
+        let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+        let mut child = command()
+            .args(["run", "--kubeconfig", &kubeconfig])
+            .args(args)
+            .stdout(Stdio::piped())
+            // Diagnostics go to the test's own output (never unread into a full pipe that would block run).
+            .stderr(Stdio::inherit())
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("run starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits for a line matching `condition` and returns it.
+    pub fn expect(&mut self, what: &str, condition: impl Fn(&Value) -> bool) -> Value {
+        if let Some(line) = self.seen.iter().find(|l| condition(l)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if condition(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no {what} within {WAIT:?}; lines: {:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Sends SIGINT and returns the summary line and the exit code.
+    pub fn interrupt(self) -> (Value, i32) {
+        let (summary, code, _) = self.interrupt_and_read();
+        (summary, code)
+    }
+
+    /// Sends SIGINT and returns the summary line, the exit code and every line seen.
+    pub fn interrupt_and_read(mut self) -> (Value, i32, Vec<Value>) {
+        let status = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status().expect("kill runs");
+        assert!(status.success());
+        let summary = self.expect("the summary", |l| l["type"] == "summary");
+        let code = self.child.wait().expect("run exits").code().unwrap_or(-1);
+        (summary, code, self.seen)
+    }
+}
