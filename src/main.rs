@@ -6,12 +6,6 @@ use clap::Parser;
 use taint_evict::cli::{COMPLETE, Cli, complete, run};
 use taint_evict::error::EXIT_OK;
 
-/// mimalloc instead of the C library's allocator: `run` allocates on every request and event, and
-/// with glibc's malloc a burst of deletions spent a fifth of its CPU in it (half the CPU per
-/// deletion with mimalloc; BENCHMARKS.md, run burst).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let result = match args.get(1) {
