@@ -9,13 +9,14 @@ use tokio::sync::{mpsc, watch as channel};
 use super::{LogFormat, RunArgs, RunFormat};
 use crate::cluster;
 use crate::cluster::evict::KubeEvictor;
-use crate::cluster::lease::{self, ElectionConfig};
+use crate::cluster::lease::{self, ElectionConfig, KubeLock};
 use crate::cluster::watch::{self, NodeScope};
 use crate::engine::report::{Report, RunEvent};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
+use crate::runtime::election::{self, Candidate, Periods};
 use crate::runtime::{self, Clock, Leadership, RunOptions, Sources};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
@@ -165,16 +166,17 @@ async fn election(
         retry_period: election.leader_elect_retry_period,
     };
     lease::preflight(connection, &config.namespace, &config.name).await?;
-    let (leading_tx, leading_rx) = channel::channel(false);
-    let task = tokio::spawn(lease::elect(
-        connection.client.clone(),
-        config,
+    let candidate = Candidate {
+        lease: format!("{}/{}", config.namespace, config.name),
+        identity: config.identity.clone(),
+        periods: Periods { renew_deadline: config.renew_deadline, retry_period: config.retry_period },
+        lock: KubeLock::new(connection.client.clone(), config, clock),
         clock,
-        leading_tx,
-        report.clone(),
-        metrics.clone(),
-        stop,
-    ));
+        report: report.clone(),
+        metrics: metrics.clone(),
+    };
+    let (leading_tx, leading_rx) = channel::channel(false);
+    let task = tokio::spawn(election::elect(candidate, leading_tx, stop));
     Ok((Leadership::elected(leading_rx), Some(task)))
 }
 

@@ -4,32 +4,20 @@
 //! on this process's monotonic clock (no comparison of wall clocks across machines).
 //!
 //! [`Elector`] is the decision, pure: the record read and the time in, the write to attempt out.
-//! [`elect`] carries it out against the API server and says through a `watch` channel whether this
-//! instance leads. A leader that cannot renew within the renew deadline, or that finds another holder
-//! in the record, stops leading at once, before the lease can expire for the others.
+//! [`KubeLock`] carries one attempt out against the API server; the timing (retry period, renew
+//! deadline) is `runtime::election`'s.
 
-use std::hash::{BuildHasher, Hasher, RandomState};
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::PostParams;
 use kube::{Api, Client};
-use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::{ClusterError, Connection};
-use crate::engine::report::{LeaderState, Report, RunEvent};
-use crate::metrics::Metrics;
 use crate::runtime::Clock;
-
-/// Upstream's (kube-controller-manager's) leader election defaults.
-pub const LEASE_DURATION: Duration = Duration::from_secs(15);
-/// How long a leader keeps trying to renew before it stops leading.
-pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
-/// How often the lease is tried (and a leader renews).
-pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
+use crate::runtime::election::{Lock, Tried};
 
 /// The lease's fields the election reads and writes (client-go's `LeaderElectionRecord`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,65 +171,34 @@ pub struct ElectionConfig {
 #[must_use]
 pub fn default_identity() -> String {
     let host = std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "taint-evict".to_owned());
-    format!("{host}_{:016x}", random())
+    format!("{host}_{:016x}", crate::runtime::election::random())
 }
 
-fn random() -> u64 {
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(u64::from(std::process::id()));
-    hasher.finish()
-}
-
-/// `retry` stretched by a random factor in [1, 2.2), as client-go's `JitterUntil(…, 1.2, …)`: the
-/// candidates do not all try at the same instant.
-fn jittered(retry: Duration) -> Duration {
-    let fraction = (random() >> 11) as f64 / (1u64 << 53) as f64;
-    retry.mul_f64(1.0 + 1.2 * fraction)
-}
-
-/// How one try ended.
-enum Tried {
-    /// The lease is ours (acquired or renewed).
-    Held,
-    /// Another instance holds it.
-    HeldBy(String),
-    /// The API server could not be asked, or refused the write.
-    Failed(String),
-}
-
-struct Candidate {
+/// The election's Lease in the cluster: one `tryAcquireOrRenew` per call, decided by an [`Elector`].
+pub struct KubeLock {
     api: Api<Lease>,
     config: ElectionConfig,
     elector: Elector,
     clock: Clock,
+    /// The origin of the monotonic time the elector is given.
     origin: Instant,
-    report: mpsc::UnboundedSender<Report>,
-    metrics: Arc<Metrics>,
-    leading: watch::Sender<bool>,
 }
 
-impl Candidate {
+impl KubeLock {
+    /// The lock `config` describes, through `client`.
+    #[must_use]
+    pub fn new(client: Client, config: ElectionConfig, clock: Clock) -> Self {
+        let api = Api::namespaced(client, &config.namespace);
+        let elector = Elector::new(config.identity.clone(), config.lease_duration);
+        Self { api, config, elector, clock, origin: Instant::now() }
+    }
+
     fn lease(&self) -> String {
         format!("{}/{}", self.config.namespace, self.config.name)
     }
 
     fn wall(&self) -> jiff::Timestamp {
         jiff::Timestamp::from_nanosecond(self.clock.now().as_nanos()).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
-    }
-
-    fn say(&self, state: LeaderState, holder: Option<String>, reason: Option<String>) {
-        let event =
-            RunEvent::Leadership { state, lease: self.lease(), identity: self.config.identity.clone(), holder, reason };
-        let _ = self.report.send(Report { at: self.clock.now(), event });
-    }
-
-    fn warn(&self, message: String) {
-        let _ = self.report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
-    }
-
-    fn set_leading(&self, leading: bool) {
-        self.metrics.set_leader(leading);
-        self.leading.send_replace(leading);
     }
 
     fn object(&self, record: &Record, version: Option<String>) -> Lease {
@@ -255,9 +212,11 @@ impl Candidate {
             spec: Some(record.spec()),
         }
     }
+}
 
-    /// One `tryAcquireOrRenew`: read the lease, decide, write.
-    async fn try_once(&mut self) -> Tried {
+impl Lock for KubeLock {
+    /// Reads the lease, decides, writes (CREATE, or an UPDATE carrying the version read).
+    async fn try_acquire_or_renew(&mut self) -> Tried {
         let (current, version) = match self.api.get_opt(&self.config.name).await {
             Ok(Some(lease)) => (Some(Record::of(&lease)), lease.metadata.resource_version),
             Ok(None) => (None, None),
@@ -282,74 +241,6 @@ impl Candidate {
                 Tried::Held
             }
             Err(error) => Tried::Failed(format!("writing lease {}: {}", self.lease(), describe(&error))),
-        }
-    }
-
-    /// Tries until the lease is ours; `false` if told to stop first.
-    async fn acquire(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
-        let mut holder_said: Option<String> = None;
-        let mut failing = false;
-        loop {
-            let tried = tokio::time::timeout(self.config.renew_deadline, self.try_once()).await;
-            match tried.unwrap_or_else(|_| Tried::Failed(format!("lease {}: no answer in time", self.lease()))) {
-                Tried::Held => return true,
-                Tried::HeldBy(holder) => {
-                    failing = false;
-                    if holder_said.as_ref() != Some(&holder) {
-                        self.say(LeaderState::Following, Some(holder.clone()), None);
-                        holder_said = Some(holder);
-                    }
-                }
-                Tried::Failed(message) => {
-                    if !failing {
-                        self.warn(format!("leader election: {message}; retrying"));
-                    }
-                    failing = true;
-                }
-            }
-            tokio::select! {
-                () = tokio::time::sleep(jittered(self.config.retry_period)) => {}
-                _ = stop.wait_for(|stop| *stop) => return false,
-            }
-        }
-    }
-
-    /// Renews every retry period until renewal fails for the renew deadline, another instance
-    /// holds the lease, or `stop`. Returns `true` when told to stop (still leading).
-    async fn keep(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
-        let mut renewed = Instant::now();
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(self.config.retry_period) => {}
-                _ = stop.wait_for(|stop| *stop) => return true,
-            }
-            loop {
-                let deadline = renewed + self.config.renew_deadline;
-                let tried = tokio::time::timeout_at(deadline, self.try_once()).await;
-                let why = match tried {
-                    Ok(Tried::Held) => {
-                        renewed = Instant::now();
-                        break;
-                    }
-                    Ok(Tried::HeldBy(holder)) => {
-                        self.set_leading(false);
-                        self.say(LeaderState::Lost, Some(holder), Some("another instance holds the lease".into()));
-                        return false;
-                    }
-                    Ok(Tried::Failed(message)) => message,
-                    Err(_) => "no answer in time".to_owned(),
-                };
-                if Instant::now() >= deadline {
-                    self.set_leading(false);
-                    let seconds = self.config.renew_deadline.as_secs_f64();
-                    self.say(LeaderState::Lost, None, Some(format!("not renewed within {seconds}s: {why}")));
-                    return false;
-                }
-                tokio::select! {
-                    () = tokio::time::sleep_until(deadline.min(Instant::now() + self.config.retry_period)) => {}
-                    _ = stop.wait_for(|stop| *stop) => return true,
-                }
-            }
         }
     }
 
@@ -386,41 +277,13 @@ pub async fn preflight(connection: &Connection, namespace: &str, name: &str) -> 
     api.get_opt(name).await.map(|_| ()).map_err(|e| ClusterError::from_kube(e, &connection.server, "get", &resource))
 }
 
-/// Runs the election until `stop` turns true, then gives the lease up if held. `leading` says, at
-/// every moment, whether this instance may decide and delete.
-pub async fn elect(
-    client: Client,
-    config: ElectionConfig,
-    clock: Clock,
-    leading: watch::Sender<bool>,
-    report: mpsc::UnboundedSender<Report>,
-    metrics: Arc<Metrics>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let api = Api::namespaced(client, &config.namespace);
-    let elector = Elector::new(config.identity.clone(), config.lease_duration);
-    let origin = Instant::now();
-    let mut candidate = Candidate { api, config, elector, clock, origin, report, metrics, leading };
-    candidate.set_leading(false);
-    loop {
-        if !candidate.acquire(&mut stop).await {
-            return;
-        }
-        candidate.set_leading(true);
-        candidate.say(LeaderState::Leading, Some(candidate.config.identity.clone()), None);
-        if candidate.keep(&mut stop).await {
-            candidate.set_leading(false);
-            candidate.release().await;
-            return;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const SECOND: Duration = Duration::from_secs(1);
+    /// kube-controller-manager's default.
+    const LEASE_DURATION: Duration = Duration::from_secs(15);
 
     fn wall(seconds: i64) -> jiff::Timestamp {
         jiff::Timestamp::from_second(1_700_000_000 + seconds).unwrap()
@@ -504,14 +367,6 @@ mod tests {
         assert_eq!(released.duration_seconds, 1);
         assert_eq!(released.transitions, 5);
         assert_eq!(released.spec().holder_identity, None);
-    }
-
-    #[test]
-    fn jitter_stays_within_client_go_bounds() {
-        for _ in 0..100 {
-            let d = jittered(2 * SECOND);
-            assert!(d >= 2 * SECOND && d < Duration::from_millis(4_400), "{d:?}");
-        }
     }
 
     impl Record {

@@ -5,6 +5,7 @@
 //! (never a timer per pod), hands due deletions to the [`executor`], and reports what happened.
 
 pub mod clock;
+pub mod election;
 pub mod executor;
 
 use std::collections::HashMap;
