@@ -88,12 +88,6 @@ impl Elector {
         Self { identity: identity.into(), lease_duration, observed: None }
     }
 
-    /// This instance's identity.
-    #[must_use]
-    pub fn identity(&self) -> &str {
-        &self.identity
-    }
-
     /// Whether the last record read or written names this instance as the holder.
     #[must_use]
     pub fn is_leader(&self) -> bool {
