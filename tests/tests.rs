@@ -10,6 +10,7 @@ mod layering;
 mod output;
 mod plan_cluster;
 mod rbac;
+mod real_apiserver;
 mod run_cluster;
 mod soak;
 mod support;

@@ -202,9 +202,10 @@ impl<E: Evictor> Executor<E> {
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
             // Upstream's recorder queues the event and goes on; so does this: the deletion does not
-            // wait for the event's round trip.
+            // wait for the event's round trip. The job ends when both have, so that a shutdown's drain
+            // also waits for the event.
             let (notifier, marked) = (evictor.clone(), job.pod.clone());
-            tokio::spawn(async move { notifier.notify(&marked, Notice::Marking).await });
+            let noticed = tokio::spawn(async move { notifier.notify(&marked, Notice::Marking).await });
             let mut delay = FIRST_RETRY;
             let mut attempt = 0;
             let outcome = loop {
@@ -235,6 +236,7 @@ impl<E: Evictor> Executor<E> {
                     }
                 }
             };
+            let _ = noticed.await;
             let _ = done.send(Done { job, outcome });
         });
         Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }

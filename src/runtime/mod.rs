@@ -3,6 +3,11 @@
 //! No business rules live here: the engine decides. This module orders inputs (node changes before
 //! pod changes, upstream's worker priority), keeps one sleeper armed at the engine's next deadline
 //! (never a timer per pod), hands due deletions to the [`executor`], and reports what happened.
+//!
+//! One improvement in carrying the decisions out: a pod whose deletion is already under way
+//! (`metadata.deletionTimestamp` set, as a pod stays on a node whose kubelet is gone) is not sent
+//! another DELETE when its work fires; it is reported gone. Upstream re-deletes it (a no-op on the
+//! server, but one more request and event per pod after a failover or beside the cluster's controller).
 
 pub mod clock;
 pub mod election;
@@ -18,7 +23,7 @@ use tokio::sync::{mpsc, watch};
 pub use clock::Clock;
 pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome};
 
-use crate::engine::model::{Node, NodeName, PodKey, PodRef};
+use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
 use crate::engine::queue::EntryState;
 use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod, replay};
 use crate::engine::report::{Report, RunEvent, Summary};
@@ -46,6 +51,34 @@ pub enum PodChange {
     Applied(SnapshotPod),
     /// A pod was deleted.
     Deleted(PodKey),
+}
+
+/// The pods whose deletion is already under way, by key, with the UID that is terminating.
+#[derive(Debug, Default)]
+struct Terminating(HashMap<PodKey, Uid>);
+
+impl Terminating {
+    fn track(&mut self, change: &PodChange) {
+        match change {
+            PodChange::Listed(pods) => {
+                self.0 =
+                    pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
+            }
+            PodChange::Applied(pod) if pod.terminating => {
+                self.0.insert(pod.pod.key.clone(), pod.pod.uid.clone());
+            }
+            PodChange::Applied(SnapshotPod { pod, .. }) => {
+                self.0.remove(&pod.key);
+            }
+            PodChange::Deleted(key) => {
+                self.0.remove(key);
+            }
+        }
+    }
+
+    fn contains(&self, pod: &PodRef) -> bool {
+        self.0.get(&pod.key).is_some_and(|uid| *uid == pod.uid)
+    }
 }
 
 /// Whether this instance may decide and delete: always, or while it holds the election's lease.
@@ -226,6 +259,7 @@ pub async fn run<E: Evictor>(
         report,
         metrics: options.metrics.clone(),
         options,
+        terminating: Terminating::default(),
     };
     tokio::pin!(shutdown);
 
@@ -235,7 +269,10 @@ pub async fn run<E: Evictor>(
             biased;
             () = &mut shutdown => return run.finish(None).await,
             Some(change) = sources.nodes.recv() => lists.node(change),
-            Some(change) = sources.pods.recv() => lists.pod(change),
+            Some(change) = sources.pods.recv() => {
+                run.terminating.track(&change);
+                lists.pod(change);
+            }
             else => return run.finish(None).await,
         }
     }
@@ -248,7 +285,10 @@ pub async fn run<E: Evictor>(
                 biased;
                 () = &mut shutdown => return run.finish(None).await,
                 Some(change) = sources.nodes.recv() => lists.node(change),
-                Some(change) = sources.pods.recv() => lists.pod(change),
+                Some(change) = sources.pods.recv() => {
+                    run.terminating.track(&change);
+                    lists.pod(change);
+                }
                 _ = sources.leadership.changed() => {}
                 else => return run.finish(None).await,
             }
@@ -297,6 +337,8 @@ struct Loop<E> {
     report: mpsc::UnboundedSender<Report>,
     metrics: Arc<Metrics>,
     options: RunOptions,
+    /// Pods already being deleted: their work is done without another DELETE.
+    terminating: Terminating,
 }
 
 impl<E: Evictor> Loop<E> {
@@ -375,6 +417,7 @@ impl<E: Evictor> Loop<E> {
                     }
                 }
                 Some(change) = sources.pods.recv() => {
+                    self.terminating.track(&change);
                     term.engine.handle(pod_change_input(&change), clock.now());
                     if keep {
                         lists.pod(change);
@@ -403,6 +446,12 @@ impl<E: Evictor> Loop<E> {
                     let notified = pod.clone();
                     tokio::spawn(async move { evictor.notify(&notified, Notice::Cancelling).await });
                     self.send(RunEvent::Cancelled { pod, work });
+                }
+                Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
+                    self.summary.gone += 1;
+                    let reason = "already terminating: its deletion was issued before".to_owned();
+                    self.send(RunEvent::Gone { pod: pod.clone(), reason });
+                    term.engine.handle(Input::EvictionFinished { pod: pod.key, ticket }, self.clock.now());
                 }
                 Action::Evict { pod, work, ticket } => term.executor.submit(Job { pod, work, ticket }),
                 Action::Withdrawn { pod, ticket } => term.executor.withdraw(&pod.key, ticket),

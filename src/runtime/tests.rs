@@ -435,3 +435,29 @@ async fn failing_deletion_stops_retrying_once_the_pod_is_no_longer_due() {
     assert!(summary.failed.is_empty(), "a withdrawn deletion is not a failure: {:?}", summary.failed);
     assert!(failures.lock().unwrap()[0].1 > 1000, "no attempt after the withdrawal");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pod_already_terminating_is_reported_gone_without_another_delete() {
+    let nodes = vec![node("n1", &[("a", -10)])];
+    let mut terminating = pod("terminating", "n1", &[], -3600);
+    terminating.terminating = true;
+    let pods = vec![terminating, pod("running", "n1", &[("a", Some(30))], -3600)];
+    let h = start(nodes, pods, RunOptions::default(), 100);
+    // A pod deleted while the run watches: its later work is done without a DELETE too.
+    let mut deleting = pod("running", "n1", &[("a", Some(30))], -3600);
+    deleting.terminating = true;
+    pod_at(&h, 5, PodChange::Applied(deleting));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [], "no DELETE for a pod whose deletion is under way");
+    assert_eq!(summary.gone, 2);
+    let gone: Vec<_> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Gone { pod, reason } => Some((pod.key.name().to_owned(), reason.clone(), r.at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(gone.len(), 2, "{gone:?}");
+    assert!(gone.iter().all(|(_, reason, _)| reason.starts_with("already terminating")), "{gone:?}");
+    assert_eq!(gone.iter().find(|(name, ..)| name == "running").map(|g| g.2), Some(t(20)), "at its deadline");
+}

@@ -1,4 +1,5 @@
 //! Test harnesses shared by the integration tests.
 
+pub mod control_plane;
 pub mod fake_apiserver;
 pub mod running;

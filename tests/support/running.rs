@@ -2,6 +2,7 @@
 //! line matching a condition, with a deadline.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -24,14 +25,25 @@ pub struct Running {
 impl Running {
     /// Starts `run -o json` with `extra` arguments and waits for the initial sync.
     pub fn start(server: &FakeApiServer, extra: &[&str]) -> Self {
-        let mut running = Self::launch(server, &[&["-o", "json"], extra].concat());
+        Self::start_with(server.kubeconfig(), extra)
+    }
+
+    /// Starts `run -o json --kubeconfig KUBECONFIG` with `extra` arguments and waits for the initial sync.
+    pub fn start_with(kubeconfig: &Path, extra: &[&str]) -> Self {
+        let mut running = Self::launch_with(kubeconfig, &[&["-o", "json"], extra].concat());
         running.expect("the initial sync", |l| l["type"] == "synced");
         running
     }
 
     /// Starts `run` with `args` (which must make it print JSON lines) and returns at once.
     pub fn launch(server: &FakeApiServer, args: &[&str]) -> Self {
-        let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+        Self::launch_with(server.kubeconfig(), args)
+    }
+
+    /// Starts `run --kubeconfig KUBECONFIG` with `args` (which must make it print JSON lines) and
+    /// returns at once.
+    pub fn launch_with(kubeconfig: &Path, args: &[&str]) -> Self {
+        let kubeconfig = kubeconfig.to_str().expect("UTF-8").to_owned();
         let mut child = command()
             .args(["run", "--kubeconfig", &kubeconfig])
             .args(args)

@@ -1,0 +1,143 @@
+//! Under the real RBAC authorizer, each command succeeds as an identity bound by exactly the
+//! manifest in `deploy/` (applied with kubectl), and fails with the one-line message naming the verb
+//! and resource once a rule it needs is removed.
+
+use super::{ControlPlane, Identity, Options, node, pod};
+use crate::control_plane;
+use crate::real_apiserver::run::{add_taint, deleted, server_pod};
+use crate::support::running::Running;
+use crate::util::{Run, command, repo, run_command};
+
+const NOW: &str = "2026-11-23T12:00:00Z";
+
+fn as_user(plane: &ControlPlane, user: &str, args: &[&str]) -> Run {
+    run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig_of(user)), None)
+}
+
+fn apply(plane: &ControlPlane, manifest: &str) {
+    let path = repo().join(manifest);
+    plane.kubectl_ok(&["apply", "-f", path.to_str().expect("UTF-8 path")], None);
+}
+
+/// Removes the rule at `index` of a ClusterRole.
+fn remove_rule(plane: &ControlPlane, role: &str, index: usize) {
+    let patch = format!(r#"[{{"op":"remove","path":"/rules/{index}"}}]"#);
+    plane.kubectl_ok(&["patch", "clusterrole", role, "--type=json", "-p", &patch], None);
+}
+
+/// Waits until the authorizer has seen a change of `user`'s grants (`kubectl auth can-i`).
+fn wait_can_i(plane: &ControlPlane, user: &str, verb: &str, resource: &str, expected: bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let output = plane.kubectl(&["auth", "can-i", verb, resource, "-A", "--as", user], None);
+        if output.status.success() == expected {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "can-i {verb} {resource} as {user} stays {}", !expected);
+        std::thread::park_timeout(std::time::Duration::from_millis(50));
+    }
+}
+
+fn cluster(plane: &ControlPlane) {
+    plane.create(&[
+        node("n1", &[], &[]),
+        pod("default", "victim", "n1", None),
+        pod("default", "patient", "n1", Some(Some(3600))),
+    ]);
+    add_taint(plane, "n1");
+}
+
+#[test]
+fn real_apiserver_plan_and_explain_work_with_exactly_rbac_plan_and_name_a_missing_rule() {
+    let options = Options { identities: vec![Identity::user("alice")], ..Options::default() };
+    let plane = control_plane!("rbac-plan", &options);
+    cluster(&plane);
+    apply(&plane, "deploy/rbac-plan.yaml");
+    plane.kubectl_ok(
+        &["create", "clusterrolebinding", "plan-alice", "--clusterrole=taint-evict-plan", "--user=alice"],
+        None,
+    );
+    plane.kubectl_ok(
+        &["-n", "kube-system", "create", "rolebinding", "plan-alice", "--role=taint-evict-plan", "--user=alice"],
+        None,
+    );
+    wait_can_i(&plane, "alice", "list", "pods", true);
+
+    for args in [&["plan", "--now", NOW, "-o", "json"][..], &["plan", "n1", "--now", NOW, "-o", "json"][..]] {
+        let as_alice = as_user(&plane, "alice", args);
+        assert_eq!(as_alice.code, 0, "{args:?}: {}", as_alice.stderr);
+        let as_admin = run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
+        assert_eq!(as_alice.stdout, as_admin.stdout, "{args:?}");
+    }
+    let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", NOW]);
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    assert!(explain.stdout.contains("patient"), "{}", explain.stdout);
+
+    // Without the pods rule: plan cannot list them, and says so in one line.
+    remove_rule(&plane, "taint-evict-plan", 1);
+    wait_can_i(&plane, "alice", "list", "pods", false);
+    let denied = as_user(&plane, "alice", &["plan", "n1", "--now", NOW]);
+    assert_ne!(denied.code, 0);
+    let first = denied.stderr.lines().next().unwrap_or_default();
+    assert!(first.starts_with("error: forbidden: cannot list pods"), "{}", denied.stderr);
+    let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", NOW]);
+    assert!(explain.stderr.starts_with("error: forbidden: cannot get pods"), "{}", explain.stderr);
+}
+
+#[test]
+fn real_apiserver_run_works_with_exactly_rbac_run_and_names_a_missing_rule() {
+    let options = Options { identities: vec![Identity::user("bob")], ..Options::default() };
+    let plane = control_plane!("rbac-run", &options);
+    apply(&plane, "deploy/rbac-run.yaml");
+    plane.kubectl_ok(&["create", "clusterrolebinding", "run-bob", "--clusterrole=taint-evict-run", "--user=bob"], None);
+    plane.kubectl_ok(
+        &["-n", "kube-system", "create", "rolebinding", "run-bob", "--role=taint-evict-run", "--user=bob"],
+        None,
+    );
+    wait_can_i(&plane, "bob", "delete", "pods", true);
+    plane.create(&[node("n1", &[], &[]), pod("default", "victim", "n1", None)]);
+
+    let mut run = Running::start_with(plane.kubeconfig_of("bob"), &[]);
+    add_taint(&plane, "n1");
+    run.expect("victim deleted", |l| deleted(l, "victim"));
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "failed"), "{lines:#?}");
+    let victim = server_pod(&plane, "default", "victim").expect("terminating");
+    assert!(
+        victim["status"]["conditions"].as_array().expect("conditions").iter().any(|c| c["type"] == "DisruptionTarget")
+    );
+    let events = plane.get(&["events", "-n", "default"]);
+    assert!(events["items"].as_array().expect("items").iter().any(|e| e["reason"] == "TaintManagerEviction"));
+
+    // Without the nodes rule, run cannot start its node watch.
+    remove_rule(&plane, "taint-evict-run", 0);
+    wait_can_i(&plane, "bob", "list", "nodes", false);
+    let denied = as_user(&plane, "bob", &["run", "-o", "json"]);
+    assert_ne!(denied.code, 0);
+    assert!(denied.stderr.starts_with("error: forbidden: cannot list nodes"), "{}", denied.stderr);
+}
+
+#[test]
+fn real_apiserver_run_leader_elect_works_as_the_in_cluster_service_account() {
+    let options =
+        Options { identities: vec![Identity::service_account("taint-evict", "taint-evict")], ..Options::default() };
+    let plane = control_plane!("rbac-in-cluster", &options);
+    apply(&plane, "deploy/in-cluster.yaml");
+    let user = "system:serviceaccount:taint-evict:taint-evict";
+    wait_can_i(&plane, user, "delete", "pods", true);
+    plane.create(&[node("n1", &[], &[]), pod("default", "victim", "n1", None)]);
+
+    let mut run = Running::launch_with(
+        plane.kubeconfig_of(user),
+        &["-o", "json", "--leader-elect", "--leader-elect-namespace=taint-evict"],
+    );
+    run.expect("leadership", |l| l["type"] == "leadership" && l["state"] == "leading");
+    add_taint(&plane, "n1");
+    run.expect("victim deleted", |l| deleted(l, "victim"));
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "failed"), "{lines:#?}");
+    let lease = plane.get(&["lease", "-n", "taint-evict", "kubectl-taint-evict"]);
+    assert!(lease["spec"]["holderIdentity"].is_string() || lease["spec"]["holderIdentity"].is_null(), "{lease}");
+}

@@ -1,0 +1,209 @@
+//! `run` against the real kube-apiserver: deletions at once and at their deadline, cancellation, the
+//! UID precondition, what the real validation accepts (the DisruptionTarget condition, the Event), and
+//! a dry run that writes nothing.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{ControlPlane, node, pod, taint};
+use crate::control_plane;
+use crate::support::running::Running;
+use crate::util::instant;
+
+const SECOND: i128 = 1_000_000_000;
+
+/// Adds the test taint to `node` now (`timeAdded` = now); returns the instant it was added.
+pub fn add_taint(plane: &ControlPlane, node: &str) -> i128 {
+    let now = jiff::Timestamp::now();
+    let patch = json!({"spec": {"taints": [taint(now)]}}).to_string();
+    plane.kubectl_ok(&["patch", "node", node, "--type=merge", "-p", &patch], None);
+    now.as_nanosecond()
+}
+
+/// Removes every taint from `node`.
+pub fn remove_taints(plane: &ControlPlane, node: &str) {
+    plane.kubectl_ok(&["patch", "node", node, "--type=merge", "-p", r#"{"spec":{"taints":null}}"#], None);
+}
+
+/// Whether a `run -o json` line reports the deletion of `name` (a real one, not a dry run's).
+pub fn deleted(line: &Value, name: &str) -> bool {
+    line["type"] == "deleted" && line["pod"]["name"] == name
+}
+
+/// How many lines report the deletion of `name`.
+pub fn deletions(lines: &[Value], name: &str) -> usize {
+    lines.iter().filter(|l| deleted(l, name)).count()
+}
+
+/// The pod as the server has it, or `None` once it is gone.
+pub fn server_pod(plane: &ControlPlane, namespace: &str, name: &str) -> Option<Value> {
+    let output = plane.kubectl(&["get", "pod", "-n", namespace, name, "-o", "json"], None);
+    output.status.success().then(|| serde_json::from_slice(&output.stdout).expect("JSON"))
+}
+
+/// Waits until the wall clock passes `at` (nanoseconds since the epoch): a deadline of the cluster's
+/// own, not a guess at how long something takes.
+fn wait_until(at: i128) {
+    while jiff::Timestamp::now().as_nanosecond() < at {
+        std::thread::park_timeout(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn real_apiserver_run_deletes_untolerated_pods_at_once_and_tolerating_ones_at_their_deadline() {
+    let plane = control_plane!("run-deadlines");
+    plane.create(&[
+        node("n1", &[], &[]),
+        pod("default", "untolerated", "n1", None),
+        pod("default", "four-seconds", "n1", Some(Some(4))),
+        pod("default", "forever", "n1", Some(None)),
+    ]);
+    let mut run = Running::start_with(plane.kubeconfig(), &[]);
+    let added = add_taint(&plane, "n1");
+
+    let first = run.expect("untolerated deleted", |l| deleted(l, "untolerated"));
+    let late = instant(first["time"].as_str().expect("time")) - added;
+    assert!((0..SECOND).contains(&late), "deleted {late} ns after the taint");
+
+    let second = run.expect("four-seconds deleted", |l| deleted(l, "four-seconds"));
+    let at = instant(second["time"].as_str().expect("time"));
+    let off = at - (added + 4 * SECOND);
+    assert!(off.abs() <= SECOND, "deleted {off} ns from its deadline (taint + 4 s)");
+
+    for name in ["untolerated", "four-seconds"] {
+        let pod = server_pod(&plane, "default", name).expect("a deleted pod stays Terminating without a kubelet");
+        assert!(pod["metadata"]["deletionTimestamp"].is_string(), "{name} is terminating: {pod}");
+    }
+    let forever = server_pod(&plane, "default", "forever").expect("forever exists");
+    assert!(forever["metadata"]["deletionTimestamp"].is_null(), "{forever}");
+    let (summary, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(summary["deleted"], 2, "{summary}");
+    assert_eq!(deletions(&lines, "forever"), 0);
+}
+
+#[test]
+fn real_apiserver_run_untaint_cancels_the_countdown() {
+    let plane = control_plane!("run-untaint");
+    plane.create(&[
+        node("n1", &[], &[]),
+        node("n2", &[], &[]),
+        pod("default", "spared", "n1", Some(Some(3))),
+        pod("default", "canary", "n2", Some(Some(6))),
+    ]);
+    let mut run = Running::start_with(plane.kubeconfig(), &[]);
+    add_taint(&plane, "n1");
+    run.expect("spared scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "spared");
+    remove_taints(&plane, "n1");
+    run.expect("spared cancelled", |l| l["type"] == "cancelled" && l["pod"]["name"] == "spared");
+    // The canary's deadline lies after the spared pod's: once it is deleted, the spared one's is past.
+    add_taint(&plane, "n2");
+    run.expect("canary deleted", |l| deleted(l, "canary"));
+    let spared = server_pod(&plane, "default", "spared").expect("spared exists");
+    assert!(spared["metadata"]["deletionTimestamp"].is_null(), "{spared}");
+    let (summary, _, lines) = run.interrupt_and_read();
+    assert_eq!(deletions(&lines, "spared"), 0, "{summary}");
+}
+
+#[test]
+fn real_apiserver_run_never_deletes_a_pod_replaced_under_the_same_name() {
+    let plane = control_plane!("run-replaced");
+    plane.create(&[node("n1", &[], &[]), node("n2", &[], &[]), pod("default", "same", "n1", Some(Some(3)))]);
+    let mut run = Running::start_with(plane.kubeconfig(), &[]);
+    add_taint(&plane, "n1");
+    let scheduled = run.expect("same scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "same");
+    let old_uid = scheduled["pod"]["uid"].as_str().expect("uid").to_owned();
+    let due = instant(scheduled["evictAt"].as_str().expect("evictAt"));
+
+    // While run is stopped, the pod is replaced by one that tolerates the taint forever; run wakes up
+    // after the old pod's deadline, with its timer and the watch events racing.
+    let pid = run.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-STOP", &pid]).status().expect("kill").success());
+    plane.kubectl_ok(&["delete", "pod", "same", "--grace-period=0", "--force"], None);
+    plane.create(&[pod("default", "same", "n1", Some(None))]);
+    let new_uid = server_pod(&plane, "default", "same").expect("the replacement")["metadata"]["uid"]
+        .as_str()
+        .expect("uid")
+        .to_owned();
+    assert_ne!(old_uid, new_uid);
+    wait_until(due + SECOND);
+    assert!(std::process::Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
+
+    // A canary deleted after the wake-up shows run has handled what was pending.
+    plane.create(&[pod("default", "canary", "n2", None)]);
+    add_taint(&plane, "n2");
+    run.expect("canary deleted", |l| deleted(l, "canary"));
+    let replacement = server_pod(&plane, "default", "same").expect("the replacement exists");
+    assert_eq!(replacement["metadata"]["uid"], new_uid.as_str());
+    assert!(replacement["metadata"]["deletionTimestamp"].is_null(), "{replacement}");
+    let (_, _, lines) = run.interrupt_and_read();
+    assert!(
+        !lines.iter().any(|l| deleted(l, "same") && l["pod"]["uid"] == new_uid.as_str()),
+        "the replacement was never deleted: {lines:#?}"
+    );
+}
+
+#[test]
+fn real_apiserver_accepts_the_disruption_condition_and_the_event() {
+    let plane = control_plane!("run-condition-event");
+    plane.create(&[node("n1", &[], &[]), pod("default", "victim", "n1", None)]);
+    let mut run = Running::start_with(plane.kubeconfig(), &[]);
+    add_taint(&plane, "n1");
+    run.expect("victim deleted", |l| deleted(l, "victim"));
+    let (_, _, lines) = run.interrupt_and_read();
+    assert!(!lines.iter().any(|l| l["type"] == "failed" || l["type"] == "warning"), "{lines:#?}");
+
+    let victim = server_pod(&plane, "default", "victim").expect("victim is terminating");
+    let conditions = victim["status"]["conditions"].as_array().expect("conditions");
+    let target = conditions.iter().find(|c| c["type"] == "DisruptionTarget").expect("a DisruptionTarget condition");
+    assert_eq!(target["status"], "True");
+    assert_eq!(target["reason"], "DeletionByTaintManager");
+    assert!(target["lastTransitionTime"].is_string(), "{target}");
+
+    let events = plane.get(&["events", "-n", "default", "--field-selector", "involvedObject.name=victim"]);
+    let event = events["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|e| e["reason"] == "TaintManagerEviction")
+        .unwrap_or_else(|| panic!("a TaintManagerEviction event: {events}"));
+    assert_eq!(event["involvedObject"]["kind"], "Pod");
+    assert!(event["message"].as_str().is_some_and(|m| m.contains("victim")), "{event}");
+}
+
+#[test]
+fn real_apiserver_dry_run_writes_nothing() {
+    let plane = control_plane!("run-dry-run");
+    plane.create(&[
+        node("n1", &[], &[]),
+        pod("default", "a", "n1", None),
+        pod("default", "b", "n1", None),
+        pod("default", "c", "n1", Some(Some(2))),
+    ]);
+    let before = plane.get(&["pods", "-n", "default"]);
+    let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run"]);
+    add_taint(&plane, "n1");
+    for name in ["a", "b", "c"] {
+        let line = run.expect("a dry-run deletion", |l| l["pod"]["name"] == name && l["dryRun"] == true);
+        assert_ne!(line["type"], "failed", "{line}");
+    }
+    let after = plane.get(&["pods", "-n", "default"]);
+    let versions = |list: &Value| -> Vec<(String, String)> {
+        list["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|p| (p["metadata"]["name"].to_string(), p["metadata"]["resourceVersion"].to_string()))
+            .collect()
+    };
+    assert_eq!(versions(&before), versions(&after), "no pod changed");
+    assert!(after["items"].as_array().expect("items").iter().all(|p| p["metadata"]["deletionTimestamp"].is_null()));
+    let events = plane.get(&["events", "-A"]);
+    assert!(
+        !events["items"].as_array().expect("items").iter().any(|e| e["reason"] == "TaintManagerEviction"),
+        "{events}"
+    );
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
+}
