@@ -1,15 +1,15 @@
-//! The dumps taken from a real kube-apiserver 1.29 (`../shared/fixtures/`), with the instants at which
+//! The dumps taken from a real kube-apiserver 1.29 (`tests/data/fixtures/`), with the instants at which
 //! the real taint-eviction controller issued each deletion. The plan must predict them to the second:
 //! the controller acted 0.1–0.4 s after each deadline (queue and API latency).
 
 use serde_json::Value;
 
-use crate::util::{instant, run, shared};
+use crate::util::{data, instant, run};
 
 const SECOND: i128 = 1_000_000_000;
 
 fn plan(fixture: &str, now: &str, extra: &[&str]) -> Value {
-    let path = shared(&format!("fixtures/{fixture}"));
+    let path = data(&format!("fixtures/{fixture}"));
     let path = path.to_str().expect("UTF-8 path");
     let mut args = vec!["plan", "-f", path, "--now", now, "-o", "json"];
     args.extend(extra);

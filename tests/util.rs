@@ -1,4 +1,4 @@
-//! Running the real binary, and reading the shared specification's files.
+//! Running the real binary, and reading the test data (`tests/data/`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -55,9 +55,9 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A file of the shared specification (`../shared` beside the repository).
-pub fn shared(path: &str) -> PathBuf {
-    repo().join("..").join("shared").join(path)
+/// A file of the test data copied from the specification (`tests/data/`).
+pub fn data(path: &str) -> PathBuf {
+    repo().join("tests").join("data").join(path)
 }
 
 /// Parses an RFC 3339 instant into nanoseconds since the epoch.

@@ -1,9 +1,10 @@
-//! Every conformance vector in `../shared/spec/vectors/`, run through the binary as the vectors'
-//! README describes. The directory is read at test time, so new vectors are picked up.
+//! Every conformance vector in `tests/data/vectors/` (copied from the specification), run through the
+//! binary as the vectors' README describes. The directory is read at test time, so new vectors are
+//! picked up.
 
 use serde_json::Value;
 
-use crate::util::{instant, read_json, run, shared};
+use crate::util::{data, instant, read_json, run};
 
 fn compare(name: &str, expected: &Value, actual: &Value, mismatches: &mut Vec<String>) {
     let expected_nodes = expected["nodes"].as_array().expect("expected.nodes");
@@ -48,7 +49,7 @@ fn compare(name: &str, expected: &Value, actual: &Value, mismatches: &mut Vec<St
 
 #[test]
 fn every_public_vector_matches_its_expected_plan() {
-    let dir = shared("spec/vectors");
+    let dir = data("vectors");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
