@@ -81,7 +81,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__explain)
-            opts="-n -f -o -h --namespace --filename --now --taint --remove-taint --kubeconfig --context --request-timeout --insecure-skip-tls-verify --output --help"
+            opts="-n -f -o -h --namespace --filename --now --taint --remove-taint --quorum-read --kubeconfig --context --request-timeout --insecure-skip-tls-verify --output --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -260,7 +260,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -f -n -A -o -h --selector --filename --now --taint --remove-taint --kubeconfig --context --request-timeout --insecure-skip-tls-verify --namespace --all-namespaces --output --color --help"
+            opts="-l -f -n -A -o -h --selector --filename --now --taint --remove-taint --quorum-read --kubeconfig --context --request-timeout --insecure-skip-tls-verify --namespace --all-namespaces --output --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -47,6 +47,7 @@ yaml\t'The same document as YAML'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s A -l all-namespaces -d 'Show pods of all namespaces (the default: a node\'s pods span namespaces)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -60,6 +61,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r

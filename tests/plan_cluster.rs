@@ -58,7 +58,10 @@ fn named_node_is_one_get_and_one_field_selected_pod_list() {
     let pods = lists(&requests, "/api/v1/pods");
     assert_eq!(pods.len(), 1, "{paths:?}");
     assert_eq!(pods[0].param("fieldSelector"), "spec.nodeName=worker-3");
-    assert_eq!(pods[0].param("limit"), "500");
+    // From the watch cache: resourceVersion=0, no limit (a limited read would go to etcd).
+    assert_eq!((pods[0].param("resourceVersion"), pods[0].param("limit")), ("0", ""));
+    assert_eq!(pods[0].param("resourceVersionMatch"), "NotOlderThan");
+    assert_eq!(lists(&requests, "/api/v1/nodes/worker-3")[0].param("resourceVersion"), "0");
     assert_eq!(
         lists(&requests, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager").len(),
         1
@@ -107,6 +110,20 @@ fn many_nodes_read_their_pods_in_one_cluster_wide_list() {
     assert_eq!(pods.iter().map(|r| r.param("fieldSelector")).collect::<Vec<_>>(), ["spec.nodeName!="]);
     let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
     assert_eq!(plan["nodes"].as_array().map(Vec::len), Some(8));
+}
+
+#[test]
+fn quorum_read_asks_etcd_in_pages() {
+    let server = server_with("request-shape-quorum", &incident());
+    let result = live(&server, &["plan", "worker-3", "--now", NOW, "--quorum-read"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let requests = server.requests();
+    let pods = lists(&requests, "/api/v1/pods");
+    assert_eq!(pods.len(), 1);
+    assert_eq!((pods[0].param("resourceVersion"), pods[0].param("limit")), ("", "500"));
+    assert_eq!(lists(&requests, "/api/v1/nodes/worker-3")[0].param("resourceVersion"), "");
+    let cached = live(&server, &["plan", "worker-3", "--now", NOW]);
+    assert_eq!(result.stdout, cached.stdout, "the same answer from either read");
 }
 
 #[test]

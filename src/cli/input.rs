@@ -57,7 +57,10 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         .build()
         .map_err(|e| Error::Runtime(e.to_string()))?;
     runtime.block_on(async {
-        let connection: Connection = cluster::connect(&options).await?;
+        let mut connection: Connection = cluster::connect(&options).await?;
+        if args.quorum_read {
+            connection.read = cluster::ReadFrom::Quorum;
+        }
         let (snapshot, namespace) = match want {
             Want::Nodes(selection) => {
                 (cluster::read_snapshot(&connection, selection).await?, connection.default_namespace.clone())

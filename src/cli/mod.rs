@@ -100,6 +100,10 @@ pub struct InputArgs {
     /// What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable.
     #[arg(long = "remove-taint", value_name = "KEY[:EFFECT]", value_parser = parse_remove_taint, help_heading = "What-if")]
     pub remove_taints: Vec<WhatIf>,
+    /// Read from etcd (a quorum read, paged) instead of the API server's watch cache: the latest
+    /// objects, at the cost of etcd scanning every pod for each node's pod list.
+    #[arg(long, help_heading = "Cluster")]
+    pub quorum_read: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }

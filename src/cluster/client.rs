@@ -32,6 +32,32 @@ pub struct Connection {
     pub request_timeout: Option<Duration>,
     /// The kubeconfig context's namespace (or the pod's, in-cluster).
     pub default_namespace: String,
+    /// How reads are served: from the API server's watch cache (the default) or from etcd.
+    pub read: ReadFrom,
+}
+
+/// Where the API server serves `plan`'s and `explain`'s reads from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReadFrom {
+    /// The watch cache (`resourceVersion=0`, as informers' initial lists): no etcd round trip, the
+    /// node-name index answers `spec.nodeName=NODE`; the data may lag etcd by the cache's delay
+    /// (milliseconds). Kubernetes before 1.31 ignores `limit` on such a read: one page holds all.
+    #[default]
+    Cache,
+    /// A quorum read from etcd (no `resourceVersion`), paged with `limit`/`continue`: the latest
+    /// data, at the cost of scanning every pod in etcd for a field selector.
+    Quorum,
+}
+
+impl ReadFrom {
+    /// `watch-cache` or `quorum`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cache => "watch-cache",
+            Self::Quorum => "quorum",
+        }
+    }
 }
 
 fn describe_sources(path: Option<&str>) -> String {
@@ -97,7 +123,13 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     let default_namespace = config.default_namespace.clone();
     let client =
         Client::try_from(config).map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?;
-    Ok(Connection { client, server, request_timeout: options.request_timeout, default_namespace })
+    Ok(Connection {
+        client,
+        server,
+        request_timeout: options.request_timeout,
+        default_namespace,
+        read: ReadFrom::Cache,
+    })
 }
 
 /// Whether the inline `token` kube would send (none when an auth provider or a username and password

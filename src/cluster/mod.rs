@@ -15,6 +15,6 @@ pub mod snapshot;
 pub mod watch;
 pub mod watched;
 
-pub use client::{ConnectOptions, Connection, connect};
+pub use client::{ConnectOptions, Connection, ReadFrom, connect};
 pub use error::ClusterError;
 pub use snapshot::{NodeSelection, read_controller_acquired, read_pod, read_snapshot, recent_upstream_evictions};

@@ -5,13 +5,15 @@
 //!   nodes: per node, or one cluster-wide LIST (`spec.nodeName!=`) when more than a handful;
 //! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart).
 //!
-//! Lists are paged (`limit`/`continue`); requests for different nodes run concurrently, bounded.
+//! Reads come from the API server's watch cache (`resourceVersion=0`, unlimited, as informers' first
+//! lists) unless a quorum read is asked for ([`ReadFrom`]), which is paged (`limit`/`continue`); a
+//! continue token is followed in both. Requests for different nodes run concurrently, bounded.
 
 use futures::{StreamExt, TryStreamExt, stream};
 use kube::api::{GetParams, ListParams};
 use kube::core::Request;
 
-use super::{ClusterError, Connection};
+use super::{ClusterError, Connection, ReadFrom};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::selector::Selector;
@@ -57,7 +59,11 @@ impl Connection {
 
     /// GETs one object; `Ok(None)` on 404.
     async fn get(&self, path: &str, name: &str, kind: &str, resource: &str) -> Result<Option<Snapshot>, ClusterError> {
-        let request = Request::new(path).get(name, &GetParams::default()).expect("a valid GET request");
+        let params = match self.read {
+            ReadFrom::Cache => GetParams::any(),
+            ReadFrom::Quorum => GetParams::default(),
+        };
+        let request = Request::new(path).get(name, &params).expect("a valid GET request");
         match self.send(request, "get", resource).await {
             Ok(body) => read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode(resource, &e)),
             Err(ClusterError::ApiFailed { code: 404, .. }) => Ok(None),
@@ -68,7 +74,12 @@ impl Connection {
     /// LISTs every page.
     async fn list(&self, path: &str, params: ListParams, kind: &str, resource: &str) -> Result<Snapshot, ClusterError> {
         let mut snapshot = Snapshot::default();
-        let mut params = params.limit(PAGE_SIZE);
+        // The watch cache serves a read at resourceVersion=0 only without a limit (kube leaves the
+        // version out of a limited one, as client-go does, since servers before 1.31 ignore the limit).
+        let mut params = match self.read {
+            ReadFrom::Cache => params.match_any(),
+            ReadFrom::Quorum => params.limit(PAGE_SIZE),
+        };
         loop {
             let request = Request::new(path).list(&params).expect("a valid LIST request");
             let body = self.send(request, "list", resource).await?;

@@ -60,18 +60,21 @@ fn real_apiserver_live_plan_equals_the_plan_of_a_kubectl_dump_over_paged_lists()
     for extra in cases {
         let mut args = vec!["plan", "--now", NOW, "-o", "json"];
         args.extend(extra);
-        let from_cluster = live(plane.kubeconfig(), &args);
-        assert_eq!(from_cluster.code, 0, "plan {extra:?}: {}", from_cluster.stderr);
         let from_file = run_command(command().args(&args).args(["-f", file]), None);
         assert_eq!(from_file.code, 0, "plan -f {extra:?}: {}", from_file.stderr);
-        assert_eq!(from_cluster.stdout, from_file.stdout, "plan {extra:?}");
-        let plan: Value = serde_json::from_str(&from_cluster.stdout).expect("JSON");
+        // From the watch cache (one unlimited LIST) and from etcd (pages of 500).
+        for read in [&[][..], &["--quorum-read"][..]] {
+            let from_cluster = live(plane.kubeconfig(), &[&args[..], read].concat());
+            assert_eq!(from_cluster.code, 0, "plan {extra:?} {read:?}: {}", from_cluster.stderr);
+            assert_eq!(from_cluster.stdout, from_file.stdout, "plan {extra:?} {read:?}");
+        }
+        let plan: Value = serde_json::from_str(&from_file.stdout).expect("JSON");
         let pods: usize =
             plan["nodes"].as_array().expect("nodes").iter().map(|n| n["pods"].as_array().map_or(0, Vec::len)).sum();
         assert!(pods > 0, "plan {extra:?} has pods: {plan}");
     }
-    // Every pod of the big node is there: its pod LIST took two pages.
-    let all = live(plane.kubeconfig(), &["plan", "worker-000", "--now", NOW, "-o", "json"]);
+    // Every pod of the big node is there, read from etcd in two pages.
+    let all = live(plane.kubeconfig(), &["plan", "worker-000", "--now", NOW, "-o", "json", "--quorum-read"]);
     let plan: Value = serde_json::from_str(&all.stdout).expect("JSON");
     assert_eq!(plan["nodes"][0]["pods"].as_array().map(Vec::len), Some(560));
 
@@ -79,10 +82,12 @@ fn real_apiserver_live_plan_equals_the_plan_of_a_kubectl_dump_over_paged_lists()
         [("team-a", "big-000"), ("team-b", "big-001"), ("team-c", "big-002"), ("team-b", "p-004-1")]
     {
         let args = ["explain", "-n", namespace, name, "--now", NOW, "-o", "json"];
-        let from_cluster = live(plane.kubeconfig(), &args);
-        assert_eq!(from_cluster.code, 0, "explain {name}: {}", from_cluster.stderr);
         let from_file = run_command(command().args(args).args(["-f", file]), None);
-        assert_eq!(from_cluster.stdout, from_file.stdout, "explain {namespace}/{name}");
+        for read in [&[][..], &["--quorum-read"][..]] {
+            let from_cluster = live(plane.kubeconfig(), &[&args[..], read].concat());
+            assert_eq!(from_cluster.code, 0, "explain {name} {read:?}: {}", from_cluster.stderr);
+            assert_eq!(from_cluster.stdout, from_file.stdout, "explain {namespace}/{name} {read:?}");
+        }
     }
 }
 
