@@ -311,3 +311,26 @@ fn outage_is_reported_once_and_interrupting_during_it_is_prompt_and_truthful() {
     assert_eq!(code, 0);
     assert_eq!(summary["scheduled"][0]["pod"]["name"], "later", "the queue survived the outage: {summary}");
 }
+
+#[test]
+fn pod_left_terminating_is_not_deleted_again_by_the_next_run() {
+    let server = FakeApiServer::start(&scratch("run-terminating"));
+    server.without_kubelets();
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    server.add(pod("stuck", "n1", None));
+    let mut first = Running::start(&server, &[]);
+    first.expect("stuck deleted", |l| l["type"] == "deleted" && l["pod"]["name"] == "stuck");
+    first.interrupt();
+    let pod = server.object("Pod", "default", "stuck").expect("kept, terminating");
+    assert!(pod["metadata"]["deletionTimestamp"].is_string(), "{pod}");
+
+    // A second run (a restart, a new leader) finds the pod overdue and already terminating.
+    let mut second = Running::start(&server, &[]);
+    let gone = second.expect("stuck gone", |l| l["pod"]["name"] == "stuck" && l["type"] != "scheduled");
+    assert_eq!(gone["type"], "gone", "{gone}");
+    assert!(gone["message"].as_str().is_some_and(|m| m.starts_with("already terminating")), "{gone}");
+    let (summary, code) = second.interrupt();
+    assert_eq!(code, 0);
+    assert_eq!(summary["deleted"], 0, "{summary}");
+    assert_eq!(deletes(&server.requests(), "stuck"), 1, "one DELETE in all");
+}

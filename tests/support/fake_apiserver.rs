@@ -211,6 +211,9 @@ struct State {
     rules: Vec<Rule>,
     /// The most items one LIST page holds, whatever `limit` asks (servers may return fewer).
     max_page: Option<usize>,
+    /// Whether a DELETE of a pod bound to a node only marks it terminating, as on a real cluster whose
+    /// node has no running kubelet to finish the deletion.
+    kubelet_gone: bool,
     /// The version of the latest write.
     resource_version: u64,
     /// Versions below this one are compacted away: watching from them is `410 Expired`.
@@ -525,6 +528,14 @@ impl FakeApiServer {
     /// Caps every LIST page at `items` items.
     pub fn cap_pages(&self, items: usize) {
         self.shared.update(|state| state.max_page = Some(items));
+    }
+
+    /// From now on a DELETE of a pod bound to a node sets `deletionTimestamp` (now plus its grace
+    /// period) and keeps the pod, as the real API server does when no kubelet finishes the deletion;
+    /// a DELETE of a pod already terminating changes nothing. Without this, deleted pods vanish at
+    /// once (a kubelet that finishes every deletion instantly).
+    pub fn without_kubelets(&self) {
+        self.shared.update(|state| state.kubelet_gone = true);
     }
 
     /// Every request received so far, in order.
@@ -891,6 +902,21 @@ fn delete_pod(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> R
         r.param("dryRun") == "All" || options["dryRun"].as_array().is_some_and(|d| d.iter().any(|v| v == "All"));
     if dry_run {
         return reply(200, pod);
+    }
+    let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+    let grace =
+        options["gracePeriodSeconds"].as_i64().or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64());
+    if state.kubelet_gone && bound && grace != Some(0) {
+        if pod["metadata"]["deletionTimestamp"].is_string() {
+            return reply(200, pod);
+        }
+        let grace = grace.unwrap_or(30);
+        let mut terminating = pod.clone();
+        let at = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(grace);
+        terminating["metadata"]["deletionTimestamp"] = json!(at.round(jiff::Unit::Second).expect("round").to_string());
+        terminating["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+        let stored = state.put(terminating).expect("pods are stored");
+        return reply(200, &stored);
     }
     let deleted = state.delete(Resource::Pods, namespace, name).expect("the pod was just found");
     reply(200, &deleted)
