@@ -176,11 +176,12 @@ impl ControlPlane {
             }
         };
         let dir = std::env::temp_dir().join(format!("taint-evict-cp-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a directory for the control plane");
         let mut last = String::new();
-        // A free port can be taken by another process between our probe and the server's bind: retry.
+        // A free port can be taken by another process between our probe and the server's bind: retry
+        // (a failed attempt's processes and directory go with it).
         for _ in 0..3 {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("a directory for the control plane");
             match Self::try_start(&dir, &assets.dir, options) {
                 Ok(plane) => return Some(plane),
                 Err(e) => last = e,
