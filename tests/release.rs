@@ -162,6 +162,13 @@ fn release_with_all_platforms_refuses_to_render_a_manifest_with_missing_archives
     assert!(!dir.join("taint-evict.yaml").exists());
 }
 
+#[test]
+fn release_answers_wrong_arguments_with_one_line_and_a_failure() {
+    let (code, stdout, stderr) = release(&["--bogus"]);
+    assert_eq!((code, stdout.as_str()), (1, ""));
+    assert_eq!(stderr, "release: unknown argument --bogus: see scripts/release --help\n");
+}
+
 /// This machine's platform in krew's words (Go's GOOS/GOARCH).
 fn host_platform() -> (&'static str, &'static str) {
     let os = match std::env::consts::OS {
