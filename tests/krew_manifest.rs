@@ -47,6 +47,9 @@ fn template_takes_version_and_uris_from_the_tag_and_carries_no_sums() {
             "{line}"
         );
     }
+    // Only the two forms scripts/release renders as krew-release-bot does.
+    let other = text.replace("{{ .TagName }}", "").replace("{{ addURIAndSha \"", "").replace("\" .TagName }}", "");
+    assert!(!other.contains("{{") && !other.contains("}}"), "template syntax scripts/release cannot render");
     assert!(!text.contains("sha256"), "the template must not carry sums: the release computes them");
     assert!(!text.contains("uri:"), "every uri must come from addURIAndSha");
 }
