@@ -224,11 +224,14 @@ fn krew_install(manifest: &serde_json::Value, archive: &Path, krew_root: &Path) 
 #[test]
 fn linux_archive_installs_the_way_krew_installs_it_and_kubectl_finds_the_plugin() {
     let dir = scratch("release-install");
-    let (os, arch) = host_platform();
-    assert_eq!((os, arch), ("linux", "amd64"), "this test installs the linux/amd64 archive");
+    let target = match host_platform() {
+        ("linux", "amd64") => "x86_64-unknown-linux-musl",
+        ("linux", "arm64") => "aarch64-unknown-linux-musl",
+        other => panic!("this test installs a Linux archive, and this machine is {other:?}"),
+    };
     let out = dir.join("dist");
     // The suite's own build stands in for the release build: the packaging is what is under test.
-    let archive = archive("x86_64-unknown-linux-musl", Path::new(env!("CARGO_BIN_EXE_kubectl-taint_evict")), &out);
+    let archive = archive(target, Path::new(env!("CARGO_BIN_EXE_kubectl-taint_evict")), &out);
     let manifest = render(&out, &[]);
 
     let krew_root = dir.join("krew");
