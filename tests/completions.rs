@@ -1,4 +1,4 @@
-//! The committed completion scripts and krew manifest match what the code says.
+//! The committed completion scripts match what the code says.
 
 use crate::util::{repo, run};
 
@@ -27,26 +27,6 @@ fn kubectl_completion_protocol_answers_with_a_directive() {
     let result = run(&["__complete", "plan", "-o", ""], None);
     assert_eq!(result.code, 0);
     assert_eq!(result.stdout, "table\nwide\njson\nyaml\n:4\n");
-}
-
-#[test]
-fn krew_manifest_names_the_plugin_binary_and_this_version() {
-    let path = repo().join("krew-manifest.yaml");
-    let text = std::fs::read_to_string(&path).expect("krew-manifest.yaml");
-    let manifest: serde_json::Value = serde_saphyr::from_str(&text).expect("krew-manifest.yaml is YAML");
-    assert_eq!(manifest["metadata"]["name"], "taint-evict");
-    assert_eq!(manifest["spec"]["version"], format!("v{}", env!("CARGO_PKG_VERSION")));
-    let platforms = manifest["spec"]["platforms"].as_array().expect("platforms");
-    let mut targets: Vec<String> = platforms
-        .iter()
-        .map(|p| {
-            assert_eq!(p["bin"], "kubectl-taint_evict", "{p}");
-            let labels = &p["selector"]["matchLabels"];
-            format!("{}/{}", labels["os"].as_str().unwrap_or("?"), labels["arch"].as_str().unwrap_or("?"))
-        })
-        .collect();
-    targets.sort();
-    assert_eq!(targets, ["darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64"]);
 }
 
 /// Sources the committed bash script and asks it to complete, as bash would on <TAB>.
