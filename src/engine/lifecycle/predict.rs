@@ -1,0 +1,771 @@
+//! The prediction: every reading of the snapshot the controller could be in, each replayed exactly.
+//!
+//! What a snapshot cannot tell is few numbers: the pass phase (known to about a second when the
+//! controller wrote a timestamp, else anywhere in one period), how long passes take, where a token
+//! falls within the 100 ms tainting tick, and what a whole-second timestamp truncated. Phases are
+//! sampled densely (every [`STEP`], plus each instant where a node changes pass); each sample is
+//! replayed in a "low" reading (every unknown at its earliest) and a "high" one (at its latest).
+//! Within one reading the NLC is deterministic except for the queue's order, and the instants at
+//! which a zone queue serves do not depend on that order: a node's earliest slot is the first one
+//! after it is queued, its latest the first one at which no other queued node is left. Windows are
+//! the hull over every reading, widened by [`STEP`].
+
+use std::time::Duration;
+
+use super::{
+    Basis, ConditionTaint, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint, Prediction,
+    Ready, ZoneForecast, ZoneKey, ZoneState,
+};
+use crate::engine::time::Timestamp;
+
+const MS: i128 = 1_000_000;
+const SECOND: i128 = 1_000_000_000;
+
+/// From leader acquisition to the first pass: informer sync (measured 0.10–0.11 s in small clusters).
+const SYNC: (i128, i128) = (50 * MS, 500 * MS);
+
+/// How long one health pass takes; the next one starts a monitor period after it ends (measured
+/// 1.5–2 ms in small clusters).
+const PASS_DURATION: (i128, i128) = (MS / 20, 3 * MS);
+
+/// A due token is used at the next tick of the tainting loop (every 100 ms, sliding) and written.
+const TICK_SLACK: i128 = 110 * MS;
+
+/// Timestamps written as whole seconds hide up to this much.
+const TRUNCATION: i128 = SECOND;
+
+/// Spacing of the phase samples; every window is widened by it.
+const STEP: i128 = 20 * MS;
+
+/// Predicts, for every node, when the NLC adds its `unreachable`/`not-ready` NoExecute taint, or that
+/// it will not; and every zone's state. Nodes that keep heartbeating are assumed to keep doing so,
+/// and silent ones to stay silent.
+#[must_use]
+pub fn predict(observation: &Observation) -> Prediction {
+    let now = observation.now.as_nanos();
+    let flags = Timing::new(&observation.flags);
+    let leader = Leader::read(observation);
+    let zones: Vec<ZoneKey> = {
+        let mut keys: Vec<ZoneKey> = observation.nodes.iter().map(|node| node.zone.clone()).collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let zone_of = |key: &ZoneKey| zones.binary_search(key).expect("every node's zone is listed");
+    let courses: Vec<Course> =
+        observation.nodes.iter().map(|node| Course::read(node, observation, &leader, zone_of(&node.zone))).collect();
+    let last_taint = last_taints(observation, &leader, zones.len(), &zone_of);
+    let phase = Phase::estimate(observation, &leader, &flags);
+
+    let recoveries = recoveries(observation, zones.len(), &zone_of);
+    let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
+    let mut always_master = true;
+    for world in phase.worlds(&courses, &flags, leader.start) {
+        let replay = Replay {
+            world: &world,
+            courses: &courses,
+            timing: &flags,
+            flags: &observation.flags,
+            now,
+            zones: zones.len(),
+            recoveries: &recoveries,
+        };
+        always_master &= replay.run(&last_taint, &mut results);
+    }
+
+    let initial = initial_states(&courses, zones.len(), &observation.flags);
+    let master_now = initial.iter().all(|zone| zone.0 == 0 || zone.1 == ZoneState::FullDisruption)
+        && initial.iter().any(|zone| zone.0 > 0);
+    let nodes = observation
+        .nodes
+        .iter()
+        .zip(results)
+        .map(|(node, outcome)| forecast(node, outcome, always_master, leader.leaderless))
+        .collect();
+    let zones = zones
+        .into_iter()
+        .zip(initial)
+        .map(|(zone, (nodes, state, not_ready))| ZoneForecast {
+            zone,
+            state,
+            nodes,
+            not_ready,
+            rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
+        })
+        .collect();
+    Prediction { nodes, zones, phase_known: phase.known }
+}
+
+/// The flags as nanoseconds.
+struct Timing {
+    period: i128,
+    grace: i128,
+    startup_grace: i128,
+}
+
+impl Timing {
+    fn new(flags: &Flags) -> Self {
+        Self {
+            period: nanos(flags.node_monitor_period).max(MS),
+            grace: nanos(flags.node_monitor_grace_period),
+            startup_grace: nanos(flags.node_startup_grace_period),
+        }
+    }
+}
+
+fn nanos(duration: Duration) -> i128 {
+    i128::try_from(duration.as_nanos()).unwrap_or(i128::MAX / 4)
+}
+
+/// What the controller Lease says about the current leader.
+struct Leader {
+    /// When the current leader started, if known.
+    start: Option<i128>,
+    /// No live leader: nothing happens until one acquires (at `now` at the earliest).
+    leaderless: bool,
+}
+
+impl Leader {
+    fn read(observation: &Observation) -> Self {
+        let now = observation.now.as_nanos();
+        let Some(lease) = &observation.controller else { return Self { start: None, leaderless: false } };
+        let alive = match (lease.renewed, lease.duration) {
+            (Some(renewed), Some(duration)) => renewed.as_nanos() + nanos(duration) > now,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if alive {
+            Self { start: lease.acquired.map(Timestamp::as_nanos), leaderless: false }
+        } else {
+            Self { start: Some(now), leaderless: true }
+        }
+    }
+}
+
+/// What the snapshot says will happen to one node, before the pass phase is fixed.
+#[derive(Clone, Debug)]
+enum Course {
+    /// Nothing to predict: healthy and heartbeating, or already carrying the matching taint.
+    Settled { zone: usize, counted: bool, not_ready: bool },
+    /// `Ready=True` but silent since the heartbeat in `heartbeat` (low, high).
+    Silent { zone: usize, counted: bool, heartbeat: (i128, i128) },
+    /// `Ready` not `True` and no matching taint: queued after the pass that saw `since` (low, high).
+    Unhealthy { zone: usize, counted: bool, status: Ready, since: Option<(i128, i128)>, swap: bool },
+    /// Never posted `Ready`: marked `Unknown` (and queued) after the startup grace from `since`.
+    NeverReady { zone: usize, counted: bool, since: (i128, i128) },
+    /// Tainted by the previous leader, whose successor has not run its first pass yet: removed and
+    /// re-added at that pass.
+    Retaint { zone: usize, counted: bool, key: ConditionTaint, not_ready: bool },
+}
+
+impl Course {
+    fn read(node: &NodeHealth, observation: &Observation, leader: &Leader, zone: usize) -> Self {
+        let now = observation.now.as_nanos();
+        let counted = !node.excluded;
+        let silent_after = nanos(observation.silent_after);
+        let lease = node.lease_renewed.map(Timestamp::as_nanos);
+        let taint = node.condition_taint();
+        let Some(ready) = &node.ready else {
+            let created = node.created.map_or(now, Timestamp::as_nanos);
+            return match lease {
+                Some(renewed) if now - renewed <= silent_after => Self::Settled { zone, counted, not_ready: true },
+                Some(renewed) => {
+                    Self::NeverReady { zone, counted, since: (renewed.max(created), renewed.max(created)) }
+                }
+                None => Self::NeverReady { zone, counted, since: (created, created + TRUNCATION) },
+            };
+        };
+        let wanted = ConditionTaint::for_status(ready.status);
+        if let (Some(key), Some((present, added))) = (wanted, taint) {
+            let before_leader = matches!((added, leader.start), (Some(added), Some(start))
+                if added.as_nanos() + TRUNCATION <= start && now < start + SYNC.1);
+            if present == key && before_leader {
+                return Self::Retaint { zone, counted, key, not_ready: true };
+            }
+            if present == key {
+                return Self::Settled { zone, counted, not_ready: true };
+            }
+        }
+        match ready.status {
+            Ready::True => {
+                let beat = ready.last_heartbeat.map(Timestamp::as_nanos);
+                let low = lease.max(beat);
+                let high = lease.max(beat.map(|beat| beat + TRUNCATION));
+                match (low, high) {
+                    (Some(low), Some(high)) if now - low > silent_after => {
+                        Self::Silent { zone, counted, heartbeat: (low, high) }
+                    }
+                    _ => Self::Settled { zone, counted, not_ready: false },
+                }
+            }
+            status => {
+                let since = ready.last_transition.map(|at| (at.as_nanos(), at.as_nanos() + TRUNCATION));
+                Self::Unhealthy { zone, counted, status, since, swap: taint.is_some() }
+            }
+        }
+    }
+
+    fn zone(&self) -> (usize, bool) {
+        match *self {
+            Self::Settled { zone, counted, .. }
+            | Self::Silent { zone, counted, .. }
+            | Self::Unhealthy { zone, counted, .. }
+            | Self::NeverReady { zone, counted, .. }
+            | Self::Retaint { zone, counted, .. } => (zone, counted),
+        }
+    }
+
+    /// Whether the node counts as not ready at the snapshot.
+    fn not_ready_now(&self) -> bool {
+        match *self {
+            Self::Settled { not_ready, .. } | Self::Retaint { not_ready, .. } => not_ready,
+            Self::Silent { .. } => false,
+            Self::Unhealthy { .. } | Self::NeverReady { .. } => true,
+        }
+    }
+
+    /// Instants at which a pass landing exactly there changes what this node does.
+    fn critical(&self, flags: &Timing) -> Vec<i128> {
+        match *self {
+            Self::Settled { .. } | Self::Retaint { .. } => Vec::new(),
+            Self::Silent { heartbeat: (low, high), .. } => vec![low, high],
+            Self::Unhealthy { since: Some((low, high)), .. } => vec![low, high],
+            Self::Unhealthy { since: None, .. } => Vec::new(),
+            Self::NeverReady { since: (low, high), .. } => vec![low + flags.startup_grace, high + flags.startup_grace],
+        }
+    }
+}
+
+/// The last NLC-written NoExecute taint of each zone since the leader started (whole seconds).
+fn last_taints(
+    observation: &Observation,
+    leader: &Leader,
+    zones: usize,
+    zone_of: &dyn Fn(&ZoneKey) -> usize,
+) -> Vec<Option<i128>> {
+    let mut last = vec![None; zones];
+    for node in &observation.nodes {
+        let Some((_, Some(added))) = node.condition_taint() else { continue };
+        let added = added.as_nanos();
+        if leader.start.is_some_and(|start| added + TRUNCATION <= start) {
+            continue;
+        }
+        let slot = &mut last[zone_of(&node.zone)];
+        *slot = (*slot).max(Some(added));
+    }
+    last
+}
+
+/// Per zone, then for the whole cluster: the latest `Ready=True` transition of a counted node (whole
+/// seconds, so low and high): a recovery that may have ended a partial disruption or master mode.
+fn recoveries(observation: &Observation, zones: usize, zone_of: &dyn Fn(&ZoneKey) -> usize) -> Recoveries {
+    let mut per_zone = vec![None; zones];
+    let mut all = None;
+    for node in observation.nodes.iter().filter(|node| !node.excluded) {
+        let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { continue };
+        let Some(at) = ready.last_transition.map(Timestamp::as_nanos) else { continue };
+        let at = Some((at, at + TRUNCATION));
+        let slot = &mut per_zone[zone_of(&node.zone)];
+        *slot = (*slot).max(at);
+        all = all.max(at);
+    }
+    Recoveries { per_zone, any: all }
+}
+
+/// An instant known to lie between a low and a high end (nanoseconds).
+type Span = (i128, i128);
+
+/// The latest recoveries (`Ready=True` transitions): per zone, and anywhere.
+struct Recoveries {
+    per_zone: Vec<Option<Span>>,
+    any: Option<Span>,
+}
+
+/// The pass phase: the range of instants one pass may have started at, and how sure that is.
+struct Phase {
+    /// Anchor pass, earliest and latest.
+    anchor: (i128, i128),
+    known: bool,
+}
+
+/// One reading of the snapshot: a concrete pass grid and every other unknown at one end.
+struct World {
+    anchor: i128,
+    period: i128,
+    /// The leader's first pass, if it matters.
+    first: Option<i128>,
+    start: Option<i128>,
+    high: bool,
+}
+
+impl World {
+    /// The first pass at or after `t`.
+    fn at_or_after(&self, t: i128) -> i128 {
+        let t = self.first.map_or(t, |first| t.max(first));
+        let k = (t - self.anchor + self.period - 1).div_euclid(self.period);
+        self.anchor + k * self.period
+    }
+
+    /// The first pass strictly after `t`.
+    fn after(&self, t: i128) -> i128 {
+        self.at_or_after(t + 1)
+    }
+
+    fn pick(&self, (low, high): (i128, i128)) -> i128 {
+        if self.high { high } else { low }
+    }
+}
+
+impl Phase {
+    fn estimate(observation: &Observation, leader: &Leader, flags: &Timing) -> Self {
+        let now = observation.now.as_nanos();
+        let written = observation
+            .nodes
+            .iter()
+            .filter_map(|node| node.ready.as_ref())
+            .filter(|ready| ready.is_written_by_controller())
+            .filter_map(|ready| ready.last_transition.map(Timestamp::as_nanos))
+            .filter(|at| leader.start.is_none_or(|start| at + TRUNCATION > start + SYNC.0))
+            .max();
+        let candidates =
+            [written.map(|at| (at, at + TRUNCATION - 1)), leader.start.map(|start| (start + SYNC.0, start + SYNC.1))];
+        // Each estimate, carried forward to the pass before `now` (widening by the pass durations),
+        // then intersected: the pass grid is one.
+        let project = |(low, high): (i128, i128)| {
+            let passes = (now - low).max(0) / flags.period;
+            (low + passes * (flags.period + PASS_DURATION.0), high + passes * (flags.period + PASS_DURATION.1))
+        };
+        let mut best: Option<(i128, i128)> = None;
+        for range in candidates.into_iter().flatten().map(project) {
+            if range.1 - range.0 >= flags.period {
+                continue;
+            }
+            best = Some(match best {
+                None => range,
+                Some(known) => {
+                    let k = (known.0 - range.0 + flags.period / 2).div_euclid(flags.period);
+                    let range = (range.0 + k * flags.period, range.1 + k * flags.period);
+                    let both = (known.0.max(range.0), known.1.min(range.1));
+                    if both.0 <= both.1 {
+                        both
+                    } else if range.1 - range.0 < known.1 - known.0 {
+                        range
+                    } else {
+                        known
+                    }
+                }
+            });
+        }
+        match best {
+            Some(anchor) => Self { anchor, known: true },
+            None => Self { anchor: (now, now + flags.period - 1), known: false },
+        }
+    }
+
+    fn worlds(&self, courses: &[Course], flags: &Timing, start: Option<i128>) -> Vec<World> {
+        let (low, high) = self.anchor;
+        let mut points: Vec<i128> = Vec::new();
+        let mut at = low;
+        while at < high {
+            points.push(at);
+            at += STEP;
+        }
+        points.push(high);
+        let critical: Vec<i128> = courses.iter().flat_map(|course| course.critical(flags)).collect();
+        let mut worlds = Vec::new();
+        for (period, is_high) in [(flags.period + PASS_DURATION.0, false), (flags.period + PASS_DURATION.1, true)] {
+            let mut anchors = points.clone();
+            for &c in &critical {
+                let base = low + (c - low).rem_euclid(period);
+                for anchor in [base - 1, base, base + 1, base - period - 1, base - period, base - period + 1] {
+                    if (low..=high).contains(&anchor) {
+                        anchors.push(anchor);
+                    }
+                }
+            }
+            anchors.sort_unstable();
+            anchors.dedup();
+            for anchor in anchors {
+                let mut world = World { anchor, period, first: None, start, high: is_high };
+                world.first = start.map(|start| world.at_or_after(start + SYNC.0));
+                worlds.push(world);
+            }
+        }
+        worlds
+    }
+}
+
+/// A node's job in one reading.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    key: ConditionTaint,
+    basis: Basis,
+    /// When it enters its zone queue (or, for a swap, is written).
+    release: i128,
+    /// A swap between the two keys: immediate, no token.
+    swap: bool,
+    /// Queued well before the snapshot yet untainted: its zone was held until recently.
+    overdue: bool,
+}
+
+/// What happened to one node over all readings.
+#[derive(Clone, Debug, Default)]
+struct Outcomes {
+    earliest: Option<i128>,
+    latest: Option<i128>,
+    /// Some reading never taints it.
+    unserved: Option<HeldReason>,
+    served: bool,
+    key: Option<ConditionTaint>,
+    basis: Option<Basis>,
+    queued_with: usize,
+}
+
+struct Replay<'a> {
+    world: &'a World,
+    courses: &'a [Course],
+    timing: &'a Timing,
+    flags: &'a Flags,
+    now: i128,
+    zones: usize,
+    /// Per zone, then for the whole cluster: the latest `Ready=True` transition (low, high).
+    recoveries: &'a Recoveries,
+}
+
+impl Replay<'_> {
+    /// When the node stops counting as ready (`i128::MIN`: already), and its job.
+    fn plan(&self, course: &Course) -> (Option<i128>, Option<Job>) {
+        let world = self.world;
+        let now = self.now;
+        let restarted = |at: i128| world.start.is_some_and(|start| at < start);
+        let first_pass = || world.start.map_or(now, |start| world.at_or_after(start)).max(now);
+        match *course {
+            Course::Settled { not_ready, .. } => (not_ready.then_some(i128::MIN), None),
+            Course::Retaint { key, .. } => {
+                let release = first_pass();
+                (
+                    Some(i128::MIN),
+                    Some(Job { key, basis: Basis::ControllerRestart, release, swap: false, overdue: false }),
+                )
+            }
+            Course::Silent { heartbeat, .. } => {
+                let heartbeat = world.pick(heartbeat);
+                let probe = world.after(heartbeat);
+                let unknown = world.after(probe + self.timing.grace).max(world.after(now));
+                let basis = if restarted(heartbeat) { Basis::ControllerRestart } else { Basis::LostHeartbeat };
+                let job = Job {
+                    key: ConditionTaint::Unreachable,
+                    basis,
+                    release: world.after(unknown),
+                    swap: false,
+                    overdue: false,
+                };
+                (Some(unknown), Some(job))
+            }
+            Course::Unhealthy { status, since, swap, .. } => {
+                let key = ConditionTaint::for_status(status).expect("unhealthy means not True");
+                if swap {
+                    let basis = if key == ConditionTaint::NotReady { Basis::NotReady } else { Basis::LostHeartbeat };
+                    return (
+                        Some(i128::MIN),
+                        Some(Job { key, basis, release: world.after(now), swap: true, overdue: false }),
+                    );
+                }
+                let (queued, basis) = match (status, since.map(|since| world.pick(since))) {
+                    (_, Some(since)) if restarted(since) => (first_pass(), Basis::ControllerRestart),
+                    (Ready::False, Some(since)) => (world.after(since), Basis::NotReady),
+                    (_, Some(since)) => (world.after(world.at_or_after(since)), Basis::LostHeartbeat),
+                    (Ready::False, None) => (world.after(now), Basis::NotReady),
+                    (_, None) => (world.after(now), Basis::LostHeartbeat),
+                };
+                let overdue = queued < now - TICK_SLACK;
+                (Some(i128::MIN), Some(Job { key, basis, release: queued.max(now), swap: false, overdue }))
+            }
+            Course::NeverReady { since, .. } => {
+                let unknown = world.after(world.pick(since) + self.timing.startup_grace).max(world.after(now));
+                let job = Job {
+                    key: ConditionTaint::Unreachable,
+                    basis: Basis::NeverReady,
+                    release: unknown,
+                    swap: false,
+                    overdue: false,
+                };
+                (Some(i128::MIN), Some(job))
+            }
+        }
+    }
+
+    /// Replays this reading into `results`; whether it ends in master disruption mode.
+    fn run(&self, last_taint: &[Option<i128>], results: &mut [Outcomes]) -> bool {
+        let world = self.world;
+        let plans: Vec<(Option<i128>, Option<Job>)> = self.courses.iter().map(|course| self.plan(course)).collect();
+        let timeline = self.timeline(&plans);
+        let tick = if world.high { TICK_SLACK } else { 0 };
+        for (zone, &last) in last_taint.iter().enumerate() {
+            let members: Vec<usize> = (0..self.courses.len())
+                .filter(|&i| self.courses[i].zone().0 == zone && plans[i].1.is_some_and(|job| !job.swap))
+                .collect();
+            let mut releases: Vec<i128> = members.iter().map(|&i| plans[i].1.expect("filtered").release).collect();
+            releases.sort_unstable();
+            let changes = &timeline.changes[zone];
+            let interval = timeline.initial[zone];
+            let mut t_free = match (interval, last) {
+                (Some(interval), Some(added)) => added + if world.high { TRUNCATION } else { 0 } + interval,
+                _ => i128::MIN / 2,
+            };
+            let overdue = members.iter().any(|&i| plans[i].1.is_some_and(|job| job.overdue));
+            if let (true, Some(interval)) = (overdue, interval) {
+                // A node that should have been tainted already is not: the zone's rate was 0 until a
+                // recent pass (partial disruption or master mode ended by a recovery), and
+                // `SwapLimiter` drained the new bucket. That pass is the one after the recovery, if
+                // one is recent enough, and at the latest the next one.
+                let recovered = self.recoveries.per_zone[zone].or(self.recoveries.any);
+                let change = recovered.map(|at| world.after(world.pick(at))).filter(|&x| x + interval > self.now);
+                if let Some(change) = change.or_else(|| world.high.then(|| world.at_or_after(self.now))) {
+                    t_free = t_free.max(change + interval);
+                }
+            }
+            let services = serve(&releases, changes, interval, t_free, self.now, tick);
+            for &i in &members {
+                let job = plans[i].1.expect("filtered");
+                let earliest = services.iter().copied().find(|&s| s >= job.release);
+                let latest = services.iter().enumerate().find_map(|(k, &s)| {
+                    let others = releases.partition_point(|&r| r <= s) - 1;
+                    (s >= job.release && others <= k).then_some(s)
+                });
+                let reason = timeline.reason();
+                results[i].record(job, earliest, latest, reason, &services);
+            }
+        }
+        for (i, (_, job)) in plans.iter().enumerate() {
+            let Some(job) = job.filter(|job| job.swap) else { continue };
+            let at = job.release + tick;
+            let served = (!timeline.master_at(job.release)).then_some(at);
+            results[i].record(job, served, served, HeldReason::AllZonesDown, &[]);
+        }
+        timeline.master.is_some()
+    }
+
+    /// Zone states from now on: the rate interval each zone starts with, and its changes.
+    fn timeline(&self, plans: &[(Option<i128>, Option<Job>)]) -> Timeline {
+        let mut flips: Vec<i128> = plans.iter().filter_map(|plan| plan.0).filter(|&at| at > self.now).collect();
+        flips.sort_unstable();
+        flips.dedup();
+        let counts = |at: i128| -> Vec<(usize, usize)> {
+            let mut counts = vec![(0, 0); self.zones];
+            for (course, plan) in self.courses.iter().zip(plans) {
+                let (zone, counted) = course.zone();
+                if counted {
+                    counts[zone].0 += 1;
+                    counts[zone].1 += usize::from(plan.0.is_some_and(|from| from <= at));
+                }
+            }
+            counts
+        };
+        let states = |counts: &[(usize, usize)]| -> Vec<ZoneState> {
+            counts.iter().map(|&c| zone_state(c, self.flags)).collect()
+        };
+        let interval_of = |state: ZoneState, size: usize| interval(rate(state, size, self.flags));
+        let counts_now = counts(self.now);
+        let mut current = states(&counts_now);
+        let mut master = all_full(&counts_now, &current).then_some(i128::MIN);
+        let initial: Vec<Option<i128>> = if master.is_some() {
+            vec![None; self.zones]
+        } else {
+            current.iter().zip(&counts_now).map(|(&state, c)| interval_of(state, c.0)).collect()
+        };
+        let mut changes = vec![Vec::new(); self.zones];
+        for at in flips {
+            if master.is_some() {
+                break;
+            }
+            let counts_then = counts(at);
+            let next = states(&counts_then);
+            if all_full(&counts_then, &next) {
+                // Master disruption mode: every limiter to 0 (no recovery is predicted, so for good).
+                master = Some(at);
+                for zone_changes in &mut changes {
+                    zone_changes.push((at, None));
+                }
+                break;
+            }
+            for zone in 0..self.zones {
+                if next[zone] != current[zone] {
+                    changes[zone].push((at, interval_of(next[zone], counts_then[zone].0)));
+                }
+            }
+            current = next;
+        }
+        Timeline { initial, changes, master }
+    }
+}
+
+/// Whether every zone with counted nodes is fully disrupted (and there is one).
+fn all_full(counts: &[(usize, usize)], states: &[ZoneState]) -> bool {
+    counts.iter().any(|c| c.0 > 0)
+        && counts.iter().zip(states).all(|(c, state)| c.0 == 0 || *state == ZoneState::FullDisruption)
+}
+
+/// The zone rates from the snapshot on, in one reading.
+struct Timeline {
+    /// Each zone's token interval at the snapshot (`None`: rate 0).
+    initial: Vec<Option<i128>>,
+    /// Each zone's later interval changes, in time order.
+    changes: Vec<Vec<(i128, Option<i128>)>>,
+    /// When master disruption mode holds from (`i128::MIN`: already).
+    master: Option<i128>,
+}
+
+impl Timeline {
+    fn master_at(&self, at: i128) -> bool {
+        self.master.is_some_and(|since| since <= at)
+    }
+
+    /// Why a node of `zone` queued at `release` would wait for ever.
+    fn reason(&self) -> HeldReason {
+        if self.master.is_some() { HeldReason::AllZonesDown } else { HeldReason::PartialDisruption }
+    }
+}
+
+/// Mirrors `ComputeZoneState` (pkg/controller/nodelifecycle): float32 arithmetic as upstream.
+#[allow(clippy::cast_precision_loss)]
+fn zone_state((total, not_ready): (usize, usize), flags: &Flags) -> ZoneState {
+    let ready = total - not_ready;
+    if ready == 0 && not_ready > 0 {
+        ZoneState::FullDisruption
+    } else if not_ready > 2 && (not_ready as f32) / (total as f32) >= flags.unhealthy_zone_threshold {
+        ZoneState::PartialDisruption
+    } else {
+        ZoneState::Normal
+    }
+}
+
+/// Mirrors `setLimiterInZone` with `HealthyQPSFunc` / `ReducedQPSFunc`: the zone's taint rate.
+fn rate(state: ZoneState, size: usize, flags: &Flags) -> f32 {
+    let large = u32::try_from(size).unwrap_or(u32::MAX) > flags.large_cluster_size_threshold;
+    match state {
+        ZoneState::Normal | ZoneState::FullDisruption => flags.node_eviction_rate,
+        ZoneState::PartialDisruption if large => flags.secondary_node_eviction_rate,
+        ZoneState::PartialDisruption => 0.0,
+    }
+}
+
+/// Nanoseconds between tokens of a bucket with this rate; `None` for rate 0 (never).
+#[allow(clippy::cast_possible_truncation)]
+fn interval(rate: f32) -> Option<i128> {
+    (rate > 0.0).then(|| (1e9 / f64::from(rate)).round() as i128)
+}
+
+/// The instants at which a zone queue serves someone (mirrors `RateLimitedTimedQueue.Try` with a
+/// burst-1 token bucket and `SwapLimiter`). They do not depend on which node is served: only on when
+/// nodes are queued and on the rate. Queueing and rate changes at one pass instant come before a
+/// token use at that instant (a pass is taken as one step; see the module docs).
+fn serve(
+    releases: &[i128],
+    changes: &[(i128, Option<i128>)],
+    mut interval: Option<i128>,
+    mut t_free: i128,
+    now: i128,
+    tick: i128,
+) -> Vec<i128> {
+    let mut services = Vec::new();
+    let (mut released, mut changed, mut cursor) = (0, 0, now);
+    loop {
+        let pending = released - services.len();
+        let next_release = releases.get(released).copied();
+        let next_change = changes.get(changed).map(|c| c.0);
+        let next_service = (pending > 0).then_some(interval).flatten().map(|_| t_free.max(cursor) + tick);
+        let first = [next_release, next_change, next_service].into_iter().flatten().min();
+        let Some(at) = first else { return services };
+        cursor = cursor.max(at);
+        if next_release == Some(at) {
+            released += 1;
+        } else if next_change == Some(at) {
+            let new = changes[changed].1;
+            changed += 1;
+            if new != interval {
+                let had_token = interval.is_some() && t_free <= at;
+                t_free = match new {
+                    Some(new) if !had_token => at + new,
+                    _ => at,
+                };
+                interval = new;
+            }
+        } else {
+            services.push(at);
+            t_free = at + interval.expect("served only at a positive rate");
+        }
+    }
+}
+
+impl Outcomes {
+    fn record(
+        &mut self,
+        job: Job,
+        earliest: Option<i128>,
+        latest: Option<i128>,
+        reason: HeldReason,
+        services: &[i128],
+    ) {
+        self.key.get_or_insert(job.key);
+        self.basis.get_or_insert(job.basis);
+        if let Some(earliest) = earliest {
+            self.served = true;
+            self.earliest = Some(self.earliest.map_or(earliest, |e| e.min(earliest)));
+        }
+        match latest {
+            Some(latest) => self.latest = Some(self.latest.map_or(latest, |l| l.max(latest))),
+            None => self.unserved = Some(self.unserved.map_or(reason, |held| held.min(reason))),
+        }
+        if let (Some(earliest), Some(latest)) = (earliest, latest) {
+            let ahead = services.iter().filter(|&&s| s >= earliest && s < latest).count();
+            self.queued_with = self.queued_with.max(ahead);
+        }
+    }
+}
+
+/// Each zone at the snapshot: (counted nodes, state, not ready).
+fn initial_states(courses: &[Course], zones: usize, flags: &Flags) -> Vec<(usize, ZoneState, usize)> {
+    let mut counts = vec![(0, 0); zones];
+    for course in courses {
+        let (zone, counted) = course.zone();
+        if counted {
+            counts[zone].0 += 1;
+            counts[zone].1 += usize::from(course.not_ready_now());
+        }
+    }
+    counts.into_iter().map(|c| (c.0, zone_state(c, flags), c.1)).collect()
+}
+
+fn forecast(node: &NodeHealth, outcome: Outcomes, master: bool, leaderless: bool) -> NodeForecast {
+    let ready = node.ready.as_ref().map(|ready| ready.status);
+    let last_heartbeat = node.lease_renewed.max(node.ready.as_ref().and_then(|ready| ready.last_heartbeat));
+    let held_for = |reason| Held { reason, zone: node.zone.clone() };
+    let mut forecast = NodeForecast {
+        name: node.name.clone(),
+        zone: node.zone.clone(),
+        ready,
+        last_heartbeat,
+        taint: None,
+        held: None,
+    };
+    if master && node.condition_taint().is_some() {
+        forecast.held = Some(held_for(HeldReason::AllZonesDown));
+        return forecast;
+    }
+    let (Some(key), Some(basis)) = (outcome.key, outcome.basis) else { return forecast };
+    match (outcome.served, outcome.earliest) {
+        (true, Some(earliest)) => {
+            let latest = outcome.latest.filter(|_| outcome.unserved.is_none() && !leaderless);
+            forecast.taint = Some(PredictedTaint {
+                key,
+                earliest: Timestamp::from_nanos(earliest - STEP),
+                latest: latest.map(|latest| Timestamp::from_nanos(latest + STEP)),
+                basis: if leaderless { Basis::ControllerRestart } else { basis },
+                queued_with: outcome.queued_with,
+            });
+        }
+        _ => forecast.held = Some(held_for(outcome.unserved.unwrap_or(HeldReason::PartialDisruption))),
+    }
+    forecast
+}
