@@ -391,3 +391,6 @@ pub struct Prediction {
 
 #[cfg(test)]
 mod vectors;
+
+#[cfg(test)]
+mod nlc_sim;

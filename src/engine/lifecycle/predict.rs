@@ -9,6 +9,11 @@
 //! which a zone queue serves do not depend on that order: a node's earliest slot is the first one
 //! after it is queued, its latest the first one at which no other queued node is left. Windows are
 //! the hull over every reading, widened by [`STEP`].
+//!
+//! One simplification: a health pass is taken as one step. Upstream's tainting loop runs beside the
+//! pass, so a node queued early in the pass that tips its zone into partial disruption (or every
+//! zone into full disruption) can be tainted in the few milliseconds before the pass ends; here it
+//! is held (spec vector 7, "usually: never").
 
 use std::time::Duration;
 
@@ -471,15 +476,19 @@ impl Replay<'_> {
                         Some(Job { key, basis, release: world.after(now), swap: true, overdue: false }),
                     );
                 }
-                let (queued, basis) = match (status, since.map(|since| world.pick(since))) {
-                    (_, Some(since)) if restarted(since) => (first_pass(), Basis::ControllerRestart),
-                    (Ready::False, Some(since)) => (world.after(since), Basis::NotReady),
-                    (_, Some(since)) => (world.after(world.at_or_after(since)), Basis::LostHeartbeat),
-                    (Ready::False, None) => (world.after(now), Basis::NotReady),
-                    (_, None) => (world.after(now), Basis::LostHeartbeat),
+                // (counted not ready from, queued at, why)
+                let (from, queued, basis) = match (status, since.map(|since| world.pick(since))) {
+                    (_, Some(since)) if restarted(since) => (i128::MIN, first_pass(), Basis::ControllerRestart),
+                    (Ready::False, Some(since)) => (world.after(since).min(now), world.after(since), Basis::NotReady),
+                    (_, Some(since)) => {
+                        let unknown = world.at_or_after(since).min(now);
+                        (unknown, world.after(unknown), Basis::LostHeartbeat)
+                    }
+                    (Ready::False, None) => (i128::MIN, world.after(now), Basis::NotReady),
+                    (_, None) => (i128::MIN, world.after(now), Basis::LostHeartbeat),
                 };
                 let overdue = queued < now - TICK_SLACK;
-                (Some(i128::MIN), Some(Job { key, basis, release: queued.max(now), swap: false, overdue }))
+                (Some(from), Some(Job { key, basis, release: queued.max(now), swap: false, overdue }))
             }
             Course::NeverReady { since, .. } => {
                 let unknown = world.after(world.pick(since) + self.timing.startup_grace).max(world.after(now));
@@ -500,7 +509,6 @@ impl Replay<'_> {
         let world = self.world;
         let plans: Vec<(Option<i128>, Option<Job>)> = self.courses.iter().map(|course| self.plan(course)).collect();
         let timeline = self.timeline(&plans);
-        let tick = if world.high { TICK_SLACK } else { 0 };
         for (zone, &last) in last_taint.iter().enumerate() {
             let members: Vec<usize> = (0..self.courses.len())
                 .filter(|&i| self.courses[i].zone().0 == zone && plans[i].1.is_some_and(|job| !job.swap))
@@ -509,10 +517,24 @@ impl Replay<'_> {
             releases.sort_unstable();
             let changes = &timeline.changes[zone];
             let interval = timeline.initial[zone];
-            let mut t_free = match (interval, last) {
-                (Some(interval), Some(added)) => added + if world.high { TRUNCATION } else { 0 } + interval,
-                _ => i128::MIN / 2,
+            // The zone's last taint is known to the second: its token went somewhere in that
+            // second. Which node the next token finds queued depends on where, so every instant in
+            // it that orders the next token differently against a queueing is tried.
+            let intervals: Vec<i128> = std::iter::once(interval).chain(changes.iter().map(|c| c.1)).flatten().collect();
+            let consumed: Vec<Option<i128>> = match last {
+                Some(added) => {
+                    let (low, high) = (added, added + TRUNCATION - 1);
+                    let mut consumed = vec![Some(low), Some(high)];
+                    for (&release, &interval) in releases.iter().flat_map(|r| intervals.iter().map(move |i| (r, i))) {
+                        let at = release - interval;
+                        consumed
+                            .extend([at - 1, at, at + 1].into_iter().filter(|t| (low..=high).contains(t)).map(Some));
+                    }
+                    consumed
+                }
+                None => vec![None],
             };
+            let mut floor = i128::MIN;
             let overdue = members.iter().any(|&i| plans[i].1.is_some_and(|job| job.overdue));
             if let (true, Some(interval)) = (overdue, interval) {
                 // A node that should have been tainted already is not: the zone's rate was 0 until a
@@ -522,21 +544,26 @@ impl Replay<'_> {
                 let recovered = self.recoveries.per_zone[zone].or(self.recoveries.any);
                 let change = recovered.map(|at| world.after(world.pick(at))).filter(|&x| x + interval > self.now);
                 if let Some(change) = change.or_else(|| world.high.then(|| world.at_or_after(self.now))) {
-                    t_free = t_free.max(change + interval);
+                    floor = change + interval;
                 }
             }
-            let services = serve(&releases, changes, interval, t_free, self.now, tick);
-            for &i in &members {
-                let job = plans[i].1.expect("filtered");
-                let earliest = services.iter().copied().find(|&s| s >= job.release);
-                let latest = services.iter().enumerate().find_map(|(k, &s)| {
-                    let others = releases.partition_point(|&r| r <= s) - 1;
-                    (s >= job.release && others <= k).then_some(s)
-                });
-                let reason = timeline.reason();
-                results[i].record(job, earliest, latest, reason, &services);
+            let queue = ZoneReplay { releases: &releases, changes, interval, now: self.now };
+            for (&consumed, tick) in consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]) {
+                let services = serve(&queue, consumed, floor, tick);
+                for &i in &members {
+                    let job = plans[i].1.expect("filtered");
+                    // A token ready just before the node is queued may be used by a tick just after.
+                    let slack = TICK_SLACK - tick;
+                    let earliest = services.iter().find(|&&s| s + slack >= job.release).map(|&s| s.max(job.release));
+                    let latest = services.iter().enumerate().find_map(|(k, &s)| {
+                        let others = releases.partition_point(|&r| r <= s) - 1;
+                        (s >= job.release && others <= k).then_some(s)
+                    });
+                    results[i].record(job, earliest, latest, timeline.reason(), &services);
+                }
             }
         }
+        let tick = if world.high { TICK_SLACK } else { 0 };
         for (i, (_, job)) in plans.iter().enumerate() {
             let Some(job) = job.filter(|job| job.swap) else { continue };
             let at = job.release + tick;
@@ -548,7 +575,9 @@ impl Replay<'_> {
 
     /// Zone states from now on: the rate interval each zone starts with, and its changes.
     fn timeline(&self, plans: &[(Option<i128>, Option<Job>)]) -> Timeline {
-        let mut flips: Vec<i128> = plans.iter().filter_map(|plan| plan.0).filter(|&at| at > self.now).collect();
+        // Past flips too (those the controller wrote a time for): a state change just before the
+        // snapshot rebuilt the zone's bucket.
+        let mut flips: Vec<i128> = plans.iter().filter_map(|plan| plan.0).filter(|&at| at > i128::MIN).collect();
         flips.sort_unstable();
         flips.dedup();
         let counts = |at: i128| -> Vec<(usize, usize)> {
@@ -566,7 +595,7 @@ impl Replay<'_> {
             counts.iter().map(|&c| zone_state(c, self.flags)).collect()
         };
         let interval_of = |state: ZoneState, size: usize| interval(rate(state, size, self.flags));
-        let counts_now = counts(self.now);
+        let counts_now = counts(i128::MIN);
         let mut current = states(&counts_now);
         let mut master = all_full(&counts_now, &current).then_some(i128::MIN);
         let initial: Vec<Option<i128>> = if master.is_some() {
@@ -658,24 +687,21 @@ fn interval(rate: f32) -> Option<i128> {
 
 /// The instants at which a zone queue serves someone (mirrors `RateLimitedTimedQueue.Try` with a
 /// burst-1 token bucket and `SwapLimiter`). They do not depend on which node is served: only on when
-/// nodes are queued and on the rate. Queueing and rate changes at one pass instant come before a
-/// token use at that instant (a pass is taken as one step; see the module docs).
-fn serve(
-    releases: &[i128],
-    changes: &[(i128, Option<i128>)],
-    mut interval: Option<i128>,
-    mut t_free: i128,
-    now: i128,
-    tick: i128,
-) -> Vec<i128> {
+/// nodes are queued and on the rate. `consumed` is the zone's last token use before the snapshot;
+/// `floor` the earliest instant a token can be had after it. Queueing and rate changes at one pass
+/// instant come before a token use at that instant (a pass is taken as one step).
+fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128) -> Vec<i128> {
+    let (releases, changes) = (zone.releases, zone.changes);
+    let mut interval = zone.interval;
+    let mut t_free = i128::MIN / 2;
     let mut services = Vec::new();
-    let (mut released, mut changed, mut cursor) = (0, 0, now);
+    let (mut released, mut changed, mut cursor, mut consumption) = (0, 0, zone.now, consumed);
     loop {
         let pending = released - services.len();
         let next_release = releases.get(released).copied();
         let next_change = changes.get(changed).map(|c| c.0);
-        let next_service = (pending > 0).then_some(interval).flatten().map(|_| t_free.max(cursor) + tick);
-        let first = [next_release, next_change, next_service].into_iter().flatten().min();
+        let next_service = (pending > 0).then_some(interval).flatten().map(|_| t_free.max(cursor).max(floor) + tick);
+        let first = [next_release, next_change, consumption, next_service].into_iter().flatten().min();
         let Some(at) = first else { return services };
         cursor = cursor.max(at);
         if next_release == Some(at) {
@@ -691,11 +717,23 @@ fn serve(
                 };
                 interval = new;
             }
+        } else if consumption == Some(at) {
+            consumption = None;
+            t_free = interval.map_or(i128::MIN / 2, |interval| at + interval);
         } else {
             services.push(at);
             t_free = at + interval.expect("served only at a positive rate");
         }
     }
+}
+
+/// One zone's queue in one reading.
+struct ZoneReplay<'a> {
+    releases: &'a [i128],
+    changes: &'a [(i128, Option<i128>)],
+    /// The token interval before any change (`None`: rate 0).
+    interval: Option<i128>,
+    now: i128,
 }
 
 impl Outcomes {
