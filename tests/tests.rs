@@ -7,6 +7,7 @@ mod fake_apiserver;
 mod fixtures;
 mod in_cluster;
 mod layering;
+mod nlc_fixtures;
 mod output;
 mod plan_cluster;
 mod rbac;

@@ -19,8 +19,9 @@ mod predict;
 use std::fmt;
 use std::time::Duration;
 
-use super::model::{NodeName, Taint};
+use super::model::{Effect, NodeName, Taint, Toleration};
 use super::time::Timestamp;
+use super::tolerate::{Tolerance, TolerationWindow, tolerance};
 
 pub use predict::predict;
 
@@ -387,6 +388,38 @@ pub struct Prediction {
     /// Whether the controller's pass phase was recovered (windows about 1 s wide) rather than unknown
     /// (windows one monitor period wide).
     pub phase_known: bool,
+}
+
+/// When a pod would be deleted once a predicted taint is added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PredictedDeletion {
+    /// The earliest instant.
+    pub earliest: Timestamp,
+    /// The latest instant; `None` when the taint may never come.
+    pub latest: Option<Timestamp>,
+}
+
+/// When a pod with `tolerations`, on a node whose NoExecute taints are `taints`, is deleted after
+/// `predicted` is added: the taint's own window for a pod that does not tolerate every taint, that
+/// window moved by the deciding `tolerationSeconds` otherwise, and `None` when tolerated forever.
+/// The taint-eviction controller starts the clock when it sees the taint (milliseconds after).
+#[must_use]
+pub fn deletion(predicted: &PredictedTaint, taints: &[Taint], tolerations: &[Toleration]) -> Option<PredictedDeletion> {
+    let mut all: Vec<Taint> = taints
+        .iter()
+        .filter(|taint| taint.is_no_execute() && ConditionTaint::from_key(&taint.key).is_none())
+        .cloned()
+        .collect();
+    all.push(Taint::new(predicted.key.key(), "", Effect::NoExecute));
+    let nanos = match tolerance(&all, tolerations) {
+        Tolerance::Untolerated => 0,
+        Tolerance::Tolerated(TolerationWindow::Forever) => return None,
+        Tolerance::Tolerated(TolerationWindow::After { nanos, .. }) => nanos,
+    };
+    Some(PredictedDeletion {
+        earliest: predicted.earliest.add_nanos(nanos),
+        latest: predicted.latest.map(|latest| latest.add_nanos(nanos)),
+    })
 }
 
 #[cfg(test)]

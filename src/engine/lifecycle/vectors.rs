@@ -474,3 +474,29 @@ fn zone_keys_prefer_the_beta_labels_like_upstream() {
     assert_eq!(key, ZoneKey::new("r", "beta"));
     assert_eq!(ZoneKey::from_labels(|_| None).name(), "");
 }
+
+#[test]
+fn pods_are_deleted_after_the_predicted_taint_by_their_toleration() {
+    let taint = PredictedTaint {
+        key: ConditionTaint::Unreachable,
+        earliest: at(75.0),
+        latest: Some(at(76.0)),
+        basis: Basis::LostHeartbeat,
+        queued_with: 0,
+    };
+    let toleration = |seconds| Toleration {
+        key: UNREACHABLE.into(),
+        operator: "Exists".into(),
+        value: String::new(),
+        effect: Some(Effect::NoExecute),
+        seconds,
+    };
+    let window = |tolerations: &[Toleration]| deletion(&taint, &[], tolerations).map(|d| (d.earliest, d.latest));
+    assert_eq!(window(&[toleration(Some(300))]), Some((at(375.0), Some(at(376.0)))));
+    assert_eq!(window(&[]), Some((at(75.0), Some(at(76.0)))));
+    assert_eq!(window(&[toleration(None)]), None);
+    // Another NoExecute taint the pod does not tolerate: deleted as soon as the node is tainted.
+    let other = Taint::new("dedicated", "x", Effect::NoExecute);
+    let deleted = deletion(&taint, &[other], &[toleration(Some(300))]).expect("deleted");
+    assert_eq!((deleted.earliest, deleted.latest), (at(75.0), Some(at(76.0))));
+}
