@@ -9,12 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use taint_evict::engine::lifecycle::{
-    ControllerLease, EXCLUDE_DISRUPTION, Flags, HeldReason, NodeHealth, Observation, Prediction, Ready, ReadyCondition,
-    ZoneKey, deletion, predict,
-};
-use taint_evict::engine::model::{Effect, Taint, Toleration};
+use taint_evict::engine::lifecycle::{Flags, HeldReason, NodeHealth, Prediction, deletion, predict};
+use taint_evict::engine::model::{Effect, Toleration};
 use taint_evict::engine::time::Timestamp;
+use taint_evict::source::lifecycle::read_health;
 
 /// The tolerance of the checks: the controller's API latency and the observer's watch delay.
 const SLACK: i128 = 1_500_000_000;
@@ -32,81 +30,15 @@ fn clock(time: &str) -> Timestamp {
     at(&format!("2026-11-23T{time}Z"))
 }
 
-fn time(value: &Value) -> Option<Timestamp> {
-    value.as_str().map(at)
-}
-
-fn load(name: &str) -> Value {
+fn load(name: &str) -> (Vec<u8>, Value) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/nlc").join(name);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("the fixture is JSON")
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let list = serde_json::from_slice(&bytes).expect("the fixture is JSON");
+    (bytes, list)
 }
 
-fn items<'a>(list: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-    list["items"].as_array().expect("a List").iter().filter(move |item| item["kind"] == kind)
-}
-
-fn node_health(node: &Value, list: &Value) -> NodeHealth {
-    let name = node["metadata"]["name"].as_str().expect("a name");
-    let labels = &node["metadata"]["labels"];
-    let ready = node["status"]["conditions"].as_array().into_iter().flatten().find(|c| c["type"] == "Ready").map(|c| {
-        ReadyCondition {
-            status: match c["status"].as_str() {
-                Some("True") => Ready::True,
-                Some("False") => Ready::False,
-                _ => Ready::Unknown,
-            },
-            reason: c["reason"].as_str().unwrap_or_default().into(),
-            last_heartbeat: time(&c["lastHeartbeatTime"]),
-            last_transition: time(&c["lastTransitionTime"]),
-        }
-    });
-    let lease = items(list, "Lease")
-        .find(|lease| lease["metadata"]["namespace"] == "kube-node-lease" && lease["metadata"]["name"] == name);
-    let taints = node["spec"]["taints"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| {
-            let taint = Taint::new(
-                t["key"].as_str().unwrap_or_default(),
-                t["value"].as_str().unwrap_or_default(),
-                Effect::from(t["effect"].as_str().unwrap_or_default()),
-            );
-            match time(&t["timeAdded"]) {
-                Some(added) => taint.with_time_added(added),
-                None => taint,
-            }
-        })
-        .collect();
-    NodeHealth {
-        name: name.into(),
-        zone: ZoneKey::from_labels(|key| labels[key].as_str()),
-        excluded: labels.get(EXCLUDE_DISRUPTION).is_some(),
-        created: time(&node["metadata"]["creationTimestamp"]),
-        ready,
-        lease_renewed: lease.and_then(|lease| time(&lease["spec"]["renewTime"])),
-        taints,
-    }
-}
-
-fn observation(list: &Value, now: Timestamp, flags: Flags) -> Observation {
-    let controller = items(list, "Lease")
-        .find(|lease| {
-            lease["metadata"]["namespace"] == "kube-system" && lease["metadata"]["name"] == "kube-controller-manager"
-        })
-        .map(|lease| ControllerLease {
-            acquired: time(&lease["spec"]["acquireTime"]),
-            renewed: time(&lease["spec"]["renewTime"]),
-            duration: lease["spec"]["leaseDurationSeconds"].as_u64().map(Duration::from_secs),
-        });
-    Observation {
-        now,
-        nodes: items(list, "Node").map(|node| node_health(node, list)).collect(),
-        controller,
-        flags,
-        silent_after: SILENT_AFTER,
-    }
+fn pods(list: &Value) -> impl Iterator<Item = &Value> {
+    list["items"].as_array().expect("a List").iter().filter(|item| item["kind"] == "Pod")
 }
 
 fn tolerations(pod: &Value) -> Vec<Toleration> {
@@ -126,14 +58,18 @@ fn tolerations(pod: &Value) -> Vec<Toleration> {
 
 struct Fixture {
     list: Value,
+    nodes: Vec<NodeHealth>,
     prediction: Prediction,
 }
 
 impl Fixture {
     fn new(name: &str, captured: &str, flags: Flags) -> Self {
-        let list = load(name);
-        let prediction = predict(&observation(&list, clock(captured), flags));
-        Self { list, prediction }
+        let (bytes, list) = load(name);
+        let health = read_health(&bytes).expect("the fixture reads");
+        assert!(health.node_leases > 0 && health.controller.is_some(), "{name} has the Leases");
+        let nodes = health.nodes.clone();
+        let prediction = predict(&health.observe(clock(captured), flags, SILENT_AFTER));
+        Self { list, nodes, prediction }
     }
 
     fn node(&self, name: &str) -> &taint_evict::engine::lifecycle::NodeForecast {
@@ -156,14 +92,11 @@ impl Fixture {
     /// The taint-eviction controller deleted pod `exp/pod` at `called`: in the predicted window.
     #[track_caller]
     fn assert_deleted(&self, pod: &str, called: &str) {
-        let object = items(&self.list, "Pod").find(|p| p["metadata"]["name"] == pod).expect("the pod");
+        let object = pods(&self.list).find(|p| p["metadata"]["name"] == pod).expect("the pod");
         let node = object["spec"]["nodeName"].as_str().expect("bound");
         let forecast = self.node(node);
         let taint = forecast.taint.unwrap_or_else(|| panic!("{pod}: its node has a predicted taint"));
-        let health = node_health(
-            items(&self.list, "Node").find(|n| n["metadata"]["name"] == node).expect("the node"),
-            &self.list,
-        );
+        let health = self.nodes.iter().find(|n| n.name.as_str() == node).expect("the node");
         let tolerations: Arc<[Toleration]> = tolerations(object).into();
         let window = deletion(&taint, &health.taints, &tolerations).expect("deleted some time");
         let called = clock(called);
