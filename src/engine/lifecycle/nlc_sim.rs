@@ -136,6 +136,20 @@ struct Nlc {
 }
 
 impl Nlc {
+    /// A new leader: the controller's memory is gone, the objects stay.
+    fn restart(&mut self) {
+        for node in &mut self.nodes {
+            node.probe = None;
+            node.saved = (None, None);
+        }
+        for queue in &mut self.queues {
+            queue.clear();
+        }
+        self.buckets = vec![Bucket::new(self.flags.node_eviction_rate); self.zones];
+        self.states = vec![None; self.zones];
+        self.master = false;
+    }
+
     fn pass(&mut self, p: i128) {
         let grace = i128::try_from(self.flags.node_monitor_grace_period.as_nanos()).expect("small");
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
@@ -146,8 +160,10 @@ impl Nlc {
             let seen = (node.lease(p), node.heartbeat(p));
             match node.probe {
                 None => {
+                    // A node this controller sees for the first time: markNodeAsReachable.
                     node.probe = Some(p);
                     node.saved = seen;
+                    node.taint = None;
                 }
                 Some(_) => {
                     if seen.1 != node.saved.1 || seen.0 > node.saved.0 {
@@ -210,9 +226,8 @@ impl Nlc {
                     }
                     ZoneState::PartialDisruption => 0.0,
                 };
-                if self.states[zone].is_some() {
-                    self.buckets[zone].swap(rate, p);
-                }
+                // From the initial state too (a new leader's first pass).
+                self.buckets[zone].swap(rate, p);
                 self.states[zone] = Some(state);
             }
         }
@@ -303,6 +318,8 @@ struct Scenario {
     now_s: u16,
     leader_known: bool,
     seed: u64,
+    /// A new leader takes over before the snapshot (fraction of the time before it).
+    restart: Option<u16>,
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
@@ -312,11 +329,17 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         (2..=6u8, 10..=60u8),
         (prop::sample::select(vec![0.05f32, 0.1, 0.2, 0.5]), prop::sample::select(vec![0.01f32, 0.02, 0.05])),
         (prop::sample::select(vec![0.3f32, 0.55, 0.7]), prop::sample::select(vec![1u32, 3, 50])),
-        (prop::sample::select(vec![2u8, 10]), 30..=150u16, prop::bool::weighted(0.7), any::<u64>()),
+        (
+            prop::sample::select(vec![2u8, 10]),
+            30..=150u16,
+            prop::bool::weighted(0.7),
+            any::<u64>(),
+            prop::option::weighted(0.25, 0..=1000u16),
+        ),
     )
         .prop_map(|(zones, nodes, (period_s, grace_s), (rate, secondary), (threshold, large), rest)| {
             let nodes = nodes.into_iter().map(|(zone, excluded, stop)| (zone % zones, excluded, stop)).collect();
-            let (lease_every_s, now_s, leader_known, seed) = rest;
+            let (lease_every_s, now_s, leader_known, seed, restart) = rest;
             Scenario {
                 nodes,
                 zones,
@@ -328,8 +351,9 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 large,
                 lease_every_s,
                 now_s,
-                leader_known,
+                leader_known: leader_known || restart.is_some(),
                 seed: seed | 1,
+                restart,
             }
         })
 }
@@ -386,7 +410,9 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<i128>>) {
         snapshot: None,
     };
     let period = i128::from(s.period_s) * SECOND;
-    let acquired = 0;
+    let mut acquired = 0;
+    let mut restart = s.restart.map(|fraction| 5 * SECOND + (now - 50 * MS - 5 * SECOND) * i128::from(fraction) / 1000);
+    let gap = rng.between(SECOND, 6 * SECOND);
     let mut next_pass = acquired + rng.between(100 * MS, 120 * MS);
     let mut next_tick = next_pass + rng.between(0, 100 * MS);
     let horizon = now + 3 * i128::from(s.grace_s) * SECOND + 30 * period + 16 * 100 * SECOND;
@@ -400,6 +426,15 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<i128>>) {
             });
             observation = Some(nlc.observe(now, controller, Duration::from_nanos(silent_after as u64)));
             nlc.snapshot = Some(now);
+        }
+        if let Some(start) = restart.filter(|&start| next_pass.min(next_tick) >= start - gap) {
+            // The leader stops at `start - gap`; its successor acquires at `start`, empty-handed.
+            nlc.restart();
+            acquired = start;
+            restart = None;
+            next_pass = start + rng.between(100 * MS, 120 * MS);
+            next_tick = next_pass + rng.between(0, 100 * MS);
+            continue;
         }
         if next_pass <= next_tick {
             nlc.pass(next_pass);

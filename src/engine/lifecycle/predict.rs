@@ -66,16 +66,19 @@ pub fn predict(observation: &Observation) -> Prediction {
     let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
     let mut always_master = true;
     for world in phase.worlds(&courses, &flags, leader.start) {
-        let replay = Replay {
-            world: &world,
-            courses: &courses,
-            timing: &flags,
-            flags: &observation.flags,
-            now,
-            zones: zones.len(),
-            recoveries: &recoveries,
-        };
-        always_master &= replay.run(&last_taint, &mut results);
+        for high in readings(&world, &courses, &flags) {
+            let replay = Replay {
+                world: &world,
+                courses: &courses,
+                high: &high,
+                timing: &flags,
+                flags: &observation.flags,
+                now,
+                zones: zones.len(),
+                recoveries: &recoveries,
+            };
+            always_master &= replay.run(&last_taint, &mut results);
+        }
     }
 
     let initial = initial_states(&courses, zones.len(), &observation.flags);
@@ -99,6 +102,37 @@ pub fn predict(observation: &Observation) -> Prediction {
         })
         .collect();
     Prediction { nodes, zones, phase_known: phase.known }
+}
+
+/// Which end of its own uncertain instant each node takes, in the readings of one world.
+///
+/// A node whose heartbeat (or post, or creation) is known only to the second may fall on either side
+/// of a pass, independently of the others. A few such nodes: every combination; more: each one at
+/// one end with the others at the other, which bounds each node's own window.
+fn readings(world: &World, courses: &[Course], timing: &Timing) -> Vec<Vec<bool>> {
+    let base = vec![world.high; courses.len()];
+    let ambiguous: Vec<usize> = (0..courses.len())
+        .filter(|&i| courses[i].span(timing).is_some_and(|(low, high)| world.after(low) != world.after(high)))
+        .collect();
+    let with = |chosen: &dyn Fn(usize, usize) -> bool| {
+        let mut high = base.clone();
+        for (position, &i) in ambiguous.iter().enumerate() {
+            high[i] = chosen(position, i);
+        }
+        high
+    };
+    if ambiguous.is_empty() {
+        return vec![base];
+    }
+    if ambiguous.len() <= 4 {
+        return (0..1usize << ambiguous.len()).map(|bits| with(&|position, _| bits >> position & 1 == 1)).collect();
+    }
+    let mut readings = vec![with(&|_, _| false), with(&|_, _| true)];
+    for &one in &ambiguous {
+        readings.push(with(&|_, i| i == one));
+        readings.push(with(&|_, i| i != one));
+    }
+    readings
 }
 
 /// The flags as nanoseconds.
@@ -229,6 +263,19 @@ impl Course {
         }
     }
 
+    /// The instant, known to within a span, whose first pass after decides when this node is
+    /// queued.
+    fn span(&self, timing: &Timing) -> Option<Span> {
+        match *self {
+            Self::Silent { heartbeat, .. } => Some(heartbeat),
+            Self::Unhealthy { status: Ready::False, since, swap: false, .. } => since,
+            Self::NeverReady { since: (low, high), .. } => {
+                Some((low + timing.startup_grace, high + timing.startup_grace))
+            }
+            _ => None,
+        }
+    }
+
     /// Instants at which a pass landing exactly there changes what this node does.
     fn critical(&self, flags: &Timing) -> Vec<i128> {
         match *self {
@@ -296,7 +343,11 @@ struct Phase {
 /// One reading of the snapshot: a concrete pass grid and every other unknown at one end.
 struct World {
     anchor: i128,
+    /// The time from one pass to the next, after the anchor.
     period: i128,
+    /// The same before the anchor: the low reading (everything as early as can be) counts back with
+    /// the longest passes, forward with the shortest; the high one the other way round.
+    before: i128,
     /// The leader's first pass, if it matters.
     first: Option<i128>,
     start: Option<i128>,
@@ -307,8 +358,12 @@ impl World {
     /// The first pass at or after `t`.
     fn at_or_after(&self, t: i128) -> i128 {
         let t = self.first.map_or(t, |first| t.max(first));
-        let k = (t - self.anchor + self.period - 1).div_euclid(self.period);
-        self.anchor + k * self.period
+        if t <= self.anchor {
+            self.anchor - (self.anchor - t).div_euclid(self.before) * self.before
+        } else {
+            let k = (t - self.anchor + self.period - 1).div_euclid(self.period);
+            self.anchor + k * self.period
+        }
     }
 
     /// The first pass strictly after `t`.
@@ -391,7 +446,8 @@ impl Phase {
             anchors.sort_unstable();
             anchors.dedup();
             for anchor in anchors {
-                let mut world = World { anchor, period, first: None, start, high: is_high };
+                let before = if is_high { flags.period + PASS_DURATION.0 } else { flags.period + PASS_DURATION.1 };
+                let mut world = World { anchor, period, before, first: None, start, high: is_high };
                 world.first = start.map(|start| world.at_or_after(start + SYNC.0));
                 worlds.push(world);
             }
@@ -409,8 +465,10 @@ struct Job {
     release: i128,
     /// A swap between the two keys: immediate, no token.
     swap: bool,
-    /// Queued well before the snapshot yet untainted: its zone was held until recently.
-    overdue: bool,
+    /// When it was (or will be) queued, before clamping to the snapshot: a node queued well before
+    /// the snapshot that a token could have served, yet untainted, means its zone was held until
+    /// recently.
+    queued: i128,
 }
 
 /// What happened to one node over all readings.
@@ -429,6 +487,8 @@ struct Outcomes {
 struct Replay<'a> {
     world: &'a World,
     courses: &'a [Course],
+    /// Per node: whether it takes the high end of its own uncertain instant.
+    high: &'a [bool],
     timing: &'a Timing,
     flags: &'a Flags,
     now: i128,
@@ -439,7 +499,11 @@ struct Replay<'a> {
 
 impl Replay<'_> {
     /// When the node stops counting as ready (`i128::MIN`: already), and its job.
-    fn plan(&self, course: &Course) -> (Option<i128>, Option<Job>) {
+    fn pick(&self, i: usize, (low, high): Span) -> i128 {
+        if self.high[i] { high } else { low }
+    }
+
+    fn plan(&self, i: usize, course: &Course) -> (Option<i128>, Option<Job>) {
         let world = self.world;
         let now = self.now;
         let restarted = |at: i128| world.start.is_some_and(|start| at < start);
@@ -450,11 +514,11 @@ impl Replay<'_> {
                 let release = first_pass();
                 (
                     Some(i128::MIN),
-                    Some(Job { key, basis: Basis::ControllerRestart, release, swap: false, overdue: false }),
+                    Some(Job { key, basis: Basis::ControllerRestart, release, swap: false, queued: i128::MAX }),
                 )
             }
             Course::Silent { heartbeat, .. } => {
-                let heartbeat = world.pick(heartbeat);
+                let heartbeat = self.pick(i, heartbeat);
                 let probe = world.after(heartbeat);
                 let unknown = world.after(probe + self.timing.grace).max(world.after(now));
                 let basis = if restarted(heartbeat) { Basis::ControllerRestart } else { Basis::LostHeartbeat };
@@ -463,7 +527,7 @@ impl Replay<'_> {
                     basis,
                     release: world.after(unknown),
                     swap: false,
-                    overdue: false,
+                    queued: i128::MAX,
                 };
                 (Some(unknown), Some(job))
             }
@@ -473,31 +537,33 @@ impl Replay<'_> {
                     let basis = if key == ConditionTaint::NotReady { Basis::NotReady } else { Basis::LostHeartbeat };
                     return (
                         Some(i128::MIN),
-                        Some(Job { key, basis, release: world.after(now), swap: true, overdue: false }),
+                        Some(Job { key, basis, release: world.after(now), swap: true, queued: i128::MAX }),
                     );
                 }
                 // (counted not ready from, queued at, why)
-                let (from, queued, basis) = match (status, since.map(|since| world.pick(since))) {
-                    (_, Some(since)) if restarted(since) => (i128::MIN, first_pass(), Basis::ControllerRestart),
-                    (Ready::False, Some(since)) => (world.after(since).min(now), world.after(since), Basis::NotReady),
-                    (_, Some(since)) => {
-                        let unknown = world.at_or_after(since).min(now);
+                let (from, queued, basis) = match (status, since.map(|since| (since.0, self.pick(i, since)))) {
+                    (_, Some((_, since))) if restarted(since) => (i128::MIN, first_pass(), Basis::ControllerRestart),
+                    (Ready::False, Some((_, since))) => {
+                        (world.after(since).min(now), world.after(since), Basis::NotReady)
+                    }
+                    (_, Some((written, _))) => {
+                        // The NLC wrote the transition in a pass: the first at or after its second.
+                        let unknown = world.at_or_after(written).min(now);
                         (unknown, world.after(unknown), Basis::LostHeartbeat)
                     }
                     (Ready::False, None) => (i128::MIN, world.after(now), Basis::NotReady),
                     (_, None) => (i128::MIN, world.after(now), Basis::LostHeartbeat),
                 };
-                let overdue = queued < now - TICK_SLACK;
-                (Some(from), Some(Job { key, basis, release: queued.max(now), swap: false, overdue }))
+                (Some(from), Some(Job { key, basis, release: queued.max(now), swap: false, queued }))
             }
             Course::NeverReady { since, .. } => {
-                let unknown = world.after(world.pick(since) + self.timing.startup_grace).max(world.after(now));
+                let unknown = world.after(self.pick(i, since) + self.timing.startup_grace).max(world.after(now));
                 let job = Job {
                     key: ConditionTaint::Unreachable,
                     basis: Basis::NeverReady,
                     release: unknown,
                     swap: false,
-                    overdue: false,
+                    queued: i128::MAX,
                 };
                 (Some(i128::MIN), Some(job))
             }
@@ -507,7 +573,8 @@ impl Replay<'_> {
     /// Replays this reading into `results`; whether it ends in master disruption mode.
     fn run(&self, last_taint: &[Option<i128>], results: &mut [Outcomes]) -> bool {
         let world = self.world;
-        let plans: Vec<(Option<i128>, Option<Job>)> = self.courses.iter().map(|course| self.plan(course)).collect();
+        let plans: Vec<(Option<i128>, Option<Job>)> =
+            self.courses.iter().enumerate().map(|(i, course)| self.plan(i, course)).collect();
         let timeline = self.timeline(&plans);
         for (zone, &last) in last_taint.iter().enumerate() {
             let members: Vec<usize> = (0..self.courses.len())
@@ -523,20 +590,32 @@ impl Replay<'_> {
             let intervals: Vec<i128> = std::iter::once(interval).chain(changes.iter().map(|c| c.1)).flatten().collect();
             let consumed: Vec<Option<i128>> = match last {
                 Some(added) => {
-                    let (low, high) = (added, added + TRUNCATION - 1);
+                    // Written before the snapshot.
+                    let (low, high) = (added.min(self.now), (added + TRUNCATION - 1).min(self.now));
                     let mut consumed = vec![Some(low), Some(high)];
+                    // The m-th token after it meets a queueing (at once, or one tick later).
                     for (&release, &interval) in releases.iter().flat_map(|r| intervals.iter().map(move |i| (r, i))) {
-                        let at = release - interval;
-                        consumed
-                            .extend([at - 1, at, at + 1].into_iter().filter(|t| (low..=high).contains(t)).map(Some));
+                        for m in 1..=i128::try_from(releases.len()).unwrap_or(i128::MAX) {
+                            let at = release - m * interval;
+                            if at + TICK_SLACK < low {
+                                break;
+                            }
+                            let near = [at - TICK_SLACK - 1, at - TICK_SLACK, at - 1, at, at + 1];
+                            consumed.extend(near.into_iter().filter(|t| (low..=high).contains(t)).map(Some));
+                        }
                     }
                     consumed
                 }
                 None => vec![None],
             };
             let mut floor = i128::MIN;
-            let overdue = members.iter().any(|&i| plans[i].1.is_some_and(|job| job.overdue));
-            if let (true, Some(interval)) = (overdue, interval) {
+            if let Some(interval) = interval
+                && members.iter().any(|&i| {
+                    let queued = plans[i].1.expect("filtered").queued;
+                    let token = last.map_or(i128::MIN / 2, |added| added.min(self.now) + interval);
+                    queued.max(token) < self.now - TICK_SLACK
+                })
+            {
                 // A node that should have been tainted already is not: the zone's rate was 0 until a
                 // recent pass (partial disruption or master mode ended by a recovery), and
                 // `SwapLimiter` drained the new bucket. That pass is the one after the recovery, if
@@ -548,8 +627,9 @@ impl Replay<'_> {
                 }
             }
             let queue = ZoneReplay { releases: &releases, changes, interval, now: self.now };
-            for (&consumed, tick) in consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]) {
-                let services = serve(&queue, consumed, floor, tick);
+            let variants = consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]);
+            for ((&consumed, tick), drain) in variants.flat_map(|v| [(v, false), (v, true)]) {
+                let services = serve(&queue, consumed, floor, tick, drain);
                 for &i in &members {
                     let job = plans[i].1.expect("filtered");
                     // A token ready just before the node is queued may be used by a tick just after.
@@ -690,7 +770,10 @@ fn interval(rate: f32) -> Option<i128> {
 /// nodes are queued and on the rate. `consumed` is the zone's last token use before the snapshot;
 /// `floor` the earliest instant a token can be had after it. Queueing and rate changes at one pass
 /// instant come before a token use at that instant (a pass is taken as one step).
-fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128) -> Vec<i128> {
+///
+/// Whether the old bucket still had a token at a rate change decides whether the new one starts
+/// drained; when the last token use was within a tick of the change, `drain` picks.
+fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128, drain: bool) -> Vec<i128> {
     let (releases, changes) = (zone.releases, zone.changes);
     let mut interval = zone.interval;
     let mut t_free = i128::MIN / 2;
@@ -710,7 +793,7 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128)
             let new = changes[changed].1;
             changed += 1;
             if new != interval {
-                let had_token = interval.is_some() && t_free <= at;
+                let had_token = interval.is_some() && t_free <= at && (t_free + TICK_SLACK <= at || !drain);
                 t_free = match new {
                     Some(new) if !had_token => at + new,
                     _ => at,
