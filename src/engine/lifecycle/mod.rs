@@ -13,6 +13,43 @@
 //! Like the rest of the engine this module is pure: inputs are values (`now` included), and the
 //! answer is a value. What an observer cannot see (the pass phase, the order in which simultaneous
 //! failures leave the queue, the exact token state) widens the window instead of being guessed.
+//!
+//! ```
+//! use std::time::Duration;
+//! use taint_evict::engine::lifecycle::*;
+//! use taint_evict::engine::time::Timestamp;
+//!
+//! let t = Timestamp::from_unix_seconds;
+//! let node = |name: &str, renewed: i64| NodeHealth {
+//!     name: name.into(),
+//!     zone: ZoneKey::new("eu", "eu-1a"),
+//!     excluded: false,
+//!     created: Some(t(0)),
+//!     ready: Some(ReadyCondition {
+//!         status: Ready::True,
+//!         reason: "KubeletReady".into(),
+//!         last_heartbeat: Some(t(renewed)),
+//!         last_transition: Some(t(0)),
+//!     }),
+//!     lease_renewed: Some(t(renewed)),
+//!     taints: Vec::new(),
+//! };
+//! // node-x last renewed its Lease at 1000 s; its five neighbours a second ago.
+//! let mut nodes: Vec<NodeHealth> = (0..5).map(|i| node(&format!("ok-{i}"), 1019)).collect();
+//! nodes.push(node("node-x", 1000));
+//! let prediction = predict(&Observation {
+//!     now: t(1020),
+//!     nodes,
+//!     controller: None, // no leader Lease: the pass phase is unknown
+//!     flags: Flags::defaults_for(29),
+//!     silent_after: Duration::from_secs(12),
+//! });
+//! let x = prediction.nodes.iter().find(|n| n.name.as_str() == "node-x").unwrap();
+//! let taint = x.taint.expect("node-x will be tainted");
+//! assert_eq!((taint.key, taint.basis), (ConditionTaint::Unreachable, Basis::LostHeartbeat));
+//! // Grace 40 s from the pass that saw the heartbeat, one pass more to be queued: 45–50 s later.
+//! assert!(taint.earliest >= t(1044) && taint.latest.unwrap() <= t(1052));
+//! ```
 
 mod predict;
 
