@@ -55,6 +55,8 @@ struct SimNode {
     excluded: bool,
     /// Heartbeats stop at this instant.
     stop: Option<i128>,
+    /// The kubelet posts `Ready=False` at this instant (and keeps heartbeating).
+    not_ready_at: Option<i128>,
     lease_every: i128,
     lease_phase: i128,
     status_phase: i128,
@@ -62,7 +64,7 @@ struct SimNode {
     ready_since: i128,
     taint: Option<(ConditionTaint, i128)>,
     /// First NoExecute taint added after the snapshot.
-    tainted_at: Option<i128>,
+    tainted_at: Option<(i128, ConditionTaint)>,
     probe: Option<i128>,
     saved: (Option<i128>, Option<i128>),
 }
@@ -136,6 +138,16 @@ struct Nlc {
 }
 
 impl Nlc {
+    /// Kubelets that post `Ready=False` by `t` have done so.
+    fn kubelets(&mut self, t: i128) {
+        for node in &mut self.nodes {
+            if let Some(at) = node.not_ready_at.filter(|&at| at <= t && node.ready == Ready::True) {
+                node.ready = Ready::False;
+                node.ready_since = at;
+            }
+        }
+    }
+
     /// A new leader: the controller's memory is gone, the objects stay.
     fn restart(&mut self) {
         for node in &mut self.nodes {
@@ -177,7 +189,7 @@ impl Nlc {
                 node.ready_since = p;
             }
             // processTaintBaseEviction, from the condition observed at the start of the pass.
-            if observed == Ready::Unknown && node.taint.is_none() {
+            if observed != Ready::True && node.taint.is_none() {
                 let zone = node.zone;
                 self.queues[zone].retain(|entry| entry.2 != i);
                 self.queues[zone].push((p, position as u64, i));
@@ -245,10 +257,15 @@ impl Nlc {
                 }
                 let (_, _, i) = self.queues[zone].swap_remove(head);
                 let node = &mut self.nodes[i];
-                if node.ready == Ready::Unknown && node.taint.is_none() {
-                    node.taint = Some((ConditionTaint::Unreachable, t));
+                let key = match node.ready {
+                    Ready::True => continue,
+                    Ready::False => ConditionTaint::NotReady,
+                    Ready::Unknown => ConditionTaint::Unreachable,
+                };
+                if node.taint.is_none() {
+                    node.taint = Some((key, t));
                     if self.snapshot.is_some_and(|at| at <= t) && node.tainted_at.is_none() {
-                        node.tainted_at = Some(t);
+                        node.tainted_at = Some((t, key));
                     }
                 }
             }
@@ -264,7 +281,8 @@ impl Nlc {
                 let whole = |at: i128| Timestamp::from_nanos(at.div_euclid(SECOND) * SECOND);
                 let (reason, since) = match node.ready {
                     Ready::True => ("KubeletReady", 0),
-                    _ => ("NodeStatusUnknown", node.ready_since),
+                    Ready::False => ("KubeletNotReady", node.ready_since),
+                    Ready::Unknown => ("NodeStatusUnknown", node.ready_since),
                 };
                 NodeHealth {
                     name: format!("n{i}").into(),
@@ -305,8 +323,9 @@ fn reference_state(total: usize, not_ready: usize, flags: &Flags) -> ZoneState {
 /// A generated scenario.
 #[derive(Clone, Debug)]
 struct Scenario {
-    /// Per node: zone, excluded, stop as a fraction of the latest allowed stop (None: healthy).
-    nodes: Vec<(usize, bool, Option<u16>)>,
+    /// Per node: zone, excluded, when it fails as a fraction of the latest allowed instant (None:
+    /// healthy), and whether it fails by posting `Ready=False` rather than by going silent.
+    nodes: Vec<(usize, bool, Option<u16>, bool)>,
     zones: usize,
     period_s: u8,
     grace_s: u8,
@@ -325,7 +344,10 @@ struct Scenario {
 fn scenario() -> impl Strategy<Value = Scenario> {
     (
         1..=3usize,
-        prop::collection::vec((0..3usize, prop::bool::weighted(0.1), prop::option::weighted(0.5, 0..1000u16)), 1..14),
+        prop::collection::vec(
+            (0..3usize, prop::bool::weighted(0.1), prop::option::weighted(0.5, 0..1000u16), prop::bool::weighted(0.2)),
+            1..14,
+        ),
         (2..=6u8, 10..=60u8),
         (prop::sample::select(vec![0.05f32, 0.1, 0.2, 0.5]), prop::sample::select(vec![0.01f32, 0.02, 0.05])),
         (prop::sample::select(vec![0.3f32, 0.55, 0.7]), prop::sample::select(vec![1u32, 3, 50])),
@@ -338,7 +360,8 @@ fn scenario() -> impl Strategy<Value = Scenario> {
         ),
     )
         .prop_map(|(zones, nodes, (period_s, grace_s), (rate, secondary), (threshold, large), rest)| {
-            let nodes = nodes.into_iter().map(|(zone, excluded, stop)| (zone % zones, excluded, stop)).collect();
+            let nodes =
+                nodes.into_iter().map(|(zone, excluded, fail, posts)| (zone % zones, excluded, fail, posts)).collect();
             let (lease_every_s, now_s, leader_known, seed, restart) = rest;
             Scenario {
                 nodes,
@@ -359,7 +382,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
 }
 
 /// Runs the scenario: the snapshot at `now`, and the simulation's taint instants after it.
-fn run(s: &Scenario) -> (Observation, Vec<Option<i128>>) {
+fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     let mut rng = Rng(s.seed);
     let mut flags = Flags::defaults_for(29);
     flags.node_monitor_period = Duration::from_secs(u64::from(s.period_s));
@@ -375,18 +398,20 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<i128>>) {
     let nodes = s
         .nodes
         .iter()
-        .map(|&(zone, excluded, stop)| {
+        .map(|&(zone, excluded, fail, posts)| {
             let lease_phase = rng.between(0, lease_every - 1);
             let status_phase = rng.between(0, 10 * SECOND - 1);
             // Every kubelet posts at least once before it stops.
             let first = lease_phase.max(status_phase) + 1;
-            let stop = stop.map(|fraction| first + (latest_stop - first) * i128::from(fraction) / 1000);
-            (zone, excluded, stop, lease_phase, status_phase)
+            let fail = fail.map(|fraction| first + (latest_stop - first) * i128::from(fraction) / 1000);
+            let (stop, not_ready_at) = if posts { (None, fail) } else { (fail, None) };
+            (zone, excluded, stop, not_ready_at, lease_phase, status_phase)
         })
-        .map(|(zone, excluded, stop, lease_phase, status_phase)| SimNode {
+        .map(|(zone, excluded, stop, not_ready_at, lease_phase, status_phase)| SimNode {
             zone,
             excluded,
             stop,
+            not_ready_at,
             lease_every,
             lease_phase,
             status_phase,
@@ -419,6 +444,7 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<i128>>) {
     let mut observation = None;
     while next_pass.min(next_tick) < horizon {
         if observation.is_none() && now < next_pass.min(next_tick) {
+            nlc.kubelets(now);
             let controller = s.leader_known.then(|| ControllerLease {
                 acquired: Some(Timestamp::from_nanos(acquired)),
                 renewed: Some(Timestamp::from_nanos(now - SECOND)),
@@ -436,6 +462,7 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<i128>>) {
             next_tick = next_pass + rng.between(0, 100 * MS);
             continue;
         }
+        nlc.kubelets(next_pass.min(next_tick));
         if next_pass <= next_tick {
             nlc.pass(next_pass);
             next_pass += period + rng.between(MS / 10, 2 * MS);
@@ -456,7 +483,10 @@ proptest! {
         let (observation, tainted) = run(&s);
         let prediction = predict(&observation);
         for ((forecast, actual), node) in prediction.nodes.iter().zip(&tainted).zip(&observation.nodes) {
-            let actual = actual.map(Timestamp::from_nanos);
+            if let (Some((_, key)), Some(taint)) = (actual, forecast.taint) {
+                prop_assert_eq!(taint.key, *key, "{}", node.name);
+            }
+            let actual = actual.map(|(at, _)| Timestamp::from_nanos(at));
             match (forecast.taint, &forecast.held) {
                 (Some(taint), _) => {
                     if let Some(at) = actual {
