@@ -171,7 +171,9 @@ pub struct NodeHealth {
     pub created: Option<Timestamp>,
     /// The `Ready` condition; `None` when the kubelet never posted one.
     pub ready: Option<ReadyCondition>,
-    /// `spec.renewTime` of its Lease in `kube-node-lease`, if the Lease was read and set.
+    /// `spec.renewTime` of its Lease in `kube-node-lease`, if the Lease was read and set. Without
+    /// it a `Ready=True` node is never taken as silent (its `lastHeartbeatTime` may be minutes old
+    /// on a healthy node); its taint is predicted once the controller has marked it `Unknown`.
     pub lease_renewed: Option<Timestamp>,
     /// `spec.taints` (every effect; only the `NoExecute` ones with the two keys above matter).
     pub taints: Vec<Taint>,

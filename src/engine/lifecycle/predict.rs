@@ -235,8 +235,10 @@ impl Course {
                 let beat = ready.last_heartbeat.map(Timestamp::as_nanos);
                 let low = lease.max(beat);
                 let high = lease.max(beat.map(|beat| beat + TRUNCATION));
+                // Without its Lease a node cannot be called silent: a healthy kubelet rewrites
+                // `lastHeartbeatTime` only when its status changes, or every 5 minutes.
                 match (low, high) {
-                    (Some(low), Some(high)) if now - low > silent_after => {
+                    (Some(low), Some(high)) if lease.is_some() && now - low > silent_after => {
                         Self::Silent { zone, counted, heartbeat: (low, high) }
                     }
                     _ => Self::Settled { zone, counted, not_ready: false },

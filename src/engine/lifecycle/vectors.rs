@@ -500,3 +500,15 @@ fn pods_are_deleted_after_the_predicted_taint_by_their_toleration() {
     let deleted = deletion(&taint, &[other], &[toleration(Some(300))]).expect("deleted");
     assert_eq!((deleted.earliest, deleted.latest), (at(75.0), Some(at(76.0))));
 }
+
+#[test]
+fn without_its_lease_a_ready_node_is_not_called_silent() {
+    let mut case = Case::at(100.0).healthy("z", 3).silent("x", "z", 29.2);
+    case.nodes.last_mut().expect("x").lease_renewed = None;
+    let p = case.predict();
+    assert_eq!((node(&p, "x").taint, node(&p, "x").held.clone()), (None, None));
+    // Once the controller has marked it Unknown, the taint is one pass away.
+    let mut case = Case::at(71.0).healthy("z", 3).unknown("x", "z", 70.6);
+    case.nodes.last_mut().expect("x").lease_renewed = None;
+    assert_window(&case.predict(), "x", 75.6, 0.6, 0.7);
+}
