@@ -509,3 +509,20 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_prediction_does_not_depend_on_the_order_of_the_nodes(s in scenario(), seed in any::<u64>()) {
+        let (observation, _) = run(&s);
+        let mut shuffled = observation.clone();
+        Rng(seed | 1).shuffle(&mut shuffled.nodes);
+        let by_name = |prediction: Prediction| {
+            let mut nodes = prediction.nodes;
+            nodes.sort_by(|a, b| a.name.cmp(&b.name));
+            (nodes, prediction.zones, prediction.phase_known)
+        };
+        prop_assert_eq!(by_name(predict(&observation)), by_name(predict(&shuffled)));
+    }
+}

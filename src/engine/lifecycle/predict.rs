@@ -10,6 +10,10 @@
 //! after it is queued, its latest the first one at which no other queued node is left. Windows are
 //! the hull over every reading, widened by [`STEP`].
 //!
+//! Cost: one replay per phase sample and reading, each linear in the nodes plus quadratic in the
+//! nodes queued in one zone. Fine for a few dozen silent nodes; with hundreds failing at once it
+//! takes seconds (the readings grow with them too), which a caller showing it live should bound.
+//!
 //! One simplification: a health pass is taken as one step. Upstream's tainting loop runs beside the
 //! pass, so a node queued early in the pass that tips its zone into partial disruption (or every
 //! zone into full disruption) can be tainted in the few milliseconds before the pass ends; here it
