@@ -8,6 +8,7 @@ mod fixtures;
 mod in_cluster;
 mod krew_manifest;
 mod layering;
+mod nlc_fixtures;
 mod output;
 mod plan_cluster;
 mod rbac;

@@ -44,6 +44,7 @@
 pub mod decide;
 pub mod explain;
 mod index;
+pub mod lifecycle;
 pub mod model;
 #[cfg(test)]
 mod proptests;

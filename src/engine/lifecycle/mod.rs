@@ -1,0 +1,468 @@
+//! The node lifecycle controller (NLC) of kube-controller-manager, predicted from one snapshot.
+//!
+//! The NLC is what puts `node.kubernetes.io/unreachable:NoExecute` and
+//! `node.kubernetes.io/not-ready:NoExecute` on a node whose kubelet went silent (or reported
+//! `Ready=False`). [`predict`] answers, for every node not yet carrying the matching taint, the
+//! earliest and latest instant the taint can be added, or that the controller holds it back (a small
+//! zone in partial disruption, or every zone down). It follows `pkg/controller/nodelifecycle` of
+//! Kubernetes 1.29–1.34 rule by rule: the grace period counted from the pass that saw the last
+//! heartbeat, the one-pass delay between `Ready=Unknown` and the zone queue, the per-zone token
+//! bucket (burst 1, tried every 100 ms), the zone states and their rates, master disruption mode,
+//! and a leader change restarting all of it.
+//!
+//! Like the rest of the engine this module is pure: inputs are values (`now` included), and the
+//! answer is a value. What an observer cannot see (the pass phase, the order in which simultaneous
+//! failures leave the queue, the exact token state) widens the window instead of being guessed.
+//!
+//! ```
+//! use std::time::Duration;
+//! use taint_evict::engine::lifecycle::*;
+//! use taint_evict::engine::time::Timestamp;
+//!
+//! let t = Timestamp::from_unix_seconds;
+//! let node = |name: &str, renewed: i64| NodeHealth {
+//!     name: name.into(),
+//!     zone: ZoneKey::new("eu", "eu-1a"),
+//!     excluded: false,
+//!     created: Some(t(0)),
+//!     ready: Some(ReadyCondition {
+//!         status: Ready::True,
+//!         reason: "KubeletReady".into(),
+//!         last_heartbeat: Some(t(renewed)),
+//!         last_transition: Some(t(0)),
+//!     }),
+//!     lease_renewed: Some(t(renewed)),
+//!     taints: Vec::new(),
+//! };
+//! // node-x last renewed its Lease at 1000 s; its five neighbours a second ago.
+//! let mut nodes: Vec<NodeHealth> = (0..5).map(|i| node(&format!("ok-{i}"), 1019)).collect();
+//! nodes.push(node("node-x", 1000));
+//! let prediction = predict(&Observation {
+//!     now: t(1020),
+//!     nodes,
+//!     controller: None, // no leader Lease: the pass phase is unknown
+//!     flags: Flags::defaults_for(29),
+//!     silent_after: Duration::from_secs(12),
+//! });
+//! let x = prediction.nodes.iter().find(|n| n.name.as_str() == "node-x").unwrap();
+//! let taint = x.taint.expect("node-x will be tainted");
+//! assert_eq!((taint.key, taint.basis), (ConditionTaint::Unreachable, Basis::LostHeartbeat));
+//! // Grace 40 s from the pass that saw the heartbeat, one pass more to be queued: 45–50 s later.
+//! assert!(taint.earliest >= t(1044) && taint.latest.unwrap() <= t(1052));
+//! ```
+
+mod predict;
+
+use std::fmt;
+use std::time::Duration;
+
+use super::model::{Effect, NodeName, Taint, Toleration};
+use super::time::Timestamp;
+use super::tolerate::{Tolerance, TolerationWindow, tolerance};
+
+pub use predict::predict;
+
+/// Key of the taint the NLC adds when `Ready` is `Unknown` (the kubelet stopped posting status).
+pub const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+
+/// Key of the taint the NLC adds when `Ready` is `False` (the kubelet says it is not ready).
+pub const NOT_READY: &str = "node.kubernetes.io/not-ready";
+
+/// The label that keeps a node out of zone-state counting (any value).
+pub const EXCLUDE_DISRUPTION: &str = "node.kubernetes.io/exclude-disruption";
+
+/// Status of a node's `Ready` condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ready {
+    /// `True`.
+    True,
+    /// `False`: posted by the kubelet.
+    False,
+    /// `Unknown`: written by the NLC when the kubelet went silent (or never reported).
+    Unknown,
+}
+
+impl Ready {
+    /// The status as the API spells it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::True => "True",
+            Self::False => "False",
+            Self::Unknown => "Unknown",
+        }
+    }
+}
+
+/// A node's `Ready` condition, as far as the NLC reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadyCondition {
+    /// `status`.
+    pub status: Ready,
+    /// `reason` (`NodeStatusUnknown` and `NodeStatusNeverUpdated` mean the NLC wrote it).
+    pub reason: String,
+    /// `lastHeartbeatTime` (kubelet clock, whole seconds).
+    pub last_heartbeat: Option<Timestamp>,
+    /// `lastTransitionTime` (whole seconds; the NLC's clock when it wrote `Unknown`).
+    pub last_transition: Option<Timestamp>,
+}
+
+impl ReadyCondition {
+    /// Whether the NLC wrote this condition (so its transition time is a pass instant).
+    #[must_use]
+    pub fn is_written_by_controller(&self) -> bool {
+        self.reason == "NodeStatusUnknown" || self.reason == "NodeStatusNeverUpdated"
+    }
+}
+
+/// A zone as the NLC keys it (`component-helpers/node/topology.GetZoneKey`).
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ZoneKey {
+    region: String,
+    zone: String,
+}
+
+impl ZoneKey {
+    /// The zone of a node with these labels: `failure-domain.beta.kubernetes.io/*` is preferred over
+    /// `topology.kubernetes.io/*`, as upstream does; a node with neither is in the zone `""`.
+    pub fn from_labels<'a>(label: impl Fn(&str) -> Option<&'a str>) -> Self {
+        let pick = |beta: &str, ga: &str| label(beta).or_else(|| label(ga)).unwrap_or_default().to_owned();
+        Self {
+            region: pick("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region"),
+            zone: pick("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"),
+        }
+    }
+
+    /// The zone `zone` of region `region`.
+    #[must_use]
+    pub fn new(region: impl Into<String>, zone: impl Into<String>) -> Self {
+        Self { region: region.into(), zone: zone.into() }
+    }
+
+    /// The name to show: the zone label, else the region, else `""` (unlabelled nodes).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        if self.zone.is_empty() { &self.region } else { &self.zone }
+    }
+}
+
+impl fmt::Display for ZoneKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Debug for ZoneKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", format!("{}:{}", self.region, self.zone))
+    }
+}
+
+/// What the NLC reads of one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeHealth {
+    /// `metadata.name`.
+    pub name: NodeName,
+    /// Its zone key.
+    pub zone: ZoneKey,
+    /// Labelled [`EXCLUDE_DISRUPTION`]: not counted in zone states, still tainted through its zone.
+    pub excluded: bool,
+    /// `metadata.creationTimestamp`.
+    pub created: Option<Timestamp>,
+    /// The `Ready` condition; `None` when the kubelet never posted one.
+    pub ready: Option<ReadyCondition>,
+    /// `spec.renewTime` of its Lease in `kube-node-lease`, if the Lease was read and set. Without
+    /// it a `Ready=True` node is never taken as silent (its `lastHeartbeatTime` may be minutes old
+    /// on a healthy node); its taint is predicted once the controller has marked it `Unknown`.
+    pub lease_renewed: Option<Timestamp>,
+    /// `spec.taints` (every effect; only the `NoExecute` ones with the two keys above matter).
+    pub taints: Vec<Taint>,
+}
+
+impl NodeHealth {
+    /// The `unreachable`/`not-ready` NoExecute taint the node carries, if any.
+    #[must_use]
+    pub fn condition_taint(&self) -> Option<(ConditionTaint, Option<Timestamp>)> {
+        self.taints
+            .iter()
+            .filter(|taint| taint.is_no_execute())
+            .find_map(|taint| ConditionTaint::from_key(&taint.key).map(|key| (key, taint.time_added)))
+    }
+}
+
+/// The `kube-system/kube-controller-manager` Lease: who runs the controllers, since when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerLease {
+    /// `spec.acquireTime`: about when the current leader started (with empty memory).
+    pub acquired: Option<Timestamp>,
+    /// `spec.renewTime`.
+    pub renewed: Option<Timestamp>,
+    /// `spec.leaseDurationSeconds`.
+    pub duration: Option<Duration>,
+}
+
+/// kube-controller-manager's NLC flags, named as it names them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Flags {
+    /// `--node-monitor-period`: the health pass period (sliding).
+    pub node_monitor_period: Duration,
+    /// `--node-monitor-grace-period`: silence after which `Ready` becomes `Unknown`.
+    pub node_monitor_grace_period: Duration,
+    /// `--node-startup-grace-period`: the grace of a node that never posted `Ready`.
+    pub node_startup_grace_period: Duration,
+    /// `--node-eviction-rate`: taints per second per zone (Normal, and Full while another zone is not).
+    pub node_eviction_rate: f32,
+    /// `--secondary-node-eviction-rate`: the rate of a large zone in partial disruption.
+    pub secondary_node_eviction_rate: f32,
+    /// `--unhealthy-zone-threshold`: the not-ready fraction that makes a zone partially disrupted.
+    pub unhealthy_zone_threshold: f32,
+    /// `--large-cluster-size-threshold`: a zone with more counted nodes than this is large.
+    pub large_cluster_size_threshold: u32,
+}
+
+impl Flags {
+    /// The defaults of kube-controller-manager `1.minor` (grace 40 s before 1.32, 50 s from 1.32).
+    #[must_use]
+    pub fn defaults_for(minor: u32) -> Self {
+        Self {
+            node_monitor_period: Duration::from_secs(5),
+            node_monitor_grace_period: Duration::from_secs(if minor >= 32 { 50 } else { 40 }),
+            node_startup_grace_period: Duration::from_secs(60),
+            node_eviction_rate: 0.1,
+            secondary_node_eviction_rate: 0.01,
+            unhealthy_zone_threshold: 0.55,
+            large_cluster_size_threshold: 50,
+        }
+    }
+}
+
+/// Everything [`predict`] reads: a snapshot and what is known about the controller.
+#[derive(Clone, Debug)]
+pub struct Observation {
+    /// When the snapshot was taken.
+    pub now: Timestamp,
+    /// Every node.
+    pub nodes: Vec<NodeHealth>,
+    /// The controller's leader Lease; `None` when not read or absent (no leader election).
+    pub controller: Option<ControllerLease>,
+    /// The controller's flags.
+    pub flags: Flags,
+    /// A `Ready=True` node whose last heartbeat (Lease renewal or `lastHeartbeatTime`) is older than
+    /// this is taken as silent: kubelets renew every 10 s by default.
+    pub silent_after: Duration,
+}
+
+/// The taint the NLC adds, by condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ConditionTaint {
+    /// [`UNREACHABLE`], for `Ready=Unknown`.
+    Unreachable,
+    /// [`NOT_READY`], for `Ready=False`.
+    NotReady,
+}
+
+impl ConditionTaint {
+    /// The taint key.
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Unreachable => UNREACHABLE,
+            Self::NotReady => NOT_READY,
+        }
+    }
+
+    /// The condition taint with this key, if it is one.
+    #[must_use]
+    pub fn from_key(key: &str) -> Option<Self> {
+        match key {
+            UNREACHABLE => Some(Self::Unreachable),
+            NOT_READY => Some(Self::NotReady),
+            _ => None,
+        }
+    }
+
+    /// The taint for a `Ready` status other than `True`.
+    fn for_status(status: Ready) -> Option<Self> {
+        match status {
+            Ready::True => None,
+            Ready::False => Some(Self::NotReady),
+            Ready::Unknown => Some(Self::Unreachable),
+        }
+    }
+}
+
+/// Why a taint is expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Basis {
+    /// The kubelet stopped heartbeating: grace period, then `Ready=Unknown`.
+    LostHeartbeat,
+    /// The kubelet posted `Ready=False`.
+    NotReady,
+    /// The node never posted a `Ready` condition: startup grace period.
+    NeverReady,
+    /// The controller (re)started, which restarted the countdown or removes and re-adds the taint.
+    ControllerRestart,
+}
+
+impl Basis {
+    /// The name used in output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LostHeartbeat => "lost-heartbeat",
+            Self::NotReady => "not-ready",
+            Self::NeverReady => "never-ready",
+            Self::ControllerRestart => "controller-restart",
+        }
+    }
+}
+
+/// The NoExecute taint the NLC is expected to add to a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PredictedTaint {
+    /// Which taint.
+    pub key: ConditionTaint,
+    /// The earliest instant it can be written.
+    pub earliest: Timestamp,
+    /// The latest instant it can be written; `None` when the zone may hold it back for good.
+    pub latest: Option<Timestamp>,
+    /// Why.
+    pub basis: Basis,
+    /// Nodes of the same zone that may be tainted before this one (the queue's order is random).
+    pub queued_with: usize,
+}
+
+/// Why the NLC will not taint a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HeldReason {
+    /// Its zone is partially disrupted and not larger than `--large-cluster-size-threshold`: rate 0.
+    PartialDisruption,
+    /// Every counted zone is fully disrupted (master disruption mode): no NoExecute taint is added,
+    /// and the existing ones are removed.
+    AllZonesDown,
+}
+
+impl HeldReason {
+    /// The name used in output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PartialDisruption => "partial-disruption",
+            Self::AllZonesDown => "all-zones-down",
+        }
+    }
+}
+
+/// The controller holds a node's taint back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// Why.
+    pub reason: HeldReason,
+    /// The node's zone.
+    pub zone: ZoneKey,
+}
+
+/// The answer for one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeForecast {
+    /// The node.
+    pub name: NodeName,
+    /// Its zone.
+    pub zone: ZoneKey,
+    /// Its `Ready` status (`None`: never posted).
+    pub ready: Option<Ready>,
+    /// Its last heartbeat seen (Lease renewal or `lastHeartbeatTime`, the later).
+    pub last_heartbeat: Option<Timestamp>,
+    /// The taint expected; `None` for a healthy node, a node already tainted, or a held one.
+    pub taint: Option<PredictedTaint>,
+    /// Set when the controller will not add (or will remove) its NoExecute taint.
+    pub held: Option<Held>,
+}
+
+/// A zone's disruption state (`ComputeZoneState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ZoneState {
+    /// Fewer not-ready nodes than the thresholds.
+    Normal,
+    /// More than 2 not ready, and at least `--unhealthy-zone-threshold` of the zone.
+    PartialDisruption,
+    /// No node ready.
+    FullDisruption,
+}
+
+impl ZoneState {
+    /// The name used in output.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Normal => "Normal",
+            Self::PartialDisruption => "PartialDisruption",
+            Self::FullDisruption => "FullDisruption",
+        }
+    }
+}
+
+/// The answer for one zone, at the snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZoneForecast {
+    /// The zone.
+    pub zone: ZoneKey,
+    /// Its state now.
+    pub state: ZoneState,
+    /// Counted nodes (not excluded).
+    pub nodes: usize,
+    /// Counted nodes whose `Ready` is not `True`.
+    pub not_ready: usize,
+    /// The taint rate the state gives it (0: no taints).
+    pub rate_per_second: f32,
+}
+
+/// What [`predict`] answers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prediction {
+    /// Every node, in input order.
+    pub nodes: Vec<NodeForecast>,
+    /// Every zone, by key.
+    pub zones: Vec<ZoneForecast>,
+    /// Whether the controller's pass phase was recovered (windows about 1 s wide) rather than unknown
+    /// (windows one monitor period wide).
+    pub phase_known: bool,
+}
+
+/// When a pod would be deleted once a predicted taint is added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PredictedDeletion {
+    /// The earliest instant.
+    pub earliest: Timestamp,
+    /// The latest instant; `None` when the taint may never come.
+    pub latest: Option<Timestamp>,
+}
+
+/// When a pod with `tolerations`, on a node whose NoExecute taints are `taints`, is deleted after
+/// `predicted` is added: the taint's own window for a pod that does not tolerate every taint, that
+/// window moved by the deciding `tolerationSeconds` otherwise, and `None` when tolerated forever.
+/// The taint-eviction controller starts the clock when it sees the taint (milliseconds after).
+#[must_use]
+pub fn deletion(predicted: &PredictedTaint, taints: &[Taint], tolerations: &[Toleration]) -> Option<PredictedDeletion> {
+    let mut all: Vec<Taint> = taints
+        .iter()
+        .filter(|taint| taint.is_no_execute() && ConditionTaint::from_key(&taint.key).is_none())
+        .cloned()
+        .collect();
+    all.push(Taint::new(predicted.key.key(), "", Effect::NoExecute));
+    let nanos = match tolerance(&all, tolerations) {
+        Tolerance::Untolerated => 0,
+        Tolerance::Tolerated(TolerationWindow::Forever) => return None,
+        Tolerance::Tolerated(TolerationWindow::After { nanos, .. }) => nanos,
+    };
+    Some(PredictedDeletion {
+        earliest: predicted.earliest.add_nanos(nanos),
+        latest: predicted.latest.map(|latest| latest.add_nanos(nanos)),
+    })
+}
+
+#[cfg(test)]
+mod vectors;
+
+#[cfg(test)]
+mod nlc_sim;

@@ -1,0 +1,528 @@
+//! A straightforward simulation of the node lifecycle controller, to check [`predict`] against.
+//!
+//! It runs the controller as upstream does, instant by instant, with none of the prediction's
+//! shortcuts: a health pass every monitor period after the previous one ended (random pass
+//! durations), per-node probe timestamps refreshed by Lease renewals and `lastHeartbeatTime`
+//! changes, `Ready=Unknown` after the grace, queueing from the condition observed at the start of a
+//! pass (removed and re-added every pass, so the queue order is the latest pass's random processing
+//! order), zone states and `SwapLimiter` at the end of each pass, master disruption mode, and a
+//! tainting loop every 100 ms (plus a little) trying a burst-1 token bucket per zone. Heartbeats
+//! come from simulated kubelets: a Lease renewal every few seconds, a status post every 10 s.
+//!
+//! The property: from a snapshot taken at any instant, the predicted window contains the instant the
+//! simulation adds the taint, a held node is never tainted, and no other node is.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::engine::model::Effect;
+
+const MS: i128 = 1_000_000;
+const SECOND: i128 = 1_000_000_000;
+
+/// A small deterministic random source for the simulation (seeded by proptest).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `low..=high`.
+    fn between(&mut self, low: i128, high: i128) -> i128 {
+        let span = u64::try_from(high - low + 1).expect("a small positive span");
+        low + i128::from(self.next() % span)
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = usize::try_from(self.next() % (i as u64 + 1)).expect("an index");
+            items.swap(i, j);
+        }
+    }
+}
+
+/// One simulated node: its kubelet, its object, and the controller's memory of it.
+#[derive(Clone, Debug)]
+struct SimNode {
+    zone: usize,
+    excluded: bool,
+    /// Heartbeats stop at this instant.
+    stop: Option<i128>,
+    /// The kubelet posts `Ready=False` at this instant (and keeps heartbeating).
+    not_ready_at: Option<i128>,
+    lease_every: i128,
+    lease_phase: i128,
+    status_phase: i128,
+    ready: Ready,
+    ready_since: i128,
+    taint: Option<(ConditionTaint, i128)>,
+    /// First NoExecute taint added after the snapshot.
+    tainted_at: Option<(i128, ConditionTaint)>,
+    probe: Option<i128>,
+    saved: (Option<i128>, Option<i128>),
+}
+
+/// The last multiple of `every` after `phase` that is at or before `t` and before `stop`.
+fn last_beat(t: i128, phase: i128, every: i128, stop: Option<i128>) -> Option<i128> {
+    let limit = stop.map_or(t, |stop| t.min(stop - 1));
+    (limit >= phase).then(|| phase + (limit - phase).div_euclid(every) * every)
+}
+
+impl SimNode {
+    fn lease(&self, t: i128) -> Option<i128> {
+        last_beat(t, self.lease_phase, self.lease_every, self.stop)
+    }
+
+    /// `lastHeartbeatTime` as written (whole seconds) by the status post at or before `t`.
+    fn heartbeat(&self, t: i128) -> Option<i128> {
+        last_beat(t, self.status_phase, 10 * SECOND, self.stop).map(|at| at.div_euclid(SECOND) * SECOND)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    interval: Option<i128>,
+    free: i128,
+}
+
+impl Bucket {
+    fn new(rate: f32) -> Self {
+        #[allow(clippy::cast_possible_truncation)]
+        let interval = (rate > 0.0).then(|| (1e9 / f64::from(rate)).round() as i128);
+        Self { interval, free: i128::MIN / 2 }
+    }
+
+    /// `TryAccept` of a burst-1 token bucket (or the never-accepting limiter).
+    fn try_accept(&mut self, t: i128) -> bool {
+        match self.interval {
+            Some(interval) if self.free <= t => {
+                self.free = t + interval;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `RateLimitedTimedQueue.SwapLimiter`.
+    fn swap(&mut self, rate: f32, t: i128) {
+        let new = Self::new(rate);
+        if new.interval == self.interval {
+            return;
+        }
+        let mut new = new;
+        if new.interval.is_some() && !self.try_accept(t) {
+            new.try_accept(t);
+        }
+        *self = new;
+    }
+}
+
+struct Nlc {
+    nodes: Vec<SimNode>,
+    flags: Flags,
+    zones: usize,
+    /// Per zone: (process at, tiebreak, node).
+    queues: Vec<Vec<(i128, u64, usize)>>,
+    buckets: Vec<Bucket>,
+    states: Vec<Option<ZoneState>>,
+    master: bool,
+    rng: Rng,
+    snapshot: Option<i128>,
+}
+
+impl Nlc {
+    /// Kubelets that post `Ready=False` by `t` have done so.
+    fn kubelets(&mut self, t: i128) {
+        for node in &mut self.nodes {
+            if let Some(at) = node.not_ready_at.filter(|&at| at <= t && node.ready == Ready::True) {
+                node.ready = Ready::False;
+                node.ready_since = at;
+            }
+        }
+    }
+
+    /// A new leader: the controller's memory is gone, the objects stay.
+    fn restart(&mut self) {
+        for node in &mut self.nodes {
+            node.probe = None;
+            node.saved = (None, None);
+        }
+        for queue in &mut self.queues {
+            queue.clear();
+        }
+        self.buckets = vec![Bucket::new(self.flags.node_eviction_rate); self.zones];
+        self.states = vec![None; self.zones];
+        self.master = false;
+    }
+
+    fn pass(&mut self, p: i128) {
+        let grace = i128::try_from(self.flags.node_monitor_grace_period.as_nanos()).expect("small");
+        let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+        self.rng.shuffle(&mut order);
+        for (position, &i) in order.iter().enumerate() {
+            let node = &mut self.nodes[i];
+            let observed = node.ready;
+            let seen = (node.lease(p), node.heartbeat(p));
+            match node.probe {
+                None => {
+                    // A node this controller sees for the first time: markNodeAsReachable.
+                    node.probe = Some(p);
+                    node.saved = seen;
+                    node.taint = None;
+                }
+                Some(_) => {
+                    if seen.1 != node.saved.1 || seen.0 > node.saved.0 {
+                        node.probe = Some(p);
+                    }
+                    node.saved = (node.saved.0.max(seen.0), seen.1);
+                }
+            }
+            if node.ready == Ready::True && p > node.probe.expect("set") + grace {
+                node.ready = Ready::Unknown;
+                node.ready_since = p;
+            }
+            // processTaintBaseEviction, from the condition observed at the start of the pass.
+            if observed != Ready::True && node.taint.is_none() {
+                let zone = node.zone;
+                self.queues[zone].retain(|entry| entry.2 != i);
+                self.queues[zone].push((p, position as u64, i));
+            }
+        }
+        self.handle_disruption(p);
+    }
+
+    fn handle_disruption(&mut self, p: i128) {
+        let mut counts = vec![(0, 0); self.zones];
+        for node in self.nodes.iter().filter(|node| !node.excluded) {
+            counts[node.zone].0 += 1;
+            counts[node.zone].1 += usize::from(node.ready != Ready::True);
+        }
+        let states: Vec<Option<ZoneState>> = counts
+            .iter()
+            .map(|&(total, not_ready)| (total > 0).then(|| reference_state(total, not_ready, &self.flags)))
+            .collect();
+        let all_full = states.iter().flatten().count() > 0
+            && states.iter().flatten().all(|state| *state == ZoneState::FullDisruption);
+        if all_full && !self.master {
+            self.master = true;
+            for node in &mut self.nodes {
+                node.taint = None;
+            }
+            for bucket in &mut self.buckets {
+                bucket.swap(0.0, p);
+            }
+            for state in &mut self.states {
+                *state = Some(ZoneState::FullDisruption);
+            }
+            return;
+        }
+        assert!(!self.master || all_full, "no node recovers in this simulation");
+        if self.master {
+            return;
+        }
+        for zone in 0..self.zones {
+            if let Some(state) = states[zone].filter(|state| Some(*state) != self.states[zone]) {
+                let rate = match state {
+                    ZoneState::Normal | ZoneState::FullDisruption => self.flags.node_eviction_rate,
+                    ZoneState::PartialDisruption
+                        if counts[zone].0 > self.flags.large_cluster_size_threshold as usize =>
+                    {
+                        self.flags.secondary_node_eviction_rate
+                    }
+                    ZoneState::PartialDisruption => 0.0,
+                };
+                // From the initial state too (a new leader's first pass).
+                self.buckets[zone].swap(rate, p);
+                self.states[zone] = Some(state);
+            }
+        }
+    }
+
+    /// One try of every zone queue (`doNoExecuteTaintingPass`).
+    fn tick(&mut self, t: i128) {
+        for zone in 0..self.zones {
+            while let Some(head) = (0..self.queues[zone].len()).min_by_key(|&k| {
+                let entry = self.queues[zone][k];
+                (entry.0, entry.1)
+            }) {
+                if !self.buckets[zone].try_accept(t) {
+                    break;
+                }
+                let (_, _, i) = self.queues[zone].swap_remove(head);
+                let node = &mut self.nodes[i];
+                let key = match node.ready {
+                    Ready::True => continue,
+                    Ready::False => ConditionTaint::NotReady,
+                    Ready::Unknown => ConditionTaint::Unreachable,
+                };
+                if node.taint.is_none() {
+                    node.taint = Some((key, t));
+                    if self.snapshot.is_some_and(|at| at <= t) && node.tainted_at.is_none() {
+                        node.tainted_at = Some((t, key));
+                    }
+                }
+            }
+        }
+    }
+
+    fn observe(&self, now: i128, controller: Option<ControllerLease>, silent_after: Duration) -> Observation {
+        let nodes = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| {
+                let whole = |at: i128| Timestamp::from_nanos(at.div_euclid(SECOND) * SECOND);
+                let (reason, since) = match node.ready {
+                    Ready::True => ("KubeletReady", 0),
+                    Ready::False => ("KubeletNotReady", node.ready_since),
+                    Ready::Unknown => ("NodeStatusUnknown", node.ready_since),
+                };
+                NodeHealth {
+                    name: format!("n{i}").into(),
+                    zone: ZoneKey::new("r", format!("z{}", node.zone)),
+                    excluded: node.excluded,
+                    created: Some(Timestamp::from_nanos(0)),
+                    ready: Some(ReadyCondition {
+                        status: node.ready,
+                        reason: reason.into(),
+                        last_heartbeat: node.heartbeat(now).map(Timestamp::from_nanos),
+                        last_transition: Some(whole(since)),
+                    }),
+                    lease_renewed: node.lease(now).map(|at| Timestamp::from_nanos(at / 1000 * 1000)),
+                    taints: node
+                        .taint
+                        .iter()
+                        .map(|(key, at)| Taint::new(key.key(), "", Effect::NoExecute).with_time_added(whole(*at)))
+                        .collect(),
+                }
+            })
+            .collect();
+        Observation { now: Timestamp::from_nanos(now), nodes, controller, flags: self.flags, silent_after }
+    }
+}
+
+/// `ComputeZoneState`, written again from the specification (float32, as upstream).
+#[allow(clippy::cast_precision_loss)]
+fn reference_state(total: usize, not_ready: usize, flags: &Flags) -> ZoneState {
+    if not_ready == total {
+        ZoneState::FullDisruption
+    } else if not_ready > 2 && not_ready as f32 / total as f32 >= flags.unhealthy_zone_threshold {
+        ZoneState::PartialDisruption
+    } else {
+        ZoneState::Normal
+    }
+}
+
+/// A generated scenario.
+#[derive(Clone, Debug)]
+struct Scenario {
+    /// Per node: zone, excluded, when it fails as a fraction of the latest allowed instant (None:
+    /// healthy), and whether it fails by posting `Ready=False` rather than by going silent.
+    nodes: Vec<(usize, bool, Option<u16>, bool)>,
+    zones: usize,
+    period_s: u8,
+    grace_s: u8,
+    rate: f32,
+    secondary: f32,
+    threshold: f32,
+    large: u32,
+    lease_every_s: u8,
+    now_s: u16,
+    leader_known: bool,
+    seed: u64,
+    /// A new leader takes over before the snapshot (fraction of the time before it).
+    restart: Option<u16>,
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        1..=3usize,
+        prop::collection::vec(
+            (0..3usize, prop::bool::weighted(0.1), prop::option::weighted(0.5, 0..1000u16), prop::bool::weighted(0.2)),
+            1..14,
+        ),
+        (2..=6u8, 10..=60u8),
+        (prop::sample::select(vec![0.05f32, 0.1, 0.2, 0.5]), prop::sample::select(vec![0.01f32, 0.02, 0.05])),
+        (prop::sample::select(vec![0.3f32, 0.55, 0.7]), prop::sample::select(vec![1u32, 3, 50])),
+        (
+            prop::sample::select(vec![2u8, 10]),
+            30..=150u16,
+            prop::bool::weighted(0.7),
+            any::<u64>(),
+            prop::option::weighted(0.25, 0..=1000u16),
+        ),
+    )
+        .prop_map(|(zones, nodes, (period_s, grace_s), (rate, secondary), (threshold, large), rest)| {
+            let nodes =
+                nodes.into_iter().map(|(zone, excluded, fail, posts)| (zone % zones, excluded, fail, posts)).collect();
+            let (lease_every_s, now_s, leader_known, seed, restart) = rest;
+            Scenario {
+                nodes,
+                zones,
+                period_s,
+                grace_s,
+                rate,
+                secondary,
+                threshold,
+                large,
+                lease_every_s,
+                now_s,
+                leader_known: leader_known || restart.is_some(),
+                seed: seed | 1,
+                restart,
+            }
+        })
+}
+
+/// Runs the scenario: the snapshot at `now`, and the simulation's taint instants after it.
+fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
+    let mut rng = Rng(s.seed);
+    let mut flags = Flags::defaults_for(29);
+    flags.node_monitor_period = Duration::from_secs(u64::from(s.period_s));
+    flags.node_monitor_grace_period = Duration::from_secs(u64::from(s.grace_s));
+    flags.node_eviction_rate = s.rate;
+    flags.secondary_node_eviction_rate = s.secondary;
+    flags.unhealthy_zone_threshold = s.threshold;
+    flags.large_cluster_size_threshold = s.large;
+    let lease_every = i128::from(s.lease_every_s) * SECOND;
+    let silent_after = lease_every + 2 * SECOND;
+    let now = i128::from(s.now_s) * SECOND + rng.between(0, SECOND - 1);
+    let latest_stop = now - silent_after - MS;
+    let nodes = s
+        .nodes
+        .iter()
+        .map(|&(zone, excluded, fail, posts)| {
+            let lease_phase = rng.between(0, lease_every - 1);
+            let status_phase = rng.between(0, 10 * SECOND - 1);
+            // Every kubelet posts at least once before it stops.
+            let first = lease_phase.max(status_phase) + 1;
+            let fail = fail.map(|fraction| first + (latest_stop - first) * i128::from(fraction) / 1000);
+            let (stop, not_ready_at) = if posts { (None, fail) } else { (fail, None) };
+            (zone, excluded, stop, not_ready_at, lease_phase, status_phase)
+        })
+        .map(|(zone, excluded, stop, not_ready_at, lease_phase, status_phase)| SimNode {
+            zone,
+            excluded,
+            stop,
+            not_ready_at,
+            lease_every,
+            lease_phase,
+            status_phase,
+            ready: Ready::True,
+            ready_since: 0,
+            taint: None,
+            tainted_at: None,
+            probe: None,
+            saved: (None, None),
+        })
+        .collect();
+    let mut nlc = Nlc {
+        nodes,
+        flags,
+        zones: s.zones,
+        queues: vec![Vec::new(); s.zones],
+        buckets: vec![Bucket::new(s.rate); s.zones],
+        states: vec![None; s.zones],
+        master: false,
+        rng: Rng(s.seed.rotate_left(17) | 1),
+        snapshot: None,
+    };
+    let period = i128::from(s.period_s) * SECOND;
+    let mut acquired = 0;
+    let mut restart = s.restart.map(|fraction| 5 * SECOND + (now - 50 * MS - 5 * SECOND) * i128::from(fraction) / 1000);
+    let gap = rng.between(SECOND, 6 * SECOND);
+    let mut next_pass = acquired + rng.between(100 * MS, 120 * MS);
+    let mut next_tick = next_pass + rng.between(0, 100 * MS);
+    let horizon = now + 3 * i128::from(s.grace_s) * SECOND + 30 * period + 16 * 100 * SECOND;
+    let mut observation = None;
+    while next_pass.min(next_tick) < horizon {
+        if observation.is_none() && now < next_pass.min(next_tick) {
+            nlc.kubelets(now);
+            let controller = s.leader_known.then(|| ControllerLease {
+                acquired: Some(Timestamp::from_nanos(acquired)),
+                renewed: Some(Timestamp::from_nanos(now - SECOND)),
+                duration: Some(Duration::from_secs(15)),
+            });
+            observation = Some(nlc.observe(now, controller, Duration::from_nanos(silent_after as u64)));
+            nlc.snapshot = Some(now);
+        }
+        if let Some(start) = restart.filter(|&start| next_pass.min(next_tick) >= start - gap) {
+            // The leader stops at `start - gap`; its successor acquires at `start`, empty-handed.
+            nlc.restart();
+            acquired = start;
+            restart = None;
+            next_pass = start + rng.between(100 * MS, 120 * MS);
+            next_tick = next_pass + rng.between(0, 100 * MS);
+            continue;
+        }
+        nlc.kubelets(next_pass.min(next_tick));
+        if next_pass <= next_tick {
+            nlc.pass(next_pass);
+            next_pass += period + rng.between(MS / 10, 2 * MS);
+        } else {
+            nlc.tick(next_tick);
+            next_tick += 100 * MS + rng.between(0, MS);
+        }
+    }
+    let tainted = nlc.nodes.iter().map(|node| node.tainted_at).collect();
+    (observation.expect("the horizon is after the snapshot"), tainted)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn predicted_windows_contain_the_simulated_taint_instant(s in scenario()) {
+        let (observation, tainted) = run(&s);
+        let prediction = predict(&observation);
+        for ((forecast, actual), node) in prediction.nodes.iter().zip(&tainted).zip(&observation.nodes) {
+            if let (Some((_, key)), Some(taint)) = (actual, forecast.taint) {
+                prop_assert_eq!(taint.key, *key, "{}", node.name);
+            }
+            let actual = actual.map(|(at, _)| Timestamp::from_nanos(at));
+            match (forecast.taint, &forecast.held) {
+                (Some(taint), _) => {
+                    if let Some(at) = actual {
+                        prop_assert!(taint.earliest <= at, "{}: tainted at {at:?} before {taint:?}", node.name);
+                    }
+                    if let Some(latest) = taint.latest {
+                        let at = actual.ok_or_else(|| {
+                            TestCaseError::fail(format!("{}: never tainted, predicted {taint:?}", node.name))
+                        })?;
+                        prop_assert!(at <= latest, "{}: tainted at {at:?} after {taint:?}", node.name);
+                    }
+                }
+                (None, Some(held)) => {
+                    prop_assert!(actual.is_none(), "{}: tainted at {actual:?} though {held:?}", node.name);
+                }
+                (None, None) => {
+                    prop_assert!(actual.is_none(), "{}: tainted at {actual:?}, nothing predicted", node.name);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_prediction_does_not_depend_on_the_order_of_the_nodes(s in scenario(), seed in any::<u64>()) {
+        let (observation, _) = run(&s);
+        let mut shuffled = observation.clone();
+        Rng(seed | 1).shuffle(&mut shuffled.nodes);
+        let by_name = |prediction: Prediction| {
+            let mut nodes = prediction.nodes;
+            nodes.sort_by(|a, b| a.name.cmp(&b.name));
+            (nodes, prediction.zones, prediction.phase_known)
+        };
+        prop_assert_eq!(by_name(predict(&observation)), by_name(predict(&shuffled)));
+    }
+}

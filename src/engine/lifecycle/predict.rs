@@ -1,0 +1,908 @@
+//! The prediction: every reading of the snapshot the controller could be in, each replayed exactly.
+//!
+//! What a snapshot cannot tell is few numbers: the pass phase (known to about a second when the
+//! controller wrote a timestamp, else anywhere in one period), how long passes take, where a token
+//! falls within the 100 ms tainting tick, and what a whole-second timestamp truncated. Phases are
+//! sampled densely (every [`STEP`], plus each instant where a node changes pass); each sample is
+//! replayed in a "low" reading (every unknown at its earliest) and a "high" one (at its latest).
+//! Within one reading the NLC is deterministic except for the queue's order, and the instants at
+//! which a zone queue serves do not depend on that order: a node's earliest slot is the first one
+//! after it is queued, its latest the first one at which no other queued node is left. Windows are
+//! the hull over every reading, widened by [`STEP`].
+//!
+//! Cost: one replay per phase sample and reading, each linear in the nodes plus quadratic in the
+//! nodes queued in one zone. Fine for a few dozen silent nodes; with hundreds failing at once it
+//! takes seconds (the readings grow with them too), which a caller showing it live should bound.
+//!
+//! One simplification: a health pass is taken as one step. Upstream's tainting loop runs beside the
+//! pass, so a node queued early in the pass that tips its zone into partial disruption (or every
+//! zone into full disruption) can be tainted in the few milliseconds before the pass ends; here it
+//! is held (spec vector 7, "usually: never").
+
+use std::time::Duration;
+
+use super::{
+    Basis, ConditionTaint, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint, Prediction,
+    Ready, ZoneForecast, ZoneKey, ZoneState,
+};
+use crate::engine::time::Timestamp;
+
+const MS: i128 = 1_000_000;
+const SECOND: i128 = 1_000_000_000;
+
+/// From leader acquisition to the first pass: informer sync (measured 0.10–0.11 s in small clusters).
+const SYNC: (i128, i128) = (50 * MS, 500 * MS);
+
+/// How long one health pass takes; the next one starts a monitor period after it ends (measured
+/// 1.5–2 ms in small clusters).
+const PASS_DURATION: (i128, i128) = (MS / 20, 3 * MS);
+
+/// A due token is used at the next tick of the tainting loop (every 100 ms, sliding) and written.
+const TICK_SLACK: i128 = 110 * MS;
+
+/// Timestamps written as whole seconds hide up to this much.
+const TRUNCATION: i128 = SECOND;
+
+/// At most this many nodes with an ambiguous pass are each read against all the others.
+const MAX_SINGLED_OUT: usize = 16;
+
+/// Spacing of the phase samples; every window is widened by it.
+const STEP: i128 = 20 * MS;
+
+/// Predicts, for every node, when the NLC adds its `unreachable`/`not-ready` NoExecute taint, or that
+/// it will not; and every zone's state. Nodes that keep heartbeating are assumed to keep doing so,
+/// and silent ones to stay silent.
+#[must_use]
+pub fn predict(observation: &Observation) -> Prediction {
+    let now = observation.now.as_nanos();
+    let flags = Timing::new(&observation.flags);
+    let leader = Leader::read(observation);
+    let zones: Vec<ZoneKey> = {
+        let mut keys: Vec<ZoneKey> = observation.nodes.iter().map(|node| node.zone.clone()).collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+    let zone_of = |key: &ZoneKey| zones.binary_search(key).expect("every node's zone is listed");
+    let courses: Vec<Course> =
+        observation.nodes.iter().map(|node| Course::read(node, observation, &leader, zone_of(&node.zone))).collect();
+    let last_taint = last_taints(observation, &leader, zones.len(), &zone_of);
+    let phase = Phase::estimate(observation, &leader, &flags);
+
+    let recoveries = recoveries(observation, zones.len(), &zone_of);
+    let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
+    let mut always_master = true;
+    for world in phase.worlds(&courses, &flags, leader.start) {
+        for high in readings(&world, &courses, &flags) {
+            let replay = Replay {
+                world: &world,
+                courses: &courses,
+                high: &high,
+                timing: &flags,
+                flags: &observation.flags,
+                now,
+                zones: zones.len(),
+                recoveries: &recoveries,
+            };
+            always_master &= replay.run(&last_taint, &mut results);
+        }
+    }
+
+    let initial = initial_states(&courses, zones.len(), &observation.flags);
+    let master_now = initial.iter().all(|zone| zone.0 == 0 || zone.1 == ZoneState::FullDisruption)
+        && initial.iter().any(|zone| zone.0 > 0);
+    let nodes = observation
+        .nodes
+        .iter()
+        .zip(results)
+        .map(|(node, outcome)| forecast(node, outcome, always_master, leader.leaderless))
+        .collect();
+    let zones = zones
+        .into_iter()
+        .zip(initial)
+        .map(|(zone, (nodes, state, not_ready))| ZoneForecast {
+            zone,
+            state,
+            nodes,
+            not_ready,
+            rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
+        })
+        .collect();
+    Prediction { nodes, zones, phase_known: phase.known }
+}
+
+/// Which end of its own uncertain instant each node takes, in the readings of one world.
+///
+/// A node whose heartbeat (or post, or creation) is known only to the second may fall on either side
+/// of a pass, independently of the others. A few such nodes: every combination; more: each one at
+/// one end with the others at the other, which bounds each node's own window.
+fn readings(world: &World, courses: &[Course], timing: &Timing) -> Vec<Vec<bool>> {
+    let base = vec![world.high; courses.len()];
+    let ambiguous: Vec<usize> = (0..courses.len())
+        .filter(|&i| courses[i].span(timing).is_some_and(|(low, high)| world.after(low) != world.after(high)))
+        .collect();
+    let with = |chosen: &dyn Fn(usize, usize) -> bool| {
+        let mut high = base.clone();
+        for (position, &i) in ambiguous.iter().enumerate() {
+            high[i] = chosen(position, i);
+        }
+        high
+    };
+    if ambiguous.is_empty() {
+        return vec![base];
+    }
+    if ambiguous.len() <= 4 {
+        return (0..1usize << ambiguous.len()).map(|bits| with(&|position, _| bits >> position & 1 == 1)).collect();
+    }
+    let mut readings = vec![with(&|_, _| false), with(&|_, _| true)];
+    // Past a few dozen simultaneous failures the queue's random order dwarfs a pass more or less,
+    // and the readings would cost more than they tell: the first ones are read apart.
+    for &one in ambiguous.iter().take(MAX_SINGLED_OUT) {
+        readings.push(with(&|_, i| i == one));
+        readings.push(with(&|_, i| i != one));
+    }
+    readings
+}
+
+/// The flags as nanoseconds.
+struct Timing {
+    period: i128,
+    grace: i128,
+    startup_grace: i128,
+}
+
+impl Timing {
+    fn new(flags: &Flags) -> Self {
+        Self {
+            period: nanos(flags.node_monitor_period).max(MS),
+            grace: nanos(flags.node_monitor_grace_period),
+            startup_grace: nanos(flags.node_startup_grace_period),
+        }
+    }
+}
+
+fn nanos(duration: Duration) -> i128 {
+    i128::try_from(duration.as_nanos()).unwrap_or(i128::MAX / 4)
+}
+
+/// What the controller Lease says about the current leader.
+struct Leader {
+    /// When the current leader started, if known.
+    start: Option<i128>,
+    /// No live leader: nothing happens until one acquires (at `now` at the earliest).
+    leaderless: bool,
+}
+
+impl Leader {
+    fn read(observation: &Observation) -> Self {
+        let now = observation.now.as_nanos();
+        let Some(lease) = &observation.controller else { return Self { start: None, leaderless: false } };
+        let alive = match (lease.renewed, lease.duration) {
+            (Some(renewed), Some(duration)) => renewed.as_nanos() + nanos(duration) > now,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if alive {
+            Self { start: lease.acquired.map(Timestamp::as_nanos), leaderless: false }
+        } else {
+            Self { start: Some(now), leaderless: true }
+        }
+    }
+}
+
+/// What the snapshot says will happen to one node, before the pass phase is fixed.
+#[derive(Clone, Debug)]
+enum Course {
+    /// Nothing to predict: healthy and heartbeating, or already carrying the matching taint.
+    Settled { zone: usize, counted: bool, not_ready: bool },
+    /// `Ready=True` but silent since the heartbeat in `heartbeat` (low, high).
+    Silent { zone: usize, counted: bool, heartbeat: (i128, i128) },
+    /// `Ready` not `True` and no matching taint: queued after the pass that saw `since` (low, high).
+    Unhealthy { zone: usize, counted: bool, status: Ready, since: Option<(i128, i128)>, swap: bool },
+    /// Never posted `Ready`: marked `Unknown` (and queued) after the startup grace from `since`.
+    NeverReady { zone: usize, counted: bool, since: (i128, i128) },
+    /// Tainted by the previous leader, whose successor has not run its first pass yet: removed and
+    /// re-added at that pass.
+    Retaint { zone: usize, counted: bool, key: ConditionTaint, not_ready: bool },
+}
+
+impl Course {
+    fn read(node: &NodeHealth, observation: &Observation, leader: &Leader, zone: usize) -> Self {
+        let now = observation.now.as_nanos();
+        let counted = !node.excluded;
+        let silent_after = nanos(observation.silent_after);
+        let lease = node.lease_renewed.map(Timestamp::as_nanos);
+        let taint = node.condition_taint();
+        let Some(ready) = &node.ready else {
+            let created = node.created.map_or(now, Timestamp::as_nanos);
+            return match lease {
+                Some(renewed) if now - renewed <= silent_after => Self::Settled { zone, counted, not_ready: true },
+                Some(renewed) => {
+                    Self::NeverReady { zone, counted, since: (renewed.max(created), renewed.max(created)) }
+                }
+                None => Self::NeverReady { zone, counted, since: (created, created + TRUNCATION) },
+            };
+        };
+        let wanted = ConditionTaint::for_status(ready.status);
+        if let (Some(key), Some((present, added))) = (wanted, taint) {
+            let before_leader = matches!((added, leader.start), (Some(added), Some(start))
+                if added.as_nanos() + TRUNCATION <= start && now < start + SYNC.1);
+            if present == key && before_leader {
+                return Self::Retaint { zone, counted, key, not_ready: true };
+            }
+            if present == key {
+                return Self::Settled { zone, counted, not_ready: true };
+            }
+        }
+        match ready.status {
+            Ready::True => {
+                let beat = ready.last_heartbeat.map(Timestamp::as_nanos);
+                let low = lease.max(beat);
+                let high = lease.max(beat.map(|beat| beat + TRUNCATION));
+                // Without its Lease a node cannot be called silent: a healthy kubelet rewrites
+                // `lastHeartbeatTime` only when its status changes, or every 5 minutes.
+                match (low, high) {
+                    (Some(low), Some(high)) if lease.is_some() && now - low > silent_after => {
+                        Self::Silent { zone, counted, heartbeat: (low, high) }
+                    }
+                    _ => Self::Settled { zone, counted, not_ready: false },
+                }
+            }
+            status => {
+                let since = ready.last_transition.map(|at| (at.as_nanos(), at.as_nanos() + TRUNCATION));
+                Self::Unhealthy { zone, counted, status, since, swap: taint.is_some() }
+            }
+        }
+    }
+
+    fn zone(&self) -> (usize, bool) {
+        match *self {
+            Self::Settled { zone, counted, .. }
+            | Self::Silent { zone, counted, .. }
+            | Self::Unhealthy { zone, counted, .. }
+            | Self::NeverReady { zone, counted, .. }
+            | Self::Retaint { zone, counted, .. } => (zone, counted),
+        }
+    }
+
+    /// Whether the node counts as not ready at the snapshot.
+    fn not_ready_now(&self) -> bool {
+        match *self {
+            Self::Settled { not_ready, .. } | Self::Retaint { not_ready, .. } => not_ready,
+            Self::Silent { .. } => false,
+            Self::Unhealthy { .. } | Self::NeverReady { .. } => true,
+        }
+    }
+
+    /// The instant, known to within a span, whose first pass after decides when this node is
+    /// queued.
+    fn span(&self, timing: &Timing) -> Option<Span> {
+        match *self {
+            Self::Silent { heartbeat, .. } => Some(heartbeat),
+            Self::Unhealthy { status: Ready::False, since, swap: false, .. } => since,
+            Self::NeverReady { since: (low, high), .. } => {
+                Some((low + timing.startup_grace, high + timing.startup_grace))
+            }
+            _ => None,
+        }
+    }
+
+    /// Instants at which a pass landing exactly there changes what this node does.
+    fn critical(&self, flags: &Timing) -> Vec<i128> {
+        match *self {
+            Self::Settled { .. } | Self::Retaint { .. } => Vec::new(),
+            Self::Silent { heartbeat: (low, high), .. } => vec![low, high],
+            Self::Unhealthy { since: Some((low, high)), .. } => vec![low, high],
+            Self::Unhealthy { since: None, .. } => Vec::new(),
+            Self::NeverReady { since: (low, high), .. } => vec![low + flags.startup_grace, high + flags.startup_grace],
+        }
+    }
+}
+
+/// The last NLC-written NoExecute taint of each zone since the leader started (whole seconds).
+fn last_taints(
+    observation: &Observation,
+    leader: &Leader,
+    zones: usize,
+    zone_of: &dyn Fn(&ZoneKey) -> usize,
+) -> Vec<Option<i128>> {
+    let mut last = vec![None; zones];
+    for node in &observation.nodes {
+        let Some((_, Some(added))) = node.condition_taint() else { continue };
+        let added = added.as_nanos();
+        if leader.start.is_some_and(|start| added + TRUNCATION <= start) {
+            continue;
+        }
+        let slot = &mut last[zone_of(&node.zone)];
+        *slot = (*slot).max(Some(added));
+    }
+    last
+}
+
+/// Per zone, then for the whole cluster: the latest `Ready=True` transition of a counted node (whole
+/// seconds, so low and high): a recovery that may have ended a partial disruption or master mode.
+fn recoveries(observation: &Observation, zones: usize, zone_of: &dyn Fn(&ZoneKey) -> usize) -> Recoveries {
+    let mut per_zone = vec![None; zones];
+    let mut all = None;
+    for node in observation.nodes.iter().filter(|node| !node.excluded) {
+        let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { continue };
+        let Some(at) = ready.last_transition.map(Timestamp::as_nanos) else { continue };
+        let at = Some((at, at + TRUNCATION));
+        let slot = &mut per_zone[zone_of(&node.zone)];
+        *slot = (*slot).max(at);
+        all = all.max(at);
+    }
+    Recoveries { per_zone, any: all }
+}
+
+/// An instant known to lie between a low and a high end (nanoseconds).
+type Span = (i128, i128);
+
+/// The latest recoveries (`Ready=True` transitions): per zone, and anywhere.
+struct Recoveries {
+    per_zone: Vec<Option<Span>>,
+    any: Option<Span>,
+}
+
+/// The pass phase: the range of instants one pass may have started at, and how sure that is.
+struct Phase {
+    /// Anchor pass, earliest and latest.
+    anchor: (i128, i128),
+    known: bool,
+}
+
+/// One reading of the snapshot: a concrete pass grid and every other unknown at one end.
+struct World {
+    anchor: i128,
+    /// The time from one pass to the next, after the anchor.
+    period: i128,
+    /// The same before the anchor: the low reading (everything as early as can be) counts back with
+    /// the longest passes, forward with the shortest; the high one the other way round.
+    before: i128,
+    /// The leader's first pass, if it matters.
+    first: Option<i128>,
+    start: Option<i128>,
+    high: bool,
+}
+
+impl World {
+    /// The first pass at or after `t`.
+    fn at_or_after(&self, t: i128) -> i128 {
+        let t = self.first.map_or(t, |first| t.max(first));
+        if t <= self.anchor {
+            self.anchor - (self.anchor - t).div_euclid(self.before) * self.before
+        } else {
+            let k = (t - self.anchor + self.period - 1).div_euclid(self.period);
+            self.anchor + k * self.period
+        }
+    }
+
+    /// The first pass strictly after `t`.
+    fn after(&self, t: i128) -> i128 {
+        self.at_or_after(t + 1)
+    }
+
+    fn pick(&self, (low, high): (i128, i128)) -> i128 {
+        if self.high { high } else { low }
+    }
+}
+
+impl Phase {
+    fn estimate(observation: &Observation, leader: &Leader, flags: &Timing) -> Self {
+        let now = observation.now.as_nanos();
+        let written = observation
+            .nodes
+            .iter()
+            .filter_map(|node| node.ready.as_ref())
+            .filter(|ready| ready.is_written_by_controller())
+            .filter_map(|ready| ready.last_transition.map(Timestamp::as_nanos))
+            .filter(|at| leader.start.is_none_or(|start| at + TRUNCATION > start + SYNC.0))
+            .max();
+        let candidates =
+            [written.map(|at| (at, at + TRUNCATION - 1)), leader.start.map(|start| (start + SYNC.0, start + SYNC.1))];
+        // Each estimate, carried forward to the pass before `now` (widening by the pass durations),
+        // then intersected: the pass grid is one.
+        let project = |(low, high): (i128, i128)| {
+            let passes = (now - low).max(0) / flags.period;
+            (low + passes * (flags.period + PASS_DURATION.0), high + passes * (flags.period + PASS_DURATION.1))
+        };
+        let mut best: Option<(i128, i128)> = None;
+        for range in candidates.into_iter().flatten().map(project) {
+            if range.1 - range.0 >= flags.period {
+                continue;
+            }
+            best = Some(match best {
+                None => range,
+                Some(known) => {
+                    let k = (known.0 - range.0 + flags.period / 2).div_euclid(flags.period);
+                    let range = (range.0 + k * flags.period, range.1 + k * flags.period);
+                    let both = (known.0.max(range.0), known.1.min(range.1));
+                    if both.0 <= both.1 {
+                        both
+                    } else if range.1 - range.0 < known.1 - known.0 {
+                        range
+                    } else {
+                        known
+                    }
+                }
+            });
+        }
+        match best {
+            Some(anchor) => Self { anchor, known: true },
+            None => Self { anchor: (now, now + flags.period - 1), known: false },
+        }
+    }
+
+    fn worlds(&self, courses: &[Course], flags: &Timing, start: Option<i128>) -> Vec<World> {
+        let (low, high) = self.anchor;
+        let mut points: Vec<i128> = Vec::new();
+        let mut at = low;
+        while at < high {
+            points.push(at);
+            at += STEP;
+        }
+        points.push(high);
+        let critical: Vec<i128> = courses.iter().flat_map(|course| course.critical(flags)).collect();
+        let mut worlds = Vec::new();
+        for (period, is_high) in [(flags.period + PASS_DURATION.0, false), (flags.period + PASS_DURATION.1, true)] {
+            let mut anchors = points.clone();
+            for &c in &critical {
+                let base = low + (c - low).rem_euclid(period);
+                for anchor in [base, base + 1, base - period, base - period + 1] {
+                    if (low..=high).contains(&anchor) {
+                        anchors.push(anchor);
+                    }
+                }
+            }
+            anchors.sort_unstable();
+            anchors.dedup();
+            for anchor in anchors {
+                let before = if is_high { flags.period + PASS_DURATION.0 } else { flags.period + PASS_DURATION.1 };
+                let mut world = World { anchor, period, before, first: None, start, high: is_high };
+                world.first = start.map(|start| world.at_or_after(start + SYNC.0));
+                worlds.push(world);
+            }
+        }
+        worlds
+    }
+}
+
+/// A node's job in one reading.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    key: ConditionTaint,
+    basis: Basis,
+    /// When it enters its zone queue (or, for a swap, is written).
+    release: i128,
+    /// A swap between the two keys: immediate, no token.
+    swap: bool,
+    /// When it was (or will be) queued, before clamping to the snapshot: a node queued well before
+    /// the snapshot that a token could have served, yet untainted, means its zone was held until
+    /// recently.
+    queued: i128,
+}
+
+/// What happened to one node over all readings.
+#[derive(Clone, Debug, Default)]
+struct Outcomes {
+    earliest: Option<i128>,
+    latest: Option<i128>,
+    /// Some reading never taints it.
+    unserved: Option<HeldReason>,
+    served: bool,
+    key: Option<ConditionTaint>,
+    basis: Option<Basis>,
+    queued_with: usize,
+}
+
+struct Replay<'a> {
+    world: &'a World,
+    courses: &'a [Course],
+    /// Per node: whether it takes the high end of its own uncertain instant.
+    high: &'a [bool],
+    timing: &'a Timing,
+    flags: &'a Flags,
+    now: i128,
+    zones: usize,
+    /// Per zone, then for the whole cluster: the latest `Ready=True` transition (low, high).
+    recoveries: &'a Recoveries,
+}
+
+impl Replay<'_> {
+    /// When the node stops counting as ready (`i128::MIN`: already), and its job.
+    fn pick(&self, i: usize, (low, high): Span) -> i128 {
+        if self.high[i] { high } else { low }
+    }
+
+    fn plan(&self, i: usize, course: &Course) -> (Option<i128>, Option<Job>) {
+        let world = self.world;
+        let now = self.now;
+        let restarted = |at: i128| world.start.is_some_and(|start| at < start);
+        let first_pass = || world.start.map_or(now, |start| world.at_or_after(start)).max(now);
+        match *course {
+            Course::Settled { not_ready, .. } => (not_ready.then_some(i128::MIN), None),
+            Course::Retaint { key, .. } => {
+                let release = first_pass();
+                (
+                    Some(i128::MIN),
+                    Some(Job { key, basis: Basis::ControllerRestart, release, swap: false, queued: i128::MAX }),
+                )
+            }
+            Course::Silent { heartbeat, .. } => {
+                let heartbeat = self.pick(i, heartbeat);
+                let probe = world.after(heartbeat);
+                let unknown = world.after(probe + self.timing.grace).max(world.after(now));
+                let basis = if restarted(heartbeat) { Basis::ControllerRestart } else { Basis::LostHeartbeat };
+                let job = Job {
+                    key: ConditionTaint::Unreachable,
+                    basis,
+                    release: world.after(unknown),
+                    swap: false,
+                    queued: i128::MAX,
+                };
+                (Some(unknown), Some(job))
+            }
+            Course::Unhealthy { status, since, swap, .. } => {
+                let key = ConditionTaint::for_status(status).expect("unhealthy means not True");
+                if swap {
+                    let basis = if key == ConditionTaint::NotReady { Basis::NotReady } else { Basis::LostHeartbeat };
+                    return (
+                        Some(i128::MIN),
+                        Some(Job { key, basis, release: world.after(now), swap: true, queued: i128::MAX }),
+                    );
+                }
+                // (counted not ready from, queued at, why)
+                let (from, queued, basis) = match (status, since.map(|since| (since.0, self.pick(i, since)))) {
+                    (_, Some((_, since))) if restarted(since) => (i128::MIN, first_pass(), Basis::ControllerRestart),
+                    (Ready::False, Some((_, since))) => {
+                        (world.after(since).min(now), world.after(since), Basis::NotReady)
+                    }
+                    (_, Some((written, _))) => {
+                        // The NLC wrote the transition in a pass: the first at or after its second.
+                        let unknown = world.at_or_after(written).min(now);
+                        (unknown, world.after(unknown), Basis::LostHeartbeat)
+                    }
+                    (Ready::False, None) => (i128::MIN, world.after(now), Basis::NotReady),
+                    (_, None) => (i128::MIN, world.after(now), Basis::LostHeartbeat),
+                };
+                (Some(from), Some(Job { key, basis, release: queued.max(now), swap: false, queued }))
+            }
+            Course::NeverReady { since, .. } => {
+                let unknown = world.after(self.pick(i, since) + self.timing.startup_grace).max(world.after(now));
+                let job = Job {
+                    key: ConditionTaint::Unreachable,
+                    basis: Basis::NeverReady,
+                    release: unknown,
+                    swap: false,
+                    queued: i128::MAX,
+                };
+                (Some(i128::MIN), Some(job))
+            }
+        }
+    }
+
+    /// Replays this reading into `results`; whether it ends in master disruption mode.
+    fn run(&self, last_taint: &[Option<i128>], results: &mut [Outcomes]) -> bool {
+        let world = self.world;
+        let plans: Vec<(Option<i128>, Option<Job>)> =
+            self.courses.iter().enumerate().map(|(i, course)| self.plan(i, course)).collect();
+        let timeline = self.timeline(&plans);
+        for (zone, &last) in last_taint.iter().enumerate() {
+            let members: Vec<usize> = (0..self.courses.len())
+                .filter(|&i| self.courses[i].zone().0 == zone && plans[i].1.is_some_and(|job| !job.swap))
+                .collect();
+            let mut releases: Vec<i128> = members.iter().map(|&i| plans[i].1.expect("filtered").release).collect();
+            releases.sort_unstable();
+            let changes = &timeline.changes[zone];
+            let interval = timeline.initial[zone];
+            // The zone's last taint is known to the second: its token went somewhere in that
+            // second. Which node the next token finds queued depends on where, so every instant in
+            // it that orders the next token differently against a queueing is tried.
+            let intervals: Vec<i128> = std::iter::once(interval).chain(changes.iter().map(|c| c.1)).flatten().collect();
+            let consumed: Vec<Option<i128>> = match last {
+                Some(added) => {
+                    // Written before the snapshot.
+                    let (low, high) = (added.min(self.now), (added + TRUNCATION - 1).min(self.now));
+                    let mut consumed = vec![Some(low), Some(high)];
+                    // The m-th token after it meets a queueing (at once, or one tick later).
+                    for (&release, &interval) in releases.iter().flat_map(|r| intervals.iter().map(move |i| (r, i))) {
+                        for m in 1..=i128::try_from(releases.len()).unwrap_or(i128::MAX) {
+                            let at = release - m * interval;
+                            if at + TICK_SLACK < low {
+                                break;
+                            }
+                            let near = [at - TICK_SLACK - 1, at - TICK_SLACK, at - 1, at, at + 1];
+                            consumed.extend(near.into_iter().filter(|t| (low..=high).contains(t)).map(Some));
+                        }
+                    }
+                    consumed
+                }
+                None => vec![None],
+            };
+            let mut floor = i128::MIN;
+            if let Some(interval) = interval
+                && members.iter().any(|&i| {
+                    let queued = plans[i].1.expect("filtered").queued;
+                    let token = last.map_or(i128::MIN / 2, |added| added.min(self.now) + interval);
+                    queued.max(token) < self.now - TICK_SLACK
+                })
+            {
+                // A node that should have been tainted already is not: the zone's rate was 0 until a
+                // recent pass (partial disruption or master mode ended by a recovery), and
+                // `SwapLimiter` drained the new bucket. That pass is the one after the recovery, if
+                // one is recent enough, and at the latest the next one.
+                let recovered = self.recoveries.per_zone[zone].or(self.recoveries.any);
+                let change = recovered.map(|at| world.after(world.pick(at))).filter(|&x| x + interval > self.now);
+                if let Some(change) = change.or_else(|| world.high.then(|| world.at_or_after(self.now))) {
+                    floor = change + interval;
+                }
+            }
+            let queue = ZoneReplay { releases: &releases, changes, interval, now: self.now };
+            let variants = consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]);
+            for ((&consumed, tick), drain) in variants.flat_map(|v| [(v, false), (v, true)]) {
+                let services = serve(&queue, consumed, floor, tick, drain);
+                for &i in &members {
+                    let job = plans[i].1.expect("filtered");
+                    // A token ready just before the node is queued may be used by a tick just after.
+                    let slack = TICK_SLACK - tick;
+                    let earliest = services.iter().find(|&&s| s + slack >= job.release).map(|&s| s.max(job.release));
+                    let latest = services.iter().enumerate().find_map(|(k, &s)| {
+                        let others = releases.partition_point(|&r| r <= s) - 1;
+                        (s >= job.release && others <= k).then_some(s)
+                    });
+                    results[i].record(job, earliest, latest, timeline.reason(), &services);
+                }
+            }
+        }
+        let tick = if world.high { TICK_SLACK } else { 0 };
+        for (i, (_, job)) in plans.iter().enumerate() {
+            let Some(job) = job.filter(|job| job.swap) else { continue };
+            let at = job.release + tick;
+            let served = (!timeline.master_at(job.release)).then_some(at);
+            results[i].record(job, served, served, HeldReason::AllZonesDown, &[]);
+        }
+        timeline.master.is_some()
+    }
+
+    /// Zone states from now on: the rate interval each zone starts with, and its changes.
+    fn timeline(&self, plans: &[(Option<i128>, Option<Job>)]) -> Timeline {
+        // Past flips too (those the controller wrote a time for): a state change just before the
+        // snapshot rebuilt the zone's bucket.
+        let mut flips: Vec<i128> = plans.iter().filter_map(|plan| plan.0).filter(|&at| at > i128::MIN).collect();
+        flips.sort_unstable();
+        flips.dedup();
+        // Per zone: how many nodes are counted, and when each counted one stops being ready.
+        let mut sizes = vec![0; self.zones];
+        let mut from: Vec<Vec<i128>> = vec![Vec::new(); self.zones];
+        for (course, plan) in self.courses.iter().zip(plans) {
+            let (zone, counted) = course.zone();
+            if counted {
+                sizes[zone] += 1;
+                from[zone].extend(plan.0);
+            }
+        }
+        for zone in &mut from {
+            zone.sort_unstable();
+        }
+        let counts = |at: i128| -> Vec<(usize, usize)> {
+            sizes.iter().zip(&from).map(|(&size, from)| (size, from.partition_point(|&f| f <= at))).collect()
+        };
+        let states = |counts: &[(usize, usize)]| -> Vec<ZoneState> {
+            counts.iter().map(|&c| zone_state(c, self.flags)).collect()
+        };
+        let interval_of = |state: ZoneState, size: usize| interval(rate(state, size, self.flags));
+        let counts_now = counts(i128::MIN);
+        let mut current = states(&counts_now);
+        let mut master = all_full(&counts_now, &current).then_some(i128::MIN);
+        let initial: Vec<Option<i128>> = if master.is_some() {
+            vec![None; self.zones]
+        } else {
+            current.iter().zip(&counts_now).map(|(&state, c)| interval_of(state, c.0)).collect()
+        };
+        let mut changes = vec![Vec::new(); self.zones];
+        for at in flips {
+            if master.is_some() {
+                break;
+            }
+            let counts_then = counts(at);
+            let next = states(&counts_then);
+            if all_full(&counts_then, &next) {
+                // Master disruption mode: every limiter to 0 (no recovery is predicted, so for good).
+                master = Some(at);
+                for zone_changes in &mut changes {
+                    zone_changes.push((at, None));
+                }
+                break;
+            }
+            for zone in 0..self.zones {
+                if next[zone] != current[zone] {
+                    changes[zone].push((at, interval_of(next[zone], counts_then[zone].0)));
+                }
+            }
+            current = next;
+        }
+        Timeline { initial, changes, master }
+    }
+}
+
+/// Whether every zone with counted nodes is fully disrupted (and there is one).
+fn all_full(counts: &[(usize, usize)], states: &[ZoneState]) -> bool {
+    counts.iter().any(|c| c.0 > 0)
+        && counts.iter().zip(states).all(|(c, state)| c.0 == 0 || *state == ZoneState::FullDisruption)
+}
+
+/// The zone rates from the snapshot on, in one reading.
+struct Timeline {
+    /// Each zone's token interval at the snapshot (`None`: rate 0).
+    initial: Vec<Option<i128>>,
+    /// Each zone's later interval changes, in time order.
+    changes: Vec<Vec<(i128, Option<i128>)>>,
+    /// When master disruption mode holds from (`i128::MIN`: already).
+    master: Option<i128>,
+}
+
+impl Timeline {
+    fn master_at(&self, at: i128) -> bool {
+        self.master.is_some_and(|since| since <= at)
+    }
+
+    /// Why a node of `zone` queued at `release` would wait for ever.
+    fn reason(&self) -> HeldReason {
+        if self.master.is_some() { HeldReason::AllZonesDown } else { HeldReason::PartialDisruption }
+    }
+}
+
+/// Mirrors `ComputeZoneState` (pkg/controller/nodelifecycle): float32 arithmetic as upstream.
+#[allow(clippy::cast_precision_loss)]
+fn zone_state((total, not_ready): (usize, usize), flags: &Flags) -> ZoneState {
+    let ready = total - not_ready;
+    if ready == 0 && not_ready > 0 {
+        ZoneState::FullDisruption
+    } else if not_ready > 2 && (not_ready as f32) / (total as f32) >= flags.unhealthy_zone_threshold {
+        ZoneState::PartialDisruption
+    } else {
+        ZoneState::Normal
+    }
+}
+
+/// Mirrors `setLimiterInZone` with `HealthyQPSFunc` / `ReducedQPSFunc`: the zone's taint rate.
+fn rate(state: ZoneState, size: usize, flags: &Flags) -> f32 {
+    let large = u32::try_from(size).unwrap_or(u32::MAX) > flags.large_cluster_size_threshold;
+    match state {
+        ZoneState::Normal | ZoneState::FullDisruption => flags.node_eviction_rate,
+        ZoneState::PartialDisruption if large => flags.secondary_node_eviction_rate,
+        ZoneState::PartialDisruption => 0.0,
+    }
+}
+
+/// Nanoseconds between tokens of a bucket with this rate; `None` for rate 0 (never).
+#[allow(clippy::cast_possible_truncation)]
+fn interval(rate: f32) -> Option<i128> {
+    (rate > 0.0).then(|| (1e9 / f64::from(rate)).round() as i128)
+}
+
+/// The instants at which a zone queue serves someone (mirrors `RateLimitedTimedQueue.Try` with a
+/// burst-1 token bucket and `SwapLimiter`). They do not depend on which node is served: only on when
+/// nodes are queued and on the rate. `consumed` is the zone's last token use before the snapshot;
+/// `floor` the earliest instant a token can be had after it. Queueing and rate changes at one pass
+/// instant come before a token use at that instant (a pass is taken as one step).
+///
+/// Whether the old bucket still had a token at a rate change decides whether the new one starts
+/// drained; when the last token use was within a tick of the change, `drain` picks.
+fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128, drain: bool) -> Vec<i128> {
+    let (releases, changes) = (zone.releases, zone.changes);
+    let mut interval = zone.interval;
+    let mut t_free = i128::MIN / 2;
+    let mut services = Vec::new();
+    let (mut released, mut changed, mut cursor, mut consumption) = (0, 0, zone.now, consumed);
+    loop {
+        let pending = released - services.len();
+        let next_release = releases.get(released).copied();
+        let next_change = changes.get(changed).map(|c| c.0);
+        let next_service = (pending > 0).then_some(interval).flatten().map(|_| t_free.max(cursor).max(floor) + tick);
+        let first = [next_release, next_change, consumption, next_service].into_iter().flatten().min();
+        let Some(at) = first else { return services };
+        cursor = cursor.max(at);
+        if next_release == Some(at) {
+            released += 1;
+        } else if next_change == Some(at) {
+            let new = changes[changed].1;
+            changed += 1;
+            if new != interval {
+                let had_token = interval.is_some() && t_free <= at && (t_free + TICK_SLACK <= at || !drain);
+                t_free = match new {
+                    Some(new) if !had_token => at + new,
+                    _ => at,
+                };
+                interval = new;
+            }
+        } else if consumption == Some(at) {
+            consumption = None;
+            t_free = interval.map_or(i128::MIN / 2, |interval| at + interval);
+        } else {
+            services.push(at);
+            t_free = at + interval.expect("served only at a positive rate");
+        }
+    }
+}
+
+/// One zone's queue in one reading.
+struct ZoneReplay<'a> {
+    releases: &'a [i128],
+    changes: &'a [(i128, Option<i128>)],
+    /// The token interval before any change (`None`: rate 0).
+    interval: Option<i128>,
+    now: i128,
+}
+
+impl Outcomes {
+    fn record(
+        &mut self,
+        job: Job,
+        earliest: Option<i128>,
+        latest: Option<i128>,
+        reason: HeldReason,
+        services: &[i128],
+    ) {
+        self.key.get_or_insert(job.key);
+        self.basis.get_or_insert(job.basis);
+        if let Some(earliest) = earliest {
+            self.served = true;
+            self.earliest = Some(self.earliest.map_or(earliest, |e| e.min(earliest)));
+        }
+        match latest {
+            Some(latest) => self.latest = Some(self.latest.map_or(latest, |l| l.max(latest))),
+            None => self.unserved = Some(self.unserved.map_or(reason, |held| held.min(reason))),
+        }
+        if let (Some(earliest), Some(latest)) = (earliest, latest) {
+            let ahead = services.iter().filter(|&&s| s >= earliest && s < latest).count();
+            self.queued_with = self.queued_with.max(ahead);
+        }
+    }
+}
+
+/// Each zone at the snapshot: (counted nodes, state, not ready).
+fn initial_states(courses: &[Course], zones: usize, flags: &Flags) -> Vec<(usize, ZoneState, usize)> {
+    let mut counts = vec![(0, 0); zones];
+    for course in courses {
+        let (zone, counted) = course.zone();
+        if counted {
+            counts[zone].0 += 1;
+            counts[zone].1 += usize::from(course.not_ready_now());
+        }
+    }
+    counts.into_iter().map(|c| (c.0, zone_state(c, flags), c.1)).collect()
+}
+
+fn forecast(node: &NodeHealth, outcome: Outcomes, master: bool, leaderless: bool) -> NodeForecast {
+    let ready = node.ready.as_ref().map(|ready| ready.status);
+    let last_heartbeat = node.lease_renewed.max(node.ready.as_ref().and_then(|ready| ready.last_heartbeat));
+    let held_for = |reason| Held { reason, zone: node.zone.clone() };
+    let mut forecast = NodeForecast {
+        name: node.name.clone(),
+        zone: node.zone.clone(),
+        ready,
+        last_heartbeat,
+        taint: None,
+        held: None,
+    };
+    if master && node.condition_taint().is_some() {
+        forecast.held = Some(held_for(HeldReason::AllZonesDown));
+        return forecast;
+    }
+    let (Some(key), Some(basis)) = (outcome.key, outcome.basis) else { return forecast };
+    match (outcome.served, outcome.earliest) {
+        (true, Some(earliest)) => {
+            let latest = outcome.latest.filter(|_| outcome.unserved.is_none() && !leaderless);
+            forecast.taint = Some(PredictedTaint {
+                key,
+                earliest: Timestamp::from_nanos(earliest - STEP),
+                latest: latest.map(|latest| Timestamp::from_nanos(latest + STEP)),
+                basis: if leaderless { Basis::ControllerRestart } else { basis },
+                queued_with: outcome.queued_with,
+            });
+        }
+        _ => forecast.held = Some(held_for(outcome.unserved.unwrap_or(HeldReason::PartialDisruption))),
+    }
+    forecast
+}

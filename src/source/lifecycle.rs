@@ -1,0 +1,282 @@
+//! Reads what the node lifecycle controller reads from a dump made with
+//! `kubectl get nodes,pods,leases -A -o json`: each Node's zone labels, `exclude-disruption` label,
+//! creation time, `Ready` condition and taints; each node Lease's `renewTime` (`kube-node-lease`); and
+//! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
+//! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::file::{CONTROLLER_LEASE, DumpError, object_name, parse_time};
+use crate::engine::lifecycle::{
+    ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition, ZoneKey,
+};
+use crate::engine::model::{Effect, Taint};
+use crate::engine::time::Timestamp;
+
+/// The namespace of the node Leases kubelets renew.
+pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
+
+/// What a dump says about node health.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Every node, in dump order.
+    pub nodes: Vec<NodeHealth>,
+    /// The controller's leader Lease, if the dump has it.
+    pub controller: Option<ControllerLease>,
+    /// How many Leases of `kube-node-lease` the dump holds (0: it was made without leases).
+    pub node_leases: usize,
+}
+
+impl Health {
+    /// The prediction's input at `now`.
+    #[must_use]
+    pub fn observe(self, now: Timestamp, flags: Flags, silent_after: Duration) -> Observation {
+        Observation { now, nodes: self.nodes, controller: self.controller, flags, silent_after }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct List<'a> {
+    #[serde(borrow, default)]
+    items: Vec<Item<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default)]
+struct Item<'a> {
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    metadata: Meta<'a>,
+    #[serde(borrow)]
+    spec: Spec<'a>,
+    #[serde(borrow)]
+    status: Status<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
+struct Meta<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    namespace: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    creation_timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
+}
+
+/// The union of the Node and Lease spec fields read here.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
+struct Spec<'a> {
+    #[serde(borrow)]
+    taints: Option<Vec<RawTaint<'a>>>,
+    #[serde(borrow)]
+    acquire_time: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    renew_time: Option<Cow<'a, str>>,
+    lease_duration_seconds: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
+struct RawTaint<'a> {
+    #[serde(borrow)]
+    key: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    value: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    effect: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    time_added: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default)]
+struct Status<'a> {
+    #[serde(borrow)]
+    conditions: Option<Vec<Condition<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default, rename_all = "camelCase")]
+struct Condition<'a> {
+    #[serde(borrow, rename = "type")]
+    type_: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    last_heartbeat_time: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    last_transition_time: Option<Cow<'a, str>>,
+}
+
+/// Reads the node health of a dump. Items of other kinds are ignored.
+///
+/// # Errors
+///
+/// When the input is not a JSON object with an `items` array of objects, or a timestamp the
+/// controller reads is not RFC 3339 (the error names the item and the field).
+pub fn read_health(bytes: &[u8]) -> Result<Health, DumpError> {
+    let list: List<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let mut renewed: HashMap<&str, Option<Timestamp>> = HashMap::new();
+    let mut health = Health::default();
+    for (index, item) in list.items.iter().enumerate() {
+        let at = |path: &str, text: &Option<Cow<'_, str>>| time(index, item, path, text.as_deref());
+        let namespace = item.metadata.namespace.as_deref().unwrap_or_default();
+        let name = item.metadata.name.as_deref().unwrap_or_default();
+        match item.kind.as_deref() {
+            Some("Lease") if namespace == NODE_LEASE_NAMESPACE => {
+                renewed.insert(name, at("spec.renewTime", &item.spec.renew_time)?);
+            }
+            Some("Lease") if (namespace, name) == CONTROLLER_LEASE => {
+                health.controller = Some(ControllerLease {
+                    acquired: at("spec.acquireTime", &item.spec.acquire_time)?,
+                    renewed: at("spec.renewTime", &item.spec.renew_time)?,
+                    duration: item
+                        .spec
+                        .lease_duration_seconds
+                        .and_then(|seconds| u64::try_from(seconds).ok())
+                        .map(Duration::from_secs),
+                });
+            }
+            Some("Node") => health.nodes.push(node(index, item)?),
+            _ => {}
+        }
+    }
+    health.node_leases = renewed.len();
+    for node in &mut health.nodes {
+        node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
+    }
+    Ok(health)
+}
+
+fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
+    let at = |path: &str, text: Option<&str>| time(index, item, path, text);
+    let labels = item.metadata.labels.as_ref();
+    let label = |key: &str| labels.and_then(|labels| labels.get(key)).map(|value| &**value);
+    let conditions = item.status.conditions.as_deref().unwrap_or_default();
+    let ready = match conditions.iter().position(|c| c.type_.as_deref() == Some("Ready")) {
+        None => None,
+        Some(i) => {
+            let c = &conditions[i];
+            let path = |field: &str| format!("status.conditions[{i}].{field}");
+            Some(ReadyCondition {
+                status: match c.status.as_deref() {
+                    Some("True") => Ready::True,
+                    Some("False") => Ready::False,
+                    _ => Ready::Unknown,
+                },
+                reason: c.reason.as_deref().unwrap_or_default().to_owned(),
+                last_heartbeat: at(&path("lastHeartbeatTime"), c.last_heartbeat_time.as_deref())?,
+                last_transition: at(&path("lastTransitionTime"), c.last_transition_time.as_deref())?,
+            })
+        }
+    };
+    let mut taints = Vec::new();
+    for (i, raw) in item.spec.taints.iter().flatten().enumerate() {
+        let taint = Taint::new(
+            raw.key.as_deref().unwrap_or_default(),
+            raw.value.as_deref().unwrap_or_default(),
+            Effect::from(raw.effect.as_deref().unwrap_or_default()),
+        );
+        taints.push(match at(&format!("spec.taints[{i}].timeAdded"), raw.time_added.as_deref())? {
+            Some(added) => taint.with_time_added(added),
+            None => taint,
+        });
+    }
+    Ok(NodeHealth {
+        name: item.metadata.name.as_deref().unwrap_or_default().into(),
+        zone: ZoneKey::from_labels(label),
+        excluded: label(EXCLUDE_DISRUPTION).is_some(),
+        created: at("metadata.creationTimestamp", item.metadata.creation_timestamp.as_deref())?,
+        ready,
+        lease_renewed: None,
+        taints,
+    })
+}
+
+/// The instant `text` names (absent or empty: none), or an error naming the item and field.
+fn time(index: usize, item: &Item<'_>, path: &str, text: Option<&str>) -> Result<Option<Timestamp>, DumpError> {
+    match text.filter(|text| !text.is_empty()) {
+        None => Ok(None),
+        Some(text) => parse_time(text).map(Some).ok_or_else(|| DumpError::BadItem {
+            index,
+            object: object_name(
+                item.kind.as_deref().unwrap_or_default(),
+                item.metadata.namespace.as_deref().unwrap_or_default(),
+                item.metadata.name.as_deref().unwrap_or_default(),
+            ),
+            path: path.to_owned(),
+            message: "expected an RFC 3339 time".to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMP: &str = r#"{"apiVersion":"v1","kind":"List","items":[
+        {"kind":"Node","metadata":{"name":"n1","creationTimestamp":"2026-11-23T18:00:00Z",
+          "labels":{"topology.kubernetes.io/region":"r1","topology.kubernetes.io/zone":"za",
+                    "node.kubernetes.io/exclude-disruption":""}},
+         "spec":{"taints":[{"key":"node.kubernetes.io/unreachable","effect":"NoExecute","timeAdded":"2026-11-23T18:01:05Z"}]},
+         "status":{"conditions":[{"type":"MemoryPressure","status":"Unknown"},
+           {"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown",
+            "lastHeartbeatTime":"2026-11-23T18:00:20Z","lastTransitionTime":"2026-11-23T18:01:00Z"}]}},
+        {"kind":"Node","metadata":{"name":"n2"}},
+        {"kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"nodeName":"n1"}},
+        {"kind":"Lease","metadata":{"name":"n1","namespace":"kube-node-lease"},"spec":{"renewTime":"2026-11-23T18:00:21.500000Z"}},
+        {"kind":"Lease","metadata":{"name":"kube-controller-manager","namespace":"kube-system"},
+         "spec":{"acquireTime":"2026-11-23T17:00:00.250000Z","renewTime":"2026-11-23T18:02:00Z","leaseDurationSeconds":15}}
+    ]}"#;
+
+    fn at(text: &str) -> Timestamp {
+        parse_time(text).expect("a time")
+    }
+
+    #[test]
+    fn reads_nodes_their_leases_and_the_controller_lease() {
+        let health = read_health(DUMP.as_bytes()).expect("a dump");
+        assert_eq!(health.node_leases, 1);
+        let n1 = &health.nodes[0];
+        assert_eq!(n1.zone, ZoneKey::new("r1", "za"));
+        assert!(n1.excluded);
+        assert_eq!(n1.created, Some(at("2026-11-23T18:00:00Z")));
+        assert_eq!(n1.lease_renewed, Some(at("2026-11-23T18:00:21.5Z")));
+        let ready = n1.ready.as_ref().expect("a Ready condition");
+        assert_eq!((ready.status, ready.is_written_by_controller()), (Ready::Unknown, true));
+        assert_eq!(ready.last_transition, Some(at("2026-11-23T18:01:00Z")));
+        assert_eq!(n1.taints[0].time_added, Some(at("2026-11-23T18:01:05Z")));
+        let n2 = &health.nodes[1];
+        assert_eq!((n2.ready.clone(), n2.lease_renewed, n2.zone.name()), (None, None, ""));
+        let controller = health.controller.expect("the controller lease");
+        assert_eq!(controller.acquired, Some(at("2026-11-23T17:00:00.25Z")));
+        assert_eq!(controller.duration, Some(Duration::from_secs(15)));
+    }
+
+    #[test]
+    fn a_dump_without_leases_is_read_and_says_so() {
+        let dump = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"}}]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        assert_eq!((health.node_leases, health.controller, health.nodes.len()), (0, None, 1));
+    }
+
+    #[test]
+    fn a_bad_timestamp_names_the_item_and_field() {
+        let dump = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"},
+            "status":{"conditions":[{"type":"Ready","status":"True","lastHeartbeatTime":"yesterday"}]}}]}"#;
+        let error = read_health(dump.as_bytes()).expect_err("a bad time").to_string();
+        assert_eq!(error, "item 0 (Node n1): status.conditions[0].lastHeartbeatTime: expected an RFC 3339 time");
+    }
+}

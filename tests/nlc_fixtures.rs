@@ -1,0 +1,193 @@
+//! Snapshots of a real control plane (kube-controller-manager v1.29.6) taken after kubelets stopped
+//! heartbeating and before the node lifecycle controller tainted them (`tests/data/nlc/`), replayed
+//! through the prediction: every taint the real controller then added, and every deletion the
+//! taint-eviction controller then issued, must lie in the predicted window (±1.5 s); nodes the
+//! controller held back must be predicted held.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use taint_evict::engine::lifecycle::{Flags, HeldReason, NodeHealth, Prediction, deletion, predict};
+use taint_evict::engine::model::{Effect, Toleration};
+use taint_evict::engine::time::Timestamp;
+use taint_evict::source::lifecycle::read_health;
+
+/// The tolerance of the checks: the controller's API latency and the observer's watch delay.
+const SLACK: i128 = 1_500_000_000;
+
+/// The simulated kubelets renewed their Lease every 2 s: one older than this is silent.
+const SILENT_AFTER: Duration = Duration::from_secs(5);
+
+fn at(text: &str) -> Timestamp {
+    let parsed: jiff::Timestamp = text.parse().unwrap_or_else(|e| panic!("timestamp {text:?}: {e}"));
+    Timestamp::from_nanos(parsed.as_nanosecond())
+}
+
+/// A time of day on the fixtures' date.
+fn clock(time: &str) -> Timestamp {
+    at(&format!("2026-11-23T{time}Z"))
+}
+
+fn load(name: &str) -> (Vec<u8>, Value) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/nlc").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let list = serde_json::from_slice(&bytes).expect("the fixture is JSON");
+    (bytes, list)
+}
+
+fn pods(list: &Value) -> impl Iterator<Item = &Value> {
+    list["items"].as_array().expect("a List").iter().filter(|item| item["kind"] == "Pod")
+}
+
+fn tolerations(pod: &Value) -> Vec<Toleration> {
+    pod["spec"]["tolerations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| Toleration {
+            key: t["key"].as_str().unwrap_or_default().into(),
+            operator: t["operator"].as_str().unwrap_or_default().into(),
+            value: t["value"].as_str().unwrap_or_default().into(),
+            effect: t["effect"].as_str().filter(|e| !e.is_empty()).map(Effect::from),
+            seconds: t["tolerationSeconds"].as_i64(),
+        })
+        .collect()
+}
+
+struct Fixture {
+    list: Value,
+    nodes: Vec<NodeHealth>,
+    prediction: Prediction,
+}
+
+impl Fixture {
+    fn new(name: &str, captured: &str, flags: Flags) -> Self {
+        let (bytes, list) = load(name);
+        let health = read_health(&bytes).expect("the fixture reads");
+        assert!(health.node_leases > 0 && health.controller.is_some(), "{name} has the Leases");
+        let nodes = health.nodes.clone();
+        let prediction = predict(&health.observe(clock(captured), flags, SILENT_AFTER));
+        Self { list, nodes, prediction }
+    }
+
+    fn node(&self, name: &str) -> &taint_evict::engine::lifecycle::NodeForecast {
+        self.prediction.nodes.iter().find(|n| n.name.as_str() == name).unwrap_or_else(|| panic!("node {name}"))
+    }
+
+    /// The real controller tainted `node` at `seen`: it lies in the predicted window.
+    #[track_caller]
+    fn assert_tainted(&self, node: &str, seen: &str) {
+        let forecast = self.node(node);
+        let taint = forecast.taint.unwrap_or_else(|| panic!("{node}: a predicted taint, got {forecast:?}"));
+        let seen = clock(seen);
+        let latest = taint.latest.unwrap_or_else(|| panic!("{node}: a bounded window, got {taint:?}"));
+        assert!(
+            taint.earliest.add_nanos(-(SLACK as i64)) <= seen && seen <= latest.add_nanos(SLACK as i64),
+            "{node}: tainted at {seen:?}, predicted {taint:?}"
+        );
+    }
+
+    /// The taint-eviction controller deleted pod `exp/pod` at `called`: in the predicted window.
+    #[track_caller]
+    fn assert_deleted(&self, pod: &str, called: &str) {
+        let object = pods(&self.list).find(|p| p["metadata"]["name"] == pod).expect("the pod");
+        let node = object["spec"]["nodeName"].as_str().expect("bound");
+        let forecast = self.node(node);
+        let taint = forecast.taint.unwrap_or_else(|| panic!("{pod}: its node has a predicted taint"));
+        let health = self.nodes.iter().find(|n| n.name.as_str() == node).expect("the node");
+        let tolerations: Arc<[Toleration]> = tolerations(object).into();
+        let window = deletion(&taint, &health.taints, &tolerations).expect("deleted some time");
+        let called = clock(called);
+        let latest = window.latest.expect("bounded");
+        assert!(
+            window.earliest.add_nanos(-(SLACK as i64)) <= called && called <= latest.add_nanos(SLACK as i64),
+            "{pod}: deleted at {called:?}, predicted {window:?}"
+        );
+    }
+
+    #[track_caller]
+    fn assert_held(&self, node: &str, reason: HeldReason) {
+        let forecast = self.node(node);
+        assert_eq!(forecast.held.as_ref().map(|held| held.reason), Some(reason), "{node}: {forecast:?}");
+        assert_eq!(forecast.taint, None, "{node}");
+    }
+
+    /// Nothing is predicted for these nodes (healthy, or already tainted).
+    #[track_caller]
+    fn assert_quiet(&self, nodes: &[&str]) {
+        for node in nodes {
+            let forecast = self.node(node);
+            assert_eq!((forecast.taint, forecast.held.clone()), (None, None), "{node}");
+        }
+    }
+}
+
+fn defaults() -> Flags {
+    Flags::defaults_for(29)
+}
+
+fn grace_20s() -> Flags {
+    Flags { node_monitor_grace_period: Duration::from_secs(20), ..Flags::defaults_for(29) }
+}
+
+#[test]
+fn nlc_fixture_a_single_silent_node_is_tainted_in_its_window() {
+    let f = Fixture::new("a-single-unreachable.json", "18:25:43.315", defaults());
+    assert!(f.prediction.phase_known);
+    f.assert_tainted("a1", "18:26:15.641");
+    f.assert_deleted("zero-a1", "18:26:15.650");
+    f.assert_deleted("def-a1", "18:31:15.655");
+    let a1 = f.node("a1").taint.expect("a1");
+    let width = a1.latest.expect("bounded").nanos_since(a1.earliest);
+    assert!(width < 2_000_000_000, "a phase-known window is narrow: {a1:?}");
+    f.assert_quiet(&["a2", "a3", "a4", "a5", "a6", "a7", "n01", "n12"]);
+}
+
+#[test]
+fn nlc_fixture_b_four_of_twelve_are_tainted_one_token_apart_in_any_order() {
+    let f = Fixture::new("b-rate-limit-4-of-12.json", "18:27:23.291", defaults());
+    for (node, seen) in
+        [("n04", "18:27:55.675"), ("n01", "18:28:05.738"), ("n02", "18:28:15.794"), ("n03", "18:28:25.850")]
+    {
+        f.assert_tainted(node, seen);
+    }
+    for (pod, called) in [
+        ("zero-n04", "18:27:55.688"),
+        ("def-n04", "18:32:55.685"),
+        ("zero-n01", "18:28:05.747"),
+        ("def-n01", "18:33:05.747"),
+        ("zero-n02", "18:28:15.803"),
+        ("def-n02", "18:33:15.801"),
+        ("zero-n03", "18:28:25.858"),
+        ("def-n03", "18:33:25.861"),
+    ] {
+        f.assert_deleted(pod, called);
+    }
+    // a1 and a3 already carry the taint; a2 recovered.
+    f.assert_quiet(&["a1", "a2", "a3", "n05", "n12"]);
+}
+
+#[test]
+fn nlc_fixture_c_a_small_partially_disrupted_zone_is_held_and_a_dead_zone_is_tainted() {
+    let f = Fixture::new("c-partial-z2-full-z3.json", "18:37:09.139", grace_20s());
+    for node in ["m1", "m2", "m3"] {
+        f.assert_held(node, HeldReason::PartialDisruption);
+    }
+    f.assert_tainted("f1", "18:37:23.278");
+    f.assert_tainted("f2", "18:37:33.340");
+    f.assert_deleted("zero-f1", "18:37:23.297");
+    f.assert_deleted("zero-f2", "18:37:33.352");
+    f.assert_quiet(&["m4", "h1", "h2", "h3"]);
+}
+
+#[test]
+fn nlc_fixture_d_all_zones_down_holds_every_node_and_removes_the_taints() {
+    let f = Fixture::new("d-all-zones-down.json", "18:38:16.697", grace_20s());
+    for node in ["m1", "m2", "m3", "m4", "h1", "h2", "f1", "f2"] {
+        f.assert_held(node, HeldReason::AllZonesDown);
+    }
+    // The excluded node is healthy: nothing to say about it (it died later, and stayed untainted).
+    f.assert_quiet(&["h3"]);
+}
