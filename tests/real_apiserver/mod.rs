@@ -6,6 +6,7 @@
 mod election;
 mod faults;
 mod harness;
+mod lifecycle;
 mod plan;
 mod rbac;
 mod run;

@@ -141,6 +141,8 @@ pub struct Options {
     pub controller_manager: bool,
     /// Identities besides the admin, each with a kubeconfig of its own.
     pub identities: Vec<Identity>,
+    /// More flags for kube-controller-manager (`--node-monitor-grace-period=10s`, …).
+    pub controller_manager_args: Vec<String>,
 }
 
 /// A running etcd + kube-apiserver (+ kube-controller-manager), stopped on drop.
@@ -152,6 +154,7 @@ pub struct ControlPlane {
     apiserver: Option<Child>,
     apiserver_port: u16,
     controller_manager: Option<Child>,
+    controller_manager_args: Vec<String>,
     kubeconfigs: BTreeMap<String, PathBuf>,
     heartbeats: Vec<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
 }
@@ -215,6 +218,7 @@ impl ControlPlane {
             apiserver: None,
             apiserver_port: secure,
             controller_manager: None,
+            controller_manager_args: options.controller_manager_args.clone(),
             kubeconfigs: BTreeMap::new(),
             heartbeats: Vec::new(),
         };
@@ -268,12 +272,14 @@ impl ControlPlane {
             return Err(format!("{} is missing", binary.display()));
         }
         let kubeconfig = self.kubeconfig().to_str().expect("UTF-8 path").to_owned();
+        let extra = self.controller_manager_args.clone();
         let child = spawn(
             Command::new(binary)
                 .arg(format!("--kubeconfig={kubeconfig}"))
                 .arg("--controllers=node-lifecycle-controller,taint-eviction-controller")
                 .args(["--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0"])
-                .arg("--v=2"),
+                .arg("--v=2")
+                .args(extra),
             &self.dir.join("kube-controller-manager.log"),
         )?;
         self.controller_manager = Some(child);
