@@ -49,6 +49,22 @@ pub enum Error {
         /// Where it was looked for.
         input: String,
     },
+    /// A dump holds no object of a kind every answer needs (written without `nodes` or `pods`).
+    #[error("{path}: the dump has no {kind} objects: write it with `kubectl get nodes,pods -A -o json`")]
+    IncompleteDump {
+        /// The path, or `stdin`.
+        path: String,
+        /// `Node` or `Pod`.
+        kind: &'static str,
+    },
+    /// `-l` selected no node.
+    #[error("no node matched -l {selector} in {input}")]
+    NoNodeMatched {
+        /// The selector, as given.
+        selector: String,
+        /// Where nodes were looked for.
+        input: String,
+    },
     /// The pod named for `explain` is not bound to a node.
     #[error("pod \"{0}\" is not bound to a node: the taint-eviction engine only acts on bound pods")]
     PodUnbound(String),
@@ -89,6 +105,7 @@ impl Error {
             Self::NodeNotFound { .. } => {
                 Some("without NODE, plan shows every NoExecute-tainted node; -l SELECTOR selects nodes by label".into())
             }
+            Self::NoNodeMatched { .. } => Some("`kubectl get nodes --show-labels` shows the labels nodes have".into()),
             Self::PodNotFound { .. } => {
                 Some("the pod is looked up in the namespace given with -n (default \"default\")".into())
             }

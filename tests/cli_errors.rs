@@ -140,3 +140,52 @@ fn unknown_subcommand_is_a_usage_error() {
     assert_eq!(result.code, 2);
     assert!(result.stderr.starts_with("error: unrecognized subcommand 'evict-everything'"), "{}", result.stderr);
 }
+
+// See: issue 12, "Never a false all-clear".
+
+/// The incident dump without the items of `kind`, as `kubectl get` writes it when `kind` is left out.
+fn incident_without(kind: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
+    let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    dump["items"].as_array_mut().expect("items").retain(|item| item["kind"] != kind);
+    serde_json::to_vec(&dump).expect("JSON")
+}
+
+#[test]
+fn dump_without_nodes_is_an_error_not_an_all_clear() {
+    let stderr = fails(
+        &["plan", "-f", "-"],
+        Some(&incident_without("Node")),
+        1,
+        "error: stdin: the dump has no Node objects: write it with `kubectl get nodes,pods -A -o json`",
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn dump_without_pods_is_an_error_not_no_pods() {
+    fails(
+        &["plan", "-f", "-", "-o", "json"],
+        Some(&incident_without("Pod")),
+        1,
+        "error: stdin: the dump has no Pod objects: write it with `kubectl get nodes,pods -A -o json`",
+    );
+}
+
+#[test]
+fn dump_without_pods_still_says_when_no_node_is_tainted() {
+    let text = String::from_utf8(incident_without("Pod")).expect("UTF-8").replace("NoExecute", "NoSchedule");
+    let result = run(&["plan", "-f", "-"], Some(text.as_bytes()));
+    assert_eq!((result.code, result.stdout.trim()), (0, "No node has a NoExecute taint."), "{}", result.stderr);
+}
+
+#[test]
+fn selector_matching_no_node_says_so() {
+    let stderr = fails(
+        &["plan", "-f", INCIDENT, "-l", "zone=nowhere"],
+        None,
+        1,
+        "error: no node matched -l zone=nowhere in examples/incident.json",
+    );
+    assert!(stderr.contains("hint: `kubectl get nodes --show-labels`"), "{stderr}");
+}

@@ -54,7 +54,19 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
         (None, true) => NodeSelection::Tainted,
     };
     let (loaded, _) = load(&args.input, Want::Nodes(&selection))?;
+    let from_dump = args.input.file.is_some();
+    if from_dump && loaded.snapshot.nodes.is_empty() {
+        return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
+    }
     let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &loaded.origin)?;
+    if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
+        return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: loaded.origin });
+    }
+    // A tainted node without pods is a real answer, but a dump without a single pod is one written
+    // without `pods`: "No pods." would be a false all-clear.
+    if from_dump && !selected.is_empty() && loaded.snapshot.pods.is_empty() {
+        return Err(Error::IncompleteDump { path: loaded.origin, kind: "Pod" });
+    }
     let mut plan = replay(&loaded.snapshot, &selected, &what_if, now(&args.input));
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
