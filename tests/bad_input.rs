@@ -15,7 +15,9 @@ use clap::Parser;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use taint_evict::cli::{Cli, parse_now, parse_remove_taint, parse_taint};
+use taint_evict::cli::{
+    Cli, parse_namespace, parse_node_name, parse_now, parse_pod_name, parse_remove_taint, parse_taint,
+};
 use taint_evict::engine::replay::{WhatIf, replay};
 use taint_evict::engine::time::Timestamp;
 use taint_evict::metrics::FailureReason;
@@ -946,4 +948,92 @@ fn dropped_connection_on_delete_is_a_failure() {
     let Outcome::Failed { reason, message } = evict_web_0(&server) else { panic!("a failure") };
     assert_eq!(reason, FailureReason::Transport);
     assert!(message.starts_with("delete pods failed: "), "{message}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Hostile names (issue 12, case 2): checked where they enter, never a panic
+// ---------------------------------------------------------------------------------------------------
+
+/// Every control character, C0, DEL and C1, and the escape that starts a terminal sequence.
+fn control_characters() -> impl Iterator<Item = char> {
+    (0u32..0x20).chain(0x7f..0xa0).filter_map(char::from_u32)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn object_names_fail_with_one_clear_line(text in flag_text()) {
+        for parse in [parse_node_name, parse_pod_name, parse_namespace] {
+            match parse(&text) {
+                Ok(name) => {
+                    prop_assert_eq!(&name, &text);
+                    prop_assert!(!name.is_empty() && name.len() <= 253, "{name:?}");
+                    prop_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.'));
+                }
+                Err(message) => one_clear_line(&message, &text)?,
+            }
+        }
+    }
+
+    #[test]
+    fn names_with_a_control_character_anywhere_are_refused(
+        name in "[a-z0-9]{1,8}", at in any::<prop::sample::Index>(), c in prop::sample::select(control_characters().collect::<Vec<_>>())
+    ) {
+        let mut text = name.clone();
+        text.insert(at.index(name.len() + 1), c);
+        for parse in [parse_node_name, parse_pod_name, parse_namespace] {
+            let message = parse(&text).expect_err("a control character");
+            one_clear_line(&message, &text)?;
+        }
+    }
+}
+
+#[test]
+fn names_follow_the_api_servers_rules() {
+    for good in ["worker-3", "a", "ip-10-0-0-1.ec2.internal", &"a".repeat(63)] {
+        assert_eq!(parse_node_name(good).as_deref(), Ok(good), "{good:?}");
+    }
+    for bad in ["", "a b", "Worker-3", "-a", "a-", "a..b", ".a", "a/b", "a_b", &"a".repeat(254), "é"] {
+        assert!(parse_node_name(bad).is_err(), "{bad:?}");
+    }
+    assert!(parse_namespace("kube.system").is_err(), "a namespace is a label, without dots");
+    assert!(parse_namespace(&"a".repeat(64)).is_err());
+    assert_eq!(
+        parse_pod_name("x\n\u{1b}[31m"),
+        Err(r#""x\n\u{1b}[31m" is not a valid pod name: at most 253 characters, lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (RFC 1123)"#.to_owned())
+    );
+}
+
+#[test]
+fn empty_or_spaced_names_are_usage_errors_not_panics() {
+    // See: issue 12. `plan ""` against a server panicked building the GET request.
+    let server = FakeApiServer::start(&scratch("bad-names"));
+    for args in [
+        &["plan", ""][..],
+        &["plan", "a b"],
+        &["explain", "-n", "a b", "x"],
+        &["explain", ""],
+        &["plan", "-n", "Web"],
+        &["run", "--dry-run", "worker 3"],
+    ] {
+        let result = live(server.kubeconfig(), args);
+        assert_eq!(result.code, 2, "{args:?}: {}", result.stderr);
+        assert!(result.stderr.starts_with("error: invalid value '"), "{args:?}: {}", result.stderr);
+        assert!(result.stderr.contains("(RFC 1123)"), "{args:?}: {}", result.stderr);
+        assert!(!result.stderr.contains("panicked"), "{args:?}: {}", result.stderr);
+    }
+    assert!(server.requests().is_empty(), "nothing is sent for a bad name");
+}
+
+#[test]
+fn pod_bound_to_an_unrequestable_node_name_is_an_error_not_a_panic() {
+    let server = FakeApiServer::start(&scratch("bad-node-name"));
+    server.add(json!({"kind": "Pod", "apiVersion": "v1",
+        "metadata": {"name": "web-0", "namespace": "default", "uid": "u"},
+        "spec": {"nodeName": "a b", "containers": [{"name": "c", "image": "app"}]}, "status": {"phase": "Running"}}));
+    fails_with(
+        &live(server.kubeconfig(), &["explain", "web-0"]),
+        r#"error: cannot get Node "a b": not a valid object name"#,
+    );
 }

@@ -147,7 +147,7 @@ impl InputArgs {
 #[derive(Args, Debug, Clone)]
 pub struct PlanArgs {
     /// Nodes to plan for (default: every node with a NoExecute taint).
-    #[arg(value_name = "NODE")]
+    #[arg(value_name = "NODE", value_parser = parse_node_name)]
     pub nodes: Vec<String>,
     /// Select nodes by label (`zone=a,!gpu`).
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
@@ -155,7 +155,7 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Only show pods of this namespace.
-    #[arg(short = 'n', long, value_name = "NAMESPACE", help_heading = "Output")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "Output")]
     pub namespace: Option<String>,
     /// Show pods of all namespaces (the default: a node's pods span namespaces).
     #[arg(short = 'A', long, conflicts_with = "namespace", help_heading = "Output")]
@@ -182,10 +182,10 @@ pub enum ExplainFormat {
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
     /// The pod.
-    #[arg(value_name = "POD")]
+    #[arg(value_name = "POD", value_parser = parse_pod_name)]
     pub pod: String,
     /// The pod's namespace (default: the kubeconfig context's, or "default" for a dump).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace)]
     pub namespace: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
@@ -207,7 +207,7 @@ pub enum RunFormat {
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Only enforce on these nodes (default: every node).
-    #[arg(value_name = "NODE")]
+    #[arg(value_name = "NODE", value_parser = parse_node_name)]
     pub nodes: Vec<String>,
     /// Only enforce on nodes matching this label selector.
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
@@ -257,10 +257,10 @@ pub struct ElectionArgs {
     #[arg(long, help_heading = "In-cluster")]
     pub leader_elect: bool,
     /// The Lease's name.
-    #[arg(long, value_name = "NAME", default_value = "kubectl-taint-evict", help_heading = "In-cluster")]
+    #[arg(long, value_name = "NAME", default_value = "kubectl-taint-evict", value_parser = parse_lease_name, help_heading = "In-cluster")]
     pub leader_elect_lease_name: String,
     /// The Lease's namespace (default: the kubeconfig context's, or the pod's in a cluster).
-    #[arg(long, value_name = "NAMESPACE", help_heading = "In-cluster")]
+    #[arg(long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "In-cluster")]
     pub leader_elect_namespace: Option<String>,
     /// How long a leader's claim lasts without renewal; others wait this long before taking over.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_timeout, help_heading = "In-cluster")]
@@ -296,6 +296,53 @@ impl ElectionArgs {
 pub fn parse_now(text: &str) -> Result<Timestamp, String> {
     crate::source::file::parse_time(text)
         .ok_or_else(|| "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned())
+}
+
+/// Whether `name` is a lowercase RFC 1123 DNS label (`max` 63) or subdomain (`max` 253, dots
+/// between labels), as the API server checks object names.
+fn is_rfc1123(name: &str, subdomain: bool) -> bool {
+    let max = if subdomain { 253 } else { 63 };
+    let label = |part: &str| {
+        let bytes = part.as_bytes();
+        !bytes.is_empty()
+            && bytes.len() <= 63
+            && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            && bytes.first() != Some(&b'-')
+            && bytes.last() != Some(&b'-')
+    };
+    name.len() <= max && if subdomain { name.split('.').all(label) } else { label(name) }
+}
+
+/// The rule an object name breaks, in the API server's words.
+fn check_name(name: &str, what: &str, subdomain: bool) -> Result<String, String> {
+    if is_rfc1123(name, subdomain) {
+        return Ok(name.to_owned());
+    }
+    let (rule, max) = if subdomain {
+        ("lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", 253)
+    } else {
+        ("lowercase letters, digits and '-', starting and ending with a letter or digit", 63)
+    };
+    Err(format!("{name:?} is not a valid {what} name: at most {max} characters, {rule} (RFC 1123)"))
+}
+
+/// Parses a node name (an RFC 1123 subdomain, as the API server requires).
+pub fn parse_node_name(text: &str) -> Result<String, String> {
+    check_name(text, "node", true)
+}
+
+/// Parses a pod name (an RFC 1123 subdomain).
+pub fn parse_pod_name(text: &str) -> Result<String, String> {
+    check_name(text, "pod", true)
+}
+
+/// Parses a namespace (an RFC 1123 label).
+pub fn parse_namespace(text: &str) -> Result<String, String> {
+    check_name(text, "namespace", false)
+}
+
+fn parse_lease_name(text: &str) -> Result<String, String> {
+    check_name(text, "Lease", true)
 }
 
 fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {

@@ -86,6 +86,15 @@ pub enum ClusterError {
     /// The pod named for `explain` does not exist.
     #[error("pod \"{0}\" not found")]
     PodNotFound(String),
+    /// A name that cannot be put in a request path. Names from the command line are checked before
+    /// (exit 2), so this one came from the kubeconfig or from the server (a pod's `spec.nodeName`).
+    #[error("cannot get {kind} {name:?}: not a valid object name")]
+    InvalidName {
+        /// `Node`, `Pod`, `Lease`.
+        kind: String,
+        /// The name, as found.
+        name: String,
+    },
     /// Any other answer the API server gave.
     #[error("{verb} {resource} failed: {message} ({code})")]
     ApiFailed {
@@ -144,7 +153,7 @@ impl ClusterError {
                 "kubectl get nodes lists the nodes; without NODE, plan shows every tainted node".into()
             }
             Self::PodNotFound(_) => "the pod is looked up in the namespace given with -n (default \"default\")".into(),
-            Self::ApiFailed { .. } | Self::Decode { .. } => return None,
+            Self::ApiFailed { .. } | Self::Decode { .. } | Self::InvalidName { .. } => return None,
         })
     }
 

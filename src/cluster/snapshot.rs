@@ -57,7 +57,11 @@ impl Connection {
 
     /// GETs one object; `Ok(None)` on 404.
     async fn get(&self, path: &str, name: &str, kind: &str, resource: &str) -> Result<Option<Snapshot>, ClusterError> {
-        let request = Request::new(path).get(name, &GetParams::default()).expect("a valid GET request");
+        // An empty name, or one a URL path cannot hold, fails here: kube checks the first, `http` the
+        // second (a namespace from the kubeconfig, a node name from the server).
+        let request = Request::new(path)
+            .get(name, &GetParams::default())
+            .map_err(|_| ClusterError::InvalidName { kind: kind.to_owned(), name: name.to_owned() })?;
         match self.send(request, "get", resource).await {
             Ok(body) => read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode(resource, &e)),
             Err(ClusterError::ApiFailed { code: 404, .. }) => Ok(None),
@@ -70,6 +74,8 @@ impl Connection {
         let mut snapshot = Snapshot::default();
         let mut params = params.limit(PAGE_SIZE);
         loop {
+            // Cannot fail: the paths are constants, and kube only rejects a version match without a
+            // resourceVersion, which these parameters never set (selectors and tokens are URL-encoded).
             let request = Request::new(path).list(&params).expect("a valid LIST request");
             let body = self.send(request, "list", resource).await?;
             let Page { snapshot: page, continue_token } =
