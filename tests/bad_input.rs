@@ -1037,3 +1037,105 @@ fn pod_bound_to_an_unrequestable_node_name_is_an_error_not_a_panic() {
         r#"error: cannot get Node "a b": not a valid object name"#,
     );
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Terminal injection (issue 12, case 3): what a dump or a server names is escaped in human output
+// ---------------------------------------------------------------------------------------------------
+
+/// A dump whose node, taint, pod and toleration carry `hostile` text.
+fn hostile_dump(hostile: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({"kind": "List", "apiVersion": "v1", "items": [
+        {"kind": "Node", "metadata": {"name": format!("n{hostile}")},
+         "spec": {"taints": [{"key": format!("k{hostile}"), "value": hostile, "effect": "NoExecute"}]}},
+        {"kind": "Pod", "metadata": {"name": format!("p{hostile}"), "namespace": format!("ns{hostile}"), "uid": hostile},
+         "spec": {"nodeName": format!("n{hostile}")}, "status": {"phase": "Running"}},
+        {"kind": "Pod", "metadata": {"name": "calm", "namespace": "default", "uid": "u"},
+         "spec": {"nodeName": format!("n{hostile}"), "tolerations": [{"key": format!("k{hostile}"), "operator": "Exists",
+            "value": hostile, "effect": "NoExecute", "tolerationSeconds": 60}]}, "status": {"phase": "Running"}},
+    ]}))
+    .expect("JSON")
+}
+
+/// Asserts `output` has exactly `lines` lines and no control character but their ends.
+fn no_injection(output: &str, lines: usize, what: &str) -> Result<(), TestCaseError> {
+    prop_assert_eq!(output.lines().count(), lines, "{}: {:?}", what, output);
+    prop_assert!(!output.chars().any(|c| c != '\n' && c.is_control()), "{}: {:?}", what, output);
+    prop_assert!(!output.contains('\u{202e}'), "{}: {:?}", what, output);
+    Ok(())
+}
+
+fn hostile_text() -> BoxedStrategy<String> {
+    let control = prop::sample::select(control_characters().chain(['\u{202e}', '\u{2066}']).collect::<Vec<_>>());
+    prop::collection::vec(prop_oneof![control.prop_map(String::from), "[a-z\\[0-9;]{0,4}"], 1..6)
+        .prop_map(|parts| parts.concat())
+        .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn names_from_a_dump_never_reach_the_terminal_raw(hostile in hostile_text()) {
+        let dump = hostile_dump(&hostile);
+        let now = ["--now", "2026-01-01T00:00:00Z", "--color", "always"];
+        for format in ["table", "wide"] {
+            let result = run(&[&["plan", "-f", "-", "-o", format][..], &now].concat(), Some(&dump));
+            prop_assert_eq!(result.code, 0, "{}", result.stderr);
+            // The heading, the header and two pods; colour codes are ours, so strip them first.
+            let plain = strip_colour(&result.stdout);
+            no_injection(&plain, 4, format)?;
+        }
+        let result = run(&[&["explain", "calm", "-f", "-"][..], &now[..2]].concat(), Some(&dump));
+        prop_assert_eq!(result.code, 0, "{}", result.stderr);
+        no_injection(&result.stdout, result.stdout.lines().count(), "explain")?;
+        prop_assert!(result.stdout.lines().count() < 16, "{}", result.stdout);
+    }
+}
+
+/// `text` without the SGR sequences `--color always` adds (`ESC [ digits ; … m`).
+fn strip_colour(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\u{1b}[") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
+        if tail[end..].starts_with('m') {
+            rest = &tail[end + 1..];
+        } else {
+            out.push_str("\u{1b}[");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn escaped_names_read_as_rust_writes_them() {
+    // See: issue 12. A pod named `x\n\e[31m…` broke rows and coloured the terminal.
+    let dump = hostile_dump("\n\u{1b}[31m");
+    let result = run(&["plan", "-f", "-", "--now", "2026-01-01T00:00:00Z"], Some(&dump));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(
+        result.stdout.starts_with(r"Node n\n\u{1b}[31m: k\n\u{1b}[31m=\n\u{1b}[31m:NoExecute (no timeAdded)"),
+        "{}",
+        result.stdout
+    );
+    assert!(result.stdout.contains(r"ns\n\u{1b}[31m   p\n\u{1b}[31m   evict-now"), "{}", result.stdout);
+}
+
+#[test]
+fn server_messages_in_errors_are_escaped() {
+    let server = FakeApiServer::start(&scratch("hostile-message"));
+    server.fail("GET", "/", Fault::Status(500, "broken\n\u{1b}[31mred".into()));
+    let result = live(server.kubeconfig(), &["plan", "n1"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.lines().next(),
+        Some(r"error: get nodes failed: broken\n\u{1b}[31mred (500)"),
+        "{}",
+        result.stderr
+    );
+    assert!(!result.stderr.contains('\u{1b}'), "{:?}", result.stderr);
+}

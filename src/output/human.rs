@@ -1,5 +1,7 @@
 //! Times and durations for people: RFC 3339 instants and `in 4m 30s` / `overdue by 12s`.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
@@ -118,11 +120,61 @@ pub fn countdown(deadline: Option<Timestamp>, now: Timestamp) -> String {
     }
 }
 
+/// `text` with every control character (C0, DEL, C1) and every bidirectional-text control escaped
+/// as Rust writes them (`\n`, `\u{1b}`, `\u{202e}`): names, taint keys and messages come from dumps
+/// and servers, and printed raw they could break rows or send escape sequences to the terminal.
+#[must_use]
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unprintable) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_unprintable(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`printable`] of anything displayable.
+#[must_use]
+pub fn printable_display(value: &impl std::fmt::Display) -> String {
+    printable(&value.to_string()).into_owned()
+}
+
+/// Control characters, and the marks and overrides that reorder text (the "Trojan Source" set).
+fn is_unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::Just;
 
     use super::*;
+
+    #[test]
+    fn printable_escapes_control_and_bidi_characters_only() {
+        assert_eq!(printable("web-0 zoné ✓"), "web-0 zoné ✓");
+        assert!(matches!(printable("plain"), Cow::Borrowed(_)));
+        assert_eq!(printable("x\n\u{1b}[31mred\t\r\u{7f}\u{9b}\u{202e}"), r"x\n\u{1b}[31mred\t\r\u{7f}\u{9b}\u{202e}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn printable_text_has_no_control_characters(text in proptest::prelude::any::<String>()) {
+            let shown = printable(&text);
+            proptest::prop_assert!(!shown.chars().any(is_unprintable), "{:?}", shown);
+        }
+    }
 
     #[test]
     fn countdown_reads_like_a_person_would_say_it() {

@@ -8,7 +8,7 @@ use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
 use super::ColorMode;
-use super::human::{countdown, duration, rfc3339, rfc3339_seconds};
+use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
 use crate::engine::report::{LeaderState, Report, RunEvent, Summary};
@@ -102,7 +102,7 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
         return write_summary(summary, out);
     }
     let (kind, text) = describe(report, color);
-    writeln!(out, "{}  {kind:<9} {text}", rfc3339_seconds(report.at))
+    writeln!(out, "{}  {kind:<9} {}", rfc3339_seconds(report.at), printable(&text))
 }
 
 /// How much an event matters, as a log level.
@@ -129,7 +129,7 @@ pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Resul
     }
     let at = report.at.as_nanos();
     let millis = rfc3339(Timestamp::from_nanos(at - at.rem_euclid(1_000_000)));
-    writeln!(out, "{millis} {:<7} {kind:<9} {text}", level.to_uppercase())
+    writeln!(out, "{millis} {:<7} {kind:<9} {}", level.to_uppercase(), printable(&text))
 }
 
 /// The event's one-word kind and its line of text (the summary in one line).
@@ -230,10 +230,10 @@ fn summary_line(summary: &Summary) -> String {
 fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "summary: {}", summary_line(summary))?;
     for (pod, reason) in &summary.failed {
-        writeln!(out, "  failing: {} on {}: {reason}", pod.key, pod.node)?;
+        writeln!(out, "  failing: {} on {}: {}", shown(&pod.key), shown(&pod.node), printable(reason))?;
     }
     for (pod, at) in &summary.scheduled {
-        writeln!(out, "  scheduled: {} on {} at {}", pod.key, pod.node, rfc3339_seconds(*at))?;
+        writeln!(out, "  scheduled: {} on {} at {}", shown(&pod.key), shown(&pod.node), rfc3339_seconds(*at))?;
     }
     Ok(())
 }
@@ -274,7 +274,13 @@ impl LiveView {
         let heading = format!("── {} scheduled, {} deleted ──", self.scheduled.len(), self.deleted);
         let mut lines = vec![paint(&heading, color, |t| t.dimmed().to_string())];
         for (at, key, node) in next.iter().take(LIVE_ROWS) {
-            lines.push(format!("  {:<18} {}  {key} on {node}", countdown(Some(**at), now), rfc3339_seconds(**at)));
+            lines.push(format!(
+                "  {:<18} {}  {} on {}",
+                countdown(Some(**at), now),
+                rfc3339_seconds(**at),
+                shown(key),
+                printable(node)
+            ));
         }
         if next.len() > LIVE_ROWS {
             lines.push(format!("  … and {} more", next.len() - LIVE_ROWS));
@@ -307,6 +313,23 @@ mod tests {
         assert_eq!(lines[0], "── 2 scheduled, 0 deleted ──");
         assert!(lines[1].starts_with("  in 1m") && lines[1].ends_with("web/a on n1"), "{lines:?}");
         assert!(lines[2].starts_with("  in 4m 30s") && lines[2].ends_with("web/b on n1"), "{lines:?}");
+    }
+
+    #[test]
+    fn names_and_messages_from_the_server_are_escaped_in_text() {
+        let mut report = scheduled("a\n\u{1b}[2J", 90);
+        let mut text = Vec::new();
+        write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+        write_log(&report, false, &mut text).expect("a Vec");
+        report.event = RunEvent::Warning { message: "watch failed: \u{1b}]0;title\u{7}".into() };
+        write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+        let text = String::from_utf8(text).expect("UTF-8");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+        assert!(text.contains(r"web/a\n\u{1b}[2J on n1"), "{text}");
+        let mut view = LiveView::default();
+        view.observe(&scheduled("b\r", 90));
+        assert!(view.render(Timestamp::from_unix_seconds(0), ColorMode::Plain)[1].ends_with(r"web/b\r on n1"));
     }
 
     #[test]
