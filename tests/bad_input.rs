@@ -23,6 +23,7 @@ use taint_evict::engine::time::Timestamp;
 use taint_evict::metrics::FailureReason;
 use taint_evict::runtime::Outcome;
 use taint_evict::selector::Selector;
+use taint_evict::source::bounded::{read_file, read_stream};
 use taint_evict::source::file::{read, read_object, read_page};
 
 use crate::support::fake_apiserver::{FakeApiServer, Fault};
@@ -271,6 +272,12 @@ fn dump() -> BoxedStrategy<Value> {
 /// dump that reads is replayed over all its nodes.
 fn check_reader(bytes: &[u8]) -> Result<(), TestCaseError> {
     let input = String::from_utf8_lossy(bytes);
+    // `-f -` and `-f FILE` read as the slice reader does, whatever the bytes.
+    let expected = read(bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    let streamed = read_stream(bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    prop_assert_eq!(&streamed, &expected, "stdin reads differently: {:?}", input);
+    let whole = read_file(bytes, bytes.len() as u64).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    prop_assert_eq!(&whole, &expected, "a file reads differently: {:?}", input);
     match read(bytes) {
         Ok(snapshot) => {
             prop_assert!(snapshot.pods.iter().all(|p| !p.pod.key.name().is_empty()), "a pod without a name");
@@ -1138,4 +1145,107 @@ fn server_messages_in_errors_are_escaped() {
         result.stderr
     );
     assert!(!result.stderr.contains('\u{1b}'), "{:?}", result.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Unbounded input (issue 12, case 4): endless or binary streams fail early, in bounded memory
+// ---------------------------------------------------------------------------------------------------
+
+/// The most virtual memory the binary may map while it reads a hostile stream (the whole process,
+/// code included): well under what reading the stream to its end would take.
+const MEMORY_LIMIT_KIB: u32 = 50 * 1024;
+
+/// The binary with `args` under a `MEMORY_LIMIT_KIB` address-space limit, fed `feed` from a
+/// thread that writes until the binary closes its stdin; the result and how long it took.
+fn limited(args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
+    let script = format!("ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\"");
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_kubectl-taint_evict")).args(args);
+    let started = std::time::Instant::now();
+    let mut child = command
+        .stdin(if feed.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    if let (Some(pattern), Some(mut stdin)) = (feed, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let block: Vec<u8> = pattern.iter().copied().cycle().take(64 << 10).collect();
+            // Ends when the binary exits and the pipe breaks.
+            while stdin.write_all(&block).is_ok() {}
+        });
+    }
+    let pid = child.id().to_string();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(LIMIT) {
+        Ok(output) => output.expect("the binary finishes"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            panic!("{args:?} still reading after {LIMIT:?}");
+        }
+    };
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    (run, started.elapsed())
+}
+
+/// Arguments, what is fed to stdin, and the first line expected (empty: any).
+type Case = (&'static [&'static str], Option<&'static [u8]>, String);
+
+#[test]
+fn endless_or_binary_input_fails_at_once_in_bounded_memory() {
+    // See: issue 12. These grew to 3–4.6 GB and never finished.
+    let zeros = "not valid JSON: expected value at line 1 column 1";
+    let cases: [Case; 5] = [
+        (&["plan", "-f", "/dev/zero"], None, format!("error: /dev/zero: {zeros}")),
+        (&["plan", "-f", "-"], Some(b"\0"), format!("error: stdin: {zeros}")),
+        (
+            &["plan", "-f", "-"],
+            Some(b" \n"),
+            "error: stdin: not valid JSON: more than 1 MiB of white space from byte 0 on (is the input endless?)"
+                .into(),
+        ),
+        (
+            &["plan", "-f", "-"],
+            Some(b"["),
+            "error: stdin: not valid JSON: recursion limit exceeded at line 1 column 128".into(),
+        ),
+        (&["explain", "web-0", "-f", "-"], Some(b"{\"items\":[{\"kind\":\"Pod\"},x"), String::new()),
+    ];
+    for (args, feed, first_line) in cases {
+        let (result, took) = limited(args, feed);
+        assert_eq!(result.code, 1, "{args:?}: {}", result.stderr);
+        if !first_line.is_empty() {
+            assert_eq!(result.stderr.lines().next(), Some(first_line.as_str()), "{args:?}");
+        }
+        assert!(!result.stderr.contains("out of memory"), "{args:?}: {}", result.stderr);
+        assert!(took < Duration::from_secs(20), "{args:?} took {took:?}");
+    }
+    let (result, _) = limited(&["plan", "-f", "/dev/urandom"], None);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert!(result.stderr.starts_with("error: /dev/urandom: not valid JSON: "), "{}", result.stderr);
+    assert!(!result.stderr.contains("YAML"), "random bytes are not YAML: {}", result.stderr);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn streamed_prefixes_of_a_dump_never_pass_for_the_whole(dump in dump(), cut in any::<prop::sample::Index>()) {
+        let bytes = serde_json::to_vec(&dump).expect("JSON");
+        let at = cut.index(bytes.len());
+        let whole = read(&bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+        let streamed = read_stream(&bytes[..]).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+        prop_assert_eq!(&streamed, &whole, "a stream reads what a slice reads");
+        match read_stream(&bytes[..at]) {
+            Ok(_) => prop_assert!(false, "a prefix of {} bytes out of {} read as a dump", at, bytes.len()),
+            Err(e) => one_clear_line(&e.to_string(), &String::from_utf8_lossy(&bytes[..at]))?,
+        }
+    }
 }

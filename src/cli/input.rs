@@ -1,13 +1,11 @@
 //! Gathering a snapshot and the evaluation instant for `plan` and `explain`: from a dump (`-f`) or
 //! from the live cluster.
 
-use std::io::Read;
-
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
-use crate::source::file;
+use crate::source::bounded::{self, ReadError};
 
 use super::InputArgs;
 
@@ -31,18 +29,22 @@ pub enum Want<'a> {
 /// the kubeconfig context's (live) or `default` (a dump).
 pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want) };
-    let (origin, bytes) = if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::ReadFailed { path: "stdin".into(), reason: e.to_string() })?;
-        ("stdin".to_owned(), bytes)
+    let origin = if path == "-" { "stdin" } else { path }.to_owned();
+    let read = if path == "-" {
+        bounded::read_stream(std::io::stdin().lock())
     } else {
-        let bytes = std::fs::read(path).map_err(|e| Error::ReadFailed { path: path.into(), reason: io_reason(&e) })?;
-        (path.to_owned(), bytes)
+        let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
+        let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
+        if metadata.is_dir() {
+            return Err(read_failed(&origin, &std::io::Error::from(std::io::ErrorKind::IsADirectory)));
+        }
+        // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
+        if metadata.is_file() { bounded::read_file(file, metadata.len()) } else { bounded::read_stream(file) }
     };
-    let snapshot = file::read(&bytes).map_err(|source| Error::BadDump { path: origin.clone(), source })?;
+    let snapshot = read.map_err(|e| match e {
+        ReadError::Io(e) => read_failed(&origin, &e),
+        ReadError::Dump(source) => Error::BadDump { path: origin.clone(), source },
+    })?;
     let namespace = match want {
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
@@ -69,6 +71,10 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         };
         Ok((Loaded { snapshot, origin: connection.server.clone() }, namespace))
     })
+}
+
+fn read_failed(path: &str, e: &std::io::Error) -> Error {
+    Error::ReadFailed { path: path.to_owned(), reason: io_reason(e) }
 }
 
 /// The OS error without Rust's `(os error 2)` suffix, lowercase as the rest of our messages.

@@ -333,8 +333,16 @@ fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<S
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
 fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
     let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        let looks_like_yaml =
-            bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| !matches!(b, b'{' | b'['));
+        // YAML opens with a key, `---` or a comment, in text; zeros or random bytes are not YAML.
+        let head = &bytes[..bytes.len().min(256)];
+        // (A character cut by the 256-byte window still counts as text.)
+        let utf8 = std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
+        let text = utf8 && head.iter().all(|&b| (b >= b' ' && b != 0x7f) || matches!(b, b'\t' | b'\n' | b'\r'));
+        let looks_like_yaml = text
+            && bytes
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'#'));
         let hint = if looks_like_yaml { " (it looks like YAML: write the dump with -o json)" } else { "" };
         DumpError::Json(format!("{e}{hint}"))
     })?;
