@@ -57,6 +57,19 @@ pub enum Error {
         /// `Node` or `Pod`.
         kind: &'static str,
     },
+    /// A dump holds a node or a pod twice.
+    #[error(
+        "{path}: the dump holds {object} twice{}: write it with one `kubectl get nodes,pods -A -o json`",
+        .uids.as_ref().map(|(a, b)| format!(" (uids {a} and {b})")).unwrap_or_default()
+    )]
+    Duplicate {
+        /// The path, or `stdin`.
+        path: String,
+        /// `node "NAME"` or `pod "NAMESPACE/NAME"`.
+        object: String,
+        /// A pod's two UIDs.
+        uids: Option<(String, String)>,
+    },
     /// `-l` selected no node.
     #[error("no node matched -l {selector} in {input}")]
     NoNodeMatched {

@@ -189,3 +189,51 @@ fn selector_matching_no_node_says_so() {
     );
     assert!(stderr.contains("hint: `kubectl get nodes --show-labels`"), "{stderr}");
 }
+
+#[test]
+fn a_node_named_twice_is_shown_once() {
+    // See: issue 12. `plan worker-4 worker-4` printed the node twice, with different pods.
+    let now = "2026-01-01T00:00:00Z";
+    let once = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4"], None);
+    let twice = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4", "worker-4"], None);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert_eq!(twice.stdout, once.stdout);
+    let mixed = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4", "worker-3", "worker-4", "-o", "json"], None);
+    let plan: serde_json::Value = serde_json::from_str(&mixed.stdout).expect("JSON");
+    let nodes: Vec<&str> = plan["nodes"].as_array().expect("nodes").iter().filter_map(|n| n["name"].as_str()).collect();
+    assert_eq!(nodes, ["worker-4", "worker-3"]);
+}
+
+#[test]
+fn a_pod_listed_twice_with_different_uids_is_refused() {
+    // See: issue 12. The first of two same-named pods got the other's deadline.
+    let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
+    let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let items = dump["items"].as_array_mut().expect("items");
+    let mut copy = items.iter().find(|i| i["metadata"]["name"] == "debug-shell").expect("debug-shell").clone();
+    let first_uid = copy["metadata"]["uid"].as_str().expect("a uid").to_owned();
+    copy["metadata"]["uid"] = "re-created".into();
+    copy["spec"]["tolerations"] = serde_json::json!([{"operator": "Exists"}]);
+    items.push(copy);
+    let bytes = serde_json::to_vec(&dump).expect("JSON");
+    let expected = format!(
+        "error: stdin: the dump holds pod \"default/debug-shell\" twice (uids {first_uid} and re-created): write it with one `kubectl get nodes,pods -A -o json`"
+    );
+    fails(&["plan", "-f", "-"], Some(&bytes), 1, &expected);
+    fails(&["explain", "debug-shell", "-f", "-"], Some(&bytes), 1, &expected);
+}
+
+#[test]
+fn a_node_listed_twice_is_refused() {
+    let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
+    let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let items = dump["items"].as_array_mut().expect("items");
+    let node = items.iter().find(|i| i["kind"] == "Node").expect("a node").clone();
+    let name = node["metadata"]["name"].as_str().expect("a name").to_owned();
+    items.push(node);
+    let bytes = serde_json::to_vec(&dump).expect("JSON");
+    let expected = format!(
+        "error: stdin: the dump holds node \"{name}\" twice: write it with one `kubectl get nodes,pods -A -o json`"
+    );
+    fails(&["plan", "-f", "-"], Some(&bytes), 1, &expected);
+}

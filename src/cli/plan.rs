@@ -1,5 +1,6 @@
 //! `plan` and `explain`: snapshot → replay → output.
 
+use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
@@ -42,8 +43,49 @@ fn select(snapshot: &Snapshot, names: &[String], selector: Option<&Selector>, or
     Ok(selected)
 }
 
+/// Refuses a dump that holds one node or pod twice (two dumps concatenated, a pod re-created between
+/// two `kubectl get`): the engine keys pods by namespace and name, as upstream does, so one of the
+/// two would be reported with the other's deadline.
+fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
+    let mut nodes = HashSet::with_capacity(snapshot.nodes.len());
+    if let Some(node) = snapshot.nodes.iter().find(|n| !nodes.insert(&n.name)) {
+        return Err(Error::Duplicate {
+            path: origin.to_owned(),
+            object: format!("node \"{}\"", node.name),
+            uids: None,
+        });
+    }
+    let pods = &snapshot.pods;
+    // kubectl lists pods sorted by namespace and name: usually one comparison per pod.
+    if pods.windows(2).all(|pair| pair[0].pod.key < pair[1].pod.key) {
+        return Ok(());
+    }
+    let mut seen = HashMap::with_capacity(pods.len());
+    for pod in pods {
+        if let Some(uid) = seen.insert(&pod.pod.key, &pod.pod.uid) {
+            let object = format!("pod \"{}\"", pod.pod.key);
+            return Err(Error::Duplicate {
+                path: origin.to_owned(),
+                object,
+                uids: Some((uid.to_string(), pod.pod.uid.to_string())),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `names` without repeats, in their first order.
+fn unique(names: &[String]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    names.iter().filter(|name| seen.insert(name.as_str())).cloned().collect()
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanArgs) -> Result<()> {
+    let mut args = args.clone();
+    // `plan worker-4 worker-4` shows worker-4 once.
+    args.nodes = unique(&args.nodes);
+    let args = &args;
     let what_if = args.input.what_if();
     if !what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
         return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
@@ -57,6 +99,9 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     let from_dump = args.input.file.is_some();
     if from_dump && loaded.snapshot.nodes.is_empty() {
         return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
+    }
+    if from_dump {
+        check_unique(&loaded.snapshot, &loaded.origin)?;
     }
     let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &loaded.origin)?;
     if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
@@ -82,6 +127,9 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainArgs) -> Result<()> {
     let (loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod))?;
+    if args.input.file.is_some() {
+        check_unique(&loaded.snapshot, &loaded.origin)?;
+    }
     let snapshot = &loaded.snapshot;
     let pod_name = format!("{namespace}/{}", args.pod);
     let pod = snapshot
