@@ -120,10 +120,12 @@ fn dry_run_decides_everything_and_writes_nothing() {
     server.add(pod("bare", "n1", None));
     let mut run = Running::start(&server, &["--dry-run"]);
     server.add(node("n1", &[taint(jiff::Timestamp::now())]));
-    let line = run.expect("the would-be deletion", deleted_line("bare"));
+    // A dry run says what it would do, never that it deleted (issue 12).
+    let line = run.expect("the would-be deletion", |l| l["type"] == "wouldDelete" && l["pod"]["name"] == "bare");
     assert_eq!(line["dryRun"], true);
     let (summary, code) = run.interrupt();
-    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
+    assert_eq!((code, summary["wouldDelete"].as_u64(), summary["dryRun"].as_bool()), (0, Some(1), Some(true)));
+    assert!(summary.get("deleted").is_none(), "{summary}");
     let writes: Vec<String> = server.requests().iter().filter(|r| r.method != "GET").map(ToString::to_string).collect();
     assert!(writes.is_empty(), "a dry run wrote: {writes:?}");
     assert!(server.object("Pod", "default", "bare").is_some());

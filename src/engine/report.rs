@@ -136,6 +136,8 @@ impl LeaderState {
 pub struct Summary {
     /// Pods deleted (or, in a dry run, that would have been).
     pub deleted: usize,
+    /// Whether this was a dry run: nothing was deleted, `deleted` counts what would have been.
+    pub dry_run: bool,
     /// Deletions that found the pod already gone or replaced.
     pub gone: usize,
     /// Pending deletions cancelled.

@@ -30,6 +30,11 @@ fn work_json(object: &mut Value, work: &Work) {
     }
 }
 
+/// `deleted`, or `wouldDelete` in a dry run: a dry run never says it deleted.
+fn deleted_key(dry_run: bool) -> &'static str {
+    if dry_run { "wouldDelete" } else { "deleted" }
+}
+
 fn cause_text(work: &Work) -> String {
     match work.cause {
         Cause::Untolerated => "untolerated taint".to_owned(),
@@ -62,7 +67,8 @@ pub fn to_json(report: &Report) -> Value {
             o
         }
         RunEvent::Deleted { pod, work, dry_run } => {
-            let mut o = json!({"type": "deleted", "pod": pod_json(pod), "dryRun": dry_run,
+            let kind = if *dry_run { "wouldDelete" } else { "deleted" };
+            let mut o = json!({"type": kind, "pod": pod_json(pod), "dryRun": dry_run,
                 "lateSeconds": report.at.nanos_since(work.fire) as f64 / 1e9});
             work_json(&mut o, work);
             o
@@ -74,7 +80,8 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
             "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
         RunEvent::Stopping { in_flight } => json!({"type": "stopping", "inFlight": in_flight}),
-        RunEvent::Summary(summary) => json!({"type": "summary", "deleted": summary.deleted, "gone": summary.gone,
+        RunEvent::Summary(summary) => json!({"type": "summary", deleted_key(summary.dry_run): summary.deleted,
+            "dryRun": summary.dry_run, "gone": summary.gone,
             "cancelled": summary.cancelled,
             "failed": summary.failed.iter().map(|(p, r)| json!({"pod": pod_json(p), "message": r})).collect::<Vec<_>>(),
             "scheduled": summary.scheduled.iter().map(|(p, at)| json!({"pod": pod_json(p), "evictAt": rfc3339(*at)})).collect::<Vec<_>>()}),
@@ -218,8 +225,9 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
 
 fn summary_line(summary: &Summary) -> String {
     format!(
-        "{} deleted, {} already gone, {} cancelled, {} failing, {} still scheduled",
+        "{} {}, {} already gone, {} cancelled, {} failing, {} still scheduled",
         summary.deleted,
+        if summary.dry_run { "would be deleted" } else { "deleted" },
         summary.gone,
         summary.cancelled,
         summary.failed.len(),
@@ -243,6 +251,7 @@ fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
 pub struct LiveView {
     scheduled: BTreeMap<PodKey, (Timestamp, String)>,
     deleted: usize,
+    dry_run: bool,
 }
 
 /// How many upcoming deletions the live view lists.
@@ -258,6 +267,7 @@ impl LiveView {
             RunEvent::Cancelled { pod, .. } | RunEvent::Evicting { pod, .. } => {
                 self.scheduled.remove(&pod.key);
             }
+            RunEvent::Started { dry_run, .. } => self.dry_run = *dry_run,
             RunEvent::Deleted { .. } => self.deleted += 1,
             // Another instance decides now; the next term schedules anew.
             RunEvent::Leadership { state: LeaderState::Lost, .. } => self.scheduled.clear(),
@@ -271,7 +281,8 @@ impl LiveView {
         let mut next: Vec<(&Timestamp, &PodKey, &String)> =
             self.scheduled.iter().map(|(key, (at, node))| (at, key, node)).collect();
         next.sort();
-        let heading = format!("── {} scheduled, {} deleted ──", self.scheduled.len(), self.deleted);
+        let deleted = if self.dry_run { "would be deleted" } else { "deleted" };
+        let heading = format!("── {} scheduled, {} {deleted} ──", self.scheduled.len(), self.deleted);
         let mut lines = vec![paint(&heading, color, |t| t.dimmed().to_string())];
         for (at, key, node) in next.iter().take(LIVE_ROWS) {
             lines.push(format!(
@@ -330,6 +341,40 @@ mod tests {
         let mut view = LiveView::default();
         view.observe(&scheduled("b\r", 90));
         assert!(view.render(Timestamp::from_unix_seconds(0), ColorMode::Plain)[1].ends_with(r"web/b\r on n1"));
+    }
+
+    #[test]
+    fn a_dry_run_never_says_deleted() {
+        // See: issue 12. The status line, the summary and the JSON said "deleted" in a dry run.
+        let pod = PodRef { key: PodKey::new("web", "a"), uid: Uid::from("u"), node: "n1".into() };
+        let work = Work {
+            created: Timestamp::from_unix_seconds(0),
+            fire: Timestamp::from_unix_seconds(0),
+            cause: Cause::Untolerated,
+        };
+        let at = Timestamp::from_unix_seconds(0);
+        let events = [
+            RunEvent::Started { server: "https://k".into(), watching: "every node".into(), dry_run: true },
+            RunEvent::Deleted { pod, work, dry_run: true },
+            RunEvent::Summary(Summary { deleted: 1, dry_run: true, ..Summary::default() }),
+        ];
+        let mut view = LiveView::default();
+        let mut text = Vec::new();
+        for event in events {
+            let report = Report { at, event };
+            view.observe(&report);
+            write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+            write_log(&report, false, &mut text).expect("a Vec");
+            write_json(&report, &mut text).expect("a Vec");
+        }
+        let text = String::from_utf8(text).expect("UTF-8");
+        let heading = &view.render(at, ColorMode::Plain)[0];
+        for output in [text.as_str(), heading] {
+            assert!(!output.replace("would be deleted", "").contains("deleted"), "{output}");
+        }
+        assert!(text.contains(r#""type":"wouldDelete""#) && text.contains(r#""wouldDelete":1"#), "{text}");
+        assert!(text.contains("summary: 1 would be deleted, 0 already gone"), "{text}");
+        assert_eq!(heading, "── 0 scheduled, 1 would be deleted ──");
     }
 
     #[test]
