@@ -81,6 +81,14 @@ pub enum Error {
     /// The pod named for `explain` is not bound to a node.
     #[error("pod \"{0}\" is not bound to a node: the taint-eviction engine only acts on bound pods")]
     PodUnbound(String),
+    /// An error whose hint depends on the input (where else the pod `explain` names is).
+    #[error("{error}")]
+    Hinted {
+        /// The error.
+        error: Box<Error>,
+        /// What to do about it.
+        hint: String,
+    },
     /// Talking to the cluster failed.
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
@@ -106,6 +114,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Usage(_) => EXIT_USAGE,
+            Self::Hinted { error, .. } => error.exit_code(),
             Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
             _ => EXIT_FAILURE,
         }
@@ -118,10 +127,9 @@ impl Error {
             Self::NodeNotFound { .. } => {
                 Some("without NODE, plan shows every NoExecute-tainted node; -l SELECTOR selects nodes by label".into())
             }
+            Self::Hinted { hint, .. } => Some(hint.clone()),
             Self::NoNodeMatched { .. } => Some("`kubectl get nodes --show-labels` shows the labels nodes have".into()),
-            Self::PodNotFound { .. } => {
-                Some("the pod is looked up in the namespace given with -n (default \"default\")".into())
-            }
+            Self::PodNotFound { .. } => Some("the pod is looked up in the namespace given with -n".into()),
             Self::Cluster(e) => e.hint(),
             Self::Listen { .. } => {
                 Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())

@@ -237,3 +237,32 @@ fn a_node_listed_twice_is_refused() {
     );
     fails(&["plan", "-f", "-"], Some(&bytes), 1, &expected);
 }
+
+#[test]
+fn pod_missing_from_the_namespace_says_where_it_is() {
+    // See: issue 12. The hint said `(default "default")` whatever the namespace came from.
+    let stderr = fails(
+        &["explain", "frontend-7d9c6b8f5-c6jfs", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"default/frontend-7d9c6b8f5-c6jfs\" not found in examples/incident.json",
+    );
+    assert_eq!(
+        stderr.lines().nth(1),
+        Some("hint: a pod \"frontend-7d9c6b8f5-c6jfs\" is in namespace \"web\": add -n web")
+    );
+    let stderr = fails(
+        &["explain", "ghost", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"default/ghost\" not found in examples/incident.json",
+    );
+    assert_eq!(stderr.lines().nth(1), Some("hint: without -n, the pod is looked up in namespace \"default\""));
+    let stderr = fails(
+        &["explain", "ghost", "-n", "web", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"web/ghost\" not found in examples/incident.json",
+    );
+    assert_eq!(stderr.lines().nth(1), Some("hint: the pod is looked up in namespace \"web\", given with -n"));
+}

@@ -192,6 +192,28 @@ fn unknown_pod_is_not_found() {
 }
 
 #[test]
+fn pod_in_another_namespace_is_named_with_its_namespace() {
+    // See: issue 12. Without -n the context's namespace is searched, and the hint says so, or says
+    // where the pod is.
+    let server = server_with("pod-elsewhere", &incident());
+    let result = live(&server, &["explain", "postgres-0"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let lines: Vec<&str> = result.stderr.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "error: pod \"default/postgres-0\" not found",
+            "hint: a pod \"postgres-0\" is in namespace \"payments\": add -n payments"
+        ]
+    );
+    let result = live(&server, &["explain", "ghost"]);
+    assert_eq!(
+        result.stderr.lines().nth(1),
+        Some("hint: without -n, the pod is looked up in the kubeconfig context's namespace (\"default\")")
+    );
+}
+
+#[test]
 fn server_error_is_reported_with_its_code() {
     let server = server_with("server-error", &incident());
     server.fail("GET", "/api/v1/pods", Fault::Status(500, "etcdserver: request timed out".into()));

@@ -64,9 +64,18 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
             Want::Nodes(selection) => {
                 (cluster::read_snapshot(&connection, selection).await?, connection.default_namespace.clone())
             }
-            Want::Pod(namespace, pod) => {
-                let namespace = namespace.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
-                (cluster::read_pod(&connection, &namespace, pod).await?, namespace)
+            Want::Pod(given, pod) => {
+                let namespace = given.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
+                match cluster::read_pod(&connection, &namespace, pod).await {
+                    Ok(snapshot) => (snapshot, namespace),
+                    Err(error @ cluster::ClusterError::PodNotFound(_)) => {
+                        let elsewhere = cluster::snapshot::namespaces_with_pod(&connection, pod).await;
+                        let source = if given.is_some() { Source::Flag } else { Source::Context };
+                        let hint = pod_hint(pod, &namespace, source, &elsewhere);
+                        return Err(Error::Hinted { error: Box::new(error.into()), hint });
+                    }
+                    Err(error) => return Err(error.into()),
+                }
             }
         };
         Ok((Loaded { snapshot, origin: connection.server.clone() }, namespace))
@@ -75,6 +84,38 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
 
 fn read_failed(path: &str, e: &std::io::Error) -> Error {
     Error::ReadFailed { path: path.to_owned(), reason: io_reason(e) }
+}
+
+/// Where the namespace `explain` looks in came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `-n`.
+    Flag,
+    /// The kubeconfig context.
+    Context,
+    /// The default for a dump, `default`.
+    Dump,
+}
+
+/// What to say when pod `name` is not in `namespace`: where else it is (`elsewhere`, the other
+/// namespaces that hold a pod of that name), or where it was looked for and why there.
+#[must_use]
+pub fn pod_hint(name: &str, namespace: &str, source: Source, elsewhere: &[String]) -> String {
+    let others: Vec<&String> = elsewhere.iter().filter(|n| *n != namespace).collect();
+    match others.as_slice() {
+        [] => match source {
+            Source::Flag => format!("the pod is looked up in namespace \"{namespace}\", given with -n"),
+            Source::Context => {
+                format!("without -n, the pod is looked up in the kubeconfig context's namespace (\"{namespace}\")")
+            }
+            Source::Dump => format!("without -n, the pod is looked up in namespace \"{namespace}\""),
+        },
+        [one] => format!("a pod \"{name}\" is in namespace \"{one}\": add -n {one}"),
+        many => {
+            let listed: Vec<String> = many.iter().map(|n| format!("\"{n}\"")).collect();
+            format!("pods named \"{name}\" are in namespaces {}: add -n with one of them", listed.join(", "))
+        }
+    }
 }
 
 /// The OS error without Rust's `(os error 2)` suffix, lowercase as the rest of our messages.

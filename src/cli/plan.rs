@@ -11,7 +11,7 @@ use crate::output::explain::{Explanation, render_json, render_text};
 use crate::output::render_plan;
 use crate::selector::Selector;
 
-use super::input::{Want, load, now};
+use super::input::{Source, Want, load, now, pod_hint};
 use super::{ExplainArgs, ExplainFormat, PlanArgs};
 use crate::cluster::NodeSelection;
 
@@ -132,11 +132,22 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
     }
     let snapshot = &loaded.snapshot;
     let pod_name = format!("{namespace}/{}", args.pod);
-    let pod = snapshot
-        .pods
-        .iter()
-        .find(|p| p.pod.key.namespace() == namespace && p.pod.key.name() == args.pod)
-        .ok_or_else(|| Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() })?;
+    let pod =
+        snapshot.pods.iter().find(|p| p.pod.key.namespace() == namespace && p.pod.key.name() == args.pod).ok_or_else(
+            || {
+                let mut elsewhere: Vec<String> = snapshot
+                    .pods
+                    .iter()
+                    .filter(|p| p.pod.key.name() == args.pod)
+                    .map(|p| p.pod.key.namespace().to_owned())
+                    .collect();
+                elsewhere.sort();
+                elsewhere.dedup();
+                let source = if args.namespace.is_some() { Source::Flag } else { Source::Dump };
+                let error = Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() };
+                Error::Hinted { error: Box::new(error), hint: pod_hint(&args.pod, &namespace, source, &elsewhere) }
+            },
+        )?;
     let node_name = pod.pod.node.clone().ok_or_else(|| Error::PodUnbound(pod_name.clone()))?;
     let node = snapshot
         .nodes

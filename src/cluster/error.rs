@@ -152,7 +152,7 @@ impl ClusterError {
             Self::NodeNotFound(_) => {
                 "kubectl get nodes lists the nodes; without NODE, plan shows every tainted node".into()
             }
-            Self::PodNotFound(_) => "the pod is looked up in the namespace given with -n (default \"default\")".into(),
+            Self::PodNotFound(_) => "the pod is looked up in the namespace given with -n".into(),
             Self::ApiFailed { .. } | Self::Decode { .. } | Self::InvalidName { .. } => return None,
         })
     }

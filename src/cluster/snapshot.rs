@@ -183,6 +183,19 @@ pub async fn read_pod(connection: &Connection, namespace: &str, name: &str) -> R
     Ok(snapshot)
 }
 
+/// The namespaces that hold a pod named `name`, sorted (for `explain` to say where a pod it did not
+/// find is); empty when there are none or they cannot be listed.
+pub async fn namespaces_with_pod(connection: &Connection, name: &str) -> Vec<String> {
+    let params = ListParams::default().fields(&format!("metadata.name={name}"));
+    let Ok(found) = connection.list("/api/v1/pods", params, "Pod", "pods at the cluster scope").await else {
+        return Vec::new();
+    };
+    let mut namespaces: Vec<String> = found.pods.iter().map(|p| p.pod.key.namespace().to_owned()).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    namespaces
+}
+
 /// The controller manager Lease's `acquireTime`, when readable: `run`'s start-up replay uses it as
 /// `plan` does.
 pub async fn read_controller_acquired(connection: &Connection) -> Result<Option<Timestamp>, ClusterError> {
