@@ -266,3 +266,50 @@ fn pod_missing_from_the_namespace_says_where_it_is() {
     );
     assert_eq!(stderr.lines().nth(1), Some("hint: the pod is looked up in namespace \"web\", given with -n"));
 }
+
+#[test]
+fn removing_a_taint_the_node_does_not_have_warns() {
+    // See: issue 12. A what-if removal of a taint that is not there changed nothing, silently.
+    let now = "2026-01-01T00:00:00Z";
+    let result =
+        run(&["plan", "-f", INCIDENT, "--now", now, "worker-3", "--remove-taint", "example.com/gpu:NoExecute"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr,
+        "warning: --remove-taint example.com/gpu:NoExecute: node \"worker-3\" has no such taint\n"
+    );
+    let plain = run(&["plan", "-f", INCIDENT, "--now", now, "worker-3"], None);
+    assert_eq!(result.stdout, plain.stdout, "the plan is the one without the removal");
+    let matched = run(
+        &["plan", "-f", INCIDENT, "--now", now, "worker-3", "--remove-taint", "node.kubernetes.io/unreachable"],
+        None,
+    );
+    assert_eq!((matched.code, matched.stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn times_past_the_api_range_are_out_of_range_not_malformed() {
+    // See: issue 12. They were "not RFC 3339".
+    fails(
+        &["plan", "-f", INCIDENT, "--now", "9999-12-31T23:59:59Z"],
+        None,
+        2,
+        "error: invalid value '9999-12-31T23:59:59Z' for '--now <RFC3339>': out of range: the last time supported is 9999-12-30T22:00:00Z",
+    );
+    let dump = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"k","effect":"NoExecute","timeAdded":"10000-01-01T00:00:00Z"}]}}]}"#;
+    fails(
+        &["plan", "-f", "-"],
+        Some(dump),
+        1,
+        "error: stdin: item 0 (Node n): spec.taints[0].timeAdded: \"10000-01-01T00:00:00Z\" is out of range: the last time supported is 9999-12-30T22:00:00Z",
+    );
+}
+
+#[test]
+fn countdowns_use_one_letter_units() {
+    // See: issue 12. `1day 8h` beside `4m 30s`.
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-12-31T23:59:59Z", "worker-3"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(result.stdout.contains("overdue by 39d 14h 2m 49s"), "{}", result.stdout);
+    assert!(!result.stdout.contains("day") && !result.stdout.contains("month"), "{}", result.stdout);
+}

@@ -294,8 +294,10 @@ impl ElectionArgs {
 
 /// Parses `--now`.
 pub fn parse_now(text: &str) -> Result<Timestamp, String> {
-    crate::source::file::parse_time(text)
-        .ok_or_else(|| "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned())
+    crate::source::file::parse_time(text).ok_or_else(|| match crate::source::file::time_error(text) {
+        range if range.starts_with("out of range") => range,
+        _ => "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned(),
+    })
 }
 
 /// Whether `name` is a lowercase RFC 1123 DNS label (`max` 63) or subdomain (`max` 253, dots

@@ -4,10 +4,12 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
-use crate::engine::replay::{Snapshot, replay};
+use crate::engine::model::Taint;
+use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{Explanation, render_json, render_text};
+use crate::output::human::printable;
 use crate::output::render_plan;
 use crate::selector::Selector;
 
@@ -74,6 +76,24 @@ fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
     Ok(())
 }
 
+/// One warning per selected node a `--remove-taint` matches no taint of (`kubectl taint` fails with
+/// `taint "KEY" not found`; a what-if goes on, but says so).
+fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for change in what_if {
+        let WhatIf::RemoveTaint { key, effect } = change else { continue };
+        let matches = |t: &Taint| t.key == *key && effect.as_ref().is_none_or(|e| *e == t.effect);
+        let added = what_if.iter().any(|w| matches!(w, WhatIf::Taint(t) if matches(t)));
+        for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
+            if !added && !node.taints.iter().any(matches) {
+                let spec = effect.as_ref().map_or_else(|| key.clone(), |e| format!("{key}:{e}"));
+                warnings.push(format!("--remove-taint {spec}: node \"{}\" has no such taint", node.name));
+            }
+        }
+    }
+    warnings
+}
+
 /// `names` without repeats, in their first order.
 fn unique(names: &[String]) -> Vec<String> {
     let mut seen = HashSet::new();
@@ -111,6 +131,9 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     // without `pods`: "No pods." would be a false all-clear.
     if from_dump && !selected.is_empty() && loaded.snapshot.pods.is_empty() {
         return Err(Error::IncompleteDump { path: loaded.origin, kind: "Pod" });
+    }
+    for warning in unmatched_removals(&loaded.snapshot, &selected, &what_if) {
+        eprintln!("warning: {}", printable(&warning));
     }
     let mut plan = replay(&loaded.snapshot, &selected, &what_if, now(&args.input));
     if let Some(namespace) = &args.namespace {

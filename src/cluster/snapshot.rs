@@ -48,7 +48,7 @@ impl Connection {
                 server: self.server.clone(),
                 verb,
                 resource: resource.to_owned(),
-                after: humantime::format_duration(limit).to_string(),
+                after: crate::output::human::std_duration(limit),
             })?,
             None => call.await,
         };

@@ -96,16 +96,25 @@ pub fn rfc3339_seconds(at: Timestamp) -> String {
     rfc3339(Timestamp::from_nanos(nanos - nanos.rem_euclid(i128::from(NANOS_PER_SECOND))))
 }
 
-/// A duration as humantime prints it: whole seconds, or milliseconds below one second.
+/// A duration in days, hours, minutes and seconds (`1d 8h 3m 2s`), whole seconds, or milliseconds
+/// below one second (`250ms`): one set of unit letters everywhere, at any size (humantime would
+/// say `1day 8h` and `3years 2months`).
 #[must_use]
 pub fn duration(nanos: u128) -> String {
     let nanos_per_second = NANOS_PER_SECOND as u128;
-    let shown = if nanos >= nanos_per_second {
-        Duration::from_secs(u64::try_from(nanos / nanos_per_second).unwrap_or(u64::MAX))
-    } else {
-        Duration::from_millis(u64::try_from(nanos / 1_000_000).unwrap_or(0))
-    };
-    humantime::format_duration(shown).to_string()
+    if nanos < nanos_per_second {
+        return format!("{}ms", nanos / 1_000_000);
+    }
+    let seconds = nanos / nanos_per_second;
+    let parts = [(seconds / 86_400, "d"), (seconds / 3600 % 24, "h"), (seconds / 60 % 60, "m"), (seconds % 60, "s")];
+    let shown: Vec<String> = parts.iter().filter(|(n, _)| *n > 0).map(|(n, unit)| format!("{n}{unit}")).collect();
+    shown.join(" ")
+}
+
+/// A [`Duration`] as [`duration`] writes it (`5s`, `1m 30s`).
+#[must_use]
+pub fn std_duration(value: Duration) -> String {
+    duration(value.as_nanos())
 }
 
 /// `in 4m 30s`, `overdue by 12s`, `now`, or `-` without a deadline.
@@ -174,6 +183,18 @@ mod tests {
             let shown = printable(&text);
             proptest::prop_assert!(!shown.chars().any(is_unprintable), "{:?}", shown);
         }
+    }
+
+    #[test]
+    fn durations_use_one_letter_units_at_any_size() {
+        // See: issue 12. humantime wrote `1day 8h` and `7972years 11months 8days`.
+        let second = u128::from(NANOS_PER_SECOND as u64);
+        assert_eq!(duration(115_200 * second), "1d 8h");
+        assert_eq!(duration((86_400 * 400 + 61) * second), "400d 1m 1s");
+        assert_eq!(duration(90 * second), "1m 30s");
+        assert_eq!(duration(second / 4), "250ms");
+        assert_eq!(duration(0), "0ms");
+        assert_eq!(std_duration(Duration::from_secs(5)), "5s");
     }
 
     #[test]

@@ -64,6 +64,19 @@ pub fn parse_time(text: &str) -> Option<Timestamp> {
     text.parse::<jiff::Timestamp>().ok().map(|t| Timestamp::from_nanos(t.as_nanosecond()))
 }
 
+/// Why [`parse_time`] refused `text`: `out of range …` for a time at the end of year 9999 or later
+/// (the last instants the API's range holds, and past it), else `not an RFC 3339 time`.
+#[must_use]
+pub fn time_error(text: &str) -> String {
+    let year = text.split('-').next().filter(|y| y.len() >= 4 && y.bytes().all(|b| b.is_ascii_digit()));
+    if year.is_some_and(|y| y.parse::<u64>().map_or(true, |y| y >= 9999)) {
+        let last = jiff::Timestamp::MAX.as_second();
+        let last = jiff::Timestamp::from_second(last).map_or_else(|_| "?".to_owned(), |t| t.to_string());
+        return format!("out of range: the last time supported is {last}");
+    }
+    "not an RFC 3339 time".to_owned()
+}
+
 #[derive(Deserialize)]
 #[serde(expecting = "an object")]
 struct RawList<'a> {
