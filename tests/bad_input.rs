@@ -1249,3 +1249,82 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// A server that is not an API server (issue 12, case 5)
+// ---------------------------------------------------------------------------------------------------
+
+/// A web server on loopback that answers every request with `status` and an HTML page.
+fn web_server(status: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("127.0.0.1:{}", listener.local_addr().expect("bound address").port());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            std::thread::spawn(move || {
+                let mut request = [0; 4096];
+                while let Ok(n) = stream.read(&mut request) {
+                    if n == 0 {
+                        return;
+                    }
+                    let page = "<!DOCTYPE html>\n<html>\n<body>\n<h1>It works</h1>\n</body>\n</html>\n";
+                    let answer = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+                        page.len()
+                    );
+                    if stream.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_web_server_is_not_taken_for_an_api_server() {
+    // See: issue 12. A 404 page read as "node not found", and the HTML was printed.
+    let dir = scratch("web-server");
+    for (status, what) in
+        [("404 Not Found", "HTTP 404 without a Kubernetes Status"), ("200 OK", "an answer that is not JSON")]
+    {
+        let address = web_server(status);
+        let config = kubeconfig(&dir, "kubeconfig", &format!("http://{address}"), "    token: t\n");
+        for (args, verb) in [(&["plan", "worker-1"][..], "get nodes"), (&["plan"][..], "list nodes")] {
+            let stderr = fails_with(
+                &live(&config, args),
+                &format!("error: http://{address} did not answer like a Kubernetes API server: {verb} got {what}"),
+            );
+            assert_eq!(stderr.lines().count(), 2, "{stderr}");
+            assert!(stderr.contains("hint: check the server URL"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn https_to_a_plain_http_port_says_so() {
+    let address = web_server("404 Not Found");
+    let config = kubeconfig(&scratch("plain-http"), "kubeconfig", &format!("https://{address}"), "    token: t\n");
+    let stderr =
+        fails_with(&live(&config, &["plan"]), &format!("error: https://{address} answered in plain HTTP, not HTTPS"));
+    assert!(stderr.contains(&format!("hint: write the URL as http://{address} in the kubeconfig")), "{stderr}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_error_without_a_status_is_never_a_not_found(code in 400u16..600, body in any::<String>()) {
+        use kube::core::Status;
+        use taint_evict::cluster::ClusterError;
+        let made_up = Status::failure(&body, "Failed to parse error data").with_code(code);
+        let error = ClusterError::from_kube(kube::Error::Api(made_up.boxed()), "https://k", "get", "nodes");
+        let is_not_an_api_server = matches!(error, ClusterError::NotAnApiServer { .. });
+        prop_assert!(is_not_an_api_server, "{:?}", error);
+        one_clear_line(&error.to_string(), &body)?;
+        let json_object: Status = serde_json::from_str(r#"{"error": "x"}"#).expect("any object reads as a Status");
+        let error = ClusterError::from_kube(kube::Error::Api(json_object.with_code(code).boxed()), "https://k", "get", "nodes");
+        let is_not_an_api_server = matches!(error, ClusterError::NotAnApiServer { .. });
+        prop_assert!(is_not_an_api_server, "{:?}", error);
+    }
+}

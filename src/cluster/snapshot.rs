@@ -63,7 +63,9 @@ impl Connection {
             .get(name, &GetParams::default())
             .map_err(|_| ClusterError::InvalidName { kind: kind.to_owned(), name: name.to_owned() })?;
         match self.send(request, "get", resource).await {
-            Ok(body) => read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode(resource, &e)),
+            Ok(body) => {
+                read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode("get", resource, &body, &e))
+            }
             Err(ClusterError::ApiFailed { code: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
@@ -79,7 +81,7 @@ impl Connection {
             let request = Request::new(path).list(&params).expect("a valid LIST request");
             let body = self.send(request, "list", resource).await?;
             let Page { snapshot: page, continue_token } =
-                read_page(body.as_bytes(), kind).map_err(|e| self.decode(resource, &e))?;
+                read_page(body.as_bytes(), kind).map_err(|e| self.decode("list", resource, &body, &e))?;
             snapshot.merge(page);
             match continue_token {
                 Some(token) => params = params.continue_token(&token),
@@ -88,7 +90,23 @@ impl Connection {
         }
     }
 
-    fn decode(&self, resource: &str, error: &crate::source::file::DumpError) -> ClusterError {
+    /// The error for an answer that did not read: not an API server's when it is not a JSON object
+    /// (a web server's page), else a field of the wrong shape.
+    fn decode(
+        &self,
+        verb: &'static str,
+        resource: &str,
+        body: &str,
+        error: &crate::source::file::DumpError,
+    ) -> ClusterError {
+        if !body.trim_start().starts_with('{') {
+            return ClusterError::NotAnApiServer {
+                server: self.server.clone(),
+                verb,
+                resource: resource.to_owned(),
+                what: "an answer that is not JSON".into(),
+            };
+        }
         ClusterError::Decode { server: self.server.clone(), resource: resource.to_owned(), reason: error.to_string() }
     }
 
