@@ -113,7 +113,10 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use.
     #[arg(long, value_name = "NAME", help_heading = "Cluster")]
     pub context: Option<String>,
-    /// The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes.
+    /// The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes.
+    ///
+    /// Bounds connecting and each read of `plan` and `explain`, and connecting and the start-up
+    /// reads of `run` (its watches are long by design and reconnect on their own).
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Cluster")]
     pub request_timeout: Option<std::time::Duration>,
     /// Do not verify the server's TLS certificate (insecure: anyone on the path can read and change
@@ -122,6 +125,10 @@ pub struct ClusterArgs {
     pub insecure_skip_tls_verify: bool,
 }
 
+/// `--request-timeout` when not given (kubectl waits forever by default; a command that may be run
+/// during an incident should not).
+pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl ClusterArgs {
     /// The connection options these flags describe.
     #[must_use]
@@ -129,7 +136,12 @@ impl ClusterArgs {
         crate::cluster::ConnectOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
-            request_timeout: self.request_timeout.filter(|d| !d.is_zero()),
+            // A server that accepts and never answers must not hang a command: a default, `0` for none.
+            request_timeout: match self.request_timeout {
+                None => Some(DEFAULT_REQUEST_TIMEOUT),
+                Some(limit) if limit.is_zero() => None,
+                Some(limit) => Some(limit),
+            },
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
         }
     }
@@ -494,6 +506,17 @@ mod tests {
         assert_eq!(args.input.file.as_deref(), Some("-"));
         assert_eq!(args.namespace.as_deref(), Some("web"));
         assert_eq!(args.input.what_if().len(), 1);
+    }
+
+    #[test]
+    fn requests_time_out_after_30s_unless_told_otherwise() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
+            Command::Plan(plan) => plan.input.cluster.options().request_timeout,
+            _ => unreachable!("plan"),
+        };
+        assert_eq!(parse(&["k", "plan"]), Some(std::time::Duration::from_secs(30)));
+        assert_eq!(parse(&["k", "plan", "--request-timeout", "0"]), None);
+        assert_eq!(parse(&["k", "plan", "--request-timeout", "5s"]), Some(std::time::Duration::from_secs(5)));
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Gone { pod, reason } => json!({"type": "gone", "pod": pod_json(pod), "message": reason}),
         RunEvent::Failed { pod, reason, attempt, retry_at } => json!({"type": "failed", "pod": pod_json(pod),
             "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
+        RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
+            "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
         RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
         RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
             "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
@@ -117,6 +119,7 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
 pub fn level(event: &RunEvent) -> &'static str {
     match event {
         RunEvent::Failed { .. } | RunEvent::Warning { .. } => "warning",
+        RunEvent::Connection { connected: false, .. } => "warning",
         RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
         _ => "info",
     }
@@ -194,6 +197,21 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
             paint("failed", color, |t| t.red().to_string()),
             format!("{}: attempt {attempt}: {reason}; retrying at {}", pod.key, rfc3339_seconds(*retry_at)),
         ),
+        RunEvent::Connection { watch, connected: false, reason, .. } => (
+            paint("lost", color, |t| t.yellow().bold().to_string()),
+            format!(
+                "the watch of {watch} lost the API server: {}; reconnecting with backoff, no decision on {watch} \
+                 changes until it is back",
+                reason.as_deref().unwrap_or("no reason given")
+            ),
+        ),
+        RunEvent::Connection { watch, connected: true, since, .. } => {
+            let out_for = duration(report.at.nanos_since(*since).max(0).unsigned_abs());
+            (
+                "reconnected".into(),
+                format!("the watch of {watch} is back (disconnected since {}, {out_for})", rfc3339_seconds(*since)),
+            )
+        }
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
         RunEvent::Leadership { state, lease, identity, holder, reason } => {
             let text = match (state, holder, reason) {
@@ -252,6 +270,10 @@ pub struct LiveView {
     scheduled: BTreeMap<PodKey, (Timestamp, String)>,
     deleted: usize,
     dry_run: bool,
+    /// Whether the initial lists are in.
+    synced: bool,
+    /// The watches that lost the API server, and since when.
+    disconnected: BTreeMap<String, Timestamp>,
 }
 
 /// How many upcoming deletions the live view lists.
@@ -268,6 +290,13 @@ impl LiveView {
                 self.scheduled.remove(&pod.key);
             }
             RunEvent::Started { dry_run, .. } => self.dry_run = *dry_run,
+            RunEvent::Synced { .. } => self.synced = true,
+            RunEvent::Connection { watch, connected: false, since, .. } => {
+                self.disconnected.insert(watch.clone(), *since);
+            }
+            RunEvent::Connection { watch, connected: true, .. } => {
+                self.disconnected.remove(watch);
+            }
             RunEvent::Deleted { .. } => self.deleted += 1,
             // Another instance decides now; the next term schedules anew.
             RunEvent::Leadership { state: LeaderState::Lost, .. } => self.scheduled.clear(),
@@ -282,7 +311,17 @@ impl LiveView {
             self.scheduled.iter().map(|(key, (at, node))| (at, key, node)).collect();
         next.sort();
         let deleted = if self.dry_run { "would be deleted" } else { "deleted" };
-        let heading = format!("── {} scheduled, {} {deleted} ──", self.scheduled.len(), self.deleted);
+        let counts = format!("{} scheduled, {} {deleted}", self.scheduled.len(), self.deleted);
+        // The connection comes first when it is not as it should be: a quiet view may be a lost one.
+        let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
+            Some((watch, since)) => Some(format!("disconnected since {} ({watch})", rfc3339_seconds(*since))),
+            None if !self.synced => Some("connecting: waiting for the first lists".to_owned()),
+            None => None,
+        };
+        let heading = match state {
+            Some(state) => format!("── {state} · {counts} ──"),
+            None => format!("── {counts} ──"),
+        };
         let mut lines = vec![paint(&heading, color, |t| t.dimmed().to_string())];
         for (at, key, node) in next.iter().take(LIVE_ROWS) {
             lines.push(format!(
@@ -315,9 +354,61 @@ mod tests {
         Report { at: Timestamp::from_unix_seconds(0), event: RunEvent::Scheduled { pod, work } }
     }
 
+    fn synced() -> Report {
+        let event = RunEvent::Synced { nodes: 1, pods: 1, scheduled: 0, due: 0, restarted_countdowns: false };
+        Report { at: Timestamp::from_unix_seconds(0), event }
+    }
+
+    #[test]
+    fn live_view_and_lines_say_when_the_api_server_is_lost() {
+        // See: issue 12. A lost connection showed nothing but kube's `ServiceError: client error (Connect)`.
+        let mut view = LiveView::default();
+        let at = |seconds| Timestamp::from_unix_seconds(seconds);
+        assert_eq!(
+            view.render(at(0), ColorMode::Plain)[0],
+            "── connecting: waiting for the first lists · 0 scheduled, 0 deleted ──"
+        );
+        view.observe(&synced());
+        assert_eq!(view.render(at(0), ColorMode::Plain)[0], "── 0 scheduled, 0 deleted ──");
+        let lost = RunEvent::Connection {
+            watch: "pods".into(),
+            connected: false,
+            reason: Some("connection refused".into()),
+            since: at(5),
+        };
+        let back = RunEvent::Connection { watch: "pods".into(), connected: true, reason: None, since: at(5) };
+        let mut text = Vec::new();
+        for (seconds, event) in [(5, lost), (17, back.clone())] {
+            let report = Report { at: at(seconds), event };
+            view.observe(&report);
+            if seconds == 5 {
+                assert_eq!(
+                    view.render(at(9), ColorMode::Plain)[0],
+                    "── disconnected since 1970-01-01T00:00:05Z (pods) · 0 scheduled, 0 deleted ──"
+                );
+            }
+            write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+            write_json(&report, &mut text).expect("a Vec");
+        }
+        assert_eq!(view.render(at(20), ColorMode::Plain)[0], "── 0 scheduled, 0 deleted ──");
+        let text = String::from_utf8(text).expect("UTF-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].contains("lost      the watch of pods lost the API server: connection refused; reconnecting"),
+            "{text}"
+        );
+        assert!(lines[1].contains(r#""type":"connection""#) && lines[1].contains(r#""connected":false"#), "{text}");
+        assert!(
+            lines[2].contains("reconnected the watch of pods is back (disconnected since 1970-01-01T00:00:05Z, 12s)"),
+            "{text}"
+        );
+        assert_eq!(level(&back), "info");
+    }
+
     #[test]
     fn live_view_lists_the_next_deletions_by_deadline_with_countdowns() {
         let mut view = LiveView::default();
+        view.observe(&synced());
         view.observe(&scheduled("b", 300));
         view.observe(&scheduled("a", 90));
         let lines = view.render(Timestamp::from_unix_seconds(30), ColorMode::Plain);
@@ -359,6 +450,7 @@ mod tests {
             RunEvent::Summary(Summary { deleted: 1, dry_run: true, ..Summary::default() }),
         ];
         let mut view = LiveView::default();
+        view.observe(&synced());
         let mut text = Vec::new();
         for event in events {
             let report = Report { at, event };
