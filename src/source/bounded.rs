@@ -159,12 +159,14 @@ impl<R: Read> Read for Tee<R> {
         if self.blank_since.is_some() || self.depth > MAX_DEPTH || self.failed.is_some() {
             return Ok(0);
         }
-        let n = match self.source.read(buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(e),
-            Err(e) => {
-                self.failed = Some(e);
-                return Ok(0);
+        let n = loop {
+            match self.source.read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    return Ok(0);
+                }
             }
         };
         let more = self.scan(&buf[..n]);
@@ -224,6 +226,20 @@ mod tests {
             "not valid JSON: recursion limit exceeded at line 1 column 380"
         );
         assert!(given <= 2 * PREFIX, "read {given} bytes");
+    }
+
+    #[test]
+    fn a_failing_read_is_a_read_error_not_a_json_error() {
+        let source = br#"{"kind":"List","items":["#.chain(Failing);
+        assert!(matches!(read_stream(source), Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe));
+    }
+
+    struct Failing;
+
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
     }
 
     #[test]
