@@ -1328,3 +1328,25 @@ proptest! {
         prop_assert!(is_not_an_api_server, "{:?}", error);
     }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Hanging connections (issue 12, case 8)
+// ---------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_server_that_never_answers_times_out_by_default() {
+    // See: issue 12. Without --request-timeout, `plan` waited forever.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("bound address"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().map_while(Result::ok) {
+            held.push(stream);
+        }
+    });
+    let config = kubeconfig(&scratch("silent"), "kubeconfig", &url, "    token: t\n");
+    let result = live(&config, &["plan"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let first = result.stderr.lines().next().unwrap_or_default();
+    assert!(first.starts_with("error: ") && first.ends_with(&format!("at {url} timed out after 30s")), "{first}");
+}
