@@ -38,7 +38,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s n -l namespace -d 'Only show pods of this namespace' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s o -l output -d 'Output format' -r -f -a "table\t'A table per node'
 wide\t'The table with `SINCE BASIS TOLERATION UID`'
@@ -58,7 +58,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
@@ -68,7 +68,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l concurrency -d 'Deletions in flight at once' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l context -d 'The kubeconfig context to use' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l request-timeout -d 'The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s o -l output -d 'Output format (default: text on a terminal, JSON Lines otherwise)' -r -f -a "text\t'One line per event for people (coloured on a terminal, with a status line)'
 json\t'One JSON object per line'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l color -d 'When to colour the output' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'

@@ -49,9 +49,46 @@ pub enum Error {
         /// Where it was looked for.
         input: String,
     },
+    /// A dump holds no object of a kind every answer needs (written without `nodes` or `pods`).
+    #[error("{path}: the dump has no {kind} objects: write it with `kubectl get nodes,pods -A -o json`")]
+    IncompleteDump {
+        /// The path, or `stdin`.
+        path: String,
+        /// `Node` or `Pod`.
+        kind: &'static str,
+    },
+    /// A dump holds a node or a pod twice.
+    #[error(
+        "{path}: the dump holds {object} twice{}: write it with one `kubectl get nodes,pods -A -o json`",
+        .uids.as_ref().map(|(a, b)| format!(" (uids {a} and {b})")).unwrap_or_default()
+    )]
+    Duplicate {
+        /// The path, or `stdin`.
+        path: String,
+        /// `node "NAME"` or `pod "NAMESPACE/NAME"`.
+        object: String,
+        /// A pod's two UIDs.
+        uids: Option<(String, String)>,
+    },
+    /// `-l` selected no node.
+    #[error("no node matched -l {selector} in {input}")]
+    NoNodeMatched {
+        /// The selector, as given.
+        selector: String,
+        /// Where nodes were looked for.
+        input: String,
+    },
     /// The pod named for `explain` is not bound to a node.
     #[error("pod \"{0}\" is not bound to a node: the taint-eviction engine only acts on bound pods")]
     PodUnbound(String),
+    /// An error whose hint depends on the input (where else the pod `explain` names is).
+    #[error("{error}")]
+    Hinted {
+        /// The error.
+        error: Box<Error>,
+        /// What to do about it.
+        hint: String,
+    },
     /// Talking to the cluster failed.
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
@@ -77,6 +114,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Usage(_) => EXIT_USAGE,
+            Self::Hinted { error, .. } => error.exit_code(),
             Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
             _ => EXIT_FAILURE,
         }
@@ -89,9 +127,9 @@ impl Error {
             Self::NodeNotFound { .. } => {
                 Some("without NODE, plan shows every NoExecute-tainted node; -l SELECTOR selects nodes by label".into())
             }
-            Self::PodNotFound { .. } => {
-                Some("the pod is looked up in the namespace given with -n (default \"default\")".into())
-            }
+            Self::Hinted { hint, .. } => Some(hint.clone()),
+            Self::NoNodeMatched { .. } => Some("`kubectl get nodes --show-labels` shows the labels nodes have".into()),
+            Self::PodNotFound { .. } => Some("the pod is looked up in the namespace given with -n".into()),
             Self::Cluster(e) => e.hint(),
             Self::Listen { .. } => {
                 Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use taint_evict::cli::{COMPLETE, Cli, complete, run};
 use taint_evict::error::EXIT_OK;
+use taint_evict::output::human::printable;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
@@ -17,9 +18,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(error) => {
             if !error.is_silent() {
-                eprintln!("error: {error}");
+                // Messages quote names and server text: one line, never an escape sequence.
+                eprintln!("error: {}", printable(&error.to_string()));
                 if let Some(hint) = error.hint() {
-                    eprintln!("hint: {hint}");
+                    eprintln!("hint: {}", printable(&hint));
                 }
             }
             ExitCode::from(error.exit_code())

@@ -15,12 +15,15 @@ use clap::Parser;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use taint_evict::cli::{Cli, parse_now, parse_remove_taint, parse_taint};
+use taint_evict::cli::{
+    Cli, parse_namespace, parse_node_name, parse_now, parse_pod_name, parse_remove_taint, parse_taint,
+};
 use taint_evict::engine::replay::{WhatIf, replay};
 use taint_evict::engine::time::Timestamp;
 use taint_evict::metrics::FailureReason;
 use taint_evict::runtime::Outcome;
 use taint_evict::selector::Selector;
+use taint_evict::source::bounded::{read_file, read_stream};
 use taint_evict::source::file::{read, read_object, read_page};
 
 use crate::support::fake_apiserver::{FakeApiServer, Fault};
@@ -269,6 +272,12 @@ fn dump() -> BoxedStrategy<Value> {
 /// dump that reads is replayed over all its nodes.
 fn check_reader(bytes: &[u8]) -> Result<(), TestCaseError> {
     let input = String::from_utf8_lossy(bytes);
+    // `-f -` and `-f FILE` read as the slice reader does, whatever the bytes.
+    let expected = read(bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    let streamed = read_stream(bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    prop_assert_eq!(&streamed, &expected, "stdin reads differently: {:?}", input);
+    let whole = read_file(bytes, bytes.len() as u64).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    prop_assert_eq!(&whole, &expected, "a file reads differently: {:?}", input);
     match read(bytes) {
         Ok(snapshot) => {
             prop_assert!(snapshot.pods.iter().all(|p| !p.pod.key.name().is_empty()), "a pod without a name");
@@ -946,4 +955,398 @@ fn dropped_connection_on_delete_is_a_failure() {
     let Outcome::Failed { reason, message } = evict_web_0(&server) else { panic!("a failure") };
     assert_eq!(reason, FailureReason::Transport);
     assert!(message.starts_with("delete pods failed: "), "{message}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Hostile names (issue 12, case 2): checked where they enter, never a panic
+// ---------------------------------------------------------------------------------------------------
+
+/// Every control character, C0, DEL and C1, and the escape that starts a terminal sequence.
+fn control_characters() -> impl Iterator<Item = char> {
+    (0u32..0x20).chain(0x7f..0xa0).filter_map(char::from_u32)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn object_names_fail_with_one_clear_line(text in flag_text()) {
+        for parse in [parse_node_name, parse_pod_name, parse_namespace] {
+            match parse(&text) {
+                Ok(name) => {
+                    prop_assert_eq!(&name, &text);
+                    prop_assert!(!name.is_empty() && name.len() <= 253, "{name:?}");
+                    prop_assert!(name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.'));
+                }
+                Err(message) => one_clear_line(&message, &text)?,
+            }
+        }
+    }
+
+    #[test]
+    fn names_with_a_control_character_anywhere_are_refused(
+        name in "[a-z0-9]{1,8}", at in any::<prop::sample::Index>(), c in prop::sample::select(control_characters().collect::<Vec<_>>())
+    ) {
+        let mut text = name.clone();
+        text.insert(at.index(name.len() + 1), c);
+        for parse in [parse_node_name, parse_pod_name, parse_namespace] {
+            let message = parse(&text).expect_err("a control character");
+            one_clear_line(&message, &text)?;
+        }
+    }
+}
+
+#[test]
+fn names_follow_the_api_servers_rules() {
+    for good in ["worker-3", "a", "ip-10-0-0-1.ec2.internal", &"a".repeat(63)] {
+        assert_eq!(parse_node_name(good).as_deref(), Ok(good), "{good:?}");
+    }
+    for bad in ["", "a b", "Worker-3", "-a", "a-", "a..b", ".a", "a/b", "a_b", &"a".repeat(254), "é"] {
+        assert!(parse_node_name(bad).is_err(), "{bad:?}");
+    }
+    assert!(parse_namespace("kube.system").is_err(), "a namespace is a label, without dots");
+    assert!(parse_namespace(&"a".repeat(64)).is_err());
+    assert_eq!(
+        parse_pod_name("x\n\u{1b}[31m"),
+        Err(r#""x\n\u{1b}[31m" is not a valid pod name: at most 253 characters, lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (RFC 1123)"#.to_owned())
+    );
+}
+
+#[test]
+fn empty_or_spaced_names_are_usage_errors_not_panics() {
+    // See: issue 12. `plan ""` against a server panicked building the GET request.
+    let server = FakeApiServer::start(&scratch("bad-names"));
+    for args in [
+        &["plan", ""][..],
+        &["plan", "a b"],
+        &["explain", "-n", "a b", "x"],
+        &["explain", ""],
+        &["plan", "-n", "Web"],
+        &["run", "--dry-run", "worker 3"],
+    ] {
+        let result = live(server.kubeconfig(), args);
+        assert_eq!(result.code, 2, "{args:?}: {}", result.stderr);
+        assert!(result.stderr.starts_with("error: invalid value '"), "{args:?}: {}", result.stderr);
+        assert!(result.stderr.contains("(RFC 1123)"), "{args:?}: {}", result.stderr);
+        assert!(!result.stderr.contains("panicked"), "{args:?}: {}", result.stderr);
+    }
+    assert!(server.requests().is_empty(), "nothing is sent for a bad name");
+}
+
+#[test]
+fn pod_bound_to_an_unrequestable_node_name_is_an_error_not_a_panic() {
+    let server = FakeApiServer::start(&scratch("bad-node-name"));
+    server.add(json!({"kind": "Pod", "apiVersion": "v1",
+        "metadata": {"name": "web-0", "namespace": "default", "uid": "u"},
+        "spec": {"nodeName": "a b", "containers": [{"name": "c", "image": "app"}]}, "status": {"phase": "Running"}}));
+    fails_with(
+        &live(server.kubeconfig(), &["explain", "web-0"]),
+        r#"error: cannot get Node "a b": not a valid object name"#,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Terminal injection (issue 12, case 3): what a dump or a server names is escaped in human output
+// ---------------------------------------------------------------------------------------------------
+
+/// A dump whose node, taint, pod and toleration carry `hostile` text.
+fn hostile_dump(hostile: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({"kind": "List", "apiVersion": "v1", "items": [
+        {"kind": "Node", "metadata": {"name": format!("n{hostile}")},
+         "spec": {"taints": [{"key": format!("k{hostile}"), "value": hostile, "effect": "NoExecute"}]}},
+        {"kind": "Pod", "metadata": {"name": format!("p{hostile}"), "namespace": format!("ns{hostile}"), "uid": hostile},
+         "spec": {"nodeName": format!("n{hostile}")}, "status": {"phase": "Running"}},
+        {"kind": "Pod", "metadata": {"name": "calm", "namespace": "default", "uid": "u"},
+         "spec": {"nodeName": format!("n{hostile}"), "tolerations": [{"key": format!("k{hostile}"), "operator": "Exists",
+            "value": hostile, "effect": "NoExecute", "tolerationSeconds": 60}]}, "status": {"phase": "Running"}},
+    ]}))
+    .expect("JSON")
+}
+
+/// Asserts `output` has exactly `lines` lines and no control character but their ends.
+fn no_injection(output: &str, lines: usize, what: &str) -> Result<(), TestCaseError> {
+    prop_assert_eq!(output.lines().count(), lines, "{}: {:?}", what, output);
+    prop_assert!(!output.chars().any(|c| c != '\n' && c.is_control()), "{}: {:?}", what, output);
+    prop_assert!(!output.contains('\u{202e}'), "{}: {:?}", what, output);
+    Ok(())
+}
+
+fn hostile_text() -> BoxedStrategy<String> {
+    let control = prop::sample::select(control_characters().chain(['\u{202e}', '\u{2066}']).collect::<Vec<_>>());
+    prop::collection::vec(prop_oneof![control.prop_map(String::from), "[a-z\\[0-9;]{0,4}"], 1..6)
+        .prop_map(|parts| parts.concat())
+        .boxed()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn names_from_a_dump_never_reach_the_terminal_raw(hostile in hostile_text()) {
+        let dump = hostile_dump(&hostile);
+        let now = ["--now", "2026-01-01T00:00:00Z", "--color", "always"];
+        for format in ["table", "wide"] {
+            let result = run(&[&["plan", "-f", "-", "-o", format][..], &now].concat(), Some(&dump));
+            prop_assert_eq!(result.code, 0, "{}", result.stderr);
+            // The heading, the header and two pods; colour codes are ours, so strip them first.
+            let plain = strip_colour(&result.stdout);
+            no_injection(&plain, 4, format)?;
+        }
+        let result = run(&[&["explain", "calm", "-f", "-"][..], &now[..2]].concat(), Some(&dump));
+        prop_assert_eq!(result.code, 0, "{}", result.stderr);
+        no_injection(&result.stdout, result.stdout.lines().count(), "explain")?;
+        prop_assert!(result.stdout.lines().count() < 16, "{}", result.stdout);
+    }
+}
+
+/// `text` without the SGR sequences `--color always` adds (`ESC [ digits ; … m`).
+fn strip_colour(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\u{1b}[") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
+        if tail[end..].starts_with('m') {
+            rest = &tail[end + 1..];
+        } else {
+            out.push_str("\u{1b}[");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn escaped_names_read_as_rust_writes_them() {
+    // See: issue 12. A pod named `x\n\e[31m…` broke rows and coloured the terminal.
+    let dump = hostile_dump("\n\u{1b}[31m");
+    let result = run(&["plan", "-f", "-", "--now", "2026-01-01T00:00:00Z"], Some(&dump));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(
+        result.stdout.starts_with(r"Node n\n\u{1b}[31m: k\n\u{1b}[31m=\n\u{1b}[31m:NoExecute (no timeAdded)"),
+        "{}",
+        result.stdout
+    );
+    assert!(result.stdout.contains(r"ns\n\u{1b}[31m   p\n\u{1b}[31m   evict-now"), "{}", result.stdout);
+}
+
+#[test]
+fn server_messages_in_errors_are_escaped() {
+    let server = FakeApiServer::start(&scratch("hostile-message"));
+    server.fail("GET", "/", Fault::Status(500, "broken\n\u{1b}[31mred".into()));
+    let result = live(server.kubeconfig(), &["plan", "n1"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.lines().next(),
+        Some(r"error: get nodes failed: broken\n\u{1b}[31mred (500)"),
+        "{}",
+        result.stderr
+    );
+    assert!(!result.stderr.contains('\u{1b}'), "{:?}", result.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Unbounded input (issue 12, case 4): endless or binary streams fail early, in bounded memory
+// ---------------------------------------------------------------------------------------------------
+
+/// The most virtual memory the binary may map while it reads a hostile stream (the whole process,
+/// code included): well under what reading the stream to its end would take.
+const MEMORY_LIMIT_KIB: u32 = 50 * 1024;
+
+/// The binary with `args` under a `MEMORY_LIMIT_KIB` address-space limit, fed `feed` from a
+/// thread that writes until the binary closes its stdin; the result and how long it took.
+fn limited(args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
+    let script = format!("ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\"");
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_kubectl-taint_evict")).args(args);
+    let started = std::time::Instant::now();
+    let mut child = command
+        .stdin(if feed.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    if let (Some(pattern), Some(mut stdin)) = (feed, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let block: Vec<u8> = pattern.iter().copied().cycle().take(64 << 10).collect();
+            // Ends when the binary exits and the pipe breaks.
+            while stdin.write_all(&block).is_ok() {}
+        });
+    }
+    let pid = child.id().to_string();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(LIMIT) {
+        Ok(output) => output.expect("the binary finishes"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            panic!("{args:?} still reading after {LIMIT:?}");
+        }
+    };
+    let run = Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    };
+    (run, started.elapsed())
+}
+
+/// Arguments, what is fed to stdin, and the first line expected (empty: any).
+type Case = (&'static [&'static str], Option<&'static [u8]>, String);
+
+#[test]
+fn endless_or_binary_input_fails_at_once_in_bounded_memory() {
+    // See: issue 12. These grew to 3–4.6 GB and never finished.
+    let zeros = "not valid JSON: expected value at line 1 column 1";
+    let cases: [Case; 5] = [
+        (&["plan", "-f", "/dev/zero"], None, format!("error: /dev/zero: {zeros}")),
+        (&["plan", "-f", "-"], Some(b"\0"), format!("error: stdin: {zeros}")),
+        (
+            &["plan", "-f", "-"],
+            Some(b" \n"),
+            "error: stdin: not valid JSON: more than 1 MiB of white space from byte 0 on (is the input endless?)"
+                .into(),
+        ),
+        (
+            &["plan", "-f", "-"],
+            Some(b"["),
+            "error: stdin: not valid JSON: recursion limit exceeded at line 1 column 128".into(),
+        ),
+        (&["explain", "web-0", "-f", "-"], Some(b"{\"items\":[{\"kind\":\"Pod\"},x"), String::new()),
+    ];
+    for (args, feed, first_line) in cases {
+        let (result, took) = limited(args, feed);
+        assert_eq!(result.code, 1, "{args:?}: {}", result.stderr);
+        if !first_line.is_empty() {
+            assert_eq!(result.stderr.lines().next(), Some(first_line.as_str()), "{args:?}");
+        }
+        assert!(!result.stderr.contains("out of memory"), "{args:?}: {}", result.stderr);
+        assert!(took < Duration::from_secs(20), "{args:?} took {took:?}");
+    }
+    let (result, _) = limited(&["plan", "-f", "/dev/urandom"], None);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert!(result.stderr.starts_with("error: /dev/urandom: not valid JSON: "), "{}", result.stderr);
+    assert!(!result.stderr.contains("YAML"), "random bytes are not YAML: {}", result.stderr);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn streamed_prefixes_of_a_dump_never_pass_for_the_whole(dump in dump(), cut in any::<prop::sample::Index>()) {
+        let bytes = serde_json::to_vec(&dump).expect("JSON");
+        let at = cut.index(bytes.len());
+        let whole = read(&bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+        let streamed = read_stream(&bytes[..]).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+        prop_assert_eq!(&streamed, &whole, "a stream reads what a slice reads");
+        match read_stream(&bytes[..at]) {
+            Ok(_) => prop_assert!(false, "a prefix of {} bytes out of {} read as a dump", at, bytes.len()),
+            Err(e) => one_clear_line(&e.to_string(), &String::from_utf8_lossy(&bytes[..at]))?,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// A server that is not an API server (issue 12, case 5)
+// ---------------------------------------------------------------------------------------------------
+
+/// A web server on loopback that answers every request with `status` and an HTML page.
+fn web_server(status: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("127.0.0.1:{}", listener.local_addr().expect("bound address").port());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            std::thread::spawn(move || {
+                let mut request = [0; 4096];
+                while let Ok(n) = stream.read(&mut request) {
+                    if n == 0 {
+                        return;
+                    }
+                    let page = "<!DOCTYPE html>\n<html>\n<body>\n<h1>It works</h1>\n</body>\n</html>\n";
+                    let answer = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+                        page.len()
+                    );
+                    if stream.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_web_server_is_not_taken_for_an_api_server() {
+    // See: issue 12. A 404 page read as "node not found", and the HTML was printed.
+    let dir = scratch("web-server");
+    for (status, what) in
+        [("404 Not Found", "HTTP 404 without a Kubernetes Status"), ("200 OK", "an answer that is not JSON")]
+    {
+        let address = web_server(status);
+        let config = kubeconfig(&dir, "kubeconfig", &format!("http://{address}"), "    token: t\n");
+        for (args, verb) in [(&["plan", "worker-1"][..], "get nodes"), (&["plan"][..], "list nodes")] {
+            let stderr = fails_with(
+                &live(&config, args),
+                &format!("error: http://{address} did not answer like a Kubernetes API server: {verb} got {what}"),
+            );
+            assert_eq!(stderr.lines().count(), 2, "{stderr}");
+            assert!(stderr.contains("hint: check the server URL"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn https_to_a_plain_http_port_says_so() {
+    let address = web_server("404 Not Found");
+    let config = kubeconfig(&scratch("plain-http"), "kubeconfig", &format!("https://{address}"), "    token: t\n");
+    let stderr =
+        fails_with(&live(&config, &["plan"]), &format!("error: https://{address} answered in plain HTTP, not HTTPS"));
+    assert!(stderr.contains(&format!("hint: write the URL as http://{address} in the kubeconfig")), "{stderr}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_error_without_a_status_is_never_a_not_found(code in 400u16..600, body in any::<String>()) {
+        use kube::core::Status;
+        use taint_evict::cluster::ClusterError;
+        let made_up = Status::failure(&body, "Failed to parse error data").with_code(code);
+        let error = ClusterError::from_kube(kube::Error::Api(made_up.boxed()), "https://k", "get", "nodes");
+        let is_not_an_api_server = matches!(error, ClusterError::NotAnApiServer { .. });
+        prop_assert!(is_not_an_api_server, "{:?}", error);
+        one_clear_line(&error.to_string(), &body)?;
+        let json_object: Status = serde_json::from_str(r#"{"error": "x"}"#).expect("any object reads as a Status");
+        let error = ClusterError::from_kube(kube::Error::Api(json_object.with_code(code).boxed()), "https://k", "get", "nodes");
+        let is_not_an_api_server = matches!(error, ClusterError::NotAnApiServer { .. });
+        prop_assert!(is_not_an_api_server, "{:?}", error);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Hanging connections (issue 12, case 8)
+// ---------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_server_that_never_answers_times_out_by_default() {
+    // See: issue 12. Without --request-timeout, `plan` waited forever.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("bound address"));
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().map_while(Result::ok) {
+            held.push(stream);
+        }
+    });
+    let config = kubeconfig(&scratch("silent"), "kubeconfig", &url, "    token: t\n");
+    let result = live(&config, &["plan"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let first = result.stderr.lines().next().unwrap_or_default();
+    assert!(first.starts_with("error: ") && first.ends_with(&format!("at {url} timed out after 30s")), "{first}");
 }

@@ -140,3 +140,176 @@ fn unknown_subcommand_is_a_usage_error() {
     assert_eq!(result.code, 2);
     assert!(result.stderr.starts_with("error: unrecognized subcommand 'evict-everything'"), "{}", result.stderr);
 }
+
+// See: issue 12, "Never a false all-clear".
+
+/// The incident dump without the items of `kind`, as `kubectl get` writes it when `kind` is left out.
+fn incident_without(kind: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
+    let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    dump["items"].as_array_mut().expect("items").retain(|item| item["kind"] != kind);
+    serde_json::to_vec(&dump).expect("JSON")
+}
+
+#[test]
+fn dump_without_nodes_is_an_error_not_an_all_clear() {
+    let stderr = fails(
+        &["plan", "-f", "-"],
+        Some(&incident_without("Node")),
+        1,
+        "error: stdin: the dump has no Node objects: write it with `kubectl get nodes,pods -A -o json`",
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn dump_without_pods_is_an_error_not_no_pods() {
+    fails(
+        &["plan", "-f", "-", "-o", "json"],
+        Some(&incident_without("Pod")),
+        1,
+        "error: stdin: the dump has no Pod objects: write it with `kubectl get nodes,pods -A -o json`",
+    );
+}
+
+#[test]
+fn dump_without_pods_still_says_when_no_node_is_tainted() {
+    let text = String::from_utf8(incident_without("Pod")).expect("UTF-8").replace("NoExecute", "NoSchedule");
+    let result = run(&["plan", "-f", "-"], Some(text.as_bytes()));
+    assert_eq!((result.code, result.stdout.trim()), (0, "No node has a NoExecute taint."), "{}", result.stderr);
+}
+
+#[test]
+fn selector_matching_no_node_says_so() {
+    let stderr = fails(
+        &["plan", "-f", INCIDENT, "-l", "zone=nowhere"],
+        None,
+        1,
+        "error: no node matched -l zone=nowhere in examples/incident.json",
+    );
+    assert!(stderr.contains("hint: `kubectl get nodes --show-labels`"), "{stderr}");
+}
+
+#[test]
+fn a_node_named_twice_is_shown_once() {
+    // See: issue 12. `plan worker-4 worker-4` printed the node twice, with different pods.
+    let now = "2026-01-01T00:00:00Z";
+    let once = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4"], None);
+    let twice = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4", "worker-4"], None);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert_eq!(twice.stdout, once.stdout);
+    let mixed = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4", "worker-3", "worker-4", "-o", "json"], None);
+    let plan: serde_json::Value = serde_json::from_str(&mixed.stdout).expect("JSON");
+    let nodes: Vec<&str> = plan["nodes"].as_array().expect("nodes").iter().filter_map(|n| n["name"].as_str()).collect();
+    assert_eq!(nodes, ["worker-4", "worker-3"]);
+}
+
+#[test]
+fn a_pod_listed_twice_with_different_uids_is_refused() {
+    // See: issue 12. The first of two same-named pods got the other's deadline.
+    let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
+    let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let items = dump["items"].as_array_mut().expect("items");
+    let mut copy = items.iter().find(|i| i["metadata"]["name"] == "debug-shell").expect("debug-shell").clone();
+    let first_uid = copy["metadata"]["uid"].as_str().expect("a uid").to_owned();
+    copy["metadata"]["uid"] = "re-created".into();
+    copy["spec"]["tolerations"] = serde_json::json!([{"operator": "Exists"}]);
+    items.push(copy);
+    let bytes = serde_json::to_vec(&dump).expect("JSON");
+    let expected = format!(
+        "error: stdin: the dump holds pod \"default/debug-shell\" twice (uids {first_uid} and re-created): write it with one `kubectl get nodes,pods -A -o json`"
+    );
+    fails(&["plan", "-f", "-"], Some(&bytes), 1, &expected);
+    fails(&["explain", "debug-shell", "-f", "-"], Some(&bytes), 1, &expected);
+}
+
+#[test]
+fn a_node_listed_twice_is_refused() {
+    let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
+    let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let items = dump["items"].as_array_mut().expect("items");
+    let node = items.iter().find(|i| i["kind"] == "Node").expect("a node").clone();
+    let name = node["metadata"]["name"].as_str().expect("a name").to_owned();
+    items.push(node);
+    let bytes = serde_json::to_vec(&dump).expect("JSON");
+    let expected = format!(
+        "error: stdin: the dump holds node \"{name}\" twice: write it with one `kubectl get nodes,pods -A -o json`"
+    );
+    fails(&["plan", "-f", "-"], Some(&bytes), 1, &expected);
+}
+
+#[test]
+fn pod_missing_from_the_namespace_says_where_it_is() {
+    // See: issue 12. The hint said `(default "default")` whatever the namespace came from.
+    let stderr = fails(
+        &["explain", "frontend-7d9c6b8f5-c6jfs", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"default/frontend-7d9c6b8f5-c6jfs\" not found in examples/incident.json",
+    );
+    assert_eq!(
+        stderr.lines().nth(1),
+        Some("hint: a pod \"frontend-7d9c6b8f5-c6jfs\" is in namespace \"web\": add -n web")
+    );
+    let stderr = fails(
+        &["explain", "ghost", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"default/ghost\" not found in examples/incident.json",
+    );
+    assert_eq!(stderr.lines().nth(1), Some("hint: without -n, the pod is looked up in namespace \"default\""));
+    let stderr = fails(
+        &["explain", "ghost", "-n", "web", "-f", INCIDENT],
+        None,
+        1,
+        "error: pod \"web/ghost\" not found in examples/incident.json",
+    );
+    assert_eq!(stderr.lines().nth(1), Some("hint: the pod is looked up in namespace \"web\", given with -n"));
+}
+
+#[test]
+fn removing_a_taint_the_node_does_not_have_warns() {
+    // See: issue 12. A what-if removal of a taint that is not there changed nothing, silently.
+    let now = "2026-01-01T00:00:00Z";
+    let result =
+        run(&["plan", "-f", INCIDENT, "--now", now, "worker-3", "--remove-taint", "example.com/gpu:NoExecute"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr,
+        "warning: --remove-taint example.com/gpu:NoExecute: node \"worker-3\" has no such taint\n"
+    );
+    let plain = run(&["plan", "-f", INCIDENT, "--now", now, "worker-3"], None);
+    assert_eq!(result.stdout, plain.stdout, "the plan is the one without the removal");
+    let matched = run(
+        &["plan", "-f", INCIDENT, "--now", now, "worker-3", "--remove-taint", "node.kubernetes.io/unreachable"],
+        None,
+    );
+    assert_eq!((matched.code, matched.stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn times_past_the_api_range_are_out_of_range_not_malformed() {
+    // See: issue 12. They were "not RFC 3339".
+    fails(
+        &["plan", "-f", INCIDENT, "--now", "9999-12-31T23:59:59Z"],
+        None,
+        2,
+        "error: invalid value '9999-12-31T23:59:59Z' for '--now <RFC3339>': out of range: the last time supported is 9999-12-30T22:00:00Z",
+    );
+    let dump = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"k","effect":"NoExecute","timeAdded":"10000-01-01T00:00:00Z"}]}}]}"#;
+    fails(
+        &["plan", "-f", "-"],
+        Some(dump),
+        1,
+        "error: stdin: item 0 (Node n): spec.taints[0].timeAdded: \"10000-01-01T00:00:00Z\" is out of range: the last time supported is 9999-12-30T22:00:00Z",
+    );
+}
+
+#[test]
+fn countdowns_use_one_letter_units() {
+    // See: issue 12. `1day 8h` beside `4m 30s`.
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-12-31T23:59:59Z", "worker-3"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(result.stdout.contains("overdue by 39d 14h 2m 49s"), "{}", result.stdout);
+    assert!(!result.stdout.contains("day") && !result.stdout.contains("month"), "{}", result.stdout);
+}

@@ -120,10 +120,12 @@ fn dry_run_decides_everything_and_writes_nothing() {
     server.add(pod("bare", "n1", None));
     let mut run = Running::start(&server, &["--dry-run"]);
     server.add(node("n1", &[taint(jiff::Timestamp::now())]));
-    let line = run.expect("the would-be deletion", deleted_line("bare"));
+    // A dry run says what it would do, never that it deleted (issue 12).
+    let line = run.expect("the would-be deletion", |l| l["type"] == "wouldDelete" && l["pod"]["name"] == "bare");
     assert_eq!(line["dryRun"], true);
     let (summary, code) = run.interrupt();
-    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
+    assert_eq!((code, summary["wouldDelete"].as_u64(), summary["dryRun"].as_bool()), (0, Some(1), Some(true)));
+    assert!(summary.get("deleted").is_none(), "{summary}");
     let writes: Vec<String> = server.requests().iter().filter(|r| r.method != "GET").map(ToString::to_string).collect();
     assert!(writes.is_empty(), "a dry run wrote: {writes:?}");
     assert!(server.object("Pod", "default", "bare").is_some());
@@ -285,29 +287,22 @@ fn outage_is_reported_once_and_interrupting_during_it_is_prompt_and_truthful() {
     }
     server.close_watches();
     // Both watches fail and keep retrying; each outage is reported once, not per retry.
-    run.expect("the nodes outage", |l| {
-        l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.starts_with("watch of nodes failed"))
-    });
-    run.expect("the pods outage", |l| {
-        l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.starts_with("watch of pods failed"))
-    });
+    let lost = |watch: &'static str| {
+        move |l: &Value| l["type"] == "connection" && l["watch"] == watch && l["connected"] == false
+    };
+    let nodes = run.expect("the nodes outage", lost("nodes"));
+    run.expect("the pods outage", lost("pods"));
+    // In an operator's words, not kube's `ServiceError: client error (Connect)` (issue 12).
+    let reason = nodes["reason"].as_str().unwrap_or_default();
+    assert!(!reason.is_empty() && !reason.contains("ServiceError") && !reason.contains("client error"), "{nodes}");
     let retries =
         server.wait_for("a few retries", WAIT, |r| r.iter().filter(|r| r.is_watch() || r.method == "GET").count() > 12);
     assert!(retries.len() > 12);
     let started = Instant::now();
     let (summary, code, lines) = run.interrupt_and_read();
     assert!(started.elapsed() < Duration::from_secs(10), "Ctrl-C during an outage exits promptly");
-    let reported = |what: &str| {
-        lines
-            .iter()
-            .filter(|l| l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.starts_with(what)))
-            .count()
-    };
-    assert_eq!(
-        (reported("watch of nodes failed"), reported("watch of pods failed")),
-        (1, 1),
-        "once each, not per retry"
-    );
+    let reported = |watch: &'static str| lines.iter().filter(|l| lost(watch)(l)).count();
+    assert_eq!((reported("nodes"), reported("pods")), (1, 1), "once each, not per retry");
     assert_eq!(code, 0);
     assert_eq!(summary["scheduled"][0]["pod"]["name"], "later", "the queue survived the outage: {summary}");
 }

@@ -1,13 +1,11 @@
 //! Gathering a snapshot and the evaluation instant for `plan` and `explain`: from a dump (`-f`) or
 //! from the live cluster.
 
-use std::io::Read;
-
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
-use crate::source::file;
+use crate::source::bounded::{self, ReadError};
 
 use super::InputArgs;
 
@@ -31,18 +29,22 @@ pub enum Want<'a> {
 /// the kubeconfig context's (live) or `default` (a dump).
 pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want) };
-    let (origin, bytes) = if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Error::ReadFailed { path: "stdin".into(), reason: e.to_string() })?;
-        ("stdin".to_owned(), bytes)
+    let origin = if path == "-" { "stdin" } else { path }.to_owned();
+    let read = if path == "-" {
+        bounded::read_stream(std::io::stdin().lock())
     } else {
-        let bytes = std::fs::read(path).map_err(|e| Error::ReadFailed { path: path.into(), reason: io_reason(&e) })?;
-        (path.to_owned(), bytes)
+        let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
+        let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
+        if metadata.is_dir() {
+            return Err(read_failed(&origin, &std::io::Error::from(std::io::ErrorKind::IsADirectory)));
+        }
+        // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
+        if metadata.is_file() { bounded::read_file(file, metadata.len()) } else { bounded::read_stream(file) }
     };
-    let snapshot = file::read(&bytes).map_err(|source| Error::BadDump { path: origin.clone(), source })?;
+    let snapshot = read.map_err(|e| match e {
+        ReadError::Io(e) => read_failed(&origin, &e),
+        ReadError::Dump(source) => Error::BadDump { path: origin.clone(), source },
+    })?;
     let namespace = match want {
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
@@ -65,13 +67,58 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
             Want::Nodes(selection) => {
                 (cluster::read_snapshot(&connection, selection).await?, connection.default_namespace.clone())
             }
-            Want::Pod(namespace, pod) => {
-                let namespace = namespace.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
-                (cluster::read_pod(&connection, &namespace, pod).await?, namespace)
+            Want::Pod(given, pod) => {
+                let namespace = given.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
+                match cluster::read_pod(&connection, &namespace, pod).await {
+                    Ok(snapshot) => (snapshot, namespace),
+                    Err(error @ cluster::ClusterError::PodNotFound(_)) => {
+                        let elsewhere = cluster::snapshot::namespaces_with_pod(&connection, pod).await;
+                        let source = if given.is_some() { Source::Flag } else { Source::Context };
+                        let hint = pod_hint(pod, &namespace, source, &elsewhere);
+                        return Err(Error::Hinted { error: Box::new(error.into()), hint });
+                    }
+                    Err(error) => return Err(error.into()),
+                }
             }
         };
         Ok((Loaded { snapshot, origin: connection.server.clone() }, namespace))
     })
+}
+
+fn read_failed(path: &str, e: &std::io::Error) -> Error {
+    Error::ReadFailed { path: path.to_owned(), reason: io_reason(e) }
+}
+
+/// Where the namespace `explain` looks in came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `-n`.
+    Flag,
+    /// The kubeconfig context.
+    Context,
+    /// The default for a dump, `default`.
+    Dump,
+}
+
+/// What to say when pod `name` is not in `namespace`: where else it is (`elsewhere`, the other
+/// namespaces that hold a pod of that name), or where it was looked for and why there.
+#[must_use]
+pub fn pod_hint(name: &str, namespace: &str, source: Source, elsewhere: &[String]) -> String {
+    let others: Vec<&String> = elsewhere.iter().filter(|n| *n != namespace).collect();
+    match others.as_slice() {
+        [] => match source {
+            Source::Flag => format!("the pod is looked up in namespace \"{namespace}\", given with -n"),
+            Source::Context => {
+                format!("without -n, the pod is looked up in the kubeconfig context's namespace (\"{namespace}\")")
+            }
+            Source::Dump => format!("without -n, the pod is looked up in namespace \"{namespace}\""),
+        },
+        [one] => format!("a pod \"{name}\" is in namespace \"{one}\": add -n {one}"),
+        many => {
+            let listed: Vec<String> = many.iter().map(|n| format!("\"{n}\"")).collect();
+            format!("pods named \"{name}\" are in namespaces {}: add -n with one of them", listed.join(", "))
+        }
+    }
 }
 
 /// The OS error without Rust's `(os error 2)` suffix, lowercase as the rest of our messages.

@@ -117,7 +117,10 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use.
     #[arg(long, value_name = "NAME", help_heading = "Cluster")]
     pub context: Option<String>,
-    /// The most one API request may take (`5s`, `1m`); 0 or unset waits as long as it takes.
+    /// The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes.
+    ///
+    /// Bounds connecting and each read of `plan` and `explain`, and connecting and the start-up
+    /// reads of `run` (its watches are long by design and reconnect on their own).
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Cluster")]
     pub request_timeout: Option<std::time::Duration>,
     /// Do not verify the server's TLS certificate (insecure: anyone on the path can read and change
@@ -126,6 +129,10 @@ pub struct ClusterArgs {
     pub insecure_skip_tls_verify: bool,
 }
 
+/// `--request-timeout` when not given (kubectl waits forever by default; a command that may be run
+/// during an incident should not).
+pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl ClusterArgs {
     /// The connection options these flags describe.
     #[must_use]
@@ -133,7 +140,12 @@ impl ClusterArgs {
         crate::cluster::ConnectOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.clone(),
-            request_timeout: self.request_timeout.filter(|d| !d.is_zero()),
+            // A server that accepts and never answers must not hang a command: a default, `0` for none.
+            request_timeout: match self.request_timeout {
+                None => Some(DEFAULT_REQUEST_TIMEOUT),
+                Some(limit) if limit.is_zero() => None,
+                Some(limit) => Some(limit),
+            },
             insecure_skip_tls_verify: self.insecure_skip_tls_verify,
         }
     }
@@ -151,7 +163,7 @@ impl InputArgs {
 #[derive(Args, Debug, Clone)]
 pub struct PlanArgs {
     /// Nodes to plan for (default: every node with a NoExecute taint).
-    #[arg(value_name = "NODE")]
+    #[arg(value_name = "NODE", value_parser = parse_node_name)]
     pub nodes: Vec<String>,
     /// Select nodes by label (`zone=a,!gpu`).
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
@@ -159,7 +171,7 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Only show pods of this namespace.
-    #[arg(short = 'n', long, value_name = "NAMESPACE", help_heading = "Output")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "Output")]
     pub namespace: Option<String>,
     /// Show pods of all namespaces (the default: a node's pods span namespaces).
     #[arg(short = 'A', long, conflicts_with = "namespace", help_heading = "Output")]
@@ -186,10 +198,10 @@ pub enum ExplainFormat {
 #[derive(Args, Debug, Clone)]
 pub struct ExplainArgs {
     /// The pod.
-    #[arg(value_name = "POD")]
+    #[arg(value_name = "POD", value_parser = parse_pod_name)]
     pub pod: String,
     /// The pod's namespace (default: the kubeconfig context's, or "default" for a dump).
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace)]
     pub namespace: Option<String>,
     #[command(flatten)]
     pub input: InputArgs,
@@ -211,7 +223,7 @@ pub enum RunFormat {
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Only enforce on these nodes (default: every node).
-    #[arg(value_name = "NODE")]
+    #[arg(value_name = "NODE", value_parser = parse_node_name)]
     pub nodes: Vec<String>,
     /// Only enforce on nodes matching this label selector.
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
@@ -261,10 +273,10 @@ pub struct ElectionArgs {
     #[arg(long, help_heading = "In-cluster")]
     pub leader_elect: bool,
     /// The Lease's name.
-    #[arg(long, value_name = "NAME", default_value = "kubectl-taint-evict", help_heading = "In-cluster")]
+    #[arg(long, value_name = "NAME", default_value = "kubectl-taint-evict", value_parser = parse_lease_name, help_heading = "In-cluster")]
     pub leader_elect_lease_name: String,
     /// The Lease's namespace (default: the kubeconfig context's, or the pod's in a cluster).
-    #[arg(long, value_name = "NAMESPACE", help_heading = "In-cluster")]
+    #[arg(long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "In-cluster")]
     pub leader_elect_namespace: Option<String>,
     /// How long a leader's claim lasts without renewal; others wait this long before taking over.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_timeout, help_heading = "In-cluster")]
@@ -298,8 +310,57 @@ impl ElectionArgs {
 
 /// Parses `--now`.
 pub fn parse_now(text: &str) -> Result<Timestamp, String> {
-    crate::source::file::parse_time(text)
-        .ok_or_else(|| "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned())
+    crate::source::file::parse_time(text).ok_or_else(|| match crate::source::file::time_error(text) {
+        range if range.starts_with("out of range") => range,
+        _ => "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned(),
+    })
+}
+
+/// Whether `name` is a lowercase RFC 1123 DNS label (`max` 63) or subdomain (`max` 253, dots
+/// between labels), as the API server checks object names.
+fn is_rfc1123(name: &str, subdomain: bool) -> bool {
+    let max = if subdomain { 253 } else { 63 };
+    let label = |part: &str| {
+        let bytes = part.as_bytes();
+        !bytes.is_empty()
+            && bytes.len() <= 63
+            && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            && bytes.first() != Some(&b'-')
+            && bytes.last() != Some(&b'-')
+    };
+    name.len() <= max && if subdomain { name.split('.').all(label) } else { label(name) }
+}
+
+/// The rule an object name breaks, in the API server's words.
+fn check_name(name: &str, what: &str, subdomain: bool) -> Result<String, String> {
+    if is_rfc1123(name, subdomain) {
+        return Ok(name.to_owned());
+    }
+    let (rule, max) = if subdomain {
+        ("lowercase letters, digits, '-' and '.', starting and ending with a letter or digit", 253)
+    } else {
+        ("lowercase letters, digits and '-', starting and ending with a letter or digit", 63)
+    };
+    Err(format!("{name:?} is not a valid {what} name: at most {max} characters, {rule} (RFC 1123)"))
+}
+
+/// Parses a node name (an RFC 1123 subdomain, as the API server requires).
+pub fn parse_node_name(text: &str) -> Result<String, String> {
+    check_name(text, "node", true)
+}
+
+/// Parses a pod name (an RFC 1123 subdomain).
+pub fn parse_pod_name(text: &str) -> Result<String, String> {
+    check_name(text, "pod", true)
+}
+
+/// Parses a namespace (an RFC 1123 label).
+pub fn parse_namespace(text: &str) -> Result<String, String> {
+    check_name(text, "namespace", false)
+}
+
+fn parse_lease_name(text: &str) -> Result<String, String> {
+    check_name(text, "Lease", true)
 }
 
 fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
@@ -449,6 +510,17 @@ mod tests {
         assert_eq!(args.input.file.as_deref(), Some("-"));
         assert_eq!(args.namespace.as_deref(), Some("web"));
         assert_eq!(args.input.what_if().len(), 1);
+    }
+
+    #[test]
+    fn requests_time_out_after_30s_unless_told_otherwise() {
+        let parse = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
+            Command::Plan(plan) => plan.input.cluster.options().request_timeout,
+            _ => unreachable!("plan"),
+        };
+        assert_eq!(parse(&["k", "plan"]), Some(std::time::Duration::from_secs(30)));
+        assert_eq!(parse(&["k", "plan", "--request-timeout", "0"]), None);
+        assert_eq!(parse(&["k", "plan", "--request-timeout", "5s"]), Some(std::time::Duration::from_secs(5)));
     }
 
     #[test]

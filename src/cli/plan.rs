@@ -1,16 +1,19 @@
 //! `plan` and `explain`: snapshot → replay → output.
 
+use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
-use crate::engine::replay::{Snapshot, replay};
+use crate::engine::model::Taint;
+use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{Explanation, render_json, render_text};
+use crate::output::human::printable;
 use crate::output::render_plan;
 use crate::selector::Selector;
 
-use super::input::{Want, load, now};
+use super::input::{Source, Want, load, now, pod_hint};
 use super::{ExplainArgs, ExplainFormat, PlanArgs};
 use crate::cluster::NodeSelection;
 
@@ -42,8 +45,67 @@ fn select(snapshot: &Snapshot, names: &[String], selector: Option<&Selector>, or
     Ok(selected)
 }
 
+/// Refuses a dump that holds one node or pod twice (two dumps concatenated, a pod re-created between
+/// two `kubectl get`): the engine keys pods by namespace and name, as upstream does, so one of the
+/// two would be reported with the other's deadline.
+fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
+    let mut nodes = HashSet::with_capacity(snapshot.nodes.len());
+    if let Some(node) = snapshot.nodes.iter().find(|n| !nodes.insert(&n.name)) {
+        return Err(Error::Duplicate {
+            path: origin.to_owned(),
+            object: format!("node \"{}\"", node.name),
+            uids: None,
+        });
+    }
+    let pods = &snapshot.pods;
+    // kubectl lists pods sorted by namespace and name: usually one comparison per pod.
+    if pods.windows(2).all(|pair| pair[0].pod.key < pair[1].pod.key) {
+        return Ok(());
+    }
+    let mut seen = HashMap::with_capacity(pods.len());
+    for pod in pods {
+        if let Some(uid) = seen.insert(&pod.pod.key, &pod.pod.uid) {
+            let object = format!("pod \"{}\"", pod.pod.key);
+            return Err(Error::Duplicate {
+                path: origin.to_owned(),
+                object,
+                uids: Some((uid.to_string(), pod.pod.uid.to_string())),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One warning per selected node a `--remove-taint` matches no taint of (`kubectl taint` fails with
+/// `taint "KEY" not found`; a what-if goes on, but says so).
+fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for change in what_if {
+        let WhatIf::RemoveTaint { key, effect } = change else { continue };
+        let matches = |t: &Taint| t.key == *key && effect.as_ref().is_none_or(|e| *e == t.effect);
+        let added = what_if.iter().any(|w| matches!(w, WhatIf::Taint(t) if matches(t)));
+        for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
+            if !added && !node.taints.iter().any(matches) {
+                let spec = effect.as_ref().map_or_else(|| key.clone(), |e| format!("{key}:{e}"));
+                warnings.push(format!("--remove-taint {spec}: node \"{}\" has no such taint", node.name));
+            }
+        }
+    }
+    warnings
+}
+
+/// `names` without repeats, in their first order.
+fn unique(names: &[String]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    names.iter().filter(|name| seen.insert(name.as_str())).cloned().collect()
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanArgs) -> Result<()> {
+    let mut args = args.clone();
+    // `plan worker-4 worker-4` shows worker-4 once.
+    args.nodes = unique(&args.nodes);
+    let args = &args;
     let what_if = args.input.what_if();
     if !what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
         return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
@@ -54,7 +116,25 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
         (None, true) => NodeSelection::Tainted,
     };
     let (loaded, _) = load(&args.input, Want::Nodes(&selection))?;
+    let from_dump = args.input.file.is_some();
+    if from_dump && loaded.snapshot.nodes.is_empty() {
+        return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
+    }
+    if from_dump {
+        check_unique(&loaded.snapshot, &loaded.origin)?;
+    }
     let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &loaded.origin)?;
+    if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
+        return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: loaded.origin });
+    }
+    // A tainted node without pods is a real answer, but a dump without a single pod is one written
+    // without `pods`: "No pods." would be a false all-clear.
+    if from_dump && !selected.is_empty() && loaded.snapshot.pods.is_empty() {
+        return Err(Error::IncompleteDump { path: loaded.origin, kind: "Pod" });
+    }
+    for warning in unmatched_removals(&loaded.snapshot, &selected, &what_if) {
+        eprintln!("warning: {}", printable(&warning));
+    }
     let mut plan = replay(&loaded.snapshot, &selected, &what_if, now(&args.input));
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
@@ -70,13 +150,27 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainArgs) -> Result<()> {
     let (loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod))?;
+    if args.input.file.is_some() {
+        check_unique(&loaded.snapshot, &loaded.origin)?;
+    }
     let snapshot = &loaded.snapshot;
     let pod_name = format!("{namespace}/{}", args.pod);
-    let pod = snapshot
-        .pods
-        .iter()
-        .find(|p| p.pod.key.namespace() == namespace && p.pod.key.name() == args.pod)
-        .ok_or_else(|| Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() })?;
+    let pod =
+        snapshot.pods.iter().find(|p| p.pod.key.namespace() == namespace && p.pod.key.name() == args.pod).ok_or_else(
+            || {
+                let mut elsewhere: Vec<String> = snapshot
+                    .pods
+                    .iter()
+                    .filter(|p| p.pod.key.name() == args.pod)
+                    .map(|p| p.pod.key.namespace().to_owned())
+                    .collect();
+                elsewhere.sort();
+                elsewhere.dedup();
+                let source = if args.namespace.is_some() { Source::Flag } else { Source::Dump };
+                let error = Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() };
+                Error::Hinted { error: Box::new(error), hint: pod_hint(&args.pod, &namespace, source, &elsewhere) }
+            },
+        )?;
     let node_name = pod.pod.node.clone().ok_or_else(|| Error::PodUnbound(pod_name.clone()))?;
     let node = snapshot
         .nodes

@@ -191,10 +191,14 @@ async fn enforce(args: &RunArgs) -> Result<()> {
             .map_err(|e| Error::Listen { address: address.to_string(), reason: e.to_string() })?;
     }
     let connection = cluster::connect(&args.cluster.options()).await?;
+    let stdout_is_tty = std::io::stdout().is_terminal();
+    if std::io::stderr().is_terminal() {
+        // Nothing else is printed until the server answers (or --request-timeout runs out).
+        eprintln!("connecting to {}…", crate::output::human::printable(&connection.server));
+    }
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection).await?;
     let clock = Clock::system();
-    let stdout_is_tty = std::io::stdout().is_terminal();
     let printing = match (args.log_format, args.output) {
         (Some(format), _) => Printing::Log(format),
         (None, Some(RunFormat::Json)) => Printing::Json,

@@ -86,6 +86,34 @@ pub enum ClusterError {
     /// The pod named for `explain` does not exist.
     #[error("pod \"{0}\" not found")]
     PodNotFound(String),
+    /// The server answered, but not as a Kubernetes API server does: an error without a `Status`
+    /// (a web server's HTML page), or a body that is not JSON.
+    #[error("{server} did not answer like a Kubernetes API server: {verb} {resource} got {what}")]
+    NotAnApiServer {
+        /// The URL.
+        server: String,
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+        /// What came back instead (`HTTP 404 without a Kubernetes Status`).
+        what: String,
+    },
+    /// An `https://` URL whose port speaks plain HTTP.
+    #[error("{server} answered in plain HTTP, not HTTPS")]
+    PlainHttp {
+        /// The URL.
+        server: String,
+    },
+    /// A name that cannot be put in a request path. Names from the command line are checked before
+    /// (exit 2), so this one came from the kubeconfig or from the server (a pod's `spec.nodeName`).
+    #[error("cannot get {kind} {name:?}: not a valid object name")]
+    InvalidName {
+        /// `Node`, `Pod`, `Lease`.
+        kind: String,
+        /// The name, as found.
+        name: String,
+    },
     /// Any other answer the API server gave.
     #[error("{verb} {resource} failed: {message} ({code})")]
     ApiFailed {
@@ -143,8 +171,19 @@ impl ClusterError {
             Self::NodeNotFound(_) => {
                 "kubectl get nodes lists the nodes; without NODE, plan shows every tainted node".into()
             }
-            Self::PodNotFound(_) => "the pod is looked up in the namespace given with -n (default \"default\")".into(),
-            Self::ApiFailed { .. } | Self::Decode { .. } => return None,
+            Self::PodNotFound(_) => "the pod is looked up in the namespace given with -n".into(),
+            Self::NotAnApiServer { .. } => {
+                "check the server URL of the kubeconfig's cluster (kubectl config view --minify): it must be the \
+                 API server's (https://HOST:6443 and the like), not a web page or a proxy in front of something else"
+                    .into()
+            }
+            Self::PlainHttp { server } => {
+                format!(
+                    "write the URL as {} in the kubeconfig, or point it at the TLS port",
+                    server.replacen("https://", "http://", 1)
+                )
+            }
+            Self::ApiFailed { .. } | Self::Decode { .. } | Self::InvalidName { .. } => return None,
         })
     }
 
@@ -154,6 +193,16 @@ impl ClusterError {
         let server = server.to_owned();
         let resource = resource.to_owned();
         match error {
+            // kube makes a Status up for an error body that is not one (reason "Failed to parse error
+            // data"); any JSON object reads as a Status, but the API server's always says `status`.
+            kube::Error::Api(status) if status.reason == "Failed to parse error data" || status.status.is_none() => {
+                Self::NotAnApiServer {
+                    server,
+                    verb,
+                    resource,
+                    what: format!("HTTP {} without a Kubernetes Status", status.code),
+                }
+            }
             kube::Error::Api(status) => match status.code {
                 401 => Self::Unauthorized { server, verb, resource },
                 403 => Self::Forbidden { verb, resource, message: status.message },
@@ -169,6 +218,10 @@ impl ClusterError {
                 }
                 let reason = root_cause(&other);
                 let lower = reason.to_lowercase();
+                // rustls reading an HTTP answer where a TLS record should be.
+                if lower.contains("invalidcontenttype") && server.starts_with("https://") {
+                    return Self::PlainHttp { server };
+                }
                 if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake") {
                     Self::Tls { server, reason }
                 } else {

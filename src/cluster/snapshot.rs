@@ -50,7 +50,7 @@ impl Connection {
                 server: self.server.clone(),
                 verb,
                 resource: resource.to_owned(),
-                after: humantime::format_duration(limit).to_string(),
+                after: crate::output::human::std_duration(limit),
             })?,
             None => call.await,
         };
@@ -63,9 +63,15 @@ impl Connection {
             ReadFrom::Cache => GetParams::any(),
             ReadFrom::Quorum => GetParams::default(),
         };
-        let request = Request::new(path).get(name, &params).expect("a valid GET request");
+        // An empty name, or one a URL path cannot hold, fails here: kube checks the first, `http` the
+        // second (a namespace from the kubeconfig, a node name from the server).
+        let request = Request::new(path)
+            .get(name, &params)
+            .map_err(|_| ClusterError::InvalidName { kind: kind.to_owned(), name: name.to_owned() })?;
         match self.send(request, "get", resource).await {
-            Ok(body) => read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode(resource, &e)),
+            Ok(body) => {
+                read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode("get", resource, &body, &e))
+            }
             Err(ClusterError::ApiFailed { code: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
@@ -81,10 +87,13 @@ impl Connection {
             ReadFrom::Quorum => params.limit(PAGE_SIZE),
         };
         loop {
+            // Cannot fail: the paths are constants, and kube only rejects a version match without a
+            // resourceVersion or an Exact match at "0"; these parameters set none or NotOlderThan at "0"
+            // (selectors and tokens are URL-encoded).
             let request = Request::new(path).list(&params).expect("a valid LIST request");
             let body = self.send(request, "list", resource).await?;
             let Page { snapshot: page, continue_token } =
-                read_page(body.as_bytes(), kind).map_err(|e| self.decode(resource, &e))?;
+                read_page(body.as_bytes(), kind).map_err(|e| self.decode("list", resource, &body, &e))?;
             snapshot.merge(page);
             match continue_token {
                 Some(token) => params = params.continue_token(&token),
@@ -93,7 +102,23 @@ impl Connection {
         }
     }
 
-    fn decode(&self, resource: &str, error: &crate::source::file::DumpError) -> ClusterError {
+    /// The error for an answer that did not read: not an API server's when it is not a JSON object
+    /// (a web server's page), else a field of the wrong shape.
+    fn decode(
+        &self,
+        verb: &'static str,
+        resource: &str,
+        body: &str,
+        error: &crate::source::file::DumpError,
+    ) -> ClusterError {
+        if !body.trim_start().starts_with('{') {
+            return ClusterError::NotAnApiServer {
+                server: self.server.clone(),
+                verb,
+                resource: resource.to_owned(),
+                what: "an answer that is not JSON".into(),
+            };
+        }
         ClusterError::Decode { server: self.server.clone(), resource: resource.to_owned(), reason: error.to_string() }
     }
 
@@ -186,6 +211,19 @@ pub async fn read_pod(connection: &Connection, namespace: &str, name: &str) -> R
         snapshot.merge(lease);
     }
     Ok(snapshot)
+}
+
+/// The namespaces that hold a pod named `name`, sorted (for `explain` to say where a pod it did not
+/// find is); empty when there are none or they cannot be listed.
+pub async fn namespaces_with_pod(connection: &Connection, name: &str) -> Vec<String> {
+    let params = ListParams::default().fields(&format!("metadata.name={name}"));
+    let Ok(found) = connection.list("/api/v1/pods", params, "Pod", "pods at the cluster scope").await else {
+        return Vec::new();
+    };
+    let mut namespaces: Vec<String> = found.pods.iter().map(|p| p.pod.key.namespace().to_owned()).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    namespaces
 }
 
 /// The controller manager Lease's `acquireTime`, when readable: `run`'s start-up replay uses it as

@@ -82,7 +82,8 @@ fn backoff() -> ResetTimerBackoff<WatchBackoff> {
 /// Reports a watch outage once, and its end once (not a line per retry).
 struct Health {
     what: &'static str,
-    failing: bool,
+    /// Since when the watch has been failing.
+    failing: Option<crate::engine::time::Timestamp>,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
     metrics: Arc<Metrics>,
@@ -91,19 +92,39 @@ struct Health {
 impl Health {
     fn failed(&mut self, error: &watcher::Error) {
         self.metrics.watch_restarted(self.what);
-        if !self.failing {
-            self.failing = true;
-            let message = format!("watch of {} failed, retrying with backoff: {error}", self.what);
-            let _ = self.report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
+        if self.failing.is_none() {
+            let now = self.clock.now();
+            self.failing = Some(now);
+            let event = RunEvent::Connection {
+                watch: self.what.to_owned(),
+                connected: false,
+                reason: Some(watch_reason(error)),
+                since: now,
+            };
+            let _ = self.report.send(Report { at: now, event });
         }
     }
 
     fn ok(&mut self) {
-        if self.failing {
-            self.failing = false;
-            let message = format!("watch of {} recovered", self.what);
-            let _ = self.report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
+        if let Some(since) = self.failing.take() {
+            let event = RunEvent::Connection { watch: self.what.to_owned(), connected: true, reason: None, since };
+            let _ = self.report.send(Report { at: self.clock.now(), event });
         }
+    }
+}
+
+/// Why a watch failed, in an operator's words: the server's message, or the network's innermost
+/// cause (`connection refused`), not kube's `ServiceError: client error (Connect)`.
+fn watch_reason(error: &watcher::Error) -> String {
+    let kube = match error {
+        watcher::Error::InitialListFailed(e) | watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
+            e
+        }
+        other => return super::error::root_cause(other),
+    };
+    match kube {
+        kube::Error::Api(status) if !status.message.is_empty() => format!("{} ({})", status.message, status.code),
+        other => super::error::root_cause(other),
     }
 }
 
@@ -184,7 +205,7 @@ pub fn spawn(
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
     };
-    let health = Health { what: "nodes", failing: false, report: report.clone(), clock, metrics: metrics.clone() };
+    let health = Health { what: "nodes", failing: None, report: report.clone(), clock, metrics: metrics.clone() };
     tokio::spawn(forward(nodes, adapter, health, node_tx));
 
     let pods =
@@ -196,7 +217,7 @@ pub fn spawn(
         listed: PodChange::Listed,
         applied: PodChange::Applied,
     };
-    let health = Health { what: "pods", failing: false, report, clock, metrics };
+    let health = Health { what: "pods", failing: None, report, clock, metrics };
     tokio::spawn(forward(pods, adapter, health, pod_tx));
     (node_rx, pod_rx)
 }

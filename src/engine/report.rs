@@ -81,6 +81,18 @@ pub enum RunEvent {
         /// When the next attempt is made.
         retry_at: Timestamp,
     },
+    /// A watch lost its connection to the API server, or got it back (reported once each way, not
+    /// per retry).
+    Connection {
+        /// What is watched: `nodes` or `pods`.
+        watch: String,
+        /// Whether it is connected now.
+        connected: bool,
+        /// Why it was lost, in words (`connection refused`); `None` when it is back.
+        reason: Option<String>,
+        /// When it was lost.
+        since: Timestamp,
+    },
     /// Something the operator should know that is not about one pod.
     Warning {
         /// One line.
@@ -136,6 +148,8 @@ impl LeaderState {
 pub struct Summary {
     /// Pods deleted (or, in a dry run, that would have been).
     pub deleted: usize,
+    /// Whether this was a dry run: nothing was deleted, `deleted` counts what would have been.
+    pub dry_run: bool,
     /// Deletions that found the pod already gone or replaced.
     pub gone: usize,
     /// Pending deletions cancelled.

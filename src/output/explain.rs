@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::human::{countdown, rfc3339};
+use super::human::{countdown, printable_display as shown, rfc3339};
 use super::json::{API_VERSION, TaintDoc, basis_name, verdict_name};
 use crate::engine::explain::TaintMatch;
 use crate::engine::model::{NodeName, Toleration};
@@ -43,7 +43,7 @@ fn mismatch_text(why: &Mismatch) -> &'static str {
 /// Writes the explanation as text.
 pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     let plan = e.plan;
-    writeln!(out, "Pod {} (uid {}) on node {}", plan.key, plan.uid, e.node)?;
+    writeln!(out, "Pod {} (uid {}) on node {}", shown(&plan.key), shown(&plan.uid), shown(e.node))?;
     let deadline =
         plan.evict_at.map_or_else(String::new, |at| format!(" {} ({})", rfc3339(at), countdown(Some(at), e.now)));
     writeln!(out, "Verdict: {}{deadline}", verdict_name(plan.verdict))?;
@@ -55,22 +55,22 @@ pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
     }
     writeln!(out)?;
     if e.matches.is_empty() {
-        writeln!(out, "Node {} has no NoExecute taints at {}.", e.node, rfc3339(e.now))?;
+        writeln!(out, "Node {} has no NoExecute taints at {}.", shown(e.node), rfc3339(e.now))?;
     } else {
         writeln!(
             out,
             "NoExecute taints of {} at {}, in node order (the first matching toleration is used):",
-            e.node,
+            shown(e.node),
             rfc3339(e.now)
         )?;
     }
     for (n, m) in e.matches.iter().enumerate() {
-        writeln!(out, "  {}. {}", n + 1, m.taint)?;
+        writeln!(out, "  {}. {}", n + 1, shown(&m.taint))?;
         for (i, why) in &m.rejected {
-            writeln!(out, "       tolerations[{i}] {}: {}", e.tolerations[*i], mismatch_text(why))?;
+            writeln!(out, "       tolerations[{i}] {}: {}", shown(&e.tolerations[*i]), mismatch_text(why))?;
         }
         match m.used {
-            Some(i) => writeln!(out, "     used: tolerations[{i}] {}", e.tolerations[i])?,
+            Some(i) => writeln!(out, "     used: tolerations[{i}] {}", shown(&e.tolerations[i]))?,
             None => writeln!(out, "     untolerated: no toleration matches")?,
         }
     }

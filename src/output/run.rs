@@ -8,7 +8,7 @@ use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
 use super::ColorMode;
-use super::human::{countdown, duration, rfc3339, rfc3339_seconds};
+use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
 use crate::engine::report::{LeaderState, Report, RunEvent, Summary};
@@ -28,6 +28,11 @@ fn work_json(object: &mut Value, work: &Work) {
             object["tolerationSeconds"] = json!(seconds);
         }
     }
+}
+
+/// `deleted`, or `wouldDelete` in a dry run: a dry run never says it deleted.
+fn deleted_key(dry_run: bool) -> &'static str {
+    if dry_run { "wouldDelete" } else { "deleted" }
 }
 
 fn cause_text(work: &Work) -> String {
@@ -62,7 +67,8 @@ pub fn to_json(report: &Report) -> Value {
             o
         }
         RunEvent::Deleted { pod, work, dry_run } => {
-            let mut o = json!({"type": "deleted", "pod": pod_json(pod), "dryRun": dry_run,
+            let kind = if *dry_run { "wouldDelete" } else { "deleted" };
+            let mut o = json!({"type": kind, "pod": pod_json(pod), "dryRun": dry_run,
                 "lateSeconds": report.at.nanos_since(work.fire) as f64 / 1e9});
             work_json(&mut o, work);
             o
@@ -70,11 +76,14 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Gone { pod, reason } => json!({"type": "gone", "pod": pod_json(pod), "message": reason}),
         RunEvent::Failed { pod, reason, attempt, retry_at } => json!({"type": "failed", "pod": pod_json(pod),
             "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
+        RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
+            "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
         RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
         RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
             "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
         RunEvent::Stopping { in_flight } => json!({"type": "stopping", "inFlight": in_flight}),
-        RunEvent::Summary(summary) => json!({"type": "summary", "deleted": summary.deleted, "gone": summary.gone,
+        RunEvent::Summary(summary) => json!({"type": "summary", deleted_key(summary.dry_run): summary.deleted,
+            "dryRun": summary.dry_run, "gone": summary.gone,
             "cancelled": summary.cancelled,
             "failed": summary.failed.iter().map(|(p, r)| json!({"pod": pod_json(p), "message": r})).collect::<Vec<_>>(),
             "scheduled": summary.scheduled.iter().map(|(p, at)| json!({"pod": pod_json(p), "evictAt": rfc3339(*at)})).collect::<Vec<_>>()}),
@@ -102,7 +111,7 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
         return write_summary(summary, out);
     }
     let (kind, text) = describe(report, color);
-    writeln!(out, "{}  {kind:<9} {text}", rfc3339_seconds(report.at))
+    writeln!(out, "{}  {kind:<9} {}", rfc3339_seconds(report.at), printable(&text))
 }
 
 /// How much an event matters, as a log level.
@@ -110,6 +119,7 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
 pub fn level(event: &RunEvent) -> &'static str {
     match event {
         RunEvent::Failed { .. } | RunEvent::Warning { .. } => "warning",
+        RunEvent::Connection { connected: false, .. } => "warning",
         RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
         _ => "info",
     }
@@ -129,7 +139,7 @@ pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Resul
     }
     let at = report.at.as_nanos();
     let millis = rfc3339(Timestamp::from_nanos(at - at.rem_euclid(1_000_000)));
-    writeln!(out, "{millis} {:<7} {kind:<9} {text}", level.to_uppercase())
+    writeln!(out, "{millis} {:<7} {kind:<9} {}", level.to_uppercase(), printable(&text))
 }
 
 /// The event's one-word kind and its line of text (the summary in one line).
@@ -187,6 +197,21 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
             paint("failed", color, |t| t.red().to_string()),
             format!("{}: attempt {attempt}: {reason}; retrying at {}", pod.key, rfc3339_seconds(*retry_at)),
         ),
+        RunEvent::Connection { watch, connected: false, reason, .. } => (
+            paint("lost", color, |t| t.yellow().bold().to_string()),
+            format!(
+                "the watch of {watch} lost the API server: {}; reconnecting with backoff, no decision on {watch} \
+                 changes until it is back",
+                reason.as_deref().unwrap_or("no reason given")
+            ),
+        ),
+        RunEvent::Connection { watch, connected: true, since, .. } => {
+            let out_for = duration(report.at.nanos_since(*since).max(0).unsigned_abs());
+            (
+                "reconnected".into(),
+                format!("the watch of {watch} is back (disconnected since {}, {out_for})", rfc3339_seconds(*since)),
+            )
+        }
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
         RunEvent::Leadership { state, lease, identity, holder, reason } => {
             let text = match (state, holder, reason) {
@@ -218,8 +243,9 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
 
 fn summary_line(summary: &Summary) -> String {
     format!(
-        "{} deleted, {} already gone, {} cancelled, {} failing, {} still scheduled",
+        "{} {}, {} already gone, {} cancelled, {} failing, {} still scheduled",
         summary.deleted,
+        if summary.dry_run { "would be deleted" } else { "deleted" },
         summary.gone,
         summary.cancelled,
         summary.failed.len(),
@@ -230,10 +256,10 @@ fn summary_line(summary: &Summary) -> String {
 fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "summary: {}", summary_line(summary))?;
     for (pod, reason) in &summary.failed {
-        writeln!(out, "  failing: {} on {}: {reason}", pod.key, pod.node)?;
+        writeln!(out, "  failing: {} on {}: {}", shown(&pod.key), shown(&pod.node), printable(reason))?;
     }
     for (pod, at) in &summary.scheduled {
-        writeln!(out, "  scheduled: {} on {} at {}", pod.key, pod.node, rfc3339_seconds(*at))?;
+        writeln!(out, "  scheduled: {} on {} at {}", shown(&pod.key), shown(&pod.node), rfc3339_seconds(*at))?;
     }
     Ok(())
 }
@@ -243,6 +269,11 @@ fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
 pub struct LiveView {
     scheduled: BTreeMap<PodKey, (Timestamp, String)>,
     deleted: usize,
+    dry_run: bool,
+    /// Whether the initial lists are in.
+    synced: bool,
+    /// The watches that lost the API server, and since when.
+    disconnected: BTreeMap<String, Timestamp>,
 }
 
 /// How many upcoming deletions the live view lists.
@@ -258,6 +289,14 @@ impl LiveView {
             RunEvent::Cancelled { pod, .. } | RunEvent::Evicting { pod, .. } => {
                 self.scheduled.remove(&pod.key);
             }
+            RunEvent::Started { dry_run, .. } => self.dry_run = *dry_run,
+            RunEvent::Synced { .. } => self.synced = true,
+            RunEvent::Connection { watch, connected: false, since, .. } => {
+                self.disconnected.insert(watch.clone(), *since);
+            }
+            RunEvent::Connection { watch, connected: true, .. } => {
+                self.disconnected.remove(watch);
+            }
             RunEvent::Deleted { .. } => self.deleted += 1,
             // Another instance decides now; the next term schedules anew.
             RunEvent::Leadership { state: LeaderState::Lost, .. } => self.scheduled.clear(),
@@ -271,10 +310,27 @@ impl LiveView {
         let mut next: Vec<(&Timestamp, &PodKey, &String)> =
             self.scheduled.iter().map(|(key, (at, node))| (at, key, node)).collect();
         next.sort();
-        let heading = format!("── {} scheduled, {} deleted ──", self.scheduled.len(), self.deleted);
+        let deleted = if self.dry_run { "would be deleted" } else { "deleted" };
+        let counts = format!("{} scheduled, {} {deleted}", self.scheduled.len(), self.deleted);
+        // The connection comes first when it is not as it should be: a quiet view may be a lost one.
+        let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
+            Some((watch, since)) => Some(format!("disconnected since {} ({watch})", rfc3339_seconds(*since))),
+            None if !self.synced => Some("connecting: waiting for the first lists".to_owned()),
+            None => None,
+        };
+        let heading = match state {
+            Some(state) => format!("── {state} · {counts} ──"),
+            None => format!("── {counts} ──"),
+        };
         let mut lines = vec![paint(&heading, color, |t| t.dimmed().to_string())];
         for (at, key, node) in next.iter().take(LIVE_ROWS) {
-            lines.push(format!("  {:<18} {}  {key} on {node}", countdown(Some(**at), now), rfc3339_seconds(**at)));
+            lines.push(format!(
+                "  {:<18} {}  {} on {}",
+                countdown(Some(**at), now),
+                rfc3339_seconds(**at),
+                shown(key),
+                printable(node)
+            ));
         }
         if next.len() > LIVE_ROWS {
             lines.push(format!("  … and {} more", next.len() - LIVE_ROWS));
@@ -298,15 +354,119 @@ mod tests {
         Report { at: Timestamp::from_unix_seconds(0), event: RunEvent::Scheduled { pod, work } }
     }
 
+    fn synced() -> Report {
+        let event = RunEvent::Synced { nodes: 1, pods: 1, scheduled: 0, due: 0, restarted_countdowns: false };
+        Report { at: Timestamp::from_unix_seconds(0), event }
+    }
+
+    #[test]
+    fn live_view_and_lines_say_when_the_api_server_is_lost() {
+        // See: issue 12. A lost connection showed nothing but kube's `ServiceError: client error (Connect)`.
+        let mut view = LiveView::default();
+        let at = |seconds| Timestamp::from_unix_seconds(seconds);
+        assert_eq!(
+            view.render(at(0), ColorMode::Plain)[0],
+            "── connecting: waiting for the first lists · 0 scheduled, 0 deleted ──"
+        );
+        view.observe(&synced());
+        assert_eq!(view.render(at(0), ColorMode::Plain)[0], "── 0 scheduled, 0 deleted ──");
+        let lost = RunEvent::Connection {
+            watch: "pods".into(),
+            connected: false,
+            reason: Some("connection refused".into()),
+            since: at(5),
+        };
+        let back = RunEvent::Connection { watch: "pods".into(), connected: true, reason: None, since: at(5) };
+        let mut text = Vec::new();
+        for (seconds, event) in [(5, lost), (17, back.clone())] {
+            let report = Report { at: at(seconds), event };
+            view.observe(&report);
+            if seconds == 5 {
+                assert_eq!(
+                    view.render(at(9), ColorMode::Plain)[0],
+                    "── disconnected since 1970-01-01T00:00:05Z (pods) · 0 scheduled, 0 deleted ──"
+                );
+            }
+            write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+            write_json(&report, &mut text).expect("a Vec");
+        }
+        assert_eq!(view.render(at(20), ColorMode::Plain)[0], "── 0 scheduled, 0 deleted ──");
+        let text = String::from_utf8(text).expect("UTF-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].contains("lost      the watch of pods lost the API server: connection refused; reconnecting"),
+            "{text}"
+        );
+        assert!(lines[1].contains(r#""type":"connection""#) && lines[1].contains(r#""connected":false"#), "{text}");
+        assert!(
+            lines[2].contains("reconnected the watch of pods is back (disconnected since 1970-01-01T00:00:05Z, 12s)"),
+            "{text}"
+        );
+        assert_eq!(level(&back), "info");
+    }
+
     #[test]
     fn live_view_lists_the_next_deletions_by_deadline_with_countdowns() {
         let mut view = LiveView::default();
+        view.observe(&synced());
         view.observe(&scheduled("b", 300));
         view.observe(&scheduled("a", 90));
         let lines = view.render(Timestamp::from_unix_seconds(30), ColorMode::Plain);
         assert_eq!(lines[0], "── 2 scheduled, 0 deleted ──");
         assert!(lines[1].starts_with("  in 1m") && lines[1].ends_with("web/a on n1"), "{lines:?}");
         assert!(lines[2].starts_with("  in 4m 30s") && lines[2].ends_with("web/b on n1"), "{lines:?}");
+    }
+
+    #[test]
+    fn names_and_messages_from_the_server_are_escaped_in_text() {
+        let mut report = scheduled("a\n\u{1b}[2J", 90);
+        let mut text = Vec::new();
+        write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+        write_log(&report, false, &mut text).expect("a Vec");
+        report.event = RunEvent::Warning { message: "watch failed: \u{1b}]0;title\u{7}".into() };
+        write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+        let text = String::from_utf8(text).expect("UTF-8");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+        assert!(text.contains(r"web/a\n\u{1b}[2J on n1"), "{text}");
+        let mut view = LiveView::default();
+        view.observe(&scheduled("b\r", 90));
+        assert!(view.render(Timestamp::from_unix_seconds(0), ColorMode::Plain)[1].ends_with(r"web/b\r on n1"));
+    }
+
+    #[test]
+    fn a_dry_run_never_says_deleted() {
+        // See: issue 12. The status line, the summary and the JSON said "deleted" in a dry run.
+        let pod = PodRef { key: PodKey::new("web", "a"), uid: Uid::from("u"), node: "n1".into() };
+        let work = Work {
+            created: Timestamp::from_unix_seconds(0),
+            fire: Timestamp::from_unix_seconds(0),
+            cause: Cause::Untolerated,
+        };
+        let at = Timestamp::from_unix_seconds(0);
+        let events = [
+            RunEvent::Started { server: "https://k".into(), watching: "every node".into(), dry_run: true },
+            RunEvent::Deleted { pod, work, dry_run: true },
+            RunEvent::Summary(Summary { deleted: 1, dry_run: true, ..Summary::default() }),
+        ];
+        let mut view = LiveView::default();
+        view.observe(&synced());
+        let mut text = Vec::new();
+        for event in events {
+            let report = Report { at, event };
+            view.observe(&report);
+            write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+            write_log(&report, false, &mut text).expect("a Vec");
+            write_json(&report, &mut text).expect("a Vec");
+        }
+        let text = String::from_utf8(text).expect("UTF-8");
+        let heading = &view.render(at, ColorMode::Plain)[0];
+        for output in [text.as_str(), heading] {
+            assert!(!output.replace("would be deleted", "").contains("deleted"), "{output}");
+        }
+        assert!(text.contains(r#""type":"wouldDelete""#) && text.contains(r#""wouldDelete":1"#), "{text}");
+        assert!(text.contains("summary: 1 would be deleted, 0 already gone"), "{text}");
+        assert_eq!(heading, "── 0 scheduled, 1 would be deleted ──");
     }
 
     #[test]

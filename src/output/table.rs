@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use owo_colors::OwoColorize;
 
 use super::ColorMode;
-use super::human::{countdown, rfc3339};
+use super::human::{countdown, printable, rfc3339};
 use super::json::{basis_name, verdict_name};
 use crate::engine::replay::{NodePlan, Plan, PodPlan, Verdict};
 
@@ -28,6 +28,15 @@ impl Cell {
     fn plain(text: impl Into<String>) -> Self {
         Self { text: text.into(), tone: Tone::Plain }
     }
+}
+
+/// Rows with every cell made [`printable`], before widths are measured.
+fn printable_rows(rows: Vec<Vec<Cell>>) -> Vec<Vec<Cell>> {
+    let cell = |cell: Cell| match printable(&cell.text) {
+        std::borrow::Cow::Borrowed(_) => cell,
+        std::borrow::Cow::Owned(text) => Cell { text, tone: cell.tone },
+    };
+    rows.into_iter().map(|row| row.into_iter().map(cell).collect()).collect()
 }
 
 /// Writes rows as aligned columns; widths are measured on the plain text, colour is added after.
@@ -105,7 +114,7 @@ pub fn render(plan: &Plan, wide: bool, color: ColorMode, out: &mut impl Write) -
         if i > 0 {
             writeln!(out)?;
         }
-        writeln!(out, "{}", node_heading(node))?;
+        writeln!(out, "{}", printable(&node_heading(node)))?;
         if node.pods.is_empty() {
             writeln!(out, "No pods.")?;
             continue;
@@ -139,7 +148,7 @@ pub fn render(plan: &Plan, wide: bool, color: ColorMode, out: &mut impl Write) -
             }
             rows.push(row);
         }
-        write_rows(&rows, color, out)?;
+        write_rows(&printable_rows(rows), color, out)?;
     }
     Ok(())
 }

@@ -252,7 +252,7 @@ pub async fn run<E: Evictor>(
     shutdown: impl Future<Output = ()>,
 ) -> Summary {
     let mut run = Loop {
-        summary: Summary::default(),
+        summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
         dry_run: evictor.is_dry_run(),
         evictor,
         clock,

@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use super::file::{CONTROLLER_LEASE, DumpError, RawCondition, RawTaint, RawToleration, object_name, parse_time};
+use super::file::{
+    CONTROLLER_LEASE, DumpError, RawCondition, RawTaint, RawToleration, object_name, parse_time, time_error,
+};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
 use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
@@ -95,7 +97,7 @@ impl Builder {
                 None => Ok(None),
                 Some(text) => match parse_time(text) {
                     Some(at) => Ok(Some(at)),
-                    None => Err(bad(&path(), format!("{text:?} is not an RFC 3339 time"))),
+                    None => Err(bad(&path(), format!("{text:?} is {}", time_error(text)))),
                 },
             }
         };

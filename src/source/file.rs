@@ -64,6 +64,19 @@ pub fn parse_time(text: &str) -> Option<Timestamp> {
     text.parse::<jiff::Timestamp>().ok().map(|t| Timestamp::from_nanos(t.as_nanosecond()))
 }
 
+/// Why [`parse_time`] refused `text`: `out of range …` for a time at the end of year 9999 or later
+/// (the last instants the API's range holds, and past it), else `not an RFC 3339 time`.
+#[must_use]
+pub fn time_error(text: &str) -> String {
+    let year = text.split('-').next().filter(|y| y.len() >= 4 && y.bytes().all(|b| b.is_ascii_digit()));
+    if year.is_some_and(|y| y.parse::<u64>().map_or(true, |y| y >= 9999)) {
+        let last = jiff::Timestamp::MAX.as_second();
+        let last = jiff::Timestamp::from_second(last).map_or_else(|_| "?".to_owned(), |t| t.to_string());
+        return format!("out of range: the last time supported is {last}");
+    }
+    "not an RFC 3339 time".to_owned()
+}
+
 #[derive(Deserialize)]
 #[serde(expecting = "an object")]
 struct RawList<'a> {
@@ -333,8 +346,16 @@ fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<S
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
 fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
     let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        let looks_like_yaml =
-            bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| !matches!(b, b'{' | b'['));
+        // YAML opens with a key, `---` or a comment, in text; zeros or random bytes are not YAML.
+        let head = &bytes[..bytes.len().min(256)];
+        // (A character cut by the 256-byte window still counts as text.)
+        let utf8 = std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
+        let text = utf8 && head.iter().all(|&b| (b >= b' ' && b != 0x7f) || matches!(b, b'\t' | b'\n' | b'\r'));
+        let looks_like_yaml = text
+            && bytes
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'#'));
         let hint = if looks_like_yaml { " (it looks like YAML: write the dump with -o json)" } else { "" };
         DumpError::Json(format!("{e}{hint}"))
     })?;

@@ -1,0 +1,277 @@
+//! Reading a dump's bytes so that input that is not a dump cannot take the process down.
+//!
+//! A stream (stdin, a pipe, a device) is checked as JSON while it arrives, so `/dev/zero`,
+//! `/dev/urandom` or a binary file fail at their first wrong byte instead of being read to the end
+//! first; an endless run of white space (`yes " "`) fails after [`MAX_BLANK_RUN`] bytes. A regular
+//! file has a size: it is read in one allocation of that size, after its first [`PREFIX`] bytes are
+//! checked. Either way the bytes then go to [`file::read`](super::file::read), which says exactly
+//! what is wrong and where; this module only decides when to stop reading.
+
+use std::io::{self, BufReader, Read};
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::file::{self, DumpError};
+use crate::engine::replay::Snapshot;
+
+/// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces
+/// per level; a megabyte of nothing is not a dump.
+pub const MAX_BLANK_RUN: usize = 1 << 20;
+
+/// The deepest nesting read: serde_json's limit, which the exact reader applies. The check below
+/// skips values without one, so it counts for itself.
+pub const MAX_DEPTH: usize = 128;
+
+/// How much of a regular file is checked before the rest is read.
+pub const PREFIX: usize = 64 << 10;
+
+/// Why reading stopped before a snapshot was made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The operating system failed the read.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The bytes are not a dump.
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+}
+
+/// Reads a dump from a stream, checking the JSON as it arrives. See the module docs.
+///
+/// # Errors
+/// A read failure, or what is wrong with the input (at its first wrong byte).
+pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
+    let mut tee = Tee::new(source, Vec::new());
+    let checked = check(&mut tee);
+    if let Some(error) = tee.failed.take() {
+        return Err(ReadError::Io(error));
+    }
+    let bytes = tee.copy;
+    if let Some(at) = tee.blank_since {
+        return Err(DumpError::Json(format!(
+            "more than {} MiB of white space from byte {at} on (is the input endless?)",
+            MAX_BLANK_RUN >> 20
+        ))
+        .into());
+    }
+    finish(&bytes, checked)
+}
+
+/// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
+/// read, into one allocation of the file's size (and no more: a dump is mostly kept in memory as the
+/// text it was read from).
+///
+/// # Errors
+/// A read failure, or what is wrong with the input.
+pub fn read_file(mut source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
+    let capacity = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    source.by_ref().take(PREFIX as u64).read_to_end(&mut bytes)?;
+    let mut prefix = serde_json::Deserializer::from_slice(&bytes);
+    if let Err(error) = IgnoredAny::deserialize(&mut prefix).and_then(|_| prefix.end())
+        && !error.is_eof()
+    {
+        return finish(&bytes, Err(error));
+    }
+    source.read_to_end(&mut bytes)?;
+    finish(&bytes, Ok(()))
+}
+
+/// The snapshot, or the exact reader's words for what the check found.
+fn finish(bytes: &[u8], checked: Result<(), serde_json::Error>) -> Result<Snapshot, ReadError> {
+    match (file::read(bytes), checked) {
+        (Ok(snapshot), Ok(())) => Ok(snapshot),
+        (Err(error), _) => Err(error.into()),
+        // The check stopped reading, so `bytes` is a prefix: it must not pass for the whole input.
+        (Ok(_), Err(error)) => Err(DumpError::Json(error.to_string()).into()),
+    }
+}
+
+/// Checks that `tee` yields one JSON document and nothing after it, reading no further than needed.
+fn check<R: Read>(tee: &mut Tee<R>) -> Result<(), serde_json::Error> {
+    let mut json = serde_json::Deserializer::from_reader(BufReader::with_capacity(PREFIX, tee));
+    IgnoredAny::deserialize(&mut json)?;
+    json.end()
+}
+
+/// Keeps a copy of what passes through, and watches for endless white space.
+struct Tee<R> {
+    source: R,
+    copy: Vec<u8>,
+    /// Inside a string, and just after a backslash in one.
+    in_string: bool,
+    escaped: bool,
+    /// The white space run so far (outside strings).
+    blank: usize,
+    /// Open arrays and objects; reading stops past [`MAX_DEPTH`].
+    depth: usize,
+    /// Where the run that went over the limit began; reading has stopped.
+    blank_since: Option<usize>,
+    /// A read error, kept to report as such (serde_json would call it a JSON error).
+    failed: Option<io::Error>,
+}
+
+impl<R> Tee<R> {
+    fn new(source: R, copy: Vec<u8>) -> Self {
+        Self { source, copy, in_string: false, escaped: false, blank: 0, depth: 0, blank_since: None, failed: None }
+    }
+
+    /// Follows the strings, nesting and white space in `bytes`; `false` once a run is too long or
+    /// the nesting too deep (the exact reader then names the place).
+    fn scan(&mut self, bytes: &[u8]) -> bool {
+        for (i, &b) in bytes.iter().enumerate() {
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+            } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.blank += 1;
+                if self.blank > MAX_BLANK_RUN {
+                    self.blank_since = Some(self.copy.len() + i + 1 - self.blank);
+                    return false;
+                }
+            } else {
+                self.blank = 0;
+                match b {
+                    b'"' => self.in_string = true,
+                    b'[' | b'{' => {
+                        self.depth += 1;
+                        if self.depth > MAX_DEPTH {
+                            return false;
+                        }
+                    }
+                    b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        true
+    }
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.blank_since.is_some() || self.depth > MAX_DEPTH || self.failed.is_some() {
+            return Ok(0);
+        }
+        let n = loop {
+            match self.source.read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    return Ok(0);
+                }
+            }
+        };
+        let more = self.scan(&buf[..n]);
+        self.copy.extend_from_slice(&buf[..n]);
+        Ok(if more { n } else { 0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An endless source of `pattern`, counting what it gave.
+    struct Endless {
+        pattern: &'static [u8],
+        given: usize,
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            for (i, b) in buf.iter_mut().enumerate() {
+                *b = self.pattern[(self.given + i) % self.pattern.len()];
+            }
+            self.given += buf.len();
+            Ok(buf.len())
+        }
+    }
+
+    fn endless(pattern: &'static [u8]) -> (Result<Snapshot, ReadError>, usize) {
+        let mut source = Endless { pattern, given: 0 };
+        let result = read_stream(&mut source);
+        (result, source.given)
+    }
+
+    #[test]
+    fn endless_zeros_fail_at_the_first_byte_after_one_buffer() {
+        let (result, given) = endless(b"\0");
+        assert_eq!(result.expect_err("not JSON").to_string(), "not valid JSON: expected value at line 1 column 1");
+        assert!(given <= PREFIX, "read {given} bytes");
+    }
+
+    #[test]
+    fn endless_white_space_fails_after_the_limit() {
+        let (result, given) = endless(b" \n");
+        assert_eq!(
+            result.expect_err("blank").to_string(),
+            "not valid JSON: more than 1 MiB of white space from byte 0 on (is the input endless?)"
+        );
+        assert!(given <= MAX_BLANK_RUN + 2 * PREFIX, "read {given} bytes");
+    }
+
+    #[test]
+    fn endless_nesting_fails_at_the_limit() {
+        let (result, given) = endless(b"[{\"a\":");
+        assert_eq!(
+            result.expect_err("deep").to_string(),
+            "not valid JSON: recursion limit exceeded at line 1 column 380"
+        );
+        assert!(given <= 2 * PREFIX, "read {given} bytes");
+    }
+
+    #[test]
+    fn a_failing_read_is_a_read_error_not_a_json_error() {
+        let source = br#"{"kind":"List","items":["#.chain(Failing);
+        assert!(matches!(read_stream(source), Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe));
+    }
+
+    struct Failing;
+
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::BrokenPipe.into())
+        }
+    }
+
+    #[test]
+    fn white_space_inside_strings_is_not_counted() {
+        let mut text = br#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n","labels":{"a":""#.to_vec();
+        text.extend(std::iter::repeat_n(b' ', MAX_BLANK_RUN + 10));
+        text.extend(br#"\" "}}}]}"#);
+        let snapshot = read_stream(text.as_slice()).expect("a dump");
+        assert_eq!(snapshot.nodes.len(), 1);
+    }
+
+    #[test]
+    fn a_document_followed_by_garbage_fails_where_the_garbage_starts() {
+        let error = read_stream(&br#"{"kind":"List","items":[]} x"#[..]).expect_err("trailing");
+        assert_eq!(error.to_string(), "not valid JSON: trailing characters at line 1 column 28");
+    }
+
+    #[test]
+    fn a_regular_file_of_zeros_fails_before_it_is_read_whole() {
+        let mut source = Endless { pattern: b"\0", given: 0 };
+        let error = read_file(&mut source, 1 << 30).expect_err("not JSON");
+        assert_eq!(error.to_string(), "not valid JSON: expected value at line 1 column 1");
+        assert_eq!(source.given, PREFIX, "only the prefix is read");
+    }
+
+    #[test]
+    fn stream_and_file_read_what_the_slice_reader_reads() {
+        let dump = include_bytes!("../../examples/incident.json");
+        let expected = file::read(dump).expect("the example");
+        let streamed = read_stream(&dump[..]).expect("streamed");
+        let whole = read_file(&dump[..], dump.len() as u64).expect("read whole");
+        assert_eq!(format!("{streamed:?}"), format!("{expected:?}"));
+        assert_eq!(format!("{whole:?}"), format!("{expected:?}"));
+    }
+}
