@@ -41,7 +41,7 @@ fn run_plan(snapshot: &Snapshot) -> Plan {
 
 fn render(plan: &Plan, out: &mut Vec<u8>) {
     out.clear();
-    render_plan(plan, OutputFormat::Json, ColorMode::Plain, out).expect("writing to a Vec cannot fail");
+    render_plan(plan, OutputFormat::Json, ColorMode::Plain, None, out).expect("writing to a Vec cannot fail");
 }
 
 fn plan(c: &mut Criterion) {

@@ -58,7 +58,7 @@ fn main() -> std::io::Result<()> {
     let plan = replay(&snapshot, &selected, &[], file::parse_time("2026-11-22T10:00:00Z").expect("RFC 3339"));
     phase("replay (snapshot + plan)", dump);
     let mut out = BufWriter::new(std::io::sink());
-    render_plan(&plan, OutputFormat::Json, ColorMode::Plain, &mut out)?;
+    render_plan(&plan, OutputFormat::Json, ColorMode::Plain, None, &mut out)?;
     out.flush()?;
     phase("render -o json", dump);
     drop(plan);

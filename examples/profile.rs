@@ -125,7 +125,7 @@ fn replay_all(snapshot: &Snapshot) -> Plan {
 #[inline(never)]
 fn render_json(plan: &Plan, out: &mut Vec<u8>) {
     out.clear();
-    render_plan(plan, OutputFormat::Json, ColorMode::Plain, out).expect("writing to a Vec cannot fail");
+    render_plan(plan, OutputFormat::Json, ColorMode::Plain, None, out).expect("writing to a Vec cannot fail");
 }
 
 fn main() -> std::io::Result<()> {

@@ -15,6 +15,8 @@ pub struct Loaded {
     pub snapshot: Snapshot,
     /// `dump.json`, `stdin`, or the server's URL.
     pub origin: String,
+    /// How a live cluster answered (`watch-cache` or `quorum`); `None` for a dump.
+    pub read: Option<&'static str>,
 }
 
 /// What to read from the cluster.
@@ -49,7 +51,7 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
     };
-    Ok((Loaded { snapshot, origin }, namespace.to_owned()))
+    Ok((Loaded { snapshot, origin, read: None }, namespace.to_owned()))
 }
 
 fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
@@ -81,7 +83,7 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
                 }
             }
         };
-        Ok((Loaded { snapshot, origin: connection.server.clone() }, namespace))
+        Ok((Loaded { snapshot, origin: connection.server.clone(), read: Some(connection.read.as_str()) }, namespace))
     })
 }
 

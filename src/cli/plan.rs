@@ -142,7 +142,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
         }
     }
     let mut out = BufWriter::new(std::io::stdout().lock());
-    render_plan(&plan, args.output, args.color.resolve(), &mut out)?;
+    render_plan(&plan, args.output, args.color.resolve(), loaded.read, &mut out)?;
     out.flush()?;
     Ok(())
 }

@@ -20,6 +20,9 @@ pub struct EvictionPlan {
     api_version: &'static str,
     kind: &'static str,
     now: String,
+    /// How a live cluster answered: `watch-cache` or `quorum`; absent for a dump.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read: Option<&'static str>,
     nodes: Vec<NodeDoc>,
 }
 
@@ -120,12 +123,22 @@ impl From<&NodePlan> for NodeDoc {
     }
 }
 
+impl EvictionPlan {
+    /// The document saying how a live cluster answered (`None`: a dump).
+    #[must_use]
+    pub fn read(mut self, read: Option<&'static str>) -> Self {
+        self.read = read;
+        self
+    }
+}
+
 impl From<&Plan> for EvictionPlan {
     fn from(plan: &Plan) -> Self {
         Self {
             api_version: API_VERSION,
             kind: "EvictionPlan",
             now: rfc3339(plan.now),
+            read: None,
             nodes: plan.nodes.iter().map(NodeDoc::from).collect(),
         }
     }
@@ -139,11 +152,15 @@ pub fn write_json(document: &impl Serialize, out: &mut impl Write) -> io::Result
 
 /// Writes `plan` as the [`EvictionPlan`] document, exactly as [`write_json`] writes it, without
 /// building the document first: `plan -o json` prints hundreds of thousands of pods.
-pub fn write_plan_json(plan: &Plan, out: &mut impl Write) -> io::Result<()> {
+pub fn write_plan_json(plan: &Plan, read: Option<&str>, out: &mut impl Write) -> io::Result<()> {
     out.write_all(b"{\n  \"apiVersion\": ")?;
     string(out, API_VERSION)?;
     out.write_all(b",\n  \"kind\": \"EvictionPlan\",\n  \"now\": ")?;
     time(out, Some(plan.now))?;
+    if let Some(read) = read {
+        out.write_all(b",\n  \"read\": ")?;
+        string(out, read)?;
+    }
     out.write_all(b",\n  \"nodes\": [")?;
     for (i, node) in plan.nodes.iter().enumerate() {
         out.write_all(if i == 0 { b"\n    {\n      \"name\": " } else { b",\n    {\n      \"name\": " })?;
@@ -367,11 +384,14 @@ mod tests {
 
     proptest! {
         #[test]
-        fn plan_json_is_written_as_serde_json_writes_the_document(plan in plan()) {
+        fn plan_json_is_written_as_serde_json_writes_the_document(
+            plan in plan(),
+            read in prop::option::of(prop::sample::select(vec!["watch-cache", "quorum"])),
+        ) {
             let mut direct = Vec::new();
-            write_plan_json(&plan, &mut direct).expect("a Vec");
+            write_plan_json(&plan, read, &mut direct).expect("a Vec");
             let mut serde = Vec::new();
-            write_json(&EvictionPlan::from(&plan), &mut serde).expect("a Vec");
+            write_json(&EvictionPlan::from(&plan).read(read), &mut serde).expect("a Vec");
             prop_assert_eq!(String::from_utf8(direct).expect("UTF-8"), String::from_utf8(serde).expect("UTF-8"));
         }
     }

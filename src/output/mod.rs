@@ -36,12 +36,18 @@ pub enum ColorMode {
     Plain,
 }
 
-/// Writes `plan` in `format`.
-pub fn render_plan(plan: &Plan, format: OutputFormat, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
+/// Writes `plan` in `format`; `read` says how a live cluster answered (JSON and YAML carry it).
+pub fn render_plan(
+    plan: &Plan,
+    format: OutputFormat,
+    color: ColorMode,
+    read: Option<&'static str>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     match format {
         OutputFormat::Table => table::render(plan, false, color, out),
         OutputFormat::Wide => table::render(plan, true, color, out),
-        OutputFormat::Json => json::write_plan_json(plan, out),
-        OutputFormat::Yaml => json::write_yaml(&json::EvictionPlan::from(plan), out),
+        OutputFormat::Json => json::write_plan_json(plan, read, out),
+        OutputFormat::Yaml => json::write_yaml(&json::EvictionPlan::from(plan).read(read), out),
     }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{namespace, node, pod, taint};
 use crate::control_plane;
-use crate::util::{Run, command, run_command, scratch};
+use crate::util::{Run, as_from_dump, command, run_command, scratch};
 
 const NOW: &str = "2026-11-23T12:00:00Z";
 
@@ -63,10 +63,10 @@ fn real_apiserver_live_plan_equals_the_plan_of_a_kubectl_dump_over_paged_lists()
         let from_file = run_command(command().args(&args).args(["-f", file]), None);
         assert_eq!(from_file.code, 0, "plan -f {extra:?}: {}", from_file.stderr);
         // From the watch cache (one unlimited LIST) and from etcd (pages of 500).
-        for read in [&[][..], &["--quorum-read"][..]] {
-            let from_cluster = live(plane.kubeconfig(), &[&args[..], read].concat());
-            assert_eq!(from_cluster.code, 0, "plan {extra:?} {read:?}: {}", from_cluster.stderr);
-            assert_eq!(from_cluster.stdout, from_file.stdout, "plan {extra:?} {read:?}");
+        for (flags, read) in [(&[][..], "watch-cache"), (&["--quorum-read"][..], "quorum")] {
+            let from_cluster = live(plane.kubeconfig(), &[&args[..], flags].concat());
+            assert_eq!(from_cluster.code, 0, "plan {extra:?} {read}: {}", from_cluster.stderr);
+            assert_eq!(as_from_dump(&from_cluster.stdout, read), from_file.stdout, "plan {extra:?} {read}");
         }
         let plan: Value = serde_json::from_str(&from_file.stdout).expect("JSON");
         let pods: usize =
