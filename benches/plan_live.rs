@@ -10,26 +10,15 @@ mod cluster;
 #[allow(dead_code)]
 #[path = "../tests/support/fake_apiserver.rs"]
 mod fake_apiserver;
+#[path = "support/process.rs"]
+mod process;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+
+use process::{median_and_spread, timed};
 
 const RUNS: usize = 30;
 const PODS_PER_NODE: usize = 110;
-
-fn median_and_spread(mut samples: Vec<Duration>) -> (Duration, Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
-}
-
-fn timed(command: &mut Command) -> Duration {
-    let start = Instant::now();
-    let status = command.stdout(Stdio::null()).stderr(Stdio::inherit()).status().expect("the command runs");
-    let elapsed = start.elapsed();
-    assert!(status.success(), "{command:?} failed");
-    elapsed
-}
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {

@@ -9,29 +9,18 @@
 #[allow(dead_code)]
 #[path = "../tests/support/control_plane.rs"]
 mod control_plane;
+#[path = "support/process.rs"]
+mod process;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use process::{median_and_spread, timed};
 use serde_json::json;
 
 const RUNS: usize = 10;
 const NODES: usize = 200;
 const PODS_PER_NODE: usize = 100;
-
-fn median_and_spread(mut samples: Vec<Duration>) -> (Duration, Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
-}
-
-fn timed(command: &mut Command) -> Duration {
-    let start = Instant::now();
-    let status = command.stdout(Stdio::null()).stderr(Stdio::inherit()).status().expect("the command runs");
-    let elapsed = start.elapsed();
-    assert!(status.success(), "{command:?} failed");
-    elapsed
-}
 
 fn cluster() -> Vec<Vec<serde_json::Value>> {
     let added = "2026-11-23T11:58:00Z";

@@ -77,6 +77,11 @@ fn alive(pid: u32) -> bool {
         .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
 }
 
+/// Removes the directory the child's control plane kept (a failing test keeps its logs).
+fn remove_kept_logs(child: u32) {
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("taint-evict-cp-{child}-child")));
+}
+
 fn assert_all_gone(pids: &[u32]) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while pids.iter().any(|&pid| alive(pid)) {
@@ -95,6 +100,7 @@ fn a_failing_test_leaves_no_process_behind() {
     let status = child.wait().expect("the child ends");
     assert!(!status.success(), "the child test fails");
     assert_all_gone(&pids);
+    remove_kept_logs(child.id());
 }
 
 #[test]
@@ -107,4 +113,5 @@ fn a_killed_test_leaves_no_process_behind() {
     child.kill().expect("SIGKILL the test");
     child.wait().expect("reaped");
     assert_all_gone(&pids);
+    remove_kept_logs(child.id());
 }
