@@ -44,10 +44,29 @@ fn real_apiserver_lost_heartbeat_taint_and_deletion_land_in_the_predicted_window
     plane.create(&[zone_node("n1"), zone_node("n2"), zone_node("n3"), unreachable_pod("short", "n1", 3)]);
     let lost = plane.keep_healthy(&["n1"]);
     let _others = plane.keep_healthy(&["n2", "n3"]);
-    // Healthy long enough for the controller to have seen every node renew.
+    // Healthy long enough for the controller to have seen every node renew: it has synced, every
+    // Lease exists, and n1's has been renewed once more since.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !plane.log("kube-controller-manager").contains("Caches are synced") {
-        assert!(Instant::now() < deadline, "kube-controller-manager did not sync");
+    let renewals = |plane: &super::ControlPlane| -> Vec<(String, String)> {
+        let leases = plane.get(&["leases", "-n", "kube-node-lease"]);
+        leases["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|l| (l["metadata"]["name"].as_str().unwrap_or("").to_owned(), l["spec"]["renewTime"].to_string()))
+            .collect()
+    };
+    let first = loop {
+        let leases = renewals(&plane);
+        if leases.len() == 3 && plane.log("kube-controller-manager").contains("Caches are synced") {
+            break leases;
+        }
+        assert!(Instant::now() < deadline, "no sync or no Leases within 60 s: {leases:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    let renewed = |leases: &[(String, String)]| leases.iter().find(|(n, _)| n == "n1").map(|(_, t)| t.clone());
+    while renewed(&renewals(&plane)) == renewed(&first) {
+        assert!(Instant::now() < deadline, "n1's Lease is not renewed");
         std::thread::park_timeout(Duration::from_millis(100));
     }
     lost.stop();
