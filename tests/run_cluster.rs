@@ -223,7 +223,14 @@ fn same_named_replacement_is_never_deleted() {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let outcome = runtime.block_on(async {
         let connection = connect(&options).await.expect("connects");
-        KubeEvictor::new(connection.client, false, None).evict(&old).await
+        KubeEvictor::new(
+            connection.client,
+            false,
+            None,
+            taint_evict::runtime::Throttle::unlimited(taint_evict::runtime::Clock::system()),
+        )
+        .evict(&old)
+        .await
     });
     assert!(matches!(outcome, Outcome::Gone(_)), "{outcome:?}");
     let pod = server.object("Pod", "default", "web-0").expect("the replacement is still there");
