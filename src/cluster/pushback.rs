@@ -87,3 +87,39 @@ where
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::time::Timestamp;
+    use crate::runtime::Clock;
+
+    fn answer(code: u16, retry_after: Option<&str>) -> Response<()> {
+        let mut response = Response::builder().status(code);
+        if let Some(seconds) = retry_after {
+            response = response.header(RETRY_AFTER, seconds);
+        }
+        response.body(()).expect("a response")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_a_write_refused_with_429_or_503_and_retry_after_holds_the_writer() {
+        let throttle = Throttle::unlimited(Clock::starting_at(Timestamp::from_unix_seconds(0)));
+        let pushback = Pushback::default();
+        pushback.report_to(throttle.clone());
+        let start = tokio::time::Instant::now();
+        for (method, code, retry_after) in [
+            (Method::GET, 429, Some("9")),
+            (Method::DELETE, 500, Some("9")),
+            (Method::DELETE, 429, None),
+            (Method::POST, 503, Some("soon")),
+        ] {
+            pushback.observe(&method, &answer(code, retry_after));
+            assert_eq!(throttle.held_until(), None, "{method} {code} {retry_after:?}");
+        }
+        pushback.observe(&Method::POST, &answer(503, Some("4")));
+        assert_eq!(throttle.held_until(), Some(start + Duration::from_secs(4)));
+        pushback.observe(&Method::DELETE, &answer(429, Some(" 7 ")));
+        assert_eq!(throttle.held_until(), Some(start + Duration::from_secs(7)));
+    }
+}
