@@ -130,6 +130,26 @@ fn retry_after_on_a_delete_holds_every_write_and_the_refused_deletion_still_happ
 }
 
 #[test]
+fn an_event_the_server_pushed_back_on_is_sent_again_after_retry_after() {
+    let server = FakeApiServer::start(&scratch("run-event-retry-after"));
+    server.add(node("n1", &[]));
+    server.add(pod("bare", "n1", None));
+    server.fail_times("POST", "/apis/events.k8s.io/", Fault::RetryAfter(503, 1), 1);
+    let mut run = Running::start(&server, &[]);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    run.expect("bare deleted", deleted_line("bare"));
+    server.wait_until_state("the Marking event", WAIT, |view| {
+        view.events().iter().any(|e| e["note"] == "Marking for deletion Pod default/bare")
+    });
+    let posts: Vec<jiff::Timestamp> =
+        server.requests().iter().filter(|r| r.method == "POST" && r.path.contains("/events")).map(|r| r.at).collect();
+    assert_eq!(posts.len(), 2, "refused once, then sent again: {posts:?}");
+    assert!(posts[1] >= posts[0] + jiff::SignedDuration::from_secs(1), "sent again before Retry-After: {posts:?}");
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn taint_removed_before_the_deadline_cancels_with_an_event() {
     let server = FakeApiServer::start(&scratch("run-cancel"));
     server.add(node("n1", &[]));
