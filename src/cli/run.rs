@@ -84,7 +84,7 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
         tokio::select! {
             received = reports.recv_many(&mut batch, BATCH) => if received == 0 { break },
             _ = tick.tick(), if live => {
-                view.set_backlog(throttle.backlog().map(|b| (b.waiting, b.drains_at)));
+                view.set_backlog(throttle.backlog().map(|b| (b.deletions, b.drains_at)));
                 drawn = redraw(&mut out, drawn, &view.render(clock.now(), color));
                 continue;
             }
@@ -112,7 +112,7 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
             return;
         }
         if live && !last {
-            view.set_backlog(throttle.backlog().map(|b| (b.waiting, b.drains_at)));
+            view.set_backlog(throttle.backlog().map(|b| (b.deletions, b.drains_at)));
             drawn = redraw(&mut out, 0, &view.render(clock.now(), color));
         }
         let _ = out.flush();

@@ -203,6 +203,8 @@ impl<E: Evictor> Executor<E> {
         let failing = self.failing.clone();
         let metrics = self.metrics.clone();
         let task = tokio::spawn(async move {
+            // Due from now until done, for the live view's backlog (also while it waits for a permit).
+            let _due = evictor.throttle().map(Throttle::deletion_due);
             let Ok(_permit) = permits.acquire_owned().await else { return };
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
@@ -222,6 +224,7 @@ impl<E: Evictor> Executor<E> {
                         // attempt is retried at that instant, without growing the backoff.
                         let held = evictor
                             .throttle()
+                            .filter(|_| matches!(kind, FailureReason::Throttled | FailureReason::ServerError))
                             .filter(|throttle| throttle.pushed_back_since(started))
                             .and_then(Throttle::held_until);
                         metrics.failed(if held.is_some() { FailureReason::Throttled } else { kind });

@@ -25,12 +25,17 @@ pub const DEFAULT_BURST: u32 = 20;
 /// again (a misconfigured proxy must not stop deletions for hours).
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
-/// The writes waiting for their turn, and when the last of them goes.
+/// The writes one deletion makes: the status PATCH, the DELETE and the `Marking` event.
+pub const WRITES_PER_DELETION: usize = 3;
+
+/// What waits for the limiter, and when it should all have gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Backlog {
-    /// Writes waiting for the limiter or the server's pushback.
-    pub waiting: usize,
-    /// When the last of them is expected to go.
+    /// Deletions due and not yet done.
+    pub deletions: usize,
+    /// Writes waiting for their turn (the limiter or the server's pushback).
+    pub writes: usize,
+    /// When the last write of those deletions is expected to go.
     pub drains_at: Timestamp,
 }
 
@@ -49,6 +54,8 @@ struct Inner {
     tolerance: Duration,
     state: Mutex<State>,
     waiting: AtomicUsize,
+    /// Deletions due and not yet done.
+    deletions: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -69,7 +76,14 @@ impl Throttle {
     pub fn new(clock: Clock, qps: f64, burst: u32) -> Self {
         let interval = (qps > 0.0 && qps.is_finite()).then(|| Duration::from_secs_f64(1.0 / qps));
         let tolerance = interval.map_or(Duration::ZERO, |interval| interval * burst.max(1).saturating_sub(1));
-        let inner = Inner { clock, interval, tolerance, state: Mutex::default(), waiting: AtomicUsize::new(0) };
+        let inner = Inner {
+            clock,
+            interval,
+            tolerance,
+            state: Mutex::default(),
+            waiting: AtomicUsize::new(0),
+            deletions: AtomicUsize::new(0),
+        };
         Self { inner: Arc::new(inner) }
     }
 
@@ -143,17 +157,39 @@ impl Throttle {
         self.inner.state.lock().expect("throttle state").pushed_back.is_some_and(|at| at >= since)
     }
 
-    /// The writes waiting, and when the last of them should go; `None` when none waits.
+    /// Counts a deletion as due until the guard is dropped (when it is done).
+    #[must_use]
+    pub fn deletion_due(&self) -> DeletionDue {
+        self.inner.deletions.fetch_add(1, Ordering::Relaxed);
+        DeletionDue(self.inner.clone())
+    }
+
+    /// The backlog while writes wait for their turn (`None`: none waits, the limiter is not what
+    /// holds deletions back). The drain time counts the writes the due deletions have yet to ask
+    /// for, [`WRITES_PER_DELETION`] each, at the steady rate after the last slot handed out.
     #[must_use]
     pub fn backlog(&self) -> Option<Backlog> {
-        let waiting = self.inner.waiting.load(Ordering::Relaxed);
-        if waiting == 0 {
+        let writes = self.inner.waiting.load(Ordering::Relaxed);
+        if writes == 0 {
             return None;
         }
+        let deletions = self.inner.deletions.load(Ordering::Relaxed);
         let state = self.inner.state.lock().expect("throttle state");
         let now = self.inner.clock.instant();
         let last = state.last.into_iter().chain(state.hold).max().unwrap_or(now).max(now);
-        Some(Backlog { waiting, drains_at: self.inner.clock.wall_at(last) })
+        let unasked = (deletions * WRITES_PER_DELETION).saturating_sub(writes);
+        let rest = self.inner.interval.unwrap_or_default() * u32::try_from(unasked).unwrap_or(u32::MAX);
+        Some(Backlog { deletions, writes, drains_at: self.inner.clock.wall_at(last + rest) })
+    }
+}
+
+/// A deletion counted as due (see [`Throttle::deletion_due`]).
+#[derive(Debug)]
+pub struct DeletionDue(Arc<Inner>);
+
+impl Drop for DeletionDue {
+    fn drop(&mut self) {
+        self.0.deletions.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -252,7 +288,14 @@ mod tests {
         tokio::task::yield_now().await;
         // The first went at once; three wait, the last for 3 s.
         let backlog = throttle.backlog().expect("writes wait");
-        assert_eq!(backlog.waiting, 3);
+        assert_eq!((backlog.deletions, backlog.writes), (0, 3));
         assert_eq!(backlog.drains_at, Timestamp::from_unix_seconds(1_795_341_603));
+        // Two deletions due: six writes, three of them already waiting; three more to ask for.
+        let due = [throttle.deletion_due(), throttle.deletion_due()];
+        let backlog = throttle.backlog().expect("writes wait");
+        assert_eq!((backlog.deletions, backlog.writes), (2, 3));
+        assert_eq!(backlog.drains_at, Timestamp::from_unix_seconds(1_795_341_606));
+        drop(due);
+        assert_eq!(throttle.backlog().map(|b| b.deletions), Some(0));
     }
 }
