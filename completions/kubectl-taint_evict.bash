@@ -367,7 +367,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__run)
-            opts="-l -o -h --selector --dry-run --restart-countdowns --concurrency --kubeconfig --context --request-timeout --insecure-skip-tls-verify --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --help"
+            opts="-l -o -h --selector --dry-run --restart-countdowns --concurrency --qps --burst --kubeconfig --context --request-timeout --insecure-skip-tls-verify --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -382,6 +382,14 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -66,6 +66,8 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l concurrency -d 'Deletions in flight at once' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l qps -d 'Writes per second to the API server (DELETE, status PATCH, event POST); 0: unlimited' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l burst -d 'Writes that may go at once before `--qps` paces them (kube-controller-manager\'s `--kube-api-burst`: 30)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r

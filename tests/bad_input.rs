@@ -892,7 +892,14 @@ fn evict_web_0(server: &FakeApiServer) -> Outcome {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
         let connection = connect(&options).await.expect("connects");
-        KubeEvictor::new(connection.client, false, None).evict(&pod).await
+        KubeEvictor::new(
+            connection.client,
+            false,
+            None,
+            taint_evict::runtime::Throttle::unlimited(taint_evict::runtime::Clock::system()),
+        )
+        .evict(&pod)
+        .await
     })
 }
 

@@ -96,6 +96,60 @@ fn taint_deletes_untolerated_pods_at_once_and_tolerated_ones_at_their_deadline()
 }
 
 #[test]
+fn retry_after_on_a_delete_holds_every_write_and_the_refused_deletion_still_happens() {
+    let server = FakeApiServer::start(&scratch("run-retry-after"));
+    server.add(node("n1", &[]));
+    server.add(pod("refused", "n1", None));
+    server.add(pod("later", "n1", Some(Some(1))));
+    // An API Priority and Fairness rejection of the first DELETE: 429, Retry-After: 3.
+    server.fail_times("DELETE", "/api/v1/namespaces/default/pods/refused", Fault::RetryAfter(429, 3), 1);
+    let mut run = Running::start(&server, &[]);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+
+    let requests = server.wait_for("the refused pod's second DELETE", WAIT, |r| deletes(r, "refused") == 2);
+    run.expect("the refused pod deleted", deleted_line("refused"));
+    let first = requests.iter().find(|r| r.method == "DELETE" && r.path.ends_with("/refused")).expect("refused");
+    let hold_ends = first.at + jiff::SignedDuration::from_secs(3);
+    // The writes asked for after the refusal waited for the hold: the retry, and all of "later"'s
+    // (due at +1 s: its event, status PATCH and DELETE).
+    let held: Vec<(&str, &str, jiff::Timestamp)> = requests
+        .iter()
+        .filter(|r| r.method != "GET" && r.at > first.at)
+        .filter(|r| {
+            r.path.contains("/pods/later") || r.path.ends_with("/pods/refused") || {
+                r.body.as_ref().is_some_and(|body| body["regarding"]["name"] == "later")
+            }
+        })
+        .map(|r| (r.method.as_str(), r.path.as_str(), r.at))
+        .collect();
+    assert!(held.iter().any(|(_, path, _)| path.ends_with("/later/status")), "{held:?}");
+    let early: Vec<_> = held.iter().filter(|(.., at)| *at < hold_ends).collect();
+    assert!(early.is_empty(), "written before the Retry-After instant {hold_ends}: {early:?}");
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(2)));
+}
+
+#[test]
+fn an_event_the_server_pushed_back_on_is_sent_again_after_retry_after() {
+    let server = FakeApiServer::start(&scratch("run-event-retry-after"));
+    server.add(node("n1", &[]));
+    server.add(pod("bare", "n1", None));
+    server.fail_times("POST", "/apis/events.k8s.io/", Fault::RetryAfter(503, 1), 1);
+    let mut run = Running::start(&server, &[]);
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    run.expect("bare deleted", deleted_line("bare"));
+    server.wait_until_state("the Marking event", WAIT, |view| {
+        view.events().iter().any(|e| e["note"] == "Marking for deletion Pod default/bare")
+    });
+    let posts: Vec<jiff::Timestamp> =
+        server.requests().iter().filter(|r| r.method == "POST" && r.path.contains("/events")).map(|r| r.at).collect();
+    assert_eq!(posts.len(), 2, "refused once, then sent again: {posts:?}");
+    assert!(posts[1] >= posts[0] + jiff::SignedDuration::from_secs(1), "sent again before Retry-After: {posts:?}");
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn taint_removed_before_the_deadline_cancels_with_an_event() {
     let server = FakeApiServer::start(&scratch("run-cancel"));
     server.add(node("n1", &[]));
@@ -223,7 +277,14 @@ fn same_named_replacement_is_never_deleted() {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let outcome = runtime.block_on(async {
         let connection = connect(&options).await.expect("connects");
-        KubeEvictor::new(connection.client, false, None).evict(&old).await
+        KubeEvictor::new(
+            connection.client,
+            false,
+            None,
+            taint_evict::runtime::Throttle::unlimited(taint_evict::runtime::Clock::system()),
+        )
+        .evict(&old)
+        .await
     });
     assert!(matches!(outcome, Outcome::Gone(_)), "{outcome:?}");
     let pod = server.object("Pod", "default", "web-0").expect("the replacement is still there");

@@ -238,6 +238,17 @@ pub struct RunArgs {
     /// Deletions in flight at once.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..), help_heading = "Run")]
     pub concurrency: u16,
+    /// Writes per second to the API server (DELETE, status PATCH, event POST); 0: unlimited.
+    ///
+    /// One token bucket paces every write `run` makes, as kube-controller-manager's
+    /// `--kube-api-qps` (20) paces all of its controllers. The server's pushback (429 or 503 with
+    /// `Retry-After`) holds every write on top of this.
+    #[arg(long, value_name = "QPS", default_value_t = crate::runtime::throttle::DEFAULT_QPS, value_parser = parse_qps, help_heading = "Run")]
+    pub qps: f64,
+    /// Writes that may go at once before `--qps` paces them (kube-controller-manager's
+    /// `--kube-api-burst`: 30).
+    #[arg(long, value_name = "N", default_value_t = crate::runtime::throttle::DEFAULT_BURST, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Run")]
+    pub burst: u32,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Output format (default: text on a terminal, JSON Lines otherwise).
@@ -371,6 +382,13 @@ fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
     Ok(duration)
 }
 
+fn parse_qps(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(qps) if qps.is_finite() && qps >= 0.0 => Ok(qps),
+        _ => Err("expected a number of writes per second, 0 or more (0: unlimited)".to_owned()),
+    }
+}
+
 fn parse_selector(text: &str) -> Result<Selector, String> {
     text.parse().map_err(|e: crate::selector::SelectorError| e.to_string())
 }
@@ -451,6 +469,26 @@ fn init_diagnostics(format: Option<LogFormat>) {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    fn run_args(args: &[&str]) -> Result<RunArgs, clap::Error> {
+        let cli = Cli::try_parse_from(["kubectl-taint_evict", "run"].iter().chain(args))?;
+        match cli.command {
+            Command::Run(args) => Ok(args),
+            _ => unreachable!("parsed as run"),
+        }
+    }
+
+    #[test]
+    fn run_paces_writes_at_its_defaults_and_accepts_zero_qps_as_unlimited() {
+        let defaults = run_args(&[]).unwrap();
+        assert_eq!((defaults.qps, defaults.burst), (crate::runtime::throttle::DEFAULT_QPS, 20));
+        let set = run_args(&["--qps", "0", "--burst", "5"]).unwrap();
+        assert_eq!((set.qps, set.burst), (0.0, 5));
+        assert_eq!(run_args(&["--qps=2.5"]).unwrap().qps, 2.5);
+        for bad in [["--qps", "-1"], ["--qps", "NaN"], ["--qps", "fast"], ["--burst", "0"]] {
+            assert!(run_args(&bad).is_err(), "{bad:?} was accepted");
+        }
+    }
 
     #[test]
     fn cli_definition_is_consistent() {

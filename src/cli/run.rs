@@ -17,7 +17,7 @@ use crate::metrics::Metrics;
 use crate::output::ColorMode;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
 use crate::runtime::election::{self, Candidate, Periods};
-use crate::runtime::{self, Clock, Leadership, RunOptions, Sources};
+use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
 async fn interrupted() {
@@ -69,7 +69,7 @@ enum Printing {
 const BATCH: usize = 512;
 
 /// Prints reports until the summary.
-async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing, clock: Clock) {
+async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing, clock: Clock, throttle: Throttle) {
     let (color, live) = match printing {
         Printing::Text { color, live } => (color, live),
         _ => (ColorMode::Plain, false),
@@ -84,6 +84,7 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
         tokio::select! {
             received = reports.recv_many(&mut batch, BATCH) => if received == 0 { break },
             _ = tick.tick(), if live => {
+                view.set_backlog(throttle.backlog().map(|b| (b.deletions, b.drains_at)));
                 drawn = redraw(&mut out, drawn, &view.render(clock.now(), color));
                 continue;
             }
@@ -111,6 +112,7 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
             return;
         }
         if live && !last {
+            view.set_backlog(throttle.backlog().map(|b| (b.deletions, b.drains_at)));
             drawn = redraw(&mut out, 0, &view.render(clock.now(), color));
         }
         let _ = out.flush();
@@ -209,7 +211,8 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     };
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
-    let printer = tokio::spawn(print(report_rx, printing, clock));
+    let throttle = Throttle::new(clock, args.qps, args.burst);
+    let printer = tokio::spawn(print(report_rx, printing, clock, throttle.clone()));
 
     let started = RunEvent::Started { server: connection.server.clone(), watching: watched, dry_run: args.dry_run };
     let _ = report_tx.send(Report { at: clock.now(), event: started });
@@ -227,7 +230,8 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     let (leadership, elector) = election(args, &connection, clock, &report_tx, &metrics, stop_rx).await?;
     let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock, metrics.clone());
     let hostname = std::env::var("HOSTNAME").ok();
-    let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname);
+    connection.pushback.report_to(throttle.clone());
+    let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle);
     let options = RunOptions {
         restart_countdowns: args.restart_countdowns,
         concurrency: usize::from(args.concurrency),

@@ -7,6 +7,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
 use super::ClusterError;
+use super::pushback::{Pushback, PushbackLayer};
 
 /// How to connect.
 #[derive(Clone, Debug, Default)]
@@ -26,6 +27,8 @@ pub struct ConnectOptions {
 pub struct Connection {
     /// The kube-rs client.
     pub client: Client,
+    /// Where the client reports the server's pushback on writes (`Retry-After`).
+    pub pushback: Pushback,
     /// The API server URL, for messages.
     pub server: String,
     /// The most one request may take.
@@ -121,10 +124,14 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     }
     let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
     let default_namespace = config.default_namespace.clone();
-    let client =
-        Client::try_from(config).map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?;
+    let pushback = Pushback::default();
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?
+        .with_layer(&PushbackLayer(pushback.clone()))
+        .build();
     Ok(Connection {
         client,
+        pushback,
         server,
         request_timeout: options.request_timeout,
         default_namespace,

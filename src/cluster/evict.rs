@@ -11,7 +11,7 @@ use serde_json::json;
 use super::watched::WatchedPod;
 use crate::engine::model::PodRef;
 use crate::metrics::FailureReason;
-use crate::runtime::{Evictor, Notice, Outcome};
+use crate::runtime::{Evictor, Notice, Outcome, Throttle};
 
 /// The reporting controller named on events, so they can be told from the cluster's own.
 pub const CONTROLLER: &str = "kubectl-taint-evict";
@@ -25,13 +25,16 @@ pub struct KubeEvictor {
     /// `reportingInstance` of the events (the pod's name in a cluster).
     instance: String,
     dry_run: bool,
+    /// Every write waits for its turn here (`--qps`, `--burst`, the server's `Retry-After`).
+    throttle: Throttle,
 }
 
 impl KubeEvictor {
-    /// An evictor writing through `client` (nothing at all when `dry_run`).
+    /// An evictor writing through `client` (nothing at all when `dry_run`), each write paced by
+    /// `throttle` (the client should report the server's pushback to it: [`super::pushback`]).
     #[must_use]
-    pub fn new(client: Client, dry_run: bool, instance: Option<String>) -> Self {
-        Self { client, instance: instance.unwrap_or_else(|| CONTROLLER.to_owned()), dry_run }
+    pub fn new(client: Client, dry_run: bool, instance: Option<String>, throttle: Throttle) -> Self {
+        Self { client, instance: instance.unwrap_or_else(|| CONTROLLER.to_owned()), dry_run, throttle }
     }
 }
 
@@ -68,6 +71,10 @@ impl Evictor for KubeEvictor {
         self.dry_run
     }
 
+    fn throttle(&self) -> Option<&Throttle> {
+        Some(&self.throttle)
+    }
+
     async fn evict(&self, pod: &PodRef) -> Outcome {
         if self.dry_run {
             return Outcome::Deleted;
@@ -87,11 +94,13 @@ impl Evictor for KubeEvictor {
                 "lastTransitionTime": jiff::Timestamp::now().to_string(),
             }]}
         });
+        self.throttle.admit().await;
         if let Err(error) = api.patch_status(name, &PatchParams::default(), &Patch::Strategic(condition)).await {
             return outcome(error, "patch pods/status");
         }
         let preconditions = Preconditions { uid: Some(pod.uid.to_string()), resource_version: None };
         let params = DeleteParams { preconditions: Some(preconditions), ..DeleteParams::default() };
+        self.throttle.admit().await;
         match api.delete(name, &params).await {
             Ok(_) => Outcome::Deleted,
             Err(error) => outcome(error, "delete pods"),
@@ -134,7 +143,17 @@ impl Evictor for KubeEvictor {
             }),
             ..Event::default()
         };
-        // An event that cannot be written does not stop a deletion.
-        let _ = Api::<Event>::namespaced(self.client.clone(), namespace).create(&PostParams::default(), &event).await;
+        // An event that cannot be written does not stop a deletion; one the server pushed back on is
+        // sent again when the pushback ends.
+        let api = Api::<Event>::namespaced(self.client.clone(), namespace);
+        loop {
+            self.throttle.admit().await;
+            let started = self.throttle.now();
+            match api.create(&PostParams::default(), &event).await {
+                Err(kube::Error::Api(status))
+                    if matches!(status.code, 429 | 503) && self.throttle.pushed_back_since(started) => {}
+                _ => break,
+            }
+        }
     }
 }

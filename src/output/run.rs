@@ -274,6 +274,8 @@ pub struct LiveView {
     synced: bool,
     /// The watches that lost the API server, and since when.
     disconnected: BTreeMap<String, Timestamp>,
+    /// Deletions waiting for the rate limit or the server's pushback, and when they should be done.
+    backlog: Option<(usize, Timestamp)>,
 }
 
 /// How many upcoming deletions the live view lists.
@@ -304,6 +306,12 @@ impl LiveView {
         }
     }
 
+    /// How many deletions wait for `--qps`/`--burst` or the server's `Retry-After`, and when the
+    /// last of their writes should go (`None`: the limiter holds nothing back).
+    pub fn set_backlog(&mut self, backlog: Option<(usize, Timestamp)>) {
+        self.backlog = backlog;
+    }
+
     /// The block under the log: the next deletions by deadline, each with its countdown.
     #[must_use]
     pub fn render(&self, now: Timestamp, color: ColorMode) -> Vec<String> {
@@ -311,7 +319,11 @@ impl LiveView {
             self.scheduled.iter().map(|(key, (at, node))| (at, key, node)).collect();
         next.sort();
         let deleted = if self.dry_run { "would be deleted" } else { "deleted" };
-        let counts = format!("{} scheduled, {} {deleted}", self.scheduled.len(), self.deleted);
+        let mut counts = format!("{} scheduled, {} {deleted}", self.scheduled.len(), self.deleted);
+        if let Some((waiting, drains_at)) = self.backlog {
+            let drained = countdown(Some(drains_at.max(now)), now);
+            counts.push_str(&format!(" · {waiting} deletions waiting for the rate limit, drained {drained}"));
+        }
         // The connection comes first when it is not as it should be: a quiet view may be a lost one.
         let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
             Some((watch, since)) => Some(format!("disconnected since {} ({watch})", rfc3339_seconds(*since))),
@@ -403,6 +415,17 @@ mod tests {
             "{text}"
         );
         assert_eq!(level(&back), "info");
+    }
+
+    #[test]
+    fn live_view_says_how_many_deletions_wait_for_the_rate_limit_and_when_they_drain() {
+        let mut view = LiveView::default();
+        view.observe(&synced());
+        view.set_backlog(Some((40, Timestamp::from_unix_seconds(34))));
+        let lines = view.render(Timestamp::from_unix_seconds(30), ColorMode::Plain);
+        assert_eq!(lines[0], "── 0 scheduled, 0 deleted · 40 deletions waiting for the rate limit, drained in 4s ──");
+        view.set_backlog(None);
+        assert_eq!(view.render(Timestamp::from_unix_seconds(30), ColorMode::Plain)[0], "── 0 scheduled, 0 deleted ──");
     }
 
     #[test]

@@ -49,3 +49,18 @@ impl Clock {
         Instant::now() + Duration::from_nanos(ahead as u64)
     }
 }
+
+impl Clock {
+    /// The monotonic instant now (tokio's clock: virtual under paused time).
+    #[must_use]
+    pub fn instant(&self) -> Instant {
+        Instant::now()
+    }
+
+    /// The wall-clock instant of the monotonic `instant`.
+    #[must_use]
+    pub fn wall_at(&self, instant: Instant) -> Timestamp {
+        let since = instant.saturating_duration_since(self.instant);
+        self.wall.add_nanos(i64::try_from(since.as_nanos()).unwrap_or(i64::MAX))
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use super::Clock;
+use super::{Clock, Throttle};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
 use crate::engine::report::{Report, RunEvent};
@@ -48,6 +48,11 @@ pub trait Evictor: Clone + Send + Sync + 'static {
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Outcome> + Send;
     /// Records an event about the pod; failures are the evictor's to log.
     fn notify(&self, pod: &PodRef, notice: Notice) -> impl Future<Output = ()> + Send;
+    /// The limiter its writes go through, if any: a failed attempt the server pushed back on is
+    /// retried when the pushback ends, not after the backoff.
+    fn throttle(&self) -> Option<&Throttle> {
+        None
+    }
 }
 
 /// The first retry's delay.
@@ -198,6 +203,8 @@ impl<E: Evictor> Executor<E> {
         let failing = self.failing.clone();
         let metrics = self.metrics.clone();
         let task = tokio::spawn(async move {
+            // Due from now until done, for the live view's backlog (also while it waits for a permit).
+            let _due = evictor.throttle().map(Throttle::deletion_due);
             let Ok(_permit) = permits.acquire_owned().await else { return };
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
@@ -210,25 +217,36 @@ impl<E: Evictor> Executor<E> {
             let mut attempt = 0;
             let outcome = loop {
                 attempt += 1;
+                let started = clock.instant();
                 match evictor.evict(&job.pod).await {
                     Outcome::Failed { reason: kind, message: reason } => {
-                        metrics.failed(kind);
+                        // A 429 or 503 with `Retry-After` holds every write until then; this
+                        // attempt is retried at that instant, without growing the backoff.
+                        let held = evictor
+                            .throttle()
+                            .filter(|_| matches!(kind, FailureReason::Throttled | FailureReason::ServerError))
+                            .filter(|throttle| throttle.pushed_back_since(started))
+                            .and_then(Throttle::held_until);
+                        metrics.failed(if held.is_some() { FailureReason::Throttled } else { kind });
                         failing
                             .lock()
                             .expect("failing pods")
                             .insert(job.pod.key.clone(), (job.pod.clone(), reason.clone()));
-                        let retry_at = clock.now().add_nanos(delay.as_nanos() as i64);
+                        let resume = held.unwrap_or_else(|| clock.instant() + delay);
+                        let retry_at = clock.wall_at(resume);
                         let failed = RunEvent::Failed { pod: job.pod.clone(), reason, attempt, retry_at };
                         let _ = report.send(event(failed));
                         tokio::select! {
-                            () = tokio::time::sleep(delay) => {}
+                            () = tokio::time::sleep_until(resume) => {}
                             _ = stopping.wait_for(|stop| *stop) => break None,
                             _ = withdrawn.wait_for(|gone| *gone) => {
                                 failing.lock().expect("failing pods").remove(&job.pod.key);
                                 break None;
                             }
                         }
-                        delay = (delay * 2).min(MAX_RETRY);
+                        if held.is_none() {
+                            delay = (delay * 2).min(MAX_RETRY);
+                        }
                     }
                     other => {
                         failing.lock().expect("failing pods").remove(&job.pod.key);

@@ -12,6 +12,7 @@
 pub mod clock;
 pub mod election;
 pub mod executor;
+pub mod throttle;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -22,6 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 pub use clock::Clock;
 pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome};
+pub use throttle::{Backlog, Throttle};
 
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
 use crate::engine::queue::EntryState;

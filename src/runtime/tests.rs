@@ -27,6 +27,10 @@ struct Recorder {
     gone: Arc<Mutex<Vec<String>>>,
     /// Pods whose next attempt takes this long to answer.
     slow: Arc<Mutex<Vec<(String, Duration)>>>,
+    /// Every attempt waits for its turn here, as the cluster's writes do.
+    throttle: Option<Throttle>,
+    /// Pods whose next attempt the server refuses with 503 and this `Retry-After`.
+    pushback: Arc<Mutex<Vec<(String, Duration)>>>,
 }
 
 impl Evictor for Recorder {
@@ -42,6 +46,16 @@ impl Evictor for Recorder {
             let (_, latency) = self.slow.lock().unwrap().remove(index);
             tokio::time::sleep(latency).await;
         }
+        if let Some(throttle) = &self.throttle {
+            throttle.admit().await;
+            let refused = self.pushback.lock().unwrap().iter().position(|(n, _)| *n == name);
+            if let Some(index) = refused {
+                // What the client's layer does on a 503 with `Retry-After`.
+                let (_, retry_after) = self.pushback.lock().unwrap().remove(index);
+                throttle.push_back(retry_after);
+                return Outcome::Failed { reason: FailureReason::ServerError, message: "service unavailable".into() };
+            }
+        }
         let now = self.clock.lock().unwrap().expect("clock set").now();
         if let Some(entry) = self.failures.lock().unwrap().iter_mut().find(|(n, left)| *n == name && *left > 0) {
             entry.1 -= 1;
@@ -56,6 +70,10 @@ impl Evictor for Recorder {
 
     async fn notify(&self, pod: &PodRef, notice: Notice) {
         self.notices.lock().unwrap().push((pod.key.name().to_owned(), notice));
+    }
+
+    fn throttle(&self) -> Option<&Throttle> {
+        self.throttle.as_ref()
     }
 }
 
@@ -115,8 +133,21 @@ fn start_with(
     stop_after: i64,
     leadership: Leadership,
 ) -> Harness {
+    start_paced(nodes, pods, options, stop_after, leadership, None)
+}
+
+/// Like [`start_with`], each attempt paced at `pace` (`--qps`, `--burst`).
+fn start_paced(
+    nodes: Vec<SnapshotNode>,
+    pods: Vec<SnapshotPod>,
+    options: RunOptions,
+    stop_after: i64,
+    leadership: Leadership,
+    pace: Option<(f64, u32)>,
+) -> Harness {
     let clock = Clock::starting_at(t(0));
-    let evictor = Recorder::default();
+    let throttle = pace.map(|(qps, burst)| Throttle::new(clock, qps, burst));
+    let evictor = Recorder { throttle, ..Recorder::default() };
     *evictor.clock.lock().unwrap() = Some(clock);
     let (node_tx, node_rx) = mpsc::channel(64);
     let (pod_tx, pod_rx) = mpsc::channel(64);
@@ -460,4 +491,51 @@ async fn a_pod_already_terminating_is_reported_gone_without_another_delete() {
     assert_eq!(gone.len(), 2, "{gone:?}");
     assert!(gone.iter().all(|(_, reason, _)| reason.starts_with("already terminating")), "{gone:?}");
     assert_eq!(gone.iter().find(|(name, ..)| name == "running").map(|g| g.2), Some(t(20)), "at its deadline");
+}
+
+#[tokio::test(start_paused = true)]
+async fn deletions_due_together_go_out_at_the_write_rate_in_deadline_order() {
+    // Five overdue pods, their deadlines in the reverse of their names' order: e (-50) … a (-10).
+    let nodes = vec![node("n1", &[("a", -100)])];
+    let pods: Vec<_> = ["e", "d", "c", "b", "a"]
+        .iter()
+        .zip([50, 60, 70, 80, 90])
+        .map(|(n, s)| pod(n, "n1", &[("a", Some(s))], -3600))
+        .collect();
+    let h = start_paced(nodes, pods, RunOptions::default(), 100, Leadership::always(), Some((2.0, 2)));
+    let (summary, deletions, _) = h.finish().await;
+    assert_eq!(summary.deleted, 5);
+    // A burst of 2 at once, then one every 0.5 s, earliest deadline first.
+    let half = |n: i64| t(0).add_nanos(n * 500_000_000);
+    let expected: Vec<_> = [("e", 0), ("d", 0), ("c", 1), ("b", 2), ("a", 3)]
+        .iter()
+        .map(|(name, halves)| ((*name).to_owned(), half(*halves)))
+        .collect();
+    assert_eq!(deletions, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_holds_every_write_and_retries_the_refused_one_then_without_backoff() {
+    // "first" is due at once and refused with 503, Retry-After 5 s; "second" falls due at +2.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("first", "n1", &[], -60), pod("second", "n1", &[("a", Some(2))], -60)];
+    let options = RunOptions::default();
+    let metrics = options.metrics.clone();
+    let h = start_paced(nodes, pods, options, 100, Leadership::always(), Some((0.0, 1)));
+    h.evictor.pushback.lock().unwrap().push(("first".into(), Duration::from_secs(5)));
+    let (summary, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    // Nothing goes before +5, then both: the refused one is not dropped nor backed off to +1, +3.
+    assert_eq!(deletions, [deleted("first", 5), deleted("second", 5)]);
+    assert_eq!(summary.deleted, 2);
+    let retry_at: Vec<_> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Failed { retry_at, .. } => Some((r.at, *retry_at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retry_at, [(t(0), t(5))]);
+    let text = metrics.encode();
+    assert!(text.contains("taint_evict_deletion_failures_total{reason=\"throttled\"} 1"), "{text}");
 }

@@ -82,6 +82,9 @@ impl fmt::Display for Recorded {
 pub enum Fault {
     /// Answer with this status code and message (a kube `Status`).
     Status(u16, String),
+    /// Push back: this status code (429 or 503) with `Retry-After: SECONDS`. A 429 has the plain-text
+    /// body of an API Priority and Fairness rejection, a 503 a kube `Status`.
+    RetryAfter(u16, u64),
     /// Answer normally, after this long.
     Slow(Duration),
     /// Close the connection without answering.
@@ -592,6 +595,22 @@ fn respond(code: u16, body: ResponseBody) -> Reply {
     Ok(response)
 }
 
+/// A 429 as API Priority and Fairness writes it (plain text), or a 503 `Status`; both with
+/// `Retry-After`.
+fn pushback(code: u16, seconds: u64) -> Reply {
+    let (content_type, body) = match code {
+        429 => ("text/plain; charset=utf-8", "Too many requests, please try again later.\n".to_owned()),
+        _ => ("application/json", status(code, "the server is currently unable to handle the request").to_string()),
+    };
+    let response = Response::builder()
+        .status(StatusCode::from_u16(code).expect("a valid status code"))
+        .header("content-type", content_type)
+        .header("retry-after", seconds.to_string())
+        .body(Full::new(Bytes::from(body)).map_err(|never| match never {}).boxed())
+        .expect("a valid response");
+    Ok(response)
+}
+
 fn reply(code: u16, body: &Value) -> Reply {
     respond(code, Full::new(Bytes::from(body.to_string())).map_err(|never| match never {}).boxed())
 }
@@ -650,6 +669,7 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
     match outcome {
         Ok(answer) => answer,
         Err(Fault::Status(code, message)) => reply(code, &status(code, &message)),
+        Err(Fault::RetryAfter(code, seconds)) => pushback(code, seconds),
         Err(Fault::Drop) => Err(std::io::Error::other("connection dropped by the test")),
         Err(Fault::Slow(delay)) => {
             // Simulated server latency (not synchronisation): the answer leaves this much later.
