@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
+use crate::engine::lifecycle::Flags;
 use crate::engine::model::{Effect, Taint};
 use crate::engine::replay::WhatIf;
 use crate::engine::time::Timestamp;
@@ -182,6 +183,67 @@ pub struct PlanArgs {
     /// When to colour the table.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
+}
+
+/// kube-controller-manager's node lifecycle flags, as it names them (contract §5), for the
+/// prediction of the taints it adds. The defaults are those of Kubernetes 1.29.
+#[derive(Args, Debug, Clone)]
+pub struct LifecycleArgs {
+    /// Silence after which the controller marks a node Ready=Unknown.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "40s", help_heading = "Node lifecycle")]
+    pub node_monitor_grace_period: std::time::Duration,
+    /// The controller's node health pass period.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "5s", help_heading = "Node lifecycle")]
+    pub node_monitor_period: std::time::Duration,
+    /// Nodes tainted per second per zone while the zone is healthy.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0.1", help_heading = "Node lifecycle")]
+    pub node_eviction_rate: f32,
+    /// Nodes tainted per second in a large partially disrupted zone.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0.01", help_heading = "Node lifecycle")]
+    pub secondary_node_eviction_rate: f32,
+    /// The fraction of not-ready nodes that makes a zone partially disrupted.
+    #[arg(long, value_name = "FRACTION", value_parser = parse_rate, default_value = "0.55", help_heading = "Node lifecycle")]
+    pub unhealthy_zone_threshold: f32,
+    /// A zone with more nodes than this is large (tainted at the secondary rate when disrupted).
+    #[arg(long, value_name = "NODES", default_value = "50", help_heading = "Node lifecycle")]
+    pub large_cluster_size_threshold: u32,
+    /// A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent
+    /// (kubelets renew every 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "12s", help_heading = "Node lifecycle")]
+    pub silent_after: std::time::Duration,
+}
+
+impl Default for LifecycleArgs {
+    fn default() -> Self {
+        let flags = Flags::defaults_for(29);
+        Self {
+            node_monitor_grace_period: flags.node_monitor_grace_period,
+            node_monitor_period: flags.node_monitor_period,
+            node_eviction_rate: flags.node_eviction_rate,
+            secondary_node_eviction_rate: flags.secondary_node_eviction_rate,
+            unhealthy_zone_threshold: flags.unhealthy_zone_threshold,
+            large_cluster_size_threshold: flags.large_cluster_size_threshold,
+            silent_after: std::time::Duration::from_secs(12),
+        }
+    }
+}
+
+impl LifecycleArgs {
+    /// The controller's flags these name.
+    #[must_use]
+    pub fn flags(&self) -> Flags {
+        Flags {
+            node_monitor_period: self.node_monitor_period,
+            node_monitor_grace_period: self.node_monitor_grace_period,
+            node_eviction_rate: self.node_eviction_rate,
+            secondary_node_eviction_rate: self.secondary_node_eviction_rate,
+            unhealthy_zone_threshold: self.unhealthy_zone_threshold,
+            large_cluster_size_threshold: self.large_cluster_size_threshold,
+            ..Flags::defaults_for(29)
+        }
+    }
 }
 
 /// `explain -o`.
@@ -369,6 +431,13 @@ fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
         Err(_) => humantime::parse_duration(text).map_err(|e| format!("expected a duration such as 5s or 1m: {e}"))?,
     };
     Ok(duration)
+}
+
+fn parse_rate(text: &str) -> Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
+        _ => Err("expected a number of 0 or more, such as 0.1".to_owned()),
+    }
 }
 
 fn parse_selector(text: &str) -> Result<Selector, String> {

@@ -42,6 +42,14 @@ pub enum ReadError {
 /// # Errors
 /// A read failure, or what is wrong with the input (at its first wrong byte).
 pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
+    read_stream_then(source, |_| ()).map(|(snapshot, ())| snapshot)
+}
+
+/// [`read_stream`], and `then` over the bytes read (which are dropped after it).
+///
+/// # Errors
+/// As [`read_stream`].
+pub fn read_stream_then<T>(source: impl Read, then: impl FnOnce(&[u8]) -> T) -> Result<(Snapshot, T), ReadError> {
     let mut tee = Tee::new(source, Vec::new());
     let checked = check(&mut tee);
     if let Some(error) = tee.failed.take() {
@@ -55,7 +63,8 @@ pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
         ))
         .into());
     }
-    finish(&bytes, checked)
+    let snapshot = finish(&bytes, checked)?;
+    Ok((snapshot, then(&bytes)))
 }
 
 /// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
@@ -64,7 +73,19 @@ pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
 ///
 /// # Errors
 /// A read failure, or what is wrong with the input.
-pub fn read_file(mut source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
+pub fn read_file(source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
+    read_file_then(source, size, |_| ()).map(|(snapshot, ())| snapshot)
+}
+
+/// [`read_file`], and `then` over the bytes read (which are dropped after it).
+///
+/// # Errors
+/// As [`read_file`].
+pub fn read_file_then<T>(
+    mut source: impl Read,
+    size: u64,
+    then: impl FnOnce(&[u8]) -> T,
+) -> Result<(Snapshot, T), ReadError> {
     let capacity = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
@@ -73,10 +94,12 @@ pub fn read_file(mut source: impl Read, size: u64) -> Result<Snapshot, ReadError
     if let Err(error) = IgnoredAny::deserialize(&mut prefix).and_then(|_| prefix.end())
         && !error.is_eof()
     {
-        return finish(&bytes, Err(error));
+        let snapshot = finish(&bytes, Err(error))?;
+        return Ok((snapshot, then(&bytes)));
     }
     source.read_to_end(&mut bytes)?;
-    finish(&bytes, Ok(()))
+    let snapshot = finish(&bytes, Ok(()))?;
+    Ok((snapshot, then(&bytes)))
 }
 
 /// The snapshot, or the exact reader's words for what the check found.
