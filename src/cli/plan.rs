@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{Observation, Prediction, predict, show_in_plan};
+use crate::engine::lifecycle::{Observation, Prediction, predict, show_in_plan, unsettled};
 use crate::engine::model::Taint;
 use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::time::Timestamp;
@@ -112,6 +112,10 @@ fn unique(names: &[String]) -> Vec<String> {
     names.iter().filter(|name| seen.insert(name.as_str())).cloned().collect()
 }
 
+/// The most nodes failing at once the prediction is made for: its search grows with the square of
+/// their number (about a second for this many).
+const MAX_UNSETTLED: usize = 200;
+
 /// The node lifecycle controller's prediction over what a dump says of node health, with a warning
 /// for what the dump lacks (or why it could not be read).
 fn foresee(
@@ -137,14 +141,27 @@ fn foresee(
         )
     });
     let observation = health.observe(now, args.lifecycle.flags(), args.lifecycle.silent_after);
-    let prediction = predict(&observation);
+    // A healthy cluster (the usual case) is answered without the prediction's search; a cluster
+    // where too many nodes fail at once is answered without it too, and says so.
+    let prediction = match unsettled(&observation) {
+        0 => None,
+        n if n > MAX_UNSETTLED => {
+            eprintln!(
+                "warning: {n} nodes are silent or not ready (more than {MAX_UNSETTLED}): the node lifecycle \
+                 controller's taints are not predicted; name the nodes to see their current taints"
+            );
+            None
+        }
+        _ => Some(predict(&observation)),
+    };
     Some(Foreseen { observation, prediction, lacks })
 }
 
 /// The node lifecycle controller's prediction, and what the dump lacked for it.
 struct Foreseen {
     observation: Observation,
-    prediction: Prediction,
+    /// `None` when no node is silent or not ready: nothing to foresee.
+    prediction: Option<Prediction>,
     /// A warning to print after the plan.
     lacks: Option<String>,
 }
@@ -152,7 +169,7 @@ struct Foreseen {
 impl Foreseen {
     /// Whether the controller is expected to act on some node (taint it, or hold its taint back).
     fn acts(&self) -> bool {
-        self.prediction.nodes.iter().any(|n| n.taint.is_some() || n.held.is_some())
+        self.prediction.as_ref().is_some_and(|p| p.nodes.iter().any(|n| n.taint.is_some() || n.held.is_some()))
     }
 }
 
@@ -182,8 +199,8 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     let now = now(&args.input);
     let lifecycle = foresee(loaded.health.take(), now, args);
     let foreseen: HashSet<&str> = lifecycle.as_ref().map_or_else(HashSet::new, |lifecycle| {
-        let nodes = lifecycle.prediction.nodes.iter().filter(|n| n.taint.is_some() || n.held.is_some());
-        nodes.map(|n| n.name.as_str()).collect()
+        let nodes = lifecycle.prediction.iter().flat_map(|p| &p.nodes);
+        nodes.filter(|n| n.taint.is_some() || n.held.is_some()).map(|n| n.name.as_str()).collect()
     });
     let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &foreseen, &loaded.origin)?;
     if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
@@ -200,8 +217,10 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     let mut plan = replay(&loaded.snapshot, &selected, &what_if, now);
     // The node fields and zones are shown when the controller is expected to act somewhere: a
     // dump of a healthy cluster (or of taints already added) keeps the document it always had.
-    if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts()) {
-        show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, &lifecycle.prediction);
+    if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
+        && let Some(prediction) = &lifecycle.prediction
+    {
+        show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, prediction);
     }
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {

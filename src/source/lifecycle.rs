@@ -8,7 +8,11 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use serde::Deserialize;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, IgnoredAny, MapAccess};
+use serde::{Deserialize, Deserializer};
 
 use super::file::{CONTROLLER_LEASE, DumpError, object_name, parse_time};
 use crate::engine::lifecycle::{
@@ -46,17 +50,58 @@ struct List<'a> {
     items: Vec<Item<'a>>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default)]
+#[derive(Default)]
 struct Item<'a> {
-    #[serde(borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     metadata: Meta<'a>,
-    #[serde(borrow)]
     spec: Spec<'a>,
-    #[serde(borrow)]
     status: Status<'a>,
+}
+
+/// The fields of an item.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Field {
+    Kind,
+    Metadata,
+    Spec,
+    Status,
+    #[serde(other)]
+    Other,
+}
+
+/// Once an item's `kind` is read (kubectl writes it before `metadata`), the rest of a Pod or any
+/// other kind is skipped without being built: a dump is mostly pods, and nothing of them is read
+/// here.
+impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(PhantomData<Item<'a>>);
+        impl<'de: 'a, 'a> de::Visitor<'de> for Visitor<'a> {
+            type Value = Item<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'a>, A::Error> {
+                let mut item = Item::default();
+                while let Some(field) = map.next_key::<Field>()? {
+                    let wanted = item.kind.as_deref().is_none_or(|kind| kind == "Node" || kind == "Lease");
+                    match field {
+                        Field::Kind => item.kind = map.next_value()?,
+                        Field::Metadata if wanted => item.metadata = map.next_value()?,
+                        Field::Spec if wanted => item.spec = map.next_value()?,
+                        Field::Status if wanted => item.status = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(item)
+            }
+        }
+        deserializer.deserialize_map(Visitor(PhantomData))
+    }
 }
 
 #[derive(Deserialize, Default)]

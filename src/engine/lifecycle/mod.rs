@@ -442,6 +442,27 @@ pub struct PredictedDeletion {
     pub toleration_seconds: Option<i64>,
 }
 
+/// How many nodes are not `Ready=True`, or not heard from within `silent_after` (their Lease; a
+/// node without one is never taken as silent). With none, [`predict`] foresees no taint and holds
+/// none back, and a caller may skip it: this costs one pass over the nodes, while [`predict`]'s
+/// search grows with the square of this count.
+#[must_use]
+pub fn unsettled(observation: &Observation) -> usize {
+    let now = observation.now.as_nanos();
+    let silent_after = i128::try_from(observation.silent_after.as_nanos()).unwrap_or(i128::MAX);
+    let settled = |node: &&NodeHealth| {
+        let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { return false };
+        match node.lease_renewed {
+            None => true,
+            Some(renewed) => {
+                let last = ready.last_heartbeat.map_or(renewed, |beat| beat.max(renewed));
+                now.saturating_sub(last.as_nanos()) <= silent_after
+            }
+        }
+    };
+    observation.nodes.iter().filter(|node| !settled(node)).count()
+}
+
 /// When a pod with `tolerations`, on a node whose NoExecute taints are `taints`, is deleted after
 /// `predicted` is added: the taint's own window for a pod that does not tolerate every taint, that
 /// window moved by the deciding `tolerationSeconds` otherwise, and `None` when tolerated forever.
