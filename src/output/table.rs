@@ -142,8 +142,8 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<S
         let zone = forecast.zone.name();
         let queue = match taint.queued_with {
             0 => String::new(),
-            1 => ", 1 node queued ahead".to_owned(),
-            n => format!(", {n} nodes queued ahead"),
+            1 => ", 1 other node may be tainted first".to_owned(),
+            n => format!(", {n} other nodes may be tainted first"),
         };
         let when = match taint.latest {
             Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),

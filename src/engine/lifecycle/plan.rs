@@ -86,3 +86,56 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
     }
     plan.zones = Some(prediction.zones.clone());
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::{Flags, NodeHealth, Observation, Ready, ReadyCondition, ZoneKey, unsettled};
+    use crate::engine::time::Timestamp;
+
+    fn node(status: Option<Ready>, renewed: Option<i64>) -> NodeHealth {
+        let t = Timestamp::from_unix_seconds;
+        NodeHealth {
+            name: "n".into(),
+            zone: ZoneKey::new("r", "z"),
+            excluded: false,
+            created: Some(t(0)),
+            ready: status.map(|status| ReadyCondition {
+                status,
+                reason: String::new(),
+                last_heartbeat: Some(t(900)),
+                last_transition: Some(t(0)),
+            }),
+            lease_renewed: renewed.map(t),
+            taints: Vec::new(),
+        }
+    }
+
+    fn count(nodes: Vec<NodeHealth>) -> usize {
+        unsettled(&Observation {
+            now: Timestamp::from_unix_seconds(1000),
+            nodes,
+            controller: None,
+            flags: Flags::defaults_for(29),
+            silent_after: Duration::from_secs(12),
+        })
+    }
+
+    #[test]
+    fn ready_nodes_renewed_lately_or_without_a_lease_are_settled() {
+        assert_eq!(count(vec![node(Some(Ready::True), Some(995)), node(Some(Ready::True), None)]), 0);
+    }
+
+    #[test]
+    fn silent_not_ready_and_never_ready_nodes_are_unsettled() {
+        let nodes = vec![
+            node(Some(Ready::True), Some(980)),
+            node(Some(Ready::False), Some(999)),
+            node(Some(Ready::Unknown), None),
+            node(None, Some(999)),
+            node(Some(Ready::True), Some(999)),
+        ];
+        assert_eq!(count(nodes), 4);
+    }
+}
