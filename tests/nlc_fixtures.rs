@@ -313,3 +313,14 @@ fn plan_table_says_when_the_taint_is_expected_and_why_a_zone_is_held() {
         "{c}"
     );
 }
+
+#[test]
+fn plan_yaml_of_a_predicted_taint_is_the_json_document() {
+    let file = "tests/data/nlc/a-single-unreachable.json";
+    let now = "2026-11-23T18:25:43.315Z";
+    let yaml = crate::util::run(&["plan", "-f", file, "--now", now, "--silent-after", "5s", "-o", "yaml"], None);
+    assert_eq!(yaml.code, 0, "{}", yaml.stderr);
+    let from_yaml: Value = serde_saphyr::from_str(&yaml.stdout).expect("YAML");
+    let from_json = plan_json("a-single-unreachable.json", "18:25:43.315", &[]);
+    assert_eq!(from_yaml, from_json);
+}

@@ -527,6 +527,38 @@ mod tests {
     }
 
     #[test]
+    fn node_lifecycle_flags_default_to_kubernetes_1_29_and_parse_as_the_controller_spells_them() {
+        let parse = |extra: &[&str]| {
+            let cli = Cli::try_parse_from([&["kubectl-taint_evict", "plan", "-f", "d.json"][..], extra].concat())
+                .expect("parses");
+            let Command::Plan(args) = cli.command else { panic!("plan") };
+            args.lifecycle
+        };
+        assert_eq!(parse(&[]).flags(), Flags::defaults_for(29));
+        let given = parse(&[
+            "--node-monitor-grace-period=50s",
+            "--node-monitor-period",
+            "2s",
+            "--node-eviction-rate=0.5",
+            "--secondary-node-eviction-rate=0",
+            "--unhealthy-zone-threshold=0.7",
+            "--large-cluster-size-threshold=10",
+            "--silent-after=5s",
+        ]);
+        let flags = given.flags();
+        assert_eq!(flags.node_monitor_grace_period, std::time::Duration::from_secs(50));
+        assert_eq!(flags.node_monitor_period, std::time::Duration::from_secs(2));
+        assert_eq!(
+            (flags.node_eviction_rate, flags.secondary_node_eviction_rate, flags.unhealthy_zone_threshold),
+            (0.5, 0.0, 0.7)
+        );
+        assert_eq!(flags.large_cluster_size_threshold, 10);
+        assert_eq!(given.silent_after, std::time::Duration::from_secs(5));
+        let bad = ["kubectl-taint_evict", "plan", "--node-eviction-rate=-1"];
+        assert!(Cli::try_parse_from(bad).is_err(), "a negative rate is refused");
+    }
+
+    #[test]
     fn taint_flag_parses_kubectl_notation() {
         assert_eq!(parse_taint("k=v:NoExecute"), Ok(WhatIf::Taint(Taint::new("k", "v", Effect::NoExecute))));
         assert_eq!(
