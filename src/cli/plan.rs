@@ -148,7 +148,7 @@ fn foresee(
         n if n > MAX_UNSETTLED => {
             eprintln!(
                 "warning: {n} nodes are silent or not ready (more than {MAX_UNSETTLED}): the node lifecycle \
-                 controller's taints are not predicted; name the nodes to see their current taints"
+                 controller's taints are not predicted: only the taints the nodes carry are shown"
             );
             None
         }
