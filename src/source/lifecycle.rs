@@ -311,6 +311,20 @@ mod tests {
     }
 
     #[test]
+    fn items_are_read_whatever_the_order_of_their_fields() {
+        let dump = r#"{"items":[
+            {"metadata":{"name":"n1","namespace":"kube-node-lease"},"spec":{"renewTime":"2026-11-23T18:00:21Z"},"kind":"Lease"},
+            {"kind":"Pod","metadata":{"name":"p"},"spec":{"renewTime":"not a time"},"status":{"conditions":[{"type":"Ready","lastHeartbeatTime":"no"}]}},
+            {"status":{"conditions":[{"type":"Ready","status":"True"}]},"metadata":{"name":"n1"},"kind":"Node"}
+        ]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        assert_eq!(health.node_leases, 1);
+        assert_eq!(health.nodes.len(), 1);
+        assert_eq!(health.nodes[0].lease_renewed, Some(at("2026-11-23T18:00:21Z")));
+        assert_eq!(health.nodes[0].ready.as_ref().map(|ready| ready.status), Some(Ready::True));
+    }
+
+    #[test]
     fn a_dump_without_leases_is_read_and_says_so() {
         let dump = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"}}]}"#;
         let health = read_health(dump.as_bytes()).expect("a dump");
