@@ -191,3 +191,136 @@ fn nlc_fixture_d_all_zones_down_holds_every_node_and_removes_the_taints() {
     // The excluded node is healthy: nothing to say about it (it died later, and stayed untainted).
     f.assert_quiet(&["h3"]);
 }
+
+/// `plan -f FIXTURE --now CAPTURED -o json` with the fixture's controller flags.
+fn plan_json(name: &str, captured: &str, flags: &[&str]) -> Value {
+    let file = format!("tests/data/nlc/{name}");
+    let now = format!("2026-11-23T{captured}Z");
+    // The simulated kubelets renewed every 2 s (README of the fixtures).
+    let mut args = vec!["plan", "-f", &file, "--now", &now, "--silent-after", "5s", "-o", "json"];
+    args.extend(flags);
+    let result = crate::util::run(&args, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    serde_json::from_str(&result.stdout).expect("plan -o json prints JSON")
+}
+
+fn plan_node<'a>(plan: &'a Value, name: &str) -> &'a Value {
+    let nodes = plan["nodes"].as_array().expect("nodes");
+    nodes.iter().find(|node| node["name"] == name).unwrap_or_else(|| panic!("node {name} is shown: {plan:#}"))
+}
+
+/// `instant` lies in `[earliest, latest]` (±[`SLACK`]).
+#[track_caller]
+fn assert_within(earliest: &Value, latest: &Value, instant: &str, what: &str) {
+    let earliest = at(earliest.as_str().unwrap_or_else(|| panic!("{what}: earliest {earliest}")));
+    let latest = at(latest.as_str().unwrap_or_else(|| panic!("{what}: latest {latest}")));
+    let instant = clock(instant);
+    assert!(
+        earliest.add_nanos(-(SLACK as i64)) <= instant && instant <= latest.add_nanos(SLACK as i64),
+        "{what}: {instant:?} not in {earliest:?}..{latest:?}"
+    );
+}
+
+#[track_caller]
+fn assert_plan_tainted(plan: &Value, node: &str, seen: &str) {
+    let taint = &plan_node(plan, node)["predictedTaint"];
+    assert_eq!(taint["key"], "node.kubernetes.io/unreachable", "{node}: {taint}");
+    assert_eq!(taint["effect"], "NoExecute", "{node}");
+    assert_within(&taint["earliest"], &taint["latest"], seen, node);
+}
+
+#[track_caller]
+fn assert_plan_deleted(plan: &Value, node: &str, pod: &str, called: &str) {
+    let pods = plan_node(plan, node)["pods"].as_array().expect("pods");
+    let pod_doc = pods.iter().find(|p| p["name"] == pod).unwrap_or_else(|| panic!("pod {pod}"));
+    assert_eq!((&pod_doc["verdict"], &pod_doc["basis"]), (&"evict-at".into(), &"predicted-taint".into()), "{pod}");
+    assert_within(&pod_doc["evictAt"], &pod_doc["evictAtLatest"], called, pod);
+}
+
+#[test]
+fn plan_of_fixture_a_shows_the_silent_node_and_its_pods_deletion_windows() {
+    let plan = plan_json("a-single-unreachable.json", "18:25:43.315", &[]);
+    assert_eq!(plan["nodes"].as_array().map(Vec::len), Some(1), "only a1 is about to be tainted: {plan:#}");
+    assert_plan_tainted(&plan, "a1", "18:26:15.641");
+    assert_plan_deleted(&plan, "a1", "zero-a1", "18:26:15.650");
+    assert_plan_deleted(&plan, "a1", "def-a1", "18:31:15.655");
+    let a1 = plan_node(&plan, "a1");
+    assert_eq!((&a1["ready"], &a1["zone"], &a1["held"]), (&"True".into(), &"za".into(), &Value::Null));
+    assert_eq!(a1["predictedTaint"]["basis"], "lost-heartbeat");
+    let zones: Vec<&str> = plan["zones"].as_array().expect("zones").iter().filter_map(|z| z["name"].as_str()).collect();
+    assert_eq!(zones, ["z1", "za"]);
+}
+
+#[test]
+fn plan_of_fixture_b_shows_four_nodes_tainted_one_token_apart() {
+    let plan = plan_json("b-rate-limit-4-of-12.json", "18:27:23.291", &[]);
+    for (node, seen) in
+        [("n04", "18:27:55.675"), ("n01", "18:28:05.738"), ("n02", "18:28:15.794"), ("n03", "18:28:25.850")]
+    {
+        assert_plan_tainted(&plan, node, seen);
+    }
+    assert_plan_deleted(&plan, "n03", "def-n03", "18:33:25.861");
+    // Already tainted: shown as before, with the node's health beside.
+    assert_eq!(plan_node(&plan, "a1")["predictedTaint"], Value::Null);
+}
+
+#[test]
+fn plan_of_fixture_c_holds_the_partially_disrupted_zone_and_taints_the_dead_one() {
+    let plan = plan_json("c-partial-z2-full-z3.json", "18:37:09.139", &["--node-monitor-grace-period", "20s"]);
+    assert_plan_tainted(&plan, "f1", "18:37:23.278");
+    assert_plan_tainted(&plan, "f2", "18:37:33.340");
+    assert_plan_deleted(&plan, "f1", "zero-f1", "18:37:23.297");
+    for node in ["m1", "m2", "m3"] {
+        let held = &plan_node(&plan, node)["held"];
+        assert_eq!((&held["reason"], &held["zone"]), (&"partial-disruption".into(), &"z2".into()), "{node}");
+        let pods = plan_node(&plan, node)["pods"].as_array().expect("pods");
+        assert!(pods.iter().all(|p| p["verdict"] == "unaffected"), "{node}: {pods:?}");
+    }
+}
+
+#[test]
+fn plan_of_fixture_d_holds_every_node_when_all_zones_are_down() {
+    let plan = plan_json("d-all-zones-down.json", "18:38:16.697", &["--node-monitor-grace-period", "20s"]);
+    for node in ["m1", "m2", "m3", "m4", "h1", "h2", "f1", "f2"] {
+        assert_eq!(plan_node(&plan, node)["held"]["reason"], "all-zones-down", "{node}");
+    }
+    let f1 = plan_node(&plan, "f1")["pods"].as_array().expect("pods");
+    let def = f1.iter().find(|p| p["name"] == "def-f1").expect("def-f1");
+    assert_eq!(def["verdict"], "unaffected", "the taint is removed before its deadline: {def}");
+}
+
+#[test]
+fn plan_table_says_when_the_taint_is_expected_and_why_a_zone_is_held() {
+    let run = |file: &str, now: &str, grace: &str| {
+        let (file, now) = (format!("tests/data/nlc/{file}"), format!("2026-11-23T{now}Z"));
+        let args = ["plan", "-f", &file, "--now", &now, "--silent-after", "5s", "--node-monitor-grace-period", grace];
+        let result = crate::util::run(&args, None);
+        assert_eq!(result.code, 0, "{}", result.stderr);
+        result.stdout
+    };
+    let a = run("a-single-unreachable.json", "18:25:43.315", "40s");
+    assert!(a.starts_with("Node a1: no NoExecute taints\n"), "{a}");
+    let header = a.lines().nth(1).expect("a second line");
+    assert!(header.starts_with("Ready=True since "), "{header}");
+    assert!(
+        header.contains(", last heartbeat 18:25:29; unreachable taint expected 18:26:15–18:26:17 (zone za)"),
+        "{header}"
+    );
+    assert!(a.contains("evict-at   2026-11-23T18:31:15Z–18:31:17   in 5m 32s"), "{a}");
+    let c = run("c-partial-z2-full-z3.json", "18:37:09.139", "20s");
+    assert!(
+        c.contains("held: zone z2 about to be partially disrupted — the controller adds no NoExecute taints here"),
+        "{c}"
+    );
+}
+
+#[test]
+fn plan_yaml_of_a_predicted_taint_is_the_json_document() {
+    let file = "tests/data/nlc/a-single-unreachable.json";
+    let now = "2026-11-23T18:25:43.315Z";
+    let yaml = crate::util::run(&["plan", "-f", file, "--now", now, "--silent-after", "5s", "-o", "yaml"], None);
+    assert_eq!(yaml.code, 0, "{}", yaml.stderr);
+    let from_yaml: Value = serde_saphyr::from_str(&yaml.stdout).expect("YAML");
+    let from_json = plan_json("a-single-unreachable.json", "18:25:43.315", &[]);
+    assert_eq!(from_yaml, from_json);
+}

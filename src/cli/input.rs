@@ -6,6 +6,8 @@ use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::source::bounded::{self, ReadError};
+use crate::source::file::DumpError;
+use crate::source::lifecycle::{Health, read_health};
 
 use super::InputArgs;
 
@@ -17,6 +19,8 @@ pub struct Loaded {
     pub origin: String,
     /// How a live cluster answered (`watch-cache` or `quorum`); `None` for a dump.
     pub read: Option<&'static str>,
+    /// What a dump says about node health (for `plan`); `None` when not read.
+    pub health: Option<Result<Health, DumpError>>,
 }
 
 /// What to read from the cluster.
@@ -32,8 +36,11 @@ pub enum Want<'a> {
 pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want) };
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
+    // Only `plan` predicts the node lifecycle controller.
+    let wants_health = matches!(want, Want::Nodes(_));
+    let then = |bytes: &[u8]| wants_health.then(|| read_health(bytes));
     let read = if path == "-" {
-        bounded::read_stream(std::io::stdin().lock())
+        bounded::read_stream_then(std::io::stdin().lock(), then)
     } else {
         let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
         let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
@@ -41,9 +48,13 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
             return Err(read_failed(&origin, &std::io::Error::from(std::io::ErrorKind::IsADirectory)));
         }
         // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
-        if metadata.is_file() { bounded::read_file(file, metadata.len()) } else { bounded::read_stream(file) }
+        if metadata.is_file() {
+            bounded::read_file_then(file, metadata.len(), then)
+        } else {
+            bounded::read_stream_then(file, then)
+        }
     };
-    let snapshot = read.map_err(|e| match e {
+    let (snapshot, health) = read.map_err(|e| match e {
         ReadError::Io(e) => read_failed(&origin, &e),
         ReadError::Dump(source) => Error::BadDump { path: origin.clone(), source },
     })?;
@@ -51,7 +62,7 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
     };
-    Ok((Loaded { snapshot, origin, read: None }, namespace.to_owned()))
+    Ok((Loaded { snapshot, origin, read: None, health }, namespace.to_owned()))
 }
 
 fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
@@ -83,7 +94,8 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
                 }
             }
         };
-        Ok((Loaded { snapshot, origin: connection.server.clone(), read: Some(connection.read.as_str()) }, namespace))
+        let read = Some(connection.read.as_str());
+        Ok((Loaded { snapshot, origin: connection.server.clone(), read, health: None }, namespace))
     })
 }
 

@@ -10,6 +10,7 @@ use std::io::IsTerminal;
 
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
+use crate::engine::lifecycle::Flags;
 use crate::engine::model::{Effect, Taint};
 use crate::engine::replay::WhatIf;
 use crate::engine::time::Timestamp;
@@ -182,6 +183,67 @@ pub struct PlanArgs {
     /// When to colour the table.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
+}
+
+/// kube-controller-manager's node lifecycle flags, as it names them (contract §5), for the
+/// prediction of the taints it adds. The defaults are those of Kubernetes 1.29.
+#[derive(Args, Debug, Clone)]
+pub struct LifecycleArgs {
+    /// Silence after which the controller marks a node Ready=Unknown.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "40s", help_heading = "Node lifecycle")]
+    pub node_monitor_grace_period: std::time::Duration,
+    /// The controller's node health pass period.
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "5s", help_heading = "Node lifecycle")]
+    pub node_monitor_period: std::time::Duration,
+    /// Nodes tainted per second per zone while the zone is healthy.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0.1", help_heading = "Node lifecycle")]
+    pub node_eviction_rate: f32,
+    /// Nodes tainted per second in a large partially disrupted zone.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0.01", help_heading = "Node lifecycle")]
+    pub secondary_node_eviction_rate: f32,
+    /// The fraction of not-ready nodes that makes a zone partially disrupted.
+    #[arg(long, value_name = "FRACTION", value_parser = parse_rate, default_value = "0.55", help_heading = "Node lifecycle")]
+    pub unhealthy_zone_threshold: f32,
+    /// A zone with more nodes than this is large (tainted at the secondary rate when disrupted).
+    #[arg(long, value_name = "NODES", default_value = "50", help_heading = "Node lifecycle")]
+    pub large_cluster_size_threshold: u32,
+    /// A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent
+    /// (kubelets renew every 10s).
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "12s", help_heading = "Node lifecycle")]
+    pub silent_after: std::time::Duration,
+}
+
+impl Default for LifecycleArgs {
+    fn default() -> Self {
+        let flags = Flags::defaults_for(29);
+        Self {
+            node_monitor_grace_period: flags.node_monitor_grace_period,
+            node_monitor_period: flags.node_monitor_period,
+            node_eviction_rate: flags.node_eviction_rate,
+            secondary_node_eviction_rate: flags.secondary_node_eviction_rate,
+            unhealthy_zone_threshold: flags.unhealthy_zone_threshold,
+            large_cluster_size_threshold: flags.large_cluster_size_threshold,
+            silent_after: std::time::Duration::from_secs(12),
+        }
+    }
+}
+
+impl LifecycleArgs {
+    /// The controller's flags these name.
+    #[must_use]
+    pub fn flags(&self) -> Flags {
+        Flags {
+            node_monitor_period: self.node_monitor_period,
+            node_monitor_grace_period: self.node_monitor_grace_period,
+            node_eviction_rate: self.node_eviction_rate,
+            secondary_node_eviction_rate: self.secondary_node_eviction_rate,
+            unhealthy_zone_threshold: self.unhealthy_zone_threshold,
+            large_cluster_size_threshold: self.large_cluster_size_threshold,
+            ..Flags::defaults_for(29)
+        }
+    }
 }
 
 /// `explain -o`.
@@ -389,6 +451,13 @@ fn parse_qps(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_rate(text: &str) -> Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(rate) if rate.is_finite() && rate >= 0.0 => Ok(rate),
+        _ => Err("expected a number of 0 or more, such as 0.1".to_owned()),
+    }
+}
+
 fn parse_selector(text: &str) -> Result<Selector, String> {
     text.parse().map_err(|e: crate::selector::SelectorError| e.to_string())
 }
@@ -493,6 +562,38 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn node_lifecycle_flags_default_to_kubernetes_1_29_and_parse_as_the_controller_spells_them() {
+        let parse = |extra: &[&str]| {
+            let cli = Cli::try_parse_from([&["kubectl-taint_evict", "plan", "-f", "d.json"][..], extra].concat())
+                .expect("parses");
+            let Command::Plan(args) = cli.command else { panic!("plan") };
+            args.lifecycle
+        };
+        assert_eq!(parse(&[]).flags(), Flags::defaults_for(29));
+        let given = parse(&[
+            "--node-monitor-grace-period=50s",
+            "--node-monitor-period",
+            "2s",
+            "--node-eviction-rate=0.5",
+            "--secondary-node-eviction-rate=0",
+            "--unhealthy-zone-threshold=0.7",
+            "--large-cluster-size-threshold=10",
+            "--silent-after=5s",
+        ]);
+        let flags = given.flags();
+        assert_eq!(flags.node_monitor_grace_period, std::time::Duration::from_secs(50));
+        assert_eq!(flags.node_monitor_period, std::time::Duration::from_secs(2));
+        assert_eq!(
+            (flags.node_eviction_rate, flags.secondary_node_eviction_rate, flags.unhealthy_zone_threshold),
+            (0.5, 0.0, 0.7)
+        );
+        assert_eq!(flags.large_cluster_size_threshold, 10);
+        assert_eq!(given.silent_after, std::time::Duration::from_secs(5));
+        let bad = ["kubectl-taint_evict", "plan", "--node-eviction-rate=-1"];
+        assert!(Cli::try_parse_from(bad).is_err(), "a negative rate is refused");
     }
 
     #[test]

@@ -4,21 +4,33 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
+use crate::engine::lifecycle::{Observation, Prediction, predict, show_in_plan, unsettled};
 use crate::engine::model::Taint;
 use crate::engine::replay::{Snapshot, WhatIf, replay};
+use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{Explanation, render_json, render_text};
 use crate::output::human::printable;
 use crate::output::render_plan;
 use crate::selector::Selector;
+use crate::source::file::DumpError;
+use crate::source::lifecycle::{Health, NODE_LEASE_NAMESPACE};
 
 use super::input::{Source, Want, load, now, pod_hint};
 use super::{ExplainArgs, ExplainFormat, PlanArgs};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
-fn select(snapshot: &Snapshot, names: &[String], selector: Option<&Selector>, origin: &str) -> Result<Vec<usize>> {
+/// Without NODE or -l: the nodes with a NoExecute taint, and those `foreseen` (the node lifecycle
+/// controller is expected to taint them, or holds their taint back).
+fn select(
+    snapshot: &Snapshot,
+    names: &[String],
+    selector: Option<&Selector>,
+    foreseen: &HashSet<&str>,
+    origin: &str,
+) -> Result<Vec<usize>> {
     if !names.is_empty() {
         return names
             .iter()
@@ -36,7 +48,7 @@ fn select(snapshot: &Snapshot, names: &[String], selector: Option<&Selector>, or
             let node = &snapshot.nodes[i];
             match selector {
                 Some(selector) => selector.matches(&node.labels),
-                None => node.taints.iter().any(|t| t.is_no_execute()),
+                None => node.taints.iter().any(|t| t.is_no_execute()) || foreseen.contains(node.name.as_str()),
             }
         })
         .collect();
@@ -100,6 +112,67 @@ fn unique(names: &[String]) -> Vec<String> {
     names.iter().filter(|name| seen.insert(name.as_str())).cloned().collect()
 }
 
+/// The most nodes failing at once the prediction is made for: its search grows with the square of
+/// their number (about a second for this many).
+const MAX_UNSETTLED: usize = 200;
+
+/// The node lifecycle controller's prediction over what a dump says of node health, with a warning
+/// for what the dump lacks (or why it could not be read).
+fn foresee(
+    health: Option<std::result::Result<Health, DumpError>>,
+    now: Timestamp,
+    args: &PlanArgs,
+) -> Option<Foreseen> {
+    let health = match health? {
+        Ok(health) => health,
+        Err(error) => {
+            eprintln!("warning: node health not predicted: {}", printable(&error.to_string()));
+            return None;
+        }
+    };
+    // A dump without node status (written by hand, or stripped) says nothing of node health.
+    if health.nodes.iter().all(|node| node.ready.is_none()) {
+        return None;
+    }
+    let lacks = (health.node_leases == 0 && !health.nodes.is_empty()).then(|| {
+        format!(
+            "the dump has no Leases of namespace \"{NODE_LEASE_NAMESPACE}\": a silent kubelet is seen only once its \
+             node is Ready=Unknown (dump with `kubectl get nodes,pods,leases -A -o json`)"
+        )
+    });
+    let observation = health.observe(now, args.lifecycle.flags(), args.lifecycle.silent_after);
+    // A healthy cluster (the usual case) is answered without the prediction's search; a cluster
+    // where too many nodes fail at once is answered without it too, and says so.
+    let prediction = match unsettled(&observation) {
+        0 => None,
+        n if n > MAX_UNSETTLED => {
+            eprintln!(
+                "warning: {n} nodes are silent or not ready (more than {MAX_UNSETTLED}): the node lifecycle \
+                 controller's taints are not predicted: only the taints the nodes carry are shown"
+            );
+            None
+        }
+        _ => Some(predict(&observation)),
+    };
+    Some(Foreseen { observation, prediction, lacks })
+}
+
+/// The node lifecycle controller's prediction, and what the dump lacked for it.
+struct Foreseen {
+    observation: Observation,
+    /// `None` when no node is silent or not ready: nothing to foresee.
+    prediction: Option<Prediction>,
+    /// A warning to print after the plan.
+    lacks: Option<String>,
+}
+
+impl Foreseen {
+    /// Whether the controller is expected to act on some node (taint it, or hold its taint back).
+    fn acts(&self) -> bool {
+        self.prediction.as_ref().is_some_and(|p| p.nodes.iter().any(|n| n.taint.is_some() || n.held.is_some()))
+    }
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanArgs) -> Result<()> {
     let mut args = args.clone();
@@ -115,7 +188,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
         (None, false) => NodeSelection::Named(args.nodes.clone()),
         (None, true) => NodeSelection::Tainted,
     };
-    let (loaded, _) = load(&args.input, Want::Nodes(&selection))?;
+    let (mut loaded, _) = load(&args.input, Want::Nodes(&selection))?;
     let from_dump = args.input.file.is_some();
     if from_dump && loaded.snapshot.nodes.is_empty() {
         return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
@@ -123,7 +196,13 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     if from_dump {
         check_unique(&loaded.snapshot, &loaded.origin)?;
     }
-    let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &loaded.origin)?;
+    let now = now(&args.input);
+    let lifecycle = foresee(loaded.health.take(), now, args);
+    let foreseen: HashSet<&str> = lifecycle.as_ref().map_or_else(HashSet::new, |lifecycle| {
+        let nodes = lifecycle.prediction.iter().flat_map(|p| &p.nodes);
+        nodes.filter(|n| n.taint.is_some() || n.held.is_some()).map(|n| n.name.as_str()).collect()
+    });
+    let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &foreseen, &loaded.origin)?;
     if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
         return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: loaded.origin });
     }
@@ -135,7 +214,14 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     for warning in unmatched_removals(&loaded.snapshot, &selected, &what_if) {
         eprintln!("warning: {}", printable(&warning));
     }
-    let mut plan = replay(&loaded.snapshot, &selected, &what_if, now(&args.input));
+    let mut plan = replay(&loaded.snapshot, &selected, &what_if, now);
+    // The node fields and zones are shown when the controller is expected to act somewhere: a
+    // dump of a healthy cluster (or of taints already added) keeps the document it always had.
+    if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
+        && let Some(prediction) = &lifecycle.prediction
+    {
+        show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, prediction);
+    }
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
             node.pods.retain(|p| p.key.namespace() == namespace);
@@ -144,6 +230,9 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     render_plan(&plan, args.output, args.color.resolve(), loaded.read, &mut out)?;
     out.flush()?;
+    if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
+        eprintln!("warning: {lacks}");
+    }
     Ok(())
 }
 

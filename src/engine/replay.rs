@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
+use super::lifecycle::{NodeForecast, ZoneForecast};
 use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Uid};
 use super::queue::{Cause, Work};
 use super::time::Timestamp;
@@ -98,6 +99,9 @@ pub enum Basis {
     ControllerRestart,
     /// The evaluation instant (a taint without `timeAdded`, a clamped time, a what-if).
     Now,
+    /// A NoExecute taint the node lifecycle controller is expected to add (contract §5): the clock
+    /// starts when it is added, somewhere in its window.
+    PredictedTaint,
 }
 
 /// The prediction for one pod.
@@ -113,8 +117,11 @@ pub struct PodPlan {
     pub terminating: bool,
     /// The verdict.
     pub verdict: Verdict,
-    /// When the pod is (or was) deleted.
+    /// When the pod is (or was) deleted; for a [`Basis::PredictedTaint`], the earliest instant.
     pub evict_at: Option<Timestamp>,
+    /// For a [`Basis::PredictedTaint`] with a deletion, the latest instant (`None`: the taint may
+    /// never come); `None` otherwise.
+    pub evict_at_latest: Option<Timestamp>,
     /// When the deciding countdown started.
     pub since: Option<Timestamp>,
     /// Where `since` came from.
@@ -136,15 +143,28 @@ pub struct NodePlan {
     pub taints: Vec<Taint>,
     /// Its pods, by (`evict_at`, none last; namespace; name).
     pub pods: Vec<PodPlan>,
+    /// What the node lifecycle controller is expected to do to it; `None` when not predicted.
+    pub lifecycle: Option<NodeLifecycle>,
+}
+
+/// A node's health and the node lifecycle controller's expected action (contract §5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeLifecycle {
+    /// The prediction for the node.
+    pub forecast: NodeForecast,
+    /// When its `Ready` condition last changed (`lastTransitionTime`).
+    pub ready_since: Option<Timestamp>,
 }
 
 /// The replay's result.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// The evaluation instant.
     pub now: Timestamp,
     /// One entry per selected node, in the order given.
     pub nodes: Vec<NodePlan>,
+    /// Every zone's state, when the node lifecycle controller was predicted.
+    pub zones: Option<Vec<ZoneForecast>>,
 }
 
 impl Plan {
@@ -158,6 +178,10 @@ impl Plan {
                 Verdict::EvictAt => Cause::Expired { seconds: pod.toleration_seconds? },
                 Verdict::Never | Verdict::Unaffected => return None,
             };
+            // A predicted taint is not there yet: nothing is queued for it.
+            if pod.basis == Some(Basis::PredictedTaint) {
+                return None;
+            }
             Some((pod.key.clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
         })
         .collect()
@@ -202,7 +226,7 @@ pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: 
         .enumerate()
         .map(|(i, node)| replay_node(snapshot, node, &order[starts[i]..starts[i + 1]], what_if, now, &mut timeline))
         .collect();
-    Plan { now, nodes: plans }
+    Plan { now, nodes: plans, zones: None }
 }
 
 /// The indices of the pods on each node, node after node in snapshot order (node `i`'s are
@@ -332,7 +356,7 @@ fn replay_node(
     let taints: Vec<Taint> = taints.into_iter().filter(Taint::is_no_execute).collect();
     let mut plans: Vec<PodPlan> = pods.iter().map(|&i| replay.result(&snapshot.pods[i], &taints, now)).collect();
     sort_pods(&mut plans);
-    NodePlan { name: node.name.clone(), taints, pods: plans }
+    NodePlan { name: node.name.clone(), taints, pods: plans, lifecycle: None }
 }
 
 /// All the selected nodes on one engine.
@@ -361,6 +385,7 @@ fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[What
             name: node.name.clone(),
             taints: taints.into_iter().filter(Taint::is_no_execute).collect(),
             pods: Vec::new(),
+            lifecycle: None,
         })
         .collect();
     for (i, node) in pods {
@@ -370,11 +395,11 @@ fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[What
     for plan in &mut plans {
         sort_pods(&mut plan.pods);
     }
-    Plan { now, nodes: plans }
+    Plan { now, nodes: plans, zones: None }
 }
 
 /// By (`evict_at`, none last; namespace; name).
-fn sort_pods(pods: &mut [PodPlan]) {
+pub(crate) fn sort_pods(pods: &mut [PodPlan]) {
     pods.sort_by(|a, b| (a.evict_at.is_none(), a.evict_at, &a.key).cmp(&(b.evict_at.is_none(), b.evict_at, &b.key)));
 }
 
@@ -510,6 +535,7 @@ impl<S: BuildHasher> Replayer<S> {
             terminating: pod.terminating,
             verdict,
             evict_at,
+            evict_at_latest: None,
             since: record.map(|r| r.work.created),
             basis: record.map(|r| r.basis),
             toleration_seconds,

@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
+use crate::engine::lifecycle::{Ready, ZoneForecast};
 use crate::engine::model::Taint;
-use crate::engine::replay::{Basis, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
 use crate::engine::time::Timestamp;
 
 /// The document's `apiVersion`; bump it for any change that is not an addition.
@@ -24,6 +25,9 @@ pub struct EvictionPlan {
     #[serde(skip_serializing_if = "Option::is_none")]
     read: Option<&'static str>,
     nodes: Vec<NodeDoc>,
+    /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    zones: Option<Vec<ZoneDoc>>,
 }
 
 #[derive(Serialize, Debug)]
@@ -31,7 +35,47 @@ pub struct EvictionPlan {
 struct NodeDoc {
     name: String,
     taints: Vec<TaintDoc>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    lifecycle: Option<LifecycleDoc>,
     pods: Vec<PodDoc>,
+}
+
+/// A node's health and the node lifecycle controller's expected action (contract §5).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct LifecycleDoc {
+    ready: Option<&'static str>,
+    last_heartbeat: Option<String>,
+    zone: String,
+    predicted_taint: Option<PredictedTaintDoc>,
+    held: Option<HeldDoc>,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct PredictedTaintDoc {
+    key: &'static str,
+    effect: &'static str,
+    earliest: String,
+    latest: Option<String>,
+    basis: &'static str,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct HeldDoc {
+    reason: &'static str,
+    zone: String,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct ZoneDoc {
+    name: String,
+    state: &'static str,
+    nodes: usize,
+    not_ready: usize,
+    rate_per_second: f32,
 }
 
 /// A taint as the API writes it.
@@ -54,6 +98,9 @@ struct PodDoc {
     terminating: bool,
     verdict: &'static str,
     evict_at: Option<String>,
+    /// Present for a deletion that waits on a predicted taint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evict_at_latest: Option<Option<String>>,
     since: Option<String>,
     overdue: bool,
     toleration_seconds: Option<i64>,
@@ -80,6 +127,7 @@ pub fn basis_name(basis: Basis) -> &'static str {
         Basis::PodScheduled => "pod-scheduled",
         Basis::ControllerRestart => "controller-restart",
         Basis::Now => "now",
+        Basis::PredictedTaint => "predicted-taint",
     }
 }
 
@@ -104,6 +152,7 @@ impl From<&PodPlan> for PodDoc {
             terminating: pod.terminating,
             verdict: verdict_name(pod.verdict),
             evict_at: pod.evict_at.map(rfc3339),
+            evict_at_latest: (pod.basis == Some(Basis::PredictedTaint)).then(|| pod.evict_at_latest.map(rfc3339)),
             since: pod.since.map(rfc3339),
             overdue: pod.overdue,
             toleration_seconds: pod.toleration_seconds,
@@ -118,7 +167,42 @@ impl From<&NodePlan> for NodeDoc {
         Self {
             name: node.name.to_string(),
             taints: node.taints.iter().map(TaintDoc::from).collect(),
+            lifecycle: node.lifecycle.as_ref().map(LifecycleDoc::from),
             pods: node.pods.iter().map(PodDoc::from).collect(),
+        }
+    }
+}
+
+impl From<&NodeLifecycle> for LifecycleDoc {
+    fn from(lifecycle: &NodeLifecycle) -> Self {
+        let forecast = &lifecycle.forecast;
+        Self {
+            ready: forecast.ready.map(Ready::as_str),
+            last_heartbeat: forecast.last_heartbeat.map(rfc3339),
+            zone: forecast.zone.name().to_owned(),
+            predicted_taint: forecast.taint.map(|taint| PredictedTaintDoc {
+                key: taint.key.key(),
+                effect: "NoExecute",
+                earliest: rfc3339(taint.earliest),
+                latest: taint.latest.map(rfc3339),
+                basis: taint.basis.as_str(),
+            }),
+            held: forecast
+                .held
+                .as_ref()
+                .map(|held| HeldDoc { reason: held.reason.as_str(), zone: held.zone.name().to_owned() }),
+        }
+    }
+}
+
+impl From<&ZoneForecast> for ZoneDoc {
+    fn from(zone: &ZoneForecast) -> Self {
+        Self {
+            name: zone.zone.name().to_owned(),
+            state: zone.state.as_str(),
+            nodes: zone.nodes,
+            not_ready: zone.not_ready,
+            rate_per_second: zone.rate_per_second,
         }
     }
 }
@@ -140,6 +224,7 @@ impl From<&Plan> for EvictionPlan {
             now: rfc3339(plan.now),
             read: None,
             nodes: plan.nodes.iter().map(NodeDoc::from).collect(),
+            zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
         }
     }
 }
@@ -167,6 +252,9 @@ pub fn write_plan_json(plan: &Plan, read: Option<&str>, out: &mut impl Write) ->
         string(out, node.name.as_str())?;
         out.write_all(b",\n      \"taints\": [")?;
         taints(out, &node.taints, 4)?;
+        if let Some(lifecycle) = &node.lifecycle {
+            lifecycle_fields(out, lifecycle)?;
+        }
         out.write_all(b",\n      \"pods\": [")?;
         for (j, pod) in node.pods.iter().enumerate() {
             out.write_all(if j == 0 { b"\n        {" } else { b",\n        {" })?;
@@ -176,7 +264,65 @@ pub fn write_plan_json(plan: &Plan, read: Option<&str>, out: &mut impl Write) ->
         out.write_all(if node.pods.is_empty() { b"]" } else { b"\n      ]" })?;
         out.write_all(b"\n    }")?;
     }
-    out.write_all(if plan.nodes.is_empty() { b"]\n}\n" } else { b"\n  ]\n}\n" })
+    out.write_all(if plan.nodes.is_empty() { b"]" } else { b"\n  ]" })?;
+    if let Some(zones) = &plan.zones {
+        out.write_all(b",\n  \"zones\": [")?;
+        for (i, zone) in zones.iter().enumerate() {
+            out.write_all(if i == 0 { b"\n    {\n      \"name\": " } else { b",\n    {\n      \"name\": " })?;
+            string(out, zone.zone.name())?;
+            out.write_all(b",\n      \"state\": ")?;
+            string(out, zone.state.as_str())?;
+            write!(
+                out,
+                ",\n      \"nodes\": {},\n      \"notReady\": {},\n      \"ratePerSecond\": ",
+                zone.nodes, zone.not_ready
+            )?;
+            serde_json::to_writer(&mut *out, &zone.rate_per_second)?;
+            out.write_all(b"\n    }")?;
+        }
+        out.write_all(if zones.is_empty() { b"]" } else { b"\n  ]" })?;
+    }
+    out.write_all(b"\n}\n")
+}
+
+/// A [`LifecycleDoc`]'s fields, after a node's taints.
+fn lifecycle_fields(out: &mut impl Write, lifecycle: &NodeLifecycle) -> io::Result<()> {
+    let forecast = &lifecycle.forecast;
+    out.write_all(b",\n      \"ready\": ")?;
+    match forecast.ready {
+        Some(ready) => string(out, ready.as_str())?,
+        None => out.write_all(b"null")?,
+    }
+    out.write_all(b",\n      \"lastHeartbeat\": ")?;
+    time(out, forecast.last_heartbeat)?;
+    out.write_all(b",\n      \"zone\": ")?;
+    string(out, forecast.zone.name())?;
+    out.write_all(b",\n      \"predictedTaint\": ")?;
+    match forecast.taint {
+        None => out.write_all(b"null")?,
+        Some(taint) => {
+            out.write_all(b"{\n        \"key\": ")?;
+            string(out, taint.key.key())?;
+            out.write_all(b",\n        \"effect\": \"NoExecute\",\n        \"earliest\": ")?;
+            time(out, Some(taint.earliest))?;
+            out.write_all(b",\n        \"latest\": ")?;
+            time(out, taint.latest)?;
+            out.write_all(b",\n        \"basis\": ")?;
+            string(out, taint.basis.as_str())?;
+            out.write_all(b"\n      }")?;
+        }
+    }
+    out.write_all(b",\n      \"held\": ")?;
+    match &forecast.held {
+        None => out.write_all(b"null"),
+        Some(held) => {
+            out.write_all(b"{\n        \"reason\": ")?;
+            string(out, held.reason.as_str())?;
+            out.write_all(b",\n        \"zone\": ")?;
+            string(out, held.zone.name())?;
+            out.write_all(b"\n      }")
+        }
+    }
 }
 
 /// A [`PodDoc`]'s fields, one level deeper than the pod's braces.
@@ -197,6 +343,10 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     string(out, verdict_name(pod.verdict))?;
     out.write_all(b",\n          \"evictAt\": ")?;
     time(out, pod.evict_at)?;
+    if pod.basis == Some(Basis::PredictedTaint) {
+        out.write_all(b",\n          \"evictAtLatest\": ")?;
+        time(out, pod.evict_at_latest)?;
+    }
     out.write_all(b",\n          \"since\": ")?;
     time(out, pod.since)?;
     out.write_all(if pod.overdue {
@@ -310,6 +460,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::engine::lifecycle::{
+        Basis as LifecycleBasis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey, ZoneState,
+    };
     use crate::engine::model::{Effect, NodeName, PodKey, Uid};
 
     fn text() -> impl Strategy<Value = String> {
@@ -342,12 +495,13 @@ mod tests {
         let verdict =
             prop::sample::select(&[Verdict::EvictNow, Verdict::EvictAt, Verdict::Never, Verdict::Unaffected][..]);
         let basis = prop::option::of(prop::sample::select(
-            &[Basis::TaintTimeAdded, Basis::PodScheduled, Basis::ControllerRestart, Basis::Now][..],
+            &[Basis::TaintTimeAdded, Basis::PodScheduled, Basis::ControllerRestart, Basis::Now, Basis::PredictedTaint]
+                [..],
         ));
         (
             (text(), text(), text(), text(), any::<bool>(), verdict),
             (
-                instant(),
+                (instant(), instant()),
                 instant(),
                 basis,
                 prop::option::of(any::<i64>()),
@@ -358,7 +512,7 @@ mod tests {
             .prop_map(
                 |(
                     (namespace, name, uid, phase, terminating, verdict),
-                    (evict_at, since, basis, toleration_seconds, untolerated, overdue),
+                    ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue),
                 )| PodPlan {
                     key: PodKey::new(namespace, name),
                     uid: Uid::from(uid),
@@ -366,6 +520,7 @@ mod tests {
                     terminating,
                     verdict,
                     evict_at,
+                    evict_at_latest,
                     since,
                     basis,
                     toleration_seconds,
@@ -375,11 +530,75 @@ mod tests {
             )
     }
 
+    fn zone() -> impl Strategy<Value = ZoneKey> {
+        (text(), text()).prop_map(|(region, zone)| ZoneKey::new(region, zone))
+    }
+
+    fn lifecycle() -> impl Strategy<Value = NodeLifecycle> {
+        let ready = prop::option::of(prop::sample::select(&[Ready::True, Ready::False, Ready::Unknown][..]));
+        let key = prop::sample::select(&[ConditionTaint::Unreachable, ConditionTaint::NotReady][..]);
+        let basis = prop::sample::select(
+            &[
+                LifecycleBasis::LostHeartbeat,
+                LifecycleBasis::NotReady,
+                LifecycleBasis::NeverReady,
+                LifecycleBasis::ControllerRestart,
+            ][..],
+        );
+        let taint = prop::option::of((key, instant(), instant(), basis, 0usize..5).prop_map(
+            |(key, earliest, latest, basis, queued_with)| PredictedTaint {
+                key,
+                earliest: earliest.unwrap_or_default(),
+                latest,
+                basis,
+                queued_with,
+            },
+        ));
+        let reason = prop::sample::select(&[HeldReason::PartialDisruption, HeldReason::AllZonesDown][..]);
+        let held = prop::option::of((reason, zone()).prop_map(|(reason, zone)| Held { reason, zone }));
+        (text(), zone(), ready, instant(), taint, held, instant()).prop_map(
+            |(name, zone, ready, last_heartbeat, taint, held, ready_since)| NodeLifecycle {
+                forecast: NodeForecast { name: NodeName::from(name), zone, ready, last_heartbeat, taint, held },
+                ready_since,
+            },
+        )
+    }
+
+    fn zones() -> impl Strategy<Value = Option<Vec<ZoneForecast>>> {
+        let state =
+            prop::sample::select(&[ZoneState::Normal, ZoneState::PartialDisruption, ZoneState::FullDisruption][..]);
+        let rate =
+            prop_oneof![Just(0.0f32), Just(0.1), Just(0.01), any::<f32>().prop_filter("finite", |r| r.is_finite())];
+        let zone = (zone(), state, 0usize..100, 0usize..100, rate).prop_map(
+            |(zone, state, nodes, not_ready, rate_per_second)| ZoneForecast {
+                zone,
+                state,
+                nodes,
+                not_ready,
+                rate_per_second,
+            },
+        );
+        prop::option::of(prop::collection::vec(zone, 0..3))
+    }
+
     fn plan() -> impl Strategy<Value = Plan> {
-        let node = (text(), prop::collection::vec(taint(), 0..3), prop::collection::vec(pod(), 0..3))
-            .prop_map(|(name, taints, pods)| NodePlan { name: NodeName::from(name), taints, pods });
-        (instant(), prop::collection::vec(node, 0..3))
-            .prop_map(|(now, nodes)| Plan { now: now.unwrap_or_default(), nodes })
+        let node = (
+            text(),
+            prop::collection::vec(taint(), 0..3),
+            prop::collection::vec(pod(), 0..3),
+            prop::option::of(lifecycle()),
+        )
+            .prop_map(|(name, taints, pods, lifecycle)| NodePlan {
+                name: NodeName::from(name),
+                taints,
+                pods,
+                lifecycle,
+            });
+        (instant(), prop::collection::vec(node, 0..3), zones()).prop_map(|(now, nodes, zones)| Plan {
+            now: now.unwrap_or_default(),
+            nodes,
+            zones,
+        })
     }
 
     proptest! {

@@ -5,9 +5,11 @@ use std::io::{self, Write};
 use owo_colors::OwoColorize;
 
 use super::ColorMode;
-use super::human::{countdown, printable, rfc3339};
+use super::human::{countdown, printable, rfc3339, rfc3339_seconds};
 use super::json::{basis_name, verdict_name};
-use crate::engine::replay::{NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
+use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
 /// How a cell is coloured.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -68,7 +70,14 @@ fn write_rows(rows: &[Vec<Cell>], color: ColorMode, out: &mut impl Write) -> io:
 }
 
 /// Why: the deciding taint or toleration.
-fn reason(pod: &PodPlan) -> String {
+fn reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> String {
+    if let (Some(Basis::PredictedTaint), Some(taint)) = (pod.basis, predicted) {
+        return match (pod.verdict, pod.toleration_seconds) {
+            (Verdict::Never, _) => format!("tolerates the expected {taint} taint forever"),
+            (_, Some(seconds)) => format!("tolerationSeconds={seconds} after the expected {taint} taint"),
+            (_, None) => format!("untolerated: the expected {taint} taint"),
+        };
+    }
     match pod.verdict {
         Verdict::EvictNow if pod.untolerated.is_empty() => "untolerated when observed (taint since removed)".to_owned(),
         Verdict::EvictNow => {
@@ -77,6 +86,7 @@ fn reason(pod: &PodPlan) -> String {
         }
         Verdict::EvictAt => format!("tolerationSeconds={}", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
+        Verdict::Unaffected if removing => "the controller removes the taint (every zone down)".to_owned(),
         Verdict::Unaffected => "no NoExecute taint".to_owned(),
     }
 }
@@ -88,6 +98,78 @@ fn verdict_tone(verdict: Verdict) -> Tone {
         Verdict::Never => Tone::Good,
         Verdict::Unaffected => Tone::Dim,
     }
+}
+
+/// The time of day of `at` (UTC), to the second: rounded up when `up`, else down.
+fn time_of_day(at: Timestamp, up: bool) -> String {
+    let second = i128::from(NANOS_PER_SECOND);
+    let nanos = at.as_nanos();
+    let rest = nanos.rem_euclid(second);
+    let whole = if up && rest != 0 { nanos - rest + second } else { nanos - rest };
+    let text = rfc3339(Timestamp::from_nanos(whole));
+    text.split_once('T').map_or_else(|| text.clone(), |(_, time)| time.trim_end_matches('Z').to_owned())
+}
+
+/// A predicted window: `2026-11-23T10:00:06Z–10:00:16` (`–?` when it may never close).
+fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
+    let start = rfc3339_seconds(earliest);
+    match latest {
+        Some(latest) => format!("{start}–{}", time_of_day(latest, true)),
+        None => format!("{start}–?"),
+    }
+}
+
+/// The short name of a condition taint (`unreachable`, `not-ready`).
+fn short_key(key: ConditionTaint) -> &'static str {
+    key.key().rsplit('/').next().unwrap_or_default()
+}
+
+/// The line under a node's heading that says what the node lifecycle controller is expected to do:
+/// `None` for a healthy node it leaves alone.
+fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<String> {
+    let forecast = &lifecycle.forecast;
+    let mut parts = Vec::new();
+    let ready = forecast.ready.map_or("never posted", Ready::as_str);
+    if forecast.ready != Some(Ready::True) || forecast.taint.is_some() || forecast.held.is_some() {
+        let mut health = format!("Ready={ready}");
+        if let Some(since) = lifecycle.ready_since {
+            health.push_str(&format!(" since {}", time_of_day(since, false)));
+        }
+        let heartbeat = forecast.last_heartbeat.map_or_else(|| "none".to_owned(), |at| time_of_day(at, false));
+        parts.push(format!("{health}, last heartbeat {heartbeat}"));
+    }
+    if let Some(taint) = forecast.taint {
+        let zone = forecast.zone.name();
+        let queue = match taint.queued_with {
+            0 => String::new(),
+            1 => ", 1 other node may be tainted first".to_owned(),
+            n => format!(", {n} other nodes may be tainted first"),
+        };
+        let when = match taint.latest {
+            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),
+            None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
+        };
+        parts.push(format!("{} taint expected {when} (zone {zone}{queue})", short_key(taint.key)));
+    }
+    if let Some(held) = &forecast.held {
+        parts.push(match held.reason {
+            HeldReason::PartialDisruption => {
+                // The zone's counts now; before the controller marks its silent nodes it still
+                // looks healthy.
+                let state = match zones.iter().find(|z| z.zone == held.zone) {
+                    Some(z) if z.state == ZoneState::PartialDisruption => {
+                        format!("partially disrupted ({}/{} not ready)", z.not_ready, z.nodes)
+                    }
+                    _ => "about to be partially disrupted".to_owned(),
+                };
+                format!("held: zone {} {state} — the controller adds no NoExecute taints here", held.zone)
+            }
+            HeldReason::AllZonesDown => "held: every zone is fully disrupted — the controller adds no NoExecute \
+                                         taints and removes the ones it added"
+                .to_owned(),
+        });
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 fn node_heading(node: &NodePlan) -> String {
@@ -115,6 +197,17 @@ pub fn render(plan: &Plan, wide: bool, color: ColorMode, out: &mut impl Write) -
             writeln!(out)?;
         }
         writeln!(out, "{}", printable(&node_heading(node)))?;
+        let zones = plan.zones.as_deref().unwrap_or_default();
+        if let Some(line) = node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones)) {
+            writeln!(out, "{}", printable(&line))?;
+        }
+        let removing = !node.taints.is_empty()
+            && node
+                .lifecycle
+                .as_ref()
+                .and_then(|l| l.forecast.held.as_ref())
+                .is_some_and(|held| held.reason == HeldReason::AllZonesDown);
+        let predicted = node.lifecycle.as_ref().and_then(|l| l.forecast.taint).map(|taint| short_key(taint.key));
         if node.pods.is_empty() {
             writeln!(out, "No pods.")?;
             continue;
@@ -131,12 +224,15 @@ pub fn render(plan: &Plan, wide: bool, color: ColorMode, out: &mut impl Write) -
                 Cell::plain(pod.key.namespace()),
                 Cell::plain(name),
                 Cell { text: verdict_name(pod.verdict).to_owned(), tone: verdict_tone(pod.verdict) },
-                Cell::plain(pod.evict_at.map_or_else(|| "-".to_owned(), rfc3339)),
+                Cell::plain(match (pod.basis, pod.evict_at) {
+                    (Some(Basis::PredictedTaint), Some(at)) => window(at, pod.evict_at_latest),
+                    (_, at) => at.map_or_else(|| "-".to_owned(), rfc3339),
+                }),
                 Cell {
                     text: countdown(pod.evict_at, plan.now),
                     tone: if pod.overdue { Tone::Bad } else { Tone::Plain },
                 },
-                Cell::plain(reason(pod)),
+                Cell::plain(reason(pod, predicted, removing)),
             ];
             if wide {
                 row.extend([

@@ -42,6 +42,17 @@ pub enum ReadError {
 /// # Errors
 /// A read failure, or what is wrong with the input (at its first wrong byte).
 pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
+    read_stream_then(source, |_| ()).map(|(snapshot, ())| snapshot)
+}
+
+/// [`read_stream`], and `then` over the bytes read (which are dropped after it).
+///
+/// # Errors
+/// As [`read_stream`].
+pub fn read_stream_then<T: Send>(
+    source: impl Read,
+    then: impl FnOnce(&[u8]) -> T + Send,
+) -> Result<(Snapshot, T), ReadError> {
     let mut tee = Tee::new(source, Vec::new());
     let checked = check(&mut tee);
     if let Some(error) = tee.failed.take() {
@@ -55,7 +66,7 @@ pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
         ))
         .into());
     }
-    finish(&bytes, checked)
+    finish_then(&bytes, checked, then)
 }
 
 /// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
@@ -64,7 +75,19 @@ pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
 ///
 /// # Errors
 /// A read failure, or what is wrong with the input.
-pub fn read_file(mut source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
+pub fn read_file(source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
+    read_file_then(source, size, |_| ()).map(|(snapshot, ())| snapshot)
+}
+
+/// [`read_file`], and `then` over the bytes read (which are dropped after it).
+///
+/// # Errors
+/// As [`read_file`].
+pub fn read_file_then<T: Send>(
+    mut source: impl Read,
+    size: u64,
+    then: impl FnOnce(&[u8]) -> T + Send,
+) -> Result<(Snapshot, T), ReadError> {
     let capacity = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
@@ -73,10 +96,25 @@ pub fn read_file(mut source: impl Read, size: u64) -> Result<Snapshot, ReadError
     if let Err(error) = IgnoredAny::deserialize(&mut prefix).and_then(|_| prefix.end())
         && !error.is_eof()
     {
-        return finish(&bytes, Err(error));
+        return finish_then(&bytes, Err(error), then);
     }
     source.read_to_end(&mut bytes)?;
-    finish(&bytes, Ok(()))
+    finish_then(&bytes, Ok(()), then)
+}
+
+/// [`finish`], with `then` over the same bytes on a second thread: a second reading of a large dump
+/// (`plan` reads node health apart) then costs no wall-clock time on a machine with two cores.
+fn finish_then<T: Send>(
+    bytes: &[u8],
+    checked: Result<(), serde_json::Error>,
+    then: impl FnOnce(&[u8]) -> T + Send,
+) -> Result<(Snapshot, T), ReadError> {
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| then(bytes));
+        let snapshot = finish(bytes, checked);
+        let other = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Ok((snapshot?, other))
+    })
 }
 
 /// The snapshot, or the exact reader's words for what the check found.

@@ -8,7 +8,11 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use serde::Deserialize;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, IgnoredAny, MapAccess};
+use serde::{Deserialize, Deserializer};
 
 use super::file::{CONTROLLER_LEASE, DumpError, object_name, parse_time};
 use crate::engine::lifecycle::{
@@ -46,17 +50,58 @@ struct List<'a> {
     items: Vec<Item<'a>>,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default)]
+#[derive(Default)]
 struct Item<'a> {
-    #[serde(borrow)]
     kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
     metadata: Meta<'a>,
-    #[serde(borrow)]
     spec: Spec<'a>,
-    #[serde(borrow)]
     status: Status<'a>,
+}
+
+/// The fields of an item.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Field {
+    Kind,
+    Metadata,
+    Spec,
+    Status,
+    #[serde(other)]
+    Other,
+}
+
+/// Once an item's `kind` is read (kubectl writes it before `metadata`), the rest of a Pod or any
+/// other kind is skipped without being built: a dump is mostly pods, and nothing of them is read
+/// here.
+impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(PhantomData<Item<'a>>);
+        impl<'de: 'a, 'a> de::Visitor<'de> for Visitor<'a> {
+            type Value = Item<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'a>, A::Error> {
+                let mut item = Item::default();
+                while let Some(field) = map.next_key::<Field>()? {
+                    let wanted = item.kind.as_deref().is_none_or(|kind| kind == "Node" || kind == "Lease");
+                    match field {
+                        Field::Kind => item.kind = map.next_value()?,
+                        Field::Metadata if wanted => item.metadata = map.next_value()?,
+                        Field::Spec if wanted => item.spec = map.next_value()?,
+                        Field::Status if wanted => item.status = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(item)
+            }
+        }
+        deserializer.deserialize_map(Visitor(PhantomData))
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -263,6 +308,20 @@ mod tests {
         let controller = health.controller.expect("the controller lease");
         assert_eq!(controller.acquired, Some(at("2026-11-23T17:00:00.25Z")));
         assert_eq!(controller.duration, Some(Duration::from_secs(15)));
+    }
+
+    #[test]
+    fn items_are_read_whatever_the_order_of_their_fields() {
+        let dump = r#"{"items":[
+            {"metadata":{"name":"n1","namespace":"kube-node-lease"},"spec":{"renewTime":"2026-11-23T18:00:21Z"},"kind":"Lease"},
+            {"kind":"Pod","metadata":{"name":"p"},"spec":{"renewTime":"not a time"},"status":{"conditions":[{"type":"Ready","lastHeartbeatTime":"no"}]}},
+            {"status":{"conditions":[{"type":"Ready","status":"True"}]},"metadata":{"name":"n1"},"kind":"Node"}
+        ]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        assert_eq!(health.node_leases, 1);
+        assert_eq!(health.nodes.len(), 1);
+        assert_eq!(health.nodes[0].lease_renewed, Some(at("2026-11-23T18:00:21Z")));
+        assert_eq!(health.nodes[0].ready.as_ref().map(|ready| ready.status), Some(Ready::True));
     }
 
     #[test]

@@ -51,6 +51,7 @@
 //! assert!(taint.earliest >= t(1044) && taint.latest.unwrap() <= t(1052));
 //! ```
 
+mod plan;
 mod predict;
 
 use std::fmt;
@@ -60,6 +61,7 @@ use super::model::{Effect, NodeName, Taint, Toleration};
 use super::time::Timestamp;
 use super::tolerate::{Tolerance, TolerationWindow, tolerance};
 
+pub use plan::show_in_plan;
 pub use predict::predict;
 
 /// Key of the taint the NLC adds when `Ready` is `Unknown` (the kubelet stopped posting status).
@@ -436,6 +438,29 @@ pub struct PredictedDeletion {
     pub earliest: Timestamp,
     /// The latest instant; `None` when the taint may never come.
     pub latest: Option<Timestamp>,
+    /// The deciding `tolerationSeconds`, as written; `None` when the taint is untolerated.
+    pub toleration_seconds: Option<i64>,
+}
+
+/// How many nodes are not `Ready=True`, or not heard from within `silent_after` (their Lease; a
+/// node without one is never taken as silent). With none, [`predict`] foresees no taint and holds
+/// none back, and a caller may skip it: this costs one pass over the nodes, while [`predict`]'s
+/// search grows with the square of this count.
+#[must_use]
+pub fn unsettled(observation: &Observation) -> usize {
+    let now = observation.now.as_nanos();
+    let silent_after = i128::try_from(observation.silent_after.as_nanos()).unwrap_or(i128::MAX);
+    let settled = |node: &&NodeHealth| {
+        let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { return false };
+        match node.lease_renewed {
+            None => true,
+            Some(renewed) => {
+                let last = ready.last_heartbeat.map_or(renewed, |beat| beat.max(renewed));
+                now.saturating_sub(last.as_nanos()) <= silent_after
+            }
+        }
+    };
+    observation.nodes.iter().filter(|node| !settled(node)).count()
 }
 
 /// When a pod with `tolerations`, on a node whose NoExecute taints are `taints`, is deleted after
@@ -450,14 +475,15 @@ pub fn deletion(predicted: &PredictedTaint, taints: &[Taint], tolerations: &[Tol
         .cloned()
         .collect();
     all.push(Taint::new(predicted.key.key(), "", Effect::NoExecute));
-    let nanos = match tolerance(&all, tolerations) {
-        Tolerance::Untolerated => 0,
+    let (nanos, toleration_seconds) = match tolerance(&all, tolerations) {
+        Tolerance::Untolerated => (0, None),
         Tolerance::Tolerated(TolerationWindow::Forever) => return None,
-        Tolerance::Tolerated(TolerationWindow::After { nanos, .. }) => nanos,
+        Tolerance::Tolerated(TolerationWindow::After { nanos, seconds }) => (nanos, Some(seconds)),
     };
     Some(PredictedDeletion {
         earliest: predicted.earliest.add_nanos(nanos),
         latest: predicted.latest.map(|latest| latest.add_nanos(nanos)),
+        toleration_seconds,
     })
 }
 
