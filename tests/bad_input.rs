@@ -502,6 +502,12 @@ fn line_breaks_in_names_and_values_are_escaped_not_printed() {
 fn bounded(command: &mut Command) -> Run {
     let child =
         command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the binary starts");
+    wait_within(child, &format!("{command:?}"))
+}
+
+/// Waits up to `LIMIT` for `child` to end and returns what it printed; kills it and fails the test
+/// after that (`what` names it in the message).
+fn wait_within(child: std::process::Child, what: &str) -> Run {
     let pid = child.id().to_string();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -511,7 +517,7 @@ fn bounded(command: &mut Command) -> Run {
         Ok(output) => output.expect("the binary finishes"),
         Err(_) => {
             let _ = Command::new("kill").args(["-KILL", &pid]).status();
-            panic!("{command:?} still running after {LIMIT:?}");
+            panic!("{what} still running after {LIMIT:?}");
         }
     };
     Run {
@@ -1182,23 +1188,7 @@ fn limited(args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
             while stdin.write_all(&block).is_ok() {}
         });
     }
-    let pid = child.id().to_string();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let output = match rx.recv_timeout(LIMIT) {
-        Ok(output) => output.expect("the binary finishes"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-KILL", &pid]).status();
-            panic!("{args:?} still reading after {LIMIT:?}");
-        }
-    };
-    let run = Run {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    };
+    let run = wait_within(child, &format!("{args:?}, reading,"));
     (run, started.elapsed())
 }
 

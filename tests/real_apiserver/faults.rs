@@ -1,17 +1,10 @@
 //! Watch faults on the real server: kube-apiserver restarting under a running `run`, and a resume
 //! from a compacted resourceVersion (410 Gone): nothing missed, nothing deleted twice.
 
-use std::process::Command;
-
 use super::{node, pod};
 use crate::control_plane;
 use crate::real_apiserver::run::{add_taint, deleted, deletions, server_pod};
 use crate::support::running::Running;
-
-fn signal(run: &Running, signal: &str) {
-    let pid = run.child.id().to_string();
-    assert!(Command::new("kill").args([signal, &pid]).status().expect("kill runs").success());
-}
 
 #[test]
 fn real_apiserver_restart_under_run_misses_nothing_and_deletes_once() {
@@ -45,14 +38,14 @@ fn real_apiserver_resume_after_compaction_relists_and_misses_nothing() {
     // Stopped, run cannot follow: its watches break with the first restart, the changes are made
     // while it cannot see them, etcd forgets the history and the second restart empties the watch
     // cache. It resumes from a resourceVersion the server no longer has: 410 Gone, then a new LIST.
-    signal(&run, "-STOP");
+    run.signal("-STOP");
     plane.restart_apiserver();
     plane.create(&[pod("default", "unseen", "n2", None), pod("default", "unseen-on-tainted", "n1", None)]);
     add_taint(&plane, "n2");
     let revision = plane.compact_etcd();
     assert!(revision > 0);
     plane.restart_apiserver();
-    signal(&run, "-CONT");
+    run.signal("-CONT");
 
     run.expect("unseen deleted", |l| deleted(l, "unseen"));
     run.expect("unseen-on-tainted deleted", |l| deleted(l, "unseen-on-tainted"));

@@ -118,8 +118,7 @@ fn real_apiserver_run_never_deletes_a_pod_replaced_under_the_same_name() {
 
     // While run is stopped, the pod is replaced by one that tolerates the taint forever; run wakes up
     // after the old pod's deadline, with its timer and the watch events racing.
-    let pid = run.child.id().to_string();
-    assert!(std::process::Command::new("kill").args(["-STOP", &pid]).status().expect("kill").success());
+    run.signal("-STOP");
     plane.kubectl_ok(&["delete", "pod", "same", "--grace-period=0", "--force"], None);
     plane.create(&[pod("default", "same", "n1", Some(None))]);
     let new_uid = server_pod(&plane, "default", "same").expect("the replacement")["metadata"]["uid"]
@@ -128,7 +127,7 @@ fn real_apiserver_run_never_deletes_a_pod_replaced_under_the_same_name() {
         .to_owned();
     assert_ne!(old_uid, new_uid);
     wait_until(due + SECOND);
-    assert!(std::process::Command::new("kill").args(["-CONT", &pid]).status().expect("kill").success());
+    run.signal("-CONT");
 
     // A canary deleted after the wake-up shows run has handled what was pending.
     plane.create(&[pod("default", "canary", "n2", None)]);

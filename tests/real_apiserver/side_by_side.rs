@@ -15,24 +15,6 @@ use crate::util::{command, instant, run_command};
 
 const SECOND: i128 = 1_000_000_000;
 
-/// The instants the real controller logged `"Deleting pod"` for each pod (klog's header time, UTC).
-fn controller_deletions(plane: &ControlPlane) -> BTreeMap<String, Vec<i128>> {
-    let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
-    let mut deletions: BTreeMap<String, Vec<i128>> = BTreeMap::new();
-    for line in plane.log("kube-controller-manager").lines() {
-        if !(line.contains("\"Deleting pod\"") && line.contains("taint-eviction-controller")) {
-            continue;
-        }
-        // I1123 20:10:11.123456   4242 taint_eviction.go:…] "Deleting pod" … pod="default/t3"
-        let Some(clock) = line.get(6..21) else { continue };
-        let at = instant(&format!("{today}T{clock}Z"));
-        let pod = line.split("pod=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap_or_default();
-        let name = pod.rsplit('/').next().unwrap_or_default().to_owned();
-        deletions.entry(name).or_default().push(at);
-    }
-    deletions
-}
-
 /// Waits until the controller manager's taint-eviction controller has synced its caches.
 fn wait_for_controller(plane: &ControlPlane) {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -49,7 +31,7 @@ fn wait_for_controller(plane: &ControlPlane) {
 fn wait_for_deletions(plane: &ControlPlane, names: &[&str]) -> BTreeMap<String, Vec<i128>> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let deletions = controller_deletions(plane);
+        let deletions = plane.controller_deletions();
         if names.iter().all(|n| deletions.contains_key(*n)) {
             return deletions;
         }

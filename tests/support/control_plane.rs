@@ -317,6 +317,28 @@ impl ControlPlane {
         self.kubeconfigs.get(user).unwrap_or_else(|| panic!("no identity {user} was asked for"))
     }
 
+    /// The instants (nanoseconds since the epoch) the taint-eviction controller logged `"Deleting pod"`,
+    /// by pod name, from klog's header time (UTC, today).
+    pub fn controller_deletions(&self) -> BTreeMap<String, Vec<i128>> {
+        let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
+        let mut deletions: BTreeMap<String, Vec<i128>> = BTreeMap::new();
+        for line in self.log("kube-controller-manager").lines() {
+            if !(line.contains("\"Deleting pod\"") && line.contains("taint-eviction-controller")) {
+                continue;
+            }
+            // I1123 20:10:11.123456   4242 taint_eviction.go:…] "Deleting pod" … pod="default/t3"
+            let Some(at) =
+                line.get(6..21).and_then(|clock| format!("{today}T{clock}Z").parse::<jiff::Timestamp>().ok())
+            else {
+                continue;
+            };
+            let pod = line.split("pod=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap_or_default();
+            let name = pod.rsplit('/').next().unwrap_or_default().to_owned();
+            deletions.entry(name).or_default().push(at.as_nanosecond());
+        }
+        deletions
+    }
+
     /// The processes this control plane runs now, by name.
     pub fn pids(&self) -> Vec<(&'static str, u32)> {
         let mut pids = vec![("etcd", self.etcd.id())];

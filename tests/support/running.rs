@@ -86,6 +86,12 @@ impl Running {
         }
     }
 
+    /// Sends `signal` (`-STOP`, `-CONT`, …) to the process.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args([signal, &pid]).status().expect("kill runs").success());
+    }
+
     /// Sends SIGINT and returns the summary line and the exit code.
     pub fn interrupt(self) -> (Value, i32) {
         let (summary, code, _) = self.interrupt_and_read();
