@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{Observation, Prediction, predict, show_in_plan, unsettled};
+use crate::engine::lifecycle::{Flags, Observation, Prediction, mark_stuck, predict, show_in_plan, unsettled};
 use crate::engine::model::Taint;
 use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::time::Timestamp;
@@ -222,6 +222,10 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     {
         show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, prediction);
     }
+    if let Some(lifecycle) = &lifecycle {
+        let observation = &lifecycle.observation;
+        mark_stuck(&mut plan, &loaded.snapshot, &observation.nodes, observation.flags.node_monitor_grace_period);
+    }
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
             node.pods.retain(|p| p.key.namespace() == namespace);
@@ -267,7 +271,11 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         .position(|n| n.name == node_name)
         .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: loaded.origin.clone() })?;
     let now = now(&args.input);
-    let plan = replay(snapshot, &[node], &args.input.what_if(), now);
+    let mut plan = replay(snapshot, &[node], &args.input.what_if(), now);
+    if let Some(Ok(health)) = &loaded.health {
+        // explain takes no node lifecycle flags: a silent node is judged by 1.29's default grace.
+        mark_stuck(&mut plan, snapshot, &health.nodes, Flags::defaults_for(29).node_monitor_grace_period);
+    }
     let node_plan = &plan.nodes[0];
     let pod_plan =
         node_plan.pods.iter().find(|p| p.key == pod.pod.key).expect("the replay reports every pod of the node");

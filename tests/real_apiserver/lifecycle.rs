@@ -352,9 +352,26 @@ fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_w
         assert!(deleted >= from - SLACK && deleted <= to + SLACK, "{name}: deletion outside its window");
     }
 
-    // After: the taints are there, the pods terminating.
+    // After: the taints are there, and the pods, deleted, stay Terminating on nodes without a
+    // kubelet: once their 1 s of grace is over, plan flags them stuck since their deletionTimestamp.
+    let last = lost.iter().map(|n| deletions[&format!("p-{n}")][0]).max().unwrap_or_default();
+    wait_until(last + 2 * SECOND);
     let (after_taint, now) = dump(&plane);
-    plan_both("four of twelve, after the taints", &after_taint, now, &ZONE_FLAGS);
+    let stuck = plan_both("four of twelve, after the taints", &after_taint, now, &ZONE_FLAGS);
+    let objects: Value = serde_json::from_str(&after_taint).expect("a JSON dump");
+    for n in &lost {
+        let name = format!("p-{n}");
+        let object = objects["items"].as_array().expect("items").iter().find(|o| o["metadata"]["name"] == *name);
+        let deletion = object.map(|o| o["metadata"]["deletionTimestamp"].clone()).unwrap_or_default();
+        assert!(deletion.is_string(), "{name} is still there, Terminating: {object:?}");
+        let pod = plan_node(&stuck, n)["pods"].as_array().expect("pods").iter().find(|p| p["name"] == *name).cloned();
+        let pod = pod.unwrap_or_else(|| panic!("{name} in the plan"));
+        assert_eq!(
+            (&pod["terminating"], &pod["stuck"], &pod["stuckSince"]),
+            (&json!(true), &json!(true), &deletion),
+            "{pod}"
+        );
+    }
     eprintln!("four of twelve: {:.1} s", started.elapsed().as_secs_f64());
 }
 
