@@ -469,21 +469,49 @@ fn real_apiserver_all_zones_down_removes_the_taint_and_adds_none() {
     };
     let mut plane = control_plane!("lifecycle-all-down", &options);
     let mut objects = vec![in_zone("a1", "z1"), in_zone("a2", "z1"), in_zone("b1", "z2"), in_zone("b2", "z2")];
-    objects.push(short_grace_pod("long", "a1", 120));
+    objects.extend([short_grace_pod("long", "a1", 120), short_grace_pod("quick", "a1", 1)]);
     plane.create(&objects);
     let first = plane.keep_healthy(&["a1"]);
     let rest = plane.keep_healthy(&["a2", "b1", "b2"]);
     wait_heartbeats(&plane, 4, "a1");
-    // a1 goes first, alone: its zone stays Normal (1 of 2), it is tainted.
+    // a1 goes first, alone: its zone stays Normal (1 of 2), it is tainted in its window.
     first.stop();
+    let alone = clock();
+    wait_until(alone + 3 * SECOND);
+    let (before, now) = dump(&plane);
+    let prediction = plan_both("all zones down, a1 alone", &before, now, &SMALL_FLAGS);
+    let window = predicted_window(&prediction, "a1");
     let deadline = Instant::now() + Duration::from_secs(40);
-    let tainted = loop {
+    let (tainted, seen) = loop {
         if let Some(added) = condition_taints(&plane).get("a1") {
-            break *added;
+            break (*added, clock());
         }
         assert!(Instant::now() < deadline, "a1 not tainted within 40 s");
         std::thread::park_timeout(Duration::from_millis(100));
     };
+    assert_in_window("a1", tainted, seen, window, alone);
+    let quick =
+        plan_node(&prediction, "a1")["pods"].as_array().expect("pods").iter().find(|p| p["name"] == "quick").cloned();
+    let quick = quick.expect("quick in the plan");
+    let (from, to) = (
+        instant(quick["evictAt"].as_str().expect("evictAt")),
+        instant(quick["evictAtLatest"].as_str().expect("evictAtLatest")),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let deleted = loop {
+        if let Some(at) = plane.controller_deletions().get("quick").and_then(|at| at.first()) {
+            break *at;
+        }
+        assert!(Instant::now() < deadline, "quick not deleted within 20 s of the taint");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    eprintln!(
+        "quick: deleted {} after a1 stopped, predicted {}..{}",
+        after(alone, deleted),
+        after(alone, from),
+        after(alone, to)
+    );
+    assert!(deleted >= from - SLACK && deleted <= to + SLACK, "quick: deletion outside its window");
     // Then every other node: each zone fully disrupted, every zone down.
     rest.stop();
     let stopped = clock();
@@ -495,8 +523,9 @@ fn real_apiserver_all_zones_down_removes_the_taint_and_adds_none() {
         assert_eq!(node["held"]["reason"], "all-zones-down", "{node}");
         assert!(node["predictedTaint"].is_null(), "{node}");
     }
-    let long = &plan_node(&prediction, "a1")["pods"][0];
-    assert_eq!((long["name"].as_str(), long["verdict"].as_str()), (Some("long"), Some("unaffected")), "{long}");
+    let pods = plan_node(&prediction, "a1")["pods"].as_array().cloned().unwrap_or_default();
+    let long = pods.iter().find(|p| p["name"] == "long").expect("long in the plan");
+    assert_eq!(long["verdict"], "unaffected", "{long}");
 
     // The real controller removes a1's taint when it enters master disruption mode, adds none.
     let deadline = Instant::now() + Duration::from_secs(40);
