@@ -2,6 +2,21 @@
 //! from a `kubectl get nodes,pods,leases -A -o json` dump taken then, and the real node-lifecycle
 //! controller's `unreachable` taint, and the taint-eviction controller's deletion after it, land inside
 //! the predicted windows (±1.5 s).
+//!
+//! Then the zone scenarios of the node lifecycle controller (1.29, spec `node-lifecycle.md` §5–6), each
+//! predicted by `plan -f` over a dump taken a few seconds after the heartbeats stopped:
+//! - four of twelve nodes of one zone: 33 % is under the unhealthy threshold, the zone stays Normal and
+//!   its token bucket lets the taints through one per 1/`--node-eviction-rate`, in an order no snapshot
+//!   shows (each node's window spans every slot); pods deleted after them stay Terminating without a
+//!   kubelet, and `plan` flags them stuck;
+//! - three of four nodes of a small zone: partially disrupted at the pass that marks them Unknown, rate
+//!   0 (the zone is not larger than `--large-cluster-size-threshold`): held, never tainted;
+//! - every node: every zone fully disrupted, the controller's all-zones-down mode removes the taint it
+//!   had added and adds none.
+//!
+//! The heartbeat loop stamps a Lease's `renewTime` before `kubectl apply` starts, so on a loaded machine
+//! the write reaches the controller a few hundred milliseconds after the instant the prediction starts
+//! from: taints then come up to that much after the predicted latest (inside the slack).
 
 use std::time::{Duration, Instant};
 
