@@ -468,9 +468,37 @@ fn real_apiserver_small_zone_partially_disrupted_is_held_and_never_tainted() {
         (Some("PartialDisruption"), Some(3), Some(0.0)),
         "{z1}"
     );
+    // No taint, so the taint-eviction controller leaves zero alone; deleted by hand, it stays
+    // Terminating on a node without a kubelet, and once its 1 s of grace is over plan and explain say
+    // it is stuck (the node is Ready=Unknown, untainted).
+    plane.kubectl_ok(&["delete", "pod", "zero", "--wait=false"], None);
+    let deleted = clock();
+    wait_until(deleted + 2500 * 1_000_000);
+    let (stuck, now) = dump(&plane);
+    let flagged = plan_both("small zone, zero deleted by hand", &stuck, now, &SMALL_FLAGS);
+    let zero = &plan_node(&flagged, "m1")["pods"][0];
+    assert_eq!(
+        (&zero["name"], &zero["terminating"], &zero["stuck"]),
+        (&json!("zero"), &json!(true), &json!(true)),
+        "{zero}"
+    );
+    let since = instant(zero["stuckSince"].as_str().expect("stuckSince"));
+    assert!(since > deleted - 2 * SECOND && since <= deleted + 2 * SECOND, "stuck since the deletion + 1 s: {zero}");
+    let now = rfc3339(now);
+    let explain = crate::util::run(&["explain", "-f", "-", "--now", &now, "zero"], Some(stuck.as_bytes()));
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    eprintln!("{}", explain.stdout);
+    assert!(
+        explain.stdout.contains("Stuck terminating since ") && explain.stdout.contains("out-of-service"),
+        "{}",
+        explain.stdout
+    );
     // Two grace periods past Ready=Unknown (the taint would have come one pass after it).
     assert_no_condition_taint_until(&plane, unknown + 20 * SECOND, "z1 is partially disrupted");
-    assert!(!plane.controller_deletions().contains_key("zero"), "zero tolerates nothing for 0 s and stays");
+    assert!(
+        !plane.controller_deletions().contains_key("zero"),
+        "zero tolerates nothing for 0 s: no taint, no eviction"
+    );
     eprintln!("small zone: {:.1} s", started.elapsed().as_secs_f64());
 }
 
