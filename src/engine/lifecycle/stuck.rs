@@ -17,6 +17,8 @@ use crate::engine::time::Timestamp;
 /// Whether the kubelet of `node` is gone at `now`: its `Ready` is `Unknown` or `False`, or it
 /// carries the `unreachable` NoExecute taint, or (its Lease read) it has not heartbeated for longer
 /// than `grace` (`--node-monitor-grace-period`: the controller is about to mark it `Unknown`).
+/// The pod's own termination grace is not added to that silence: [`stuck_since`] counts it by
+/// waiting for the `deletionTimestamp`, which includes it.
 #[must_use]
 pub fn kubelet_gone(node: &NodeHealth, now: Timestamp, grace: Duration) -> bool {
     let ready = node.ready.as_ref();
