@@ -59,6 +59,8 @@ pub struct SnapshotPod {
     pub phase: String,
     /// Whether `metadata.deletionTimestamp` is set.
     pub terminating: bool,
+    /// `metadata.deletionTimestamp`: when its termination grace period ends.
+    pub deletion_timestamp: Option<Timestamp>,
 }
 
 /// A hypothetical change applied to every selected node at `now`.
@@ -132,6 +134,9 @@ pub struct PodPlan {
     pub untolerated: Vec<Taint>,
     /// `evict_at` is strictly before `now`.
     pub overdue: bool,
+    /// Set when the pod is stuck terminating (its grace period is over and its node's kubelet is
+    /// gone, so nothing finishes the deletion): since when, its `deletionTimestamp`.
+    pub stuck_since: Option<Timestamp>,
 }
 
 /// The prediction for one node.
@@ -541,6 +546,7 @@ impl<S: BuildHasher> Replayer<S> {
             toleration_seconds,
             untolerated: untolerated(taints, &pod.pod.tolerations).cloned().collect(),
             overdue: evict_at.is_some_and(|at| at < now),
+            stuck_since: None,
         }
     }
 }
@@ -627,6 +633,7 @@ mod tests {
                         bound_at,
                         phase: "Running".into(),
                         terminating,
+                        deletion_timestamp: None,
                     })
                     .collect(),
                 controller_acquired,
@@ -673,6 +680,7 @@ mod tests {
             bound_at: Some(at(NOW - 120)),
             phase: "Running".into(),
             terminating: false,
+            deletion_timestamp: None,
         };
         let snapshot = Snapshot {
             nodes: vec![node("n0"), node("n1")],

@@ -152,6 +152,7 @@ impl Builder {
                     bound_at: scheduled.or(created),
                     phase: item.phase.as_deref().unwrap_or_default().to_owned(),
                     terminating: deleting.is_some(),
+                    deletion_timestamp: deleting,
                 });
             }
             "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {
