@@ -5,6 +5,7 @@ pub mod complete;
 pub mod input;
 pub mod plan;
 pub mod run;
+pub mod terminal;
 
 use std::io::IsTerminal;
 

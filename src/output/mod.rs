@@ -8,6 +8,7 @@ pub mod human;
 pub mod json;
 pub mod run;
 pub mod table;
+pub mod terminal;
 
 use std::io::{self, Write};
 
