@@ -11,6 +11,7 @@ mod layering;
 mod nlc_fixtures;
 mod output;
 mod plan_cluster;
+mod plan_watch;
 mod rbac;
 mod real_apiserver;
 mod release;

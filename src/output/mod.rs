@@ -9,6 +9,7 @@ pub mod json;
 pub mod run;
 pub mod table;
 pub mod terminal;
+pub mod watch;
 
 use std::io::{self, Write};
 
