@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli_errors;
+mod complete_names;
 mod completions;
 mod fake_apiserver;
 mod fixtures;
