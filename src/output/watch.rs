@@ -187,11 +187,12 @@ impl WatchView {
             }
             return lines;
         }
-        lines.push(paint(&format!("{:<20} {:<10} {:<40} NODE", "STATE", "DEADLINE", "POD"), color, |t| {
+        let left = room.saturating_sub(lines.len() + 1);
+        let fits = if rows.len() > left { left.saturating_sub(1) } else { rows.len() };
+        let width = rows.iter().take(fits).map(|row| shown(&row.pod.key).chars().count()).max().unwrap_or(0).max(3);
+        lines.push(paint(&format!("{:<18} {:<9}  {:<width$}  NODE", "STATE", "DEADLINE", "POD"), color, |t| {
             t.dimmed().to_string()
         }));
-        let left = room.saturating_sub(lines.len());
-        let fits = if rows.len() > left { left.saturating_sub(1) } else { rows.len() };
         for row in rows.iter().take(fits) {
             let state = match row.state {
                 State::Waiting => countdown(Some(row.work.fire), now),
@@ -201,9 +202,9 @@ impl WatchView {
                 }
             };
             // Padding counts the visible text only.
-            let pad = 20usize.saturating_sub(super::terminal::visible_width(&state));
+            let pad = 18usize.saturating_sub(super::terminal::visible_width(&state));
             lines.push(format!(
-                "{state}{} {:<10} {:<40} {}",
+                "{state}{} {:<9}  {:<width$}  {}",
                 " ".repeat(pad),
                 deadline_text(row.work.fire, now),
                 shown(&row.pod.key),
@@ -257,7 +258,7 @@ mod tests {
         assert_eq!(lines[0], "── 00:01:00Z · 1 tainted nodes · 1 due · 1 scheduled · 1 done ── Ctrl-C ends");
         assert_eq!(lines[1], "node n1: example.com/drain:NoExecute");
         assert!(lines[2].starts_with("STATE"), "{lines:#?}");
-        let row = |state: &str, deadline: &str, pod: &str| format!("{state:<20} {deadline:<10} {pod:<40} n1");
+        let row = |state: &str, deadline: &str, pod: &str| format!("{state:<18} {deadline:<9}  {pod:<9}  n1");
         assert_eq!(lines[3], row("overdue by 50s", "00:00:10Z", "web/late"));
         assert_eq!(lines[4], row("in 4m", "00:05:00Z", "web/later"));
         assert_eq!(lines[5], row("done, 25s late", "00:00:20Z", "web/gone"));
