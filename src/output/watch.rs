@@ -158,7 +158,16 @@ impl WatchView {
             State::Waiting => (1, row.work.fire.as_nanos()),
             State::Done { at, .. } => (2, -at.as_nanos()),
         };
-        rows.sort_by(|a, b| (rank(a), &a.pod.key).cmp(&(rank(b), &b.pod.key)));
+        // Only the rows a screen holds are put in order: a large incident follows 100,000s of pods,
+        // redrawn four times a second.
+        let order = |a: &&Row, b: &&Row| (rank(a), &a.pod.key).cmp(&(rank(b), &b.pod.key));
+        let shown_at_most = size.rows.max(4);
+        if rows.len() > shown_at_most {
+            rows.select_nth_unstable_by(shown_at_most, order);
+            rows.truncate(shown_at_most + 1);
+        }
+        let total = self.rows.len();
+        rows.sort_by(order);
 
         let counts = format!("{} tainted nodes · {due} due · {waiting} scheduled · {done} done", self.taints.len());
         let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
@@ -188,7 +197,7 @@ impl WatchView {
             return lines;
         }
         let left = room.saturating_sub(lines.len() + 1);
-        let fits = if rows.len() > left { left.saturating_sub(1) } else { rows.len() };
+        let fits = if total > left { left.saturating_sub(1) } else { total };
         let width = rows.iter().take(fits).map(|row| shown(&row.pod.key).chars().count()).max().unwrap_or(0).max(3);
         lines.push(paint(&format!("{:<18} {:<9}  {:<width$}  NODE", "STATE", "DEADLINE", "POD"), color, |t| {
             t.dimmed().to_string()
@@ -211,8 +220,8 @@ impl WatchView {
                 printable(row.pod.node.as_str())
             ));
         }
-        if rows.len() > fits {
-            lines.push(format!("… and {} more", rows.len() - fits));
+        if total > fits {
+            lines.push(format!("… and {} more", total - fits));
         }
         lines
     }
