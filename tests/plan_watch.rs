@@ -108,9 +108,10 @@ fn plan_watch_redraws_an_80x24_terminal_in_place_counting_down_and_marks_the_con
     let clock = deadline.to_string();
     let time_of_day = clock.split_once('T').expect("RFC 3339").1;
     assert!(tol600.contains(time_of_day), "deadline {time_of_day} in {tol600:?}");
+    // The screen read may have been drawn a moment before: what it shows is at most a few seconds more.
     let left = deadline.as_second() - jiff::Timestamp::now().as_second();
     let shown = seconds(tol600.split("  ").next().expect("state"));
-    assert!(tol600.starts_with("in 9m") && (left - 3..=left + 1).contains(&shown), "{tol600:?}, {left}s left");
+    assert!(tol600.starts_with("in 9m") && (left - 2..=left + 5).contains(&shown), "{tol600:?}, {left}s left");
     // It ticks: a later screen shows less time left.
     pty.wait_for("the countdown to tick", WAIT, |s| {
         row(&s.lines(), "tol600").is_some_and(|r| seconds(r.split("  ").next().unwrap_or("")) < shown)
