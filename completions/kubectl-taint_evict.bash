@@ -260,7 +260,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -f -n -A -o -h --selector --filename --now --taint --remove-taint --quorum-read --kubeconfig --context --request-timeout --insecure-skip-tls-verify --namespace --all-namespaces --output --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --help"
+            opts="-l -w -f -n -A -o -h --selector --watch --filename --now --taint --remove-taint --quorum-read --kubeconfig --context --request-timeout --insecure-skip-tls-verify --namespace --all-namespaces --output --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

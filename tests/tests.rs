@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod cli_errors;
+mod complete_names;
 mod completions;
 mod fake_apiserver;
 mod fixtures;
@@ -11,10 +12,12 @@ mod layering;
 mod nlc_fixtures;
 mod output;
 mod plan_cluster;
+mod plan_watch;
 mod rbac;
 mod real_apiserver;
 mod release;
 mod run_cluster;
+mod run_live_view;
 mod soak;
 mod support;
 mod util;

@@ -103,9 +103,87 @@ fn values(arg: &Arg, current: &str) -> (Vec<String>, u8) {
     (names.filter(|n| n.starts_with(current)).collect(), NO_FILE_COMPLETION)
 }
 
+/// Names completed from the live cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// Node names (`plan NODE`, `run NODE`).
+    Nodes,
+    /// Pod names of a namespace (`explain POD`); `None`: the kubeconfig context's.
+    Pods(Option<String>),
+}
+
+/// The cluster the words being completed name, and which names to look up there; `None` when the
+/// word is not a node or pod name (a flag, a flag's value, a dump given with `-f`).
+#[must_use]
+pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
+    let (current, typed) = words.split_last()?;
+    let (sub, after) = typed.split_first()?;
+    let command = Cli::command();
+    let command = command.find_subcommand(sub)?;
+    if current.starts_with('-')
+        || after.last().and_then(|previous| flag(command, previous)).is_some_and(|a| a.get_action().takes_values())
+    {
+        return None;
+    }
+    let mut cluster = super::ClusterArgs::default();
+    let mut namespace = None;
+    let mut words = after.iter();
+    while let Some(word) = words.next() {
+        let (name, inline) = match word.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => (name, Some(value.to_owned())),
+            _ => (word.as_str(), None),
+        };
+        let mut value = || inline.clone().or_else(|| words.next().cloned());
+        match name {
+            "--kubeconfig" => cluster.kubeconfig = value(),
+            "--context" => cluster.context = value(),
+            "-n" | "--namespace" => namespace = value(),
+            "--insecure-skip-tls-verify" => cluster.insecure_skip_tls_verify = true,
+            // Names come from the dump, not the cluster.
+            "-f" | "--filename" => return None,
+            _ => {}
+        }
+    }
+    let lookup = match command.get_name() {
+        "plan" | "run" => Lookup::Nodes,
+        "explain" => Lookup::Pods(namespace.filter(|ns| super::parse_namespace(ns).is_ok())),
+        _ => return None,
+    };
+    Some((lookup, cluster))
+}
+
+/// How long completion may wait for the cluster before it offers nothing.
+pub const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The names `lookup` asks for, starting with `prefix`; empty on any failure (completion stays
+/// silent: no message may reach the shell's line).
+fn live_names(lookup: &Lookup, cluster: &super::ClusterArgs, prefix: &str) -> Vec<String> {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return Vec::new() };
+    let options = crate::cluster::ConnectOptions { request_timeout: Some(LOOKUP_TIMEOUT), ..cluster.options() };
+    let read = async {
+        let connection = crate::cluster::connect(&options).await.ok()?;
+        let names = match lookup {
+            Lookup::Nodes => crate::cluster::snapshot::node_names(&connection).await,
+            Lookup::Pods(namespace) => {
+                let namespace = namespace.as_deref().unwrap_or(&connection.default_namespace);
+                crate::cluster::snapshot::pod_names(&connection, namespace).await
+            }
+        };
+        names.ok()
+    };
+    let names = runtime.block_on(async { tokio::time::timeout(LOOKUP_TIMEOUT, read).await });
+    let names = names.ok().flatten().unwrap_or_default();
+    // A name from the server goes to the shell's line as is: only plain ones are offered.
+    names.into_iter().filter(|n| n.starts_with(prefix) && super::parse_node_name(n).is_ok()).collect()
+}
+
 /// `__complete WORDS…`: candidates one per line, then `:DIRECTIVE` (Cobra's protocol).
 pub fn complete(words: &[String]) -> Result<()> {
-    let (candidates, directive) = candidates(words);
+    let (mut candidates, directive) = candidates(words);
+    if let Some((lookup, cluster)) = lookup(words) {
+        let current = words.last().map_or("", String::as_str);
+        candidates = live_names(&lookup, &cluster, current);
+    }
     let mut out = std::io::stdout().lock();
     for candidate in candidates {
         writeln!(out, "{candidate}")?;
@@ -130,5 +208,21 @@ mod tests {
         assert_eq!(flags, ["--remove-taint"]);
         assert_eq!(candidates(&words(&["plan", "-f", ""])), (vec![], 0), "files for -f");
         assert_eq!(candidates(&words(&["completion", "f"])), (vec!["fish".to_owned()], 4));
+    }
+
+    #[test]
+    fn node_and_pod_names_are_looked_up_in_the_cluster_the_line_names() {
+        let (lookup_of, cluster) =
+            lookup(&words(&["plan", "--kubeconfig", "k.yaml", "--context=prod", "w"])).expect("nodes");
+        assert_eq!(lookup_of, Lookup::Nodes);
+        assert_eq!((cluster.kubeconfig.as_deref(), cluster.context.as_deref()), (Some("k.yaml"), Some("prod")));
+        assert_eq!(lookup(&words(&["run", ""])).map(|l| l.0), Some(Lookup::Nodes));
+        let (pods, _) = lookup(&words(&["explain", "-n", "web", ""])).expect("pods");
+        assert_eq!(pods, Lookup::Pods(Some("web".into())));
+        assert_eq!(lookup(&words(&["explain", ""])).map(|l| l.0), Some(Lookup::Pods(None)));
+        for not_a_name in [&["plan", "-o", ""][..], &["plan", "--"], &["plan", "-f", "d.json", ""], &["completion", ""]]
+        {
+            assert_eq!(lookup(&words(not_a_name)).map(|l| l.0), None, "{not_a_name:?}");
+        }
     }
 }

@@ -5,6 +5,8 @@ pub mod complete;
 pub mod input;
 pub mod plan;
 pub mod run;
+pub mod terminal;
+pub mod watch;
 
 use std::io::IsTerminal;
 
@@ -169,6 +171,8 @@ pub struct PlanArgs {
     /// Select nodes by label (`zone=a,!gpu`).
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
     pub selector: Option<Selector>,
+    #[command(flatten)]
+    pub watch: watch::WatchArgs,
     #[command(flatten)]
     pub input: InputArgs,
     /// Only show pods of this namespace.
@@ -513,6 +517,7 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     init_diagnostics(log_format);
     match cli.command {
+        Command::Plan(args) if args.watch.enabled => watch::watch(&args),
         Command::Plan(args) => plan::plan(&args),
         Command::Explain(args) => plan::explain(&args),
         Command::Run(args) => run::run(&args),

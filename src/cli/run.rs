@@ -16,11 +16,12 @@ use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
+use crate::output::terminal::fit;
 use crate::runtime::election::{self, Candidate, Periods};
 use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
-async fn interrupted() {
+pub(super) async fn interrupted() {
     wait_for_signal().await;
     tokio::spawn(async {
         wait_for_signal().await;
@@ -123,13 +124,20 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
 }
 
 /// Replaces the `drawn` lines of the live block with `lines`; returns how many are drawn now.
+///
+/// Each line is cut to the terminal's width (read at every redraw: it may be resized): a longer
+/// line would wrap onto a second row, and moving back `drawn` lines would leave its first row behind.
 fn redraw(out: &mut impl Write, drawn: usize, lines: &[String]) -> usize {
+    redraw_within(out, drawn, lines, super::terminal::size().columns)
+}
+
+fn redraw_within(out: &mut impl Write, drawn: usize, lines: &[String], columns: usize) -> usize {
     if drawn > 0 {
         // Move to the block's first line and clear it and everything below.
         let _ = write!(out, "\x1b[{drawn}F\x1b[J");
     }
     for line in lines {
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", fit(line, columns));
     }
     let _ = out.flush();
     lines.len()
@@ -247,4 +255,26 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     }
     let _ = printer.await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::terminal::visible_width;
+
+    #[test]
+    fn live_lines_are_cut_to_the_terminal_width_so_moving_back_over_them_leaves_no_copy() {
+        // See: issue 14. At 80 columns the status line wrapped, and each redraw left a copy of it.
+        let lines = vec![format!("── {} ──", "9 scheduled, 0 deleted · ".repeat(5)), "  in 5s  web/a on n1".to_owned()];
+        let mut out = Vec::new();
+        let drawn = redraw_within(&mut out, 0, &lines, 80);
+        let drawn = redraw_within(&mut out, drawn, &lines, 80);
+        assert_eq!(drawn, 2);
+        let text = String::from_utf8(out).expect("UTF-8");
+        assert!(text.contains("\x1b[2F\x1b[J"), "{text:?}");
+        for line in text.split('\n') {
+            let line = line.replace("\x1b[2F\x1b[J", "");
+            assert!(visible_width(&line) < 80, "{line}");
+        }
+    }
 }

@@ -257,6 +257,27 @@ pub async fn recent_upstream_evictions(connection: &Connection, now: Timestamp) 
     Some(recent)
 }
 
+/// Every node's name, for shell completion: those with a NoExecute taint first, then the others,
+/// each by name.
+pub async fn node_names(connection: &Connection) -> Result<Vec<String>, ClusterError> {
+    let nodes = connection.list("/api/v1/nodes", ListParams::default(), "Node", "nodes").await?.nodes;
+    let (mut tainted, mut others): (Vec<_>, Vec<_>) =
+        nodes.into_iter().partition(|node| node.taints.iter().any(crate::engine::model::Taint::is_no_execute));
+    tainted.sort_by(|a, b| a.name.cmp(&b.name));
+    others.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(tainted.into_iter().chain(others).map(|node| node.name.to_string()).collect())
+}
+
+/// The names of the pods of `namespace`, sorted, for shell completion.
+pub async fn pod_names(connection: &Connection, namespace: &str) -> Result<Vec<String>, ClusterError> {
+    let path = format!("/api/v1/namespaces/{namespace}/pods");
+    let resource = format!("pods in namespace \"{namespace}\"");
+    let pods = connection.list(&path, ListParams::default(), "Pod", &resource).await?.pods;
+    let mut names: Vec<String> = pods.into_iter().map(|pod| pod.pod.key.name().to_owned()).collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Checks that the initial lists `run` needs are allowed: one small LIST of nodes and of pods.
 pub async fn preflight(connection: &Connection) -> Result<(), ClusterError> {
     for (path, resource) in [("/api/v1/nodes", "nodes"), ("/api/v1/pods", "pods at the cluster scope")] {

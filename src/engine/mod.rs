@@ -46,6 +46,7 @@ pub mod explain;
 mod index;
 pub mod lifecycle;
 pub mod model;
+pub mod observe;
 #[cfg(test)]
 mod proptests;
 pub mod queue;

@@ -8,6 +8,8 @@ pub mod human;
 pub mod json;
 pub mod run;
 pub mod table;
+pub mod terminal;
+pub mod watch;
 
 use std::io::{self, Write};
 

@@ -14,11 +14,11 @@ use crate::engine::queue::{Cause, Work};
 use crate::engine::report::{LeaderState, Report, RunEvent, Summary};
 use crate::engine::time::Timestamp;
 
-fn pod_json(pod: &PodRef) -> Value {
+pub(super) fn pod_json(pod: &PodRef) -> Value {
     json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.as_str(), "node": pod.node.as_str()})
 }
 
-fn work_json(object: &mut Value, work: &Work) {
+pub(super) fn work_json(object: &mut Value, work: &Work) {
     object["evictAt"] = json!(rfc3339(work.fire));
     object["since"] = json!(rfc3339(work.created));
     match work.cause {

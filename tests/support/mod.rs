@@ -3,3 +3,4 @@
 pub mod control_plane;
 pub mod fake_apiserver;
 pub mod running;
+pub mod terminal;

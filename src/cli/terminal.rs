@@ -1,0 +1,30 @@
+//! The terminal's size, for the live views: `COLUMNS` and `LINES` when set (as a shell or a test
+//! pins them), else what the terminal on stdout says, else 80×24.
+
+use std::io::IsTerminal;
+
+use crate::output::terminal::TermSize;
+
+/// A positive number from an environment variable.
+fn env_size(name: &str) -> Option<usize> {
+    std::env::var(name).ok()?.trim().parse().ok().filter(|&n| n > 0)
+}
+
+/// The size of the terminal stdout is, read anew at each call (the terminal may be resized).
+#[must_use]
+pub fn size() -> TermSize {
+    let asked = || {
+        let stdout = std::io::stdout();
+        if !stdout.is_terminal() {
+            return None;
+        }
+        terminal_size::terminal_size_of(&stdout).map(|(width, height)| (usize::from(width.0), usize::from(height.0)))
+    };
+    let (columns, rows) = (env_size("COLUMNS"), env_size("LINES"));
+    let told = if columns.is_none() || rows.is_none() { asked() } else { None };
+    let default = TermSize::default();
+    TermSize {
+        columns: columns.or(told.map(|t| t.0)).filter(|&n| n > 0).unwrap_or(default.columns),
+        rows: rows.or(told.map(|t| t.1)).filter(|&n| n > 0).unwrap_or(default.rows),
+    }
+}

@@ -1,0 +1,234 @@
+//! `plan -w`: a read-only live view of the plan, from the watches `run` uses, through the same
+//! engine, writing nothing to the cluster. On a terminal the screen is redrawn in place; piped, one
+//! JSON line per change.
+
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::PlanArgs;
+use super::terminal;
+use crate::cluster;
+use crate::cluster::watch::{self, NodeScope};
+use crate::engine::observe::{Observed, Observer, Seen};
+use crate::engine::report::{Report, RunEvent};
+use crate::engine::time::Timestamp;
+use crate::error::{Error, Result};
+use crate::metrics::Metrics;
+use crate::output::terminal::frame;
+use crate::output::watch::{WatchView, to_json};
+use crate::output::{ColorMode, OutputFormat};
+use crate::runtime::{Clock, NodeChange, PodChange};
+
+/// `-w` / `--watch`, for `plan`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct WatchArgs {
+    /// Keep watching: redraw the plan in place as deadlines pass and the cluster changes (one JSON
+    /// line per change when piped or with -o json); reads only. Ctrl-C ends it.
+    #[arg(short = 'w', long = "watch", help_heading = "Output")]
+    pub enabled: bool,
+}
+
+/// How often the screen's countdowns are redrawn.
+const TICK: Duration = Duration::from_millis(250);
+
+/// The flags `-w` cannot go with, as one line each.
+fn check(args: &PlanArgs) -> Result<()> {
+    let refuse = |what: &str| Err(Error::Usage(format!("-w/--watch follows the live cluster: {what}")));
+    if args.input.file.is_some() {
+        return refuse("it cannot read a file (-f)");
+    }
+    if args.input.now.is_some() {
+        return refuse("it runs on the current time, not --now");
+    }
+    if !args.input.taints.is_empty() || !args.input.remove_taints.is_empty() {
+        return refuse("--taint and --remove-taint are for a one-shot plan");
+    }
+    if args.output == OutputFormat::Yaml {
+        return refuse("it prints a live table, or JSON lines with -o json");
+    }
+    Ok(())
+}
+
+/// `kubectl taint-evict plan -w`.
+pub fn watch(args: &PlanArgs) -> Result<()> {
+    check(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+    runtime.block_on(follow(args))
+}
+
+fn scope(args: &PlanArgs) -> NodeScope {
+    match (&args.selector, args.nodes.is_empty()) {
+        (Some(selector), _) => NodeScope::Labels(selector.clone()),
+        (None, false) => NodeScope::Named(args.nodes.clone()),
+        (None, true) => NodeScope::All,
+    }
+}
+
+/// Where changes are shown.
+enum Screen {
+    /// Redrawn in place on a terminal.
+    Live { view: WatchView, color: ColorMode, dirty: bool, drawn_at: Option<Timestamp> },
+    /// JSON lines.
+    Lines,
+}
+
+struct Printer {
+    screen: Screen,
+    namespace: Option<String>,
+    out: std::io::Stdout,
+    /// The reader went away (a closed pipe): the watch ends.
+    closed: bool,
+}
+
+impl Printer {
+    fn shows(&self, seen: &Seen) -> bool {
+        let pod = match &seen.what {
+            Observed::Scheduled { pod, .. }
+            | Observed::Due { pod, .. }
+            | Observed::Cancelled { pod, .. }
+            | Observed::Done { pod, .. } => pod,
+            Observed::Synced { .. } | Observed::Taints { .. } => return true,
+        };
+        self.namespace.as_deref().is_none_or(|ns| pod.key.namespace() == ns)
+    }
+
+    fn seen(&mut self, seen: &Seen, text: &mut Vec<u8>) {
+        if !self.shows(seen) {
+            return;
+        }
+        match &mut self.screen {
+            Screen::Live { view, dirty, .. } => {
+                view.observe(seen);
+                *dirty = true;
+            }
+            Screen::Lines => {
+                // Writing into memory cannot fail.
+                let _ = serde_json::to_writer(&mut *text, &to_json(seen));
+                text.push(b'\n');
+            }
+        }
+    }
+
+    fn report(&mut self, report: &Report, text: &mut Vec<u8>) {
+        let RunEvent::Connection { watch, connected, since, .. } = &report.event else { return };
+        match &mut self.screen {
+            Screen::Live { view, dirty, .. } => {
+                view.connection(watch, *connected, *since);
+                *dirty = true;
+            }
+            Screen::Lines => {
+                let _ = crate::output::run::write_json(report, text);
+            }
+        }
+    }
+
+    /// Writes what is pending; on a terminal, redraws when something changed or a second passed.
+    fn flush(&mut self, text: &[u8], now: Timestamp) {
+        let bytes = match &mut self.screen {
+            Screen::Lines => text.to_vec(),
+            Screen::Live { view, color, dirty, drawn_at } => {
+                let second = |at: Timestamp| at.as_nanos().div_euclid(1_000_000_000);
+                if !*dirty && drawn_at.is_some_and(|at| second(at) == second(now)) {
+                    return;
+                }
+                *dirty = false;
+                *drawn_at = Some(now);
+                let size = terminal::size();
+                frame(&view.render(now, size, *color), size).into_bytes()
+            }
+        };
+        if bytes.is_empty() {
+            return;
+        }
+        if self.out.write_all(&bytes).and_then(|()| self.out.flush()).is_err() {
+            self.closed = true;
+        }
+    }
+
+    fn start(&mut self) {
+        if let Screen::Live { .. } = self.screen {
+            // Clear the screen, hide the cursor.
+            let _ = self.out.write_all(b"\x1b[H\x1b[2J\x1b[?25l");
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Screen::Live { .. } = self.screen {
+            // The last screen stays; the cursor comes back under it.
+            let _ = self.out.write_all(b"\x1b[?25h\r\n");
+        }
+        let _ = self.out.flush();
+    }
+}
+
+async fn follow(args: &PlanArgs) -> Result<()> {
+    let connection = cluster::connect(&args.input.cluster.options()).await?;
+    // Fail now, with the denied verb and resource, rather than retrying a watch forever.
+    cluster::snapshot::preflight(&connection).await?;
+    let controller_acquired = cluster::read_controller_acquired(&connection).await?;
+    let clock = Clock::system();
+    let live = std::io::stdout().is_terminal() && args.output != OutputFormat::Json;
+    let screen = if live {
+        Screen::Live { view: WatchView::default(), color: args.color.resolve(), dirty: true, drawn_at: None }
+    } else {
+        Screen::Lines
+    };
+    let mut printer = Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false };
+    let (report_tx, mut reports) = mpsc::unbounded_channel();
+    let (mut nodes, mut pods) =
+        watch::spawn(&connection.client, scope(args), report_tx, clock, Arc::new(Metrics::new()));
+    let mut observer = Observer::new(controller_acquired);
+    let shutdown = super::run::interrupted();
+    tokio::pin!(shutdown);
+    let mut tick = tokio::time::interval(TICK);
+    let mut armed_for: Option<Timestamp> = None;
+    let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+    tokio::pin!(sleep);
+    let mut text = Vec::new();
+    printer.start();
+    while !printer.closed {
+        let deadline = observer.poll_timeout();
+        if deadline != armed_for {
+            if let Some(at) = deadline {
+                sleep.as_mut().reset(clock.deadline(at));
+            }
+            armed_for = deadline;
+        }
+        tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            Some(change) = nodes.recv() => match change {
+                NodeChange::Listed(list) => observer.handle_nodes_listed(list, clock.now()),
+                NodeChange::Applied(node) => observer.handle_node_applied(node, clock.now()),
+                NodeChange::Deleted(name) => observer.handle_node_deleted(name, clock.now()),
+            },
+            Some(change) = pods.recv() => match change {
+                PodChange::Listed(list) => observer.handle_pods_listed(list, clock.now()),
+                PodChange::Applied(pod) => observer.handle_pod_applied(pod, clock.now()),
+                PodChange::Deleted(key) => observer.handle_pod_deleted(key, clock.now()),
+            },
+            Some(report) = reports.recv() => printer.report(&report, &mut text),
+            () = &mut sleep, if armed_for.is_some() => {
+                // The sleeper may fire early or late; the engine fires only what is due.
+                armed_for = None;
+                observer.handle_timeout(clock.now());
+            }
+            _ = tick.tick(), if live => {}
+            else => break,
+        }
+        while let Some(seen) = observer.poll_seen() {
+            printer.seen(&seen, &mut text);
+        }
+        printer.flush(&text, clock.now());
+        text.clear();
+    }
+    printer.finish();
+    Ok(())
+}

@@ -1,0 +1,142 @@
+//! Lines for a live view drawn in place on a terminal: cut to its width, and a frame that replaces
+//! the previous one without leaving any of it behind.
+//!
+//! A line longer than the terminal wraps onto the next row, so a view that counts its lines to move
+//! back over them (or that fills the screen) would leave copies behind. Every live line is therefore
+//! cut to one column less than the width: a line that ends in the last column leaves the cursor in
+//! the terminal's pending-wrap state, where erasing to the end of the line erases that column too.
+
+/// The size of the terminal a view is drawn on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermSize {
+    /// Columns.
+    pub columns: usize,
+    /// Rows.
+    pub rows: usize,
+}
+
+impl Default for TermSize {
+    /// A VT100's 80×24, when the terminal does not say.
+    fn default() -> Self {
+        Self { columns: 80, rows: 24 }
+    }
+}
+
+/// `line` cut to at most `width - 1` columns, with `…` in the last one kept when it is cut. ANSI
+/// escape sequences (colours) take no column and are kept whole; a cut coloured line ends with a
+/// reset. Every character counts as one column (names are ASCII in Kubernetes; the view's own
+/// marks, `─` and `…`, are one column wide).
+#[must_use]
+pub fn fit(line: &str, width: usize) -> String {
+    let room = width.saturating_sub(1);
+    if visible_width(line) <= room {
+        return line.to_owned();
+    }
+    if room == 0 {
+        return String::new();
+    }
+    let mut out = String::with_capacity(line.len().min(room * 4 + 8));
+    let mut used = 0;
+    let mut escaped = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            escaped = true;
+            out.push(c);
+            // CSI: ESC [ parameters final-byte (@ to ~).
+            if chars.peek() == Some(&'[') {
+                out.extend(chars.next());
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        if used + 1 == room {
+            out.push('…');
+            break;
+        }
+        out.push(c);
+        used += 1;
+    }
+    if escaped {
+        out.push_str("\u{1b}[0m");
+    }
+    out
+}
+
+/// How many columns `line` takes: its characters, escape sequences left out.
+#[must_use]
+pub fn visible_width(line: &str) -> usize {
+    let mut width = 0;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        width += 1;
+    }
+    width
+}
+
+/// A whole-screen frame: cursor home, each line (cut to the width) followed by erase-to-end-of-line,
+/// then erase below; at most `size.rows` lines, and no newline after the last, so the screen never
+/// scrolls and nothing of the previous frame is left.
+#[must_use]
+pub fn frame(lines: &[String], size: TermSize) -> String {
+    let mut out = String::from("\u{1b}[H");
+    for (i, line) in lines.iter().take(size.rows.max(1)).enumerate() {
+        if i > 0 {
+            out.push_str("\r\n");
+        }
+        out.push_str(&fit(line, size.columns));
+        out.push_str("\u{1b}[K");
+    }
+    out.push_str("\u{1b}[J");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fit_cuts_to_one_column_less_than_the_width_and_keeps_colours_whole() {
+        assert_eq!(fit("short", 80), "short");
+        let long = "x".repeat(100);
+        let cut = fit(&long, 80);
+        assert_eq!(visible_width(&cut), 79);
+        assert!(cut.ends_with('…'));
+        assert_eq!(fit(&"y".repeat(79), 80), "y".repeat(79), "a line that fits is kept");
+        let coloured = format!("\u{1b}[2m{}\u{1b}[0m", "─".repeat(90));
+        let cut = fit(&coloured, 40);
+        assert_eq!(visible_width(&cut), 39);
+        assert!(cut.starts_with("\u{1b}[2m") && cut.ends_with("…\u{1b}[0m"), "{cut:?}");
+        assert_eq!(fit("abc", 1), "", "no room: nothing");
+        assert_eq!(fit("abc", 2), "…");
+    }
+
+    #[test]
+    fn frame_never_writes_more_rows_than_the_terminal_has() {
+        let lines: Vec<String> = (0..30).map(|i| format!("line {i} {}", "z".repeat(90))).collect();
+        let size = TermSize { columns: 80, rows: 24 };
+        let text = frame(&lines, size);
+        assert_eq!(text.matches("\r\n").count(), 23);
+        assert!(text.starts_with("\u{1b}[H") && text.ends_with("\u{1b}[K\u{1b}[J"));
+        for row in text.split("\r\n") {
+            let row = row.trim_start_matches("\u{1b}[H").replace("\u{1b}[K", "").replace("\u{1b}[J", "");
+            assert!(visible_width(&row) < 80, "{row}");
+        }
+    }
+}

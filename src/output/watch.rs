@@ -1,0 +1,301 @@
+//! `plan -w`'s output: the screen redrawn in place on a terminal, or one JSON line per change.
+//!
+//! The screen: a heading with the counts, one line per tainted node, then the pods being followed,
+//! due ones first (the cluster's controller is late with them), then by deadline, then the done
+//! ones, latest first; cut to the terminal's height, the rest counted on the last line.
+
+use std::collections::{BTreeMap, HashMap};
+
+use owo_colors::OwoColorize;
+use serde_json::{Value, json};
+
+use super::ColorMode;
+use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::run::{pod_json, work_json};
+use super::terminal::TermSize;
+use crate::engine::model::{NodeName, PodKey, PodRef, Taint};
+use crate::engine::observe::{Deletion, Observed, Seen};
+use crate::engine::queue::Work;
+use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+
+/// A deletion done within this much of its deadline is on time (the watch sees it a moment after
+/// the controller acts).
+const ON_TIME_NANOS: i128 = 2 * NANOS_PER_SECOND as i128;
+
+/// How late a deletion came against the deadline: `on time`, `12s late`, `5s early`.
+#[must_use]
+pub fn lateness(deleted_at: Timestamp, deadline: Timestamp) -> String {
+    match deleted_at.nanos_since(deadline) {
+        late if late.abs() < ON_TIME_NANOS => "on time".to_owned(),
+        late if late > 0 => format!("{} late", duration(late.unsigned_abs())),
+        early => format!("{} early", duration(early.unsigned_abs())),
+    }
+}
+
+fn taint_json(taint: &Taint) -> Value {
+    json!({"key": taint.key, "value": taint.value, "effect": taint.effect.as_str(),
+           "timeAdded": taint.time_added.map(rfc3339)})
+}
+
+/// The change as one JSON object (a line of `plan -w` when piped). Field names are stable.
+#[must_use]
+pub fn to_json(seen: &Seen) -> Value {
+    let with_work = |kind: &str, pod: &PodRef, work: &Work| {
+        let mut object = json!({"type": kind, "pod": pod_json(pod)});
+        work_json(&mut object, work);
+        object
+    };
+    let mut object = match &seen.what {
+        Observed::Synced { tainted, pods } => json!({"type": "synced", "taintedNodes": tainted, "pods": pods}),
+        Observed::Taints { node, taints } => {
+            json!({"type": "taints", "node": node.as_str(), "taints": taints.iter().map(taint_json).collect::<Vec<_>>()})
+        }
+        Observed::Scheduled { pod, work } => with_work("scheduled", pod, work),
+        Observed::Due { pod, work } => with_work("due", pod, work),
+        Observed::Cancelled { pod, work } => with_work("cancelled", pod, work),
+        Observed::Done { pod, work, how } => {
+            let mut object = with_work("done", pod, work);
+            object["how"] = json!(how.as_str());
+            object["lateSeconds"] = json!(seen.at.nanos_since(work.fire) as f64 / 1e9);
+            object
+        }
+    };
+    object["time"] = json!(rfc3339(seen.at));
+    object
+}
+
+/// Where a followed pod stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Due,
+    Done { at: Timestamp, how: Deletion },
+}
+
+#[derive(Clone, Debug)]
+struct Row {
+    pod: PodRef,
+    work: Work,
+    state: State,
+}
+
+/// The screen's state, from the changes seen.
+#[derive(Debug, Default)]
+pub struct WatchView {
+    synced: bool,
+    taints: BTreeMap<NodeName, Vec<Taint>>,
+    rows: HashMap<PodKey, Row>,
+    /// The watches that lost the API server, and since when.
+    disconnected: BTreeMap<String, Timestamp>,
+}
+
+fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
+    match color {
+        ColorMode::Color => style(text),
+        ColorMode::Plain => text.to_owned(),
+    }
+}
+
+/// `10:02:10Z` on `now`'s (UTC) day, the whole instant otherwise.
+fn deadline_text(at: Timestamp, now: Timestamp) -> String {
+    let (at_text, now_text) = (rfc3339_seconds(at), rfc3339_seconds(now));
+    match (at_text.split_once('T'), now_text.split_once('T')) {
+        (Some((day, time)), Some((today, _))) if day == today => time.to_owned(),
+        _ => at_text,
+    }
+}
+
+impl WatchView {
+    /// Follows one change.
+    pub fn observe(&mut self, seen: &Seen) {
+        match &seen.what {
+            Observed::Synced { .. } => self.synced = true,
+            Observed::Taints { node, taints } if taints.is_empty() => {
+                self.taints.remove(node);
+            }
+            Observed::Taints { node, taints } => {
+                self.taints.insert(node.clone(), taints.clone());
+            }
+            Observed::Scheduled { pod, work } => {
+                self.rows.insert(pod.key.clone(), Row { pod: pod.clone(), work: *work, state: State::Waiting });
+            }
+            Observed::Due { pod, work } => {
+                self.rows.insert(pod.key.clone(), Row { pod: pod.clone(), work: *work, state: State::Due });
+            }
+            Observed::Cancelled { pod, .. } => {
+                self.rows.remove(&pod.key);
+            }
+            Observed::Done { pod, work, how } => {
+                let state = State::Done { at: seen.at, how: *how };
+                self.rows.insert(pod.key.clone(), Row { pod: pod.clone(), work: *work, state });
+            }
+        }
+    }
+
+    /// Follows the connection of a watch (`run`'s connection reports).
+    pub fn connection(&mut self, watch: &str, connected: bool, since: Timestamp) {
+        if connected {
+            self.disconnected.remove(watch);
+        } else {
+            self.disconnected.insert(watch.to_owned(), since);
+        }
+    }
+
+    /// The screen at `now`: at most `size.rows` lines (each still to be cut to the width).
+    #[must_use]
+    pub fn render(&self, now: Timestamp, size: TermSize, color: ColorMode) -> Vec<String> {
+        let mut rows: Vec<&Row> = self.rows.values().collect();
+        let (mut due, mut waiting, mut done) = (0, 0, 0);
+        for row in &rows {
+            match row.state {
+                State::Waiting => waiting += 1,
+                State::Due => due += 1,
+                State::Done { .. } => done += 1,
+            }
+        }
+        let rank = |row: &Row| match row.state {
+            State::Due => (0, row.work.fire.as_nanos()),
+            State::Waiting => (1, row.work.fire.as_nanos()),
+            State::Done { at, .. } => (2, -at.as_nanos()),
+        };
+        // Only the rows a screen holds are put in order: a large incident follows 100,000s of pods,
+        // redrawn four times a second.
+        let order = |a: &&Row, b: &&Row| (rank(a), &a.pod.key).cmp(&(rank(b), &b.pod.key));
+        let shown_at_most = size.rows.max(4);
+        if rows.len() > shown_at_most {
+            rows.select_nth_unstable_by(shown_at_most, order);
+            rows.truncate(shown_at_most + 1);
+        }
+        let total = self.rows.len();
+        rows.sort_by(order);
+
+        let counts = format!("{} tainted nodes · {due} due · {waiting} scheduled · {done} done", self.taints.len());
+        let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
+            Some((watch, since)) => format!("disconnected since {} ({watch}) · ", rfc3339_seconds(*since)),
+            None if !self.synced => "connecting: waiting for the first lists · ".to_owned(),
+            None => String::new(),
+        };
+        let heading = format!("── {} · {state}{counts} ── Ctrl-C ends", deadline_text(now, now));
+        let mut lines = vec![paint(&heading, color, |t| t.bold().to_string())];
+        let room = size.rows.max(4);
+
+        // Nodes take at most a quarter of the screen.
+        let node_room = (room / 4).max(1);
+        let nodes: Vec<(&NodeName, &Vec<Taint>)> = self.taints.iter().collect();
+        let shown_nodes = if nodes.len() > node_room { node_room - 1 } else { nodes.len() };
+        for (node, taints) in nodes.iter().take(shown_nodes) {
+            let listed: Vec<String> = taints.iter().map(shown).collect();
+            lines.push(format!("node {}: {}", printable(node.as_str()), listed.join(", ")));
+        }
+        if nodes.len() > shown_nodes {
+            lines.push(format!("… and {} more tainted nodes", nodes.len() - shown_nodes));
+        }
+        if rows.is_empty() {
+            if self.synced {
+                lines.push("No deletion scheduled.".to_owned());
+            }
+            return lines;
+        }
+        let left = room.saturating_sub(lines.len() + 1);
+        let fits = if total > left { left.saturating_sub(1) } else { total };
+        let width = rows.iter().take(fits).map(|row| shown(&row.pod.key).chars().count()).max().unwrap_or(0).max(3);
+        lines.push(paint(&format!("{:<18} {:<9}  {:<width$}  NODE", "STATE", "DEADLINE", "POD"), color, |t| {
+            t.dimmed().to_string()
+        }));
+        for row in rows.iter().take(fits) {
+            let state = match row.state {
+                State::Waiting => countdown(Some(row.work.fire), now),
+                State::Due => paint(&countdown(Some(row.work.fire), now), color, |t| t.red().bold().to_string()),
+                State::Done { at, .. } => {
+                    paint(&format!("done, {}", lateness(at, row.work.fire)), color, |t| t.green().to_string())
+                }
+            };
+            // Padding counts the visible text only.
+            let pad = 18usize.saturating_sub(super::terminal::visible_width(&state));
+            lines.push(format!(
+                "{state}{} {:<9}  {:<width$}  {}",
+                " ".repeat(pad),
+                deadline_text(row.work.fire, now),
+                shown(&row.pod.key),
+                printable(row.pod.node.as_str())
+            ));
+        }
+        if total > fits {
+            lines.push(format!("… and {} more", total - fits));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::model::{Effect, Uid};
+    use crate::engine::queue::Cause;
+
+    fn t(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_seconds(seconds)
+    }
+
+    fn pod(name: &str) -> PodRef {
+        PodRef { key: PodKey::new("web", name), uid: Uid::from(format!("uid-{name}")), node: "n1".into() }
+    }
+
+    fn work(fire: i64) -> Work {
+        Work { created: t(0), fire: t(fire), cause: Cause::Expired { seconds: fire } }
+    }
+
+    fn seen(at: i64, what: Observed) -> Seen {
+        Seen { at: t(at), what }
+    }
+
+    #[test]
+    fn the_screen_lists_due_then_scheduled_then_done_with_countdowns_and_lateness() {
+        let mut view = WatchView::default();
+        let taint = Taint::new("example.com/drain", "", Effect::NoExecute);
+        for change in [
+            seen(0, Observed::Synced { tainted: 1, pods: 3 }),
+            seen(0, Observed::Taints { node: "n1".into(), taints: vec![taint] }),
+            seen(0, Observed::Scheduled { pod: pod("later"), work: work(300) }),
+            seen(0, Observed::Due { pod: pod("late"), work: work(10) }),
+            seen(0, Observed::Due { pod: pod("gone"), work: work(20) }),
+            seen(45, Observed::Done { pod: pod("gone"), work: work(20), how: Deletion::Deleted }),
+        ] {
+            view.observe(&change);
+        }
+        let lines = view.render(t(60), TermSize::default(), ColorMode::Plain);
+        assert_eq!(lines[0], "── 00:01:00Z · 1 tainted nodes · 1 due · 1 scheduled · 1 done ── Ctrl-C ends");
+        assert_eq!(lines[1], "node n1: example.com/drain:NoExecute");
+        assert!(lines[2].starts_with("STATE"), "{lines:#?}");
+        let row = |state: &str, deadline: &str, pod: &str| format!("{state:<18} {deadline:<9}  {pod:<9}  n1");
+        assert_eq!(lines[3], row("overdue by 50s", "00:00:10Z", "web/late"));
+        assert_eq!(lines[4], row("in 4m", "00:05:00Z", "web/later"));
+        assert_eq!(lines[5], row("done, 25s late", "00:00:20Z", "web/gone"));
+        assert!(lines[5].ends_with(" n1"), "{lines:#?}");
+    }
+
+    #[test]
+    fn the_screen_is_cut_to_the_terminal_height_and_counts_the_rest() {
+        let mut view = WatchView::default();
+        view.observe(&seen(0, Observed::Synced { tainted: 0, pods: 50 }));
+        for i in 0..50 {
+            view.observe(&seen(0, Observed::Scheduled { pod: pod(&format!("p{i:02}")), work: work(100 + i) }));
+        }
+        let lines = view.render(t(0), TermSize { columns: 80, rows: 24 }, ColorMode::Plain);
+        assert_eq!(lines.len(), 24);
+        assert_eq!(lines[23], "… and 29 more");
+    }
+
+    #[test]
+    fn json_lines_say_how_late_the_cluster_deleted_a_pod() {
+        let line = to_json(&seen(25, Observed::Done { pod: pod("a"), work: work(20), how: Deletion::Terminating }));
+        assert_eq!(line["type"], "done");
+        assert_eq!(line["how"], "terminating");
+        assert_eq!(line["lateSeconds"], 5.0);
+        assert_eq!(line["evictAt"], "1970-01-01T00:00:20Z");
+        assert_eq!(line["pod"]["namespace"], "web");
+        assert_eq!(line["time"], "1970-01-01T00:00:25Z");
+        assert_eq!(lateness(t(21), t(20)), "on time");
+        assert_eq!(lateness(t(10), t(20)), "10s early");
+    }
+}
