@@ -148,7 +148,7 @@ impl From<&PodPlan> for PodDoc {
             namespace: pod.key.namespace().to_owned(),
             name: pod.key.name().to_owned(),
             uid: pod.uid.to_string(),
-            phase: pod.phase.clone(),
+            phase: pod.phase.to_string(),
             terminating: pod.terminating,
             verdict: verdict_name(pod.verdict),
             evict_at: pod.evict_at.map(rfc3339),
@@ -516,7 +516,7 @@ mod tests {
                 )| PodPlan {
                     key: PodKey::new(namespace, name),
                     uid: Uid::from(uid),
-                    phase,
+                    phase: phase.into(),
                     terminating,
                     verdict,
                     evict_at,
@@ -524,7 +524,7 @@ mod tests {
                     since,
                     basis,
                     toleration_seconds,
-                    untolerated,
+                    untolerated: untolerated.into(),
                     overdue,
                 },
             )
