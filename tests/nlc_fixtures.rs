@@ -324,3 +324,66 @@ fn plan_yaml_of_a_predicted_taint_is_the_json_document() {
     let from_json = plan_json("a-single-unreachable.json", "18:25:43.315", &[]);
     assert_eq!(from_yaml, from_json);
 }
+
+/// The pod `name` of `node` in a plan document.
+fn plan_pod<'a>(plan: &'a Value, node: &str, name: &str) -> &'a Value {
+    let pods = plan_node(plan, node)["pods"].as_array().expect("pods");
+    pods.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("pod {name} on {node}: {pods:?}"))
+}
+
+#[test]
+fn plan_of_fixture_d_flags_the_pods_stuck_terminating_on_the_dead_zone() {
+    let plan = plan_json("d-all-zones-down.json", "18:38:16.697", &["--node-monitor-grace-period", "20s"]);
+    // Deleted by the taint manager at 18:37:23 and 18:37:33, 30 s of grace each, no kubelet to finish.
+    for (node, pod, since) in [("f1", "zero-f1", "2026-11-23T18:37:53Z"), ("f2", "zero-f2", "2026-11-23T18:38:03Z")] {
+        let doc = plan_pod(&plan, node, pod);
+        assert_eq!(
+            (&doc["terminating"], &doc["stuck"], &doc["stuckSince"]),
+            (&true.into(), &true.into(), &since.into())
+        );
+    }
+    // Not deleted: the document has no stuck fields at all.
+    let def = plan_pod(&plan, "f1", "def-f1");
+    assert!(def.get("stuck").is_none() && def.get("stuckSince").is_none(), "{def}");
+}
+
+#[test]
+fn a_deleted_pod_is_not_stuck_while_its_grace_period_runs() {
+    // At 18:38:00 zero-f1's grace period (to 18:37:53) is over, zero-f2's (to 18:38:03) is not.
+    let plan = plan_json("d-all-zones-down.json", "18:38:00", &["--node-monitor-grace-period", "20s"]);
+    assert_eq!(plan_pod(&plan, "f1", "zero-f1")["stuck"], true);
+    let zero_f2 = plan_pod(&plan, "f2", "zero-f2");
+    assert_eq!((&zero_f2["terminating"], zero_f2.get("stuck")), (&true.into(), None), "{zero_f2}");
+}
+
+#[test]
+fn plan_and_explain_say_what_unblocks_a_pod_stuck_terminating_and_that_they_do_not_do_it() {
+    let file = "tests/data/nlc/d-all-zones-down.json";
+    let now = "2026-11-23T18:38:16.697Z";
+    let table = crate::util::run(&["plan", "-f", file, "--now", now, "--node-monitor-grace-period", "20s", "f1"], None);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    for line in [
+        "Stuck terminating since 18:37:53 (kubelet gone): exp/zero-f1\n",
+        "  kubectl taint nodes f1 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute\n",
+        "  (non-graceful node shutdown: only if the node is really down); or\n",
+        "  kubectl delete pod -n exp zero-f1 --force --grace-period=0\n",
+        "  taint-evict does neither itself.\n",
+    ] {
+        assert!(table.stdout.contains(line), "{line:?} in:\n{}", table.stdout);
+    }
+    let explain = crate::util::run(&["explain", "-f", file, "--now", now, "-n", "exp", "zero-f2"], None);
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    assert!(
+        explain.stdout.contains("Stuck terminating since 18:38:03 (kubelet gone): exp/zero-f2\n"),
+        "{}",
+        explain.stdout
+    );
+    assert!(!explain.stdout.contains("Note: the pod is already terminating"), "{}", explain.stdout);
+    let json = crate::util::run(&["explain", "-f", file, "--now", now, "-n", "exp", "zero-f2", "-o", "json"], None);
+    let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!((&doc["stuck"], &doc["stuckSince"]), (&true.into(), &"2026-11-23T18:38:03Z".into()));
+    // A pod not deleted: no stuck fields, no hint.
+    let def = crate::util::run(&["explain", "-f", file, "--now", now, "-n", "exp", "def-f2", "-o", "json"], None);
+    let doc: Value = serde_json::from_str(&def.stdout).expect("JSON");
+    assert!(doc.get("stuck").is_none(), "{doc}");
+}

@@ -299,7 +299,9 @@ fn kubectl_plugin_dispatch_reaches_the_cluster() {
     }
     let server = server_with("kubectl-live", &incident());
     let dir = scratch("kubectl-live-bin");
-    std::fs::copy(env!("CARGO_BIN_EXE_kubectl-taint_evict"), dir.join("kubectl-taint_evict")).expect("copy the plugin");
+    // A link, not a copy: kubectl follows it, and the debug binary is ~170 MB.
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kubectl-taint_evict"), dir.join("kubectl-taint_evict"))
+        .expect("link the plugin");
     let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
     let kubeconfig = server.kubeconfig().to_str().expect("UTF-8");
     let result = run_command(

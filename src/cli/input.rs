@@ -21,7 +21,7 @@ pub struct Loaded {
     pub origin: String,
     /// How a live cluster answered (`watch-cache` or `quorum`); `None` for a dump.
     pub read: Option<&'static str>,
-    /// What a dump says about node health (for `plan`); `None` when not read.
+    /// What a dump says about node health; `None` when not read.
     pub health: Option<Result<Health, DumpError>>,
 }
 
@@ -38,9 +38,8 @@ pub enum Want<'a> {
 pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want) };
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
-    // Only `plan` predicts the node lifecycle controller.
-    let wants_health = matches!(want, Want::Nodes(_));
-    let then = |bytes: &[u8]| wants_health.then(|| read_health(bytes));
+    // `plan` predicts the node lifecycle controller; both say which pods are stuck terminating.
+    let then = |bytes: &[u8]| Some(read_health(bytes));
     // Only `-l` reads node labels: a dump's other labels are not kept.
     let keep = KeepLabels::Only(match want {
         Want::Nodes(NodeSelection::Labels(selector)) => selector.keys().map(str::to_owned).collect(),

@@ -4,7 +4,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{Observation, Prediction, predict, show_in_plan, unsettled};
+use crate::engine::lifecycle::{
+    Flags, NodeHealth, Observation, Prediction, ZoneKey, mark_stuck, predict, show_in_plan, unsettled,
+};
 use crate::engine::model::Taint;
 use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::time::Timestamp;
@@ -173,6 +175,23 @@ impl Foreseen {
     }
 }
 
+/// Node health as far as the snapshot's taints say (the `unreachable` taint), for the pods stuck
+/// terminating when node status was not read (a live cluster, or a dump without it).
+fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
+    let nodes = snapshot.nodes.iter().filter(|node| node.taints.iter().any(Taint::is_no_execute));
+    nodes
+        .map(|node| NodeHealth {
+            name: node.name.clone(),
+            zone: ZoneKey::default(),
+            excluded: false,
+            created: None,
+            ready: None,
+            lease_renewed: None,
+            taints: node.taints.clone(),
+        })
+        .collect()
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanArgs) -> Result<()> {
     let mut args = args.clone();
@@ -222,6 +241,11 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     {
         show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, prediction);
     }
+    let grace = args.lifecycle.flags().node_monitor_grace_period;
+    match &lifecycle {
+        Some(lifecycle) => mark_stuck(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, grace),
+        None => mark_stuck(&mut plan, &loaded.snapshot, &taints_only(&loaded.snapshot), grace),
+    }
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
             node.pods.retain(|p| p.key.namespace() == namespace);
@@ -267,7 +291,15 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         .position(|n| n.name == node_name)
         .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: loaded.origin.clone() })?;
     let now = now(&args.input);
-    let plan = replay(snapshot, &[node], &args.input.what_if(), now);
+    let mut plan = replay(snapshot, &[node], &args.input.what_if(), now);
+    // explain takes no node lifecycle flags: a silent node is judged by 1.29's default grace.
+    let grace = Flags::defaults_for(29).node_monitor_grace_period;
+    match &loaded.health {
+        Some(Ok(health)) if health.nodes.iter().any(|node| node.ready.is_some()) => {
+            mark_stuck(&mut plan, snapshot, &health.nodes, grace);
+        }
+        _ => mark_stuck(&mut plan, snapshot, &taints_only(snapshot), grace),
+    }
     let node_plan = &plan.nodes[0];
     let pod_plan =
         node_plan.pods.iter().find(|p| p.key == pod.pod.key).expect("the replay reports every pod of the node");

@@ -60,6 +60,8 @@ pub struct SnapshotPod {
     pub phase: Arc<str>,
     /// Whether `metadata.deletionTimestamp` is set.
     pub terminating: bool,
+    /// `metadata.deletionTimestamp`: when its termination grace period ends.
+    pub deletion_timestamp: Option<Timestamp>,
 }
 
 /// A hypothetical change applied to every selected node at `now`.
@@ -134,6 +136,9 @@ pub struct PodPlan {
     pub untolerated: Arc<[Taint]>,
     /// `evict_at` is strictly before `now`.
     pub overdue: bool,
+    /// Set when the pod is stuck terminating (its grace period is over and its node's kubelet is
+    /// gone, so nothing finishes the deletion): since when, its `deletionTimestamp`.
+    pub stuck_since: Option<Timestamp>,
 }
 
 /// The prediction for one node.
@@ -575,6 +580,7 @@ impl<S: BuildHasher> Replayer<S> {
             toleration_seconds,
             untolerated: shared.get(taints, &pod.pod.tolerations),
             overdue: evict_at.is_some_and(|at| at < now),
+            stuck_since: None,
         }
     }
 }
@@ -605,6 +611,7 @@ mod tests {
             bound_at: None,
             phase: Arc::from("Running"),
             terminating: false,
+            deletion_timestamp: None,
         };
         let snapshot = Snapshot {
             nodes: vec![SnapshotNode {
@@ -690,6 +697,7 @@ mod tests {
                         bound_at,
                         phase: "Running".into(),
                         terminating,
+                        deletion_timestamp: None,
                     })
                     .collect(),
                 controller_acquired,
@@ -736,6 +744,7 @@ mod tests {
             bound_at: Some(at(NOW - 120)),
             phase: "Running".into(),
             terminating: false,
+            deletion_timestamp: None,
         };
         let snapshot = Snapshot {
             nodes: vec![node("n0"), node("n1")],

@@ -50,7 +50,11 @@ pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
     if let (Some(since), Some(basis)) = (plan.since, plan.basis) {
         writeln!(out, "Clock started: {} ({})", rfc3339(since), basis_name(basis))?;
     }
-    if plan.terminating {
+    if let Some(since) = plan.stuck_since {
+        for line in super::table::stuck_lines(e.node.as_str(), &[(&plan.key, since)]) {
+            writeln!(out, "{}", super::human::printable(&line))?;
+        }
+    } else if plan.terminating {
         writeln!(out, "Note: the pod is already terminating (its deletion was issued).")?;
     }
     writeln!(out)?;
@@ -116,6 +120,12 @@ struct ExplanationDoc {
     basis: Option<&'static str>,
     overdue: bool,
     toleration_seconds: Option<i64>,
+    /// Present (`true`) only for a pod stuck terminating.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stuck: Option<bool>,
+    /// Its `deletionTimestamp`; present with `stuck`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stuck_since: Option<String>,
     taints: Vec<TaintMatchDoc>,
 }
 
@@ -151,6 +161,8 @@ pub fn render_json(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
         basis: plan.basis.map(basis_name),
         overdue: plan.overdue,
         toleration_seconds: plan.toleration_seconds,
+        stuck: plan.stuck_since.map(|_| true),
+        stuck_since: plan.stuck_since.map(rfc3339),
         taints: e
             .matches
             .iter()

@@ -96,6 +96,12 @@ struct PodDoc {
     uid: String,
     phase: String,
     terminating: bool,
+    /// Present (`true`) only for a pod stuck terminating: its node's kubelet is gone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stuck: Option<bool>,
+    /// When it became stuck (its `deletionTimestamp`); present with `stuck`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stuck_since: Option<String>,
     verdict: &'static str,
     evict_at: Option<String>,
     /// Present for a deletion that waits on a predicted taint.
@@ -150,6 +156,8 @@ impl From<&PodPlan> for PodDoc {
             uid: pod.uid.to_string(),
             phase: pod.phase.to_string(),
             terminating: pod.terminating,
+            stuck: pod.stuck_since.map(|_| true),
+            stuck_since: pod.stuck_since.map(rfc3339),
             verdict: verdict_name(pod.verdict),
             evict_at: pod.evict_at.map(rfc3339),
             evict_at_latest: (pod.basis == Some(Basis::PredictedTaint)).then(|| pod.evict_at_latest.map(rfc3339)),
@@ -336,10 +344,15 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     out.write_all(b",\n          \"phase\": ")?;
     string(out, &pod.phase)?;
     out.write_all(if pod.terminating {
-        b",\n          \"terminating\": true,\n          \"verdict\": "
+        b",\n          \"terminating\": true"
     } else {
-        b",\n          \"terminating\": false,\n          \"verdict\": "
+        b",\n          \"terminating\": false"
     })?;
+    if let Some(since) = pod.stuck_since {
+        out.write_all(b",\n          \"stuck\": true,\n          \"stuckSince\": ")?;
+        time(out, Some(since))?;
+    }
+    out.write_all(b",\n          \"verdict\": ")?;
     string(out, verdict_name(pod.verdict))?;
     out.write_all(b",\n          \"evictAt\": ")?;
     time(out, pod.evict_at)?;
@@ -507,12 +520,13 @@ mod tests {
                 prop::option::of(any::<i64>()),
                 prop::collection::vec(taint(), 0..3),
                 any::<bool>(),
+                instant(),
             ),
         )
             .prop_map(
                 |(
                     (namespace, name, uid, phase, terminating, verdict),
-                    ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue),
+                    ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue, stuck_since),
                 )| PodPlan {
                     key: PodKey::new(namespace, name),
                     uid: Uid::from(uid),
@@ -526,6 +540,7 @@ mod tests {
                     toleration_seconds,
                     untolerated: untolerated.into(),
                     overdue,
+                    stuck_since,
                 },
             )
     }

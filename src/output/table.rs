@@ -8,6 +8,7 @@ use super::ColorMode;
 use super::human::{countdown, printable, rfc3339, rfc3339_seconds};
 use super::json::{basis_name, verdict_name};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
+use crate::engine::model::PodKey;
 use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
@@ -172,6 +173,25 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<S
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The lines under a node's table about its pods stuck terminating: which, since when, and what
+/// unblocks them (none of which this tool does). Empty when none is stuck.
+pub(super) fn stuck_lines(node: &str, stuck: &[(&PodKey, Timestamp)]) -> Vec<String> {
+    let Some(first) = stuck.iter().map(|(_, since)| *since).min() else { return Vec::new() };
+    let names: Vec<String> = stuck.iter().map(|(key, _)| key.to_string()).collect();
+    let force = match stuck {
+        [(key, _)] => format!("kubectl delete pod -n {} {} --force --grace-period=0", key.namespace(), key.name()),
+        _ => "kubectl delete pod -n NAMESPACE POD --force --grace-period=0".to_owned(),
+    };
+    vec![
+        format!("Stuck terminating since {} (kubelet gone): {}", time_of_day(first, false), names.join(", ")),
+        "  Only these finish the deletion: the node coming back;".to_owned(),
+        format!("  kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"),
+        "  (non-graceful node shutdown: only if the node is really down); or".to_owned(),
+        format!("  {force}"),
+        "  taint-evict does neither itself.".to_owned(),
+    ]
+}
+
 fn node_heading(node: &NodePlan) -> String {
     if node.taints.is_empty() {
         return format!("Node {}: no NoExecute taints", node.name);
@@ -245,6 +265,11 @@ pub fn render(plan: &Plan, wide: bool, color: ColorMode, out: &mut impl Write) -
             rows.push(row);
         }
         write_rows(&printable_rows(rows), color, out)?;
+        let stuck: Vec<(&PodKey, Timestamp)> =
+            node.pods.iter().filter_map(|pod| Some((&pod.key, pod.stuck_since?))).collect();
+        for line in stuck_lines(node.name.as_str(), &stuck) {
+            writeln!(out, "{}", printable(&line))?;
+        }
     }
     Ok(())
 }

@@ -109,6 +109,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         bound_at: Some(t(bound)),
         phase: "Running".into(),
         terminating: false,
+        deletion_timestamp: None,
     }
 }
 

@@ -217,6 +217,7 @@ impl Builder {
                     bound_at: scheduled.or(created),
                     phase,
                     terminating: deleting.is_some(),
+                    deletion_timestamp: deleting,
                 });
             }
             "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {

@@ -2,6 +2,21 @@
 //! from a `kubectl get nodes,pods,leases -A -o json` dump taken then, and the real node-lifecycle
 //! controller's `unreachable` taint, and the taint-eviction controller's deletion after it, land inside
 //! the predicted windows (±1.5 s).
+//!
+//! Then the zone scenarios of the node lifecycle controller (1.29, spec `node-lifecycle.md` §5–6), each
+//! predicted by `plan -f` over a dump taken a few seconds after the heartbeats stopped:
+//! - four of twelve nodes of one zone: 33 % is under the unhealthy threshold, the zone stays Normal and
+//!   its token bucket lets the taints through one per 1/`--node-eviction-rate`, in an order no snapshot
+//!   shows (each node's window spans every slot); pods deleted after them stay Terminating without a
+//!   kubelet, and `plan` flags them stuck;
+//! - three of four nodes of a small zone: partially disrupted at the pass that marks them Unknown, rate
+//!   0 (the zone is not larger than `--large-cluster-size-threshold`): held, never tainted;
+//! - every node: every zone fully disrupted, the controller's all-zones-down mode removes the taint it
+//!   had added and adds none.
+//!
+//! The heartbeat loop stamps a Lease's `renewTime` before `kubectl apply` starts, so on a loaded machine
+//! the write reaches the controller a few hundred milliseconds after the instant the prediction starts
+//! from: taints then come up to that much after the predicted latest (inside the slack).
 
 use std::time::{Duration, Instant};
 
@@ -130,4 +145,447 @@ fn real_apiserver_lost_heartbeat_taint_and_deletion_land_in_the_predicted_window
     };
     let (from, to) = (earliest + 3 * SECOND, latest + 3 * SECOND);
     assert!(deleted >= from - SLACK && deleted <= to + SLACK, "deletion {deleted} outside {from}..{to}");
+}
+
+// The zone scenarios: several nodes stop at once, the prediction is `plan -f` over a dump taken
+// then (the binary, with the controller's own flags), and the real controllers act on it.
+
+/// Nanoseconds since the epoch, now.
+fn clock() -> i128 {
+    jiff::Timestamp::now().as_nanosecond()
+}
+
+/// `nanos` as RFC 3339 (UTC, with the fraction).
+fn rfc3339(nanos: i128) -> String {
+    jiff::Timestamp::from_nanosecond(nanos).expect("a representable instant").to_string()
+}
+
+/// Waits, without a sleep of fixed length, until the clock reaches `nanos`.
+fn wait_until(nanos: i128) {
+    while clock() < nanos {
+        std::thread::park_timeout(Duration::from_millis(20));
+    }
+}
+
+/// A node of zone `zone` (region `r`).
+fn in_zone(name: &str, zone: &str) -> Value {
+    node(name, &[("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", zone)], &[])
+}
+
+/// A pod on `node` that tolerates `unreachable:NoExecute` for `seconds` and has a 1 s termination
+/// grace period (its `deletionTimestamp` is the deletion call + 1 s).
+fn short_grace_pod(name: &str, node: &str, seconds: i64) -> Value {
+    let mut pod = unreachable_pod(name, node, seconds);
+    pod["spec"]["terminationGracePeriodSeconds"] = json!(1);
+    pod
+}
+
+/// Waits until the controller manager has synced, the Leases of all `count` nodes exist, and
+/// `watched`'s has been renewed once more since: every node has been seen heartbeating.
+fn wait_heartbeats(plane: &super::ControlPlane, count: usize, watched: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let renewed = |plane: &super::ControlPlane| -> (usize, Option<String>) {
+        let leases = plane.get(&["leases", "-n", "kube-node-lease"]);
+        let items = leases["items"].as_array().cloned().unwrap_or_default();
+        let time = items.iter().find(|l| l["metadata"]["name"] == watched).map(|l| l["spec"]["renewTime"].to_string());
+        (items.len(), time)
+    };
+    let first = loop {
+        let (leases, time) = renewed(plane);
+        if leases == count && plane.log("kube-controller-manager").contains("Caches are synced") {
+            break time;
+        }
+        assert!(Instant::now() < deadline, "no sync or only {leases} of {count} Leases within 60 s");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    while renewed(plane).1 == first {
+        assert!(Instant::now() < deadline, "{watched}'s Lease is not renewed");
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+/// A dump as `kubectl get nodes,pods,leases -A -o json` writes it, and the instant it was taken.
+fn dump(plane: &super::ControlPlane) -> (String, i128) {
+    let dump = plane.kubectl_ok(&["get", "nodes,pods,leases", "-A", "-o", "json"], None);
+    (dump, clock())
+}
+
+/// `plan -f -` over `dump` at `now`, with the controller's flags `kcm` and `more` arguments.
+fn plan(dump: &str, now: i128, kcm: &[&str], more: &[&str]) -> String {
+    let now = rfc3339(now);
+    let mut args = vec!["plan", "-f", "-", "--now", &now, "--silent-after=2500ms"];
+    args.extend(kcm);
+    args.extend(more);
+    let run = crate::util::run(&args, Some(dump.as_bytes()));
+    assert_eq!(run.code, 0, "plan {args:?}: {}", run.stderr);
+    run.stdout
+}
+
+/// `plan -o json`, parsed, and the table, both printed (with the moment) for the record.
+fn plan_both(what: &str, dump: &str, now: i128, kcm: &[&str]) -> Value {
+    let table = plan(dump, now, kcm, &[]);
+    let json = plan(dump, now, kcm, &["-o", "json"]);
+    eprintln!("--- {what}: plan at {}\n{table}\n{json}", rfc3339(now));
+    serde_json::from_str(&json).expect("plan prints JSON")
+}
+
+/// The node named `name` in a plan document.
+fn plan_node<'a>(plan: &'a Value, name: &str) -> &'a Value {
+    let nodes = plan["nodes"].as_array().expect("nodes");
+    nodes.iter().find(|n| n["name"] == name).unwrap_or_else(|| panic!("{name} is in the plan: {plan}"))
+}
+
+/// The node's `predictedTaint` window, in nanoseconds.
+fn predicted_window(plan: &Value, name: &str) -> (i128, i128) {
+    let taint = &plan_node(plan, name)["predictedTaint"];
+    let earliest = instant(taint["earliest"].as_str().unwrap_or_else(|| panic!("{name} predicted: {taint}")));
+    let latest = instant(taint["latest"].as_str().unwrap_or_else(|| panic!("{name}'s window is bounded: {taint}")));
+    (earliest, latest)
+}
+
+/// The `unreachable`/`not-ready` NoExecute taints on the nodes now: node → `timeAdded`.
+fn condition_taints(plane: &super::ControlPlane) -> std::collections::BTreeMap<String, i128> {
+    let nodes = plane.get(&["nodes"]);
+    let mut found = std::collections::BTreeMap::new();
+    for node in nodes["items"].as_array().into_iter().flatten() {
+        let taints = node["spec"]["taints"].as_array().into_iter().flatten();
+        for taint in taints.filter(|t| t["effect"] == "NoExecute") {
+            let key = taint["key"].as_str().unwrap_or_default();
+            if key == "node.kubernetes.io/unreachable" || key == "node.kubernetes.io/not-ready" {
+                let name = node["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+                found.insert(name, instant(taint["timeAdded"].as_str().expect("timeAdded")));
+            }
+        }
+    }
+    found
+}
+
+/// Seconds from `from` to `to`, for messages.
+fn after(from: i128, to: i128) -> String {
+    format!("{:.3} s", (to - from) as f64 / 1e9)
+}
+
+/// Asserts a taint written at `added` (whole seconds: the real instant is in `[added, added + 1 s)`)
+/// and first seen at `seen` lies in `window` (±1.5 s).
+fn assert_in_window(name: &str, added: i128, seen: i128, window: (i128, i128), stopped: i128) {
+    let (earliest, latest) = window;
+    let text = format!(
+        "{name}: taint timeAdded {} (seen {}) after the stop, predicted {}..{}",
+        after(stopped, added),
+        after(stopped, seen),
+        after(stopped, earliest),
+        after(stopped, latest)
+    );
+    eprintln!("{text}");
+    assert!(added + SECOND >= earliest - SLACK && added <= latest + SLACK, "timeAdded outside the window: {text}");
+    assert!(seen >= earliest - SLACK, "seen before the window: {text}");
+}
+
+const ZONE_FLAGS: [&str; 3] =
+    ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.25"];
+
+#[test]
+fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_windows() {
+    let started = Instant::now();
+    let options = Options {
+        controller_manager: true,
+        controller_manager_args: ZONE_FLAGS.iter().map(|f| (*f).to_owned()).collect(),
+        ..Options::default()
+    };
+    let mut plane = control_plane!("lifecycle-rate-limit", &options);
+    let names: Vec<String> = (1..=12).map(|i| format!("n{i:02}")).collect();
+    let (lost, healthy): (Vec<&str>, Vec<&str>) =
+        (names[..4].iter().map(String::as_str).collect(), names[4..].iter().map(String::as_str).collect());
+    let mut objects: Vec<Value> = names.iter().map(|n| in_zone(n, "z1")).collect();
+    objects.extend(lost.iter().map(|n| short_grace_pod(&format!("p-{n}"), n, 2)));
+    plane.create(&objects);
+    let heartbeats = plane.keep_healthy(&lost);
+    let _healthy = plane.keep_healthy(&healthy);
+    wait_heartbeats(&plane, 12, "n01");
+    heartbeats.stop();
+    let stopped = clock();
+    wait_until(stopped + 3 * SECOND);
+    let (before, now) = dump(&plane);
+    let prediction = plan_both("four of twelve, before the taint", &before, now, &ZONE_FLAGS);
+    let shown: Vec<&str> =
+        prediction["nodes"].as_array().expect("nodes").iter().filter_map(|n| n["name"].as_str()).collect();
+    assert_eq!(shown, lost, "only the silent nodes are about to be tainted");
+    let zone = &prediction["zones"][0];
+    assert_eq!((zone["name"].as_str(), zone["state"].as_str()), (Some("z1"), Some("Normal")), "{zone}");
+    let windows: Vec<(i128, i128)> = lost.iter().map(|n| predicted_window(&prediction, n)).collect();
+
+    // The real controller: every taint, when it was first seen.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen: std::collections::BTreeMap<String, (i128, i128)> = std::collections::BTreeMap::new();
+    while seen.len() < lost.len() {
+        let at = clock();
+        for (name, added) in condition_taints(&plane) {
+            seen.entry(name).or_insert((added, at));
+        }
+        assert!(Instant::now() < deadline, "not every silent node tainted within 60 s: {seen:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+    assert!(healthy.iter().all(|n| !seen.contains_key(*n)), "a healthy node was tainted: {seen:?}");
+    for (name, window) in lost.iter().zip(&windows) {
+        let (added, at) = seen[*name];
+        assert_in_window(name, added, at, *window, stopped);
+    }
+    // One at a time, at the zone's rate: the k-th taint no earlier than k / rate after the first.
+    let mut instants: Vec<i128> = seen.values().map(|(added, _)| *added).collect();
+    instants.sort_unstable();
+    for pair in instants.windows(2) {
+        assert!(pair[1] - pair[0] >= 4 * SECOND - SECOND, "taints closer than 1/rate: {instants:?}");
+    }
+
+    // The taint-eviction controller deletes each pod 2 s after its node's taint, inside the pod's window.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let deletions = loop {
+        let deletions = plane.controller_deletions();
+        if lost.iter().all(|n| deletions.contains_key(&format!("p-{n}"))) {
+            break deletions;
+        }
+        assert!(Instant::now() < deadline, "not every pod deleted within 30 s of the taints: {deletions:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    for n in &lost {
+        let name = format!("p-{n}");
+        let pod =
+            plan_node(&prediction, n)["pods"].as_array().expect("pods").iter().find(|p| p["name"] == *name).cloned();
+        let pod = pod.unwrap_or_else(|| panic!("{name} in the plan"));
+        assert_eq!(pod["basis"], "predicted-taint", "{pod}");
+        let (from, to) = (
+            instant(pod["evictAt"].as_str().expect("evictAt")),
+            instant(pod["evictAtLatest"].as_str().expect("evictAtLatest")),
+        );
+        let deleted = deletions[&name][0];
+        eprintln!(
+            "{name}: deleted {} after the stop, predicted {}..{}",
+            after(stopped, deleted),
+            after(stopped, from),
+            after(stopped, to)
+        );
+        assert!(deleted >= from - SLACK && deleted <= to + SLACK, "{name}: deletion outside its window");
+    }
+
+    // After: the taints are there, and the pods, deleted, stay Terminating on nodes without a
+    // kubelet: once their 1 s of grace is over, plan flags them stuck since their deletionTimestamp.
+    let last = lost.iter().map(|n| deletions[&format!("p-{n}")][0]).max().unwrap_or_default();
+    wait_until(last + 2 * SECOND);
+    let (after_taint, now) = dump(&plane);
+    let stuck = plan_both("four of twelve, after the taints", &after_taint, now, &ZONE_FLAGS);
+    let objects: Value = serde_json::from_str(&after_taint).expect("a JSON dump");
+    for n in &lost {
+        let name = format!("p-{n}");
+        let object = objects["items"].as_array().expect("items").iter().find(|o| o["metadata"]["name"] == *name);
+        let deletion = object.map(|o| o["metadata"]["deletionTimestamp"].clone()).unwrap_or_default();
+        assert!(deletion.is_string(), "{name} is still there, Terminating: {object:?}");
+        let pod = plan_node(&stuck, n)["pods"].as_array().expect("pods").iter().find(|p| p["name"] == *name).cloned();
+        let pod = pod.unwrap_or_else(|| panic!("{name} in the plan"));
+        assert_eq!(
+            (&pod["terminating"], &pod["stuck"], &pod["stuckSince"]),
+            (&json!(true), &json!(true), &deletion),
+            "{pod}"
+        );
+    }
+    eprintln!("four of twelve: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+/// The `Ready` status of each node now.
+fn ready(plane: &super::ControlPlane) -> std::collections::BTreeMap<String, String> {
+    let nodes = plane.get(&["nodes"]);
+    let items = nodes["items"].as_array().into_iter().flatten();
+    items
+        .map(|node| {
+            let conditions = node["status"]["conditions"].as_array().into_iter().flatten();
+            let status = conditions.filter(|c| c["type"] == "Ready").find_map(|c| c["status"].as_str());
+            (node["metadata"]["name"].as_str().unwrap_or_default().to_owned(), status.unwrap_or_default().to_owned())
+        })
+        .collect()
+}
+
+/// Polls until every node of `names` is `Ready=Unknown`; the instant that was first seen.
+fn wait_unknown(plane: &super::ControlPlane, names: &[&str]) -> i128 {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let ready = ready(plane);
+        if names.iter().all(|n| ready.get(*n).is_some_and(|s| s == "Unknown")) {
+            return clock();
+        }
+        assert!(Instant::now() < deadline, "not Ready=Unknown within 40 s: {ready:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+/// Polls the nodes until `until`; fails at the first `unreachable`/`not-ready` NoExecute taint seen.
+fn assert_no_condition_taint_until(plane: &super::ControlPlane, until: i128, why: &str) {
+    while clock() < until {
+        let taints = condition_taints(plane);
+        assert!(taints.is_empty(), "{why}, yet the controller tainted: {taints:?}");
+        std::thread::park_timeout(Duration::from_millis(250));
+    }
+}
+
+const SMALL_FLAGS: [&str; 3] =
+    ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.5"];
+
+#[test]
+fn real_apiserver_small_zone_partially_disrupted_is_held_and_never_tainted() {
+    let started = Instant::now();
+    let options = Options {
+        controller_manager: true,
+        controller_manager_args: SMALL_FLAGS.iter().map(|f| (*f).to_owned()).collect(),
+        ..Options::default()
+    };
+    let mut plane = control_plane!("lifecycle-partial", &options);
+    let (lost, healthy) = (["m1", "m2", "m3"], ["m4", "h1", "h2"]);
+    let mut objects = vec![in_zone("m1", "z1"), in_zone("m2", "z1"), in_zone("m3", "z1"), in_zone("m4", "z1")];
+    objects.extend([in_zone("h1", "z2"), in_zone("h2", "z2"), short_grace_pod("zero", "m1", 0)]);
+    plane.create(&objects);
+    let heartbeats = plane.keep_healthy(&lost);
+    let _healthy = plane.keep_healthy(&healthy);
+    wait_heartbeats(&plane, 6, "m1");
+    heartbeats.stop();
+    let stopped = clock();
+    wait_until(stopped + 3 * SECOND);
+    let (before, now) = dump(&plane);
+    let prediction = plan_both("small zone, before Ready=Unknown", &before, now, &SMALL_FLAGS);
+    for name in lost {
+        let node = plan_node(&prediction, name);
+        assert_eq!(node["held"]["reason"], "partial-disruption", "{node}");
+        assert_eq!(node["held"]["zone"], "z1", "{node}");
+        assert!(node["predictedTaint"].is_null(), "{node}");
+    }
+    let zero = &plan_node(&prediction, "m1")["pods"][0];
+    assert_eq!((zero["name"].as_str(), zero["verdict"].as_str()), (Some("zero"), Some("unaffected")), "{zero}");
+
+    let unknown = wait_unknown(&plane, &lost);
+    eprintln!("small zone: Ready=Unknown seen {} after the stop", after(stopped, unknown));
+    let (partial, now) = dump(&plane);
+    let during = plan_both("small zone, Ready=Unknown", &partial, now, &SMALL_FLAGS);
+    let z1 = during["zones"].as_array().expect("zones").iter().find(|z| z["name"] == "z1").cloned().expect("z1");
+    assert_eq!(
+        (z1["state"].as_str(), z1["notReady"].as_u64(), z1["ratePerSecond"].as_f64()),
+        (Some("PartialDisruption"), Some(3), Some(0.0)),
+        "{z1}"
+    );
+    // No taint, so the taint-eviction controller leaves zero alone; deleted by hand, it stays
+    // Terminating on a node without a kubelet, and once its 1 s of grace is over plan and explain say
+    // it is stuck (the node is Ready=Unknown, untainted).
+    plane.kubectl_ok(&["delete", "pod", "zero", "--wait=false"], None);
+    let deleted = clock();
+    wait_until(deleted + 2500 * 1_000_000);
+    let (stuck, now) = dump(&plane);
+    let flagged = plan_both("small zone, zero deleted by hand", &stuck, now, &SMALL_FLAGS);
+    let zero = &plan_node(&flagged, "m1")["pods"][0];
+    assert_eq!(
+        (&zero["name"], &zero["terminating"], &zero["stuck"]),
+        (&json!("zero"), &json!(true), &json!(true)),
+        "{zero}"
+    );
+    let since = instant(zero["stuckSince"].as_str().expect("stuckSince"));
+    assert!(since > deleted - 2 * SECOND && since <= deleted + 2 * SECOND, "stuck since the deletion + 1 s: {zero}");
+    let now = rfc3339(now);
+    let explain = crate::util::run(&["explain", "-f", "-", "--now", &now, "zero"], Some(stuck.as_bytes()));
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    eprintln!("{}", explain.stdout);
+    assert!(
+        explain.stdout.contains("Stuck terminating since ") && explain.stdout.contains("out-of-service"),
+        "{}",
+        explain.stdout
+    );
+    // Two grace periods past Ready=Unknown (the taint would have come one pass after it).
+    assert_no_condition_taint_until(&plane, unknown + 20 * SECOND, "z1 is partially disrupted");
+    assert!(
+        !plane.controller_deletions().contains_key("zero"),
+        "zero tolerates nothing for 0 s: no taint, no eviction"
+    );
+    eprintln!("small zone: {:.1} s", started.elapsed().as_secs_f64());
+}
+
+#[test]
+fn real_apiserver_all_zones_down_removes_the_taint_and_adds_none() {
+    let started = Instant::now();
+    let options = Options {
+        controller_manager: true,
+        controller_manager_args: SMALL_FLAGS.iter().map(|f| (*f).to_owned()).collect(),
+        ..Options::default()
+    };
+    let mut plane = control_plane!("lifecycle-all-down", &options);
+    let mut objects = vec![in_zone("a1", "z1"), in_zone("a2", "z1"), in_zone("b1", "z2"), in_zone("b2", "z2")];
+    objects.extend([short_grace_pod("long", "a1", 120), short_grace_pod("quick", "a1", 1)]);
+    plane.create(&objects);
+    let first = plane.keep_healthy(&["a1"]);
+    let rest = plane.keep_healthy(&["a2", "b1", "b2"]);
+    wait_heartbeats(&plane, 4, "a1");
+    // a1 goes first, alone: its zone stays Normal (1 of 2), it is tainted in its window.
+    first.stop();
+    let alone = clock();
+    wait_until(alone + 3 * SECOND);
+    let (before, now) = dump(&plane);
+    let prediction = plan_both("all zones down, a1 alone", &before, now, &SMALL_FLAGS);
+    let window = predicted_window(&prediction, "a1");
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let (tainted, seen) = loop {
+        if let Some(added) = condition_taints(&plane).get("a1") {
+            break (*added, clock());
+        }
+        assert!(Instant::now() < deadline, "a1 not tainted within 40 s");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    assert_in_window("a1", tainted, seen, window, alone);
+    let quick =
+        plan_node(&prediction, "a1")["pods"].as_array().expect("pods").iter().find(|p| p["name"] == "quick").cloned();
+    let quick = quick.expect("quick in the plan");
+    let (from, to) = (
+        instant(quick["evictAt"].as_str().expect("evictAt")),
+        instant(quick["evictAtLatest"].as_str().expect("evictAtLatest")),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let deleted = loop {
+        if let Some(at) = plane.controller_deletions().get("quick").and_then(|at| at.first()) {
+            break *at;
+        }
+        assert!(Instant::now() < deadline, "quick not deleted within 20 s of the taint");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    eprintln!(
+        "quick: deleted {} after a1 stopped, predicted {}..{}",
+        after(alone, deleted),
+        after(alone, from),
+        after(alone, to)
+    );
+    assert!(deleted >= from - SLACK && deleted <= to + SLACK, "quick: deletion outside its window");
+    // Then every other node: each zone fully disrupted, every zone down.
+    rest.stop();
+    let stopped = clock();
+    wait_until(stopped + 3 * SECOND);
+    let (before, now) = dump(&plane);
+    let prediction = plan_both("all zones down, before Ready=Unknown", &before, now, &SMALL_FLAGS);
+    for name in ["a1", "a2", "b1", "b2"] {
+        let node = plan_node(&prediction, name);
+        assert_eq!(node["held"]["reason"], "all-zones-down", "{node}");
+        assert!(node["predictedTaint"].is_null(), "{node}");
+    }
+    let pods = plan_node(&prediction, "a1")["pods"].as_array().cloned().unwrap_or_default();
+    let long = pods.iter().find(|p| p["name"] == "long").expect("long in the plan");
+    assert_eq!(long["verdict"], "unaffected", "{long}");
+
+    // The real controller removes a1's taint when it enters master disruption mode, adds none.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let removed = loop {
+        if !condition_taints(&plane).contains_key("a1") {
+            break clock();
+        }
+        assert!(Instant::now() < deadline, "a1's taint (added {tainted}) not removed within 40 s");
+        std::thread::park_timeout(Duration::from_millis(100));
+    };
+    eprintln!("all zones down: a1's taint removed (seen) {} after the others stopped", after(stopped, removed));
+    let (down, now) = dump(&plane);
+    let during = plan_both("all zones down, after the removal", &down, now, &SMALL_FLAGS);
+    for name in ["a1", "a2", "b1", "b2"] {
+        assert_eq!(plan_node(&during, name)["held"]["reason"], "all-zones-down");
+    }
+    assert_no_condition_taint_until(&plane, removed + 20 * SECOND, "every zone is down");
+    assert!(!plane.controller_deletions().contains_key("long"), "long's eviction was cancelled with the taint");
+    eprintln!("all zones down: {:.1} s", started.elapsed().as_secs_f64());
 }

@@ -53,6 +53,7 @@
 
 mod plan;
 mod predict;
+mod stuck;
 
 use std::fmt;
 use std::time::Duration;
@@ -63,6 +64,7 @@ use super::tolerate::{Tolerance, TolerationWindow, tolerance};
 
 pub use plan::show_in_plan;
 pub use predict::predict;
+pub use stuck::{kubelet_gone, mark_stuck, stuck_since};
 
 /// Key of the taint the NLC adds when `Ready` is `Unknown` (the kubelet stopped posting status).
 pub const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
