@@ -42,6 +42,16 @@ impl Selector {
         })
     }
 
+    /// The label keys the requirements name.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.requirements.iter().map(|r| match r {
+            Requirement::In(k, _)
+            | Requirement::NotIn(k, _)
+            | Requirement::Exists(k)
+            | Requirement::DoesNotExist(k) => k.as_str(),
+        })
+    }
+
     /// The selector as the user wrote it (sent to the API server as is).
     #[must_use]
     pub fn as_str(&self) -> &str {

@@ -1,12 +1,14 @@
 //! Gathering a snapshot and the evaluation instant for `plan` and `explain`: from a dump (`-f`) or
 //! from the live cluster.
 
+use std::sync::Arc;
+
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::source::bounded::{self, ReadError};
-use crate::source::file::DumpError;
+use crate::source::file::{DumpError, KeepLabels};
 use crate::source::lifecycle::{Health, read_health};
 
 use super::InputArgs;
@@ -38,8 +40,13 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
     // `plan` predicts the node lifecycle controller; both say which pods are stuck terminating.
     let then = |bytes: &[u8]| Some(read_health(bytes));
+    // Only `-l` reads node labels: a dump's other labels are not kept.
+    let keep = KeepLabels::Only(match want {
+        Want::Nodes(NodeSelection::Labels(selector)) => selector.keys().map(str::to_owned).collect(),
+        _ => Arc::default(),
+    });
     let read = if path == "-" {
-        bounded::read_stream_then(std::io::stdin().lock(), then)
+        bounded::read_stream_then(std::io::stdin().lock(), &keep, then)
     } else {
         let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
         let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
@@ -48,9 +55,9 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         }
         // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
         if metadata.is_file() {
-            bounded::read_file_then(file, metadata.len(), then)
+            bounded::read_file_then(file, metadata.len(), &keep, then)
         } else {
-            bounded::read_stream_then(file, then)
+            bounded::read_stream_then(file, &keep, then)
         }
     };
     let (snapshot, health) = read.map_err(|e| match e {

@@ -70,7 +70,7 @@ pub fn pod(pod: &k8s::Pod) -> SnapshotPod {
             tolerations: Arc::from(tolerations),
         },
         bound_at: scheduled.or_else(|| meta.creation_timestamp.as_ref().map(instant)),
-        phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
+        phase: status.and_then(|s| s.phase.clone()).unwrap_or_default().into(),
         terminating: meta.deletion_timestamp.is_some(),
         deletion_timestamp: meta.deletion_timestamp.as_ref().map(instant),
     }

@@ -22,6 +22,13 @@ impl NodeName {
     }
 }
 
+impl std::borrow::Borrow<str> for NodeName {
+    /// A set of names looked up by text: `Arc<str>` hashes and compares as its text.
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl From<&str> for NodeName {
     fn from(name: &str) -> Self {
         Self(name.into())

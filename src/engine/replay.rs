@@ -9,9 +9,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::sync::Arc;
 
 use super::lifecycle::{NodeForecast, ZoneForecast};
-use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Uid};
+use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid};
 use super::queue::{Cause, Work};
 use super::time::Timestamp;
 use super::tolerate::untolerated;
@@ -55,8 +56,8 @@ pub struct SnapshotPod {
     pub pod: Pod,
     /// When it was bound to its node: the `PodScheduled=True` transition, else its creation.
     pub bound_at: Option<Timestamp>,
-    /// `status.phase`.
-    pub phase: String,
+    /// `status.phase` (shared: pods have a handful).
+    pub phase: Arc<str>,
     /// Whether `metadata.deletionTimestamp` is set.
     pub terminating: bool,
     /// `metadata.deletionTimestamp`: when its termination grace period ends.
@@ -114,7 +115,7 @@ pub struct PodPlan {
     /// `metadata.uid`.
     pub uid: Uid,
     /// `status.phase`.
-    pub phase: String,
+    pub phase: Arc<str>,
     /// Whether its deletion was already issued.
     pub terminating: bool,
     /// The verdict.
@@ -130,8 +131,9 @@ pub struct PodPlan {
     pub basis: Option<Basis>,
     /// The deciding `tolerationSeconds` (as written), for [`Verdict::EvictAt`].
     pub toleration_seconds: Option<i64>,
-    /// The node's NoExecute taints at `now` that no toleration of the pod tolerates.
-    pub untolerated: Vec<Taint>,
+    /// The node's NoExecute taints at `now` that no toleration of the pod tolerates (shared by the
+    /// node's pods with the same tolerations).
+    pub untolerated: Arc<[Taint]>,
     /// `evict_at` is strictly before `now`.
     pub overdue: bool,
     /// Set when the pod is stuck terminating (its grace period is over and its node's kubelet is
@@ -359,7 +361,9 @@ fn replay_node(
     replay.engine.handle_timeout(now);
     replay.drain(Basis::Now);
     let taints: Vec<Taint> = taints.into_iter().filter(Taint::is_no_execute).collect();
-    let mut plans: Vec<PodPlan> = pods.iter().map(|&i| replay.result(&snapshot.pods[i], &taints, now)).collect();
+    let mut shared = Untolerated::default();
+    let mut plans: Vec<PodPlan> =
+        pods.iter().map(|&i| replay.result(&snapshot.pods[i], &taints, now, &mut shared)).collect();
     sort_pods(&mut plans);
     NodePlan { name: node.name.clone(), taints, pods: plans, lifecycle: None }
 }
@@ -393,9 +397,17 @@ fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[What
             lifecycle: None,
         })
         .collect();
+    let mut counts = vec![0; plans.len()];
+    for &(_, node) in &pods {
+        counts[node] += 1;
+    }
+    for (plan, count) in plans.iter_mut().zip(counts) {
+        plan.pods.reserve_exact(count);
+    }
+    let mut shared = Untolerated::default();
     for (i, node) in pods {
         let plan = &mut plans[node];
-        plan.pods.push(replay.result(&snapshot.pods[i], &plan.taints, now));
+        plan.pods.push(replay.result(&snapshot.pods[i], &plan.taints, now, &mut shared));
     }
     for plan in &mut plans {
         sort_pods(&mut plan.pods);
@@ -435,6 +447,28 @@ pub fn apply_what_if(taints: &[Taint], what_if: &[WhatIf], now: Timestamp) -> Ve
         }
     }
     taints
+}
+
+/// The untolerated taints of each (taints, tolerations) pair met: the pods of a node mostly share
+/// their tolerations (a workload's template), and so their untolerated taints.
+#[derive(Default)]
+struct Untolerated {
+    /// By the addresses of the taint list and the toleration list (alive for the whole replay).
+    lists: HashMap<(usize, usize), Arc<[Taint]>, BuildHasherDefault<Fx>>,
+}
+
+impl Untolerated {
+    fn get(&mut self, taints: &[Taint], tolerations: &Arc<[Toleration]>) -> Arc<[Taint]> {
+        let key = (taints.as_ptr() as usize, Arc::as_ptr(tolerations).cast::<Toleration>() as usize);
+        let list = self.lists.entry(key).or_insert_with(|| {
+            // Counted first, so that the list is allocated once, at its size (a node may carry
+            // very many taints).
+            let count = untolerated(taints, tolerations).count();
+            let mut each = untolerated(taints, tolerations);
+            (0..count).map(|_| each.next().cloned().expect("the taints just counted")).collect()
+        });
+        Arc::clone(list)
+    }
 }
 
 /// The engine plus a mirror of its work, each item tagged with where its clock started.
@@ -523,7 +557,7 @@ impl<S: BuildHasher> Replayer<S> {
         }
     }
 
-    fn result(&self, pod: &SnapshotPod, taints: &[Taint], now: Timestamp) -> PodPlan {
+    fn result(&self, pod: &SnapshotPod, taints: &[Taint], now: Timestamp, shared: &mut Untolerated) -> PodPlan {
         let key = &pod.pod.key;
         let record = self.fired.get(key).or_else(|| self.pending.get(key));
         let (verdict, toleration_seconds) = match record.map(|r| r.work.cause) {
@@ -536,7 +570,7 @@ impl<S: BuildHasher> Replayer<S> {
         PodPlan {
             key: key.clone(),
             uid: pod.pod.uid.clone(),
-            phase: pod.phase.clone(),
+            phase: Arc::clone(&pod.phase),
             terminating: pod.terminating,
             verdict,
             evict_at,
@@ -544,7 +578,7 @@ impl<S: BuildHasher> Replayer<S> {
             since: record.map(|r| r.work.created),
             basis: record.map(|r| r.basis),
             toleration_seconds,
-            untolerated: untolerated(taints, &pod.pod.tolerations).cloned().collect(),
+            untolerated: shared.get(taints, &pod.pod.tolerations),
             overdue: evict_at.is_some_and(|at| at < now),
             stuck_since: None,
         }
@@ -563,6 +597,36 @@ mod tests {
     use crate::engine::model::{Operator, Toleration};
 
     const NOW: i64 = 10_000;
+
+    #[test]
+    fn pods_with_the_same_tolerations_share_their_untolerated_taints() {
+        let tolerations: Arc<[Toleration]> = Arc::from([]);
+        let pod = |name: &str| SnapshotPod {
+            pod: Pod {
+                key: PodKey::new("d", name),
+                uid: Uid::from(name),
+                node: Some(NodeName::from("n")),
+                tolerations: Arc::clone(&tolerations),
+            },
+            bound_at: None,
+            phase: Arc::from("Running"),
+            terminating: false,
+            deletion_timestamp: None,
+        };
+        let snapshot = Snapshot {
+            nodes: vec![SnapshotNode {
+                name: NodeName::from("n"),
+                labels: BTreeMap::new(),
+                taints: vec![Taint::new("k", "", Effect::NoExecute)],
+            }],
+            pods: vec![pod("a"), pod("b")],
+            controller_acquired: None,
+        };
+        let plan = replay(&snapshot, &[0], &[], at(NOW));
+        let [a, b] = [&plan.nodes[0].pods[0], &plan.nodes[0].pods[1]];
+        assert_eq!(a.untolerated.len(), 1);
+        assert!(Arc::ptr_eq(&a.untolerated, &b.untolerated));
+    }
 
     fn at(seconds: i64) -> Timestamp {
         Timestamp::from_unix_seconds(seconds)

@@ -12,7 +12,7 @@ use std::io::{self, BufReader, Read};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::file::{self, DumpError};
+use super::file::{self, DumpError, KeepLabels};
 use crate::engine::replay::Snapshot;
 
 /// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces
@@ -42,7 +42,7 @@ pub enum ReadError {
 /// # Errors
 /// A read failure, or what is wrong with the input (at its first wrong byte).
 pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
-    read_stream_then(source, |_| ()).map(|(snapshot, ())| snapshot)
+    read_stream_then(source, &KeepLabels::All, |_| ()).map(|(snapshot, ())| snapshot)
 }
 
 /// [`read_stream`], and `then` over the bytes read (which are dropped after it).
@@ -51,6 +51,7 @@ pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
 /// As [`read_stream`].
 pub fn read_stream_then<T: Send>(
     source: impl Read,
+    keep_labels: &KeepLabels,
     then: impl FnOnce(&[u8]) -> T + Send,
 ) -> Result<(Snapshot, T), ReadError> {
     let mut tee = Tee::new(source, Vec::new());
@@ -66,7 +67,7 @@ pub fn read_stream_then<T: Send>(
         ))
         .into());
     }
-    finish_then(&bytes, checked, then)
+    finish_then(&bytes, checked, keep_labels, then)
 }
 
 /// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
@@ -76,7 +77,7 @@ pub fn read_stream_then<T: Send>(
 /// # Errors
 /// A read failure, or what is wrong with the input.
 pub fn read_file(source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
-    read_file_then(source, size, |_| ()).map(|(snapshot, ())| snapshot)
+    read_file_then(source, size, &KeepLabels::All, |_| ()).map(|(snapshot, ())| snapshot)
 }
 
 /// [`read_file`], and `then` over the bytes read (which are dropped after it).
@@ -86,6 +87,7 @@ pub fn read_file(source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
 pub fn read_file_then<T: Send>(
     mut source: impl Read,
     size: u64,
+    keep_labels: &KeepLabels,
     then: impl FnOnce(&[u8]) -> T + Send,
 ) -> Result<(Snapshot, T), ReadError> {
     let capacity = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
@@ -96,10 +98,10 @@ pub fn read_file_then<T: Send>(
     if let Err(error) = IgnoredAny::deserialize(&mut prefix).and_then(|_| prefix.end())
         && !error.is_eof()
     {
-        return finish_then(&bytes, Err(error), then);
+        return finish_then(&bytes, Err(error), keep_labels, then);
     }
     source.read_to_end(&mut bytes)?;
-    finish_then(&bytes, Ok(()), then)
+    finish_then(&bytes, Ok(()), keep_labels, then)
 }
 
 /// [`finish`], with `then` over the same bytes on a second thread: a second reading of a large dump
@@ -107,19 +109,20 @@ pub fn read_file_then<T: Send>(
 fn finish_then<T: Send>(
     bytes: &[u8],
     checked: Result<(), serde_json::Error>,
+    keep_labels: &KeepLabels,
     then: impl FnOnce(&[u8]) -> T + Send,
 ) -> Result<(Snapshot, T), ReadError> {
     std::thread::scope(|scope| {
         let other = scope.spawn(|| then(bytes));
-        let snapshot = finish(bytes, checked);
+        let snapshot = finish(bytes, checked, keep_labels);
         let other = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         Ok((snapshot?, other))
     })
 }
 
 /// The snapshot, or the exact reader's words for what the check found.
-fn finish(bytes: &[u8], checked: Result<(), serde_json::Error>) -> Result<Snapshot, ReadError> {
-    match (file::read(bytes), checked) {
+fn finish(bytes: &[u8], checked: Result<(), serde_json::Error>, keep: &KeepLabels) -> Result<Snapshot, ReadError> {
+    match (file::read_keeping(bytes, keep), checked) {
         (Ok(snapshot), Ok(())) => Ok(snapshot),
         (Err(error), _) => Err(error.into()),
         // The check stopped reading, so `bytes` is a prefix: it must not pass for the whole input.

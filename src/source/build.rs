@@ -4,7 +4,7 @@
 //! as a [`Fields`] that borrows from the input, so the two agree on every conversion and every error.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
@@ -14,6 +14,28 @@ use super::file::{
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
 use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
+
+/// Which labels of a Node a reading keeps: all, or only the keys a label selector asks about (a node
+/// may carry many labels, and nothing but `-l` reads them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum KeepLabels {
+    /// Every label.
+    #[default]
+    All,
+    /// The labels with these keys.
+    Only(Arc<[String]>),
+}
+
+impl KeepLabels {
+    /// Whether label `key` is kept.
+    #[must_use]
+    pub fn keeps(&self, key: &str) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(keys) => keys.iter().any(|k| k == key),
+        }
+    }
+}
 
 /// The fields of one item the snapshot needs. The streaming reader reuses one for every item, so its
 /// lists keep their capacity.
@@ -31,8 +53,11 @@ pub(super) struct Fields<'a> {
     pub(super) creation_timestamp: Option<Cow<'a, str>>,
     /// `metadata.deletionTimestamp`.
     pub(super) deletion_timestamp: Option<Cow<'a, str>>,
-    /// `metadata.labels`, in the input's order (a repeated key: the last wins).
+    /// `metadata.labels`, in the input's order (a repeated key: the last wins); a reader may leave
+    /// out those [`Fields::keep_labels`] does not keep.
     pub(super) labels: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    /// The labels to keep (the same for every item).
+    pub(super) keep_labels: KeepLabels,
     /// `spec.taints`.
     pub(super) taints: Vec<RawTaint<'a>>,
     /// `spec.nodeName`.
@@ -70,14 +95,51 @@ impl Fields<'_> {
 #[derive(Default)]
 pub(super) struct Builder {
     snapshot: Snapshot,
+    /// The labels kept.
+    keep_labels: KeepLabels,
     /// The namespace of the previous pod: dumps list pods by namespace, so most pods share it.
     namespace: Option<Arc<str>>,
+    /// Every node name met, as a Node or as a pod's `spec.nodeName`: the pods of a node share one.
+    nodes: HashSet<NodeName>,
+    /// Every distinct `status.phase` met (a handful): pods share them.
+    phases: Vec<Arc<str>>,
     tolerations: Interner,
 }
 
 impl Builder {
+    /// A builder that keeps the labels `keep_labels` keeps.
+    pub(super) fn new(keep_labels: KeepLabels) -> Self {
+        Self { keep_labels, ..Self::default() }
+    }
+
+    /// The shared name of node `name`.
+    fn node_name(&mut self, name: &str) -> NodeName {
+        if let Some(known) = self.nodes.get(name) {
+            return known.clone();
+        }
+        let known = NodeName::from(name);
+        self.nodes.insert(known.clone());
+        known
+    }
+
+    /// The shared text of phase `phase`.
+    fn phase(&mut self, phase: &str) -> Arc<str> {
+        if let Some(known) = self.phases.iter().find(|known| ***known == *phase) {
+            return Arc::clone(known);
+        }
+        let known = Arc::<str>::from(phase);
+        // Phases are a handful of words; a dump that makes up one per pod shares none.
+        if self.phases.len() < 16 {
+            self.phases.push(Arc::clone(&known));
+        }
+        known
+    }
+
     /// The snapshot built so far.
-    pub(super) fn finish(self) -> Snapshot {
+    pub(super) fn finish(mut self) -> Snapshot {
+        // The lists grew by doubling: give back what they did not fill (up to half of them).
+        self.snapshot.pods.shrink_to_fit();
+        self.snapshot.nodes.shrink_to_fit();
         self.snapshot
     }
 
@@ -117,10 +179,11 @@ impl Builder {
                     });
                 }
                 let mut labels = BTreeMap::new();
-                for (key, value) in &item.labels {
+                for (key, value) in item.labels.iter().filter(|(key, _)| self.keep_labels.keeps(key)) {
                     labels.insert(key.clone().into_owned(), value.clone().into_owned());
                 }
-                self.snapshot.nodes.push(SnapshotNode { name: NodeName::from(name), labels, taints });
+                let name = self.node_name(name);
+                self.snapshot.nodes.push(SnapshotNode { name, labels, taints });
             }
             "Pod" => {
                 if name.is_empty() {
@@ -142,15 +205,17 @@ impl Builder {
                     Some(last) if **last == *namespace => Arc::clone(last),
                     _ => self.namespace.insert(Arc::from(namespace)).clone(),
                 };
+                let node = item.node_name.as_deref().filter(|n| !n.is_empty()).map(|n| self.node_name(n));
+                let phase = self.phase(item.phase.as_deref().unwrap_or_default());
                 self.snapshot.pods.push(SnapshotPod {
                     pod: Pod {
                         key: PodKey::new(namespace, name),
                         uid: item.uid.as_deref().unwrap_or_default().into(),
-                        node: item.node_name.as_deref().filter(|n| !n.is_empty()).map(NodeName::from),
+                        node,
                         tolerations: self.tolerations.get(&item.tolerations),
                     },
                     bound_at: scheduled.or(created),
-                    phase: item.phase.as_deref().unwrap_or_default().to_owned(),
+                    phase,
                     terminating: deleting.is_some(),
                     deletion_timestamp: deleting,
                 });

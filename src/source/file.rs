@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_path_to_error::Segment;
 
+pub use super::build::KeepLabels;
 use super::build::{Builder, Fields};
 use super::stream;
 use crate::engine::replay::Snapshot;
@@ -197,30 +198,35 @@ pub(super) struct RawCondition<'a> {
 
 /// Reads a dump. See the module docs.
 pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
-    if let Some(list) = stream::read_list(bytes, None, true)
+    read_keeping(bytes, &KeepLabels::All)
+}
+
+/// [`read`], keeping only the node labels `keep_labels` keeps.
+pub fn read_keeping(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
+    if let Some(list) = stream::read_list(bytes, None, true, keep_labels)
         && matches!(list.kind.as_deref(), Some("List") | None)
         && list.has_items
     {
         return Ok(list.snapshot);
     }
-    read_exactly(bytes)
+    read_exactly(bytes, keep_labels)
 }
 
 /// [`read`] without the streaming fast path: every item is deserialized first, and when that fails,
 /// the input is read again item by item to say where it is wrong.
-pub(super) fn read_exactly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+pub(super) fn read_exactly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
     // serde reads a struct from an array too (`[]` as a list with no kind and no items): only an
     // object takes the fast path, so that an array is named as one.
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match serde_json::from_slice::<RawList<'_>>(bytes) {
-        Ok(list) if object => convert_list(list.kind.as_deref(), list.items),
-        _ => read_slowly(bytes),
+        Ok(list) if object => convert_list(list.kind.as_deref(), list.items, keep_labels),
+        _ => read_slowly(bytes, keep_labels),
     }
 }
 
 /// Reads one page of a typed list the API server returned (`kind` names its items: `Pod`, `Node`).
 pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
-    if let Some(list) = stream::read_list(bytes, Some(kind), false) {
+    if let Some(list) = stream::read_list(bytes, Some(kind), false, &KeepLabels::All) {
         let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
         return Ok(Page { snapshot: list.snapshot, continue_token });
     }
@@ -262,6 +268,7 @@ impl<'a> RawItem<'a> {
             creation_timestamp: meta.creation_timestamp,
             deletion_timestamp: meta.deletion_timestamp,
             labels: meta.labels.into_iter().flatten().collect(),
+            keep_labels: KeepLabels::All,
             taints: spec.taints.unwrap_or_default(),
             node_name: spec.node_name,
             tolerations: spec.tolerations.unwrap_or_default(),
@@ -329,13 +336,17 @@ fn printable(text: &str) -> String {
         .collect()
 }
 
-fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<Snapshot, DumpError> {
+fn convert_list(
+    kind: Option<&str>,
+    items: Option<Vec<RawItem<'_>>>,
+    keep_labels: &KeepLabels,
+) -> Result<Snapshot, DumpError> {
     let items = match (kind, items) {
         (Some("List") | None, Some(items)) => items,
         (Some(kind), _) => return Err(DumpError::NotAList(format!("kind {kind:?}"))),
         (None, None) => return Err(DumpError::NotAList("an object with no kind and no items".into())),
     };
-    let mut builder = Builder::default();
+    let mut builder = Builder::new(keep_labels.clone());
     for (index, item) in items.into_iter().enumerate() {
         let (kind, fields) = item.into_fields();
         builder.add(index, kind.as_deref().unwrap_or_default(), &fields)?;
@@ -344,7 +355,7 @@ fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>) -> Result<S
 }
 
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
-fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+fn read_slowly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
     let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         // YAML opens with a key, `---` or a comment, in text; zeros or random bytes are not YAML.
         let head = &bytes[..bytes.len().min(256)];
@@ -368,9 +379,9 @@ fn read_slowly(bytes: &[u8]) -> Result<Snapshot, DumpError> {
         Some(other) if kind.as_deref().is_none_or(|k| k == "List") => {
             return Err(DumpError::NotAList(format!("\"items\" holding a JSON {}", json_type(&other))));
         }
-        _ => return convert_list(kind.as_deref(), None),
+        _ => return convert_list(kind.as_deref(), None, keep_labels),
     };
-    let mut builder = Builder::default();
+    let mut builder = Builder::new(keep_labels.clone());
     for (index, value) in items.iter().enumerate() {
         let item_kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
         if !matches!(item_kind, "Node" | "Pod" | "Lease") {
@@ -436,6 +447,33 @@ mod tests {
 
     fn item_error(json: &str) -> String {
         read(json.as_bytes()).expect_err("malformed").to_string()
+    }
+
+    #[test]
+    fn only_the_labels_asked_for_are_kept_and_pods_share_their_node_name_and_phase() {
+        let json = r#"{"kind":"List","items":[
+            {"kind":"Node","metadata":{"name":"n1","labels":{"zone":"a","role":"db","big":"x"}}},
+            {"kind":"Pod","metadata":{"name":"p","namespace":"d","uid":"u1"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}},
+            {"kind":"Pod","metadata":{"name":"q","namespace":"d","uid":"u2"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}}]}"#;
+        let only = |keys: &[&str]| KeepLabels::Only(keys.iter().map(|k| (*k).to_owned()).collect());
+        let labels = |keep: &KeepLabels| {
+            // The fast reader, and the exact one it falls back to, keep the same labels.
+            let fast = read_keeping(json.as_bytes(), keep).expect("valid dump");
+            let exact = read_exactly(json.as_bytes(), keep).expect("valid dump");
+            assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
+            fast.nodes[0].labels.keys().cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(labels(&KeepLabels::All), ["big", "role", "zone"]);
+        assert_eq!(labels(&only(&["zone", "absent"])), ["zone"]);
+        assert!(labels(&only(&[])).is_empty());
+        let snapshot = read(json.as_bytes()).expect("valid dump");
+        let [p, q] = [&snapshot.pods[0], &snapshot.pods[1]];
+        let shared = |a: &crate::engine::model::NodeName, b: &crate::engine::model::NodeName| {
+            std::ptr::eq(a.as_str().as_ptr(), b.as_str().as_ptr())
+        };
+        assert!(shared(p.pod.node.as_ref().expect("bound"), &snapshot.nodes[0].name));
+        assert!(shared(p.pod.node.as_ref().expect("bound"), q.pod.node.as_ref().expect("bound")));
+        assert!(std::sync::Arc::ptr_eq(&p.phase, &q.phase));
     }
 
     #[test]

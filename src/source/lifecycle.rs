@@ -5,7 +5,7 @@
 //! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use std::fmt;
@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::file::{CONTROLLER_LEASE, DumpError, object_name, parse_time};
 use crate::engine::lifecycle::{
-    ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition, ZoneKey,
+    ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition, ZONE_LABELS, ZoneKey,
 };
 use crate::engine::model::{Effect, Taint};
 use crate::engine::time::Timestamp;
@@ -43,11 +43,96 @@ impl Health {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(expecting = "an object")]
-struct List<'a> {
-    #[serde(borrow, default)]
-    items: Vec<Item<'a>>,
+/// The list: `items` handed one by one to a [`Reading`], never collected (a dump is mostly pods).
+struct List<'r>(&'r mut Reading);
+
+impl<'de> de::DeserializeSeed<'de> for List<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for List<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == "items" {
+                map.next_value_seed(Items(&mut *self.0))?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `items`: each one read, taken in by the [`Reading`] and dropped.
+struct Items<'r>(&'r mut Reading);
+
+impl<'de> de::DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> de::Visitor<'de> for Items<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while let Some(item) = seq.next_element::<Item<'_>>()? {
+            if let Err(error) = self.0.take(index, &item) {
+                self.0.failed = Some(error);
+                return Err(de::Error::custom("a bad item"));
+            }
+            index += 1;
+        }
+        Ok(())
+    }
+}
+
+/// What the items read so far say.
+#[derive(Default)]
+struct Reading {
+    health: Health,
+    /// Each node Lease's `renewTime`, by node name.
+    renewed: HashMap<String, Option<Timestamp>>,
+    /// The first item that could not be taken in.
+    failed: Option<DumpError>,
+}
+
+impl Reading {
+    fn take(&mut self, index: usize, item: &Item<'_>) -> Result<(), DumpError> {
+        let at = |path: &str, text: &Option<Cow<'_, str>>| time(index, item, path, text.as_deref());
+        let namespace = item.metadata.namespace.as_deref().unwrap_or_default();
+        let name = item.metadata.name.as_deref().unwrap_or_default();
+        match item.kind.as_deref() {
+            Some("Lease") if namespace == NODE_LEASE_NAMESPACE => {
+                self.renewed.insert(name.to_owned(), at("spec.renewTime", &item.spec.renew_time)?);
+            }
+            Some("Lease") if (namespace, name) == CONTROLLER_LEASE => {
+                self.health.controller = Some(ControllerLease {
+                    acquired: at("spec.acquireTime", &item.spec.acquire_time)?,
+                    renewed: at("spec.renewTime", &item.spec.renew_time)?,
+                    duration: item
+                        .spec
+                        .lease_duration_seconds
+                        .and_then(|seconds| u64::try_from(seconds).ok())
+                        .map(Duration::from_secs),
+                });
+            }
+            Some("Node") => self.health.nodes.push(node(index, item)?),
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 #[derive(Default)]
@@ -114,7 +199,41 @@ struct Meta<'a> {
     #[serde(borrow)]
     creation_timestamp: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>>,
+    labels: Option<Labels<'a>>,
+}
+
+/// The labels the controller reads (zone, region, `exclude-disruption`); the others are checked to be
+/// strings, as the snapshot's reader does, and dropped: a node may carry very many.
+#[derive(Default)]
+struct Labels<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+
+impl Labels<'_> {
+    /// The value of label `key` (the last, when it is repeated).
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, value)| &**value)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Labels<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(PhantomData<Labels<'a>>);
+        impl<'de: 'a, 'a> de::Visitor<'de> for Visitor<'a> {
+            type Value = Labels<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Labels<'a>, A::Error> {
+                let mut labels = Labels::default();
+                while let Some((key, value)) = map.next_entry::<Cow<'de, str>, Cow<'de, str>>()? {
+                    if ZONE_LABELS.contains(&&*key) || key == EXCLUDE_DISRUPTION {
+                        labels.0.push((key, value));
+                    }
+                }
+                Ok(labels)
+            }
+        }
+        deserializer.deserialize_map(Visitor(PhantomData))
+    }
 }
 
 /// The union of the Node and Lease spec fields read here.
@@ -172,32 +291,15 @@ struct Condition<'a> {
 /// When the input is not a JSON object with an `items` array of objects, or a timestamp the
 /// controller reads is not RFC 3339 (the error names the item and the field).
 pub fn read_health(bytes: &[u8]) -> Result<Health, DumpError> {
-    let list: List<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
-    let mut renewed: HashMap<&str, Option<Timestamp>> = HashMap::new();
-    let mut health = Health::default();
-    for (index, item) in list.items.iter().enumerate() {
-        let at = |path: &str, text: &Option<Cow<'_, str>>| time(index, item, path, text.as_deref());
-        let namespace = item.metadata.namespace.as_deref().unwrap_or_default();
-        let name = item.metadata.name.as_deref().unwrap_or_default();
-        match item.kind.as_deref() {
-            Some("Lease") if namespace == NODE_LEASE_NAMESPACE => {
-                renewed.insert(name, at("spec.renewTime", &item.spec.renew_time)?);
-            }
-            Some("Lease") if (namespace, name) == CONTROLLER_LEASE => {
-                health.controller = Some(ControllerLease {
-                    acquired: at("spec.acquireTime", &item.spec.acquire_time)?,
-                    renewed: at("spec.renewTime", &item.spec.renew_time)?,
-                    duration: item
-                        .spec
-                        .lease_duration_seconds
-                        .and_then(|seconds| u64::try_from(seconds).ok())
-                        .map(Duration::from_secs),
-                });
-            }
-            Some("Node") => health.nodes.push(node(index, item)?),
-            _ => {}
-        }
+    let mut reading = Reading::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let read =
+        de::DeserializeSeed::deserialize(List(&mut reading), &mut deserializer).and_then(|()| deserializer.end());
+    if let Some(error) = reading.failed {
+        return Err(error);
     }
+    read.map_err(|e| DumpError::Json(e.to_string()))?;
+    let Reading { mut health, renewed, .. } = reading;
     health.node_leases = renewed.len();
     for node in &mut health.nodes {
         node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
@@ -208,7 +310,7 @@ pub fn read_health(bytes: &[u8]) -> Result<Health, DumpError> {
 fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
     let at = |path: &str, text: Option<&str>| time(index, item, path, text);
     let labels = item.metadata.labels.as_ref();
-    let label = |key: &str| labels.and_then(|labels| labels.get(key)).map(|value| &**value);
+    let label = |key: &str| labels.and_then(|labels| labels.get(key));
     let conditions = item.status.conditions.as_deref().unwrap_or_default();
     let ready = match conditions.iter().position(|c| c.type_.as_deref() == Some("Ready")) {
         None => None,
@@ -322,6 +424,19 @@ mod tests {
         assert_eq!(health.nodes.len(), 1);
         assert_eq!(health.nodes[0].lease_renewed, Some(at("2026-11-23T18:00:21Z")));
         assert_eq!(health.nodes[0].ready.as_ref().map(|ready| ready.status), Some(Ready::True));
+    }
+
+    #[test]
+    fn labels_other_than_the_zone_and_exclusion_are_checked_and_not_kept() {
+        let dump = r#"{"items":[{"kind":"Node","metadata":{"name":"n1","labels":{"a":"1",
+            "topology.kubernetes.io/zone":"z1","b":"2","topology.kubernetes.io/zone":"z2"}}}]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        assert_eq!(health.nodes[0].zone, ZoneKey::new("", "z2"), "a repeated label: the last wins");
+        let meta: Meta<'_> = serde_json::from_str(r#"{"labels":{"a":"1","node.kubernetes.io/exclude-disruption":""}}"#)
+            .expect("metadata");
+        assert_eq!(meta.labels.expect("labels").0.len(), 1);
+        let bad = r#"{"items":[{"kind":"Node","metadata":{"name":"n1","labels":{"a":1}}}]}"#;
+        assert!(read_health(bad.as_bytes()).is_err(), "a label that is not a string is refused, kept or not");
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::build::{Builder, Fields};
+use super::build::{Builder, Fields, KeepLabels};
 use super::file::{RawCondition, RawListMeta};
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
 use crate::engine::replay::Snapshot;
@@ -34,10 +34,15 @@ pub(super) struct List<'a> {
 
 /// Reads `bytes` as a list whose items are of kind `kind` unless they say otherwise; `None` when the
 /// exact readers must decide (an unusual shape, or any error).
-pub(super) fn read_list<'a>(bytes: &'a [u8], kind: Option<&str>, skip_other_kinds: bool) -> Option<List<'a>> {
+pub(super) fn read_list<'a>(
+    bytes: &'a [u8],
+    kind: Option<&str>,
+    skip_other_kinds: bool,
+    keep_labels: &KeepLabels,
+) -> Option<List<'a>> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let mut builder = Builder::default();
-    let mut fields = Fields::default();
+    let mut builder = Builder::new(keep_labels.clone());
+    let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
     let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
     let (kind, metadata, has_items) = deserializer.deserialize_map(ListVisitor { items }).ok()?;
     deserializer.end().ok()?;
@@ -196,8 +201,11 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
 }
 
-/// The labels, appended to a list, or (`None`: a Pod's, which nothing reads) only checked.
-struct Labels<'v, 'de>(Option<&'v mut Vec<(Cow<'de, str>, Cow<'de, str>)>>);
+/// The labels, those kept appended to a list, or (`None`: a Pod's, which nothing reads) only checked.
+struct Labels<'v, 'de>(Option<(&'v mut Vec<Label<'de>>, &'v KeepLabels)>);
+
+/// A label's key and value.
+type Label<'de> = (Cow<'de, str>, Cow<'de, str>);
 
 seed!([<'de>] Labels<'_, 'de> => deserialize_map);
 
@@ -208,9 +216,11 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         match self.0 {
-            Some(labels) => {
+            Some((labels, keep)) => {
                 while let Some((key, value)) = map.next_entry::<Str<'de>, Str<'de>>()? {
-                    labels.push((key.0, value.0));
+                    if keep.keeps(&key.0) {
+                        labels.push((key.0, value.0));
+                    }
                 }
             }
             None => {
@@ -302,7 +312,7 @@ fn metadata<'de, M: MapAccess<'de>>(
         b"labels" => {
             once(&mut seen[5])?;
             let keep = fields.kind.as_deref() != Some("Pod");
-            map.next_value_seed(Opt(Labels(keep.then_some(&mut fields.labels))))?;
+            map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep_labels)))))?;
             return Ok(true);
         }
         _ => return Ok(false),
@@ -371,6 +381,7 @@ mod tests {
 
     use super::read_list;
     use crate::engine::replay::Snapshot;
+    use crate::source::build::KeepLabels;
     use crate::source::file::{read_exactly, read_page_exactly};
 
     /// A JSON value whose objects may repeat a key, written as text.
@@ -608,15 +619,15 @@ mod tests {
             let mut text = String::new();
             dump.write(&mut text);
             let bytes = text.as_bytes();
-            if let Some(list) = read_list(bytes, None, true)
+            if let Some(list) = read_list(bytes, None, true, &KeepLabels::All)
                 && matches!(list.kind.as_deref(), Some("List") | None)
                 && list.has_items
             {
-                let exact = read_exactly(bytes);
+                let exact = read_exactly(bytes, &KeepLabels::All);
                 prop_assert!(exact.is_ok(), "the fast path read {text}, the exact one says {exact:?}");
                 prop_assert!(same(&list.snapshot, &exact.expect("checked")), "different snapshots for {text}");
             }
-            if let Some(list) = read_list(bytes, Some("Pod"), false) {
+            if let Some(list) = read_list(bytes, Some("Pod"), false, &KeepLabels::All) {
                 let exact = read_page_exactly(bytes, "Pod");
                 prop_assert!(exact.is_ok(), "the fast path read the page {text}, the exact one says {exact:?}");
                 let exact = exact.expect("checked");

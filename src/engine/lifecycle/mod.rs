@@ -119,6 +119,14 @@ impl ReadyCondition {
     }
 }
 
+/// The labels a node's zone is read from (all [`ZoneKey::from_labels`] reads).
+pub const ZONE_LABELS: [&str; 4] = [
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone",
+    "topology.kubernetes.io/zone",
+];
+
 /// A zone as the NLC keys it (`component-helpers/node/topology.GetZoneKey`).
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ZoneKey {
@@ -130,11 +138,9 @@ impl ZoneKey {
     /// The zone of a node with these labels: `failure-domain.beta.kubernetes.io/*` is preferred over
     /// `topology.kubernetes.io/*`, as upstream does; a node with neither is in the zone `""`.
     pub fn from_labels<'a>(label: impl Fn(&str) -> Option<&'a str>) -> Self {
+        let [beta_region, region, beta_zone, zone] = ZONE_LABELS;
         let pick = |beta: &str, ga: &str| label(beta).or_else(|| label(ga)).unwrap_or_default().to_owned();
-        Self {
-            region: pick("failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region"),
-            zone: pick("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"),
-        }
+        Self { region: pick(beta_region, region), zone: pick(beta_zone, zone) }
     }
 
     /// The zone `zone` of region `region`.
