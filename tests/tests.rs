@@ -15,6 +15,7 @@ mod rbac;
 mod real_apiserver;
 mod release;
 mod run_cluster;
+mod run_scope;
 mod soak;
 mod support;
 mod util;

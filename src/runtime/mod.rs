@@ -174,6 +174,10 @@ impl Lists {
         self.nodes.is_some() && self.pods.is_some()
     }
 
+    fn pod_count(&self) -> usize {
+        self.pods.as_ref().map_or(0, HashMap::len)
+    }
+
     fn node(&mut self, change: NodeChange) {
         match (change, self.nodes.as_mut()) {
             (NodeChange::Listed(nodes), _) => {
@@ -274,6 +278,7 @@ pub async fn run<E: Evictor>(
             Some(change) = sources.pods.recv() => {
                 run.terminating.track(&change);
                 lists.pod(change);
+                run.metrics.set_pods(lists.pod_count());
             }
             else => return run.finish(None).await,
         }
@@ -290,6 +295,7 @@ pub async fn run<E: Evictor>(
                 Some(change) = sources.pods.recv() => {
                     run.terminating.track(&change);
                     lists.pod(change);
+                    run.metrics.set_pods(lists.pod_count());
                 }
                 _ = sources.leadership.changed() => {}
                 else => return run.finish(None).await,
@@ -421,6 +427,7 @@ impl<E: Evictor> Loop<E> {
                 Some(change) = sources.pods.recv() => {
                     self.terminating.track(&change);
                     term.engine.handle(pod_change_input(&change), clock.now());
+                    self.metrics.set_pods(term.engine.pod_count());
                     if keep {
                         lists.pod(change);
                     }
