@@ -52,6 +52,29 @@ fn run_node_watches_only_that_nodes_pods_and_keeps_no_other() {
 }
 
 #[test]
+fn more_than_ten_named_nodes_share_one_watch_and_keep_only_their_pods() {
+    let server = FakeApiServer::start(&scratch("scope-many-named"));
+    let names: Vec<String> = (0..12).map(|n| format!("n{n:02}")).collect();
+    for name in &names {
+        server.add(node(name, &[]));
+        server.add(pod(&format!("{name}-p"), name, None));
+    }
+    // The first eleven are named: one pod watch of the cluster, filtered on arrival.
+    let named: Vec<&str> = names[..11].iter().map(String::as_str).collect();
+    let mut run = Running::start(&server, &named);
+    let synced = run.expect("synced", |l| l["type"] == "synced");
+    assert_eq!((synced["nodes"].as_u64(), synced["pods"].as_u64()), (Some(11), Some(11)), "{synced}");
+    let selectors = pod_requests(&server);
+    assert!(!selectors.is_empty() && selectors.iter().all(|s| s == "spec.nodeName!="), "{selectors:?}");
+    server.add(node("n00", &[taint(jiff::Timestamp::now())]));
+    server.add(node("n11", &[taint(jiff::Timestamp::now())]));
+    server.wait_for("n00-p's DELETE", WAIT, |r| deletes(r, "n00-p") == 1);
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
+    assert_eq!(deletes(&server.requests(), "n11-p"), 0, "n11 is not named");
+}
+
+#[test]
 fn a_node_that_starts_matching_the_selector_has_its_pods_enforced() {
     let server = FakeApiServer::start(&scratch("scope-labels"));
     server.add(pool_node("n1", "a", &[]));
