@@ -182,24 +182,53 @@ async fn list_node(api: Api<WatchedPod>, node: String, found: mpsc::UnboundedSen
     }
 }
 
+/// The nodes whose pods are being listed (they started matching), with the pods the watch has
+/// reported on them since. The watch's word is as new as the list's or newer, and the watch brings
+/// whatever follows, so those pods are left out of the list's answer: a pod deleted meanwhile must
+/// not come back from it.
+#[derive(Default)]
+struct Pickups(HashMap<String, HashSet<PodKey>>);
+
+impl Pickups {
+    fn start(&mut self, node: &str) {
+        self.0.entry(node.to_owned()).or_default();
+    }
+
+    /// The watch reported `pod`.
+    fn seen(&mut self, pod: &WatchedPod) {
+        if let Some(seen) = pod.node_name().and_then(|node| self.0.get_mut(node)) {
+            seen.insert(key(pod.clone()));
+        }
+    }
+
+    /// The listed pods of `node` still to apply.
+    fn finish(&mut self, node: &str, pods: Vec<WatchedPod>) -> Vec<WatchedPod> {
+        let seen = self.0.remove(node).unwrap_or_default();
+        pods.into_iter().filter(|pod| !seen.contains(&key(pod.clone()))).collect()
+    }
+}
+
 /// One cluster-wide watch of the bound pods, filtered on arrival.
 async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, changes: mpsc::Sender<PodChange>) {
     let events = watcher::watcher(api.clone(), watcher::Config::default().fields("spec.nodeName!=")).backoff(backoff());
     let mut events = std::pin::pin!(events);
     let (found_tx, mut found) = mpsc::unbounded_channel();
+    let mut pickups = Pickups::default();
     let mut listing = Vec::new();
     loop {
         let change = tokio::select! {
             biased;
             Some(selected) = filter.changed() => {
                 for node in filter.select(selected) {
+                    pickups.start(&node);
                     tokio::spawn(list_node(api.clone(), node, found_tx.clone()));
                 }
                 continue;
             }
             Some((node, pods)) = found.recv() => {
                 // Still selected: its pods join (the watch brings their changes from now on).
-                let kept: Vec<SnapshotPod> = pods.iter().filter(|pod| filter.keeps(pod)).map(convert).collect();
+                let kept: Vec<SnapshotPod> =
+                    pickups.finish(&node, pods).iter().filter(|pod| filter.keeps(pod)).map(convert).collect();
                 for pod in kept {
                     if changes.send(PodChange::Applied(pod)).await.is_err() {
                         return;
@@ -225,8 +254,14 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
                     None
                 }
                 Some(Ok(Event::InitDone)) => Some(PodChange::Listed(std::mem::take(&mut listing))),
-                Some(Ok(Event::Apply(pod))) => filter.keeps(&pod).then(|| PodChange::Applied(convert(&pod))),
-                Some(Ok(Event::Delete(pod))) => Some(PodChange::Deleted(key(pod))),
+                Some(Ok(Event::Apply(pod))) => {
+                    pickups.seen(&pod);
+                    filter.keeps(&pod).then(|| PodChange::Applied(convert(&pod)))
+                }
+                Some(Ok(Event::Delete(pod))) => {
+                    pickups.seen(&pod);
+                    Some(PodChange::Deleted(key(pod)))
+                }
             },
         };
         health.ok();
@@ -433,6 +468,20 @@ mod tests {
         assert_eq!(names(&merge.event(1, Event::Apply(pod("web-0", "n2")))), ["applied web-0"]);
         assert!(merge.event(0, Event::Delete(pod("web-0", "n1"))).is_empty());
         assert_eq!(names(&merge.event(1, Event::Delete(pod("web-0", "n2")))), ["deleted web-0"]);
+    }
+
+    #[test]
+    fn a_pod_the_watch_reported_while_its_node_was_listed_is_not_taken_from_the_list() {
+        let mut pickups = Pickups::default();
+        pickups.seen(&pod("before", "n2"));
+        pickups.start("n2");
+        // Deleted (or changed) after the list was served, reported before its answer arrived.
+        pickups.seen(&pod("deleted", "n2"));
+        pickups.seen(&pod("elsewhere", "n3"));
+        let listed = pickups.finish("n2", vec![pod("before", "n2"), pod("deleted", "n2")]);
+        let names: Vec<_> = listed.iter().map(|p| key(p.clone()).name().to_owned()).collect();
+        assert_eq!(names, ["before"]);
+        assert!(pickups.0.is_empty());
     }
 
     #[test]
