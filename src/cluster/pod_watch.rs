@@ -382,15 +382,21 @@ async fn per_node(api: Api<WatchedPod>, names: Vec<String>, mut health: Health, 
     });
     let mut events = futures::stream::select_all(watches);
     let mut merge = Merge::new(names.len());
+    // The watches failing now: the outage is over when none is.
+    let mut failing = HashSet::new();
     while let Some((watch, event)) = events.next().await {
         let event = match event {
             Ok(event) => event,
             Err(error) => {
+                failing.insert(watch);
                 health.failed(&error);
                 continue;
             }
         };
-        health.ok();
+        failing.remove(&watch);
+        if failing.is_empty() {
+            health.ok();
+        }
         for change in merge.event(watch, event) {
             if changes.send(change).await.is_err() {
                 return;
