@@ -75,7 +75,7 @@ fn more_than_ten_named_nodes_share_one_watch_and_keep_only_their_pods() {
 }
 
 #[test]
-fn a_node_that_starts_matching_the_selector_has_its_pods_enforced() {
+fn a_node_that_starts_matching_the_selector_or_joins_has_its_pods_enforced() {
     let server = FakeApiServer::start(&scratch("scope-labels"));
     server.add(pool_node("n1", "a", &[]));
     server.add(pool_node("n2", "b", &[]));
@@ -94,8 +94,13 @@ fn a_node_that_starts_matching_the_selector_has_its_pods_enforced() {
     server.wait_for("on-n2's DELETE", WAIT, |r| deletes(r, "on-n2") == 1);
     run.expect("on-n2 deleted", |l| l["type"] == "deleted" && l["pod"]["name"] == "on-n2");
     assert!(pod_requests(&server).iter().any(|s| s == "spec.nodeName=n2"));
+
+    // A new node of the pool, tainted, and a pod bound to it at once.
+    server.add(pool_node("n3", "a", &[taint(jiff::Timestamp::now())]));
+    server.add(pod("on-n3", "n3", None));
+    server.wait_for("on-n3's DELETE", WAIT, |r| deletes(r, "on-n3") == 1);
     let (summary, code) = run.interrupt();
-    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(2)));
     assert_eq!(deletes(&server.requests(), "on-n1"), 0);
 }
 
