@@ -1,6 +1,8 @@
 //! `run` end to end against the fake API server (release build): how fast a taint turns into
 //! DELETEs, how a burst of due deletions drains, and how long the initial sync of a large cluster
-//! takes. `cargo bench --bench run_live [-- reaction|burst|startup|startup-elected]`.
+//! takes; how `run --qps 0` compares with a bare client deleting as fast as it can, how closely
+//! `--qps` is kept, and how much memory `run NODE` needs on a large cluster.
+//! `cargo bench --bench run_live [-- reaction|burst|paced|startup|startup-elected|node-rss]`.
 //!
 //! The fake API server is the tests' (`tests/support/fake_apiserver.rs`), in this process; `run` is
 //! the real binary in a child process.
@@ -25,7 +27,8 @@ fn node(name: &str, tainted: bool) -> Value {
     } else {
         json!([])
     };
-    json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name}, "spec": {"taints": taints}})
+    json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+           "spec": {"taints": taints}})
 }
 
 /// A small pod (the engine reads only these fields; a real pod is bigger, which only slows the fake).
@@ -46,10 +49,6 @@ struct Run {
 }
 
 impl Run {
-    fn start(server: &FakeApiServer) -> Self {
-        Self::start_with(server, &[])
-    }
-
     fn start_with(server: &FakeApiServer, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-taint_evict"))
             .args(["run", "-o", "json", "--kubeconfig", server.kubeconfig().to_str().unwrap()])
@@ -132,7 +131,8 @@ fn reaction() {
             server.add(pod(&format!("r{n:02}-{p:03}"), &format!("r{n:02}"), None));
         }
     }
-    let run = Run::start(&server);
+    // Unpaced: this measures the reaction, not --qps (the default 10 writes/s would take 33 s).
+    let run = Run::start_with(&server, &["--qps", "0"]);
     run.wait("the initial sync", Duration::from_secs(60), |l| l["type"] == "synced");
     let mut samples = Vec::new();
     for n in 0..REPS {
@@ -156,10 +156,10 @@ fn reaction() {
     );
 }
 
-/// `count` pods on 100 nodes tolerate a taint for 5 s; the taint lands on every node at once.
-fn burst(count: usize) {
+/// A fake server holding `count` pods on 100 nodes that tolerate a taint for 5 s.
+fn burst_cluster(name: &str, count: usize) -> FakeApiServer {
     const NODES: usize = 100;
-    let server = FakeApiServer::start(&scratch("burst"));
+    let server = FakeApiServer::start(&scratch(name));
     for n in 0..NODES {
         server.add(node(&format!("b{n:03}"), false));
     }
@@ -167,10 +167,34 @@ fn burst(count: usize) {
         let n = p % NODES;
         server.add(pod(&format!("b{n:03}-{p:05}"), &format!("b{n:03}"), Some(5)));
     }
-    let run = Run::start(&server);
+    server
+}
+
+/// The arrival of the last DELETE in the fake's request log.
+fn last_delete(server: &FakeApiServer) -> jiff::Timestamp {
+    server.requests().iter().filter(|r| r.method == "DELETE").map(|r| r.at).max().expect("DELETEs")
+}
+
+/// What one burst of `run --qps 0` measured.
+struct Burst {
+    /// From the first deadline to the last DELETE's arrival, ms.
+    all_within: f64,
+    /// Lateness (DELETE arrival − its deadline): first, median, p99, ms.
+    late: (f64, f64, f64),
+    /// Deadlines' spread, ms.
+    spread: f64,
+    /// run's CPU per deletion, µs.
+    cpu_per_deletion: f64,
+}
+
+/// `count` pods on 100 nodes tolerate a taint for 5 s; the taint lands on every node at once; `run`
+/// is unpaced (`--qps 0`).
+fn burst_run(count: usize) -> Burst {
+    let server = burst_cluster("burst", count);
+    let run = Run::start_with(&server, &["--qps", "0"]);
     run.wait("the initial sync", Duration::from_secs(120), |l| l["type"] == "synced");
     let cpu_before = run.cpu_seconds();
-    for n in 0..NODES {
+    for n in 0..100 {
         server.add(node(&format!("b{n:03}"), true));
     }
     // Each pod's deadline, from run's report of its deletion; when its DELETE was sent, from the
@@ -184,22 +208,169 @@ fn burst(count: usize) {
     let cpu = run.cpu_seconds() - cpu_before;
     run.stop();
     let mut late = Vec::new();
-    let mut last_sent = i128::MIN;
     for request in server.requests().iter().filter(|r| r.method == "DELETE") {
         let name = request.path.rsplit('/').next().unwrap();
-        let sent = request.at.as_nanosecond();
-        last_sent = last_sent.max(sent);
-        late.push((sent - deadlines[name]) as f64 / 1e6);
+        late.push((request.at.as_nanosecond() - deadlines[name]) as f64 / 1e6);
     }
     assert_eq!(late.len(), count, "one DELETE per pod");
     let first_deadline = *deadlines.values().min().unwrap();
     let spread = (deadlines.values().max().unwrap() - first_deadline) as f64 / 1e6;
-    let all_within = (last_sent - first_deadline) as f64 / 1e6;
-    let (first, p50, p99) = (percentile(&mut late, 0.0), percentile(&mut late, 0.5), percentile(&mut late, 0.99));
+    let all_within = (last_delete(&server).as_nanosecond() - first_deadline) as f64 / 1e6;
+    let late = (percentile(&mut late, 0.0), percentile(&mut late, 0.5), percentile(&mut late, 0.99));
+    Burst { all_within, late, spread, cpu_per_deletion: cpu * 1e6 / count as f64 }
+}
+
+/// A bare client deleting the same `count` pods as fast as it can: kube's client (the one `run`
+/// uses), `concurrency` pods in flight, each DELETE with the UID precondition `run` sends; with
+/// `same_writes`, also `run`'s other writes per pod (the DisruptionTarget status PATCH before the
+/// DELETE, and an Event POST beside them). From the first request's start to the last DELETE's
+/// arrival, ms.
+fn burst_bare(count: usize, concurrency: usize, same_writes: bool) -> f64 {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::api::events::v1::Event;
+    use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
+
+    let server = burst_cluster("bare", count);
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let started = runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(server.kubeconfig()).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
+        let client = kube::Client::try_from(config).unwrap();
+        let pods: Api<Pod> = Api::namespaced(client.clone(), "bench");
+        let events: Api<Event> = Api::namespaced(client, "bench");
+        let names: Vec<String> = (0..count).map(|p| format!("b{:03}-{p:05}", p % 100)).collect();
+        let started = jiff::Timestamp::now();
+        futures::stream::iter(names)
+            .for_each_concurrent(concurrency, |name| {
+                let (pods, events) = (pods.clone(), events.clone());
+                async move {
+                    if same_writes {
+                        let event: Event = serde_json::from_value(json!({
+                            "metadata": {"name": format!("{name}.1"), "namespace": "bench"},
+                            "eventTime": jiff::Timestamp::now().to_string(), "type": "Normal",
+                            "reason": "TaintManagerEviction", "note": format!("Marking for deletion Pod bench/{name}"),
+                            "action": "Delete", "reportingController": "bench", "reportingInstance": "bench",
+                            "regarding": {"apiVersion": "v1", "kind": "Pod", "name": name, "namespace": "bench"}
+                        }))
+                        .unwrap();
+                        tokio::spawn(
+                            async move { events.create(&PostParams::default(), &event).await.expect("posted") },
+                        );
+                        let condition = json!({"metadata": {"uid": format!("uid-{name}")}, "status": {"conditions": [{
+                            "type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager",
+                            "message": "Taint manager: deleting due to NoExecute taint",
+                            "lastTransitionTime": jiff::Timestamp::now().to_string()}]}});
+                        pods.patch_status(&name, &PatchParams::default(), &Patch::Strategic(condition))
+                            .await
+                            .expect("patched");
+                    }
+                    let uid = Some(format!("uid-{name}"));
+                    let params = DeleteParams {
+                        preconditions: Some(Preconditions { uid, resource_version: None }),
+                        ..DeleteParams::default()
+                    };
+                    pods.delete(&name, &params).await.expect("deleted");
+                }
+            })
+            .await;
+        started
+    });
+    (last_delete(&server).as_nanosecond() - started.as_nanosecond()) as f64 / 1e6
+}
+
+/// `run --qps 0` against a bare client for the same 10,000 deletions, interleaved.
+fn burst(count: usize, reps: usize) {
+    let (mut runs, mut bare, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut same, mut same_ratios) = (Vec::new(), Vec::new());
+    for rep in 0..reps {
+        let b = burst_bare(count, 16, false);
+        let r = burst_run(count);
+        let w = burst_bare(count, 16, true);
+        println!(
+            "  rep {rep}: run {:.0} ms (deadlines within {:.0} ms; lateness first {:.1} / median {:.1} / p99 {:.1} ms; {:.0} µs CPU per deletion), bare DELETEs {b:.0} ms (ratio {:.2}), bare with run's writes {w:.0} ms (ratio {:.2})",
+            r.all_within,
+            r.spread,
+            r.late.0,
+            r.late.1,
+            r.late.2,
+            r.cpu_per_deletion,
+            r.all_within / b,
+            r.all_within / w
+        );
+        ratios.push(r.all_within / b);
+        same_ratios.push(r.all_within / w);
+        runs.push(r.all_within);
+        bare.push(b);
+        same.push(w);
+    }
+    let summary = |samples: &mut Vec<f64>| {
+        let (min, med, max) = (percentile(samples, 0.0), percentile(samples, 0.5), percentile(samples, 1.0));
+        format!("median {med:.2} (min {min:.2}, max {max:.2})")
+    };
     println!(
-        "run burst: {count} pods due within {spread:.0} ms: all DELETEs sent {all_within:.0} ms after the first deadline (target <= 2000 ms); DELETE sent after the deadline: first {first:.1} ms, median {p50:.1} ms, p99 {p99:.1} ms (target p99 <= 20 ms); run's own CPU {cpu:.2} s ({:.0} µs per deletion)",
-        cpu * 1e6 / count as f64
+        "run burst: {count} pods due at once, --qps 0: last DELETE {} ms after the first deadline; bare client (kube, 16 in flight): {} ms; run/bare {} over {reps} interleaved reps (target <= 1.3); {}",
+        summary(&mut runs),
+        summary(&mut bare),
+        summary(&mut ratios),
+        load_average()
     );
+    println!(
+        "run burst: bare client with run's three writes per pod (status PATCH, DELETE; Event POST beside): {} ms; run/that {}",
+        summary(&mut same),
+        summary(&mut same_ratios)
+    );
+}
+
+/// `pods` untolerated pods on one node under `--qps qps`: the rate of writes (status PATCH, event
+/// POST, DELETE) once the first `--burst` have gone, up to the last DELETE, in writes per second.
+fn paced_once(qps: u32, pods: usize) -> f64 {
+    const BURST: usize = 20;
+    let server = FakeApiServer::start(&scratch("paced"));
+    server.add(node("q", false));
+    for p in 0..pods {
+        server.add(pod(&format!("q-{p:04}"), "q", None));
+    }
+    let run = Run::start_with(&server, &["--qps", &qps.to_string(), "--burst", &BURST.to_string()]);
+    run.wait("the initial sync", Duration::from_secs(60), |l| l["type"] == "synced");
+    server.add(node("q", true));
+    for _ in 0..pods {
+        run.wait("the deletions", Duration::from_secs(600), |l| l["type"] == "deleted");
+    }
+    run.stop();
+    let last = last_delete(&server);
+    let mut writes: Vec<jiff::Timestamp> =
+        server.requests().iter().filter(|r| r.method != "GET" && r.at <= last).map(|r| r.at).collect();
+    writes.sort();
+    let paced = &writes[BURST..];
+    let span = (paced[paced.len() - 1].as_nanosecond() - paced[0].as_nanosecond()) as f64 / 1e9;
+    (paced.len() - 1) as f64 / span
+}
+
+/// `--qps 50` and `--qps 200`, interleaved: the achieved write rate.
+fn paced(reps: usize) {
+    let mut rates: Vec<(u32, Vec<f64>)> = vec![(50, Vec::new()), (200, Vec::new())];
+    for _ in 0..reps {
+        for (qps, samples) in &mut rates {
+            // About 10 s of writes at each rate (three writes per pod).
+            samples.push(paced_once(*qps, *qps as usize * 10 / 3));
+        }
+    }
+    for (qps, mut samples) in rates {
+        let (min, med, max) =
+            (percentile(&mut samples, 0.0), percentile(&mut samples, 0.5), percentile(&mut samples, 1.0));
+        println!(
+            "run paced: --qps {qps}: achieved median {med:.2} writes/s (min {min:.2}, max {max:.2}, {reps} reps), {:.2}% of --qps (target: within 5%, never above); {}",
+            (med / f64::from(qps) - 1.0) * 100.0,
+            load_average()
+        );
+    }
+}
+
+/// The machine's 1-minute load average, as `/proc/loadavg` says.
+fn load_average() -> String {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    format!("load average {}", text.split_whitespace().next().unwrap_or("?"))
 }
 
 /// The initial sync of 5,000 nodes and 150,000 pods: time to "synced" and the run's peak RSS.
@@ -226,6 +397,44 @@ fn startup(nodes: usize, pods_per_node: usize, extra: &[&str]) {
     );
 }
 
+/// `run NODE` and `run -l` selecting one node of 5,000 (150,000 pods), and `run` of every node,
+/// interleaved on one fake server: peak RSS (VmHWM) once synced and settled.
+fn node_rss(reps: usize) {
+    let server = FakeApiServer::start(&scratch("node-rss"));
+    for n in 0..5_000 {
+        let name = format!("s{n:04}");
+        server.add(node(&name, false));
+        for p in 0..30 {
+            server.add(pod(&format!("s{n:04}-{p:02}"), &name, Some(300 + p as i64)));
+        }
+    }
+    let cases: [(&str, &[&str]); 3] = [
+        ("run s0042", &["s0042"]),
+        ("run -l kubernetes.io/hostname=s0042", &["-l", "kubernetes.io/hostname=s0042"]),
+        ("run", &[]),
+    ];
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    for _ in 0..reps {
+        for ((_, args), samples) in cases.iter().zip(&mut samples) {
+            let run = Run::start_with(&server, args);
+            let synced = run.wait("the initial sync", Duration::from_secs(300), |l| l["type"] == "synced");
+            assert_eq!(synced["pods"], if args.is_empty() { 150_000 } else { 30 });
+            // Settled: the lists are in and the allocator has what it will keep.
+            std::thread::sleep(Duration::from_secs(2));
+            samples.push(run.peak_rss_mib());
+            run.stop();
+        }
+    }
+    for ((name, _), mut samples) in cases.iter().zip(samples) {
+        let (min, med, max) =
+            (percentile(&mut samples, 0.0), percentile(&mut samples, 0.5), percentile(&mut samples, 1.0));
+        println!(
+            "run node RSS: `{name}` on 5,000 nodes / 150,000 pods: peak RSS median {med:.1} MiB (min {min:.1}, max {max:.1}, {reps} reps; target for one node <= 64 MB); {}",
+            load_average()
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     if std::env::args().any(|a| a == "--list") {
@@ -236,7 +445,10 @@ fn main() {
         reaction();
     }
     if wants("burst") {
-        burst(10_000);
+        burst(10_000, 5);
+    }
+    if wants("paced") {
+        paced(3);
     }
     if wants("startup") {
         startup(5_000, 30, &[]);
@@ -244,5 +456,8 @@ fn main() {
     // In-cluster: the lists are also kept for the next term as leader.
     if wants("startup-elected") {
         startup(5_000, 30, &["--leader-elect"]);
+    }
+    if wants("node-rss") {
+        node_rss(3);
     }
 }

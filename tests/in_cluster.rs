@@ -37,7 +37,7 @@ fn candidate(server: &FakeApiServer, port: u16) -> Running {
     )
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("bound").port()
 }
@@ -55,7 +55,7 @@ fn get(port: u16, path: &str) -> std::io::Result<(u16, String)> {
 }
 
 /// Polls `path` until it answers `code` (the endpoint starts with the process).
-fn wait_for_answer(port: u16, path: &str, code: u16) -> String {
+pub fn wait_for_answer(port: u16, path: &str, code: u16) -> String {
     let deadline = Instant::now() + WAIT;
     loop {
         match get(port, path) {
@@ -68,7 +68,7 @@ fn wait_for_answer(port: u16, path: &str, code: u16) -> String {
 }
 
 /// The metrics as `series → value`, parsed from the OpenMetrics text.
-fn scrape(port: u16) -> std::collections::BTreeMap<String, f64> {
+pub fn scrape(port: u16) -> std::collections::BTreeMap<String, f64> {
     let (code, body) = get(port, "/metrics").expect("metrics answer");
     assert_eq!(code, 200, "{body}");
     assert!(body.ends_with("# EOF\n"), "OpenMetrics ends with # EOF: {body}");

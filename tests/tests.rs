@@ -18,6 +18,7 @@ mod real_apiserver;
 mod release;
 mod run_cluster;
 mod run_live_view;
+mod run_scope;
 mod soak;
 mod support;
 mod util;

@@ -11,6 +11,7 @@ pub mod convert;
 pub mod error;
 pub mod evict;
 pub mod lease;
+pub mod pod_watch;
 pub mod pushback;
 pub mod snapshot;
 pub mod watch;

@@ -3,13 +3,14 @@
 //! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
 //! bookmarks, re-lists on 410 Gone and backs off on errors ([`WatchBackoff`]). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
-//! nothing and a vanished one is deleted. Objects are converted at once and dropped.
+//! nothing and a vanished one is deleted. Objects are converted at once and dropped. Which pods are
+//! watched, and kept, follows the node scope ([`pod_watch`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Node;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher::{self, Event};
@@ -17,7 +18,8 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 
 use super::convert;
-use super::watched::{WatchedNode, WatchedPod};
+use super::pod_watch::{self, Selected};
+use super::watched::WatchedNode;
 use crate::engine::model::NodeName;
 use crate::engine::report::{Report, RunEvent};
 use crate::metrics::Metrics;
@@ -55,7 +57,7 @@ const RETRY_RESET: Duration = Duration::from_secs(5);
 /// from 800 ms up to 30 s and resets after 2 minutes; an enforcer that must see a taint's removal
 /// before a deadline catches up sooner (one client, so no jitter is needed).
 #[derive(Debug)]
-struct WatchBackoff {
+pub(super) struct WatchBackoff {
     next: Duration,
 }
 
@@ -75,12 +77,12 @@ impl Backoff for WatchBackoff {
     }
 }
 
-fn backoff() -> ResetTimerBackoff<WatchBackoff> {
+pub(super) fn backoff() -> ResetTimerBackoff<WatchBackoff> {
     ResetTimerBackoff::new(WatchBackoff { next: RETRY_MIN }, RETRY_RESET)
 }
 
 /// Reports a watch outage once, and its end once (not a line per retry).
-struct Health {
+pub(super) struct Health {
     what: &'static str,
     /// Since when the watch has been failing.
     failing: Option<crate::engine::time::Timestamp>,
@@ -90,7 +92,7 @@ struct Health {
 }
 
 impl Health {
-    fn failed(&mut self, error: &watcher::Error) {
+    pub(super) fn failed(&mut self, error: &watcher::Error) {
         self.metrics.watch_restarted(self.what);
         if self.failing.is_none() {
             let now = self.clock.now();
@@ -105,7 +107,7 @@ impl Health {
         }
     }
 
-    fn ok(&mut self) {
+    pub(super) fn ok(&mut self) {
         if let Some(since) = self.failing.take() {
             let event = RunEvent::Connection { watch: self.what.to_owned(), connected: true, reason: None, since };
             let _ = self.report.send(Report { at: self.clock.now(), event });
@@ -144,6 +146,7 @@ async fn forward<K, T, C>(
     adapter: Adapter<impl Fn(&K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
     mut health: Health,
     changes: mpsc::Sender<C>,
+    mut observe: impl FnMut(&C),
 ) {
     let mut events = std::pin::pin!(events);
     let mut listing = Vec::new();
@@ -166,15 +169,15 @@ async fn forward<K, T, C>(
             Ok(Event::Delete(object)) => (adapter.deleted)(object),
         };
         health.ok();
-        if let Some(change) = change
-            && changes.send(change).await.is_err()
-        {
+        let Some(change) = change else { continue };
+        observe(&change);
+        if changes.send(change).await.is_err() {
             return;
         }
     }
 }
 
-/// Starts both watches; their changes arrive on the returned channels.
+/// Starts the node watch and the pod watches; their changes arrive on the returned channels.
 pub fn spawn(
     client: &Client,
     scope: NodeScope,
@@ -193,6 +196,7 @@ pub fn spawn(
     }
     let nodes = watcher::watcher(Api::<WatchedNode>::all(client.clone()), config).backoff(backoff());
     let deleted_scope = scope.clone();
+    let (pod_nodes, selected) = pod_watch::Nodes::of(&scope);
     let adapter = Adapter {
         convert: move |node: &WatchedNode| {
             Some(convert::node(&Node::from(node.clone()))).filter(|n| scope.admits(n.name.as_str()))
@@ -205,19 +209,18 @@ pub fn spawn(
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
     };
-    let health = Health { what: "nodes", failing: None, report: report.clone(), clock, metrics: metrics.clone() };
-    tokio::spawn(forward(nodes, adapter, health, node_tx));
-
-    let pods =
-        watcher::watcher(Api::<WatchedPod>::all(client.clone()), watcher::Config::default().fields("spec.nodeName!="))
-            .backoff(backoff());
-    let adapter = Adapter {
-        convert: |pod: &WatchedPod| Some(convert::pod(&Pod::from(pod.clone()))),
-        deleted: |pod: WatchedPod| Some(PodChange::Deleted(convert::pod_key(&Pod::from(pod)))),
-        listed: PodChange::Listed,
-        applied: PodChange::Applied,
+    let observe = move |change: &NodeChange| {
+        let Some(selected) = &selected else { return };
+        let _ = selected.send(match change {
+            NodeChange::Listed(nodes) => Selected::Listed(nodes.iter().map(|n| n.name.clone()).collect()),
+            NodeChange::Applied(node) => Selected::Applied(node.name.clone()),
+            NodeChange::Deleted(name) => Selected::Deleted(name.clone()),
+        });
     };
+    let health = Health { what: "nodes", failing: None, report: report.clone(), clock, metrics: metrics.clone() };
+    tokio::spawn(forward(nodes, adapter, health, node_tx, observe));
+
     let health = Health { what: "pods", failing: None, report, clock, metrics };
-    tokio::spawn(forward(pods, adapter, health, pod_tx));
+    pod_watch::spawn(client, pod_nodes, health, pod_tx);
     (node_rx, pod_rx)
 }

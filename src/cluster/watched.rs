@@ -119,6 +119,14 @@ pub struct WatchedPod {
     status: Option<PodStatus>,
 }
 
+impl WatchedPod {
+    /// `spec.nodeName`, when bound.
+    #[must_use]
+    pub fn node_name(&self) -> Option<&str> {
+        self.spec.as_ref().and_then(|spec| spec.node_name.as_deref()).filter(|name| !name.is_empty())
+    }
+}
+
 impl From<WatchedNode> for k8s::Node {
     fn from(node: WatchedNode) -> Self {
         let spec = node.spec.map(|spec| k8s::NodeSpec { taints: spec.taints, ..k8s::NodeSpec::default() });

@@ -271,6 +271,17 @@ impl Engine {
         self.pod_ids.len()
     }
 
+    /// Every pod the engine tracks, as it was given, in no particular order: what a caller that
+    /// keeps no list of its own reads back (`run` when a term as leader ends).
+    pub fn pods(&self) -> impl Iterator<Item = Pod> + '_ {
+        self.pods.iter().map(|(_, slot)| Pod {
+            key: slot.key.clone(),
+            uid: slot.uid.clone(),
+            node: slot.node().map(|node| self.node(node).name.clone()),
+            tolerations: slot.tolerations.clone(),
+        })
+    }
+
     /// How many deletion timers are armed.
     #[must_use]
     pub fn armed(&self) -> usize {

@@ -68,6 +68,7 @@ pub struct Metrics {
     deletions: Counter,
     deletion_seconds: Histogram,
     scheduled: Gauge,
+    pods: Gauge,
     cancellations: Counter,
     failures: Family<Labels, Counter>,
     watch_restarts: Family<Labels, Counter>,
@@ -106,6 +107,12 @@ impl Metrics {
         );
         let scheduled = Gauge::default();
         registry.register("taint_evict_scheduled_evictions", "Deletion timers armed now.", scheduled.clone());
+        let pods = Gauge::default();
+        registry.register(
+            "taint_evict_watched_pods",
+            "Pods kept in memory: those bound to the watched nodes.",
+            pods.clone(),
+        );
         let cancellations = Counter::default();
         registry.register(
             "taint_evict_cancellations",
@@ -135,6 +142,7 @@ impl Metrics {
             deletions,
             deletion_seconds,
             scheduled,
+            pods,
             cancellations,
             failures,
             watch_restarts,
@@ -152,6 +160,11 @@ impl Metrics {
     /// `armed` deletion timers are armed now.
     pub fn set_scheduled(&self, armed: usize) {
         self.scheduled.set(i64::try_from(armed).unwrap_or(i64::MAX));
+    }
+
+    /// `pods` pods are kept now.
+    pub fn set_pods(&self, pods: usize) {
+        self.pods.set(i64::try_from(pods).unwrap_or(i64::MAX));
     }
 
     /// An armed deletion was cancelled.

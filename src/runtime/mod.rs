@@ -163,15 +163,26 @@ fn node_input(node: &SnapshotNode) -> Node {
 }
 
 /// The current nodes and pods, as the watches report them.
+///
+/// With an election, the lists outlive a term as leader, but the pods are held once: during a term
+/// the engine holds them, and only their binding times (the one field the engine does not keep, and
+/// the replay of the next term needs) are kept here; the lists are read back from the engine when
+/// the term ends.
 #[derive(Default)]
 struct Lists {
     nodes: Option<HashMap<NodeName, SnapshotNode>>,
     pods: Option<HashMap<PodKey, SnapshotPod>>,
+    /// While a term runs with an election: each pod's binding time.
+    bound: HashMap<PodKey, Timestamp>,
 }
 
 impl Lists {
     fn complete(&self) -> bool {
         self.nodes.is_some() && self.pods.is_some()
+    }
+
+    fn pod_count(&self) -> usize {
+        self.pods.as_ref().map_or(0, HashMap::len)
     }
 
     fn node(&mut self, change: NodeChange) {
@@ -204,22 +215,55 @@ impl Lists {
         }
     }
 
-    /// The lists as a snapshot, in a stable order; `keep` leaves a copy here (for the next term).
+    /// Follows a pod change during a term: only the binding times.
+    fn bound(&mut self, change: &PodChange) {
+        match change {
+            PodChange::Listed(pods) => {
+                self.bound = pods.iter().filter_map(|p| Some((p.pod.key.clone(), p.bound_at?))).collect();
+            }
+            PodChange::Applied(SnapshotPod { pod, bound_at: Some(at), .. }) => {
+                self.bound.insert(pod.key.clone(), *at);
+            }
+            PodChange::Applied(SnapshotPod { pod, .. }) => {
+                self.bound.remove(&pod.key);
+            }
+            PodChange::Deleted(key) => {
+                self.bound.remove(key);
+            }
+        }
+    }
+
+    /// The lists as a snapshot, in a stable order. The pods are handed over; with `keep`, the
+    /// nodes stay (for the next term) and the pods' binding times are kept.
     fn snapshot(&mut self, keep: bool, controller_acquired: Option<Timestamp>) -> Snapshot {
-        let (mut nodes, mut pods): (Vec<SnapshotNode>, Vec<SnapshotPod>) = if keep {
-            (
-                self.nodes.iter().flat_map(HashMap::values).cloned().collect(),
-                self.pods.iter().flat_map(HashMap::values).cloned().collect(),
-            )
+        let mut nodes: Vec<SnapshotNode> = if keep {
+            self.nodes.iter().flat_map(HashMap::values).cloned().collect()
         } else {
-            (
-                self.nodes.take().into_iter().flat_map(HashMap::into_values).collect(),
-                self.pods.take().into_iter().flat_map(HashMap::into_values).collect(),
-            )
+            self.nodes.take().into_iter().flat_map(HashMap::into_values).collect()
         };
+        let mut pods: Vec<SnapshotPod> = self.pods.take().into_iter().flat_map(HashMap::into_values).collect();
+        if keep {
+            self.bound = pods.iter().filter_map(|p| Some((p.pod.key.clone(), p.bound_at?))).collect();
+        }
         nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
         Snapshot { nodes, pods, controller_acquired }
+    }
+}
+
+impl Lists {
+    /// Takes the pods back from a term's engine, with the binding times kept beside it.
+    fn take_back(&mut self, engine: &Engine, terminating: &Terminating) {
+        let bound = std::mem::take(&mut self.bound);
+        let pods = engine
+            .pods()
+            .map(|pod| {
+                let terminating = terminating.0.get(&pod.key) == Some(&pod.uid);
+                let bound_at = bound.get(&pod.key).copied();
+                (pod.key.clone(), SnapshotPod { pod, bound_at, phase: String::new(), terminating })
+            })
+            .collect();
+        self.pods = Some(pods);
     }
 }
 
@@ -274,6 +318,7 @@ pub async fn run<E: Evictor>(
             Some(change) = sources.pods.recv() => {
                 run.terminating.track(&change);
                 lists.pod(change);
+                run.metrics.set_pods(lists.pod_count());
             }
             else => return run.finish(None).await,
         }
@@ -290,6 +335,7 @@ pub async fn run<E: Evictor>(
                 Some(change) = sources.pods.recv() => {
                     run.terminating.track(&change);
                     lists.pod(change);
+                    run.metrics.set_pods(lists.pod_count());
                 }
                 _ = sources.leadership.changed() => {}
                 else => return run.finish(None).await,
@@ -302,6 +348,7 @@ pub async fn run<E: Evictor>(
         match ended {
             Ended::Stop => return run.finish(Some(term)).await,
             Ended::Lost => {
+                lists.take_back(&term.engine, &run.terminating);
                 let abandoned = term.executor.abort();
                 run.metrics.set_scheduled(0);
                 if abandoned > 0 {
@@ -421,8 +468,9 @@ impl<E: Evictor> Loop<E> {
                 Some(change) = sources.pods.recv() => {
                     self.terminating.track(&change);
                     term.engine.handle(pod_change_input(&change), clock.now());
+                    self.metrics.set_pods(term.engine.pod_count());
                     if keep {
-                        lists.pod(change);
+                        lists.bound(&change);
                     }
                 }
                 Some(done) = term.done.recv() => self.finished(term, done, clock.now()),

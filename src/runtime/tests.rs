@@ -256,6 +256,41 @@ async fn losing_leadership_stops_deleting_at_once_and_the_next_term_reseeds() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_next_term_replays_the_pods_the_last_one_held_with_their_binding_times() {
+    let nodes = vec![node("n1", &[("a", -100)])];
+    let pods = vec![pod("early", "n1", &[("a", Some(500))], -3600), pod("gone", "n1", &[("a", Some(500))], -3600)];
+    let (leading, leadership) = watch::channel(true);
+    let leading = Arc::new(leading);
+    let options = RunOptions::default();
+    let metrics = options.metrics.clone();
+    let h = start_with(nodes, pods, options, 1000, Leadership::elected(leadership));
+    // During the term (the engine holds the pods): one arrives, bound at +30; one is deleted.
+    pod_at(&h, 30, PodChange::Applied(pod("late", "n1", &[("a", Some(100))], 30)));
+    pod_at(&h, 31, PodChange::Deleted(PodKey::new("default", "gone")));
+    lead_at(&leading, 40, false);
+    // While following, after the term: a pod arrives.
+    pod_at(&h, 50, PodChange::Applied(pod("follower", "n1", &[("a", Some(200))], 50)));
+    lead_at(&leading, 60, true);
+    let (_, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    // late's countdown runs from its binding (+30), not from the taint (which would make it overdue
+    // at +60) nor from the new term (+160); early keeps the taint's (-100 + 500).
+    assert_eq!(deletions, [deleted("early", 400), deleted("follower", 250), deleted("late", 130)]);
+    let synced: Vec<usize> = reports
+        .iter()
+        .filter_map(|r| match r.event {
+            RunEvent::Synced { pods, .. } => Some(pods),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(synced, [2, 3], "each term starts from the lists of its time");
+    assert_eq!(
+        metrics.encode().lines().find(|l| l.starts_with("taint_evict_watched_pods ")),
+        Some("taint_evict_watched_pods 3")
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn start_continues_the_replay_overdue_at_once_others_at_their_deadline() {
     // Tainted 100 s before start: the 60 s pod is overdue, the 300 s pod is due at +200 s.
     let nodes = vec![node("n1", &[("node.kubernetes.io/unreachable", -100)])];
