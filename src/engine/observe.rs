@@ -414,7 +414,7 @@ mod tests {
             node: Some("n1".into()),
             tolerations,
         };
-        SnapshotPod { pod, bound_at: None, phase: "Running".into(), terminating }
+        SnapshotPod { pod, bound_at: None, phase: "Running".into(), terminating, deletion_timestamp: None }
     }
 
     fn drain(observer: &mut Observer) -> Vec<Seen> {

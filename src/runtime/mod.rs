@@ -260,7 +260,8 @@ impl Lists {
             .map(|pod| {
                 let terminating = terminating.0.get(&pod.key) == Some(&pod.uid);
                 let bound_at = bound.get(&pod.key).copied();
-                (pod.key.clone(), SnapshotPod { pod, bound_at, phase: String::new(), terminating })
+                let pod = SnapshotPod { pod, bound_at, phase: "".into(), terminating, deletion_timestamp: None };
+                (pod.pod.key.clone(), pod)
             })
             .collect();
         self.pods = Some(pods);
