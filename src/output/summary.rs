@@ -83,16 +83,16 @@ impl NodeCounts {
         } else if self.evict_now + self.evict_at > 0 {
             line.push_str("; none overdue");
         }
-        let fits = |text: &str| room.is_none_or(|room| text.chars().count() <= room);
-        if self.terminating > 0 {
-            let longer = format!("{line}; {} terminating", count(self.terminating));
-            if fits(&longer) {
-                line = longer;
-            }
-        }
         let plural = if self.pods == 1 { "pod" } else { "pods" };
-        let longer = format!("{} {plural}: {line}", count(self.pods));
-        if fits(&longer) { longer } else { line }
+        let total = format!("{} {plural}: ", count(self.pods));
+        let terminating = match self.terminating {
+            0 => String::new(),
+            n => format!("; {} terminating", count(n)),
+        };
+        // The terminating pods say more than the total (the sum of the counts): it goes first.
+        let forms = [format!("{total}{line}{terminating}"), format!("{line}{terminating}"), format!("{total}{line}")];
+        let fits = |text: &&String| room.is_none_or(|room| text.chars().count() <= room);
+        forms.iter().find(fits).cloned().unwrap_or(line)
     }
 }
 
@@ -198,4 +198,46 @@ pub fn render(plan: &Plan, view: &View, out: &mut impl Write) -> io::Result<()> 
         writeln!(out, "{}", cut(&line, view.width))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: Timestamp = Timestamp::from_unix_seconds(1_795_341_600); // 2026-11-22T10:00:00Z
+
+    #[test]
+    fn node_line_keeps_the_counts_the_next_deadline_and_the_overdue_and_drops_the_rest_first() {
+        let counts = NodeCounts {
+            pods: 13,
+            evict_now: 1,
+            evict_at: 8,
+            never: 4,
+            overdue: 2,
+            terminating: 1,
+            next: Some(Timestamp::from_unix_seconds(1_795_341_630)),
+            ..NodeCounts::default()
+        };
+        let full = "13 pods: 1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating";
+        assert_eq!(counts.line(NOW, None), full);
+        assert_eq!(
+            counts.line(NOW, Some(85)),
+            "1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating"
+        );
+        assert_eq!(counts.line(NOW, Some(70)), "1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue");
+        let calm = NodeCounts { pods: 1, never: 1, ..NodeCounts::default() };
+        assert_eq!(calm.line(NOW, None), "1 pod: 1 never");
+        let late = NodeCounts { pods: 1, evict_at: 1, overdue: 1, ..NodeCounts::default() };
+        assert_eq!(late.line(NOW, None), "1 pod: 1 evict-at; no deadline ahead; 1 overdue");
+    }
+
+    #[test]
+    fn cluster_line_counts_nodes_and_pods_by_when_they_go() {
+        let counts =
+            ClusterCounts { nodes: 3, tainted: 2, due_now: 120_000, soon: 1, later: 0, never: 5, unaffected: 2 };
+        assert_eq!(
+            counts.line(),
+            "2 of 3 nodes tainted; 120,008 pods: 120,000 due now, 1 within 5m, 0 later, 5 never, 2 unaffected"
+        );
+    }
 }
