@@ -73,7 +73,10 @@ impl NodeCounts {
         let mut line = shown.join(", ");
         match self.next {
             Some(next) => {
-                line.push_str(&format!("; next {} ({})", short_time(next, now), compact_countdown(Some(next), now)));
+                // To the second: a summary has no use for the fraction.
+                let second = i128::from(NANOS_PER_SECOND);
+                let shown = Timestamp::from_nanos(next.as_nanos() - next.as_nanos().rem_euclid(second));
+                line.push_str(&format!("; next {} ({})", short_time(shown, now), compact_countdown(Some(next), now)));
             }
             None if self.evict_now + self.evict_at > 0 => line.push_str("; no deadline ahead"),
             None => {}

@@ -285,10 +285,14 @@ impl PodRow {
     fn new(pod: &PodPlan, now: Timestamp, predicted: Option<&str>, removing: bool) -> Self {
         let deadline = |full: bool| match (pod.basis, pod.evict_at) {
             (Some(Basis::PredictedTaint), Some(at)) if full => window(at, pod.evict_at_latest),
-            (Some(Basis::PredictedTaint), Some(at)) => match pod.evict_at_latest {
-                Some(latest) => format!("{}–{}", short_time(at, now), time_of_day(latest, true)),
-                None => format!("{}–?", short_time(at, now)),
-            },
+            (Some(Basis::PredictedTaint), Some(at)) => {
+                let second = i128::from(NANOS_PER_SECOND);
+                let earliest = short_time(Timestamp::from_nanos(at.as_nanos() - at.as_nanos().rem_euclid(second)), now);
+                match pod.evict_at_latest {
+                    Some(latest) => format!("{earliest}–{}", time_of_day(latest, true)),
+                    None => format!("{earliest}–?"),
+                }
+            }
             (_, Some(at)) if full => rfc3339(at),
             (_, Some(at)) => short_time(at, now),
             (_, None) => "-".to_owned(),
@@ -489,7 +493,16 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         let heading = node_heading(node, (!wide).then_some(plan.now));
         writeln!(out, "{}", cut(&printable(&heading), width))?;
         if let Some(line) = node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones)) {
-            writeln!(out, "{}", cut(&printable(&line), width))?;
+            let line = printable(&line);
+            match width {
+                // Too long for the terminal: one line per part, each cut if it must be.
+                Some(width) if line.chars().count() > width => {
+                    for part in line.split("; ") {
+                        writeln!(out, "{}", cut(part, Some(width)))?;
+                    }
+                }
+                _ => writeln!(out, "{line}")?,
+            }
         }
         if node.pods.is_empty() {
             writeln!(out, "No pods.")?;
