@@ -130,6 +130,9 @@ const MAX_BAR: usize = 60;
 /// Writes the timeline as a bar chart (after the summary lines with `--summary`), fitted to
 /// `view.width` (80 columns when unknown).
 pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Write) -> io::Result<()> {
+    if plan.nodes.is_empty() {
+        return writeln!(out, "No node has a NoExecute taint.");
+    }
     if view.summary {
         summary::render(plan, view, out)?;
         writeln!(out)?;
@@ -251,5 +254,9 @@ mod tests {
         let text = String::from_utf8(out).expect("UTF-8");
         assert!(text.lines().all(|line| line.chars().count() <= 60), "{text}");
         assert!(text.contains("Biggest cliff: 120 pods at 10:02:10 (in 2m10s)"), "{text}");
+        let empty = Plan { nodes: Vec::new(), ..plan };
+        let mut out = Vec::new();
+        render(&empty, &Timeline::of(&empty), &view, &mut out).expect("a Vec takes it");
+        assert_eq!(out, b"No node has a NoExecute taint.\n");
     }
 }
