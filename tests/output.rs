@@ -186,6 +186,26 @@ fn table_narrows_the_reason_before_anything_else() {
     assert!(at_100.stdout.contains("untolerated maintenance"), "the short reason: {}", at_100.stdout);
     let at_40 = plan_at("40", &[]);
     assert!(longest(&at_40.stdout) <= 40, "cut as a last resort: {}", at_40.stdout);
+    // Colour codes take no columns: the same text, coloured, cut at the same places.
+    let at_70 = plan_at("70", &[]);
+    assert!(longest(&at_70.stdout) <= 70, "{}", at_70.stdout);
+    let coloured = plan_at("70", &["--color", "always"]);
+    assert!(coloured.stdout.contains('\u{1b}'), "{}", coloured.stdout);
+    assert_eq!(without_colour(&coloured.stdout), at_70.stdout);
+}
+
+/// `text` without SGR sequences (`ESC [ … m`).
+fn without_colour(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            chars.by_ref().find(|&c| c == 'm');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[test]

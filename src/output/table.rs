@@ -34,7 +34,8 @@ impl Cell {
 }
 
 /// Writes rows as aligned columns, `gap` spaces apart; widths are measured on the plain text, colour
-/// is added after. A line longer than `limit` is cut there, its last character `…`.
+/// is added after. A line longer than `limit` is cut there: a cell that does not fit ends in `…`, and
+/// so does a line whose next columns start past the limit.
 fn write_rows(
     rows: &[Vec<Cell>],
     gap: usize,
@@ -46,22 +47,23 @@ fn write_rows(
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|cell| cell.text.chars().count()).max().unwrap_or(0))
         .collect();
+    let limit = limit.unwrap_or(usize::MAX);
     for row in rows {
         let mut line = String::new();
-        let mut used = 0;
+        // The column the next cell starts at.
+        let mut at = 0;
         for (c, cell) in row.iter().enumerate() {
             let last = c + 1 == row.len();
-            let pad = if last { 0 } else { widths[c] - cell.text.chars().count() + gap };
             let length = cell.text.chars().count();
-            let (text, stop) = match limit {
-                Some(limit) if used + length > limit => {
-                    let room = limit.saturating_sub(used);
-                    let mut text: String = cell.text.chars().take(room.saturating_sub(1)).collect();
-                    text.push('…');
-                    (std::borrow::Cow::Owned(text), true)
-                }
-                _ => (std::borrow::Cow::Borrowed(cell.text.as_str()), false),
+            let room = limit.saturating_sub(at);
+            let text = if length > room {
+                let mut text: String = cell.text.chars().take(room.saturating_sub(1)).collect();
+                text.push('…');
+                std::borrow::Cow::Owned(text)
+            } else {
+                std::borrow::Cow::Borrowed(cell.text.as_str())
             };
+            let shown = text.chars().count();
             let text = match (color, cell.tone) {
                 (ColorMode::Plain, _) | (_, Tone::Plain) => text.into_owned(),
                 (ColorMode::Color, Tone::Bad) => text.red().bold().to_string(),
@@ -70,14 +72,20 @@ fn write_rows(
                 (ColorMode::Color, Tone::Dim) => text.dimmed().to_string(),
             };
             line.push_str(&text);
-            if stop {
+            if last || length > room {
                 break;
             }
-            used += length + pad;
-            if limit.is_some_and(|limit| !last && used >= limit) {
+            let next = at + widths[c] + gap;
+            if next >= limit {
+                // The next columns would start past the limit: say that they are hidden.
+                if at + shown < limit {
+                    line.extend(std::iter::repeat_n(' ', limit - 1 - (at + shown)));
+                    line.push('…');
+                }
                 break;
             }
-            line.extend(std::iter::repeat_n(' ', pad));
+            line.extend(std::iter::repeat_n(' ', next - at - shown));
+            at = next;
         }
         writeln!(out, "{}", line.trim_end())?;
     }
