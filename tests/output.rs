@@ -336,8 +336,9 @@ fn explain_yaml_is_the_json_document() {
     assert_eq!(from_json, from_yaml);
 }
 
-/// Runs `plan` on the example with stdout on a pseudo-terminal `columns` wide; returns what the
+/// Runs `plan` on the example with stdout on a pseudo-terminal `columns` wide (Linux's `openpty`); returns what the
 /// terminal received, without its carriage returns.
+#[cfg(target_os = "linux")]
 fn plan_in_terminal(columns: u16, env: &[(&str, &str)], args: &[&str]) -> String {
     use std::io::Read;
     use std::os::fd::FromRawFd;
@@ -371,6 +372,7 @@ fn plan_in_terminal(columns: u16, env: &[(&str, &str)], args: &[&str]) -> String
 }
 
 #[test]
+#[cfg(target_os = "linux")]
 fn a_terminal_gets_its_width_and_colour_unless_it_is_dumb() {
     let on_80 = plan_in_terminal(80, &[("TERM", "xterm")], &[]);
     assert!(on_80.contains('\u{1b}'), "colour on a terminal: {on_80}");
