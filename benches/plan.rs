@@ -6,7 +6,8 @@
 //! - `plan/parse_ignored_any`: `serde_json::from_slice::<serde::de::IgnoredAny>` on the bytes, the floor;
 //! - `plan/read_replay_render_json`: `source::file::read` + `replay` over every node + the JSON plan
 //!   rendered into a `Vec<u8>`, everything dropped inside the timing, as the binary does;
-//! - `plan_breakdown/*`: the three stages of the second one alone, to say where the time goes.
+//! - `plan_breakdown/*`: the three stages of the second one alone, to say where the time goes, and
+//!   the `--summary` and `--timeline` renderings of the same plan (target: less than the JSON's).
 //!
 //! It prints one `BENCH …` line per benchmark and a `RATIO …` line: the median of the second over the
 //! median of the first (target ≤ 1.5×).
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use taint_evict::engine::replay::{Plan, Snapshot, replay};
 use taint_evict::engine::time::Timestamp;
-use taint_evict::output::{ColorMode, OutputFormat, render_plan};
+use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
 use taint_evict::source::file;
 
 #[path = "support/cluster.rs"]
@@ -149,9 +150,36 @@ fn plan(c: &mut Criterion) {
     group.bench_function(format!("render_json/{label}"), |b| {
         b.iter_custom(|iters| timed(iters, &render_log, || (), |()| render(&plan, &mut out.borrow_mut())));
     });
+    // `--summary` and `--timeline` over the same plan: each must cost less than the JSON.
+    let mut views = Vec::new();
+    for (name, view) in [
+        ("render_summary", View { summary: true, ..View::plain() }),
+        ("render_timeline", View { timeline: true, ..View::plain() }),
+    ] {
+        let log = RefCell::new(Vec::new());
+        group.bench_function(format!("{name}/{label}"), |b| {
+            b.iter_custom(|iters| {
+                timed(
+                    iters,
+                    &log,
+                    || (),
+                    |()| {
+                        let mut out = out.borrow_mut();
+                        out.clear();
+                        render_plan_view(&plan, OutputFormat::Table, &view, None, &mut *out).expect("a Vec takes it");
+                    },
+                )
+            });
+        });
+        views.push((name, log));
+    }
     group.finish();
     for (stage, log) in [("read", &read_log), ("replay", &replay_log), ("render_json", &render_log)] {
         report(&format!("plan_breakdown/{stage}/{label}"), log, SAMPLES, None);
+    }
+    let json = stats(&render_log, SAMPLES).map(|(median, _, _)| median);
+    for (name, log) in &views {
+        report(&format!("plan_breakdown/{name}/{label}"), log, SAMPLES, json);
     }
 }
 

@@ -1101,9 +1101,10 @@ proptest! {
         for format in ["table", "wide"] {
             let result = run(&[&["plan", "-f", "-", "-o", format][..], &now].concat(), Some(&dump));
             prop_assert_eq!(result.code, 0, "{}", result.stderr);
-            // The heading, the header and two pods; colour codes are ours, so strip them first.
+            // The heading, the summary line, the header and two pods; colour codes are ours, so
+            // strip them first.
             let plain = strip_colour(&result.stdout);
-            no_injection(&plain, 4, format)?;
+            no_injection(&plain, 5, format)?;
         }
         let result = run(&[&["explain", "calm", "-f", "-"][..], &now[..2]].concat(), Some(&dump));
         prop_assert_eq!(result.code, 0, "{}", result.stderr);

@@ -306,7 +306,7 @@ fn plan_table_says_when_the_taint_is_expected_and_why_a_zone_is_held() {
         header.contains(", last heartbeat 18:25:29; unreachable taint expected 18:26:15–18:26:17 (zone za)"),
         "{header}"
     );
-    assert!(a.contains("evict-at   2026-11-23T18:31:15Z–18:31:17   in 5m 32s"), "{a}");
+    assert!(a.contains("evict-at   18:31:15–18:31:17   in 5m 32s"), "{a}");
     let c = run("c-partial-z2-full-z3.json", "18:37:09.139", "20s");
     assert!(
         c.contains("held: zone z2 about to be partially disrupted — the controller adds no NoExecute taints here"),

@@ -133,3 +133,256 @@ fn kubectl_dispatches_to_the_plugin_on_path() {
     let direct = run(&args[1..], None);
     assert_eq!(through_kubectl.stdout, direct.stdout);
 }
+
+/// Runs `plan` on the bundled example with `COLUMNS` set.
+fn plan_at(columns: &str, args: &[&str]) -> crate::util::Run {
+    let base = ["plan", "-f", INCIDENT, "--now", NOW];
+    run_command(command().args(base).args(args).env("COLUMNS", columns), None)
+}
+
+/// The longest line of `text`, in characters.
+fn longest(text: &str) -> usize {
+    text.lines().map(|line| line.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn incident_table_at_80_columns() {
+    let result = plan_at("80", &[]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(longest(&result.stdout) <= 80, "{}", result.stdout);
+    // Every pod's row still says its namespace, name, verdict, deadline and time left.
+    let json = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    for pod in doc["nodes"].as_array().expect("nodes").iter().flat_map(|n| n["pods"].as_array().expect("pods")) {
+        let name = pod["name"].as_str().expect("name");
+        let row = result.stdout.lines().find(|l| l.split_whitespace().nth(1) == Some(name)).expect("a row per pod");
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[0], pod["namespace"].as_str().expect("namespace"), "{row}");
+        assert_eq!(cells[2], pod["verdict"].as_str().expect("verdict"), "{row}");
+        let (deadline, left) = match pod["evictAt"].as_str() {
+            Some(at) => (
+                at[11..19].to_owned(),
+                if at < NOW {
+                    "overdue"
+                } else if at == NOW {
+                    "now"
+                } else {
+                    "in"
+                },
+            ),
+            None => ("-".to_owned(), "-"),
+        };
+        assert_eq!(cells[3], deadline, "{row}");
+        assert_eq!(cells[4], left, "{row}");
+    }
+    insta::assert_snapshot!(result.stdout);
+}
+
+#[test]
+fn table_narrows_the_reason_before_anything_else() {
+    let wide_enough = plan_at("160", &[]);
+    assert_eq!(wide_enough.stdout, run(&["plan", "-f", INCIDENT, "--now", NOW], None).stdout, "160 columns is enough");
+    let at_100 = plan_at("100", &[]);
+    assert!(longest(&at_100.stdout) <= 100, "{}", at_100.stdout);
+    assert!(at_100.stdout.contains("untolerated maintenance"), "the short reason: {}", at_100.stdout);
+    let at_40 = plan_at("40", &[]);
+    assert!(longest(&at_40.stdout) <= 40, "cut as a last resort: {}", at_40.stdout);
+    // Colour codes take no columns: the same text, coloured, cut at the same places.
+    let at_70 = plan_at("70", &[]);
+    assert!(longest(&at_70.stdout) <= 70, "{}", at_70.stdout);
+    let coloured = plan_at("70", &["--color", "always"]);
+    assert!(coloured.stdout.contains('\u{1b}'), "{}", coloured.stdout);
+    assert_eq!(without_colour(&coloured.stdout), at_70.stdout);
+}
+
+/// `text` without SGR sequences (`ESC [ … m`).
+fn without_colour(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            chars.by_ref().find(|&c| c == 'm');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn wide_keeps_every_value_in_full_at_any_width() {
+    let at_80 = plan_at("80", &["-o", "wide"]);
+    assert_eq!(at_80.code, 0, "{}", at_80.stderr);
+    assert_eq!(at_80.stdout, run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "wide"], None).stdout);
+    assert!(at_80.stdout.contains("2026-11-22T10:02:10Z   in 2m 10s"), "{}", at_80.stdout);
+    assert!(at_80.stdout.contains("frontend-7d9c6b8f5-lm8d2 (terminating)"), "{}", at_80.stdout);
+}
+
+#[test]
+fn incident_summary() {
+    let result = plan_at("80", &["--summary"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(longest(&result.stdout) <= 80, "{}", result.stdout);
+    insta::assert_snapshot!(result.stdout);
+}
+
+#[test]
+fn nodes_are_shown_most_urgent_first() {
+    // worker-4's first deadline is now, worker-3's passed: worker-3 comes first whatever the order given.
+    let result = run(&["plan", "-f", INCIDENT, "--now", NOW, "--summary", "worker-4", "worker-3"], None);
+    let nodes: Vec<&str> = result.stdout.lines().skip(1).filter_map(|l| l.split(':').next()).collect();
+    assert_eq!(nodes, ["worker-3", "worker-4"], "{}", result.stdout);
+}
+
+#[test]
+fn incident_timeline() {
+    let result = plan_at("80", &["--timeline"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(longest(&result.stdout) <= 80, "{}", result.stdout);
+    assert!(result.stdout.contains("Biggest cliff: 5 pods at 10:02:10"), "{}", result.stdout);
+    insta::assert_snapshot!(result.stdout);
+}
+
+#[test]
+fn timeline_in_json_is_the_chart_as_data() {
+    let result = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json", "--timeline"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let timeline = &doc["timeline"].clone();
+    assert_eq!((timeline["step"].as_str(), timeline["stepSeconds"].as_i64()), (Some("5m"), Some(300)));
+    assert_eq!((timeline["dueNow"].as_u64(), timeline["never"].as_u64()), (Some(3), Some(5)));
+    let buckets = timeline["buckets"].as_array().expect("buckets");
+    assert_eq!(buckets[0], serde_json::json!({"from": NOW, "to": "2026-11-22T10:05:00Z", "pods": 6}));
+    assert_eq!(buckets.iter().filter_map(|b| b["pods"].as_u64()).sum::<u64>(), 8);
+    assert_eq!(timeline["biggestCliff"], serde_json::json!({"at": "2026-11-22T10:02:10Z", "pods": 5}));
+    // Without --timeline the document is the one it always was (see the incident_json snapshot).
+    let without = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
+    let mut doc = doc;
+    doc.as_object_mut().expect("object").remove("timeline");
+    assert_eq!(doc, serde_json::from_str::<serde_json::Value>(&without.stdout).expect("JSON"));
+    let yaml = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "yaml", "--timeline"], None);
+    let from_yaml: serde_json::Value = serde_saphyr::from_str(&yaml.stdout).expect("YAML");
+    assert_eq!(from_yaml["timeline"], *timeline);
+}
+
+#[test]
+fn no_headers_prints_only_the_pods() {
+    let result = run(&["plan", "-f", INCIDENT, "--now", NOW, "--no-headers"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let lines: Vec<&str> = result.stdout.lines().collect();
+    assert_eq!(lines.len(), 16, "one line per pod: {}", result.stdout);
+    assert!(lines[0].starts_with("default ") && lines[0].contains("debug-shell"), "{}", result.stdout);
+    assert!(!result.stdout.contains("NAMESPACE") && !result.stdout.contains("Node "), "{}", result.stdout);
+}
+
+#[test]
+fn output_name_lists_pods_as_kubectl_names_in_sort_order() {
+    let by_deadline = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "name"], None);
+    assert_eq!(by_deadline.code, 0, "{}", by_deadline.stderr);
+    let names: Vec<&str> = by_deadline.stdout.lines().collect();
+    assert_eq!(names.len(), 16);
+    assert_eq!(names[..3], ["pod/default/debug-shell", "pod/payments/postgres-0", "pod/web/frontend-7d9c6b8f5-c6jfs"]);
+    let by_name = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "name", "--sort-by", "name"], None);
+    let names: Vec<&str> = by_name.stdout.lines().map(|l| l.rsplit('/').next().unwrap_or_default()).collect();
+    assert!(names.is_sorted(), "{names:?}");
+    let by_namespace = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "name", "--sort-by=namespace"], None);
+    let keys: Vec<&str> = by_namespace.stdout.lines().collect();
+    assert!(keys.is_sorted() && keys[0] == "pod/batch/nightly-report-29922300-7xk2m", "{keys:?}");
+}
+
+#[test]
+fn sort_by_orders_each_nodes_table() {
+    let result = run(&["plan", "-f", INCIDENT, "--now", NOW, "--sort-by", "namespace", "worker-3"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    // The pods' rows: after the heading, the summary and the column names; before the stuck pods' lines.
+    let rows = result.stdout.lines().skip(3).take_while(|l| !l.starts_with("Stuck terminating"));
+    let namespaces: Vec<&str> = rows.filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(namespaces.first(), Some(&"batch"), "{}", result.stdout);
+    assert!(namespaces.is_sorted(), "{}", result.stdout);
+}
+
+#[test]
+fn summary_and_timeline_refuse_the_formats_they_do_not_fit() {
+    let summary = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json", "--summary"], None);
+    assert_eq!(summary.code, 2, "{}", summary.stderr);
+    assert!(summary.stderr.contains("--summary is for the table"), "{}", summary.stderr);
+    let timeline = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "name", "--timeline"], None);
+    assert_eq!(timeline.code, 2, "{}", timeline.stderr);
+    // kubectl lets --no-headers and --sort-by through for JSON: the document is unchanged.
+    let json = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json", "--no-headers", "--sort-by", "name"], None);
+    assert_eq!(json.stdout, run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json"], None).stdout);
+}
+
+#[test]
+fn node_and_pod_arguments_take_kubectl_type_prefixes() {
+    let plain = run(&["plan", "-f", INCIDENT, "--now", NOW, "worker-4"], None);
+    let typed = run(&["plan", "-f", INCIDENT, "--now", NOW, "node/worker-4"], None);
+    assert_eq!(typed.code, 0, "{}", typed.stderr);
+    assert_eq!(typed.stdout, plain.stdout);
+    let wrong = run(&["plan", "-f", INCIDENT, "--now", NOW, "pod/worker-4"], None);
+    assert_eq!(wrong.code, 2, "{}", wrong.stderr);
+    let pod = "fraud-scorer-5d7b8c9f6-gq2xw";
+    let explain = |name: &str| run(&["explain", "-f", INCIDENT, "--now", NOW, "-n", "payments", name], None);
+    let typed = explain(&format!("pod/{pod}"));
+    assert_eq!(typed.code, 0, "{}", typed.stderr);
+    assert_eq!(typed.stdout, explain(pod).stdout);
+}
+
+#[test]
+fn explain_yaml_is_the_json_document() {
+    let args = ["explain", "-f", INCIDENT, "--now", NOW, "-n", "payments", "postgres-0", "-o"];
+    let json = run(&[&args[..], &["json"]].concat(), None);
+    let yaml = run(&[&args[..], &["yaml"]].concat(), None);
+    assert_eq!(yaml.code, 0, "{}", yaml.stderr);
+    let from_json: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let from_yaml: serde_json::Value = serde_saphyr::from_str(&yaml.stdout).expect("YAML");
+    assert_eq!(from_json, from_yaml);
+}
+
+/// Runs `plan` on the example with stdout on a pseudo-terminal `columns` wide (Linux's `openpty`); returns what the
+/// terminal received, without its carriage returns.
+#[cfg(target_os = "linux")]
+fn plan_in_terminal(columns: u16, env: &[(&str, &str)], args: &[&str]) -> String {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    let (mut leader, mut follower) = (0, 0);
+    let size = libc::winsize { ws_row: 24, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: openpty writes two descriptors into the locals; the size is read only.
+    let opened = unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), &size) };
+    assert_eq!(opened, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: each descriptor was just opened and is owned by exactly one File from here on.
+    let (mut leader, follower) = unsafe { (std::fs::File::from_raw_fd(leader), std::fs::File::from_raw_fd(follower)) };
+    let mut command = command();
+    command.args(["plan", "-f", INCIDENT, "--now", NOW]).args(args).envs(env.iter().copied());
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(follower)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    // The follower's last copy is the child's: once it exits, reading the leader ends (EIO).
+    drop(command);
+    let mut received = Vec::new();
+    let mut buffer = [0; 4096];
+    loop {
+        match leader.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => received.extend_from_slice(&buffer[..n]),
+        }
+    }
+    assert!(child.wait().expect("the binary finishes").success());
+    String::from_utf8(received).expect("UTF-8").replace('\r', "")
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_terminal_gets_its_width_and_colour_unless_it_is_dumb() {
+    let on_80 = plan_in_terminal(80, &[("TERM", "xterm")], &[]);
+    assert!(on_80.contains('\u{1b}'), "colour on a terminal: {on_80}");
+    let dumb = plan_in_terminal(80, &[("TERM", "dumb")], &[]);
+    assert!(!dumb.contains('\u{1b}'), "no colour on a dumb terminal: {dumb}");
+    assert!(longest(&dumb) <= 80, "{dumb}");
+    assert_eq!(dumb, plan_at("80", &[]).stdout, "the terminal's width is used as COLUMNS is");
+    let columns_first = plan_in_terminal(200, &[("TERM", "dumb"), ("COLUMNS", "80")], &[]);
+    assert_eq!(columns_first, dumb, "COLUMNS overrides the terminal's width");
+}

@@ -19,6 +19,7 @@ pub fn command() -> Command {
     std::fs::create_dir_all(&home).expect("an empty HOME");
     command
         .env_remove("KUBECONFIG")
+        .env_remove("COLUMNS")
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("KUBERNETES_SERVICE_HOST")

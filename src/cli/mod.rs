@@ -17,7 +17,7 @@ use crate::engine::model::{Effect, Taint};
 use crate::engine::replay::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::error::Result;
-use crate::output::{ColorMode, OutputFormat};
+use crate::output::{ColorMode, OutputFormat, SortBy};
 use crate::selector::Selector;
 
 /// Predict, explain and enforce Kubernetes NoExecute taint evictions.
@@ -82,10 +82,29 @@ impl ColorChoice {
         match self {
             Self::Always => ColorMode::Color,
             Self::Never => ColorMode::Plain,
-            Self::Auto if !no_color && std::io::stdout().is_terminal() => ColorMode::Color,
+            // A terminal that says it is dumb shows escape sequences as text.
+            Self::Auto if !no_color && !dumb_terminal() && std::io::stdout().is_terminal() => ColorMode::Color,
             Self::Auto => ColorMode::Plain,
         }
     }
+}
+
+/// Whether `TERM` is `dumb` (Emacs' shell, some CI logs): no colour there.
+fn dumb_terminal() -> bool {
+    std::env::var_os("TERM").is_some_and(|term| term == "dumb")
+}
+
+/// The width to fit tables in: `COLUMNS` when it is a number, else the terminal's when stdout is
+/// one; `None` (as wide as it takes) into a pipe or a file.
+#[must_use]
+pub fn output_width() -> Option<usize> {
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c > 0);
+    columns.or_else(|| {
+        if !std::io::stdout().is_terminal() {
+            return None;
+        }
+        terminal_size::terminal_size().map(|(width, _)| usize::from(width.0)).filter(|&w| w > 0)
+    })
 }
 
 /// Where the snapshot comes from, the evaluation instant and the what-if taints.
@@ -184,6 +203,19 @@ pub struct PlanArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
     pub output: OutputFormat,
+    /// Print the pods' rows only: no column headers, node headings or summaries.
+    #[arg(long, help_heading = "Output")]
+    pub no_headers: bool,
+    /// The pods' order in the table and in `-o name`.
+    #[arg(long, value_enum, value_name = "KEY", default_value_t, help_heading = "Output")]
+    pub sort_by: SortBy,
+    /// Print only the summary lines: the whole plan's, then one per node, most urgent first.
+    #[arg(long, help_heading = "Output")]
+    pub summary: bool,
+    /// Show how many pods are deleted per interval over the coming window (in JSON and YAML: the
+    /// `timeline` field).
+    #[arg(long, help_heading = "Output")]
+    pub timeline: bool,
     /// When to colour the table.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
@@ -258,6 +290,8 @@ pub enum ExplainFormat {
     Text,
     /// An `EvictionExplanation` document.
     Json,
+    /// The same document as YAML.
+    Yaml,
 }
 
 /// `explain`.
@@ -294,6 +328,9 @@ pub struct RunArgs {
     /// Only enforce on nodes matching this label selector.
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
     pub selector: Option<Selector>,
+    /// Pods of all namespaces (the default: a node's pods span namespaces).
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
     /// Decide and report everything, write nothing (no condition, no deletion, no event).
     #[arg(long, help_heading = "Run")]
     pub dry_run: bool,
@@ -421,14 +458,25 @@ fn check_name(name: &str, what: &str, subdomain: bool) -> Result<String, String>
     Err(format!("{name:?} is not a valid {what} name: at most {max} characters, {rule} (RFC 1123)"))
 }
 
-/// Parses a node name (an RFC 1123 subdomain, as the API server requires).
-pub fn parse_node_name(text: &str) -> Result<String, String> {
-    check_name(text, "node", true)
+/// `text` without a `TYPE/` prefix that names `kind` as kubectl accepts it (`node/x`, `nodes/x`,
+/// `no/x`); an error for any other type.
+fn strip_kind<'a>(text: &'a str, kind: &str, names: &[&str]) -> Result<&'a str, String> {
+    match text.split_once('/') {
+        Some((prefix, name)) if names.contains(&prefix) => Ok(name),
+        Some((prefix, _)) => Err(format!("{text:?} is not a {kind}: expected NAME or {kind}/NAME, not {prefix}/")),
+        None => Ok(text),
+    }
 }
 
-/// Parses a pod name (an RFC 1123 subdomain).
+/// Parses a node name (an RFC 1123 subdomain, as the API server requires), `node/NAME` as kubectl
+/// writes it included.
+pub fn parse_node_name(text: &str) -> Result<String, String> {
+    check_name(strip_kind(text, "node", &["node", "nodes", "no"])?, "node", true)
+}
+
+/// Parses a pod name (an RFC 1123 subdomain), `pod/NAME` as kubectl writes it included.
 pub fn parse_pod_name(text: &str) -> Result<String, String> {
-    check_name(text, "pod", true)
+    check_name(strip_kind(text, "pod", &["pod", "pods", "po"])?, "pod", true)
 }
 
 /// Parses a namespace (an RFC 1123 label).
@@ -675,6 +723,52 @@ mod tests {
         };
         assert!(!parse(&["k", "plan"]));
         assert!(parse(&["k", "plan", "--insecure-skip-tls-verify"]));
+    }
+
+    #[test]
+    fn plan_takes_kubectl_output_habits() {
+        let cli = Cli::try_parse_from([
+            "k",
+            "plan",
+            "node/n1",
+            "nodes/n2",
+            "--no-headers",
+            "--sort-by",
+            "name",
+            "-o",
+            "name",
+            "--summary",
+            "--timeline",
+        ])
+        .expect("parses");
+        let Command::Plan(args) = cli.command else { panic!("plan") };
+        assert_eq!(args.nodes, ["n1", "n2"]);
+        assert!(args.no_headers && args.summary && args.timeline);
+        assert_eq!((args.sort_by, args.output), (SortBy::Name, OutputFormat::Name));
+        let defaults = Cli::try_parse_from(["k", "plan", "-A"]).expect("parses");
+        let Command::Plan(args) = defaults.command else { panic!("plan") };
+        assert_eq!(args.sort_by, SortBy::Deadline);
+        assert!(args.all_namespaces && !args.no_headers && !args.summary && !args.timeline);
+        assert!(Cli::try_parse_from(["k", "plan", "--sort-by", "age"]).is_err());
+    }
+
+    #[test]
+    fn names_take_kubectl_type_prefixes_of_their_own_kind_only() {
+        assert_eq!(parse_node_name("node/worker-3").as_deref(), Ok("worker-3"));
+        assert_eq!(parse_node_name("no/worker-3").as_deref(), Ok("worker-3"));
+        assert_eq!(parse_pod_name("pod/web-0").as_deref(), Ok("web-0"));
+        assert_eq!(parse_pod_name("pods/web-0").as_deref(), Ok("web-0"));
+        let wrong = parse_node_name("pod/web-0").expect_err("a pod is not a node");
+        assert!(wrong.contains("not a node") && wrong.contains("node/NAME"), "{wrong}");
+        assert!(parse_pod_name("node/worker-3").is_err());
+        assert!(parse_node_name("node/").is_err());
+        assert!(parse_node_name("node/a/b").is_err());
+        let run = Cli::try_parse_from(["k", "run", "node/worker-3", "-A"]).expect("parses");
+        let Command::Run(args) = run.command else { panic!("run") };
+        assert_eq!(args.nodes, ["worker-3"]);
+        let explain = Cli::try_parse_from(["k", "explain", "pod/web-0", "-o", "yaml"]).expect("parses");
+        let Command::Explain(args) = explain.command else { panic!("explain") };
+        assert_eq!((args.pod.as_str(), args.output), ("web-0", ExplainFormat::Yaml));
     }
 
     #[test]

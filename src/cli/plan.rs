@@ -12,15 +12,15 @@ use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
-use crate::output::explain::{Explanation, render_json, render_text};
+use crate::output::explain::{Explanation, render_json, render_text, render_yaml};
 use crate::output::human::printable;
-use crate::output::render_plan;
+use crate::output::{OutputFormat, View, render_plan_view};
 use crate::selector::Selector;
 use crate::source::file::DumpError;
 use crate::source::lifecycle::{Health, NODE_LEASE_NAMESPACE};
 
 use super::input::{Source, Want, load, now, pod_hint};
-use super::{ExplainArgs, ExplainFormat, PlanArgs};
+use super::{ExplainArgs, ExplainFormat, PlanArgs, output_width};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
@@ -192,6 +192,24 @@ fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
         .collect()
 }
 
+/// Refuses the output flags that mean nothing for the chosen format (`--no-headers` and `--sort-by`
+/// are let through for JSON and YAML, as kubectl does).
+fn check_view(args: &PlanArgs) -> Result<()> {
+    let format = match args.output {
+        OutputFormat::Table | OutputFormat::Wide => return Ok(()),
+        OutputFormat::Json => "json",
+        OutputFormat::Yaml => "yaml",
+        OutputFormat::Name => "name",
+    };
+    if args.summary {
+        return Err(Error::Usage(format!("--summary is for the table (-o table or wide), not -o {format}")));
+    }
+    if args.timeline && args.output == OutputFormat::Name {
+        return Err(Error::Usage("--timeline is for the table, -o json and -o yaml, not -o name".into()));
+    }
+    Ok(())
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanArgs) -> Result<()> {
     let mut args = args.clone();
@@ -202,6 +220,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     if !what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
         return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
     }
+    check_view(args)?;
     let selection = match (&args.selector, args.nodes.is_empty()) {
         (Some(selector), _) => NodeSelection::Labels(selector.clone()),
         (None, false) => NodeSelection::Named(args.nodes.clone()),
@@ -251,8 +270,16 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
             node.pods.retain(|p| p.key.namespace() == namespace);
         }
     }
+    let view = View {
+        color: args.color.resolve(),
+        width: output_width(),
+        headers: !args.no_headers,
+        summary: args.summary,
+        timeline: args.timeline,
+        sort: args.sort_by,
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    render_plan(&plan, args.output, args.color.resolve(), loaded.read, &mut out)?;
+    render_plan_view(&plan, args.output, &view, loaded.read, &mut out)?;
     out.flush()?;
     if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
         eprintln!("warning: {lacks}");
@@ -314,6 +341,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
     match args.output {
         ExplainFormat::Text => render_text(&explanation, &mut out)?,
         ExplainFormat::Json => render_json(&explanation, &mut out)?,
+        ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,
     }
     out.flush()?;
     Ok(())

@@ -146,8 +146,17 @@ struct RejectedDoc {
 
 /// Writes the explanation as a JSON document (`kind: EvictionExplanation`).
 pub fn render_json(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
+    super::json::write_json(&document(e), out)
+}
+
+/// Writes the explanation's document as YAML.
+pub fn render_yaml(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
+    super::json::write_yaml(&document(e), out)
+}
+
+fn document(e: &Explanation<'_>) -> ExplanationDoc {
     let plan = e.plan;
-    let doc = ExplanationDoc {
+    ExplanationDoc {
         api_version: API_VERSION,
         kind: "EvictionExplanation",
         now: rfc3339(e.now),
@@ -176,6 +185,5 @@ pub fn render_json(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
                     .collect(),
             })
             .collect(),
-    };
-    super::json::write_json(&doc, out)
+    }
 }

@@ -96,6 +96,49 @@ pub fn rfc3339_seconds(at: Timestamp) -> String {
     rfc3339(Timestamp::from_nanos(nanos - nanos.rem_euclid(i128::from(NANOS_PER_SECOND))))
 }
 
+/// `at` as the time of day (`10:02:10`, a fraction kept) when it falls on the same UTC day as `now`,
+/// else in full RFC 3339: what a table needs during an incident, in a third of the width.
+#[must_use]
+pub fn short_time(at: Timestamp, now: Timestamp) -> String {
+    let day = |t: Timestamp| t.as_nanos().div_euclid(i128::from(NANOS_PER_SECOND) * 86_400);
+    let text = rfc3339(at);
+    match text.split_once('T') {
+        Some((_, time)) if day(at) == day(now) => time.trim_end_matches('Z').to_owned(),
+        _ => text,
+    }
+}
+
+/// A count with thousands separators: `120,000`.
+#[must_use]
+pub fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// [`duration`] without the spaces (`2m10s`), as kubectl writes ages.
+#[must_use]
+pub fn compact_duration(nanos: u128) -> String {
+    duration(nanos).replace(' ', "")
+}
+
+/// [`countdown`] in fewer columns: `in 2m10s`, `overdue 2m50s`, `now`, `-`.
+#[must_use]
+pub fn compact_countdown(deadline: Option<Timestamp>, now: Timestamp) -> String {
+    let Some(deadline) = deadline else { return "-".to_owned() };
+    match deadline.nanos_since(now) {
+        0 => "now".to_owned(),
+        d if d > 0 => format!("in {}", compact_duration(d.unsigned_abs())),
+        d => format!("overdue {}", compact_duration(d.unsigned_abs())),
+    }
+}
+
 /// A duration in days, hours, minutes and seconds (`1d 8h 3m 2s`), whole seconds, or milliseconds
 /// below one second (`250ms`): one set of unit letters everywhere, at any size (humantime would
 /// say `1day 8h` and `3years 2months`).
@@ -205,6 +248,31 @@ mod tests {
         assert_eq!(countdown(Some(now), now), "now");
         assert_eq!(countdown(Some(now.add_nanos(290_448_384)), now), "in 290ms");
         assert_eq!(countdown(None, now), "-");
+    }
+
+    #[test]
+    fn short_time_is_the_time_of_day_on_the_same_day_only() {
+        let now = Timestamp::from_unix_seconds(1_795_341_600); // 2026-11-22T10:00:00Z
+        assert_eq!(short_time(Timestamp::from_unix_seconds(1_795_341_730), now), "10:02:10");
+        assert_eq!(short_time(Timestamp::from_unix_seconds(1_795_341_730).add_nanos(500_000_000), now), "10:02:10.5");
+        assert_eq!(short_time(Timestamp::from_unix_seconds(1_795_341_600 + 14 * 3600), now), "2026-11-23T00:00:00Z");
+        assert_eq!(
+            short_time(Timestamp::from_unix_seconds(1_795_341_600 - 10 * 3600 - 1), now),
+            "2026-11-21T23:59:59Z"
+        );
+    }
+
+    #[test]
+    fn counts_have_thousands_separators_and_countdowns_a_compact_form() {
+        assert_eq!(
+            (count(0), count(999), count(1000), count(120_000), count(1_234_567)),
+            ("0".into(), "999".into(), "1,000".into(), "120,000".into(), "1,234,567".into())
+        );
+        let now = Timestamp::from_unix_seconds(1000);
+        assert_eq!(compact_countdown(Some(Timestamp::from_unix_seconds(1130)), now), "in 2m10s");
+        assert_eq!(compact_countdown(Some(Timestamp::from_unix_seconds(830)), now), "overdue 2m50s");
+        assert_eq!(compact_countdown(Some(now), now), "now");
+        assert_eq!(compact_countdown(None, now), "-");
     }
 
     #[test]

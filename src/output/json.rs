@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
+use super::timeline::Timeline;
 use crate::engine::lifecycle::{Ready, ZoneForecast};
 use crate::engine::model::Taint;
 use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
@@ -28,6 +29,56 @@ pub struct EvictionPlan {
     /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
     #[serde(skip_serializing_if = "Option::is_none")]
     zones: Option<Vec<ZoneDoc>>,
+    /// The deletions per interval, with `--timeline`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<TimelineDoc>,
+}
+
+/// `plan --timeline`'s buckets: pods deleted per `step` from `from` on.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineDoc {
+    step: String,
+    step_seconds: i64,
+    from: String,
+    due_now: usize,
+    buckets: Vec<BucketDoc>,
+    later: usize,
+    never: usize,
+    biggest_cliff: Option<CliffDoc>,
+}
+
+/// Pods deleted after `from`, up to and including `to`.
+#[derive(Serialize, Debug)]
+struct BucketDoc {
+    from: String,
+    to: String,
+    pods: usize,
+}
+
+#[derive(Serialize, Debug)]
+struct CliffDoc {
+    at: String,
+    pods: usize,
+}
+
+impl From<&Timeline> for TimelineDoc {
+    fn from(timeline: &Timeline) -> Self {
+        Self {
+            step: timeline.step(),
+            step_seconds: timeline.step_seconds,
+            from: rfc3339(timeline.from),
+            due_now: timeline.due_now,
+            buckets: timeline
+                .buckets
+                .iter()
+                .map(|b| BucketDoc { from: rfc3339(b.from), to: rfc3339(b.to), pods: b.pods })
+                .collect(),
+            later: timeline.later,
+            never: timeline.never,
+            biggest_cliff: timeline.cliff.map(|c| CliffDoc { at: rfc3339(c.at), pods: c.pods }),
+        }
+    }
 }
 
 #[derive(Serialize, Debug)]
@@ -222,6 +273,13 @@ impl EvictionPlan {
         self.read = read;
         self
     }
+
+    /// The document with the `timeline` field (`None`: without it).
+    #[must_use]
+    pub fn timeline(mut self, timeline: Option<&Timeline>) -> Self {
+        self.timeline = timeline.map(TimelineDoc::from);
+        self
+    }
 }
 
 impl From<&Plan> for EvictionPlan {
@@ -233,6 +291,7 @@ impl From<&Plan> for EvictionPlan {
             read: None,
             nodes: plan.nodes.iter().map(NodeDoc::from).collect(),
             zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
+            timeline: None,
         }
     }
 }
@@ -246,6 +305,16 @@ pub fn write_json(document: &impl Serialize, out: &mut impl Write) -> io::Result
 /// Writes `plan` as the [`EvictionPlan`] document, exactly as [`write_json`] writes it, without
 /// building the document first: `plan -o json` prints hundreds of thousands of pods.
 pub fn write_plan_json(plan: &Plan, read: Option<&str>, out: &mut impl Write) -> io::Result<()> {
+    write_plan_json_with(plan, read, None, out)
+}
+
+/// [`write_plan_json`] with the `timeline` field when `timeline` is given.
+pub fn write_plan_json_with(
+    plan: &Plan,
+    read: Option<&str>,
+    timeline: Option<&Timeline>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     out.write_all(b"{\n  \"apiVersion\": ")?;
     string(out, API_VERSION)?;
     out.write_all(b",\n  \"kind\": \"EvictionPlan\",\n  \"now\": ")?;
@@ -289,6 +358,12 @@ pub fn write_plan_json(plan: &Plan, read: Option<&str>, out: &mut impl Write) ->
             out.write_all(b"\n    }")?;
         }
         out.write_all(if zones.is_empty() { b"]" } else { b"\n  ]" })?;
+    }
+    if let Some(timeline) = timeline {
+        // Small: written by serde_json, indented one level.
+        let text = serde_json::to_string_pretty(&TimelineDoc::from(timeline)).map_err(io::Error::other)?;
+        out.write_all(b",\n  \"timeline\": ")?;
+        out.write_all(text.replace('\n', "\n  ").as_bytes())?;
     }
     out.write_all(b"\n}\n")
 }
@@ -621,11 +696,13 @@ mod tests {
         fn plan_json_is_written_as_serde_json_writes_the_document(
             plan in plan(),
             read in prop::option::of(prop::sample::select(vec!["watch-cache", "quorum"])),
+            with_timeline in any::<bool>(),
         ) {
+            let timeline = with_timeline.then(|| Timeline::of(&plan));
             let mut direct = Vec::new();
-            write_plan_json(&plan, read, &mut direct).expect("a Vec");
+            write_plan_json_with(&plan, read, timeline.as_ref(), &mut direct).expect("a Vec");
             let mut serde = Vec::new();
-            write_json(&EvictionPlan::from(&plan).read(read), &mut serde).expect("a Vec");
+            write_json(&EvictionPlan::from(&plan).read(read).timeline(timeline.as_ref()), &mut serde).expect("a Vec");
             prop_assert_eq!(String::from_utf8(direct).expect("UTF-8"), String::from_utf8(serde).expect("UTF-8"));
         }
     }

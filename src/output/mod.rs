@@ -1,14 +1,16 @@
 //! Rendering: plans and explanations as tables, JSON and YAML, written to any `io::Write`.
 //!
-//! Renderers take the colour decision as an argument ([`ColorMode`]) and never read the clock or the
-//! terminal themselves; `now` comes from the plan.
+//! Renderers take the colour decision and the terminal's width as arguments ([`ColorMode`],
+//! [`View`]) and never read the clock or the terminal themselves; `now` comes from the plan.
 
 pub mod explain;
 pub mod human;
 pub mod json;
 pub mod run;
+pub mod summary;
 pub mod table;
 pub mod terminal;
+pub mod timeline;
 pub mod watch;
 
 use std::io::{self, Write};
@@ -18,15 +20,29 @@ use crate::engine::replay::Plan;
 /// How `plan` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum OutputFormat {
-    /// A table per node.
+    /// A table per node, fitted to the terminal.
     #[default]
     Table,
-    /// The table with `SINCE BASIS TOLERATION UID`.
+    /// The table with every value in full, and `SINCE BASIS TOLERATION UID`.
     Wide,
     /// The `EvictionPlan` document as JSON.
     Json,
     /// The same document as YAML.
     Yaml,
+    /// `pod/NAMESPACE/NAME`, one per line.
+    Name,
+}
+
+/// The order of the pods in a table (`--sort-by`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SortBy {
+    /// Deadline (pods without one last), then namespace, then name: the document's order.
+    #[default]
+    Deadline,
+    /// Namespace, then name.
+    Namespace,
+    /// Name, then namespace.
+    Name,
 }
 
 /// Whether to colour output. Decided once, from `--color`, the terminal and `NO_COLOR`.
@@ -38,6 +54,40 @@ pub enum ColorMode {
     Plain,
 }
 
+/// How the human forms of a plan are laid out: decided by the command line, the terminal and the
+/// environment, never by the renderers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Colour or not.
+    pub color: ColorMode,
+    /// The width to fit the table in (`COLUMNS`, or the terminal's); `None`: as wide as it takes.
+    pub width: Option<usize>,
+    /// Column headers, node headings and summaries (`--no-headers` turns them off).
+    pub headers: bool,
+    /// Only the summary lines (`--summary`).
+    pub summary: bool,
+    /// The deletions over time instead of the pods (`--timeline`); in JSON and YAML, the
+    /// `timeline` field.
+    pub timeline: bool,
+    /// The pods' order in a table.
+    pub sort: SortBy,
+}
+
+impl View {
+    /// The view of a pipe: no colour, no width, headers, every pod, by deadline.
+    #[must_use]
+    pub fn plain() -> Self {
+        Self {
+            color: ColorMode::Plain,
+            width: None,
+            headers: true,
+            summary: false,
+            timeline: false,
+            sort: SortBy::Deadline,
+        }
+    }
+}
+
 /// Writes `plan` in `format`; `read` says how a live cluster answered (JSON and YAML carry it).
 pub fn render_plan(
     plan: &Plan,
@@ -46,10 +96,29 @@ pub fn render_plan(
     read: Option<&'static str>,
     out: &mut impl Write,
 ) -> io::Result<()> {
+    render_plan_view(plan, format, &View { color, ..View::plain() }, read, out)
+}
+
+/// Writes `plan` in `format`, laid out as `view` says.
+pub fn render_plan_view(
+    plan: &Plan,
+    format: OutputFormat,
+    view: &View,
+    read: Option<&'static str>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let timeline = || view.timeline.then(|| timeline::Timeline::of(plan));
     match format {
-        OutputFormat::Table => table::render(plan, false, color, out),
-        OutputFormat::Wide => table::render(plan, true, color, out),
-        OutputFormat::Json => json::write_plan_json(plan, read, out),
-        OutputFormat::Yaml => json::write_yaml(&json::EvictionPlan::from(plan).read(read), out),
+        OutputFormat::Table | OutputFormat::Wide if view.timeline => {
+            timeline::render(plan, &timeline::Timeline::of(plan), view, out)
+        }
+        OutputFormat::Table => table::render_view(plan, false, view, out),
+        OutputFormat::Wide => table::render_view(plan, true, view, out),
+        OutputFormat::Json => json::write_plan_json_with(plan, read, timeline().as_ref(), out),
+        OutputFormat::Yaml => {
+            let document = json::EvictionPlan::from(plan).read(read).timeline(timeline().as_ref());
+            json::write_yaml(&document, out)
+        }
+        OutputFormat::Name => table::render_names(plan, view.sort, out),
     }
 }

@@ -4,9 +4,10 @@ use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
 
-use super::ColorMode;
-use super::human::{countdown, printable, rfc3339, rfc3339_seconds};
+use super::human::{compact_countdown, countdown, printable, rfc3339, rfc3339_seconds, short_time};
 use super::json::{basis_name, verdict_name};
+use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
+use super::{ColorMode, SortBy, View};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::PodKey;
 use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
@@ -33,37 +34,59 @@ impl Cell {
     }
 }
 
-/// Rows with every cell made [`printable`], before widths are measured.
-fn printable_rows(rows: Vec<Vec<Cell>>) -> Vec<Vec<Cell>> {
-    let cell = |cell: Cell| match printable(&cell.text) {
-        std::borrow::Cow::Borrowed(_) => cell,
-        std::borrow::Cow::Owned(text) => Cell { text, tone: cell.tone },
-    };
-    rows.into_iter().map(|row| row.into_iter().map(cell).collect()).collect()
-}
-
-/// Writes rows as aligned columns; widths are measured on the plain text, colour is added after.
-fn write_rows(rows: &[Vec<Cell>], color: ColorMode, out: &mut impl Write) -> io::Result<()> {
+/// Writes rows as aligned columns, `gap` spaces apart; widths are measured on the plain text, colour
+/// is added after. A line longer than `limit` is cut there: a cell that does not fit ends in `…`, and
+/// so does a line whose next columns start past the limit.
+fn write_rows(
+    rows: &[Vec<Cell>],
+    gap: usize,
+    limit: Option<usize>,
+    color: ColorMode,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|cell| cell.text.chars().count()).max().unwrap_or(0))
         .collect();
+    let limit = limit.unwrap_or(usize::MAX);
     for row in rows {
         let mut line = String::new();
+        // The column the next cell starts at.
+        let mut at = 0;
         for (c, cell) in row.iter().enumerate() {
             let last = c + 1 == row.len();
+            let length = cell.text.chars().count();
+            let room = limit.saturating_sub(at);
+            let text = if length > room {
+                let mut text: String = cell.text.chars().take(room.saturating_sub(1)).collect();
+                text.push('…');
+                std::borrow::Cow::Owned(text)
+            } else {
+                std::borrow::Cow::Borrowed(cell.text.as_str())
+            };
+            let shown = text.chars().count();
             let text = match (color, cell.tone) {
-                (ColorMode::Plain, _) | (_, Tone::Plain) => cell.text.clone(),
-                (ColorMode::Color, Tone::Bad) => cell.text.red().bold().to_string(),
-                (ColorMode::Color, Tone::Warn) => cell.text.yellow().to_string(),
-                (ColorMode::Color, Tone::Good) => cell.text.green().to_string(),
-                (ColorMode::Color, Tone::Dim) => cell.text.dimmed().to_string(),
+                (ColorMode::Plain, _) | (_, Tone::Plain) => text.into_owned(),
+                (ColorMode::Color, Tone::Bad) => text.red().bold().to_string(),
+                (ColorMode::Color, Tone::Warn) => text.yellow().to_string(),
+                (ColorMode::Color, Tone::Good) => text.green().to_string(),
+                (ColorMode::Color, Tone::Dim) => text.dimmed().to_string(),
             };
             line.push_str(&text);
-            if !last {
-                let pad = widths[c] - cell.text.chars().count() + 3;
-                line.extend(std::iter::repeat_n(' ', pad));
+            if last || length > room {
+                break;
             }
+            let next = at + widths[c] + gap;
+            if next >= limit {
+                // The next columns would start past the limit: say that they are hidden.
+                if at + shown < limit {
+                    line.extend(std::iter::repeat_n(' ', limit - 1 - (at + shown)));
+                    line.push('…');
+                }
+                break;
+            }
+            line.extend(std::iter::repeat_n(' ', next - at - shown));
+            at = next;
         }
         writeln!(out, "{}", line.trim_end())?;
     }
@@ -192,84 +215,386 @@ pub(super) fn stuck_lines(node: &str, stuck: &[(&PodKey, Timestamp)]) -> Vec<Str
     ]
 }
 
-fn node_heading(node: &NodePlan) -> String {
+/// `line` in `width` columns: a command too long for them is continued on the next lines with a
+/// backslash, as a shell reads it (so it can still be copied whole); other text is cut.
+fn fit_command(line: &str, width: Option<usize>) -> Vec<String> {
+    let Some(width) = width.filter(|&width| line.chars().count() > width) else { return vec![line.to_owned()] };
+    let indent = line.len() - line.trim_start().len();
+    if !line.trim_start().starts_with("kubectl ") {
+        return vec![cut(line, Some(width)).into_owned()];
+    }
+    let mut lines = Vec::new();
+    let mut current = line[..indent].to_owned();
+    for word in line.split_whitespace() {
+        let fresh = current.trim().is_empty();
+        if !fresh && current.chars().count() + 1 + word.chars().count() + 2 > width {
+            lines.push(format!("{current} \\"));
+            current = " ".repeat(indent + 4);
+        }
+        if !current.trim().is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    lines.push(current);
+    // A word wider than the terminal: cut, as the last resort every line has.
+    lines.into_iter().map(|line| cut(&line, Some(width)).into_owned()).collect()
+}
+
+/// [`reason`] in fewer columns: taint keys without their prefix, `tolerates 300s`.
+fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> String {
+    if let (Some(Basis::PredictedTaint), Some(taint)) = (pod.basis, predicted) {
+        return match (pod.verdict, pod.toleration_seconds) {
+            (Verdict::Never, _) => format!("tolerates {taint} forever"),
+            (_, Some(seconds)) => format!("{seconds}s after {taint}"),
+            (_, None) => format!("untolerated {taint} (expected)"),
+        };
+    }
+    match pod.verdict {
+        Verdict::EvictNow if pod.untolerated.is_empty() => "taint since removed".to_owned(),
+        Verdict::EvictNow => {
+            let keys: Vec<&str> =
+                pod.untolerated.iter().map(|t| t.key.rsplit('/').next().unwrap_or(t.key.as_str())).collect();
+            format!("untolerated {}", keys.join(","))
+        }
+        Verdict::EvictAt => format!("tolerates {}s", pod.toleration_seconds.unwrap_or_default()),
+        Verdict::Never => "tolerated forever".to_owned(),
+        Verdict::Unaffected if removing => "taint being removed".to_owned(),
+        Verdict::Unaffected => "no NoExecute taint".to_owned(),
+    }
+}
+
+fn node_heading(node: &NodePlan, now: Option<Timestamp>) -> String {
     if node.taints.is_empty() {
         return format!("Node {}: no NoExecute taints", node.name);
     }
+    let at = |at: Timestamp| now.map_or_else(|| rfc3339(at), |now| short_time(at, now));
     let taints: Vec<String> = node
         .taints
         .iter()
         .map(|t| match t.time_added {
-            Some(at) => format!("{t} (added {})", rfc3339(at)),
+            Some(added) => format!("{t} (added {})", at(added)),
             None => format!("{t} (no timeAdded)"),
         })
         .collect();
     format!("Node {}: {}", node.name, taints.join(", "))
 }
 
-/// Writes the plan as one table per node.
+/// The narrowest a cut `REASON` column gets before it is left out.
+const MIN_REASON: usize = 12;
+
+/// How the default table fits a width: the gap between columns, the `IN` form, the `REASON` form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fit {
+    gap: usize,
+    compact_in: bool,
+    reason: ReasonFit,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReasonFit {
+    Full,
+    Short,
+    /// The short form cut to fit.
+    Cut,
+    Dropped,
+}
+
+/// The layouts tried, widest first: the reason gives way first (to its short form), then the
+/// countdowns' spaces and the gaps; then the reason is cut, and left out last. Namespace, pod,
+/// verdict, deadline and countdown always stay.
+const FITS: [Fit; 10] = [
+    Fit { gap: 3, compact_in: false, reason: ReasonFit::Full },
+    Fit { gap: 3, compact_in: false, reason: ReasonFit::Short },
+    Fit { gap: 3, compact_in: true, reason: ReasonFit::Short },
+    Fit { gap: 2, compact_in: true, reason: ReasonFit::Short },
+    Fit { gap: 3, compact_in: false, reason: ReasonFit::Cut },
+    Fit { gap: 3, compact_in: true, reason: ReasonFit::Cut },
+    Fit { gap: 2, compact_in: true, reason: ReasonFit::Cut },
+    Fit { gap: 3, compact_in: false, reason: ReasonFit::Dropped },
+    Fit { gap: 3, compact_in: true, reason: ReasonFit::Dropped },
+    Fit { gap: 2, compact_in: true, reason: ReasonFit::Dropped },
+];
+
+/// One pod's cells in every form the tables use, made [`printable`].
+struct PodRow {
+    namespace: String,
+    name: String,
+    terminating: bool,
+    verdict: Verdict,
+    overdue: bool,
+    deadline: String,
+    deadline_full: String,
+    countdown: String,
+    compact_countdown: String,
+    reason: String,
+    short_reason: String,
+    since: String,
+    basis: &'static str,
+    toleration: String,
+    uid: String,
+}
+
+impl PodRow {
+    fn new(pod: &PodPlan, now: Timestamp, predicted: Option<&str>, removing: bool) -> Self {
+        let deadline = |full: bool| match (pod.basis, pod.evict_at) {
+            (Some(Basis::PredictedTaint), Some(at)) if full => window(at, pod.evict_at_latest),
+            (Some(Basis::PredictedTaint), Some(at)) => {
+                let second = i128::from(NANOS_PER_SECOND);
+                let earliest = short_time(Timestamp::from_nanos(at.as_nanos() - at.as_nanos().rem_euclid(second)), now);
+                match pod.evict_at_latest {
+                    Some(latest) => format!("{earliest}–{}", time_of_day(latest, true)),
+                    None => format!("{earliest}–?"),
+                }
+            }
+            (_, Some(at)) if full => rfc3339(at),
+            (_, Some(at)) => short_time(at, now),
+            (_, None) => "-".to_owned(),
+        };
+        let text = |text: String| printable(&text).into_owned();
+        Self {
+            namespace: text(pod.key.namespace().to_owned()),
+            name: text(pod.key.name().to_owned()),
+            terminating: pod.terminating,
+            verdict: pod.verdict,
+            overdue: pod.overdue,
+            deadline: deadline(false),
+            deadline_full: deadline(true),
+            countdown: countdown(pod.evict_at, now),
+            compact_countdown: compact_countdown(pod.evict_at, now),
+            reason: text(reason(pod, predicted, removing)),
+            short_reason: text(short_reason(pod, predicted, removing)),
+            since: pod.since.map_or_else(|| "-".to_owned(), rfc3339),
+            basis: pod.basis.map_or("-", basis_name),
+            toleration: pod.toleration_seconds.map_or_else(|| "-".to_owned(), |s| format!("{s}s")),
+            uid: text(pod.uid.to_string()),
+        }
+    }
+
+    fn verdict_cell(&self) -> Cell {
+        Cell { text: verdict_name(self.verdict).to_owned(), tone: verdict_tone(self.verdict) }
+    }
+
+    fn countdown_cell(&self, compact: bool) -> Cell {
+        let text = if compact { &self.compact_countdown } else { &self.countdown };
+        Cell { text: text.clone(), tone: if self.overdue { Tone::Bad } else { Tone::Plain } }
+    }
+
+    /// The reason of the default table, which says `terminating` (the wide table says it after the name).
+    fn reason(&self, short: bool) -> String {
+        let reason = if short { &self.short_reason } else { &self.reason };
+        if self.terminating { format!("terminating; {reason}") } else { reason.clone() }
+    }
+
+    /// The `-o wide` row: every value in full.
+    fn wide(&self) -> Vec<Cell> {
+        let name = if self.terminating { format!("{} (terminating)", self.name) } else { self.name.clone() };
+        vec![
+            Cell::plain(self.namespace.clone()),
+            Cell::plain(name),
+            self.verdict_cell(),
+            Cell::plain(self.deadline_full.clone()),
+            self.countdown_cell(false),
+            Cell::plain(self.reason.clone()),
+            Cell::plain(self.since.clone()),
+            Cell::plain(self.basis),
+            Cell::plain(self.toleration.clone()),
+            Cell::plain(self.uid.clone()),
+        ]
+    }
+
+    /// The default table's row, laid out as `fit` says (`reason_width` for a cut reason).
+    fn fitted(&self, fit: Fit, reason_width: usize) -> Vec<Cell> {
+        let mut row = vec![
+            Cell::plain(self.namespace.clone()),
+            Cell::plain(self.name.clone()),
+            self.verdict_cell(),
+            Cell::plain(self.deadline.clone()),
+            self.countdown_cell(fit.compact_in),
+        ];
+        match fit.reason {
+            ReasonFit::Full => row.push(Cell::plain(self.reason(false))),
+            ReasonFit::Short => row.push(Cell::plain(self.reason(true))),
+            ReasonFit::Cut => row.push(Cell::plain(cut(&self.reason(true), Some(reason_width)).into_owned())),
+            ReasonFit::Dropped => {}
+        }
+        row
+    }
+}
+
+const HEADER: [&str; 6] = ["NAMESPACE", "POD", "VERDICT", "DEADLINE", "IN", "REASON"];
+const WIDE_HEADER: [&str; 4] = ["SINCE", "BASIS", "TOLERATION", "UID"];
+
+/// The widest cell of a column, the header included.
+fn column_width<'a>(header: &str, cells: impl Iterator<Item = &'a str>) -> usize {
+    cells.map(|text| text.chars().count()).chain([header.chars().count()]).max().unwrap_or(0)
+}
+
+/// The first layout of [`FITS`] that fits `width` (the last one when none does), and the width of a
+/// cut reason.
+fn choose_fit(rows: &[PodRow], width: Option<usize>, headers: bool) -> (Fit, usize) {
+    let Some(width) = width else { return (FITS[0], 0) };
+    let header = |name: &'static str| if headers { name } else { "" };
+    let namespace = column_width(header("NAMESPACE"), rows.iter().map(|r| r.namespace.as_str()));
+    let name = column_width(header("POD"), rows.iter().map(|r| r.name.as_str()));
+    let verdict = column_width(header("VERDICT"), rows.iter().map(|r| verdict_name(r.verdict)));
+    let deadline = column_width(header("DEADLINE"), rows.iter().map(|r| r.deadline.as_str()));
+    let long_in = column_width(header("IN"), rows.iter().map(|r| r.countdown.as_str()));
+    let short_in = column_width(header("IN"), rows.iter().map(|r| r.compact_countdown.as_str()));
+    for fit in FITS {
+        let fixed =
+            namespace + name + verdict + deadline + if fit.compact_in { short_in } else { long_in } + 4 * fit.gap;
+        let room = width.saturating_sub(fixed + fit.gap);
+        let reason = |short: bool| {
+            column_width(
+                header("REASON"),
+                rows.iter().map(|r| r.reason(short)).collect::<Vec<_>>().iter().map(String::as_str),
+            )
+        };
+        let fits = match fit.reason {
+            ReasonFit::Full => reason(false) <= room && fixed < width,
+            ReasonFit::Short => reason(true) <= room && fixed < width,
+            ReasonFit::Cut => room >= MIN_REASON && fixed < width,
+            ReasonFit::Dropped => fixed <= width,
+        };
+        if fits {
+            return (fit, room);
+        }
+    }
+    (FITS[FITS.len() - 1], 0)
+}
+
+/// The pods of `pods` in `sort` order.
+fn sorted<'a>(pods: impl Iterator<Item = &'a PodPlan>, sort: SortBy) -> Vec<&'a PodPlan> {
+    let mut pods: Vec<&PodPlan> = pods.collect();
+    pods.sort_by(|a, b| sorted_key(a, sort).cmp(&sorted_key(b, sort)));
+    pods
+}
+
+/// What a node's reasons need to know: the expected taint's short key, and whether the controller
+/// removes the node's taints.
+fn node_context(node: &NodePlan) -> (Option<&'static str>, bool) {
+    let removing = !node.taints.is_empty()
+        && node
+            .lifecycle
+            .as_ref()
+            .and_then(|l| l.forecast.held.as_ref())
+            .is_some_and(|held| held.reason == HeldReason::AllZonesDown);
+    let predicted = node.lifecycle.as_ref().and_then(|l| l.forecast.taint).map(|taint| short_key(taint.key));
+    (predicted, removing)
+}
+
+/// Writes `rows` as a table: every value in full when `wide`, else fitted to `view.width`.
+fn write_table(rows: &[PodRow], wide: bool, view: &View, out: &mut impl Write) -> io::Result<()> {
+    let mut table: Vec<Vec<Cell>> = Vec::with_capacity(rows.len() + 1);
+    if wide {
+        if view.headers {
+            table.push(HEADER.iter().chain(&WIDE_HEADER).map(|h| Cell::plain(*h)).collect());
+        }
+        table.extend(rows.iter().map(PodRow::wide));
+        return write_rows(&table, 3, None, view.color, out);
+    }
+    let (fit, reason_width) = choose_fit(rows, view.width, view.headers);
+    if view.headers {
+        let columns = if fit.reason == ReasonFit::Dropped { 5 } else { 6 };
+        table.push(HEADER[..columns].iter().map(|h| Cell::plain(*h)).collect());
+    }
+    table.extend(rows.iter().map(|row| row.fitted(fit, reason_width)));
+    write_rows(&table, fit.gap, view.width, view.color, out)
+}
+
+/// Writes the plan as one table per node (with the default view of a pipe).
 pub fn render(plan: &Plan, wide: bool, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
+    render_view(plan, wide, &View { color, ..View::plain() }, out)
+}
+
+/// Writes the plan as one table per node, most urgent first, each under its heading and summary
+/// line, after a line for the whole plan when it has several nodes. `--summary` writes only the
+/// lines; `--no-headers` only the pods, as one table.
+pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -> io::Result<()> {
     if plan.nodes.is_empty() {
         return writeln!(out, "No node has a NoExecute taint.");
     }
-    for (i, node) in plan.nodes.iter().enumerate() {
-        if i > 0 {
+    if view.summary {
+        return summary::render(plan, view, out);
+    }
+    let counts: Vec<NodeCounts> = plan.nodes.iter().map(|node| NodeCounts::of(node, plan.now)).collect();
+    let order = by_urgency(plan, &counts);
+    if !view.headers {
+        let mut rows = Vec::new();
+        for &i in &order {
+            let node = &plan.nodes[i];
+            let (predicted, removing) = node_context(node);
+            rows.extend(node.pods.iter().map(|pod| (pod, predicted, removing)));
+        }
+        rows.sort_by(|a, b| sorted_key(a.0, view.sort).cmp(&sorted_key(b.0, view.sort)));
+        let rows: Vec<PodRow> = rows
+            .into_iter()
+            .map(|(pod, predicted, removing)| PodRow::new(pod, plan.now, predicted, removing))
+            .collect();
+        return write_table(&rows, wide, view, out);
+    }
+    let width = if wide { None } else { view.width };
+    if plan.nodes.len() > 1 {
+        writeln!(out, "{}", cut(&ClusterCounts::of(plan).line(), width))?;
+    }
+    let zones = plan.zones.as_deref().unwrap_or_default();
+    for (n, &i) in order.iter().enumerate() {
+        let node = &plan.nodes[i];
+        if n > 0 || plan.nodes.len() > 1 {
             writeln!(out)?;
         }
-        writeln!(out, "{}", printable(&node_heading(node)))?;
-        let zones = plan.zones.as_deref().unwrap_or_default();
+        let heading = node_heading(node, (!wide).then_some(plan.now));
+        writeln!(out, "{}", cut(&printable(&heading), width))?;
         if let Some(line) = node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones)) {
-            writeln!(out, "{}", printable(&line))?;
+            let line = printable(&line);
+            match width {
+                // Too long for the terminal: one line per part, each cut if it must be.
+                Some(width) if line.chars().count() > width => {
+                    for part in line.split("; ") {
+                        writeln!(out, "{}", cut(part, Some(width)))?;
+                    }
+                }
+                _ => writeln!(out, "{line}")?,
+            }
         }
-        let removing = !node.taints.is_empty()
-            && node
-                .lifecycle
-                .as_ref()
-                .and_then(|l| l.forecast.held.as_ref())
-                .is_some_and(|held| held.reason == HeldReason::AllZonesDown);
-        let predicted = node.lifecycle.as_ref().and_then(|l| l.forecast.taint).map(|taint| short_key(taint.key));
         if node.pods.is_empty() {
             writeln!(out, "No pods.")?;
             continue;
         }
-        let mut header = vec!["NAMESPACE", "POD", "VERDICT", "DEADLINE", "IN", "REASON"];
-        if wide {
-            header.extend(["SINCE", "BASIS", "TOLERATION", "UID"]);
-        }
-        let mut rows = vec![header.into_iter().map(Cell::plain).collect::<Vec<_>>()];
-        for pod in &node.pods {
-            let name =
-                if pod.terminating { format!("{} (terminating)", pod.key.name()) } else { pod.key.name().to_owned() };
-            let mut row = vec![
-                Cell::plain(pod.key.namespace()),
-                Cell::plain(name),
-                Cell { text: verdict_name(pod.verdict).to_owned(), tone: verdict_tone(pod.verdict) },
-                Cell::plain(match (pod.basis, pod.evict_at) {
-                    (Some(Basis::PredictedTaint), Some(at)) => window(at, pod.evict_at_latest),
-                    (_, at) => at.map_or_else(|| "-".to_owned(), rfc3339),
-                }),
-                Cell {
-                    text: countdown(pod.evict_at, plan.now),
-                    tone: if pod.overdue { Tone::Bad } else { Tone::Plain },
-                },
-                Cell::plain(reason(pod, predicted, removing)),
-            ];
-            if wide {
-                row.extend([
-                    Cell::plain(pod.since.map_or_else(|| "-".to_owned(), rfc3339)),
-                    Cell::plain(pod.basis.map_or("-", basis_name)),
-                    Cell::plain(pod.toleration_seconds.map_or_else(|| "-".to_owned(), |s| format!("{s}s"))),
-                    Cell::plain(pod.uid.to_string()),
-                ]);
-            }
-            rows.push(row);
-        }
-        write_rows(&printable_rows(rows), color, out)?;
+        writeln!(out, "{}", cut(&counts[i].line(plan.now, width), width))?;
+        let (predicted, removing) = node_context(node);
+        let rows: Vec<PodRow> = sorted(node.pods.iter(), view.sort)
+            .into_iter()
+            .map(|pod| PodRow::new(pod, plan.now, predicted, removing))
+            .collect();
+        write_table(&rows, wide, view, out)?;
         let stuck: Vec<(&PodKey, Timestamp)> =
             node.pods.iter().filter_map(|pod| Some((&pod.key, pod.stuck_since?))).collect();
         for line in stuck_lines(node.name.as_str(), &stuck) {
-            writeln!(out, "{}", printable(&line))?;
+            for piece in fit_command(&printable(&line), width) {
+                writeln!(out, "{piece}")?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// The sort key of `pod` under `sort`, for sorting pods of several nodes together.
+fn sorted_key(pod: &PodPlan, sort: SortBy) -> (bool, Option<Timestamp>, &str, &str) {
+    match sort {
+        SortBy::Deadline => (pod.evict_at.is_none(), pod.evict_at, pod.key.namespace(), pod.key.name()),
+        SortBy::Namespace => (false, None, pod.key.namespace(), pod.key.name()),
+        SortBy::Name => (false, None, pod.key.name(), pod.key.namespace()),
+    }
+}
+
+/// `-o name`: `pod/NAMESPACE/NAME` for every pod, one per line, in `sort` order.
+pub fn render_names(plan: &Plan, sort: SortBy, out: &mut impl Write) -> io::Result<()> {
+    let mut pods: Vec<&PodPlan> = plan.nodes.iter().flat_map(|node| &node.pods).collect();
+    pods.sort_by(|a, b| sorted_key(a, sort).cmp(&sorted_key(b, sort)));
+    for pod in pods {
+        writeln!(out, "pod/{}/{}", printable(pod.key.namespace()), printable(pod.key.name()))?;
     }
     Ok(())
 }

@@ -1,0 +1,246 @@
+//! Summaries first: one line per node (counts by verdict, the next deadline, whether it is overdue),
+//! a cluster line above them, and the order of the nodes by urgency.
+
+use std::io::{self, Write};
+
+use super::View;
+use super::human::{compact_countdown, count, printable, short_time};
+use crate::engine::replay::{NodePlan, Plan, Verdict};
+use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+
+/// How far ahead the cluster line's "within 5m" looks.
+pub const SOON_NANOS: i128 = 5 * 60 * NANOS_PER_SECOND as i128;
+
+/// A node's pods, counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeCounts {
+    /// Pods shown.
+    pub pods: usize,
+    /// Pods by verdict.
+    pub evict_now: usize,
+    pub evict_at: usize,
+    pub never: usize,
+    pub unaffected: usize,
+    /// Pods whose deadline has passed.
+    pub overdue: usize,
+    /// Pods whose deletion was already issued.
+    pub terminating: usize,
+    /// The earliest deadline at or after `now`.
+    pub next: Option<Timestamp>,
+    /// The earliest deadline of all.
+    pub first: Option<Timestamp>,
+}
+
+impl NodeCounts {
+    /// Counts `node`'s pods at `now`.
+    #[must_use]
+    pub fn of(node: &NodePlan, now: Timestamp) -> Self {
+        let mut counts = Self { pods: node.pods.len(), ..Self::default() };
+        for pod in &node.pods {
+            match pod.verdict {
+                Verdict::EvictNow => counts.evict_now += 1,
+                Verdict::EvictAt => counts.evict_at += 1,
+                Verdict::Never => counts.never += 1,
+                Verdict::Unaffected => counts.unaffected += 1,
+            }
+            counts.overdue += usize::from(pod.overdue);
+            counts.terminating += usize::from(pod.terminating);
+            if let Some(at) = pod.evict_at {
+                counts.first = Some(counts.first.map_or(at, |first| first.min(at)));
+                if at >= now {
+                    counts.next = Some(counts.next.map_or(at, |next| next.min(at)));
+                }
+            }
+        }
+        counts
+    }
+
+    /// `13 pods: 1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating`.
+    /// The pod total and the terminating count are left out when the line would not fit `room`.
+    #[must_use]
+    pub fn line(&self, now: Timestamp, room: Option<usize>) -> String {
+        if self.pods == 0 {
+            return "no pods".to_owned();
+        }
+        let verdicts = [
+            (self.evict_now, "evict-now"),
+            (self.evict_at, "evict-at"),
+            (self.never, "never"),
+            (self.unaffected, "unaffected"),
+        ];
+        let shown: Vec<String> =
+            verdicts.iter().filter(|(n, _)| *n > 0).map(|(n, name)| format!("{} {name}", count(*n))).collect();
+        let mut line = shown.join(", ");
+        match self.next {
+            Some(next) => {
+                // To the second: a summary has no use for the fraction.
+                let second = i128::from(NANOS_PER_SECOND);
+                let shown = Timestamp::from_nanos(next.as_nanos() - next.as_nanos().rem_euclid(second));
+                line.push_str(&format!("; next {} ({})", short_time(shown, now), compact_countdown(Some(next), now)));
+            }
+            None if self.evict_now + self.evict_at > 0 => line.push_str("; no deadline ahead"),
+            None => {}
+        }
+        if self.overdue > 0 {
+            line.push_str(&format!("; {} overdue", count(self.overdue)));
+        } else if self.evict_now + self.evict_at > 0 {
+            line.push_str("; none overdue");
+        }
+        let plural = if self.pods == 1 { "pod" } else { "pods" };
+        let total = format!("{} {plural}: ", count(self.pods));
+        let terminating = match self.terminating {
+            0 => String::new(),
+            n => format!("; {} terminating", count(n)),
+        };
+        // The terminating pods say more than the total (the sum of the counts): it goes first.
+        let forms = [format!("{total}{line}{terminating}"), format!("{line}{terminating}"), format!("{total}{line}")];
+        let fits = |text: &&String| room.is_none_or(|room| text.chars().count() <= room);
+        forms.iter().find(fits).cloned().unwrap_or(line)
+    }
+}
+
+/// The whole plan's pods, counted by when they go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClusterCounts {
+    /// Nodes shown, and those with a NoExecute taint (or one expected).
+    pub nodes: usize,
+    pub tainted: usize,
+    /// Pods whose deadline is `now` or has passed.
+    pub due_now: usize,
+    /// Pods whose deadline is within [`SOON_NANOS`] of `now`.
+    pub soon: usize,
+    /// Pods whose deadline is later.
+    pub later: usize,
+    /// Pods tolerating their node's taints forever.
+    pub never: usize,
+    /// Pods on nodes without a NoExecute taint.
+    pub unaffected: usize,
+}
+
+impl ClusterCounts {
+    /// Counts `plan`'s nodes and pods.
+    #[must_use]
+    pub fn of(plan: &Plan) -> Self {
+        let mut counts = Self { nodes: plan.nodes.len(), ..Self::default() };
+        for node in &plan.nodes {
+            let expected = node.lifecycle.as_ref().is_some_and(|l| l.forecast.taint.is_some());
+            counts.tainted += usize::from(!node.taints.is_empty() || expected);
+            for pod in &node.pods {
+                match (pod.verdict, pod.evict_at) {
+                    (Verdict::Never, _) => counts.never += 1,
+                    (Verdict::Unaffected, _) => counts.unaffected += 1,
+                    (_, Some(at)) if at.nanos_since(plan.now) <= 0 => counts.due_now += 1,
+                    (_, Some(at)) if at.nanos_since(plan.now) <= SOON_NANOS => counts.soon += 1,
+                    (_, _) => counts.later += 1,
+                }
+            }
+        }
+        counts
+    }
+
+    /// `2 nodes tainted; 16 pods: 3 due now, 6 within 5m, 2 later, 5 never`.
+    #[must_use]
+    pub fn line(&self) -> String {
+        let nodes = match (self.tainted, self.nodes) {
+            (1, 1) => "1 node tainted".to_owned(),
+            (t, n) if t == n => format!("{} nodes tainted", count(t)),
+            (t, n) => format!("{} of {} nodes tainted", count(t), count(n)),
+        };
+        let pods = self.due_now + self.soon + self.later + self.never + self.unaffected;
+        let plural = if pods == 1 { "pod" } else { "pods" };
+        let mut line = format!(
+            "{nodes}; {} {plural}: {} due now, {} within 5m, {} later, {} never",
+            count(pods),
+            count(self.due_now),
+            count(self.soon),
+            count(self.later),
+            count(self.never)
+        );
+        if self.unaffected > 0 {
+            line.push_str(&format!(", {} unaffected", count(self.unaffected)));
+        }
+        line
+    }
+}
+
+/// The nodes' indices, most urgent first: by their earliest deadline (an overdue one first of
+/// all), nodes without one last; ties keep the plan's order.
+#[must_use]
+pub fn by_urgency(plan: &Plan, counts: &[NodeCounts]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..plan.nodes.len()).collect();
+    order.sort_by_key(|&i| (counts[i].first.is_none(), counts[i].first));
+    order
+}
+
+/// `text` cut to `width` characters, the last one `…`, when it is longer.
+#[must_use]
+pub fn cut(text: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
+    match width {
+        Some(width) if text.chars().count() > width => {
+            let mut short: String = text.chars().take(width.saturating_sub(1)).collect();
+            short.push('…');
+            std::borrow::Cow::Owned(short)
+        }
+        _ => std::borrow::Cow::Borrowed(text),
+    }
+}
+
+/// `--summary`: the cluster line (with several nodes), then one line per node, most urgent first.
+pub fn render(plan: &Plan, view: &View, out: &mut impl Write) -> io::Result<()> {
+    if plan.nodes.is_empty() {
+        return writeln!(out, "No node has a NoExecute taint.");
+    }
+    let counts: Vec<NodeCounts> = plan.nodes.iter().map(|node| NodeCounts::of(node, plan.now)).collect();
+    if plan.nodes.len() > 1 {
+        writeln!(out, "{}", cut(&ClusterCounts::of(plan).line(), view.width))?;
+    }
+    for i in by_urgency(plan, &counts) {
+        let name = printable(plan.nodes[i].name.as_str());
+        let room = view.width.map(|width| width.saturating_sub(name.chars().count() + 2));
+        let line = format!("{name}: {}", counts[i].line(plan.now, room));
+        writeln!(out, "{}", cut(&line, view.width))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: Timestamp = Timestamp::from_unix_seconds(1_795_341_600); // 2026-11-22T10:00:00Z
+
+    #[test]
+    fn node_line_keeps_the_counts_the_next_deadline_and_the_overdue_and_drops_the_rest_first() {
+        let counts = NodeCounts {
+            pods: 13,
+            evict_now: 1,
+            evict_at: 8,
+            never: 4,
+            overdue: 2,
+            terminating: 1,
+            next: Some(Timestamp::from_unix_seconds(1_795_341_630)),
+            ..NodeCounts::default()
+        };
+        let full = "13 pods: 1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating";
+        assert_eq!(counts.line(NOW, None), full);
+        assert_eq!(
+            counts.line(NOW, Some(85)),
+            "1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating"
+        );
+        assert_eq!(counts.line(NOW, Some(70)), "1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue");
+        let calm = NodeCounts { pods: 1, never: 1, ..NodeCounts::default() };
+        assert_eq!(calm.line(NOW, None), "1 pod: 1 never");
+        let late = NodeCounts { pods: 1, evict_at: 1, overdue: 1, ..NodeCounts::default() };
+        assert_eq!(late.line(NOW, None), "1 pod: 1 evict-at; no deadline ahead; 1 overdue");
+    }
+
+    #[test]
+    fn cluster_line_counts_nodes_and_pods_by_when_they_go() {
+        let counts =
+            ClusterCounts { nodes: 3, tainted: 2, due_now: 120_000, soon: 1, later: 0, never: 5, unaffected: 2 };
+        assert_eq!(
+            counts.line(),
+            "2 of 3 nodes tainted; 120,008 pods: 120,000 due now, 1 within 5m, 0 later, 5 never, 2 unaffected"
+        );
+    }
+}
