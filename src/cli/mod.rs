@@ -94,19 +94,6 @@ fn dumb_terminal() -> bool {
     std::env::var_os("TERM").is_some_and(|term| term == "dumb")
 }
 
-/// The width to fit tables in: `COLUMNS` when it is a number, else the terminal's when stdout is
-/// one; `None` (as wide as it takes) into a pipe or a file.
-#[must_use]
-pub fn output_width() -> Option<usize> {
-    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&c| c > 0);
-    columns.or_else(|| {
-        if !std::io::stdout().is_terminal() {
-            return None;
-        }
-        terminal_size::terminal_size().map(|(width, _)| usize::from(width.0)).filter(|&w| w > 0)
-    })
-}
-
 /// Where the snapshot comes from, the evaluation instant and the what-if taints.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputArgs {

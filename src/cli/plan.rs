@@ -20,7 +20,7 @@ use crate::source::file::DumpError;
 use crate::source::lifecycle::{Health, NODE_LEASE_NAMESPACE};
 
 use super::input::{Source, Want, load, now, pod_hint};
-use super::{ExplainArgs, ExplainFormat, PlanArgs, output_width};
+use super::{ExplainArgs, ExplainFormat, PlanArgs, terminal};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
@@ -272,7 +272,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     }
     let view = View {
         color: args.color.resolve(),
-        width: output_width(),
+        width: terminal::table_width(),
         headers: !args.no_headers,
         summary: args.summary,
         timeline: args.timeline,
