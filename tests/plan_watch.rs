@@ -2,15 +2,14 @@
 //! cluster's controller is played by the test, deleting pods directly on the fake. Every wait is on
 //! a condition with a deadline.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::run_cluster::{TAINT, node, pod, taint};
 use crate::support::fake_apiserver::FakeApiServer;
+use crate::support::running::Running;
 use crate::support::terminal::{Pty, Screen};
 use crate::util::{command, run, scratch};
 
@@ -149,54 +148,10 @@ fn plan_watch_redraws_an_80x24_terminal_in_place_counting_down_and_marks_the_con
     assert!(server.requests().iter().all(|r| r.method == "GET"), "plan -w writes nothing");
 }
 
-/// `plan -w` with stdout piped, its JSON lines arriving on a channel.
-struct Piped {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-    seen: Vec<Value>,
-}
-
-impl Piped {
-    fn start(server: &FakeApiServer, extra: &[&str]) -> Self {
-        let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
-        let mut child = command()
-            .args(["plan", "-w", "--kubeconfig", &kubeconfig])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("plan -w starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
-                if tx.send(value).is_err() {
-                    return;
-                }
-            }
-        });
-        Self { child, lines, seen: Vec::new() }
-    }
-
-    fn expect(&mut self, what: &str, condition: impl Fn(&Value) -> bool) -> Value {
-        if let Some(line) = self.seen.iter().find(|l| condition(l)) {
-            return line.clone();
-        }
-        let deadline = Instant::now() + WAIT;
-        loop {
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if condition(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no {what} within {WAIT:?}; lines: {:#?}", self.seen),
-            }
-        }
-    }
+/// `plan -w` with stdout piped: one JSON line per change.
+fn piped(server: &FakeApiServer) -> Running {
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    Running::spawn(command().args(["plan", "-w", "--kubeconfig", &kubeconfig]))
 }
 
 fn is(kind: &'static str, name: &'static str) -> impl Fn(&Value) -> bool {
@@ -211,7 +166,7 @@ fn plan_watch_piped_prints_one_json_line_per_change() {
     server.add(node("n2", &[]));
     server.add(pod("bare", "n1", None));
     server.add(pod("tol600", "n1", Some(Some(600))));
-    let mut watch = Piped::start(&server, &[]);
+    let mut watch = piped(&server);
     let synced = watch.expect("the first lists", |l| l["type"] == "synced");
     assert_eq!((synced["taintedNodes"].as_u64(), synced["pods"].as_u64()), (Some(1), Some(2)));
     let taints = watch.expect("n1's taints", |l| l["type"] == "taints" && l["node"] == "n1");

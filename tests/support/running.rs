@@ -1,4 +1,4 @@
-//! The real `run` binary as a child process, its JSON lines read as they come; every wait is on a
+//! The real binary (`run`, `plan -w`) as a child process, its JSON lines read as they come; every wait is on a
 //! line matching a condition, with a deadline.
 
 use std::io::{BufRead, BufReader};
@@ -15,7 +15,7 @@ use crate::util::command;
 /// How long a wait for a line may take.
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// A running `run`, its JSON lines arriving on a channel.
+/// A running `run` (or `plan -w`), its JSON lines arriving on a channel.
 pub struct Running {
     pub child: Child,
     lines: mpsc::Receiver<Value>,
@@ -44,15 +44,19 @@ impl Running {
     /// returns at once.
     pub fn launch_with(kubeconfig: &Path, args: &[&str]) -> Self {
         let kubeconfig = kubeconfig.to_str().expect("UTF-8").to_owned();
-        let mut child = command()
-            .args(["run", "--kubeconfig", &kubeconfig])
-            .args(args)
+        Self::spawn(command().args(["run", "--kubeconfig", &kubeconfig]).args(args))
+    }
+
+    /// Starts `command` (which must print JSON lines: `run -o json`, `plan -w` into a pipe) and returns
+    /// at once.
+    pub fn spawn(command: &mut Command) -> Self {
+        let mut child = command
             .stdout(Stdio::piped())
-            // Diagnostics go to the test's own output (never unread into a full pipe that would block run).
+            // Diagnostics go to the test's own output (never unread into a full pipe that would block it).
             .stderr(Stdio::inherit())
             .stdin(Stdio::null())
             .spawn()
-            .expect("run starts");
+            .expect("the binary starts");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
