@@ -47,12 +47,12 @@ yaml\t'The same document as YAML'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-period -d 'The controller\'s node health pass period' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone [default: 0.01]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted) [default: 50]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l silent-after -d 'A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent (kubelets renew every 10s)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
@@ -68,6 +68,13 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone [default: 0.01]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted) [default: 50]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l silent-after -d 'A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent (kubelets renew every 10s)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -3,11 +3,13 @@
 mod bad_input;
 mod cli_errors;
 mod completions;
+mod explain_chain;
 mod fake_apiserver;
 mod fixtures;
 mod in_cluster;
 mod krew_manifest;
 mod layering;
+mod live_lifecycle;
 mod nlc_fixtures;
 mod output;
 mod plan_cluster;
