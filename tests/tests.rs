@@ -17,6 +17,7 @@ mod rbac;
 mod real_apiserver;
 mod release;
 mod run_cluster;
+mod run_foreseen;
 mod soak;
 mod support;
 mod util;

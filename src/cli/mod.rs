@@ -342,6 +342,9 @@ pub struct RunArgs {
     /// Serve /metrics, /healthz and /readyz on this address (`:8080`, `127.0.0.1:9100`); off when unset.
     #[arg(long, value_name = "ADDRESS", value_parser = crate::metrics::server::parse_bind_address, help_heading = "In-cluster")]
     pub metrics_bind_address: Option<std::net::SocketAddr>,
+    /// The node lifecycle controller's flags, for the unhealthy nodes' expected taint windows.
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `run --log-format`.

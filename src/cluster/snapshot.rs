@@ -395,6 +395,30 @@ pub async fn namespaces_with_pod(connection: &Connection, name: &str) -> Vec<Str
     namespaces
 }
 
+/// The server's minor version (`GET /version`), when it can be read.
+pub async fn read_server_minor(connection: &Connection) -> Option<u32> {
+    connection.server_minor().await
+}
+
+/// The controller manager Lease, when readable (absent, or hidden by RBAC: `None`).
+pub async fn read_controller_health(connection: &Connection) -> Result<Option<ControllerLease>, ClusterError> {
+    Ok(connection.controller_lease().await?.map(|(_, lease)| lease))
+}
+
+/// Whether the node Leases can be listed (a LIST of one); `Err` with the warning when RBAC denies it.
+pub async fn node_leases_readable(connection: &Connection) -> Result<(), String> {
+    let path = format!("/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases");
+    let resource = format!("leases in namespace \"{NODE_LEASE_NAMESPACE}\"");
+    let request = Request::new(&path).list(&ListParams::default().limit(1)).expect("a valid LIST request");
+    match connection.send(request, "list", &resource).await {
+        Err(ClusterError::Forbidden { .. }) => Err(format!(
+            "cannot list leases in namespace \"{NODE_LEASE_NAMESPACE}\" (forbidden): a silent kubelet is seen only \
+             once its node is Ready=Unknown (grant list and watch on leases there: deploy/rbac-run.yaml)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The controller manager Lease's `acquireTime`, when readable: `run`'s start-up replay uses it as
 /// `plan` does.
 pub async fn read_controller_acquired(connection: &Connection) -> Result<Option<Timestamp>, ClusterError> {

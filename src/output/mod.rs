@@ -4,6 +4,7 @@
 //! terminal themselves; `now` comes from the plan.
 
 pub mod explain;
+pub mod foreseen;
 pub mod human;
 pub mod json;
 pub mod run;
