@@ -5,9 +5,9 @@
 //!   nodes: per node, or one cluster-wide LIST (`spec.nodeName!=`) when more than a handful;
 //! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart);
 //! - what the node lifecycle controller reads, beside those: one LIST of the node Leases in
-//!   `kube-node-lease` (a 403 is a warning: the prediction then rests on Ready conditions), and
-//!   `GET /version` (its defaults depend on it); when a selected node may be tainted, one LIST of
-//!   every node (zones are counted), beside the pod reads.
+//!   `kube-node-lease` (a 403 is a warning: the prediction then rests on Ready conditions); when a
+//!   selected node may be tainted, one LIST of every node (zones are counted) and `GET /version`
+//!   (the controller's defaults depend on it), beside the pod reads.
 //!
 //! Reads come from the API server's watch cache (`resourceVersion=0`, unlimited, as informers' first
 //! lists) unless a quorum read is asked for ([`ReadFrom`]), which is paged (`limit`/`continue`); a
@@ -240,17 +240,21 @@ pub struct LiveHealth {
 /// flags.
 pub type Unsettled<'a> = &'a (dyn Fn(&NodeHealth) -> bool + Sync);
 
-/// The health reads that go beside the node and pod reads: the controller Lease, the node Leases
-/// and the server version, all at once.
-async fn health_reads(
-    connection: &Connection,
-) -> Result<
-    (Option<(Snapshot, ControllerLease)>, Result<Vec<(String, Option<Timestamp>)>, String>, Option<u32>),
-    ClusterError,
-> {
-    let (controller, leases, minor) =
-        tokio::join!(connection.controller_lease(), connection.node_leases(), connection.server_minor());
-    Ok((controller?, leases?, minor))
+/// The controller Lease's answer (with its snapshot part) and the node Leases' renewals (or what
+/// their answer lacks).
+type HealthReads = (Option<(Snapshot, ControllerLease)>, Result<Vec<(String, Option<Timestamp>)>, String>);
+
+/// The health reads that go beside the node reads: the controller Lease and the node Leases, at once.
+/// The server version is read only when a node is unsettled (beside the pod reads): only the
+/// prediction and the silence of a kubelet depend on its defaults.
+async fn health_reads(connection: &Connection) -> Result<HealthReads, ClusterError> {
+    let (controller, leases) = tokio::join!(connection.controller_lease(), connection.node_leases());
+    Ok((controller?, leases?))
+}
+
+/// The server's minor version when `needed`.
+async fn minor_if(connection: &Connection, needed: bool) -> Option<u32> {
+    if needed { connection.server_minor().await } else { None }
 }
 
 /// Reads the nodes `selection` names, their pods, and what the node lifecycle controller reads (the
@@ -306,7 +310,7 @@ pub async fn read_snapshot(
     let (reads, nodes) = tokio::join!(health_reads(connection), nodes);
     // The nodes' answer first: their failure is the one to report (the Leases are extras).
     let (mut snapshot, nodes) = nodes?;
-    let (controller, leases, minor) = reads?;
+    let (controller, leases) = reads?;
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health { nodes, ..Health::default() };
     health.apply_lease_renewals(renewals);
@@ -316,10 +320,12 @@ pub async fn read_snapshot(
             health.nodes.iter().filter(|node| unsettled(node)).map(|node| node.name.as_str()).collect();
         snapshot.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()) || keep.contains(n.name.as_str()));
     }
-    let everyone = !complete && health.nodes.iter().any(unsettled);
+    let any_unsettled = health.nodes.iter().any(unsettled);
+    let everyone = !complete && any_unsettled;
     let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
-    let (pods, all_nodes) = tokio::join!(connection.pods_on(&names), all_nodes);
+    let (pods, all_nodes, minor) =
+        tokio::join!(connection.pods_on(&names), all_nodes, minor_if(connection, any_unsettled));
     snapshot.merge(pods?);
     if let Some(nodes) = all_nodes? {
         health.nodes = nodes;
@@ -344,9 +350,10 @@ pub async fn read_pod(
     let resource = format!("pods in namespace \"{namespace}\"");
     let (pod, reads) = tokio::join!(connection.get(&path, name, "Pod", &resource), health_reads(connection));
     let mut snapshot = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
-    let (controller, leases, minor) = reads?;
+    let (controller, leases) = reads?;
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health::default();
+    let mut minor = None;
     if let Some(node) = snapshot.pods.first().and_then(|p| p.pod.node.clone()) {
         let (node, node_health) = connection
             .get_read("/api/v1/nodes", node.as_str(), "Node", "nodes", read_node_health)
@@ -356,8 +363,10 @@ pub async fn read_pod(
         health.nodes.push(node_health);
         health.apply_lease_renewals(renewals);
         if health.nodes.iter().any(unsettled) {
-            health.nodes = connection.all_node_health().await?;
+            let (nodes, version) = tokio::join!(connection.all_node_health(), connection.server_minor());
+            health.nodes = nodes?;
             health.apply_lease_renewals(renewals);
+            minor = version;
         }
     }
     if let Some((lease, lease_health)) = controller {
