@@ -3,6 +3,7 @@
 //! fetching the same data.
 //!
 //! `cargo bench --bench plan_live` (release build). Prints medians, spread and the ratio.
+//! `TAINT_EVICT_BENCH_PLUGIN=PATH` times another build of the plugin instead (before/after a change).
 
 #[allow(dead_code)]
 #[path = "support/cluster.rs"]
@@ -38,11 +39,20 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("scratch");
     let server = fake_apiserver::FakeApiServer::start(&dir);
     server.load(&list);
+    // Every node's kubelet Lease, renewed just now, as on a real cluster: `plan` lists them.
+    let renewed = jiff::Timestamp::now().to_string();
+    for item in list["items"].as_array().into_iter().flatten().filter(|i| i["kind"] == "Node") {
+        server.add(serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": item["metadata"]["name"], "namespace": "kube-node-lease"},
+            "spec": {"holderIdentity": item["metadata"]["name"], "leaseDurationSeconds": 40, "renewTime": renewed}}));
+    }
     let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
-    let plugin = env!("CARGO_BIN_EXE_kubectl-taint_evict");
+    // Another build of the plugin (to compare two versions against the same server), else this one.
+    let plugin = std::env::var("TAINT_EVICT_BENCH_PLUGIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_kubectl-taint_evict").to_owned());
     let selector = format!("spec.nodeName={node}");
     let plugin_cmd = || {
-        let mut c = Command::new(plugin);
+        let mut c = Command::new(&plugin);
         c.args(["plan", &node, "-o", "json", "--kubeconfig", &kubeconfig]).env("HOME", &dir);
         c
     };

@@ -51,12 +51,12 @@ name\t'Name, then namespace'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
 always\t'Always colour'
 never\t'Never colour'"
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-period -d 'The controller\'s node health pass period' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone [default: 0.01]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted) [default: 50]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l silent-after -d 'A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent (kubelets renew every 10s)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s w -l watch -d 'Keep watching: redraw the plan in place as deadlines pass and the cluster changes (one JSON line per change when piped or with -o json); reads only. Ctrl-C ends it'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
@@ -77,6 +77,13 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'
 yaml\t'The same document as YAML'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone [default: 0.01]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted) [default: 50]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l silent-after -d 'A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent (kubelets renew every 10s)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -100,6 +107,13 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-renew-deadline -d 'How long a leader keeps trying to renew before it stops deciding (less than the lease duration)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-retry-period -d 'How often the lease is tried and renewed' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l metrics-bind-address -d 'Serve /metrics, /healthz and /readyz on this address (`:8080`, `127.0.0.1:9100`); off when unset' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone [default: 0.01]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted) [default: 50]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l silent-after -d 'A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent (kubelets renew every 10s)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s A -l all-namespaces -d 'Pods of all namespaces (the default: a node\'s pods span namespaces)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l dry-run -d 'Decide and report everything, write nothing (no condition, no deletion, no event)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l restart-countdowns -d 'Restart every countdown at start, as upstream\'s controller does when it starts, instead of continuing the deadlines `plan` shows'

@@ -49,24 +49,44 @@ fn live_plan_equals_the_plan_of_the_same_objects_in_a_file() {
 #[test]
 fn named_node_is_one_get_and_one_field_selected_pod_list() {
     let server = server_with("request-shape-named", &incident());
+    // worker-4 is Ready=True: nothing the node lifecycle controller would do to it needs other nodes.
+    let result = live(&server, &["plan", "worker-4", "--now", NOW]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let requests = server.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(lists(&requests, "/api/v1/nodes/worker-4").len(), 1, "{paths:?}");
+    assert!(lists(&requests, "/api/v1/nodes").is_empty(), "no node LIST for a healthy named node: {paths:?}");
+    let pods = lists(&requests, "/api/v1/pods");
+    assert_eq!(pods.len(), 1, "{paths:?}");
+    assert_eq!(pods[0].param("fieldSelector"), "spec.nodeName=worker-4");
+    // From the watch cache: resourceVersion=0, no limit (a limited read would go to etcd).
+    assert_eq!((pods[0].param("resourceVersion"), pods[0].param("limit")), ("0", ""));
+    assert_eq!(pods[0].param("resourceVersionMatch"), "NotOlderThan");
+    assert_eq!(lists(&requests, "/api/v1/nodes/worker-4")[0].param("resourceVersion"), "0");
+    assert_eq!(
+        lists(&requests, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager").len(),
+        1
+    );
+    // What the node lifecycle controller reads: the node Leases (one LIST, from the watch cache);
+    // the server's version only matters for a node that may be tainted.
+    let leases = lists(&requests, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases");
+    assert_eq!(leases.len(), 1, "{paths:?}");
+    assert_eq!(leases[0].param("resourceVersion"), "0");
+    assert_eq!(requests.len(), 4, "nothing else is read: {paths:?}");
+}
+
+#[test]
+fn named_node_that_is_not_ready_also_reads_every_node_to_count_its_zone() {
+    let server = server_with("request-shape-named-unknown", &incident());
     let result = live(&server, &["plan", "worker-3", "--now", NOW]);
     assert_eq!(result.code, 0, "{}", result.stderr);
     let requests = server.requests();
     let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
     assert_eq!(lists(&requests, "/api/v1/nodes/worker-3").len(), 1, "{paths:?}");
-    assert!(lists(&requests, "/api/v1/nodes").is_empty(), "no node LIST for a named node: {paths:?}");
-    let pods = lists(&requests, "/api/v1/pods");
-    assert_eq!(pods.len(), 1, "{paths:?}");
-    assert_eq!(pods[0].param("fieldSelector"), "spec.nodeName=worker-3");
-    // From the watch cache: resourceVersion=0, no limit (a limited read would go to etcd).
-    assert_eq!((pods[0].param("resourceVersion"), pods[0].param("limit")), ("0", ""));
-    assert_eq!(pods[0].param("resourceVersionMatch"), "NotOlderThan");
-    assert_eq!(lists(&requests, "/api/v1/nodes/worker-3")[0].param("resourceVersion"), "0");
-    assert_eq!(
-        lists(&requests, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager").len(),
-        1
-    );
-    assert_eq!(requests.len(), 3, "nothing else is read: {paths:?}");
+    assert_eq!(lists(&requests, "/api/v1/nodes").len(), 1, "one node LIST: {paths:?}");
+    assert_eq!(lists(&requests, "/api/v1/pods").len(), 1, "{paths:?}");
+    assert_eq!(lists(&requests, "/version").len(), 1, "the controller's defaults: {paths:?}");
+    assert_eq!(requests.len(), 6, "nothing else is read: {paths:?}");
 }
 
 #[test]

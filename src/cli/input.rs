@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
@@ -21,8 +22,12 @@ pub struct Loaded {
     pub origin: String,
     /// How a live cluster answered (`watch-cache` or `quorum`); `None` for a dump.
     pub read: Option<&'static str>,
-    /// What a dump says about node health; `None` when not read.
+    /// What the input says about node health; `None` when not read.
     pub health: Option<Result<Health, DumpError>>,
+    /// The server's minor version, when read from a live cluster (a dump does not say).
+    pub minor: Option<u32>,
+    /// What a live read lacks because RBAC denied it, as a warning to print after the answer.
+    pub lacks: Option<String>,
 }
 
 /// What to read from the cluster.
@@ -35,8 +40,11 @@ pub enum Want<'a> {
 
 /// Reads the snapshot the flags name. Returns it with the namespace `explain` looks in: `-n`, else
 /// the kubeconfig context's (live) or `default` (a dump).
-pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
-    let Some(path) = args.file.as_deref() else { return load_live(args, want) };
+///
+/// A live read also reads what the node lifecycle controller reads; every node's health only when a
+/// node read is `unsettled` (it may be tainted or held back).
+pub fn load(args: &InputArgs, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
+    let Some(path) = args.file.as_deref() else { return load_live(args, want, unsettled) };
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
     // `plan` predicts the node lifecycle controller; both say which pods are stuck terminating.
     let then = |bytes: &[u8]| Some(read_health(bytes));
@@ -68,10 +76,10 @@ pub fn load(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
     };
-    Ok((Loaded { snapshot, origin, read: None, health }, namespace.to_owned()))
+    Ok((Loaded { snapshot, origin, read: None, health, minor: None, lacks: None }, namespace.to_owned()))
 }
 
-fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
+fn load_live(args: &InputArgs, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
     let options: ConnectOptions = args.cluster.options();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -82,14 +90,14 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
         if args.quorum_read {
             connection.read = cluster::ReadFrom::Quorum;
         }
-        let (snapshot, namespace) = match want {
+        let ((snapshot, live), namespace) = match want {
             Want::Nodes(selection) => {
-                (cluster::read_snapshot(&connection, selection).await?, connection.default_namespace.clone())
+                (cluster::read_snapshot(&connection, selection, unsettled).await?, connection.default_namespace.clone())
             }
             Want::Pod(given, pod) => {
                 let namespace = given.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
-                match cluster::read_pod(&connection, &namespace, pod).await {
-                    Ok(snapshot) => (snapshot, namespace),
+                match cluster::read_pod(&connection, &namespace, pod, unsettled).await {
+                    Ok(read) => (read, namespace),
                     Err(error @ cluster::ClusterError::PodNotFound(_)) => {
                         let elsewhere = cluster::snapshot::namespaces_with_pod(&connection, pod).await;
                         let source = if given.is_some() { Source::Flag } else { Source::Context };
@@ -101,7 +109,10 @@ fn load_live(args: &InputArgs, want: Want<'_>) -> Result<(Loaded, String)> {
             }
         };
         let read = Some(connection.read.as_str());
-        Ok((Loaded { snapshot, origin: connection.server.clone(), read, health: None }, namespace))
+        let LiveHealth { health, minor, lacks } = live;
+        let loaded =
+            Loaded { snapshot, origin: connection.server.clone(), read, health: Some(Ok(health)), minor, lacks };
+        Ok((loaded, namespace))
     })
 }
 

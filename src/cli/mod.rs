@@ -211,27 +211,30 @@ pub struct PlanArgs {
 }
 
 /// kube-controller-manager's node lifecycle flags, as it names them (contract §5), for the
-/// prediction of the taints it adds. The defaults are those of Kubernetes 1.29.
+/// prediction of the taints it adds. Unset unless given: the defaults are those of the server's
+/// version (a live cluster's `/version`; Kubernetes 1.29 for a dump), and a flag given always wins.
 #[derive(Args, Debug, Clone)]
 pub struct LifecycleArgs {
-    /// Silence after which the controller marks a node Ready=Unknown.
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "40s", help_heading = "Node lifecycle")]
-    pub node_monitor_grace_period: std::time::Duration,
-    /// The controller's node health pass period.
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "5s", help_heading = "Node lifecycle")]
-    pub node_monitor_period: std::time::Duration,
-    /// Nodes tainted per second per zone while the zone is healthy.
-    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0.1", help_heading = "Node lifecycle")]
-    pub node_eviction_rate: f32,
-    /// Nodes tainted per second in a large partially disrupted zone.
-    #[arg(long, value_name = "RATE", value_parser = parse_rate, default_value = "0.01", help_heading = "Node lifecycle")]
-    pub secondary_node_eviction_rate: f32,
-    /// The fraction of not-ready nodes that makes a zone partially disrupted.
-    #[arg(long, value_name = "FRACTION", value_parser = parse_rate, default_value = "0.55", help_heading = "Node lifecycle")]
-    pub unhealthy_zone_threshold: f32,
-    /// A zone with more nodes than this is large (tainted at the secondary rate when disrupted).
-    #[arg(long, value_name = "NODES", default_value = "50", help_heading = "Node lifecycle")]
-    pub large_cluster_size_threshold: u32,
+    /// Silence after which the controller marks a node Ready=Unknown [default: 40s before
+    /// Kubernetes 1.32, 50s from 1.32; a dump: 40s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Node lifecycle")]
+    pub node_monitor_grace_period: Option<std::time::Duration>,
+    /// The controller's node health pass period [default: 5s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Node lifecycle")]
+    pub node_monitor_period: Option<std::time::Duration>,
+    /// Nodes tainted per second per zone while the zone is healthy [default: 0.1].
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, help_heading = "Node lifecycle")]
+    pub node_eviction_rate: Option<f32>,
+    /// Nodes tainted per second in a large partially disrupted zone [default: 0.01].
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, help_heading = "Node lifecycle")]
+    pub secondary_node_eviction_rate: Option<f32>,
+    /// The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55].
+    #[arg(long, value_name = "FRACTION", value_parser = parse_rate, help_heading = "Node lifecycle")]
+    pub unhealthy_zone_threshold: Option<f32>,
+    /// A zone with more nodes than this is large (tainted at the secondary rate when disrupted)
+    /// [default: 50].
+    #[arg(long, value_name = "NODES", help_heading = "Node lifecycle")]
+    pub large_cluster_size_threshold: Option<u32>,
     /// A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent
     /// (kubelets renew every 10s).
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "12s", help_heading = "Node lifecycle")]
@@ -240,31 +243,40 @@ pub struct LifecycleArgs {
 
 impl Default for LifecycleArgs {
     fn default() -> Self {
-        let flags = Flags::defaults_for(29);
         Self {
-            node_monitor_grace_period: flags.node_monitor_grace_period,
-            node_monitor_period: flags.node_monitor_period,
-            node_eviction_rate: flags.node_eviction_rate,
-            secondary_node_eviction_rate: flags.secondary_node_eviction_rate,
-            unhealthy_zone_threshold: flags.unhealthy_zone_threshold,
-            large_cluster_size_threshold: flags.large_cluster_size_threshold,
+            node_monitor_grace_period: None,
+            node_monitor_period: None,
+            node_eviction_rate: None,
+            secondary_node_eviction_rate: None,
+            unhealthy_zone_threshold: None,
+            large_cluster_size_threshold: None,
             silent_after: std::time::Duration::from_secs(12),
         }
     }
 }
 
+/// The Kubernetes minor version whose controller defaults apply when the server's is not known (a
+/// dump, or a `/version` that could not be read).
+pub const DEFAULT_MINOR: u32 = 29;
+
 impl LifecycleArgs {
-    /// The controller's flags these name.
+    /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`
+    /// (1.29 when `None`).
     #[must_use]
-    pub fn flags(&self) -> Flags {
+    pub fn flags(&self, minor: Option<u32>) -> Flags {
+        let defaults = Flags::defaults_for(minor.unwrap_or(DEFAULT_MINOR));
         Flags {
-            node_monitor_period: self.node_monitor_period,
-            node_monitor_grace_period: self.node_monitor_grace_period,
-            node_eviction_rate: self.node_eviction_rate,
-            secondary_node_eviction_rate: self.secondary_node_eviction_rate,
-            unhealthy_zone_threshold: self.unhealthy_zone_threshold,
-            large_cluster_size_threshold: self.large_cluster_size_threshold,
-            ..Flags::defaults_for(29)
+            node_monitor_period: self.node_monitor_period.unwrap_or(defaults.node_monitor_period),
+            node_monitor_grace_period: self.node_monitor_grace_period.unwrap_or(defaults.node_monitor_grace_period),
+            node_eviction_rate: self.node_eviction_rate.unwrap_or(defaults.node_eviction_rate),
+            secondary_node_eviction_rate: self
+                .secondary_node_eviction_rate
+                .unwrap_or(defaults.secondary_node_eviction_rate),
+            unhealthy_zone_threshold: self.unhealthy_zone_threshold.unwrap_or(defaults.unhealthy_zone_threshold),
+            large_cluster_size_threshold: self
+                .large_cluster_size_threshold
+                .unwrap_or(defaults.large_cluster_size_threshold),
+            ..defaults
         }
     }
 }
@@ -295,6 +307,8 @@ pub struct ExplainArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
     pub output: ExplainFormat,
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `run -o`.
@@ -356,6 +370,9 @@ pub struct RunArgs {
     /// Serve /metrics, /healthz and /readyz on this address (`:8080`, `127.0.0.1:9100`); off when unset.
     #[arg(long, value_name = "ADDRESS", value_parser = crate::metrics::server::parse_bind_address, help_heading = "In-cluster")]
     pub metrics_bind_address: Option<std::net::SocketAddr>,
+    /// The node lifecycle controller's flags, for the unhealthy nodes' expected taint windows.
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `run --log-format`.
@@ -605,14 +622,17 @@ mod tests {
     }
 
     #[test]
-    fn node_lifecycle_flags_default_to_kubernetes_1_29_and_parse_as_the_controller_spells_them() {
+    fn node_lifecycle_flags_default_by_server_version_and_parse_as_the_controller_spells_them() {
         let parse = |extra: &[&str]| {
             let cli = Cli::try_parse_from([&["kubectl-taint_evict", "plan", "-f", "d.json"][..], extra].concat())
                 .expect("parses");
             let Command::Plan(args) = cli.command else { panic!("plan") };
             args.lifecycle
         };
-        assert_eq!(parse(&[]).flags(), Flags::defaults_for(29));
+        assert_eq!(parse(&[]).flags(None), Flags::defaults_for(29));
+        assert_eq!(parse(&[]).flags(Some(32)), Flags::defaults_for(32), "the server's version sets the defaults");
+        let given = parse(&["--node-monitor-grace-period=40s"]).flags(Some(33));
+        assert_eq!(given.node_monitor_grace_period, std::time::Duration::from_secs(40), "a flag given wins");
         let given = parse(&[
             "--node-monitor-grace-period=50s",
             "--node-monitor-period",
@@ -623,7 +643,7 @@ mod tests {
             "--large-cluster-size-threshold=10",
             "--silent-after=5s",
         ]);
-        let flags = given.flags();
+        let flags = given.flags(Some(33));
         assert_eq!(flags.node_monitor_grace_period, std::time::Duration::from_secs(50));
         assert_eq!(flags.node_monitor_period, std::time::Duration::from_secs(2));
         assert_eq!(

@@ -5,22 +5,21 @@ use std::io::{BufWriter, Write};
 
 use crate::engine::explain::explain as match_taints;
 use crate::engine::lifecycle::{
-    Flags, NodeHealth, Observation, Prediction, ZoneKey, mark_stuck, predict, show_in_plan, unsettled,
+    NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, mark_stuck, predict, show_in_plan, unsettled,
 };
 use crate::engine::model::Taint;
 use crate::engine::replay::{Snapshot, WhatIf, replay};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
-use crate::output::explain::{Explanation, render_json, render_text, render_yaml};
+use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::human::printable;
 use crate::output::{OutputFormat, View, render_plan_view};
 use crate::selector::Selector;
-use crate::source::file::DumpError;
-use crate::source::lifecycle::{Health, NODE_LEASE_NAMESPACE};
+use crate::source::lifecycle::NODE_LEASE_NAMESPACE;
 
-use super::input::{Source, Want, load, now, pod_hint};
-use super::{ExplainArgs, ExplainFormat, PlanArgs, terminal};
+use super::input::{Loaded, Source, Want, load, now, pod_hint};
+use super::{ExplainArgs, ExplainFormat, LifecycleArgs, PlanArgs, terminal};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
@@ -120,12 +119,8 @@ const MAX_UNSETTLED: usize = 200;
 
 /// The node lifecycle controller's prediction over what a dump says of node health, with a warning
 /// for what the dump lacks (or why it could not be read).
-fn foresee(
-    health: Option<std::result::Result<Health, DumpError>>,
-    now: Timestamp,
-    args: &PlanArgs,
-) -> Option<Foreseen> {
-    let health = match health? {
+fn foresee(loaded: &mut Loaded, live: bool, now: Timestamp, lifecycle: &LifecycleArgs) -> Option<Foreseen> {
+    let health = match loaded.health.take()? {
         Ok(health) => health,
         Err(error) => {
             eprintln!("warning: node health not predicted: {}", printable(&error.to_string()));
@@ -136,13 +131,17 @@ fn foresee(
     if health.nodes.iter().all(|node| node.ready.is_none()) {
         return None;
     }
-    let lacks = (health.node_leases == 0 && !health.nodes.is_empty()).then(|| {
-        format!(
-            "the dump has no Leases of namespace \"{NODE_LEASE_NAMESPACE}\": a silent kubelet is seen only once its \
-             node is Ready=Unknown (dump with `kubectl get nodes,pods,leases -A -o json`)"
-        )
-    });
-    let observation = health.observe(now, args.lifecycle.flags(), args.lifecycle.silent_after);
+    let lacks = if live {
+        loaded.lacks.take()
+    } else {
+        (health.node_leases == 0 && !health.nodes.is_empty()).then(|| {
+            format!(
+                "the dump has no Leases of namespace \"{NODE_LEASE_NAMESPACE}\": a silent kubelet is seen only once \
+                 its node is Ready=Unknown (dump with `kubectl get nodes,pods,leases -A -o json`)"
+            )
+        })
+    };
+    let observation = health.observe(now, lifecycle.flags(loaded.minor), lifecycle.silent_after);
     // A healthy cluster (the usual case) is answered without the prediction's search; a cluster
     // where too many nodes fail at once is answered without it too, and says so.
     let prediction = match unsettled(&observation) {
@@ -226,7 +225,10 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
         (None, false) => NodeSelection::Named(args.nodes.clone()),
         (None, true) => NodeSelection::Tainted,
     };
-    let (mut loaded, _) = load(&args.input, Want::Nodes(&selection))?;
+    let now = now(&args.input);
+    let silent_after = args.lifecycle.silent_after;
+    let unsettled = move |node: &NodeHealth| is_unsettled(node, now, silent_after);
+    let (mut loaded, _) = load(&args.input, Want::Nodes(&selection), &unsettled)?;
     let from_dump = args.input.file.is_some();
     if from_dump && loaded.snapshot.nodes.is_empty() {
         return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
@@ -234,8 +236,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     if from_dump {
         check_unique(&loaded.snapshot, &loaded.origin)?;
     }
-    let now = now(&args.input);
-    let lifecycle = foresee(loaded.health.take(), now, args);
+    let lifecycle = foresee(&mut loaded, !from_dump, now, &args.lifecycle);
     let foreseen: HashSet<&str> = lifecycle.as_ref().map_or_else(HashSet::new, |lifecycle| {
         let nodes = lifecycle.prediction.iter().flat_map(|p| &p.nodes);
         nodes.filter(|n| n.taint.is_some() || n.held.is_some()).map(|n| n.name.as_str()).collect()
@@ -260,7 +261,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     {
         show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, prediction);
     }
-    let grace = args.lifecycle.flags().node_monitor_grace_period;
+    let grace = args.lifecycle.flags(loaded.minor).node_monitor_grace_period;
     match &lifecycle {
         Some(lifecycle) => mark_stuck(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, grace),
         None => mark_stuck(&mut plan, &loaded.snapshot, &taints_only(&loaded.snapshot), grace),
@@ -289,10 +290,16 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
 
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainArgs) -> Result<()> {
-    let (loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod))?;
-    if args.input.file.is_some() {
+    let now = now(&args.input);
+    let silent_after = args.lifecycle.silent_after;
+    let unsettled = move |node: &NodeHealth| is_unsettled(node, now, silent_after);
+    let (mut loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod), &unsettled)?;
+    let from_dump = args.input.file.is_some();
+    if from_dump {
         check_unique(&loaded.snapshot, &loaded.origin)?;
     }
+    let flags = args.lifecycle.flags(loaded.minor);
+    let lifecycle = foresee(&mut loaded, !from_dump, now, &args.lifecycle);
     let snapshot = &loaded.snapshot;
     let pod_name = format!("{namespace}/{}", args.pod);
     let pod =
@@ -317,15 +324,16 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         .iter()
         .position(|n| n.name == node_name)
         .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: loaded.origin.clone() })?;
-    let now = now(&args.input);
     let mut plan = replay(snapshot, &[node], &args.input.what_if(), now);
-    // explain takes no node lifecycle flags: a silent node is judged by 1.29's default grace.
-    let grace = Flags::defaults_for(29).node_monitor_grace_period;
-    match &loaded.health {
-        Some(Ok(health)) if health.nodes.iter().any(|node| node.ready.is_some()) => {
-            mark_stuck(&mut plan, snapshot, &health.nodes, grace);
-        }
-        _ => mark_stuck(&mut plan, snapshot, &taints_only(snapshot), grace),
+    if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
+        && let Some(prediction) = &lifecycle.prediction
+    {
+        show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
+    }
+    let grace = flags.node_monitor_grace_period;
+    match &lifecycle {
+        Some(lifecycle) => mark_stuck(&mut plan, snapshot, &lifecycle.observation.nodes, grace),
+        None => mark_stuck(&mut plan, snapshot, &taints_only(snapshot), grace),
     }
     let node_plan = &plan.nodes[0];
     let pod_plan =
@@ -335,8 +343,26 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         Tolerance::Tolerated(window) if !node_plan.taints.is_empty() => Some(window),
         _ => None,
     };
-    let explanation =
-        Explanation { now, node: &node_name, tolerations: &pod.pod.tolerations, plan: pod_plan, matches, window };
+    let before_taint = node_plan.lifecycle.as_ref().map(|node| {
+        let zone = lifecycle
+            .as_ref()
+            .and_then(|l| l.prediction.as_ref())
+            .and_then(|p| p.zones.iter().find(|z| z.zone == node.forecast.zone).cloned());
+        let predicted = node.forecast.taint.map(|taint| {
+            let predicted = Taint::new(taint.key.key(), "", crate::engine::model::Effect::NoExecute);
+            match_taints(&[predicted], &pod.pod.tolerations).remove(0).used
+        });
+        BeforeTaint { node, zone, flags, used: predicted.flatten() }
+    });
+    let explanation = Explanation {
+        now,
+        node: &node_name,
+        tolerations: &pod.pod.tolerations,
+        plan: pod_plan,
+        matches,
+        window,
+        before_taint,
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.output {
         ExplainFormat::Text => render_text(&explanation, &mut out)?,
@@ -344,5 +370,8 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,
     }
     out.flush()?;
+    if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
+        eprintln!("warning: {lacks}");
+    }
     Ok(())
 }

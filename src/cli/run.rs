@@ -9,6 +9,7 @@ use tokio::sync::{mpsc, watch as channel};
 use super::{LogFormat, RunArgs, RunFormat};
 use crate::cluster;
 use crate::cluster::evict::KubeEvictor;
+use crate::cluster::foresight;
 use crate::cluster::lease::{self, ElectionConfig, KubeLock};
 use crate::cluster::watch::{self, NodeScope};
 use crate::engine::report::{Report, RunEvent};
@@ -190,6 +191,38 @@ async fn election(
     Ok((Leadership::elected(leading_rx), Some(task)))
 }
 
+/// Starts reporting the unhealthy nodes not yet tainted, with their expected taint windows (the node
+/// lifecycle controller's, predicted as `plan` does; `run` never taints nodes).
+async fn foresee(
+    args: &RunArgs,
+    connection: &cluster::Connection,
+    report: &mpsc::UnboundedSender<Report>,
+    clock: crate::runtime::Clock,
+) -> Result<()> {
+    let (minor, controller, leases) = tokio::join!(
+        cluster::snapshot::read_server_minor(connection),
+        cluster::snapshot::read_controller_health(connection),
+        cluster::snapshot::node_leases_readable(connection),
+    );
+    if let Err(message) = &leases {
+        let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message: message.clone() } });
+    }
+    let shown = match (&args.selector, args.nodes.is_empty()) {
+        (Some(selector), _) => foresight::Shown::Labels(selector.clone()),
+        (None, false) => foresight::Shown::Named(args.nodes.clone()),
+        (None, true) => foresight::Shown::All,
+    };
+    let settings = foresight::Settings {
+        flags: args.lifecycle.flags(minor),
+        silent_after: args.lifecycle.silent_after,
+        controller: controller?,
+        leases: leases.is_ok(),
+        shown,
+    };
+    foresight::spawn(&connection.client, settings, report.clone(), clock);
+    Ok(())
+}
+
 async fn enforce(args: &RunArgs) -> Result<()> {
     if args.election.leader_elect {
         args.election.check().map_err(Error::Usage)?;
@@ -234,6 +267,7 @@ async fn enforce(args: &RunArgs) -> Result<()> {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
+    foresee(args, &connection, &report_tx, clock).await?;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &connection, clock, &report_tx, &metrics, stop_rx).await?;
     let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock, metrics.clone());

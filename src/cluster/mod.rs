@@ -10,6 +10,7 @@ pub mod client;
 pub mod convert;
 pub mod error;
 pub mod evict;
+pub mod foresight;
 pub mod lease;
 pub mod pod_watch;
 pub mod pushback;

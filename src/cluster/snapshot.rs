@@ -3,7 +3,11 @@
 //! - named nodes: one GET per node and one LIST of pods per node (`fieldSelector=spec.nodeName=NODE`);
 //! - `-l` or no node: one LIST of nodes (label selector server-side), then the pods of the selected
 //!   nodes: per node, or one cluster-wide LIST (`spec.nodeName!=`) when more than a handful;
-//! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart).
+//! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart);
+//! - what the node lifecycle controller reads, beside those: one LIST of the node Leases in
+//!   `kube-node-lease` (a 403 is a warning: the prediction then rests on Ready conditions); when a
+//!   selected node may be tainted, one LIST of every node (zones are counted) and `GET /version`
+//!   (the controller's defaults depend on it), beside the pod reads.
 //!
 //! Reads come from the API server's watch cache (`resourceVersion=0`, unlimited, as informers' first
 //! lists) unless a quorum read is asked for ([`ReadFrom`]), which is paged (`limit`/`continue`); a
@@ -14,10 +18,14 @@ use kube::api::{GetParams, ListParams};
 use kube::core::Request;
 
 use super::{ClusterError, Connection, ReadFrom};
+use crate::engine::lifecycle::{ControllerLease, NodeHealth};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::selector::Selector;
-use crate::source::file::{CONTROLLER_LEASE, Page, read_object, read_page};
+use crate::source::file::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
+use crate::source::lifecycle::{
+    Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
+};
 
 /// Objects per LIST page (client-go's default).
 pub const PAGE_SIZE: u32 = 500;
@@ -59,6 +67,18 @@ impl Connection {
 
     /// GETs one object; `Ok(None)` on 404.
     async fn get(&self, path: &str, name: &str, kind: &str, resource: &str) -> Result<Option<Snapshot>, ClusterError> {
+        Ok(self.get_read(path, name, kind, resource, |_| Ok(())).await?.map(|(snapshot, ())| snapshot))
+    }
+
+    /// GETs one object and reads its answer a second way too (`also`); `Ok(None)` on 404.
+    async fn get_read<T>(
+        &self,
+        path: &str,
+        name: &str,
+        kind: &str,
+        resource: &str,
+        also: impl FnOnce(&[u8]) -> Result<T, DumpError>,
+    ) -> Result<Option<(Snapshot, T)>, ClusterError> {
         let params = match self.read {
             ReadFrom::Cache => GetParams::any(),
             ReadFrom::Quorum => GetParams::default(),
@@ -70,7 +90,8 @@ impl Connection {
             .map_err(|_| ClusterError::InvalidName { kind: kind.to_owned(), name: name.to_owned() })?;
         match self.send(request, "get", resource).await {
             Ok(body) => {
-                read_object(body.as_bytes(), kind).map(Some).map_err(|e| self.decode("get", resource, &body, &e))
+                let read = read_object(body.as_bytes(), kind).and_then(|object| Ok((object, also(body.as_bytes())?)));
+                read.map(Some).map_err(|e| self.decode("get", resource, &body, &e))
             }
             Err(ClusterError::ApiFailed { code: 404, .. }) => Ok(None),
             Err(e) => Err(e),
@@ -79,6 +100,18 @@ impl Connection {
 
     /// LISTs every page.
     async fn list(&self, path: &str, params: ListParams, kind: &str, resource: &str) -> Result<Snapshot, ClusterError> {
+        self.list_read(path, params, kind, resource, |_| Ok(())).await
+    }
+
+    /// LISTs every page, and reads each a second way too (`also`).
+    async fn list_read(
+        &self,
+        path: &str,
+        params: ListParams,
+        kind: &str,
+        resource: &str,
+        mut also: impl FnMut(&[u8]) -> Result<(), DumpError>,
+    ) -> Result<Snapshot, ClusterError> {
         let mut snapshot = Snapshot::default();
         // The watch cache serves a read at resourceVersion=0 only without a limit (kube leaves the
         // version out of a limited one, as client-go does, since servers before 1.31 ignore the limit).
@@ -92,8 +125,9 @@ impl Connection {
             // (selectors and tokens are URL-encoded).
             let request = Request::new(path).list(&params).expect("a valid LIST request");
             let body = self.send(request, "list", resource).await?;
-            let Page { snapshot: page, continue_token } =
-                read_page(body.as_bytes(), kind).map_err(|e| self.decode("list", resource, &body, &e))?;
+            let Page { snapshot: page, continue_token } = read_page(body.as_bytes(), kind)
+                .and_then(|page| also(body.as_bytes()).map(|()| page))
+                .map_err(|e| self.decode("list", resource, &body, &e))?;
             snapshot.merge(page);
             match continue_token {
                 Some(token) => params = params.continue_token(&token),
@@ -104,13 +138,7 @@ impl Connection {
 
     /// The error for an answer that did not read: not an API server's when it is not a JSON object
     /// (a web server's page), else a field of the wrong shape.
-    fn decode(
-        &self,
-        verb: &'static str,
-        resource: &str,
-        body: &str,
-        error: &crate::source::file::DumpError,
-    ) -> ClusterError {
+    fn decode(&self, verb: &'static str, resource: &str, body: &str, error: &DumpError) -> ClusterError {
         if !body.trim_start().starts_with('{') {
             return ClusterError::NotAnApiServer {
                 server: self.server.clone(),
@@ -123,13 +151,53 @@ impl Connection {
     }
 
     /// The controller manager's Lease; `None` when it is absent or RBAC hides it.
-    async fn controller_lease(&self) -> Result<Option<Snapshot>, ClusterError> {
+    async fn controller_lease(&self) -> Result<Option<(Snapshot, ControllerLease)>, ClusterError> {
         let (namespace, name) = CONTROLLER_LEASE;
         let path = format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases");
-        match self.get(&path, name, "Lease", "leases in kube-system").await {
+        match self.get_read(&path, name, "Lease", "leases in kube-system", read_controller_lease).await {
             Err(ClusterError::Forbidden { .. }) => Ok(None),
             other => other,
         }
+    }
+
+    /// Every node Lease's last renewal (one LIST in `kube-node-lease`); `Ok(Err(message))` when RBAC
+    /// denies it: the answer then lacks what that message says.
+    async fn node_leases(&self) -> Result<Result<Vec<(String, Option<Timestamp>)>, String>, ClusterError> {
+        let path = format!("/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases");
+        let resource = format!("leases in namespace \"{NODE_LEASE_NAMESPACE}\"");
+        let mut renewals = Vec::new();
+        let read = self.list_read(&path, ListParams::default(), "Lease", &resource, |page| {
+            renewals.extend(read_lease_renewals(page)?);
+            Ok(())
+        });
+        match read.await {
+            Ok(_) => Ok(Ok(renewals)),
+            Err(ClusterError::Forbidden { .. }) => Ok(Err(format!(
+                "cannot list leases in namespace \"{NODE_LEASE_NAMESPACE}\" (forbidden): a silent kubelet is seen \
+                 only once its node is Ready=Unknown (grant list on leases there: deploy/rbac-plan.yaml)"
+            ))),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// The server's minor version (`GET /version`), for the controller's defaults; `None` when it
+    /// cannot be read or says none.
+    async fn server_minor(&self) -> Option<u32> {
+        let request = http::Request::get("/version").body(Vec::new()).ok()?;
+        let body = self.send(request, "get", "the server version").await.ok()?;
+        let version: serde_json::Value = serde_json::from_str(&body).ok()?;
+        minor_version(&version)
+    }
+
+    /// Every node's health (one LIST of nodes), for counting zones.
+    async fn all_node_health(&self) -> Result<Vec<NodeHealth>, ClusterError> {
+        let mut nodes = Vec::new();
+        self.list_read("/api/v1/nodes", ListParams::default(), "Node", "nodes", |page| {
+            nodes.extend(read_health_page(page, "Node")?.nodes);
+            Ok(())
+        })
+        .await?;
+        Ok(nodes)
     }
 
     async fn pods_on(&self, nodes: &[String]) -> Result<Snapshot, ClusterError> {
@@ -154,16 +222,58 @@ impl Connection {
     }
 }
 
-/// Reads the nodes `selection` names, their pods and the controller Lease.
-pub async fn read_snapshot(connection: &Connection, selection: &NodeSelection) -> Result<Snapshot, ClusterError> {
-    let lease = connection.controller_lease();
+/// What a live read says of node health (contract §5), beside its snapshot.
+#[derive(Debug, Default)]
+pub struct LiveHealth {
+    /// The health of the nodes read: every node of the cluster when some selected node may be
+    /// tainted (zones are counted), else only the selected ones; Lease renewals and the controller
+    /// Lease applied.
+    pub health: Health,
+    /// The server's minor version (`GET /version`), when it could be read.
+    pub minor: Option<u32>,
+    /// What the answer lacks because RBAC denied a read, as a warning to print.
+    pub lacks: Option<String>,
+}
+
+/// Whether a node may be tainted or held back by the node lifecycle controller (not `Ready=True`,
+/// or silent): only then are every node's health and its pods read. The caller knows `now` and the
+/// flags.
+pub type Unsettled<'a> = &'a (dyn Fn(&NodeHealth) -> bool + Sync);
+
+/// The controller Lease's answer (with its snapshot part) and the node Leases' renewals (or what
+/// their answer lacks).
+type HealthReads = (Option<(Snapshot, ControllerLease)>, Result<Vec<(String, Option<Timestamp>)>, String>);
+
+/// The health reads that go beside the node reads: the controller Lease and the node Leases, at once.
+/// The server version is read only when a node is unsettled (beside the pod reads): only the
+/// prediction and the silence of a kubelet depend on its defaults.
+async fn health_reads(connection: &Connection) -> Result<HealthReads, ClusterError> {
+    let (controller, leases) = tokio::join!(connection.controller_lease(), connection.node_leases());
+    Ok((controller?, leases?))
+}
+
+/// The server's minor version when `needed`.
+async fn minor_if(connection: &Connection, needed: bool) -> Option<u32> {
+    if needed { connection.server_minor().await } else { None }
+}
+
+/// Reads the nodes `selection` names, their pods, and what the node lifecycle controller reads (the
+/// controller Lease, the node Leases, the server version; every node when a selected one is
+/// `unsettled`). Without a node or `-l`, the nodes kept are those with a NoExecute taint and those
+/// `unsettled`.
+pub async fn read_snapshot(
+    connection: &Connection,
+    selection: &NodeSelection,
+    unsettled: Unsettled<'_>,
+) -> Result<(Snapshot, LiveHealth), ClusterError> {
     let nodes = async {
-        match selection {
+        let mut health = Vec::new();
+        let snapshot = match selection {
             NodeSelection::Named(names) => {
-                let found: Vec<Snapshot> = stream::iter(names)
+                let found: Vec<(Snapshot, NodeHealth)> = stream::iter(names)
                     .map(|name| async move {
                         connection
-                            .get("/api/v1/nodes", name, "Node", "nodes")
+                            .get_read("/api/v1/nodes", name, "Node", "nodes", read_node_health)
                             .await?
                             .ok_or_else(|| ClusterError::NodeNotFound(name.clone()))
                     })
@@ -171,46 +281,114 @@ pub async fn read_snapshot(connection: &Connection, selection: &NodeSelection) -
                     .try_collect()
                     .await?;
                 let mut snapshot = Snapshot::default();
-                found.into_iter().for_each(|node| snapshot.merge(node));
-                Ok(snapshot)
+                for (node, node_health) in found {
+                    snapshot.merge(node);
+                    health.push(node_health);
+                }
+                snapshot
             }
             NodeSelection::Labels(selector) => {
-                connection.list("/api/v1/nodes", ListParams::default().labels(selector.as_str()), "Node", "nodes").await
+                let params = ListParams::default().labels(selector.as_str());
+                connection
+                    .list_read("/api/v1/nodes", params, "Node", "nodes", |page| {
+                        health.extend(read_health_page(page, "Node")?.nodes);
+                        Ok(())
+                    })
+                    .await?
             }
             NodeSelection::Tainted => {
-                let mut all = connection.list("/api/v1/nodes", ListParams::default(), "Node", "nodes").await?;
-                all.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()));
-                Ok(all)
+                connection
+                    .list_read("/api/v1/nodes", ListParams::default(), "Node", "nodes", |page| {
+                        health.extend(read_health_page(page, "Node")?.nodes);
+                        Ok(())
+                    })
+                    .await?
             }
-        }
+        };
+        Ok::<_, ClusterError>((snapshot, health))
     };
-    let (lease, nodes) = tokio::join!(lease, nodes);
-    let mut snapshot = nodes?;
-    let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
-    snapshot.merge(connection.pods_on(&names).await?);
-    if let Some(lease) = lease? {
-        snapshot.merge(lease);
+    let (reads, nodes) = tokio::join!(health_reads(connection), nodes);
+    // The nodes' answer first: their failure is the one to report (the Leases are extras).
+    let (mut snapshot, nodes) = nodes?;
+    let (controller, leases) = reads?;
+    let renewals = leases.as_deref().unwrap_or_default();
+    let mut health = Health { nodes, ..Health::default() };
+    health.apply_lease_renewals(renewals);
+    let complete = matches!(selection, NodeSelection::Tainted);
+    if complete {
+        let keep: std::collections::HashSet<&str> =
+            health.nodes.iter().filter(|node| unsettled(node)).map(|node| node.name.as_str()).collect();
+        snapshot.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()) || keep.contains(n.name.as_str()));
     }
-    Ok(snapshot)
+    let any_unsettled = health.nodes.iter().any(unsettled);
+    let everyone = !complete && any_unsettled;
+    let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
+    let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
+    let (pods, all_nodes, minor) =
+        tokio::join!(connection.pods_on(&names), all_nodes, minor_if(connection, any_unsettled));
+    snapshot.merge(pods?);
+    if let Some(nodes) = all_nodes? {
+        health.nodes = nodes;
+        health.apply_lease_renewals(renewals);
+    }
+    if let Some((lease, lease_health)) = controller {
+        snapshot.merge(lease);
+        health.controller = Some(lease_health);
+    }
+    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err() }))
 }
 
-/// Reads one pod, its node and the controller Lease (what `explain` needs).
-pub async fn read_pod(connection: &Connection, namespace: &str, name: &str) -> Result<Snapshot, ClusterError> {
+/// Reads one pod, its node, and what the node lifecycle controller reads (as [`read_snapshot`]):
+/// what `explain` needs.
+pub async fn read_pod(
+    connection: &Connection,
+    namespace: &str,
+    name: &str,
+    unsettled: Unsettled<'_>,
+) -> Result<(Snapshot, LiveHealth), ClusterError> {
     let path = format!("/api/v1/namespaces/{namespace}/pods");
     let resource = format!("pods in namespace \"{namespace}\"");
-    let (pod, lease) = tokio::join!(connection.get(&path, name, "Pod", &resource), connection.controller_lease());
+    let (pod, reads) = tokio::join!(connection.get(&path, name, "Pod", &resource), health_reads(connection));
     let mut snapshot = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
+    let (controller, leases) = reads?;
+    let renewals = leases.as_deref().unwrap_or_default();
+    let mut health = Health::default();
+    let mut minor = None;
     if let Some(node) = snapshot.pods.first().and_then(|p| p.pod.node.clone()) {
-        let node = connection
-            .get("/api/v1/nodes", node.as_str(), "Node", "nodes")
+        let (node, node_health) = connection
+            .get_read("/api/v1/nodes", node.as_str(), "Node", "nodes", read_node_health)
             .await?
             .ok_or_else(|| ClusterError::NodeNotFound(node.to_string()))?;
         snapshot.merge(node);
+        health.nodes.push(node_health);
+        health.apply_lease_renewals(renewals);
+        if health.nodes.iter().any(unsettled) {
+            let (nodes, version) = tokio::join!(connection.all_node_health(), connection.server_minor());
+            health.nodes = nodes?;
+            health.apply_lease_renewals(renewals);
+            minor = version;
+        }
     }
-    if let Some(lease) = lease? {
+    if let Some((lease, lease_health)) = controller {
         snapshot.merge(lease);
+        health.controller = Some(lease_health);
     }
-    Ok(snapshot)
+    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err() }))
+}
+
+/// The minor version a `/version` answer names: `gitVersion`'s (`v1.32.4-gke.100`), else `minor`'s
+/// digits (`"29+"`).
+fn minor_version(version: &serde_json::Value) -> Option<u32> {
+    let from_git = version["gitVersion"].as_str().and_then(|git| {
+        let mut parts = git.trim_start_matches('v').split('.');
+        (parts.next()? == "1").then_some(())?;
+        let minor: String = parts.next()?.chars().take_while(char::is_ascii_digit).collect();
+        minor.parse().ok()
+    });
+    from_git.or_else(|| {
+        let minor: String = version["minor"].as_str()?.chars().take_while(char::is_ascii_digit).collect();
+        minor.parse().ok()
+    })
 }
 
 /// The namespaces that hold a pod named `name`, sorted (for `explain` to say where a pod it did not
@@ -226,10 +404,34 @@ pub async fn namespaces_with_pod(connection: &Connection, name: &str) -> Vec<Str
     namespaces
 }
 
+/// The server's minor version (`GET /version`), when it can be read.
+pub async fn read_server_minor(connection: &Connection) -> Option<u32> {
+    connection.server_minor().await
+}
+
+/// The controller manager Lease, when readable (absent, or hidden by RBAC: `None`).
+pub async fn read_controller_health(connection: &Connection) -> Result<Option<ControllerLease>, ClusterError> {
+    Ok(connection.controller_lease().await?.map(|(_, lease)| lease))
+}
+
+/// Whether the node Leases can be listed (a LIST of one); `Err` with the warning when RBAC denies it.
+pub async fn node_leases_readable(connection: &Connection) -> Result<(), String> {
+    let path = format!("/apis/coordination.k8s.io/v1/namespaces/{NODE_LEASE_NAMESPACE}/leases");
+    let resource = format!("leases in namespace \"{NODE_LEASE_NAMESPACE}\"");
+    let request = Request::new(&path).list(&ListParams::default().limit(1)).expect("a valid LIST request");
+    match connection.send(request, "list", &resource).await {
+        Err(ClusterError::Forbidden { .. }) => Err(format!(
+            "cannot list leases in namespace \"{NODE_LEASE_NAMESPACE}\" (forbidden): a silent kubelet is seen only \
+             once its node is Ready=Unknown (grant list and watch on leases there: deploy/rbac-run.yaml)"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The controller manager Lease's `acquireTime`, when readable: `run`'s start-up replay uses it as
 /// `plan` does.
 pub async fn read_controller_acquired(connection: &Connection) -> Result<Option<Timestamp>, ClusterError> {
-    Ok(connection.controller_lease().await?.and_then(|lease| lease.controller_acquired))
+    Ok(connection.controller_lease().await?.and_then(|(lease, _)| lease.controller_acquired))
 }
 
 /// How many `TaintManagerEviction` events another controller (the cluster's own) reported in the
@@ -285,4 +487,19 @@ pub async fn preflight(connection: &Connection) -> Result<(), ClusterError> {
         connection.send(request, "list", resource).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::minor_version;
+
+    #[test]
+    fn minor_version_is_read_from_git_version_else_minor() {
+        let read = |text: &str| minor_version(&serde_json::from_str(text).expect("JSON"));
+        assert_eq!(read(r#"{"major":"1","minor":"29","gitVersion":"v1.29.6"}"#), Some(29));
+        assert_eq!(read(r#"{"major":"1","minor":"32+","gitVersion":"v1.32.4-gke.1000"}"#), Some(32));
+        assert_eq!(read(r#"{"major":"1","minor":"31+"}"#), Some(31));
+        assert_eq!(read(r#"{"gitVersion":"v2.0.0"}"#), None);
+        assert_eq!(read("{}"), None);
+    }
 }

@@ -3,6 +3,7 @@
 //! Plain data, so the runtime can produce it and `output` can render it without either knowing the
 //! other.
 
+use super::lifecycle::NodeForecast;
 use super::model::PodRef;
 use super::queue::Work;
 use super::time::Timestamp;
@@ -93,6 +94,11 @@ pub enum RunEvent {
         /// When it was lost.
         since: Timestamp,
     },
+    /// The node lifecycle controller's expected action on a node changed: an unhealthy node not yet
+    /// tainted, with its predicted taint window or why the controller holds it back; or, with
+    /// neither, a node the controller no longer needs to act on (it recovered, or got its taint).
+    /// `run` never taints nodes: that stays the cluster's controller's job.
+    Foreseen(NodeForecast),
     /// Something the operator should know that is not about one pod.
     Warning {
         /// One line.

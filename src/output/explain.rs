@@ -5,11 +5,13 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::human::{countdown, printable_display as shown, rfc3339};
+use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
 use super::json::{API_VERSION, TaintDoc, basis_name, verdict_name};
+use super::table::{short_key, time_of_day};
 use crate::engine::explain::TaintMatch;
+use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Toleration};
-use crate::engine::replay::{PodPlan, Verdict};
+use crate::engine::replay::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Mismatch, TolerationWindow};
 
@@ -29,6 +31,97 @@ pub struct Explanation<'a> {
     /// The window the used tolerations give now (`None` when some taint is untolerated or there are
     /// no taints).
     pub window: Option<TolerationWindow>,
+    /// What the node lifecycle controller is expected to do to the node; `None` when not predicted.
+    pub before_taint: Option<BeforeTaint<'a>>,
+}
+
+/// The chain before a predicted taint: heartbeat, `Ready=Unknown`, the zone's queue, the taint, the
+/// toleration, the deletion (or why the controller holds the taint back).
+#[derive(Debug)]
+pub struct BeforeTaint<'a> {
+    /// The node's health and forecast.
+    pub node: &'a NodeLifecycle,
+    /// Its zone's state now.
+    pub zone: Option<ZoneForecast>,
+    /// The controller's flags the prediction used.
+    pub flags: Flags,
+    /// The toleration (index) that tolerates the predicted taint; `None` when none does.
+    pub used: Option<usize>,
+}
+
+impl BeforeTaint<'_> {
+    /// When the controller marks (or marked) the node `Ready=Unknown`: it queues the node one pass
+    /// after that, so about a monitor period before the earliest taint.
+    fn unknown_expected(&self) -> Option<Timestamp> {
+        let taint = self.node.forecast.taint?;
+        (taint.basis == Basis::LostHeartbeat && self.node.forecast.ready == Some(Ready::True))
+            .then(|| taint.earliest.add_nanos(-i64::try_from(self.flags.node_monitor_period.as_nanos()).unwrap_or(0)))
+    }
+}
+
+/// The chain's lines (without the heading).
+fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
+    let forecast = &b.node.forecast;
+    let mut lines = Vec::new();
+    let heartbeat = forecast.last_heartbeat.map_or_else(
+        || "none seen".to_owned(),
+        |at| format!("{} ({} ago)", rfc3339(at), countdown(Some(at), e.now).trim_start_matches("overdue by ")),
+    );
+    lines.push(format!("last heartbeat: {heartbeat}"));
+    let ready = forecast.ready.map_or("never posted", Ready::as_str);
+    match (forecast.ready, b.node.ready_since, b.unknown_expected()) {
+        (Some(Ready::True), _, Some(at)) => lines.push(format!(
+            "Ready=Unknown expected about {} ({} of silence after the controller's pass that saw the heartbeat)",
+            time_of_day(at, false),
+            std_duration(b.flags.node_monitor_grace_period)
+        )),
+        (_, Some(since), _) => lines.push(format!("Ready={ready} since {}", time_of_day(since, false))),
+        _ => lines.push(format!("Ready={ready}")),
+    }
+    if let Some(held) = &forecast.held {
+        let why = match held.reason {
+            HeldReason::PartialDisruption => match &b.zone {
+                Some(z) if z.state == ZoneState::PartialDisruption => {
+                    format!("zone {} is partially disrupted ({}/{} not ready)", held.zone, z.not_ready, z.nodes)
+                }
+                _ => format!("zone {} is about to be partially disrupted", held.zone),
+            },
+            HeldReason::AllZonesDown => "every zone is fully disrupted".to_owned(),
+        };
+        lines.push(format!(
+            "held: {why}: the controller adds no NoExecute taint here while that holds, so no taint comes"
+        ));
+        return lines;
+    }
+    let Some(taint) = forecast.taint else { return lines };
+    let rate = b.zone.as_ref().map_or_else(String::new, |z| {
+        format!(", zone {} (state {}, {} taints/s)", z.zone, z.state.as_str(), z.rate_per_second)
+    });
+    let ahead = match taint.queued_with {
+        0 => "no other node ahead".to_owned(),
+        1 => "1 other node may be tainted first".to_owned(),
+        n => format!("{n} other nodes may be tainted first"),
+    };
+    lines.push(format!("queued: {ahead}{rate}"));
+    let when = match taint.latest {
+        Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),
+        None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
+    };
+    lines.push(format!("{} taint expected {when} ({})", short_key(taint.key), taint.basis.as_str()));
+    lines.push(match (b.used, e.plan.verdict) {
+        (Some(i), Verdict::Never) => {
+            format!("toleration: tolerations[{i}] {} tolerates it forever", shown(&e.tolerations[i]))
+        }
+        (Some(i), _) => format!("toleration: tolerations[{i}] {}", shown(&e.tolerations[i])),
+        (None, _) => "toleration: none matches: the pod is deleted as soon as the taint comes".to_owned(),
+    });
+    if e.plan.basis == Some(PlanBasis::PredictedTaint)
+        && let Some(at) = e.plan.evict_at
+    {
+        let until = e.plan.evict_at_latest.map_or_else(|| "?".to_owned(), |latest| time_of_day(latest, true));
+        lines.push(format!("deletion expected {}–{until}", time_of_day(at, false)));
+    }
+    lines
 }
 
 fn mismatch_text(why: &Mismatch) -> &'static str {
@@ -57,6 +150,15 @@ pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
     } else if plan.terminating {
         writeln!(out, "Note: the pod is already terminating (its deletion was issued).")?;
     }
+    if let Some(before) = &e.before_taint
+        && (before.node.forecast.taint.is_some() || before.node.forecast.held.is_some())
+    {
+        writeln!(out)?;
+        writeln!(out, "Before the taint (the node lifecycle controller, predicted):")?;
+        for (n, line) in chain_lines(before, e).iter().enumerate() {
+            writeln!(out, "  {}. {}", n + 1, super::human::printable(line))?;
+        }
+    }
     writeln!(out)?;
     if e.matches.is_empty() {
         writeln!(out, "Node {} has no NoExecute taints at {}.", shown(e.node), rfc3339(e.now))?;
@@ -80,6 +182,9 @@ pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
     }
     writeln!(out)?;
     match (&e.window, plan.verdict) {
+        _ if e.matches.is_empty() && plan.basis == Some(PlanBasis::PredictedTaint) => {
+            writeln!(out, "Result: no NoExecute taint yet; the deletion follows the expected taint (see above).")?;
+        }
         (_, Verdict::Unaffected) => writeln!(out, "Result: nothing to do, the node is not NoExecute-tainted.")?,
         (None, _) => {
             writeln!(out, "Result: some taint is untolerated, so the pod is deleted as soon as it is observed.")?
@@ -127,6 +232,71 @@ struct ExplanationDoc {
     #[serde(skip_serializing_if = "Option::is_none")]
     stuck_since: Option<String>,
     taints: Vec<TaintMatchDoc>,
+    /// The latest deletion, for a pod whose deletion follows a predicted taint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evict_at_latest: Option<String>,
+    /// The chain before a predicted taint; present when the controller is expected to taint the
+    /// node or holds its taint back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before_taint: Option<BeforeTaintDoc>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BeforeTaintDoc {
+    ready: Option<&'static str>,
+    ready_since: Option<String>,
+    ready_unknown_expected: Option<String>,
+    last_heartbeat: Option<String>,
+    zone: String,
+    zone_state: Option<&'static str>,
+    rate_per_second: Option<f32>,
+    queued_ahead: Option<usize>,
+    predicted_taint: Option<PredictedTaintDoc>,
+    held: Option<HeldDoc>,
+    used_toleration: Option<usize>,
+    chain: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PredictedTaintDoc {
+    key: &'static str,
+    effect: &'static str,
+    earliest: String,
+    latest: Option<String>,
+    basis: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeldDoc {
+    reason: &'static str,
+    zone: String,
+}
+
+fn before_taint_doc(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> BeforeTaintDoc {
+    let forecast = &b.node.forecast;
+    BeforeTaintDoc {
+        ready: forecast.ready.map(Ready::as_str),
+        ready_since: b.node.ready_since.map(rfc3339),
+        ready_unknown_expected: b.unknown_expected().map(rfc3339),
+        last_heartbeat: forecast.last_heartbeat.map(rfc3339),
+        zone: forecast.zone.name().to_owned(),
+        zone_state: b.zone.as_ref().map(|z| z.state.as_str()),
+        rate_per_second: b.zone.as_ref().map(|z| z.rate_per_second),
+        queued_ahead: forecast.taint.map(|t| t.queued_with),
+        predicted_taint: forecast.taint.map(|t| PredictedTaintDoc {
+            key: t.key.key(),
+            effect: "NoExecute",
+            earliest: rfc3339(t.earliest),
+            latest: t.latest.map(rfc3339),
+            basis: t.basis.as_str(),
+        }),
+        held: forecast.held.as_ref().map(|h| HeldDoc { reason: h.reason.as_str(), zone: h.zone.name().to_owned() }),
+        used_toleration: b.used,
+        chain: chain_lines(b, e),
+    }
 }
 
 #[derive(Serialize)]
@@ -185,5 +355,11 @@ fn document(e: &Explanation<'_>) -> ExplanationDoc {
                     .collect(),
             })
             .collect(),
+        evict_at_latest: plan.evict_at_latest.map(rfc3339),
+        before_taint: e
+            .before_taint
+            .as_ref()
+            .filter(|b| b.node.forecast.taint.is_some() || b.node.forecast.held.is_some())
+            .map(|b| before_taint_doc(b, e)),
     }
 }

@@ -4,6 +4,7 @@
 //! [`View`]) and never read the clock or the terminal themselves; `now` comes from the plan.
 
 pub mod explain;
+pub mod foreseen;
 pub mod human;
 pub mod json;
 pub mod run;

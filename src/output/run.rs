@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 
 use super::ColorMode;
 use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
-use crate::engine::model::{PodKey, PodRef};
+use crate::engine::lifecycle::NodeForecast;
+use crate::engine::model::{NodeName, PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
 use crate::engine::report::{LeaderState, Report, RunEvent, Summary};
 use crate::engine::time::Timestamp;
@@ -78,6 +79,7 @@ pub fn to_json(report: &Report) -> Value {
             "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
+        RunEvent::Foreseen(forecast) => super::foreseen::to_json(forecast),
         RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
         RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
             "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
@@ -212,6 +214,7 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 format!("the watch of {watch} is back (disconnected since {}, {out_for})", rfc3339_seconds(*since)),
             )
         }
+        RunEvent::Foreseen(forecast) => ("foreseen".into(), super::foreseen::line(forecast)),
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
         RunEvent::Leadership { state, lease, identity, holder, reason } => {
             let text = match (state, holder, reason) {
@@ -276,6 +279,8 @@ pub struct LiveView {
     disconnected: BTreeMap<String, Timestamp>,
     /// Deletions waiting for the rate limit or the server's pushback, and when they should be done.
     backlog: Option<(usize, Timestamp)>,
+    /// Unhealthy nodes not yet tainted: what the node lifecycle controller is expected to do.
+    foreseen: BTreeMap<NodeName, NodeForecast>,
 }
 
 /// How many upcoming deletions the live view lists.
@@ -300,6 +305,12 @@ impl LiveView {
                 self.disconnected.remove(watch);
             }
             RunEvent::Deleted { .. } => self.deleted += 1,
+            RunEvent::Foreseen(forecast) if forecast.taint.is_some() || forecast.held.is_some() => {
+                self.foreseen.insert(forecast.name.clone(), forecast.clone());
+            }
+            RunEvent::Foreseen(forecast) => {
+                self.foreseen.remove(&forecast.name);
+            }
             // Another instance decides now; the next term schedules anew.
             RunEvent::Leadership { state: LeaderState::Lost, .. } => self.scheduled.clear(),
             _ => {}
@@ -346,6 +357,10 @@ impl LiveView {
         }
         if next.len() > LIVE_ROWS {
             lines.push(format!("  … and {} more", next.len() - LIVE_ROWS));
+        }
+        lines.extend(self.foreseen.values().take(LIVE_ROWS).map(super::foreseen::row));
+        if self.foreseen.len() > LIVE_ROWS {
+            lines.push(format!("  … and {} more nodes about to be tainted", self.foreseen.len() - LIVE_ROWS));
         }
         lines
     }

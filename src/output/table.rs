@@ -125,7 +125,7 @@ fn verdict_tone(verdict: Verdict) -> Tone {
 }
 
 /// The time of day of `at` (UTC), to the second: rounded up when `up`, else down.
-fn time_of_day(at: Timestamp, up: bool) -> String {
+pub(super) fn time_of_day(at: Timestamp, up: bool) -> String {
     let second = i128::from(NANOS_PER_SECOND);
     let nanos = at.as_nanos();
     let rest = nanos.rem_euclid(second);
@@ -144,7 +144,7 @@ fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
 }
 
 /// The short name of a condition taint (`unreachable`, `not-ready`).
-fn short_key(key: ConditionTaint) -> &'static str {
+pub(super) fn short_key(key: ConditionTaint) -> &'static str {
     key.key().rsplit('/').next().unwrap_or_default()
 }
 

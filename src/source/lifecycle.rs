@@ -44,16 +44,16 @@ impl Health {
 }
 
 /// The list: `items` handed one by one to a [`Reading`], never collected (a dump is mostly pods).
-struct List<'r>(&'r mut Reading);
+struct List<'r, 'k>(&'r mut Reading<'k>);
 
-impl<'de> de::DeserializeSeed<'de> for List<'_> {
+impl<'de> de::DeserializeSeed<'de> for List<'_, '_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
-impl<'de> de::Visitor<'de> for List<'_> {
+impl<'de> de::Visitor<'de> for List<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object")
@@ -71,16 +71,16 @@ impl<'de> de::Visitor<'de> for List<'_> {
 }
 
 /// `items`: each one read, taken in by the [`Reading`] and dropped.
-struct Items<'r>(&'r mut Reading);
+struct Items<'r, 'k>(&'r mut Reading<'k>);
 
-impl<'de> de::DeserializeSeed<'de> for Items<'_> {
+impl<'de> de::DeserializeSeed<'de> for Items<'_, '_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_seq(self)
     }
 }
 
-impl<'de> de::Visitor<'de> for Items<'_> {
+impl<'de> de::Visitor<'de> for Items<'_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an array")
@@ -99,8 +99,11 @@ impl<'de> de::Visitor<'de> for Items<'_> {
 }
 
 /// What the items read so far say.
-#[derive(Default)]
-struct Reading {
+struct Reading<'k> {
+    /// The kind of items that name none (a typed list's page).
+    kind: Option<&'k str>,
+    /// Told each node Lease's name and `renewTime` as it is read.
+    lease: &'k mut dyn FnMut(&str, Option<Timestamp>),
     health: Health,
     /// Each node Lease's `renewTime`, by node name.
     renewed: HashMap<String, Option<Timestamp>>,
@@ -108,25 +111,18 @@ struct Reading {
     failed: Option<DumpError>,
 }
 
-impl Reading {
+impl Reading<'_> {
     fn take(&mut self, index: usize, item: &Item<'_>) -> Result<(), DumpError> {
-        let at = |path: &str, text: &Option<Cow<'_, str>>| time(index, item, path, text.as_deref());
         let namespace = item.metadata.namespace.as_deref().unwrap_or_default();
         let name = item.metadata.name.as_deref().unwrap_or_default();
-        match item.kind.as_deref() {
+        match item.kind.as_deref().or(self.kind) {
             Some("Lease") if namespace == NODE_LEASE_NAMESPACE => {
-                self.renewed.insert(name.to_owned(), at("spec.renewTime", &item.spec.renew_time)?);
+                let at = time(index, item, "spec.renewTime", item.spec.renew_time.as_deref())?;
+                (self.lease)(name, at);
+                self.renewed.insert(name.to_owned(), at);
             }
             Some("Lease") if (namespace, name) == CONTROLLER_LEASE => {
-                self.health.controller = Some(ControllerLease {
-                    acquired: at("spec.acquireTime", &item.spec.acquire_time)?,
-                    renewed: at("spec.renewTime", &item.spec.renew_time)?,
-                    duration: item
-                        .spec
-                        .lease_duration_seconds
-                        .and_then(|seconds| u64::try_from(seconds).ok())
-                        .map(Duration::from_secs),
-                });
+                self.health.controller = Some(controller(index, item)?);
             }
             Some("Node") => self.health.nodes.push(node(index, item)?),
             _ => {}
@@ -291,7 +287,63 @@ struct Condition<'a> {
 /// When the input is not a JSON object with an `items` array of objects, or a timestamp the
 /// controller reads is not RFC 3339 (the error names the item and the field).
 pub fn read_health(bytes: &[u8]) -> Result<Health, DumpError> {
-    let mut reading = Reading::default();
+    read_health_of(bytes, None)
+}
+
+/// Reads the node health of one page of a typed list the API server returned (its items name no
+/// `kind`: `kind` says what they are, `Node` or `Lease`).
+///
+/// # Errors
+///
+/// As [`read_health`].
+pub fn read_health_page(bytes: &[u8], kind: &str) -> Result<Health, DumpError> {
+    read_health_of(bytes, Some(kind))
+}
+
+/// Reads what the node lifecycle controller reads of one Node object (a GET's answer).
+///
+/// # Errors
+///
+/// When the input is not a JSON object, or a timestamp the controller reads is not RFC 3339.
+pub fn read_node_health(bytes: &[u8]) -> Result<NodeHealth, DumpError> {
+    let item: Item<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    node(0, &item)
+}
+
+/// Reads each node Lease's `spec.renewTime` from one page of the API server's list of Leases in
+/// `kube-node-lease` (by node name; `None` for a Lease never renewed).
+///
+/// # Errors
+///
+/// As [`read_health`].
+pub fn read_lease_renewals(bytes: &[u8]) -> Result<Vec<(String, Option<Timestamp>)>, DumpError> {
+    let mut renewals = Vec::new();
+    read_health_with(bytes, Some("Lease"), &mut |name, at| renewals.push((name.to_owned(), at)))?;
+    Ok(renewals)
+}
+
+impl Health {
+    /// Sets each node's `lease_renewed` from `renewals` (by node name), and counts them.
+    pub fn apply_lease_renewals(&mut self, renewals: &[(String, Option<Timestamp>)]) {
+        let renewed: HashMap<&str, Option<Timestamp>> =
+            renewals.iter().map(|(name, at)| (name.as_str(), *at)).collect();
+        self.node_leases = renewed.len();
+        for node in &mut self.nodes {
+            node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
+        }
+    }
+}
+
+fn read_health_of(bytes: &[u8], kind: Option<&str>) -> Result<Health, DumpError> {
+    read_health_with(bytes, kind, &mut |_, _| {})
+}
+
+fn read_health_with(
+    bytes: &[u8],
+    kind: Option<&str>,
+    lease: &mut dyn FnMut(&str, Option<Timestamp>),
+) -> Result<Health, DumpError> {
+    let mut reading = Reading { kind, lease, health: Health::default(), renewed: HashMap::new(), failed: None };
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let read =
         de::DeserializeSeed::deserialize(List(&mut reading), &mut deserializer).and_then(|()| deserializer.end());
@@ -305,6 +357,29 @@ pub fn read_health(bytes: &[u8]) -> Result<Health, DumpError> {
         node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
     }
     Ok(health)
+}
+
+/// Reads the `kube-system/kube-controller-manager` Lease object (a GET's answer).
+///
+/// # Errors
+///
+/// When the input is not a JSON object, or one of its times is not RFC 3339.
+pub fn read_controller_lease(bytes: &[u8]) -> Result<ControllerLease, DumpError> {
+    let item: Item<'_> = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    controller(0, &item)
+}
+
+fn controller(index: usize, item: &Item<'_>) -> Result<ControllerLease, DumpError> {
+    let at = |path: &str, text: &Option<Cow<'_, str>>| time(index, item, path, text.as_deref());
+    Ok(ControllerLease {
+        acquired: at("spec.acquireTime", &item.spec.acquire_time)?,
+        renewed: at("spec.renewTime", &item.spec.renew_time)?,
+        duration: item
+            .spec
+            .lease_duration_seconds
+            .and_then(|seconds| u64::try_from(seconds).ok())
+            .map(Duration::from_secs),
+    })
 }
 
 fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {

@@ -7,6 +7,7 @@ mod election;
 mod faults;
 mod harness;
 mod lifecycle;
+mod live_lifecycle;
 mod plan;
 mod rbac;
 mod run;

@@ -38,6 +38,23 @@ fn wait_can_i(plane: &ControlPlane, user: &str, verb: &str, resource: &str, expe
     }
 }
 
+/// As [`wait_can_i`], in one namespace.
+fn wait_can_i_in(plane: &ControlPlane, user: &str, verb: &str, resource: &str, namespace: &str, expected: bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let output = plane.kubectl(&["auth", "can-i", verb, resource, "-n", namespace, "--as", user], None);
+        if output.status.success() == expected {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "can-i {verb} {resource} -n {namespace} as {user} stays {}",
+            !expected
+        );
+        std::thread::park_timeout(std::time::Duration::from_millis(50));
+    }
+}
+
 fn cluster(plane: &ControlPlane) {
     plane.create(&[
         node("n1", &[], &[]),
@@ -57,21 +74,36 @@ fn real_apiserver_plan_and_explain_work_with_exactly_rbac_plan_and_name_a_missin
         &["create", "clusterrolebinding", "plan-alice", "--clusterrole=taint-evict-plan", "--user=alice"],
         None,
     );
-    plane.kubectl_ok(
-        &["-n", "kube-system", "create", "rolebinding", "plan-alice", "--role=taint-evict-plan", "--user=alice"],
-        None,
-    );
+    for namespace in ["kube-system", "kube-node-lease"] {
+        plane.kubectl_ok(
+            &["-n", namespace, "create", "rolebinding", "plan-alice", "--role=taint-evict-plan", "--user=alice"],
+            None,
+        );
+    }
     wait_can_i(&plane, "alice", "list", "pods", true);
+    wait_can_i_in(&plane, "alice", "list", "leases", "kube-node-lease", true);
 
     for args in [&["plan", "--now", NOW, "-o", "json"][..], &["plan", "n1", "--now", NOW, "-o", "json"][..]] {
         let as_alice = as_user(&plane, "alice", args);
         assert_eq!(as_alice.code, 0, "{args:?}: {}", as_alice.stderr);
+        assert_eq!(as_alice.stderr, "", "{args:?}: every read is granted");
         let as_admin = run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
         assert_eq!(as_alice.stdout, as_admin.stdout, "{args:?}");
     }
     let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", NOW]);
     assert_eq!(explain.code, 0, "{}", explain.stderr);
     assert!(explain.stdout.contains("patient"), "{}", explain.stdout);
+
+    // Without the node Leases: plan still answers, and says on stderr what it lacks.
+    plane.kubectl_ok(&["-n", "kube-node-lease", "delete", "rolebinding", "plan-alice"], None);
+    wait_can_i_in(&plane, "alice", "list", "leases", "kube-node-lease", false);
+    let degraded = as_user(&plane, "alice", &["plan", "n1", "--now", NOW]);
+    assert_eq!(degraded.code, 0, "{}", degraded.stderr);
+    assert!(
+        degraded.stderr.starts_with("warning: cannot list leases in namespace \"kube-node-lease\" (forbidden)"),
+        "{}",
+        degraded.stderr
+    );
 
     // Without the pods rule: plan cannot list them, and says so in one line.
     remove_rule(&plane, "taint-evict-plan", 1);
@@ -90,11 +122,14 @@ fn real_apiserver_run_works_with_exactly_rbac_run_and_names_a_missing_rule() {
     let plane = control_plane!("rbac-run", &options);
     apply(&plane, "deploy/rbac-run.yaml");
     plane.kubectl_ok(&["create", "clusterrolebinding", "run-bob", "--clusterrole=taint-evict-run", "--user=bob"], None);
-    plane.kubectl_ok(
-        &["-n", "kube-system", "create", "rolebinding", "run-bob", "--role=taint-evict-run", "--user=bob"],
-        None,
-    );
+    for namespace in ["kube-system", "kube-node-lease"] {
+        plane.kubectl_ok(
+            &["-n", namespace, "create", "rolebinding", "run-bob", "--role=taint-evict-run", "--user=bob"],
+            None,
+        );
+    }
     wait_can_i(&plane, "bob", "delete", "pods", true);
+    wait_can_i_in(&plane, "bob", "watch", "leases", "kube-node-lease", true);
     plane.create(&[node("n1", &[], &[]), pod("default", "victim", "n1", None)]);
 
     let mut run = Running::start_with(plane.kubeconfig_of("bob"), &[]);
@@ -103,6 +138,7 @@ fn real_apiserver_run_works_with_exactly_rbac_run_and_names_a_missing_rule() {
     let (_, code, lines) = run.interrupt_and_read();
     assert_eq!(code, 0);
     assert!(!lines.iter().any(|l| l["type"] == "failed"), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l["type"] == "warning"), "every read is granted: {lines:#?}");
     let victim = server_pod(&plane, "default", "victim").expect("terminating");
     assert!(
         victim["status"]["conditions"].as_array().expect("conditions").iter().any(|c| c["type"] == "DisruptionTarget")

@@ -1,7 +1,7 @@
 //! An in-process fake Kubernetes API server over real HTTP on `127.0.0.1:0`.
 //!
-//! It serves what a client of nodes, pods, leases and events uses: `/version`, discovery, GET/LIST of
-//! nodes, pods and Leases (label and field selectors, `limit` and `continue`), WATCH of nodes and pods
+//! It serves what a client of nodes, pods, leases and events uses: `/version` (its minor version
+//! settable), discovery, GET/LIST of nodes, pods and Leases (label and field selectors, `limit` and `continue`), WATCH of nodes and pods
 //! (resource versions, selectors, `410 Expired`, bookmarks on request), DELETE of pods (uid and
 //! resourceVersion preconditions, `dryRun`), PATCH of `pods/status` (strategic-merge or merge patch),
 //! POST/PATCH/LIST of Events, and kube-style `Status` errors. Tests load objects into it, change them
@@ -226,6 +226,8 @@ struct State {
     watches: Vec<Watch>,
     /// Numbers the names made from `generateName`.
     generated: u64,
+    /// The minor version `/version` answers (Kubernetes `1.minor`).
+    minor: u32,
 }
 
 impl State {
@@ -417,6 +419,7 @@ impl FakeApiServer {
             .expect("a runtime for the fake API server");
         let shared = Arc::new(Shared::default());
         shared.lock().resource_version = 1000;
+        shared.lock().minor = 33;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         listener.set_nonblocking(true).expect("a non-blocking listener");
         let addr = listener.local_addr().expect("bound address");
@@ -526,6 +529,11 @@ impl FakeApiServer {
     fn add_rule(&self, method: &'static str, path_prefix: &str, fault: Fault, remaining: Option<usize>) {
         let rule = Rule { method, path_prefix: path_prefix.to_owned(), fault, remaining };
         self.shared.update(|state| state.rules.push(rule));
+    }
+
+    /// Answers `/version` as Kubernetes `1.minor` (1.33 unless told).
+    pub fn serve_version(&self, minor: u32) {
+        self.shared.update(|state| state.minor = minor);
     }
 
     /// Caps every LIST page at `items` items.
@@ -698,7 +706,9 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
     let segments: Vec<&str> = r.path.trim_matches('/').split('/').collect();
     match (r.method.as_str(), segments.as_slice()) {
         ("GET", ["version"]) => {
-            reply(200, &json!({"major": "1", "minor": "33", "gitVersion": "v1.33.0", "platform": "linux/amd64"}))
+            let minor = state.minor;
+            let git = format!("v1.{minor}.0");
+            reply(200, &json!({"major": "1", "minor": minor.to_string(), "gitVersion": git, "platform": "linux/amd64"}))
         }
         ("GET", ["api"]) => reply(
             200,
@@ -738,6 +748,9 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         ) => get(state, Pods, ns, name, "pods"),
         ("DELETE", ["api", "v1", "namespaces", ns, "pods", name]) => delete_pod(state, r, ns, name),
         ("PATCH", ["api", "v1", "namespaces", ns, "pods", name, "status"]) => patch_pod_status(state, r, ns, name),
+        ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases"]) => {
+            collection(state, r, "coordination.k8s.io/v1", Selection::new(Leases, Some(ns), r))
+        }
         ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases", name]) => {
             get(state, Leases, ns, name, "leases.coordination.k8s.io")
         }

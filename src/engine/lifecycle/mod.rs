@@ -456,19 +456,22 @@ pub struct PredictedDeletion {
 /// search grows with the square of this count.
 #[must_use]
 pub fn unsettled(observation: &Observation) -> usize {
-    let now = observation.now.as_nanos();
-    let silent_after = i128::try_from(observation.silent_after.as_nanos()).unwrap_or(i128::MAX);
-    let settled = |node: &&NodeHealth| {
-        let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { return false };
-        match node.lease_renewed {
-            None => true,
-            Some(renewed) => {
-                let last = ready.last_heartbeat.map_or(renewed, |beat| beat.max(renewed));
-                now.saturating_sub(last.as_nanos()) <= silent_after
-            }
+    observation.nodes.iter().filter(|node| is_unsettled(node, observation.now, observation.silent_after)).count()
+}
+
+/// Whether `node` is not `Ready=True`, or not heard from within `silent_after` of `now` (see
+/// [`unsettled`]): only such a node can be tainted or held back by the controller.
+#[must_use]
+pub fn is_unsettled(node: &NodeHealth, now: Timestamp, silent_after: Duration) -> bool {
+    let silent_after = i128::try_from(silent_after.as_nanos()).unwrap_or(i128::MAX);
+    let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { return true };
+    match node.lease_renewed {
+        None => false,
+        Some(renewed) => {
+            let last = ready.last_heartbeat.map_or(renewed, |beat| beat.max(renewed));
+            now.as_nanos().saturating_sub(last.as_nanos()) > silent_after
         }
-    };
-    observation.nodes.iter().filter(|node| !settled(node)).count()
+    }
 }
 
 /// When a pod with `tolerations`, on a node whose NoExecute taints are `taints`, is deleted after

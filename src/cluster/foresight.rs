@@ -1,0 +1,249 @@
+//! What `run` shows of the node lifecycle controller: a watch of the nodes' health (Ready
+//! condition, zone labels, taints) and one of the node Leases in `kube-node-lease`, fed to the same
+//! pure prediction `plan` makes, once a second. Each node whose expected taint window (or hold)
+//! changes is reported as a [`RunEvent::Foreseen`]; so is a node the controller no longer needs to
+//! act on. `run` never taints nodes itself.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Node;
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event};
+use kube::{Api, Client};
+use tokio::sync::mpsc;
+
+use crate::engine::lifecycle::{ControllerLease, Flags, NodeForecast, NodeHealth, Observation, predict, unsettled};
+use crate::engine::model::NodeName;
+use crate::engine::report::{Report, RunEvent};
+use crate::engine::time::Timestamp;
+use crate::runtime::Clock;
+use crate::selector::Selector;
+use crate::source::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals, read_node_health};
+
+/// How often the prediction is made again (silence grows with time, not only with events).
+const EVERY: Duration = Duration::from_secs(1);
+
+/// The most nodes failing at once the prediction is made for (as `plan`).
+const MAX_UNSETTLED: usize = 200;
+
+/// Which nodes are reported (every node is read: zones are counted over all of them).
+#[derive(Clone, Debug)]
+pub enum Shown {
+    /// Every node.
+    All,
+    /// These, by name.
+    Named(Vec<String>),
+    /// Those matching a label selector.
+    Labels(Selector),
+}
+
+/// What the prediction needs besides the watches.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The controller's flags.
+    pub flags: Flags,
+    /// A Ready node not heard from for longer than this is silent.
+    pub silent_after: Duration,
+    /// The controller manager Lease, as read at start.
+    pub controller: Option<ControllerLease>,
+    /// Whether the node Leases may be watched (RBAC).
+    pub leases: bool,
+    /// The nodes to report.
+    pub shown: Shown,
+}
+
+enum Change {
+    Nodes(Vec<(NodeHealth, bool)>),
+    Node(Box<NodeHealth>, bool),
+    NodeGone(String),
+    Leases(Vec<(String, Option<Timestamp>)>),
+    Lease(String, Option<Timestamp>),
+}
+
+fn health(node: &Node, shown: &Shown) -> Option<(NodeHealth, bool)> {
+    let bytes = serde_json::to_vec(node).ok()?;
+    let health = read_node_health(&bytes).ok()?;
+    let visible = match shown {
+        Shown::All => true,
+        Shown::Named(names) => names.iter().any(|n| n == health.name.as_str()),
+        Shown::Labels(selector) => selector.matches(&node.metadata.labels.clone().unwrap_or_default()),
+    };
+    Some((health, visible))
+}
+
+fn renewal(lease: &Lease) -> Option<(String, Option<Timestamp>)> {
+    let list = serde_json::json!({"items": [lease]});
+    read_lease_renewals(&serde_json::to_vec(&list).ok()?).ok()?.into_iter().next()
+}
+
+/// Starts the watches and the prediction; reports go to `report`.
+pub fn spawn(client: &Client, settings: Settings, report: mpsc::UnboundedSender<Report>, clock: Clock) {
+    let (tx, rx) = mpsc::channel(1024);
+    let shown = settings.shown.clone();
+    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), watcher::Config::default()).default_backoff();
+    let node_tx = tx.clone();
+    tokio::spawn(async move {
+        let mut nodes = std::pin::pin!(nodes);
+        let mut listing = Vec::new();
+        while let Some(event) = nodes.next().await {
+            let change = match event {
+                Ok(Event::Init) => {
+                    listing.clear();
+                    None
+                }
+                Ok(Event::InitApply(node)) => {
+                    listing.extend(health(&node, &shown));
+                    None
+                }
+                Ok(Event::InitDone) => Some(Change::Nodes(std::mem::take(&mut listing))),
+                Ok(Event::Apply(node)) => health(&node, &shown).map(|(h, v)| Change::Node(Box::new(h), v)),
+                Ok(Event::Delete(node)) => Some(Change::NodeGone(node.metadata.name.unwrap_or_default())),
+                // The enforcing node watch reports outages; this one retries quietly.
+                Err(_) => None,
+            };
+            if let Some(change) = change
+                && node_tx.send(change).await.is_err()
+            {
+                return;
+            }
+        }
+    });
+    if settings.leases {
+        let api = Api::<Lease>::namespaced(client.clone(), NODE_LEASE_NAMESPACE);
+        let leases = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        tokio::spawn(async move {
+            let mut leases = std::pin::pin!(leases);
+            let mut listing = Vec::new();
+            while let Some(event) = leases.next().await {
+                let change = match event {
+                    Ok(Event::Init) => {
+                        listing.clear();
+                        None
+                    }
+                    Ok(Event::InitApply(lease)) => {
+                        listing.extend(renewal(&lease));
+                        None
+                    }
+                    Ok(Event::InitDone) => Some(Change::Leases(std::mem::take(&mut listing))),
+                    Ok(Event::Apply(lease)) => renewal(&lease).map(|(name, at)| Change::Lease(name, at)),
+                    Ok(Event::Delete(lease)) => Some(Change::Lease(lease.metadata.name.unwrap_or_default(), None)),
+                    Err(_) => None,
+                };
+                if let Some(change) = change
+                    && tx.send(change).await.is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }
+    tokio::spawn(foresee(rx, settings, report, clock));
+}
+
+/// The nodes' health and Leases as the watches report them, predicted once a second.
+async fn foresee(
+    mut changes: mpsc::Receiver<Change>,
+    settings: Settings,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+) {
+    let mut nodes: BTreeMap<String, (NodeHealth, bool)> = BTreeMap::new();
+    let mut renewed: HashMap<String, Option<Timestamp>> = HashMap::new();
+    let mut listed = false;
+    let mut shown: BTreeMap<NodeName, NodeForecast> = BTreeMap::new();
+    let mut tick = tokio::time::interval(EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            change = changes.recv() => match change {
+                None => return,
+                Some(Change::Nodes(list)) => {
+                    nodes = list.into_iter().map(|(h, v)| (h.name.to_string(), (h, v))).collect();
+                    listed = true;
+                }
+                Some(Change::Node(h, v)) => {
+                    nodes.insert(h.name.to_string(), (*h, v));
+                }
+                Some(Change::NodeGone(name)) => {
+                    nodes.remove(&name);
+                }
+                Some(Change::Leases(list)) => renewed = list.into_iter().collect(),
+                Some(Change::Lease(name, at)) => {
+                    renewed.insert(name, at);
+                }
+            },
+            _ = tick.tick(), if listed => {
+                let now = clock.now();
+                let forecasts = forecast(&nodes, &renewed, &settings, now);
+                for forecast in changed(&mut shown, forecasts) {
+                    if report.send(Report { at: now, event: RunEvent::Foreseen(forecast) }).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The forecast of every shown node at `now`.
+fn forecast(
+    nodes: &BTreeMap<String, (NodeHealth, bool)>,
+    renewed: &HashMap<String, Option<Timestamp>>,
+    settings: &Settings,
+    now: Timestamp,
+) -> Vec<NodeForecast> {
+    let health: Vec<NodeHealth> = nodes
+        .values()
+        .map(|(node, _)| {
+            let mut node = node.clone();
+            node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
+            node
+        })
+        .collect();
+    let observation = Observation {
+        now,
+        nodes: health,
+        controller: settings.controller.clone(),
+        flags: settings.flags,
+        silent_after: settings.silent_after,
+    };
+    let count = unsettled(&observation);
+    if count == 0 || count > MAX_UNSETTLED {
+        return Vec::new();
+    }
+    let visible: Vec<bool> = nodes.values().map(|(_, visible)| *visible).collect();
+    predict(&observation).nodes.into_iter().zip(visible).filter(|(_, visible)| *visible).map(|(f, _)| f).collect()
+}
+
+/// The same forecast as far as it is shown: the windows to the second.
+fn shown_as(forecast: &NodeForecast) -> impl PartialEq {
+    let second = |at: Timestamp| at.as_nanos().div_euclid(1_000_000_000);
+    let taint = forecast.taint.map(|t| (t.key, second(t.earliest), t.latest.map(second), t.basis, t.queued_with));
+    (taint, forecast.held.clone())
+}
+
+/// The forecasts that differ from those last reported (updating `shown`), and a cleared one for each
+/// node reported before that needs no action any more.
+fn changed(shown: &mut BTreeMap<NodeName, NodeForecast>, forecasts: Vec<NodeForecast>) -> Vec<NodeForecast> {
+    let mut out = Vec::new();
+    let mut acting: BTreeMap<NodeName, NodeForecast> = BTreeMap::new();
+    for forecast in forecasts.into_iter().filter(|f| f.taint.is_some() || f.held.is_some()) {
+        let same = shown.get(&forecast.name).is_some_and(|before| shown_as(before) == shown_as(&forecast));
+        if !same {
+            out.push(forecast.clone());
+        }
+        acting.insert(forecast.name.clone(), forecast);
+    }
+    for (name, mut before) in std::mem::take(shown) {
+        if !acting.contains_key(&name) {
+            before.taint = None;
+            before.held = None;
+            out.push(before);
+        }
+    }
+    *shown = acting;
+    out
+}

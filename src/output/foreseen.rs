@@ -1,0 +1,122 @@
+//! `run`'s report of a node the node lifecycle controller is expected to taint (or holds back):
+//! its JSON line, its text line and its row in the live view.
+
+use serde_json::{Value, json};
+
+use super::human::{printable_display as shown, rfc3339};
+use super::table::{short_key, time_of_day};
+use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready};
+
+/// The fields of a `foreseen` JSON line (contract §5's node fields).
+#[must_use]
+pub fn to_json(forecast: &NodeForecast) -> Value {
+    let taint = forecast.taint.map(|taint| {
+        json!({"key": taint.key.key(), "effect": "NoExecute", "earliest": rfc3339(taint.earliest),
+               "latest": taint.latest.map(rfc3339), "basis": taint.basis.as_str(), "queuedWith": taint.queued_with})
+    });
+    let held = forecast.held.as_ref().map(|held| json!({"reason": held.reason.as_str(), "zone": held.zone.name()}));
+    json!({"type": "foreseen", "node": forecast.name.as_str(), "zone": forecast.zone.name(),
+           "ready": forecast.ready.map(Ready::as_str), "lastHeartbeat": forecast.last_heartbeat.map(rfc3339),
+           "predictedTaint": taint, "held": held})
+}
+
+/// What is expected of the node, in words (without its name).
+fn expected(forecast: &NodeForecast) -> String {
+    if let Some(taint) = forecast.taint {
+        let when = match taint.latest {
+            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),
+            None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
+        };
+        let queue = match taint.queued_with {
+            0 => String::new(),
+            1 => ", 1 other node may be tainted first".to_owned(),
+            n => format!(", {n} other nodes may be tainted first"),
+        };
+        return format!("{} taint expected {when} (zone {}{queue})", short_key(taint.key), shown(&forecast.zone));
+    }
+    match forecast.held.as_ref().map(|held| held.reason) {
+        Some(HeldReason::PartialDisruption) => {
+            format!(
+                "held: zone {} partially disrupted — the controller adds no NoExecute taints here",
+                shown(&forecast.zone)
+            )
+        }
+        Some(HeldReason::AllZonesDown) => {
+            "held: every zone is fully disrupted — the controller adds no NoExecute taints".to_owned()
+        }
+        None => "no taint expected any more (healthy again, or tainted)".to_owned(),
+    }
+}
+
+/// The text line of a `foreseen` event.
+#[must_use]
+pub fn line(forecast: &NodeForecast) -> String {
+    let ready = forecast.ready.map_or("never posted", Ready::as_str);
+    let heartbeat = forecast.last_heartbeat.map_or_else(|| "none".to_owned(), |at| time_of_day(at, false));
+    if forecast.taint.is_none() && forecast.held.is_none() {
+        return format!("node {}: {}", shown(&forecast.name), expected(forecast));
+    }
+    format!("node {}: Ready={ready}, last heartbeat {heartbeat}; {}", shown(&forecast.name), expected(forecast))
+}
+
+/// The live view's row for a node not yet tainted.
+#[must_use]
+pub fn row(forecast: &NodeForecast) -> String {
+    format!("  node {:<18} {}", shown(&forecast.name), expected(forecast))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::lifecycle::{Basis, ConditionTaint, PredictedTaint, ZoneKey};
+    use crate::engine::report::{Report, RunEvent};
+    use crate::engine::time::Timestamp;
+    use crate::output::ColorMode;
+    use crate::output::run::LiveView;
+
+    fn forecast(taint: bool) -> NodeForecast {
+        let t = Timestamp::from_unix_seconds;
+        NodeForecast {
+            name: "n1".into(),
+            zone: ZoneKey::new("r", "z"),
+            ready: Some(Ready::True),
+            last_heartbeat: Some(t(1_000)),
+            taint: taint.then_some(PredictedTaint {
+                key: ConditionTaint::Unreachable,
+                earliest: t(1_045),
+                latest: Some(t(1_050)),
+                basis: Basis::LostHeartbeat,
+                queued_with: 0,
+            }),
+            held: None,
+        }
+    }
+
+    #[test]
+    fn live_view_lists_a_node_about_to_be_tainted_until_it_is_cleared() {
+        let mut view = LiveView::default();
+        let at = Timestamp::from_unix_seconds(1_010);
+        view.observe(&Report { at, event: RunEvent::Foreseen(forecast(true)) });
+        let lines = view.render(at, ColorMode::Plain);
+        assert_eq!(
+            lines.last().map(String::as_str),
+            Some("  node n1                 unreachable taint expected 00:17:25–00:17:30 (zone z)")
+        );
+        view.observe(&Report { at, event: RunEvent::Foreseen(forecast(false)) });
+        assert!(!view.render(at, ColorMode::Plain).iter().any(|l| l.contains("n1")));
+    }
+
+    #[test]
+    fn a_foreseen_line_says_the_window_and_a_cleared_one_says_so() {
+        assert_eq!(
+            line(&forecast(true)),
+            "node n1: Ready=True, last heartbeat 00:16:40; unreachable taint expected 00:17:25–00:17:30 (zone z)"
+        );
+        assert_eq!(line(&forecast(false)), "node n1: no taint expected any more (healthy again, or tainted)");
+        let json = to_json(&forecast(true));
+        assert_eq!(
+            (&json["type"], &json["predictedTaint"]["latest"]),
+            (&"foreseen".into(), &"1970-01-01T00:17:30Z".into())
+        );
+    }
+}
