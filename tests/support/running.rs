@@ -108,6 +108,17 @@ impl Running {
         assert!(status.success());
         let summary = self.expect("the summary", |l| l["type"] == "summary");
         let code = self.child.wait().expect("run exits").code().unwrap_or(-1);
-        (summary, code, self.seen)
+        (summary, code, std::mem::take(&mut self.seen))
+    }
+}
+
+/// A test that fails (or returns) while the child still runs does not leave it running: it would
+/// keep the fake server's port, and the output pipe of whoever ran the tests, open.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
