@@ -5,6 +5,9 @@
 //! `cargo bench --bench plan_live` (release build). Prints medians, spread and the ratio.
 //! `TAINT_EVICT_BENCH_PLUGIN=PATH` times another build of the plugin instead (before/after a change).
 
+// Benchmarks measure real time: the runtime's clock (clippy.toml) is for the product's code.
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)]
 #[path = "support/cluster.rs"]
 mod cluster;

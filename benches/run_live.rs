@@ -7,6 +7,9 @@
 //! The fake API server is the tests' (`tests/support/fake_apiserver.rs`), in this process; `run` is
 //! the real binary in a child process.
 
+// Benchmarks measure real time: the runtime's clock (clippy.toml) is for the product's code.
+#![allow(clippy::disallowed_methods)]
+
 #[allow(dead_code)]
 #[path = "../tests/support/fake_apiserver.rs"]
 mod fake_apiserver;

@@ -18,6 +18,9 @@
 //! `replay_all`, `render_json`, and `parse_ignored` with `plan --ignored-any`), so `--toggle-collect`
 //! can select it and the profile names it.
 
+// This example measures real time: the runtime's clock (clippy.toml) is for the product's code.
+#![allow(clippy::disallowed_methods)]
+
 use std::hint::black_box;
 use std::time::Instant;
 

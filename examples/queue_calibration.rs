@@ -8,6 +8,9 @@
 //! Entries mimic the queue's: `Entry` is 64 bytes because `Timestamp` is an `i128` (16-byte aligned);
 //! the same fields with `i64` instants take 40. Keys are dense `u32`s, as the engine's pod ids are.
 
+// This example measures real time: the runtime's clock (clippy.toml) is for the product's code.
+#![allow(clippy::disallowed_methods)]
+
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};

@@ -888,9 +888,15 @@ fn credentials_never_reach_the_output() {
 
 /// What one eviction of `default/web-0` (UID `uid-web-0`) comes to against `server`.
 fn evict_web_0(server: &FakeApiServer) -> Outcome {
+    evict_web_0_on(server, taint_evict::runtime::Clock::system(), false)
+}
+
+/// One eviction of `default/web-0` against `server`, timed by `clock`, with its `Marking` event when
+/// `notify`.
+fn evict_web_0_on(server: &FakeApiServer, clock: taint_evict::runtime::Clock, notify: bool) -> Outcome {
     use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
     use taint_evict::engine::model::{PodKey, PodRef};
-    use taint_evict::runtime::Evictor;
+    use taint_evict::runtime::{Evictor, Notice, Throttle};
 
     let pod = PodRef { key: PodKey::new("default", "web-0"), uid: "uid-web-0".into(), node: "n1".into() };
     let options =
@@ -898,15 +904,28 @@ fn evict_web_0(server: &FakeApiServer) -> Outcome {
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     runtime.block_on(async {
         let connection = connect(&options).await.expect("connects");
-        KubeEvictor::new(
-            connection.client,
-            false,
-            None,
-            taint_evict::runtime::Throttle::unlimited(taint_evict::runtime::Clock::system()),
-        )
-        .evict(&pod)
-        .await
+        let evictor = KubeEvictor::new(connection.client, false, None, Throttle::unlimited(clock));
+        if notify {
+            evictor.notify(&pod, Notice::Marking).await;
+        }
+        evictor.evict(&pod).await
     })
+}
+
+#[test]
+fn the_condition_and_the_event_are_stamped_by_the_runtimes_clock() {
+    // See: issue 15. Both read the system's wall clock, out of reach of a clock a test sets.
+    let server = server_with_web_0("evict-clock");
+    let start = taint_evict::engine::time::Timestamp::from_unix_seconds(978_307_200); // 2001-01-01T00:00:00Z
+    let outcome = evict_web_0_on(&server, taint_evict::runtime::Clock::starting_at(start), true);
+    assert_eq!(outcome, Outcome::Deleted);
+    let patch = server.requests().into_iter().find(|r| r.method == "PATCH").expect("the status patch");
+    let condition = &patch.body.expect("a JSON body")["status"]["conditions"][0];
+    let stamped = condition["lastTransitionTime"].as_str().expect("a transition time");
+    assert!(stamped.starts_with("2001-01-01T00:00:0"), "condition stamped {stamped}");
+    let events = server.events();
+    let stamped = events[0]["eventTime"].as_str().expect("an event time");
+    assert!(stamped.starts_with("2001-01-01T00:00:0"), "event stamped {stamped}");
 }
 
 fn server_with_web_0(name: &str) -> FakeApiServer {

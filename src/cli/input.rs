@@ -168,5 +168,5 @@ fn io_reason(e: &std::io::Error) -> String {
 /// `--now`, or the current wall-clock time: the only place `plan` reads the clock.
 #[must_use]
 pub fn now(args: &InputArgs) -> Timestamp {
-    args.now.unwrap_or_else(|| Timestamp::from_nanos(jiff::Timestamp::now().as_nanosecond()))
+    args.now.unwrap_or_else(|| crate::runtime::Clock::system().now())
 }

@@ -189,7 +189,7 @@ async fn follow(args: &PlanArgs) -> Result<()> {
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);
     let mut armed_for: Option<Timestamp> = None;
-    let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+    let sleep = tokio::time::sleep_until(clock.instant());
     tokio::pin!(sleep);
     let mut text = Vec::new();
     printer.start();

@@ -91,7 +91,7 @@ impl Evictor for KubeEvictor {
                 "status": "True",
                 "reason": "DeletionByTaintManager",
                 "message": "Taint manager: deleting due to NoExecute taint",
-                "lastTransitionTime": jiff::Timestamp::now().to_string(),
+                "lastTransitionTime": self.throttle.clock().api_now().to_string(),
             }]}
         });
         self.throttle.admit().await;
@@ -118,7 +118,7 @@ impl Evictor for KubeEvictor {
         // One new event each time, as kube-rs' recorder writes a first occurrence. Its series cache
         // is not used: it scans every cached event on each publish under one lock, which made a
         // burst of 10,000 deletions quadratic; upstream's events are per pod, so series are rare.
-        let now = jiff::Timestamp::now();
+        let now = self.throttle.clock().api_now();
         let namespace = pod.key.namespace();
         let event = Event {
             metadata: ObjectMeta {

@@ -184,7 +184,12 @@ impl KubeLock {
     pub fn new(client: Client, config: ElectionConfig, clock: Clock) -> Self {
         let api = Api::namespaced(client, &config.namespace);
         let elector = Elector::new(config.identity.clone(), config.lease_duration);
-        Self { api, config, elector, clock, origin: Instant::now() }
+        Self { api, config, elector, origin: clock.instant(), clock }
+    }
+
+    /// The monotonic time the elector is given: since this lock was made, on the runtime's clock.
+    fn since_origin(&self) -> Duration {
+        self.clock.instant().saturating_duration_since(self.origin)
     }
 
     fn lease(&self) -> String {
@@ -192,7 +197,7 @@ impl KubeLock {
     }
 
     fn wall(&self) -> jiff::Timestamp {
-        jiff::Timestamp::from_nanosecond(self.clock.now().as_nanos()).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        self.clock.api_now()
     }
 
     fn object(&self, record: &Record, version: Option<String>) -> Lease {
@@ -216,7 +221,7 @@ impl Lock for KubeLock {
             Ok(None) => (None, None),
             Err(error) => return Tried::Failed(format!("reading lease {}: {}", self.lease(), describe(&error))),
         };
-        let now = self.origin.elapsed();
+        let now = self.since_origin();
         let wall = self.wall();
         let written = match self.elector.attempt(current.as_ref(), now, wall) {
             Attempt::Wait { holder } => return Tried::HeldBy(holder),
@@ -231,7 +236,7 @@ impl Lock for KubeLock {
         };
         match written {
             Ok(record) => {
-                self.elector.written(record, self.origin.elapsed());
+                self.elector.written(record, self.since_origin());
                 Tried::Held
             }
             Err(error) => Tried::Failed(format!("writing lease {}: {}", self.lease(), describe(&error))),

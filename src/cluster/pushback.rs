@@ -89,6 +89,8 @@ where
 }
 
 #[cfg(test)]
+// The tests measure tokio's paused time directly.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
     use crate::engine::time::Timestamp;

@@ -25,7 +25,7 @@ impl Clock {
     /// A clock that reads `wall` now.
     #[must_use]
     pub fn starting_at(wall: Timestamp) -> Self {
-        Self { wall, instant: Instant::now() }
+        Self { wall, instant: Self::read() }
     }
 
     /// The system's wall clock.
@@ -39,14 +39,26 @@ impl Clock {
     /// The current wall-clock instant.
     #[must_use]
     pub fn now(&self) -> Timestamp {
-        self.wall.add_nanos(i64::try_from(self.instant.elapsed().as_nanos()).unwrap_or(i64::MAX))
+        self.wall_at(Self::read())
+    }
+
+    /// The current wall-clock instant, as the API types write it (events, conditions, Leases).
+    #[must_use]
+    pub fn api_now(&self) -> jiff::Timestamp {
+        jiff::Timestamp::from_nanosecond(self.now().as_nanos()).unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+    }
+
+    /// tokio's monotonic clock: the one reading of time everything else derives from.
+    #[allow(clippy::disallowed_methods)]
+    fn read() -> Instant {
+        Instant::now()
     }
 
     /// The tokio instant at which `at` is reached (at the latest one horizon ahead).
     #[must_use]
     pub fn deadline(&self, at: Timestamp) -> Instant {
         let ahead = at.nanos_since(self.now()).clamp(0, HORIZON.as_nanos() as i128);
-        Instant::now() + Duration::from_nanos(ahead as u64)
+        Self::read() + Duration::from_nanos(ahead as u64)
     }
 }
 
@@ -54,7 +66,7 @@ impl Clock {
     /// The monotonic instant now (tokio's clock: virtual under paused time).
     #[must_use]
     pub fn instant(&self) -> Instant {
-        Instant::now()
+        Self::read()
     }
 
     /// The wall-clock instant of the monotonic `instant`.

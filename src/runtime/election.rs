@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
-use tokio::time::Instant;
 
 use super::Clock;
 use crate::engine::report::{LeaderState, Report, RunEvent};
@@ -113,7 +112,7 @@ impl<L: Lock> Candidate<L> {
                     failing = true;
                 }
             }
-            let next = Instant::now() + jittered(self.periods.retry_period);
+            let next = self.clock.instant() + jittered(self.periods.retry_period);
             tokio::select! {
                 () = tokio::time::sleep_until(next) => {}
                 _ = stop.wait_for(|stop| *stop) => return false,
@@ -124,17 +123,17 @@ impl<L: Lock> Candidate<L> {
     /// Renews every retry period until renewal fails for the renew deadline, another instance
     /// holds the lock, or `stop`. Returns `true` when told to stop (still leading).
     async fn keep(&mut self, leading: &watch::Sender<bool>, stop: &mut watch::Receiver<bool>) -> bool {
-        let mut renewed = Instant::now();
+        let mut renewed = self.clock.instant();
         loop {
             tokio::select! {
-                () = tokio::time::sleep_until(Instant::now() + self.periods.retry_period) => {}
+                () = tokio::time::sleep_until(self.clock.instant() + self.periods.retry_period) => {}
                 _ = stop.wait_for(|stop| *stop) => return true,
             }
             loop {
                 let deadline = renewed + self.periods.renew_deadline;
                 let why = match tokio::time::timeout_at(deadline, self.lock.try_acquire_or_renew()).await {
                     Ok(Tried::Held) => {
-                        renewed = Instant::now();
+                        renewed = self.clock.instant();
                         break;
                     }
                     Ok(Tried::HeldBy(holder)) => {
@@ -145,14 +144,14 @@ impl<L: Lock> Candidate<L> {
                     Ok(Tried::Failed(message)) => message,
                     Err(_) => "no answer in time".to_owned(),
                 };
-                if Instant::now() >= deadline {
+                if self.clock.instant() >= deadline {
                     self.set_leading(leading, false);
                     let seconds = self.periods.renew_deadline.as_secs_f64();
                     self.say(LeaderState::Lost, None, Some(format!("not renewed within {seconds}s: {why}")));
                     return false;
                 }
                 tokio::select! {
-                    () = tokio::time::sleep_until(deadline.min(Instant::now() + self.periods.retry_period)) => {}
+                    () = tokio::time::sleep_until(deadline.min(self.clock.instant() + self.periods.retry_period)) => {}
                     _ = stop.wait_for(|stop| *stop) => return true,
                 }
             }
@@ -183,9 +182,13 @@ pub async fn elect<L: Lock>(
 }
 
 #[cfg(test)]
+// The tests measure tokio's paused time directly.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use std::collections::VecDeque;
+
     use std::sync::Mutex;
+    use tokio::time::Instant;
 
     use super::*;
 

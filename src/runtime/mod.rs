@@ -444,7 +444,7 @@ impl<E: Evictor> Loop<E> {
     ) -> Ended {
         let clock = self.clock;
         let mut armed_for: Option<Timestamp> = None;
-        let sleep = tokio::time::sleep_until(tokio::time::Instant::now());
+        let sleep = tokio::time::sleep_until(clock.instant());
         tokio::pin!(sleep);
         loop {
             let deadline = term.engine.poll_timeout();
@@ -567,4 +567,6 @@ impl<E: Evictor> Loop<E> {
 }
 
 #[cfg(test)]
+// The tests measure tokio's paused time directly.
+#[allow(clippy::disallowed_methods)]
 mod tests;

@@ -151,6 +151,12 @@ impl Throttle {
         self.inner.clock.instant()
     }
 
+    /// The clock the writes are paced by (conditions and events are stamped from it).
+    #[must_use]
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+
     /// Whether the server pushed back at or after `since`.
     #[must_use]
     pub fn pushed_back_since(&self, since: Instant) -> bool {
@@ -210,6 +216,8 @@ impl Drop for Waiting<'_> {
 }
 
 #[cfg(test)]
+// The tests measure tokio's paused time directly.
+#[allow(clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
