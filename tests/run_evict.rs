@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::run_cluster::{node, pod, taint};
+use crate::run_cluster::{node, one_attempt, pod, taint};
 use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 use crate::support::running::Running;
 use crate::util::scratch;
@@ -207,25 +207,18 @@ fn evict_mode_denied_eviction_names_the_missing_permission() {
 
 #[test]
 fn evict_mode_never_evicts_a_same_named_replacement() {
-    use taint_evict::cluster::evict::{KubeEvictor, Mode};
-    use taint_evict::cluster::{ConnectOptions, connect};
+    use taint_evict::cluster::evict::Mode;
     use taint_evict::engine::model::{PodKey, PodRef};
-    use taint_evict::runtime::{Clock, Evictor, Outcome, Throttle};
+    use taint_evict::runtime::Outcome;
 
     let server = FakeApiServer::start(&scratch("evict-replacement"));
     let mut replacement = pod("web-0", "n1", None);
     replacement["metadata"]["uid"] = json!("uid-new");
     server.add(replacement);
     let old = PodRef { key: PodKey::new("default", "web-0"), uid: "uid-old".into(), node: "n1".into() };
-    let options =
-        ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let outcome = runtime.block_on(async {
-        let connection = connect(&options).await.expect("connects");
-        let throttle = Throttle::unlimited(Clock::system());
-        KubeEvictor::new(connection.client, false, None, throttle).with_mode(Mode::Evict).evict(&old).await
-    });
+    let outcome = one_attempt(&server, &old, Mode::Evict);
     assert!(matches!(&outcome, Outcome::Gone(reason) if reason.starts_with("replaced:")), "{outcome:?}");
     let pod = server.object("Pod", "default", "web-0").expect("the replacement is still there");
     assert_eq!(pod["metadata"]["uid"], "uid-new");
+    assert!(pod["status"]["conditions"].is_null(), "not marked either: {pod}");
 }

@@ -99,6 +99,14 @@ pub enum RunEvent {
         /// When the next attempt is made.
         retry_at: Timestamp,
     },
+    /// A pod whose eviction a PodDisruptionBudget was refusing is no longer due (its taint went away,
+    /// it tolerates it now, or it is gone): the eviction is given up.
+    Withdrawn {
+        /// The pod.
+        pod: PodRef,
+        /// The budget that was refusing it, `NAMESPACE/NAME`.
+        budget: String,
+    },
     /// A watch lost its connection to the API server, or got it back (reported once each way, not
     /// per retry).
     Connection {

@@ -79,6 +79,7 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Blocked { pod, budget, message, attempt, retry_at } => json!({"type": "blocked",
             "pod": pod_json(pod), "budget": budget, "message": message, "attempt": attempt,
             "retryAt": rfc3339(*retry_at)}),
+        RunEvent::Withdrawn { pod, budget } => json!({"type": "withdrawn", "pod": pod_json(pod), "budget": budget}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
         RunEvent::Foreseen(forecast) => super::foreseen::to_json(forecast),
@@ -215,6 +216,13 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 rfc3339_seconds(*retry_at)
             ),
         ),
+        RunEvent::Withdrawn { pod, budget } => (
+            "withdrawn".into(),
+            format!(
+                "{} on {}: no longer due; its eviction, refused by PodDisruptionBudget {budget}, is given up",
+                pod.key, pod.node
+            ),
+        ),
         RunEvent::Connection { watch, connected: false, reason, .. } => (
             paint("lost", color, |t| t.yellow().bold().to_string()),
             format!(
@@ -336,7 +344,7 @@ impl LiveView {
             RunEvent::Blocked { pod, budget, .. } => {
                 self.blocked.insert(pod.key.clone(), budget.clone());
             }
-            RunEvent::Gone { pod, .. } | RunEvent::Failed { pod, .. } => {
+            RunEvent::Gone { pod, .. } | RunEvent::Failed { pod, .. } | RunEvent::Withdrawn { pod, .. } => {
                 self.blocked.remove(&pod.key);
             }
             RunEvent::Foreseen(forecast) if forecast.taint.is_some() || forecast.held.is_some() => {
@@ -624,6 +632,21 @@ mod tests {
         let rendered = view.render(at, ColorMode::Plain);
         assert_eq!(rendered[0], "── 0 scheduled, 1 deleted · 1 blocked by disruption budgets ──");
         assert_eq!(rendered[1..], ["  blocked            PodDisruptionBudget web/frontend: 1 pod (web/b)"]);
+        let given_up = Report { at, event: RunEvent::Withdrawn { pod: pod("b"), budget: "web/frontend".into() } };
+        view.observe(&given_up);
+        assert_eq!(view.render(at, ColorMode::Plain), ["── 0 scheduled, 1 deleted ──"]);
+        let mut text = Vec::new();
+        write_text(&given_up, ColorMode::Plain, &mut text).expect("a Vec");
+        write_json(&given_up, &mut text).expect("a Vec");
+        let text = String::from_utf8(text).expect("UTF-8");
+        assert!(
+            text.starts_with(
+                "1970-01-01T00:00:00Z  withdrawn web/b on n1: no longer due; its eviction, refused by \
+                 PodDisruptionBudget web/frontend, is given up\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(r#""type":"withdrawn""#) && text.contains(r#""budget":"web/frontend""#), "{text}");
     }
 
     #[test]

@@ -318,6 +318,10 @@ impl<E: Evictor> Executor<E> {
                     _ = stopping.wait_for(|stop| *stop) => break None,
                     _ = withdrawn.wait_for(|gone| *gone) => {
                         failing.lock().expect("failing pods").remove(&job.pod.key);
+                        if let Some(blocked) = &blocked {
+                            let budget = blocked.budget().to_owned();
+                            let _ = report.send(event(RunEvent::Withdrawn { pod: job.pod.clone(), budget }));
+                        }
                         break None;
                     }
                 }

@@ -450,6 +450,31 @@ async fn a_pod_blocked_by_its_budget_is_retried_on_its_own_backoff_and_holds_up_
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_blocked_pod_that_is_no_longer_due_is_given_up_and_says_so() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let options = RunOptions::default();
+    let metrics = options.metrics.clone();
+    let h = start(nodes, vec![pod("guarded", "n1", &[], -60)], options, 100);
+    h.evictor.budgets.lock().unwrap().push(("guarded".into(), "web".into(), u32::MAX));
+    // The taint goes away at +7, while the pod waits for its retry at +15.
+    node_at(&h, 7, NodeChange::Applied(node("n1", &[])));
+    let (summary, deletions, reports) = h.finish().await;
+    assert!(deletions.is_empty());
+    let ended: Vec<(Timestamp, &str)> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Withdrawn { pod, budget } if budget == "default/web" => Some((r.at, pod.key.name())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended, [(t(7), "guarded")]);
+    let attempts = reports.iter().filter(|r| matches!(r.event, RunEvent::Blocked { .. })).count();
+    assert_eq!(attempts, 2, "at 0 and 5, none after the taint went away");
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    assert!(!metrics.encode().contains("taint_evict_blocked_pods{"), "{}", metrics.encode());
+}
+
+#[tokio::test(start_paused = true)]
 async fn replaced_pod_is_gone_not_an_error() {
     let nodes = vec![node("n1", &[("a", 0)])];
     let h = start(nodes, vec![pod("web-0", "n1", &[], -60)], RunOptions::default(), 100);
