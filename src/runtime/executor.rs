@@ -245,6 +245,14 @@ impl<E: Evictor> Executor<E> {
             let mut blocked_delay = FIRST_BLOCKED_RETRY;
             // The budget refusing this pod now, counted in the metrics while it does.
             let mut blocked: Option<crate::metrics::Blocked> = None;
+            // The engine withdrew the job while it waited: no further attempt; a blocked pod says so.
+            let give_up = |blocked: Option<&crate::metrics::Blocked>| {
+                failing.lock().expect("failing pods").remove(&job.pod.key);
+                if let Some(blocked) = blocked {
+                    let budget = blocked.budget().to_owned();
+                    let _ = report.send(event(RunEvent::Withdrawn { pod: job.pod.clone(), budget }));
+                }
+            };
             let mut attempt = 0;
             let outcome = loop {
                 if permit.is_none() {
@@ -255,7 +263,7 @@ impl<E: Evictor> Executor<E> {
                         },
                         _ = stopping.wait_for(|stop| *stop) => break None,
                         _ = withdrawn.wait_for(|gone| *gone) => {
-                            failing.lock().expect("failing pods").remove(&job.pod.key);
+                            give_up(blocked.as_ref());
                             break None;
                         }
                     }
@@ -317,11 +325,7 @@ impl<E: Evictor> Executor<E> {
                     () = tokio::time::sleep_until(resume) => {}
                     _ = stopping.wait_for(|stop| *stop) => break None,
                     _ = withdrawn.wait_for(|gone| *gone) => {
-                        failing.lock().expect("failing pods").remove(&job.pod.key);
-                        if let Some(blocked) = &blocked {
-                            let budget = blocked.budget().to_owned();
-                            let _ = report.send(event(RunEvent::Withdrawn { pod: job.pod.clone(), budget }));
-                        }
+                        give_up(blocked.as_ref());
                         break None;
                     }
                 }
