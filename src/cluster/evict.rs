@@ -68,6 +68,9 @@ impl KubeEvictor {
 
     /// One eviction through the Eviction API, with the UID as precondition (so a replacement is never
     /// evicted), as `kubectl drain` sends it.
+    ///
+    /// Not kube's `Api::evict`: it writes the options as `delete_options`, a field the API server does
+    /// not know and drops, and the precondition with it.
     async fn evict_through_api(&self, pod: &PodRef) -> Outcome {
         let api: Api<WatchedPod> = Api::namespaced(self.client.clone(), pod.key.namespace());
         let eviction = Eviction {
@@ -96,9 +99,9 @@ impl KubeEvictor {
 
 /// The budget a 429 from the Eviction API names, and the server's words about it: `details.causes`
 /// holds `{reason: DisruptionBudget, message: "The disruption budget NAME needs N healthy pods and
-/// has M currently"}` (or `… NAME is still being processed by the server.`), as
-/// `checkAndDecrement` in upstream's `pkg/registry/core/pod/storage/eviction.go` writes it. A 429
-/// without it (API Priority and Fairness) is the server's pushback, not a budget's refusal.
+/// has M currently"}` (or `… NAME is still being processed by the server.`), as `checkAndDecrement`
+/// and `createTooManyRequestsError` in upstream's `pkg/registry/core/pod/storage/eviction.go` write
+/// it. A 429 without it (API Priority and Fairness) is the server's pushback, not a budget's refusal.
 #[must_use]
 pub fn budget_refusal(status: &kube::core::Status) -> Option<(String, String)> {
     let cause = status.details.as_ref()?.causes.iter().find(|cause| cause.reason == "DisruptionBudget")?;
