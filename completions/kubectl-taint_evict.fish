@@ -88,6 +88,8 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l mode -d 'How a due pod goes: `delete` (upstream\'s controller) or `evict` (the Eviction API, which respects PodDisruptionBudgets)' -r -f -a "delete\t'DELETE, after the DisruptionTarget condition: what the cluster\'s controller does; PodDisruptionBudgets are not consulted'
+evict\t'The Eviction API (policy/v1): a pod whose PodDisruptionBudget allows no disruption waits, retried until the budget allows it'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l concurrency -d 'Deletions in flight at once' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l qps -d 'Writes per second to the API server (DELETE, status PATCH, event POST); 0: unlimited' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l burst -d 'Writes that may go at once before `--qps` paces them (kube-controller-manager\'s `--kube-api-burst`: 30)' -r

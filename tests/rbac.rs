@@ -98,21 +98,38 @@ fn run_rbac_grants_every_request_run_makes() {
         .add(json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "default", "uid": "u"},
         "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}}));
     let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
-    let mut child = command()
-        .args(["run", "-o", "json", "--kubeconfig", &kubeconfig])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("run starts");
-    server.wait_for("the deletion", std::time::Duration::from_secs(20), |r| r.iter().any(|r| r.method == "DELETE"));
-    server.wait_for("the event", std::time::Duration::from_secs(20), |r| r.iter().any(|r| r.method == "POST"));
-    assert!(
-        std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().expect("kill").success()
-    );
-    assert_eq!(child.wait().expect("exits").code(), Some(0));
+    // Once in each mode: `--mode evict` evicts where the default deletes.
+    for (mode, write) in [("delete", "DELETE"), ("evict", "POST")] {
+        let pod = server.pods().into_iter().next().expect("the pod");
+        let mut child = command()
+            .args(["run", "-o", "json", "--mode", mode, "--kubeconfig", &kubeconfig])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("run starts");
+        let wrote = |r: &[Recorded]| r.iter().any(|r| r.method == write && r.path.starts_with("/api/v1/namespaces"));
+        server.wait_for("the deletion", std::time::Duration::from_secs(20), wrote);
+        server.wait_for("the event", std::time::Duration::from_secs(20), |r| {
+            r.iter().filter(|r| r.method == "POST" && r.path.contains("/events")).count()
+                == if mode == "delete" { 1 } else { 2 }
+        });
+        assert!(
+            std::process::Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .expect("kill")
+                .success()
+        );
+        assert_eq!(child.wait().expect("exits").code(), Some(0));
+        server.add(pod);
+    }
     let used: BTreeSet<(String, String)> = server.requests().iter().filter_map(needs).collect();
-    for expected in
-        [("watch", "/pods"), ("delete", "/pods"), ("patch", "/pods/status"), ("create", "events.k8s.io/events")]
-    {
+    for expected in [
+        ("watch", "/pods"),
+        ("delete", "/pods"),
+        ("patch", "/pods/status"),
+        ("create", "/pods/eviction"),
+        ("create", "events.k8s.io/events"),
+    ] {
         assert!(used.contains(&(expected.0.to_owned(), expected.1.to_owned())), "run used {expected:?}: {used:?}");
     }
     assert_eq!(missing(&server, "deploy/rbac-run.yaml"), Vec::<(String, String)>::new());

@@ -261,31 +261,37 @@ fn cluster_controller_activity_is_warned_about() {
     assert_eq!(code, 0);
 }
 
+/// One attempt of the plugin's evictor (as `run` makes it, in `mode`) at `pod`, against `server`.
+pub fn one_attempt(
+    server: &FakeApiServer,
+    pod: &taint_evict::engine::model::PodRef,
+    mode: taint_evict::cluster::evict::Mode,
+) -> taint_evict::runtime::Outcome {
+    use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
+    use taint_evict::runtime::{Clock, Evictor, Throttle};
+
+    let options =
+        ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let connection = connect(&options).await.expect("connects");
+        let throttle = Throttle::unlimited(Clock::system());
+        KubeEvictor::new(connection.client, false, None, throttle).with_mode(mode).evict(pod).await
+    })
+}
+
 #[test]
 fn same_named_replacement_is_never_deleted() {
-    use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
+    use taint_evict::cluster::evict::Mode;
     use taint_evict::engine::model::{PodKey, PodRef};
-    use taint_evict::runtime::{Evictor, Outcome};
+    use taint_evict::runtime::Outcome;
 
     let server = FakeApiServer::start(&scratch("run-replacement"));
     let mut replacement = pod("web-0", "n1", None);
     replacement["metadata"]["uid"] = json!("uid-new");
     server.add(replacement);
     let old = PodRef { key: PodKey::new("default", "web-0"), uid: "uid-old".into(), node: "n1".into() };
-    let options =
-        ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let outcome = runtime.block_on(async {
-        let connection = connect(&options).await.expect("connects");
-        KubeEvictor::new(
-            connection.client,
-            false,
-            None,
-            taint_evict::runtime::Throttle::unlimited(taint_evict::runtime::Clock::system()),
-        )
-        .evict(&old)
-        .await
-    });
+    let outcome = one_attempt(&server, &old, Mode::Delete);
     assert!(matches!(outcome, Outcome::Gone(_)), "{outcome:?}");
     let pod = server.object("Pod", "default", "web-0").expect("the replacement is still there");
     assert_eq!(pod["metadata"]["uid"], "uid-new");

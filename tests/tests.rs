@@ -22,6 +22,7 @@ mod rbac;
 mod real_apiserver;
 mod release;
 mod run_cluster;
+mod run_evict;
 mod run_foreseen;
 mod run_live_view;
 mod run_scope;

@@ -320,6 +320,29 @@ pub enum RunFormat {
     Json,
 }
 
+/// `run --mode`: how a due pod is removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum RunMode {
+    /// DELETE, after the DisruptionTarget condition: what the cluster's controller does;
+    /// PodDisruptionBudgets are not consulted.
+    #[default]
+    Delete,
+    /// The Eviction API (policy/v1): a pod whose PodDisruptionBudget allows no disruption waits,
+    /// retried until the budget allows it.
+    Evict,
+}
+
+impl RunMode {
+    /// The evictor's mode.
+    #[must_use]
+    pub fn as_mode(self) -> crate::cluster::evict::Mode {
+        match self {
+            Self::Delete => crate::cluster::evict::Mode::Delete,
+            Self::Evict => crate::cluster::evict::Mode::Evict,
+        }
+    }
+}
+
 /// `run`.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
@@ -333,8 +356,20 @@ pub struct RunArgs {
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
     /// Decide and report everything, write nothing (no condition, no deletion, no event).
+    ///
+    /// With `--mode evict`, each due eviction is sent with `dryRun=All`: the API server checks it
+    /// against the pod's PodDisruptionBudget and changes nothing.
     #[arg(long, help_heading = "Run")]
     pub dry_run: bool,
+    /// How a due pod goes: `delete` (upstream's controller) or `evict` (the Eviction API, which
+    /// respects PodDisruptionBudgets).
+    ///
+    /// `evict` POSTs a policy/v1 Eviction with the pod's UID as precondition; the API server sets
+    /// the DisruptionTarget condition itself. A pod whose budget allows no disruption is retried
+    /// (5 s doubling to 30 s) until it does, without delaying other pods. Needs create on
+    /// pods/eviction instead of delete on pods and patch on pods/status.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t, help_heading = "Run")]
+    pub mode: RunMode,
     /// Restart every countdown at start, as upstream's controller does when it starts, instead of
     /// continuing the deadlines `plan` shows.
     #[arg(long, help_heading = "Run")]
@@ -614,6 +649,14 @@ mod tests {
         for bad in [["--qps", "-1"], ["--qps", "NaN"], ["--qps", "fast"], ["--burst", "0"]] {
             assert!(run_args(&bad).is_err(), "{bad:?} was accepted");
         }
+    }
+
+    #[test]
+    fn run_deletes_by_default_and_evicts_with_mode_evict() {
+        assert_eq!(run_args(&[]).unwrap().mode, RunMode::Delete, "upstream's behaviour by default");
+        assert_eq!(run_args(&["--mode", "evict"]).unwrap().mode.as_mode(), crate::cluster::evict::Mode::Evict);
+        assert_eq!(run_args(&["--mode=delete"]).unwrap().mode.as_mode(), crate::cluster::evict::Mode::Delete);
+        assert!(run_args(&["--mode", "drain"]).is_err());
     }
 
     #[test]

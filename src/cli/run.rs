@@ -19,7 +19,7 @@ use crate::output::ColorMode;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
 use crate::output::terminal::fit;
 use crate::runtime::election::{self, Candidate, Periods};
-use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle};
+use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle, throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
 pub(super) async fn interrupted() {
@@ -252,10 +252,17 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     };
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
-    let throttle = Throttle::new(clock, args.qps, args.burst);
+    let throttle =
+        Throttle::new(clock, args.qps, args.burst).with_writes_per_deletion(if args.mode == super::RunMode::Evict {
+            throttle::WRITES_PER_EVICTION
+        } else {
+            throttle::WRITES_PER_DELETION
+        });
     let printer = tokio::spawn(print(report_rx, printing, clock, throttle.clone()));
 
-    let started = RunEvent::Started { server: connection.server.clone(), watching: watched, dry_run: args.dry_run };
+    let evict = args.mode == super::RunMode::Evict;
+    let server = connection.server.clone();
+    let started = RunEvent::Started { server, watching: watched, dry_run: args.dry_run, evict };
     let _ = report_tx.send(Report { at: clock.now(), event: started });
     if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
         && count > 0
@@ -273,7 +280,8 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock, metrics.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
-    let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle);
+    let evictor =
+        KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode.as_mode());
     let options = RunOptions {
         restart_countdowns: args.restart_countdowns,
         concurrency: usize::from(args.concurrency),

@@ -1,8 +1,15 @@
 //! Deleting a pod as upstream does, with a UID precondition: the `DisruptionTarget` condition on its
 //! status first, then DELETE; events `TaintManagerEviction` as the cluster's controller sends them.
+//!
+//! Or, with `--mode evict`, evicting it through the Eviction API (`policy/v1`, `pods/NAME/eviction`),
+//! which checks the pod's PodDisruptionBudget first and sets the `DisruptionTarget` condition itself
+//! (reason `EvictionByEvictionAPI`, Kubernetes 1.26 and later): no status PATCH of ours then. A
+//! budget's refusal (429 naming the budget in its causes) is [`Outcome::Blocked`].
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::policy::v1::Eviction;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Api, Client};
@@ -18,6 +25,18 @@ pub const CONTROLLER: &str = "kubectl-taint-evict";
 /// Upstream's event reason.
 pub const REASON: &str = "TaintManagerEviction";
 
+/// How a due pod is removed (`run --mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// The `DisruptionTarget` condition, then DELETE: what upstream's controller does; no
+    /// PodDisruptionBudget is consulted.
+    #[default]
+    Delete,
+    /// POST `pods/NAME/eviction` (`policy/v1`): the API server refuses while the pod's
+    /// PodDisruptionBudget allows no disruption.
+    Evict,
+}
+
 /// Deletes pods in the cluster, or, in a dry run, only says it would.
 #[derive(Clone)]
 pub struct KubeEvictor {
@@ -27,6 +46,7 @@ pub struct KubeEvictor {
     dry_run: bool,
     /// Every write waits for its turn here (`--qps`, `--burst`, the server's `Retry-After`).
     throttle: Throttle,
+    mode: Mode,
 }
 
 impl KubeEvictor {
@@ -34,7 +54,68 @@ impl KubeEvictor {
     /// `throttle` (the client should report the server's pushback to it: [`super::pushback`]).
     #[must_use]
     pub fn new(client: Client, dry_run: bool, instance: Option<String>, throttle: Throttle) -> Self {
-        Self { client, instance: instance.unwrap_or_else(|| CONTROLLER.to_owned()), dry_run, throttle }
+        let instance = instance.unwrap_or_else(|| CONTROLLER.to_owned());
+        Self { client, instance, dry_run, throttle, mode: Mode::Delete }
+    }
+
+    /// Removes pods as `mode` says (DELETE by default). A dry run in [`Mode::Evict`] sends each
+    /// eviction with `dryRun=All`: the API server checks the budget and changes nothing.
+    #[must_use]
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// One eviction through the Eviction API, with the UID as precondition (so a replacement is never
+    /// evicted), as `kubectl drain` sends it.
+    ///
+    /// Not kube's `Api::evict`: it writes the options as `delete_options`, a field the API server does
+    /// not know and drops, and the precondition with it.
+    async fn evict_through_api(&self, pod: &PodRef) -> Outcome {
+        let api: Api<WatchedPod> = Api::namespaced(self.client.clone(), pod.key.namespace());
+        let eviction = Eviction {
+            metadata: ObjectMeta {
+                name: Some(pod.key.name().into()),
+                namespace: Some(pod.key.namespace().into()),
+                ..ObjectMeta::default()
+            },
+            delete_options: Some(meta::DeleteOptions {
+                preconditions: Some(meta::Preconditions { uid: Some(pod.uid.to_string()), resource_version: None }),
+                ..meta::DeleteOptions::default()
+            }),
+        };
+        let params = PostParams { dry_run: self.dry_run, ..PostParams::default() };
+        self.throttle.admit().await;
+        match api.create_subresource::<_, kube::core::Status>("eviction", pod.key.name(), &params, &eviction).await {
+            Ok(_) => Outcome::Deleted,
+            Err(kube::Error::Api(status)) if status.code == 429 && budget_refusal(&status).is_some() => {
+                let (budget, message) = budget_refusal(&status).expect("just matched");
+                Outcome::Blocked { budget: format!("{}/{budget}", pod.key.namespace()), message }
+            }
+            Err(error) => outcome(error, "create pods/eviction"),
+        }
+    }
+}
+
+/// The budget a 429 from the Eviction API names, and the server's words about it: `details.causes`
+/// holds `{reason: DisruptionBudget, message: "The disruption budget NAME needs N healthy pods and
+/// has M currently"}` (or `… NAME is still being processed by the server.`), as `checkAndDecrement`
+/// and `createTooManyRequestsError` in upstream's `pkg/registry/core/pod/storage/eviction.go` write
+/// it. A 429 without it (API Priority and Fairness) is the server's pushback, not a budget's refusal.
+#[must_use]
+pub fn budget_refusal(status: &kube::core::Status) -> Option<(String, String)> {
+    let cause = status.details.as_ref()?.causes.iter().find(|cause| cause.reason == "DisruptionBudget")?;
+    let named = cause.message.strip_prefix("The disruption budget ")?;
+    let budget = named.split_whitespace().next()?.to_owned();
+    Some((budget, cause.message.trim_end_matches('.').to_owned()))
+}
+
+/// The permissions the refused step needs, in words.
+fn needs(step: &str) -> &'static str {
+    if step.contains("eviction") {
+        "run --mode evict needs create on pods/eviction"
+    } else {
+        "run needs patch on pods/status and delete on pods"
     }
 }
 
@@ -49,10 +130,7 @@ fn outcome(error: kube::Error, step: &str) -> Outcome {
         }
         kube::Error::Api(status) if status.code == 403 => Outcome::Failed {
             reason: FailureReason::Forbidden,
-            message: format!(
-                "{step} forbidden: {} (run needs patch on pods/status and delete on pods)",
-                status.message
-            ),
+            message: format!("{step} forbidden: {} ({})", status.message, needs(step)),
         },
         kube::Error::Api(status) => Outcome::Failed {
             reason: FailureReason::of_status(status.code),
@@ -76,6 +154,9 @@ impl Evictor for KubeEvictor {
     }
 
     async fn evict(&self, pod: &PodRef) -> Outcome {
+        if self.mode == Mode::Evict {
+            return self.evict_through_api(pod).await;
+        }
         if self.dry_run {
             return Outcome::Deleted;
         }
@@ -111,9 +192,13 @@ impl Evictor for KubeEvictor {
         if self.dry_run {
             return;
         }
-        let (note, action) = match notice {
-            Notice::Marking => (format!("Marking for deletion Pod {}", pod.key), "Delete"),
-            Notice::Cancelling => (format!("Cancelling deletion of Pod {}", pod.key), "CancelDelete"),
+        let (note, action, type_) = match notice {
+            Notice::Marking => (format!("Marking for deletion Pod {}", pod.key), "Delete", "Normal"),
+            Notice::Cancelling => (format!("Cancelling deletion of Pod {}", pod.key), "CancelDelete", "Normal"),
+            Notice::Blocked { budget } => {
+                let note = format!("Eviction of Pod {} refused by PodDisruptionBudget {budget}; retrying", pod.key);
+                (note, "Evict", "Warning")
+            }
         };
         // One new event each time, as kube-rs' recorder writes a first occurrence. Its series cache
         // is not used: it scans every cached event on each publish under one lock, which made a
@@ -127,7 +212,7 @@ impl Evictor for KubeEvictor {
                 ..ObjectMeta::default()
             },
             event_time: Some(MicroTime(now)),
-            type_: Some("Normal".into()),
+            type_: Some(type_.into()),
             reason: Some(REASON.into()),
             note: Some(note),
             action: Some(action.into()),

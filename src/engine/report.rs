@@ -19,6 +19,9 @@ pub enum RunEvent {
         watching: String,
         /// Nothing is written.
         dry_run: bool,
+        /// Pods go through the Eviction API (`--mode evict`), which respects PodDisruptionBudgets,
+        /// instead of DELETE.
+        evict: bool,
     },
     /// The initial lists are in and the engine is seeded.
     Synced {
@@ -81,6 +84,28 @@ pub enum RunEvent {
         attempt: u32,
         /// When the next attempt is made.
         retry_at: Timestamp,
+    },
+    /// A PodDisruptionBudget refused the pod's eviction (`--mode evict`); it is retried until the
+    /// budget allows it.
+    Blocked {
+        /// The pod.
+        pod: PodRef,
+        /// The budget, `NAMESPACE/NAME`.
+        budget: String,
+        /// What the server said (`The disruption budget web needs 2 healthy pods and has 2 currently`).
+        message: String,
+        /// Attempts so far.
+        attempt: u32,
+        /// When the next attempt is made.
+        retry_at: Timestamp,
+    },
+    /// A pod whose eviction a PodDisruptionBudget was refusing is no longer due (its taint went away,
+    /// it tolerates it now, or it is gone): the eviction is given up.
+    Withdrawn {
+        /// The pod.
+        pod: PodRef,
+        /// The budget that was refusing it, `NAMESPACE/NAME`.
+        budget: String,
     },
     /// A watch lost its connection to the API server, or got it back (reported once each way, not
     /// per retry).

@@ -20,6 +20,8 @@ use prometheus_client::registry::Registry;
 pub const DELETION_BUCKETS: [f64; 12] = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10.0, 30.0, 60.0, 120.0, 180.0, 240.0];
 
 type Labels = Vec<(&'static str, &'static str)>;
+/// `budget="NAMESPACE/NAME"`: the label of the pods blocked by one PodDisruptionBudget.
+type BudgetLabels = Vec<(&'static str, String)>;
 
 /// Why a deletion attempt failed, as the `reason` label of `taint_evict_deletion_failures_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +36,8 @@ pub enum FailureReason {
     Rejected,
     /// No HTTP answer: connection refused or reset, TLS, timeout.
     Transport,
+    /// 429 from the Eviction API: a PodDisruptionBudget refused the eviction (`--mode evict`).
+    DisruptionBudget,
 }
 
 impl FailureReason {
@@ -46,6 +50,7 @@ impl FailureReason {
             Self::ServerError => "server_error",
             Self::Rejected => "rejected",
             Self::Transport => "transport",
+            Self::DisruptionBudget => "pdb",
         }
     }
 
@@ -72,6 +77,10 @@ pub struct Metrics {
     cancellations: Counter,
     failures: Family<Labels, Counter>,
     watch_restarts: Family<Labels, Counter>,
+    blocked: Family<BudgetLabels, Gauge>,
+    /// Pods blocked per budget; the gauge family follows it under its lock, so that a budget's
+    /// series leaves and comes back without racing another pod's change.
+    blocked_counts: std::sync::Mutex<std::collections::HashMap<String, i64>>,
     leader: Gauge<i64, AtomicI64>,
     ready: AtomicBool,
 }
@@ -131,6 +140,12 @@ impl Metrics {
             "Times a watch failed and was restarted, by resource.",
             watch_restarts.clone(),
         );
+        let blocked = Family::default();
+        registry.register(
+            "taint_evict_blocked_pods",
+            "Pods due whose eviction a PodDisruptionBudget refuses now (--mode evict), by budget.",
+            blocked.clone(),
+        );
         let leader = Gauge::default();
         registry.register(
             "taint_evict_leader",
@@ -146,6 +161,8 @@ impl Metrics {
             cancellations,
             failures,
             watch_restarts,
+            blocked,
+            blocked_counts: std::sync::Mutex::default(),
             leader,
             ready: AtomicBool::new(false),
         }
@@ -182,6 +199,28 @@ impl Metrics {
         self.watch_restarts.get_or_create(&vec![("resource", resource)]).inc();
     }
 
+    /// One more pod is blocked by `budget` (`NAMESPACE/NAME`) until the guard is dropped: when it is
+    /// evicted, gone, blocked by another budget, or `run` stops trying.
+    #[must_use]
+    pub fn blocked(self: &std::sync::Arc<Self>, budget: String) -> Blocked {
+        self.count_blocked(&budget, 1);
+        Blocked { metrics: self.clone(), budget }
+    }
+
+    fn count_blocked(&self, budget: &str, change: i64) {
+        let mut counts = self.blocked_counts.lock().expect("blocked pods");
+        let count = counts.entry(budget.to_owned()).or_default();
+        *count += change;
+        let labels = vec![("budget", budget.to_owned())];
+        if *count > 0 {
+            self.blocked.get_or_create(&labels).set(*count);
+        } else {
+            // A budget that blocks nothing any more leaves the exposition, as a deleted object's would.
+            counts.remove(budget);
+            self.blocked.remove(&labels);
+        }
+    }
+
     /// This instance leads (decides and deletes) or not.
     pub fn set_leader(&self, leading: bool) {
         self.leader.set(i64::from(leading));
@@ -205,6 +244,27 @@ impl Metrics {
         // Writing into a String cannot fail.
         let _ = encode(&mut text, &self.registry);
         text
+    }
+}
+
+/// A pod counted in `taint_evict_blocked_pods` (see [`Metrics::blocked`]).
+#[derive(Debug)]
+pub struct Blocked {
+    metrics: std::sync::Arc<Metrics>,
+    budget: String,
+}
+
+impl Blocked {
+    /// The budget, `NAMESPACE/NAME`.
+    #[must_use]
+    pub fn budget(&self) -> &str {
+        &self.budget
+    }
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        self.metrics.count_blocked(&self.budget, -1);
     }
 }
 
@@ -258,5 +318,26 @@ mod tests {
         assert!(metrics.is_ready());
         assert_eq!(FailureReason::of_status(429), FailureReason::Throttled);
         assert_eq!(FailureReason::of_status(400), FailureReason::Rejected);
+    }
+
+    #[test]
+    fn blocked_pods_are_counted_by_budget_and_a_budget_blocking_none_leaves_the_exposition() {
+        let metrics = std::sync::Arc::new(Metrics::new());
+        let series = |budget: &str| format!("taint_evict_blocked_pods{{budget=\"{budget}\"}}");
+        let first = metrics.blocked("web/frontend".into());
+        let second = metrics.blocked("web/frontend".into());
+        let other = metrics.blocked("db/postgres".into());
+        metrics.failed(FailureReason::DisruptionBudget);
+        let text = metrics.encode();
+        assert_eq!(sample(&text, &series("web/frontend")), Some("2"), "{text}");
+        assert_eq!(sample(&text, &series("db/postgres")), Some("1"), "{text}");
+        assert_eq!(sample(&text, "taint_evict_deletion_failures_total{reason=\"pdb\"}"), Some("1"), "{text}");
+        assert_eq!(first.budget(), "web/frontend");
+        drop((first, other));
+        let text = metrics.encode();
+        assert_eq!(sample(&text, &series("web/frontend")), Some("1"), "{text}");
+        assert_eq!(sample(&text, &series("db/postgres")), None, "{text}");
+        drop(second);
+        assert!(!metrics.encode().contains("budget="), "{}", metrics.encode());
     }
 }

@@ -47,9 +47,8 @@ fn cause_text(work: &Work) -> String {
 #[must_use]
 pub fn to_json(report: &Report) -> Value {
     let mut object = match &report.event {
-        RunEvent::Started { server, watching, dry_run } => {
-            json!({"type": "started", "server": server, "watching": watching, "dryRun": dry_run})
-        }
+        RunEvent::Started { server, watching, dry_run, evict } => json!({"type": "started", "server": server,
+            "watching": watching, "dryRun": dry_run, "mode": if *evict { "evict" } else { "delete" }}),
         RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => json!({"type": "synced",
             "nodes": nodes, "pods": pods, "scheduled": scheduled, "due": due, "restartedCountdowns": restarted_countdowns}),
         RunEvent::Scheduled { pod, work } => {
@@ -77,6 +76,10 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Gone { pod, reason } => json!({"type": "gone", "pod": pod_json(pod), "message": reason}),
         RunEvent::Failed { pod, reason, attempt, retry_at } => json!({"type": "failed", "pod": pod_json(pod),
             "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
+        RunEvent::Blocked { pod, budget, message, attempt, retry_at } => json!({"type": "blocked",
+            "pod": pod_json(pod), "budget": budget, "message": message, "attempt": attempt,
+            "retryAt": rfc3339(*retry_at)}),
+        RunEvent::Withdrawn { pod, budget } => json!({"type": "withdrawn", "pod": pod_json(pod), "budget": budget}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
         RunEvent::Foreseen(forecast) => super::foreseen::to_json(forecast),
@@ -120,7 +123,7 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
 #[must_use]
 pub fn level(event: &RunEvent) -> &'static str {
     match event {
-        RunEvent::Failed { .. } | RunEvent::Warning { .. } => "warning",
+        RunEvent::Failed { .. } | RunEvent::Blocked { .. } | RunEvent::Warning { .. } => "warning",
         RunEvent::Connection { connected: false, .. } => "warning",
         RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
         _ => "info",
@@ -147,11 +150,15 @@ pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Resul
 /// The event's one-word kind and its line of text (the summary in one line).
 fn describe(report: &Report, color: ColorMode) -> (String, String) {
     match &report.event {
-        RunEvent::Started { server, watching, dry_run } => {
-            let mode = if *dry_run {
-                "dry run: deciding and reporting only, nothing is written"
-            } else {
-                "deleting pods when due"
+        RunEvent::Started { server, watching, dry_run, evict } => {
+            let mode = match (dry_run, evict) {
+                (true, false) => "dry run: deciding and reporting only, nothing is written",
+                (true, true) => {
+                    "dry run: deciding and reporting only; evictions are sent with dryRun=All, so the API \
+                     server checks each against its PodDisruptionBudget and changes nothing"
+                }
+                (false, false) => "deleting pods when due",
+                (false, true) => "evicting pods when due through the Eviction API, respecting PodDisruptionBudgets",
             };
             (
                 "started".into(),
@@ -198,6 +205,23 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
         RunEvent::Failed { pod, reason, attempt, retry_at } => (
             paint("failed", color, |t| t.red().to_string()),
             format!("{}: attempt {attempt}: {reason}; retrying at {}", pod.key, rfc3339_seconds(*retry_at)),
+        ),
+        RunEvent::Blocked { pod, budget, message, attempt, retry_at } => (
+            paint("blocked", color, |t| t.yellow().to_string()),
+            format!(
+                "{} on {}: attempt {attempt}: eviction refused by PodDisruptionBudget {budget} ({message}); \
+                 retrying at {}",
+                pod.key,
+                pod.node,
+                rfc3339_seconds(*retry_at)
+            ),
+        ),
+        RunEvent::Withdrawn { pod, budget } => (
+            "withdrawn".into(),
+            format!(
+                "{} on {}: no longer due; its eviction, refused by PodDisruptionBudget {budget}, is given up",
+                pod.key, pod.node
+            ),
         ),
         RunEvent::Connection { watch, connected: false, reason, .. } => (
             paint("lost", color, |t| t.yellow().bold().to_string()),
@@ -281,10 +305,15 @@ pub struct LiveView {
     backlog: Option<(usize, Timestamp)>,
     /// Unhealthy nodes not yet tainted: what the node lifecycle controller is expected to do.
     foreseen: BTreeMap<NodeName, NodeForecast>,
+    /// Pods due whose eviction a PodDisruptionBudget refuses, with the budget (`--mode evict`).
+    blocked: BTreeMap<PodKey, String>,
 }
 
 /// How many upcoming deletions the live view lists.
 pub const LIVE_ROWS: usize = 8;
+
+/// How many blocked pods a budget's row of the live view names.
+const BLOCKED_NAMED: usize = 3;
 
 impl LiveView {
     /// Follows one event.
@@ -293,8 +322,12 @@ impl LiveView {
             RunEvent::Scheduled { pod, work } => {
                 self.scheduled.insert(pod.key.clone(), (work.fire, pod.node.to_string()));
             }
-            RunEvent::Cancelled { pod, .. } | RunEvent::Evicting { pod, .. } => {
+            RunEvent::Evicting { pod, .. } => {
                 self.scheduled.remove(&pod.key);
+            }
+            RunEvent::Cancelled { pod, .. } => {
+                self.scheduled.remove(&pod.key);
+                self.blocked.remove(&pod.key);
             }
             RunEvent::Started { dry_run, .. } => self.dry_run = *dry_run,
             RunEvent::Synced { .. } => self.synced = true,
@@ -304,7 +337,16 @@ impl LiveView {
             RunEvent::Connection { watch, connected: true, .. } => {
                 self.disconnected.remove(watch);
             }
-            RunEvent::Deleted { .. } => self.deleted += 1,
+            RunEvent::Deleted { pod, .. } => {
+                self.deleted += 1;
+                self.blocked.remove(&pod.key);
+            }
+            RunEvent::Blocked { pod, budget, .. } => {
+                self.blocked.insert(pod.key.clone(), budget.clone());
+            }
+            RunEvent::Gone { pod, .. } | RunEvent::Failed { pod, .. } | RunEvent::Withdrawn { pod, .. } => {
+                self.blocked.remove(&pod.key);
+            }
             RunEvent::Foreseen(forecast) if forecast.taint.is_some() || forecast.held.is_some() => {
                 self.foreseen.insert(forecast.name.clone(), forecast.clone());
             }
@@ -312,9 +354,41 @@ impl LiveView {
                 self.foreseen.remove(&forecast.name);
             }
             // Another instance decides now; the next term schedules anew.
-            RunEvent::Leadership { state: LeaderState::Lost, .. } => self.scheduled.clear(),
+            RunEvent::Leadership { state: LeaderState::Lost, .. } => {
+                self.scheduled.clear();
+                self.blocked.clear();
+            }
             _ => {}
         }
+    }
+
+    /// One row per PodDisruptionBudget refusing evictions: how many pods it blocks, the first few named.
+    fn blocked_rows(&self) -> Vec<String> {
+        let mut by_budget: BTreeMap<&str, Vec<&PodKey>> = BTreeMap::new();
+        for (pod, budget) in &self.blocked {
+            by_budget.entry(budget).or_default().push(pod);
+        }
+        let mut rows: Vec<String> = by_budget
+            .iter()
+            .take(LIVE_ROWS)
+            .map(|(budget, pods)| {
+                let mut named: Vec<String> = pods.iter().take(BLOCKED_NAMED).map(|pod| shown(*pod)).collect();
+                if pods.len() > BLOCKED_NAMED {
+                    named.push(format!("… {} more", pods.len() - BLOCKED_NAMED));
+                }
+                let noun = if pods.len() == 1 { "pod" } else { "pods" };
+                format!(
+                    "  blocked            PodDisruptionBudget {}: {} {noun} ({})",
+                    printable(budget),
+                    pods.len(),
+                    named.join(", ")
+                )
+            })
+            .collect();
+        if by_budget.len() > LIVE_ROWS {
+            rows.push(format!("  … and {} more disruption budgets blocking evictions", by_budget.len() - LIVE_ROWS));
+        }
+        rows
     }
 
     /// How many deletions wait for `--qps`/`--burst` or the server's `Retry-After`, and when the
@@ -334,6 +408,9 @@ impl LiveView {
         if let Some((waiting, drains_at)) = self.backlog {
             let drained = countdown(Some(drains_at.max(now)), now);
             counts.push_str(&format!(" · {waiting} deletions waiting for the rate limit, drained {drained}"));
+        }
+        if !self.blocked.is_empty() {
+            counts.push_str(&format!(" · {} blocked by disruption budgets", self.blocked.len()));
         }
         // The connection comes first when it is not as it should be: a quiet view may be a lost one.
         let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
@@ -358,6 +435,7 @@ impl LiveView {
         if next.len() > LIVE_ROWS {
             lines.push(format!("  … and {} more", next.len() - LIVE_ROWS));
         }
+        lines.extend(self.blocked_rows());
         lines.extend(self.foreseen.values().take(LIVE_ROWS).map(super::foreseen::row));
         if self.foreseen.len() > LIVE_ROWS {
             lines.push(format!("  … and {} more nodes about to be tainted", self.foreseen.len() - LIVE_ROWS));
@@ -483,7 +561,12 @@ mod tests {
         };
         let at = Timestamp::from_unix_seconds(0);
         let events = [
-            RunEvent::Started { server: "https://k".into(), watching: "every node".into(), dry_run: true },
+            RunEvent::Started {
+                server: "https://k".into(),
+                watching: "every node".into(),
+                dry_run: true,
+                evict: false,
+            },
             RunEvent::Deleted { pod, work, dry_run: true },
             RunEvent::Summary(Summary { deleted: 1, dry_run: true, ..Summary::default() }),
         ];
@@ -505,6 +588,65 @@ mod tests {
         assert!(text.contains(r#""type":"wouldDelete""#) && text.contains(r#""wouldDelete":1"#), "{text}");
         assert!(text.contains("summary: 1 would be deleted, 0 already gone"), "{text}");
         assert_eq!(heading, "── 0 scheduled, 1 would be deleted ──");
+    }
+
+    #[test]
+    fn a_pod_blocked_by_a_budget_is_named_with_it_in_the_line_the_json_and_the_live_view() {
+        let pod = |name: &str| PodRef { key: PodKey::new("web", name), uid: Uid::from("u"), node: "n1".into() };
+        let blocked = |name: &str, budget: &str| RunEvent::Blocked {
+            pod: pod(name),
+            budget: budget.into(),
+            message: format!("The disruption budget {} needs 2 healthy pods and has 2 currently", &budget[4..]),
+            attempt: 1,
+            retry_at: Timestamp::from_unix_seconds(5),
+        };
+        let at = Timestamp::from_unix_seconds(0);
+        let mut view = LiveView::default();
+        view.observe(&synced());
+        let mut text = Vec::new();
+        for event in [blocked("a", "web/frontend"), blocked("b", "web/frontend"), blocked("c", "web/api")] {
+            let report = Report { at, event };
+            view.observe(&report);
+            write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+            write_json(&report, &mut text).expect("a Vec");
+        }
+        let text = String::from_utf8(text).expect("UTF-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "1970-01-01T00:00:00Z  blocked   web/a on n1: attempt 1: eviction refused by PodDisruptionBudget \
+             web/frontend (The disruption budget frontend needs 2 healthy pods and has 2 currently); retrying at \
+             1970-01-01T00:00:05Z"
+        );
+        let json: Value = serde_json::from_str(lines[1]).expect("JSON");
+        assert_eq!((json["type"].as_str(), json["budget"].as_str()), (Some("blocked"), Some("web/frontend")));
+        assert_eq!((json["attempt"].as_u64(), json["retryAt"].as_str()), (Some(1), Some("1970-01-01T00:00:05Z")));
+        assert_eq!(level(&blocked("a", "web/frontend")), "warning");
+        let rendered = view.render(at, ColorMode::Plain);
+        assert_eq!(rendered[0], "── 0 scheduled, 0 deleted · 3 blocked by disruption budgets ──");
+        assert_eq!(rendered[1], "  blocked            PodDisruptionBudget web/api: 1 pod (web/c)");
+        assert_eq!(rendered[2], "  blocked            PodDisruptionBudget web/frontend: 2 pods (web/a, web/b)");
+        let work = Work { created: at, fire: at, cause: Cause::Untolerated };
+        view.observe(&Report { at, event: RunEvent::Deleted { pod: pod("a"), work, dry_run: false } });
+        view.observe(&Report { at, event: RunEvent::Gone { pod: pod("c"), reason: "not found".into() } });
+        let rendered = view.render(at, ColorMode::Plain);
+        assert_eq!(rendered[0], "── 0 scheduled, 1 deleted · 1 blocked by disruption budgets ──");
+        assert_eq!(rendered[1..], ["  blocked            PodDisruptionBudget web/frontend: 1 pod (web/b)"]);
+        let given_up = Report { at, event: RunEvent::Withdrawn { pod: pod("b"), budget: "web/frontend".into() } };
+        view.observe(&given_up);
+        assert_eq!(view.render(at, ColorMode::Plain), ["── 0 scheduled, 1 deleted ──"]);
+        let mut text = Vec::new();
+        write_text(&given_up, ColorMode::Plain, &mut text).expect("a Vec");
+        write_json(&given_up, &mut text).expect("a Vec");
+        let text = String::from_utf8(text).expect("UTF-8");
+        assert!(
+            text.starts_with(
+                "1970-01-01T00:00:00Z  withdrawn web/b on n1: no longer due; its eviction, refused by \
+                 PodDisruptionBudget web/frontend, is given up\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(r#""type":"withdrawn""#) && text.contains(r#""budget":"web/frontend""#), "{text}");
     }
 
     #[test]

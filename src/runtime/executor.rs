@@ -1,6 +1,10 @@
 //! Carrying out deletions: bounded concurrency, one at a time per pod, retries with capped exponential
 //! backoff (upstream tries 5 times 10 ms apart and gives up, #140639; here a deletion is retried until
 //! the pod is gone or `run` stops).
+//!
+//! An eviction a PodDisruptionBudget refuses ([`Outcome::Blocked`], `--mode evict`) is retried on a
+//! backoff of its own (5 s doubling to 30 s) and, while it waits, holds no permit: pods blocked by
+//! their budgets never keep other pods from going at their deadlines.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -22,6 +26,14 @@ pub enum Outcome {
     Deleted,
     /// The pod was already gone, or a replacement holds its name (UID precondition failed).
     Gone(String),
+    /// A PodDisruptionBudget refused the eviction (`--mode evict`): a refusal for this pod only,
+    /// retried with its own backoff until the budget allows it.
+    Blocked {
+        /// The budget, `NAMESPACE/NAME`.
+        budget: String,
+        /// What the server said, in one line.
+        message: String,
+    },
     /// The attempt failed; it is worth trying again.
     Failed {
         /// The kind of failure (the metrics' label).
@@ -31,13 +43,19 @@ pub enum Outcome {
     },
 }
 
-/// The events upstream emits around a deletion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The events upstream emits around a deletion, and the one `--mode evict` adds.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
     /// `Marking for deletion Pod NS/NAME`, when a deletion fires.
     Marking,
     /// `Cancelling deletion of Pod NS/NAME`, when a live timer is cancelled.
     Cancelling,
+    /// A PodDisruptionBudget (`NAMESPACE/NAME`) refuses the pod's eviction; sent when a pod becomes
+    /// blocked by a budget, not at every retry.
+    Blocked {
+        /// The budget, `NAMESPACE/NAME`.
+        budget: String,
+    },
 }
 
 /// Where deletions and their events go: the cluster, a dry run, or a test's recorder.
@@ -59,6 +77,12 @@ pub trait Evictor: Clone + Send + Sync + 'static {
 pub const FIRST_RETRY: Duration = Duration::from_secs(1);
 /// The longest delay between retries.
 pub const MAX_RETRY: Duration = Duration::from_secs(30);
+/// The first retry of an eviction a PodDisruptionBudget refused (upstream's `kubectl drain` retries
+/// every 5 s); it doubles up to [`MAX_BLOCKED_RETRY`].
+pub const FIRST_BLOCKED_RETRY: Duration = Duration::from_secs(5);
+/// The longest delay between retries of a blocked eviction: how late a pod may go once its budget
+/// allows it.
+pub const MAX_BLOCKED_RETRY: Duration = Duration::from_secs(30);
 
 /// A deletion to carry out.
 #[derive(Clone, Debug)]
@@ -204,22 +228,76 @@ impl<E: Evictor> Executor<E> {
         let metrics = self.metrics.clone();
         let task = tokio::spawn(async move {
             // Due from now until done, for the live view's backlog (also while it waits for a permit).
-            let _due = evictor.throttle().map(Throttle::deletion_due);
-            let Ok(_permit) = permits.acquire_owned().await else { return };
+            let mut due = evictor.throttle().map(Throttle::deletion_due);
+            let Ok(permit) = permits.clone().acquire_owned().await else { return };
+            let mut permit = Some(permit);
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
             // Upstream's recorder queues the event and goes on; so does this: the deletion does not
-            // wait for the event's round trip. The job ends when both have, so that a shutdown's drain
-            // also waits for the event.
-            let (notifier, marked) = (evictor.clone(), job.pod.clone());
-            let noticed = tokio::spawn(async move { notifier.notify(&marked, Notice::Marking).await });
+            // wait for the event's round trip. The job ends when every event has, so that a
+            // shutdown's drain also waits for them.
+            let notify = |notice: Notice| {
+                let (notifier, pod) = (evictor.clone(), job.pod.clone());
+                tokio::spawn(async move { notifier.notify(&pod, notice).await })
+            };
+            let mut noticed = vec![notify(Notice::Marking)];
             let mut delay = FIRST_RETRY;
+            let mut blocked_delay = FIRST_BLOCKED_RETRY;
+            // The budget refusing this pod now, counted in the metrics while it does.
+            let mut blocked: Option<crate::metrics::Blocked> = None;
+            // The engine withdrew the job while it waited: no further attempt; a blocked pod says so.
+            let give_up = |blocked: Option<&crate::metrics::Blocked>| {
+                failing.lock().expect("failing pods").remove(&job.pod.key);
+                if let Some(blocked) = blocked {
+                    let budget = blocked.budget().to_owned();
+                    let _ = report.send(event(RunEvent::Withdrawn { pod: job.pod.clone(), budget }));
+                }
+            };
             let mut attempt = 0;
             let outcome = loop {
+                if permit.is_none() {
+                    tokio::select! {
+                        acquired = permits.clone().acquire_owned() => match acquired {
+                            Ok(acquired) => permit = Some(acquired),
+                            Err(_) => break None,
+                        },
+                        _ = stopping.wait_for(|stop| *stop) => break None,
+                        _ = withdrawn.wait_for(|gone| *gone) => {
+                            give_up(blocked.as_ref());
+                            break None;
+                        }
+                    }
+                }
                 attempt += 1;
                 let started = clock.instant();
-                match evictor.evict(&job.pod).await {
+                let (resume, backs_off) = match evictor.evict(&job.pod).await {
+                    Outcome::Blocked { budget, message } => {
+                        // A refusal for this pod only: it waits on its own backoff without holding a
+                        // permit or counting in the limiter's backlog, and the writer goes on.
+                        metrics.failed(FailureReason::DisruptionBudget);
+                        if blocked.as_ref().is_none_or(|b| b.budget() != budget) {
+                            drop(blocked.take());
+                            blocked = Some(metrics.blocked(budget.clone()));
+                            noticed.push(notify(Notice::Blocked { budget: budget.clone() }));
+                        }
+                        let reason = format!("blocked by PodDisruptionBudget {budget}: {message}");
+                        failing.lock().expect("failing pods").insert(job.pod.key.clone(), (job.pod.clone(), reason));
+                        let resume = clock.instant() + blocked_delay;
+                        blocked_delay = (blocked_delay * 2).min(MAX_BLOCKED_RETRY);
+                        let retry_at = clock.wall_at(resume);
+                        let _ = report.send(event(RunEvent::Blocked {
+                            pod: job.pod.clone(),
+                            budget,
+                            message,
+                            attempt,
+                            retry_at,
+                        }));
+                        permit = None;
+                        due = None;
+                        (resume, false)
+                    }
                     Outcome::Failed { reason: kind, message: reason } => {
+                        blocked = None;
                         // A 429 or 503 with `Retry-After` holds every write until then; this
                         // attempt is retried at that instant, without growing the backoff.
                         let held = evictor
@@ -236,25 +314,32 @@ impl<E: Evictor> Executor<E> {
                         let retry_at = clock.wall_at(resume);
                         let failed = RunEvent::Failed { pod: job.pod.clone(), reason, attempt, retry_at };
                         let _ = report.send(event(failed));
-                        tokio::select! {
-                            () = tokio::time::sleep_until(resume) => {}
-                            _ = stopping.wait_for(|stop| *stop) => break None,
-                            _ = withdrawn.wait_for(|gone| *gone) => {
-                                failing.lock().expect("failing pods").remove(&job.pod.key);
-                                break None;
-                            }
-                        }
-                        if held.is_none() {
-                            delay = (delay * 2).min(MAX_RETRY);
-                        }
+                        (resume, held.is_none())
                     }
                     other => {
                         failing.lock().expect("failing pods").remove(&job.pod.key);
                         break Some(other);
                     }
+                };
+                tokio::select! {
+                    () = tokio::time::sleep_until(resume) => {}
+                    _ = stopping.wait_for(|stop| *stop) => break None,
+                    _ = withdrawn.wait_for(|gone| *gone) => {
+                        give_up(blocked.as_ref());
+                        break None;
+                    }
+                }
+                if backs_off {
+                    delay = (delay * 2).min(MAX_RETRY);
+                }
+                if due.is_none() {
+                    due = evictor.throttle().map(Throttle::deletion_due);
                 }
             };
-            let _ = noticed.await;
+            drop((blocked, permit, due));
+            for notice in noticed {
+                let _ = notice.await;
+            }
             let _ = done.send(Done { job, outcome });
         });
         Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }

@@ -526,7 +526,7 @@ impl<E: Evictor> Loop<E> {
                 self.summary.gone += 1;
                 self.send(RunEvent::Gone { pod: job.pod.clone(), reason });
             }
-            Some(Outcome::Failed { .. }) | None => {}
+            Some(Outcome::Failed { .. } | Outcome::Blocked { .. }) | None => {}
         }
         term.engine.handle(Input::EvictionFinished { pod: job.pod.key, ticket: job.ticket }, now);
     }

@@ -31,6 +31,8 @@ struct Recorder {
     throttle: Option<Throttle>,
     /// Pods whose next attempt the server refuses with 503 and this `Retry-After`.
     pushback: Arc<Mutex<Vec<(String, Duration)>>>,
+    /// Pods whose eviction a PodDisruptionBudget (`default/NAME`) refuses the next N attempts.
+    budgets: Arc<Mutex<Vec<(String, String, u32)>>>,
 }
 
 impl Evictor for Recorder {
@@ -57,6 +59,11 @@ impl Evictor for Recorder {
             }
         }
         let now = self.clock.lock().unwrap().expect("clock set").now();
+        if let Some(entry) = self.budgets.lock().unwrap().iter_mut().find(|(n, _, left)| *n == name && *left > 0) {
+            entry.2 -= 1;
+            let (budget, message) = (format!("default/{}", entry.1), format!("The disruption budget {}", entry.1));
+            return Outcome::Blocked { budget, message };
+        }
         if let Some(entry) = self.failures.lock().unwrap().iter_mut().find(|(n, left)| *n == name && *left > 0) {
             entry.1 -= 1;
             return Outcome::Failed { reason: FailureReason::ServerError, message: "the server is unavailable".into() };
@@ -392,6 +399,79 @@ async fn failed_deletion_is_retried_with_backoff_until_it_succeeds() {
     let failures = reports.iter().filter(|r| matches!(r.event, RunEvent::Failed { .. })).count();
     assert_eq!(failures, 3);
     assert!(summary.failed.is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pod_blocked_by_its_budget_is_retried_on_its_own_backoff_and_holds_up_no_other_pod() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("guarded", "n1", &[], -60), pod("free", "n1", &[("a", Some(2))], -60)];
+    // One deletion at a time: were the blocked pod to keep its permit while it waits, "free" would
+    // wait for it.
+    let options = RunOptions { concurrency: 1, ..RunOptions::default() };
+    let metrics = options.metrics.clone();
+    let h = start(nodes, pods, options, 1000);
+    h.evictor.budgets.lock().unwrap().push(("guarded".into(), "web".into(), 4));
+    let notices = h.evictor.notices.clone();
+    let budget_gauge = "taint_evict_blocked_pods{budget=\"default/web\"} 1";
+    let probe = {
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            metrics.encode()
+        })
+    };
+    let (summary, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    // Refused at 0, 5, 15 and 35 (5 s doubling); evicted at 65 (the cap, 30 s, is not reached yet).
+    assert_eq!(deletions, [deleted("free", 2), deleted("guarded", 65)]);
+    let blocked: Vec<(Timestamp, u32, Timestamp)> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Blocked { budget, attempt, retry_at, .. } if budget == "default/web" => {
+                Some((r.at, *attempt, *retry_at))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blocked, [(t(0), 1, t(5)), (t(5), 2, t(15)), (t(15), 3, t(35)), (t(35), 4, t(65))]);
+    assert!(!reports.iter().any(|r| matches!(r.event, RunEvent::Failed { .. })), "a refusal is not a failure");
+    let blocked_notices: Vec<(String, Notice)> =
+        notices.lock().unwrap().iter().filter(|(_, n)| matches!(n, Notice::Blocked { .. })).cloned().collect();
+    let once = ("guarded".to_owned(), Notice::Blocked { budget: "default/web".into() });
+    assert_eq!(blocked_notices, [once], "one event when it became blocked, not one per retry");
+    assert_eq!(summary.deleted, 2);
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    let during = probe.await.unwrap();
+    assert!(during.contains(budget_gauge), "{during}");
+    assert!(during.contains("taint_evict_deletion_failures_total{reason=\"pdb\"} 1"), "{during}");
+    let after = metrics.encode();
+    assert!(!after.contains("taint_evict_blocked_pods{"), "no pod is blocked any more: {after}");
+    assert!(after.contains("taint_evict_deletion_failures_total{reason=\"pdb\"} 4"), "{after}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_blocked_pod_that_is_no_longer_due_is_given_up_and_says_so() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let options = RunOptions::default();
+    let metrics = options.metrics.clone();
+    let h = start(nodes, vec![pod("guarded", "n1", &[], -60)], options, 100);
+    h.evictor.budgets.lock().unwrap().push(("guarded".into(), "web".into(), u32::MAX));
+    // The taint goes away at +7, while the pod waits for its retry at +15.
+    node_at(&h, 7, NodeChange::Applied(node("n1", &[])));
+    let (summary, deletions, reports) = h.finish().await;
+    assert!(deletions.is_empty());
+    let ended: Vec<(Timestamp, &str)> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Withdrawn { pod, budget } if budget == "default/web" => Some((r.at, pod.key.name())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended, [(t(7), "guarded")]);
+    let attempts = reports.iter().filter(|r| matches!(r.event, RunEvent::Blocked { .. })).count();
+    assert_eq!(attempts, 2, "at 0 and 5, none after the taint went away");
+    assert!(summary.failed.is_empty(), "{:?}", summary.failed);
+    assert!(!metrics.encode().contains("taint_evict_blocked_pods{"), "{}", metrics.encode());
 }
 
 #[tokio::test(start_paused = true)]

@@ -27,6 +27,9 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 /// The writes one deletion makes: the status PATCH, the DELETE and the `Marking` event.
 pub const WRITES_PER_DELETION: usize = 3;
+/// The writes one eviction makes (`--mode evict`): the eviction POST and the `Marking` event (the
+/// API server sets the `DisruptionTarget` condition itself).
+pub const WRITES_PER_EVICTION: usize = 2;
 
 /// What waits for the limiter, and when it should all have gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +59,8 @@ struct Inner {
     waiting: AtomicUsize,
     /// Deletions due and not yet done.
     deletions: AtomicUsize,
+    /// The writes each deletion makes, for the backlog's drain time.
+    writes_per_deletion: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -83,8 +88,17 @@ impl Throttle {
             state: Mutex::default(),
             waiting: AtomicUsize::new(0),
             deletions: AtomicUsize::new(0),
+            writes_per_deletion: AtomicUsize::new(WRITES_PER_DELETION),
         };
         Self { inner: Arc::new(inner) }
+    }
+
+    /// Counts `writes` writes per deletion in the backlog's drain time (default:
+    /// [`WRITES_PER_DELETION`]); every clone shares it.
+    #[must_use]
+    pub fn with_writes_per_deletion(self, writes: usize) -> Self {
+        self.inner.writes_per_deletion.store(writes.max(1), Ordering::Relaxed);
+        self
     }
 
     /// No limit, and no pushback unless the server sends some.
@@ -183,7 +197,7 @@ impl Throttle {
         let state = self.inner.state.lock().expect("throttle state");
         let now = self.inner.clock.instant();
         let last = state.last.into_iter().chain(state.hold).max().unwrap_or(now).max(now);
-        let unasked = (deletions * WRITES_PER_DELETION).saturating_sub(writes);
+        let unasked = (deletions * self.inner.writes_per_deletion.load(Ordering::Relaxed)).saturating_sub(writes);
         let rest = self.inner.interval.unwrap_or_default() * u32::try_from(unasked).unwrap_or(u32::MAX);
         Some(Backlog { deletions, writes, drains_at: self.inner.clock.wall_at(last + rest) })
     }

@@ -4,6 +4,7 @@
 //! was skipped and passes; `.ci/run` sets `TAINT_EVICT_REQUIRE_REAL_APISERVER=1` so that CI cannot skip.
 
 mod election;
+mod evict;
 mod faults;
 mod harness;
 mod lifecycle;

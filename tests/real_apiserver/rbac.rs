@@ -55,6 +55,16 @@ fn wait_can_i_in(plane: &ControlPlane, user: &str, verb: &str, resource: &str, n
     }
 }
 
+/// Waits until the authorizer lets `user` create `pods/eviction` in `default`, or no longer does.
+fn wait_can_evict(plane: &ControlPlane, user: &str, expected: bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let args = ["auth", "can-i", "create", "pods", "--subresource=eviction", "-n", "default", "--as", user];
+    while plane.kubectl(&args, None).status.success() != expected {
+        assert!(std::time::Instant::now() < deadline, "can-i create pods/eviction as {user} stays {}", !expected);
+        std::thread::park_timeout(std::time::Duration::from_millis(50));
+    }
+}
+
 fn cluster(plane: &ControlPlane) {
     plane.create(&[
         node("n1", &[], &[]),
@@ -145,6 +155,25 @@ fn real_apiserver_run_works_with_exactly_rbac_run_and_names_a_missing_rule() {
     );
     let events = plane.get(&["events", "-n", "default"]);
     assert!(events["items"].as_array().expect("items").iter().any(|e| e["reason"] == "TaintManagerEviction"));
+
+    // `--mode evict` works with the same manifest (create on pods/eviction) ...
+    plane.create(&[pod("default", "evictee", "n1", None)]);
+    let mut run = Running::start_with(plane.kubeconfig_of("bob"), &["--mode", "evict"]);
+    run.expect("evictee evicted", |l| deleted(l, "evictee"));
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "failed"), "{lines:#?}");
+    // ... and without that rule each attempt names what is missing.
+    remove_rule(&plane, "taint-evict-run", 3);
+    wait_can_evict(&plane, "bob", false);
+    plane.create(&[pod("default", "kept", "n1", None)]);
+    let mut run = Running::start_with(plane.kubeconfig_of("bob"), &["--mode", "evict"]);
+    let failed = run.expect("the refusal", |l| l["type"] == "failed" && l["pod"]["name"] == "kept");
+    let message = failed["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("create pods/eviction forbidden:"), "{failed}");
+    assert!(message.ends_with("(run --mode evict needs create on pods/eviction)"), "{failed}");
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
 
     // Without the nodes rule, run cannot start its node watch.
     remove_rule(&plane, "taint-evict-run", 0);

@@ -4,7 +4,9 @@
 //! settable), discovery, GET/LIST of nodes, pods and Leases (label and field selectors, `limit` and `continue`), WATCH of nodes and pods
 //! (resource versions, selectors, `410 Expired`, bookmarks on request), DELETE of pods (uid and
 //! resourceVersion preconditions, `dryRun`), PATCH of `pods/status` (strategic-merge or merge patch),
-//! POST/PATCH/LIST of Events, and kube-style `Status` errors. Tests load objects into it, change them
+//! POST/PATCH/LIST of Events, the Eviction API (`pods/NAME/eviction`, with PodDisruptionBudgets:
+//! a selector and `status.disruptionsAllowed`, decremented by each eviction, 429 naming the budget
+//! at 0), and kube-style `Status` errors. Tests load objects into it, change them
 //! while a client watches, script faults (any status code, slow answers, dropped connections) and read
 //! back every request it saw, or block until a request or a state shows up. A temporary kubeconfig
 //! points at it, so the real binary (or kubectl) talks to it like to any cluster.
@@ -107,6 +109,7 @@ enum Resource {
     Pods,
     Leases,
     Events,
+    Budgets,
 }
 
 impl Resource {
@@ -116,6 +119,7 @@ impl Resource {
             "Pod" => Some(Self::Pods),
             "Lease" => Some(Self::Leases),
             "Event" => Some(Self::Events),
+            "PodDisruptionBudget" => Some(Self::Budgets),
             _ => None,
         }
     }
@@ -126,6 +130,7 @@ impl Resource {
             Self::Pods => "Pod",
             Self::Leases => "Lease",
             Self::Events => "Event",
+            Self::Budgets => "PodDisruptionBudget",
         }
     }
 }
@@ -207,6 +212,7 @@ struct State {
     pods: Vec<Value>,
     leases: Vec<Value>,
     events: Vec<Value>,
+    budgets: Vec<Value>,
     /// Where each object is in its list, by (resource, namespace, name): lookups stay O(1) with
     /// hundreds of thousands of objects.
     index: std::collections::HashMap<(Resource, String, String), usize>,
@@ -237,6 +243,7 @@ impl State {
             Resource::Pods => &self.pods,
             Resource::Leases => &self.leases,
             Resource::Events => &self.events,
+            Resource::Budgets => &self.budgets,
         }
     }
 
@@ -246,6 +253,7 @@ impl State {
             Resource::Pods => &mut self.pods,
             Resource::Leases => &mut self.leases,
             Resource::Events => &mut self.events,
+            Resource::Budgets => &mut self.budgets,
         }
     }
 
@@ -549,6 +557,17 @@ impl FakeApiServer {
         self.shared.update(|state| state.kubelet_gone = true);
     }
 
+    /// Sets a stored PodDisruptionBudget's `status.disruptionsAllowed` (there is no disruption
+    /// controller: the test plays it), and makes its status current (`observedGeneration`).
+    pub fn allow_disruptions(&self, namespace: &str, name: &str, allowed: i64) {
+        self.shared.update(|state| {
+            let mut budget = state.find(Resource::Budgets, namespace, name).expect("the budget exists").clone();
+            budget["status"]["disruptionsAllowed"] = json!(allowed);
+            budget["status"]["observedGeneration"] = budget["metadata"]["generation"].clone();
+            state.put(budget);
+        });
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<Recorded> {
         self.view(|view| view.requests().to_vec())
@@ -722,6 +741,7 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
             {"name": "nodes", "singularName": "node", "namespaced": false, "kind": "Node", "verbs": ["get", "list", "watch"], "shortNames": ["no"]},
             {"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod", "verbs": ["get", "list", "watch", "delete"], "shortNames": ["po"]},
             {"name": "pods/status", "singularName": "", "namespaced": true, "kind": "Pod", "verbs": ["get", "patch"]},
+            {"name": "pods/eviction", "singularName": "", "namespaced": true, "group": "policy", "version": "v1", "kind": "Eviction", "verbs": ["create"]},
             {"name": "events", "singularName": "event", "namespaced": true, "kind": "Event", "verbs": ["create", "get", "list", "patch"], "shortNames": ["ev"]}]}),
         ),
         ("GET", ["apis", "coordination.k8s.io", "v1"]) => reply(
@@ -747,6 +767,7 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
             ["api", "v1", "namespaces", ns, "pods", name] | ["api", "v1", "namespaces", ns, "pods", name, "status"],
         ) => get(state, Pods, ns, name, "pods"),
         ("DELETE", ["api", "v1", "namespaces", ns, "pods", name]) => delete_pod(state, r, ns, name),
+        ("POST", ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => evict_pod(state, r, ns, name),
         ("PATCH", ["api", "v1", "namespaces", ns, "pods", name, "status"]) => patch_pod_status(state, r, ns, name),
         ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases"]) => {
             collection(state, r, "coordination.k8s.io/v1", Selection::new(Leases, Some(ns), r))
@@ -953,6 +974,131 @@ fn delete_pod(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> R
     }
     let deleted = state.delete(Resource::Pods, namespace, name).expect("the pod was just found");
     reply(200, &deleted)
+}
+
+/// The Eviction API (`POST pods/NAME/eviction`), as upstream's `EvictionREST.Create`
+/// (`pkg/registry/core/pod/storage/eviction.go`) answers it: a pod that is pending, finished or
+/// already terminating is deleted without looking at budgets; otherwise the one PodDisruptionBudget
+/// of its namespace whose selector matches it must allow a disruption (`429 TooManyRequests` with
+/// the budget as a `DisruptionBudget` cause when not: no `Retry-After` when it allows none,
+/// `Retry-After: 10` while its status is behind its spec), and the eviction takes one away. The
+/// pod gets the `DisruptionTarget` condition (`EvictionByEvictionAPI`), then is deleted with the
+/// eviction's `deleteOptions` (the UID precondition is checked first here; upstream checks it at
+/// the delete, after taking the disruption). `dryRun=All` checks everything and changes nothing.
+fn evict_pod(state: &mut State, r: &Recorded, namespace: &str, name: &str) -> Reply {
+    let Some(eviction) = r.body.clone().filter(|b| b["kind"] == "Eviction") else {
+        return reply(400, &status(400, "the body is not an Eviction"));
+    };
+    if eviction["metadata"]["name"] != name {
+        return reply(400, &status(400, "name in URL does not match name in Eviction object"));
+    }
+    let options = eviction.get("deleteOptions").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+    let Some(pod) = state.find(Resource::Pods, namespace, name).cloned() else { return not_found("pods", name) };
+    if let Some(wanted) = options["preconditions"]["uid"].as_str()
+        && pod["metadata"]["uid"] != wanted
+    {
+        let message = format!(
+            "Operation cannot be fulfilled on Pod \"{name}\": the UID in the precondition ({wanted}) does not match \
+             the UID in record ({}). The object might have been deleted and then recreated",
+            pod["metadata"]["uid"].as_str().unwrap_or_default()
+        );
+        return failure(409, &message, "Pod", name);
+    }
+    let dry_run =
+        r.param("dryRun") == "All" || options["dryRun"].as_array().is_some_and(|d| d.iter().any(|v| v == "All"));
+    let phase = pod["status"]["phase"].as_str().unwrap_or("Pending");
+    let ignores_budgets =
+        matches!(phase, "Pending" | "Succeeded" | "Failed") || pod["metadata"]["deletionTimestamp"].is_string();
+    if !ignores_budgets {
+        let budgets: Vec<Value> = state
+            .budgets
+            .iter()
+            .filter(|b| b["metadata"]["namespace"] == namespace && selects_by_labels(&b["spec"]["selector"], &pod))
+            .cloned()
+            .collect();
+        if budgets.len() > 1 {
+            let message =
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.";
+            return reply(500, &status(500, message));
+        }
+        if let Some(budget) = budgets.into_iter().next() {
+            let budget_name = budget["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+            let generation = budget["metadata"]["generation"].as_i64().unwrap_or(1);
+            if budget["status"]["observedGeneration"].as_i64().unwrap_or(0) < generation {
+                let cause = format!("The disruption budget {budget_name} is still being processed by the server.");
+                return budget_refusal(&cause, 10);
+            }
+            let allowed = budget["status"]["disruptionsAllowed"].as_i64().unwrap_or(0);
+            if allowed == 0 {
+                let cause = format!(
+                    "The disruption budget {budget_name} needs {} healthy pods and has {} currently",
+                    budget["status"]["desiredHealthy"].as_i64().unwrap_or(0),
+                    budget["status"]["currentHealthy"].as_i64().unwrap_or(0)
+                );
+                return budget_refusal(&cause, 0);
+            }
+            if !dry_run {
+                let mut taken = budget;
+                taken["status"]["disruptionsAllowed"] = json!(allowed - 1);
+                state.put(taken);
+            }
+        }
+    }
+    let success = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+    if dry_run {
+        return reply(201, &success);
+    }
+    let mut marked = pod;
+    let conditions = marked["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let mut conditions: Vec<Value> = conditions.into_iter().filter(|c| c["type"] != "DisruptionTarget").collect();
+    conditions.push(json!({"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
+        "message": "Eviction API: evicting", "lastTransitionTime": jiff::Timestamp::now().round(jiff::Unit::Second).expect("round").to_string()}));
+    marked["status"]["conditions"] = json!(conditions);
+    state.put(marked);
+    let delete = Recorded { body: Some(options), query: BTreeMap::new(), ..r.clone() };
+    match delete_pod(state, &delete, namespace, name) {
+        Ok(answer) if answer.status().is_success() => reply(201, &success),
+        other => other,
+    }
+}
+
+/// A PodDisruptionBudget's refusal of an eviction, as `NewTooManyRequests` writes it (`Retry-After`
+/// only when `retry_after` is not 0, as the API server's response writer sends it).
+fn budget_refusal(cause: &str, retry_after: u64) -> Reply {
+    let mut body = status(429, "Cannot evict pod as it would violate the pod's disruption budget.");
+    body["details"] = json!({"causes": [{"reason": "DisruptionBudget", "message": cause}]});
+    if retry_after > 0 {
+        body["details"]["retryAfterSeconds"] = json!(retry_after);
+    }
+    let mut response = reply(429, &body)?;
+    if retry_after > 0 {
+        response.headers_mut().insert("retry-after", retry_after.to_string().parse().expect("a header value"));
+    }
+    Ok(response)
+}
+
+/// Whether a budget's `spec.selector` (`matchLabels` and `matchExpressions` with `In`, `NotIn`,
+/// `Exists`, `DoesNotExist`) selects the pod; an empty selector selects nothing, as upstream says.
+fn selects_by_labels(selector: &Value, pod: &Value) -> bool {
+    let labels = &pod["metadata"]["labels"];
+    let match_labels = selector["matchLabels"].as_object().cloned().unwrap_or_default();
+    let expressions = selector["matchExpressions"].as_array().cloned().unwrap_or_default();
+    if match_labels.is_empty() && expressions.is_empty() {
+        return false;
+    }
+    match_labels.iter().all(|(key, value)| labels[key] == *value)
+        && expressions.iter().all(|e| {
+            let key = e["key"].as_str().unwrap_or_default();
+            let values = e["values"].as_array().cloned().unwrap_or_default();
+            let value = &labels[key];
+            match e["operator"].as_str() {
+                Some("In") => values.contains(value),
+                Some("NotIn") => !values.contains(value),
+                Some("Exists") => !value.is_null(),
+                Some("DoesNotExist") => value.is_null(),
+                _ => false,
+            }
+        })
 }
 
 /// PATCH of `pods/status`: only the status changes; `status.conditions` merges by `type` under a
