@@ -32,7 +32,7 @@ pub enum Outcome {
 }
 
 /// The events upstream emits around a deletion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Notice {
     /// `Marking for deletion Pod NS/NAME`, when a deletion fires.
     Marking,
@@ -48,6 +48,10 @@ pub trait Evictor: Clone + Send + Sync + 'static {
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Outcome> + Send;
     /// Records an event about the pod; failures are the evictor's to log.
     fn notify(&self, pod: &PodRef, notice: Notice) -> impl Future<Output = ()> + Send;
+    /// Writes what the evictor holds back (the counts of event series), when `run` stops.
+    fn flush(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
     /// The limiter its writes go through, if any: a failed attempt the server pushed back on is
     /// retried when the pushback ends, not after the backoff.
     fn throttle(&self) -> Option<&Throttle> {

@@ -145,6 +145,12 @@ impl Throttle {
         self.inner.state.lock().expect("throttle state").hold.filter(|hold| *hold > now)
     }
 
+    /// The clock the writes are paced by (virtual under paused time).
+    #[must_use]
+    pub fn clock(&self) -> Clock {
+        self.inner.clock
+    }
+
     /// The monotonic instant now, for [`Throttle::pushed_back_since`].
     #[must_use]
     pub fn now(&self) -> Instant {
