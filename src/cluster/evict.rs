@@ -153,6 +153,11 @@ impl KubeEvictor {
         }
     }
 
+    /// Writes the counts of `series`, side by side (each write still waits for its turn).
+    async fn write_all(&self, series: &[(EventKey, Series)]) {
+        futures::future::join_all(series.iter().map(|(key, series)| self.write_series(key, series))).await;
+    }
+
     /// Writes the last counts of the series that ended, and keeps one task waiting for the next
     /// to end while counts are waiting.
     async fn write_finished(&self, finished: Vec<(EventKey, Series)>) {
@@ -166,7 +171,7 @@ impl KubeEvictor {
             let sweeper = self.clone();
             tokio::spawn(async move { sweeper.sweep().await });
         }
-        futures::future::join_all(finished.iter().map(|(key, series)| self.write_series(key, series))).await;
+        self.write_all(&finished).await;
     }
 
     /// Waits for each generation of the cache to end and writes the counts of the series that
@@ -174,7 +179,8 @@ impl KubeEvictor {
     async fn sweep(self) {
         let clock = self.throttle.clock();
         loop {
-            let Some(at) = self.recent().cache.poll_timeout() else {
+            let next = self.recent().cache.poll_timeout();
+            let Some(at) = next else {
                 let mut recent = self.recent();
                 // Checked again under the lock that clears the flag: an occurrence in between
                 // saw the flag set and armed nothing.
@@ -190,7 +196,7 @@ impl KubeEvictor {
                 recent.cache.sweep(clock.now());
                 recent.cache.take_finished()
             };
-            futures::future::join_all(finished.iter().map(|(key, series)| self.write_series(key, series))).await;
+            self.write_all(&finished).await;
         }
     }
 }
@@ -304,7 +310,7 @@ impl Evictor for KubeEvictor {
             return;
         }
         let unwritten = self.recent().cache.drain();
-        futures::future::join_all(unwritten.iter().map(|(key, series)| self.write_series(key, series))).await;
+        self.write_all(&unwritten).await;
     }
 }
 
