@@ -2,10 +2,13 @@
 //! (`tools/events/event_broadcaster.go`): the first occurrence of an event is a new Event; the
 //! next isomorphic one (same key) turns it into a series (`series.count` 2) written at once; later
 //! ones only count, and the count is written when the series ends ([`FINISH_TIME`] without an
-//! occurrence), every [`REFRESH_TIME`] while it goes on, and when `run` stops.
+//! occurrence), with the first occurrence [`REFRESH_TIME`] or more after the last write while it goes
+//! on (upstream rewrites every series each [`REFRESH_TIME`], a scan of its whole cache), and when
+//! `run` stops.
 //!
 //! Pure: time comes in as a value, and the cache says what to write instead of writing it. Each
-//! occurrence costs O(1): one or two hash lookups. The cache is bounded by two generations of
+//! occurrence costs O(1): at most three hash operations, plus, when it ends a generation, dropping
+//! the old one, which the inserts that filled it have paid for (no occurrence scans the cache). The cache is bounded by two generations of
 //! at most [`MAX_ENTRIES`]` / 2` keys each (upstream's map grows until its sweep, and its sweep and
 //! refresh scan the whole map under its lock): a key seen again moves to the young generation, and
 //! the old one is dropped whole when a generation ends ([`FINISH_TIME`], or the young one is full),
@@ -20,8 +23,9 @@ use crate::engine::time::Timestamp;
 /// A series with no occurrence for this long has ended: its count is written a last time, and the
 /// next occurrence is a new Event (upstream's `finishTime`).
 pub const FINISH_TIME: Duration = Duration::from_secs(6 * 60);
-/// A series that goes on has its count written at least this often (upstream's `refreshTime`,
-/// which also keeps the Event from the API server's `--event-ttl`, one hour by default).
+/// A series that goes on has its count written again at its first occurrence this long after the
+/// last write (upstream's `refreshTime`, which also keeps the Event from the API server's
+/// `--event-ttl`, one hour by default).
 pub const REFRESH_TIME: Duration = Duration::from_secs(30 * 60);
 /// The keys kept at most: core/v1's `EventCorrelator` keeps an LRU of this many
 /// (`maxLruCacheEntries`, `tools/record/events_cache.go`).
