@@ -1,8 +1,9 @@
 //! `run` end to end against the fake API server (release build): how fast a taint turns into
 //! DELETEs, how a burst of due deletions drains, and how long the initial sync of a large cluster
 //! takes; how `run --qps 0` compares with a bare client deleting as fast as it can, how closely
-//! `--qps` is kept, and how much memory `run NODE` needs on a large cluster.
-//! `cargo bench --bench run_live [-- reaction|burst|paced|startup|startup-elected|node-rss]`.
+//! `--qps` is kept, how much memory `run NODE` needs on a large cluster, and how many Events a
+//! flapping node makes.
+//! `cargo bench --bench run_live [-- reaction|burst|paced|startup|startup-elected|node-rss|flapping]`.
 //!
 //! The fake API server is the tests' (`tests/support/fake_apiserver.rs`), in this process; `run` is
 //! the real binary in a child process.
@@ -438,6 +439,99 @@ fn node_rss(reps: usize) {
     }
 }
 
+/// What one flapping run wrote: Event objects, their POSTs and PATCHes, and the occurrences the
+/// stored Events count (a series' `count`, else 1).
+struct Flapping {
+    created: usize,
+    posts: usize,
+    patches: usize,
+    counted: u64,
+    seconds: f64,
+}
+
+/// Event writes (POST and PATCH) received so far.
+fn event_writes(server: &FakeApiServer) -> usize {
+    server.requests().iter().filter(|r| r.method != "GET" && r.path.contains("/events")).count()
+}
+
+/// One node with `pods` pods tolerating the taint for an hour, tainted and untainted `cycles` times:
+/// each untaint cancels every pod's deletion (upstream's `Cancelling deletion of Pod` event). `run`
+/// is unpaced (`--qps 0`), so the count of writes, not the limiter, is what is measured.
+fn flapping_once(cycles: usize, pods: usize) -> Flapping {
+    let server = FakeApiServer::start(&scratch("flapping"));
+    server.add(node("f", false));
+    for p in 0..pods {
+        server.add(pod(&format!("f-{p:03}"), "f", Some(3600)));
+    }
+    let run = Run::start_with(&server, &["--qps", "0"]);
+    run.wait("the initial sync", Duration::from_secs(60), |l| l["type"] == "synced");
+    let start = Instant::now();
+    for _ in 0..cycles {
+        server.add(node("f", true));
+        for _ in 0..pods {
+            run.wait("the pods scheduled", Duration::from_secs(60), |l| l["type"] == "scheduled");
+        }
+        server.add(node("f", false));
+        for _ in 0..pods {
+            run.wait("the deletions cancelled", Duration::from_secs(60), |l| l["type"] == "cancelled");
+        }
+    }
+    // The events are written beside the loop: let the last ones go before stopping.
+    let mut seen = event_writes(&server);
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = event_writes(&server);
+        if now == seen {
+            break;
+        }
+        seen = now;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    run.stop();
+    let requests = server.requests();
+    let writes = |method: &str| requests.iter().filter(|r| r.method == method && r.path.contains("/events")).count();
+    let events = server.events();
+    let counted = events.iter().map(|e| e["series"]["count"].as_u64().unwrap_or(1)).sum();
+    Flapping { created: events.len(), posts: writes("POST"), patches: writes("PATCH"), counted, seconds }
+}
+
+/// A flapping node, 100 untaint/retaint cycles × 110 pods: Events created (target <= 2 × pods).
+fn flapping(reps: usize) {
+    const CYCLES: usize = 100;
+    const PODS: usize = 110;
+    let mut samples: Vec<Flapping> = Vec::new();
+    for rep in 0..reps {
+        let f = flapping_once(CYCLES, PODS);
+        println!(
+            "  rep {rep}: {} Events created, {} POSTs, {} PATCHes, {} occurrences counted, {:.1} s",
+            f.created, f.posts, f.patches, f.counted, f.seconds
+        );
+        samples.push(f);
+    }
+    let summary = |read: fn(&Flapping) -> f64| {
+        let mut values: Vec<f64> = samples.iter().map(read).collect();
+        let (min, med, max) =
+            (percentile(&mut values, 0.0), percentile(&mut values, 0.5), percentile(&mut values, 1.0));
+        format!("median {med:.0} (min {min:.0}, max {max:.0})")
+    };
+    println!(
+        "run flapping: {CYCLES} cycles x {PODS} pods ({} cancellations), {reps} reps: Events created {} (target <= {}); POSTs {}; PATCHes {}; occurrences counted {}; {}",
+        CYCLES * PODS,
+        summary(|f| f.created as f64),
+        2 * PODS,
+        summary(|f| f.posts as f64),
+        summary(|f| f.patches as f64),
+        summary(|f| f.counted as f64),
+        load_average()
+    );
+    println!("run flapping: cycles took {} s", {
+        let mut values: Vec<f64> = samples.iter().map(|f| f.seconds).collect();
+        let (min, med, max) =
+            (percentile(&mut values, 0.0), percentile(&mut values, 0.5), percentile(&mut values, 1.0));
+        format!("median {med:.1} (min {min:.1}, max {max:.1})")
+    });
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     if std::env::args().any(|a| a == "--list") {
@@ -462,5 +556,8 @@ fn main() {
     }
     if wants("node-rss") {
         node_rss(3);
+    }
+    if wants("flapping") {
+        flapping(3);
     }
 }

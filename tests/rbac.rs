@@ -133,5 +133,7 @@ fn run_rbac_grants_every_request_run_makes() {
         assert!(used.contains(&(expected.0.to_owned(), expected.1.to_owned())), "run used {expected:?}: {used:?}");
     }
     assert_eq!(missing(&server, "deploy/rbac-run.yaml"), Vec::<(String, String)>::new());
-    assert_eq!(unused(&server, "deploy/rbac-run.yaml", &[]), Vec::<(String, String)>::new(), "nothing more");
+    // The series of a repeated event is a PATCH: the flapping node of `run_cluster` stages it.
+    let repeated = [("patch", "events.k8s.io/events")];
+    assert_eq!(unused(&server, "deploy/rbac-run.yaml", &repeated), Vec::<(String, String)>::new(), "nothing more");
 }

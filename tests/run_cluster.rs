@@ -396,3 +396,49 @@ fn pod_left_terminating_is_not_deleted_again_by_the_next_run() {
     assert_eq!(summary["deleted"], 0, "{summary}");
     assert_eq!(deletes(&server.requests(), "stuck"), 1, "one DELETE in all");
 }
+
+/// Event writes to the events.k8s.io API by `method`.
+fn event_writes(requests: &[Recorded], method: &str) -> usize {
+    requests.iter().filter(|r| r.method == method && r.path.starts_with("/apis/events.k8s.io/")).count()
+}
+
+#[test]
+fn flapping_node_makes_one_cancelling_event_per_pod_counting_every_cycle() {
+    const CYCLES: u64 = 4;
+    const PODS: [&str; 2] = ["tol-a", "tol-b"];
+    let server = FakeApiServer::start(&scratch("run-flapping"));
+    server.add(node("n1", &[]));
+    for name in PODS {
+        server.add(pod(name, "n1", Some(Some(3600))));
+    }
+    let mut run = Running::start(&server, &[]);
+    for cycle in 1..=CYCLES {
+        let seen = (cycle * PODS.len() as u64) as usize;
+        server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+        run.expect_count("the scheduled deletions", seen, |l| l["type"] == "scheduled");
+        server.add(node("n1", &[]));
+        run.expect_count("the cancellations", seen, |l| l["type"] == "cancelled");
+        if cycle == 1 {
+            // The first Events are in before the next cycle repeats them.
+            server.wait_for("the first events", WAIT, |r| event_writes(r, "POST") == PODS.len());
+        }
+    }
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["cancelled"].as_u64()), (0, Some(CYCLES * PODS.len() as u64)));
+    let events = server.events();
+    assert_eq!(events.len(), PODS.len(), "one Event per pod: {events:#?}");
+    for name in PODS {
+        let event = events.iter().find(|e| e["regarding"]["name"] == name).expect("the pod's Event");
+        assert_eq!(event["note"], format!("Cancelling deletion of Pod default/{name}"));
+        assert_eq!(event["series"]["count"], CYCLES, "every cycle counted: {event:#}");
+        assert!(event["series"]["lastObservedTime"].as_str().is_some_and(|t| t > event["eventTime"].as_str().unwrap()));
+    }
+    let requests = server.requests();
+    // As upstream's recorder: the second occurrence is written at once, the last count when the
+    // series ends (here: when run stops); the occurrences in between only count.
+    assert_eq!(event_writes(&requests, "POST"), PODS.len());
+    assert_eq!(event_writes(&requests, "PATCH"), 2 * PODS.len());
+    for manifest in ["deploy/rbac-run.yaml", "deploy/in-cluster.yaml"] {
+        assert_eq!(crate::rbac::missing(&server, manifest), Vec::<(String, String)>::new(), "{manifest} grants it");
+    }
+}

@@ -14,6 +14,7 @@ pub mod foresight;
 pub mod lease;
 pub mod pod_watch;
 pub mod pushback;
+pub mod series;
 pub mod snapshot;
 pub mod watch;
 pub mod watched;

@@ -44,7 +44,7 @@ pub enum Outcome {
 }
 
 /// The events upstream emits around a deletion, and the one `--mode evict` adds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Notice {
     /// `Marking for deletion Pod NS/NAME`, when a deletion fires.
     Marking,
@@ -66,6 +66,10 @@ pub trait Evictor: Clone + Send + Sync + 'static {
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Outcome> + Send;
     /// Records an event about the pod; failures are the evictor's to log.
     fn notify(&self, pod: &PodRef, notice: Notice) -> impl Future<Output = ()> + Send;
+    /// Writes what the evictor holds back (the counts of event series), when `run` stops.
+    fn flush(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
     /// The limiter its writes go through, if any: a failed attempt the server pushed back on is
     /// retried when the pushback ends, not after the backoff.
     fn throttle(&self) -> Option<&Throttle> {

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
 
 pub use clock::Clock;
 pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome};
@@ -307,6 +308,7 @@ pub async fn run<E: Evictor>(
         metrics: options.metrics.clone(),
         options,
         terminating: Terminating::default(),
+        notices: JoinSet::new(),
     };
     tokio::pin!(shutdown);
 
@@ -389,6 +391,8 @@ struct Loop<E> {
     options: RunOptions,
     /// Pods already being deleted: their work is done without another DELETE.
     terminating: Terminating,
+    /// The `Cancelling` events being written (the `Marking` ones belong to their deletion's job).
+    notices: JoinSet<()>,
 }
 
 impl<E: Evictor> Loop<E> {
@@ -495,7 +499,9 @@ impl<E: Evictor> Loop<E> {
                     self.metrics.cancelled();
                     let evictor = self.evictor.clone();
                     let notified = pod.clone();
-                    tokio::spawn(async move { evictor.notify(&notified, Notice::Cancelling).await });
+                    self.notices.spawn(async move { evictor.notify(&notified, Notice::Cancelling).await });
+                    // Those written are reaped here, so the set holds only those under way.
+                    while self.notices.try_join_next().is_some() {}
                     self.send(RunEvent::Cancelled { pod, work });
                 }
                 Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
@@ -550,6 +556,13 @@ impl<E: Evictor> Loop<E> {
                 () = &mut drain => break,
             }
         }
+        // Then the events: those under way, and the counts of series the evictor holds back.
+        let (notices, evictor) = (&mut self.notices, &self.evictor);
+        let events = async {
+            while notices.join_next().await.is_some() {}
+            evictor.flush().await;
+        };
+        let _ = tokio::time::timeout_at(drain.deadline(), events).await;
         let mut summary = std::mem::take(&mut self.summary);
         summary.failed = term.executor.failing();
         summary.failed.sort_by(|a, b| a.0.key.cmp(&b.0.key));

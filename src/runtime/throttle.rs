@@ -159,16 +159,17 @@ impl Throttle {
         self.inner.state.lock().expect("throttle state").hold.filter(|hold| *hold > now)
     }
 
+    /// The clock the writes are paced by (virtual under paused time); conditions and events are
+    /// stamped from it.
+    #[must_use]
+    pub fn clock(&self) -> Clock {
+        self.inner.clock
+    }
+
     /// The monotonic instant now, for [`Throttle::pushed_back_since`].
     #[must_use]
     pub fn now(&self) -> Instant {
         self.inner.clock.instant()
-    }
-
-    /// The clock the writes are paced by (conditions and events are stamped from it).
-    #[must_use]
-    pub fn clock(&self) -> &Clock {
-        &self.inner.clock
     }
 
     /// Whether the server pushed back at or after `since`.

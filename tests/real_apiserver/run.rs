@@ -172,6 +172,43 @@ fn real_apiserver_accepts_the_disruption_condition_and_the_event() {
 }
 
 #[test]
+fn real_apiserver_accepts_the_series_of_a_flapping_nodes_events() {
+    const CYCLES: usize = 3;
+    const PODS: [&str; 2] = ["flap-a", "flap-b"];
+    let plane = control_plane!("run-event-series");
+    plane.create(&[
+        node("n1", &[], &[]),
+        pod("default", PODS[0], "n1", Some(Some(3600))),
+        pod("default", PODS[1], "n1", Some(Some(3600))),
+    ]);
+    let mut run = Running::start_with(plane.kubeconfig(), &[]);
+    for cycle in 1..=CYCLES {
+        add_taint(&plane, "n1");
+        run.expect_count("the scheduled deletions", cycle * PODS.len(), |l| l["type"] == "scheduled");
+        remove_taints(&plane, "n1");
+        run.expect_count("the cancellations", cycle * PODS.len(), |l| l["type"] == "cancelled");
+    }
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "failed" || l["type"] == "warning"), "{lines:#?}");
+
+    let events = plane.get(&["events.v1.events.k8s.io", "-n", "default"]);
+    let ours: Vec<&Value> = events["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|e| e["reportingController"] == "kubectl-taint-evict")
+        .collect();
+    assert_eq!(ours.len(), PODS.len(), "one Event per pod: {events:#}");
+    for name in PODS {
+        let event = ours.iter().find(|e| e["regarding"]["name"] == name).expect("the pod's Event");
+        assert_eq!(event["note"], format!("Cancelling deletion of Pod default/{name}"));
+        assert_eq!(event["series"]["count"], CYCLES, "every cycle counted, as the server keeps it: {event:#}");
+        assert!(event["series"]["lastObservedTime"].is_string(), "{event:#}");
+    }
+}
+
+#[test]
 fn real_apiserver_dry_run_writes_nothing() {
     let plane = control_plane!("run-dry-run");
     plane.create(&[

@@ -90,6 +90,18 @@ impl Running {
         }
     }
 
+    /// Waits until `count` of the lines seen match `condition` (a line seen before counts too).
+    pub fn expect_count(&mut self, what: &str, count: usize, condition: impl Fn(&Value) -> bool) {
+        let deadline = Instant::now() + WAIT;
+        while self.seen.iter().filter(|l| condition(l)).count() < count {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!("not {count} of {what} within {WAIT:?}; lines: {:#?}", self.seen),
+            }
+        }
+    }
+
     /// Sends `signal` (`-STOP`, `-CONT`, …) to the process.
     pub fn signal(&self, signal: &str) {
         let pid = self.child.id().to_string();
