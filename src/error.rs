@@ -2,7 +2,7 @@
 
 use std::io;
 
-use crate::source::file::DumpError;
+use crate::decode::DumpError;
 
 /// Exit code for success (a broken pipe included).
 pub const EXIT_OK: u8 = 0;

@@ -13,10 +13,10 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod decode;
 pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod output;
 pub mod runtime;
 pub mod selector;
-pub mod source;

@@ -428,7 +428,7 @@ impl ElectionArgs {
 
 /// Parses `--now`.
 pub fn parse_now(text: &str) -> Result<Timestamp, String> {
-    crate::source::file::parse_time(text).ok_or_else(|| match crate::source::file::time_error(text) {
+    crate::decode::parse_time(text).ok_or_else(|| match crate::decode::time_error(text) {
         range if range.starts_with("out of range") => range,
         _ => "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned(),
     })

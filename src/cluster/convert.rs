@@ -86,7 +86,7 @@ pub fn pod_key(pod: &k8s::Pod) -> PodKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::file;
+    use crate::decode as file;
 
     /// Every Node and Pod of the bundled example, through both readers.
     #[test]

@@ -1,7 +1,7 @@
 //! The live cluster, through kube-rs: connecting as kubectl does, and reading a [`Snapshot`] with the
 //! fewest requests that answer the question.
 //!
-//! Responses are read as raw JSON and decoded by `source::file`'s reader, so live and offline input
+//! Responses are read as raw JSON and decoded by `decode`, so live and offline input
 //! go through one conversion into the engine's model (and only the fields the engine needs are kept).
 //!
 //! [`Snapshot`]: crate::engine::replay::Snapshot
