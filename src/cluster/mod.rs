@@ -7,7 +7,6 @@
 //! [`Snapshot`]: crate::engine::replay::Snapshot
 
 pub mod client;
-pub mod convert;
 pub mod error;
 pub mod evict;
 pub mod foresight;

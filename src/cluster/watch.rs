@@ -3,24 +3,22 @@
 //! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
 //! bookmarks, re-lists on 410 Gone and backs off on errors ([`WatchBackoff`]). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
-//! nothing and a vanished one is deleted. Objects are converted at once and dropped. Which pods are
+//! nothing and a vanished one is deleted. Objects are decoded straight into the engine's model
+//! ([`super::watched`]). Which pods are
 //! watched, and kept, follows the node scope ([`pod_watch`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Node;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use super::convert;
 use super::pod_watch::{self, Selected};
 use super::watched::WatchedNode;
-use crate::engine::model::NodeName;
 use crate::engine::report::{Report, RunEvent};
 use crate::metrics::Metrics;
 use crate::runtime::{Clock, NodeChange, PodChange};
@@ -131,9 +129,9 @@ fn watch_reason(error: &watcher::Error) -> String {
 }
 
 /// How one watch's objects become the runtime's changes.
-struct Adapter<Convert, Deleted, T, C> {
+struct Adapter<View, Deleted, T, C> {
     /// The engine's view of an object, or `None` to ignore it (outside the node scope).
-    convert: Convert,
+    view: View,
     /// A deleted object's change, or `None` to ignore it.
     deleted: Deleted,
     listed: fn(Vec<T>) -> C,
@@ -143,7 +141,7 @@ struct Adapter<Convert, Deleted, T, C> {
 /// Forwards one watch's events as changes: a (re-)list as one complete list, then each change.
 async fn forward<K, T, C>(
     events: impl futures::Stream<Item = Result<Event<K>, watcher::Error>>,
-    adapter: Adapter<impl Fn(&K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
+    adapter: Adapter<impl Fn(K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
     mut health: Health,
     changes: mpsc::Sender<C>,
     mut observe: impl FnMut(&C),
@@ -161,11 +159,11 @@ async fn forward<K, T, C>(
                 None
             }
             Ok(Event::InitApply(object)) => {
-                listing.extend((adapter.convert)(&object));
+                listing.extend((adapter.view)(object));
                 None
             }
             Ok(Event::InitDone) => Some((adapter.listed)(std::mem::take(&mut listing))),
-            Ok(Event::Apply(object)) => (adapter.convert)(&object).map(adapter.applied),
+            Ok(Event::Apply(object)) => (adapter.view)(object).map(adapter.applied),
             Ok(Event::Delete(object)) => (adapter.deleted)(object),
         };
         health.ok();
@@ -198,13 +196,10 @@ pub fn spawn(
     let deleted_scope = scope.clone();
     let (pod_nodes, selected) = pod_watch::Nodes::of(&scope);
     let adapter = Adapter {
-        convert: move |node: &WatchedNode| {
-            Some(convert::node(&Node::from(node.clone()))).filter(|n| scope.admits(n.name.as_str()))
-        },
+        view: move |node: WatchedNode| Some(node.into_node()).filter(|n| scope.admits(n.name.as_str())),
         deleted: move |node: WatchedNode| {
-            let node = Node::from(node);
-            let name = node.metadata.name.unwrap_or_default();
-            deleted_scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
+            let name = node.into_node().name;
+            deleted_scope.admits(name.as_str()).then_some(NodeChange::Deleted(name))
         },
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,

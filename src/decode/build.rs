@@ -106,6 +106,10 @@ pub(super) struct Fields<'a> {
     pub(super) phase: Option<Cow<'a, str>>,
     /// `status.conditions`.
     pub(super) conditions: Vec<RawCondition<'a>>,
+    /// `metadata.resourceVersion`, read only when [`Fields::keep_version`] says so.
+    pub(super) resource_version: Option<Cow<'a, str>>,
+    /// Whether to read `metadata.resourceVersion` (a watch resumes from it; the same for every item).
+    pub(super) keep_version: bool,
 }
 
 impl Fields<'_> {
@@ -124,6 +128,7 @@ impl Fields<'_> {
         self.acquire_time = None;
         self.phase = None;
         self.conditions.clear();
+        self.resource_version = None;
     }
 }
 

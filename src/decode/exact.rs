@@ -70,6 +70,8 @@ impl<'a> RawItem<'a> {
             acquire_time: spec.acquire_time,
             phase: status.phase,
             conditions: status.conditions.unwrap_or_default(),
+            resource_version: None,
+            keep_version: false,
         };
         (self.kind, fields)
     }

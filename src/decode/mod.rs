@@ -16,7 +16,7 @@
 //! - `raw`: the raw types, each JSON field name declared once; `error`: [`DumpError`];
 //! - `build`: the rules, from one item's fields to the engine's model;
 //! - `stream` (the fast streaming reader) and `exact` (the exact one);
-//! - this facade: [`read`], [`read_page`], [`read_object`];
+//! - this facade: [`read`], [`read_page`], [`read_object`], [`read_watched`];
 //! - [`bounded`]: reading a dump's bytes so that endless or binary input fails early;
 //! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases).
 //!
@@ -63,6 +63,27 @@ pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
         return Ok(Page { snapshot: list.snapshot, continue_token });
     }
     read_page_exactly(bytes, kind)
+}
+
+/// One object a watch decoded: the engine's view of it, and where the watch resumes.
+#[derive(Debug, Default)]
+pub struct Watched {
+    /// The object (one Node or one Pod), built as the readers build a list's items.
+    pub snapshot: Snapshot,
+    /// `metadata.resourceVersion`.
+    pub resource_version: Option<String>,
+}
+
+/// Decodes one object of a watch (or of an answer to a request) from `deserializer`, as an item of
+/// kind `kind` unless it says otherwise: through the streaming reader and the builder, so a watched
+/// object becomes exactly what the same object in a dump or a list page becomes.
+///
+/// # Errors
+/// A value of the wrong shape, or a field the builder refuses (a missing name, a time that is not
+/// RFC 3339), in the deserializer's error.
+pub fn read_watched<'de, D: serde::Deserializer<'de>>(deserializer: D, kind: &str) -> Result<Watched, D::Error> {
+    let (snapshot, version) = stream::read_item(deserializer, kind)?;
+    Ok(Watched { snapshot, resource_version: version.map(Cow::into_owned) })
 }
 
 /// Reads one object the API server returned (a Node, a Pod or a Lease).

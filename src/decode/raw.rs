@@ -140,6 +140,10 @@ raw! {
     }
 }
 
+/// `metadata.resourceVersion`: read only for a watch, which resumes from it (apart from [`RawMeta`], so
+/// that reading a dump or a page stays what it is).
+pub(super) const RESOURCE_VERSION: &[u8] = b"resourceVersion";
+
 raw! {
     /// The union of the Node, Pod and Lease spec fields the snapshot reads.
     #[derive(Deserialize, Default)]

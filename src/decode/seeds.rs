@@ -55,6 +55,17 @@ impl<'de> Deserialize<'de> for Key<'de> {
             fn visit_bytes<E>(self, v: &[u8]) -> Result<Self::Value, E> {
                 Ok(Key(Cow::Owned(v.to_vec())))
             }
+            // Deserializers other than serde_json's reader (a `serde_json::Value`, or serde's buffer
+            // for a tagged enum) answer a request for bytes with the string.
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v.as_bytes())))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.as_bytes().to_vec())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.into_bytes())))
+            }
         }
         deserializer.deserialize_bytes(KeyVisitor)
     }

@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::build::{Builder, Fields, KeepLabels};
 use super::raw::{self, RawCondition, RawListMeta};
@@ -50,6 +50,21 @@ pub(super) fn read_list<'a>(
     let (kind, metadata, has_items) = deserializer.deserialize_map(ListVisitor { items }).ok()?;
     deserializer.end().ok()?;
     Some(List { snapshot: builder.finish(), kind, metadata, has_items })
+}
+
+/// Reads one object alone (a watch event's, or an API answer's) as an item of kind `kind` unless it
+/// says otherwise, and builds it; also its `metadata.resourceVersion`. There is no exact reader to
+/// fall back to here (the deserializer is the caller's), so an error is the answer.
+pub(super) fn read_item<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    kind: &str,
+) -> Result<(Snapshot, Option<Cow<'de, str>>), D::Error> {
+    let mut fields = Fields { keep_version: true, ..Fields::default() };
+    ItemSeed { fields: &mut fields, skip_other_kinds: false }.deserialize(deserializer)?;
+    let mut builder = Builder::default();
+    let item_kind = fields.kind.as_deref().unwrap_or(kind);
+    builder.add(0, item_kind, &fields).map_err(|e| D::Error::custom(e.to_string()))?;
+    Ok((builder.finish(), fields.resource_version.take()))
 }
 
 /// The list object: `kind`, `metadata`, and `items` handed to the builder.
@@ -188,7 +203,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         let Part(fields, section) = self;
-        let mut seen = [false; 6];
+        let mut seen = [false; 7];
         while let Some(key) = map.next_key::<Key<'de>>()? {
             let known = match section {
                 Section::Metadata => metadata(&key.0, &mut map, fields, &mut seen)?,
@@ -304,7 +319,7 @@ fn metadata<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 6],
+    seen: &mut [bool; 7],
 ) -> Result<bool, M::Error> {
     let (slot, i) = match key {
         raw::meta::name => (&mut fields.name, 0),
@@ -318,6 +333,7 @@ fn metadata<'de, M: MapAccess<'de>>(
             map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep_labels)))))?;
             return Ok(true);
         }
+        raw::RESOURCE_VERSION if fields.keep_version => (&mut fields.resource_version, 6),
         _ => return Ok(false),
     };
     once(&mut seen[i])?;
@@ -330,7 +346,7 @@ fn spec<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 6],
+    seen: &mut [bool; 7],
 ) -> Result<bool, M::Error> {
     match key {
         raw::spec::taints => {
@@ -359,7 +375,7 @@ fn status<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 6],
+    seen: &mut [bool; 7],
 ) -> Result<bool, M::Error> {
     match key {
         raw::status::phase => {
