@@ -21,7 +21,8 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use super::watch::{Health, NodeScope, backoff};
+use super::outage::{Health, backoff};
+use super::scope::NodeScope;
 use super::watched::WatchedPod;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::replay::SnapshotPod;
