@@ -1,4 +1,6 @@
 //! The top-level error: one line that says what is wrong, a hint where one helps, and an exit code.
+//!
+//! Owns: the top-level error and exit codes. Uses: the cluster's and the decoder's errors.
 
 use std::io;
 

@@ -1,5 +1,7 @@
 //! The command line: clap definitions (the single source of truth for help and completions), value
 //! parsers, and dispatch to one file per command.
+//!
+//! Owns: the flags, their validation, and the glue of each command. Uses: every other module.
 
 pub mod complete;
 pub mod input;

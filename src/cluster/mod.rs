@@ -5,6 +5,10 @@
 //! go through one conversion into the engine's model (and only the fields the engine needs are kept).
 //!
 //! [`Snapshot`]: crate::engine::replay::Snapshot
+//!
+//! Owns: every request to the API server. Uses: `decode` for every answer and watch event, the
+//! engine's model, the runtime's seams (clock, evictor, throttle), the metrics, the selector, and
+//! `output::human` for durations in messages.
 
 pub mod client;
 pub mod error;

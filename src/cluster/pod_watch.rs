@@ -11,6 +11,9 @@
 //!
 //! A pod not yet bound has no node and is irrelevant to a NoExecute taint; its binding reaches the
 //! watch as an event (the pod starts matching the field selector), and is kept then.
+//!
+//! Owns: the pod watches and which pods they keep. Uses: `watched`, `scope`, `outage`, the
+//! runtime's changes.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,11 +1,14 @@
 //! Watches of nodes and pods, turned into the runtime's changes.
 //!
 //! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
-//! bookmarks, re-lists on 410 Gone and backs off on errors ([`WatchBackoff`]). A
+//! bookmarks, re-lists on 410 Gone and backs off on errors (`outage::WatchBackoff`). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are decoded straight into the engine's model
 //! ([`super::watched`]). Which pods are
 //! watched, and kept, follows the node scope ([`pod_watch`]).
+//!
+//! Owns: the node watch and the start of both. Uses: `pod_watch`, `watched`, `scope`, `outage`,
+//! the runtime's changes and clock.
 
 use std::sync::Arc;
 

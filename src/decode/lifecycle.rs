@@ -4,7 +4,7 @@
 //! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
 //! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
 //!
-//! Its raw types are declared with `raw`'s [`raw!`] (each JSON name once) and share [`RawTaint`]; they
+//! Its raw types are declared with `raw`'s `raw!` (each JSON name once) and share `RawTaint`; they
 //! read more of a Node and a Lease than the snapshot does, and are kept apart from the snapshot's so
 //! that neither reading refuses what it refused before.
 //!

@@ -221,7 +221,7 @@ struct Record {
 /// node is replayed on an engine of its own, which keeps every index and sort as small as the
 /// node. That holds while every selected node name and every pod key on them is distinct; otherwise
 /// (a pod listed twice, moving between nodes in the replay) one engine replays them all together.
-/// Either way each group of nodes goes through [`replay_nodes`].
+/// Either way each group of nodes goes through `replay_nodes`.
 #[must_use]
 pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
