@@ -1,5 +1,6 @@
-//! The dump reader's fast path: one pass over the bytes that hands each item to the [`Builder`] as
-//! soon as it is parsed, instead of building the whole list first.
+//! The streaming reader (the fast path of dumps and list pages, and the only reader of watch events):
+//! one pass over the bytes that hands each item to the [`Builder`] as soon as it is parsed, instead of
+//! building the whole list first.
 //!
 //! Strings are borrowed from the input (copied only where the JSON escapes them), one [`Fields`] is
 //! reused for every item, and fields the snapshot does not need are skipped unread. With
@@ -7,7 +8,8 @@
 //!
 //! It reads the usual shapes only (an object wherever the readers expect a struct) and gives up on
 //! anything else, errors included: the caller then reads the input again with the exact reader
-//! (`exact`), which names what is wrong. Where it succeeds it accepts exactly what that accepts (the
+//! (`exact`), which names what is wrong (a watch event, decoded from kube's deserializer, has no second
+//! reading: there the error is the answer). Where it succeeds it accepts exactly what that accepts (the
 //! same types, `null` as absent, a repeated field refused) and builds what it builds.
 //!
 //! Owns: the streaming reading of lists and items. Uses: `seeds`, `raw` (for the field names),
