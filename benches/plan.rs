@@ -4,7 +4,7 @@
 //! the same bytes as `cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30
 //! --seed 1`), then measures in the same run:
 //! - `plan/parse_ignored_any`: `serde_json::from_slice::<serde::de::IgnoredAny>` on the bytes, the floor;
-//! - `plan/read_replay_render_json`: `source::file::read` + `replay` over every node + the JSON plan
+//! - `plan/read_replay_render_json`: `decode::read` + `replay` over every node + the JSON plan
 //!   rendered into a `Vec<u8>`, everything dropped inside the timing, as the binary does;
 //! - `plan_breakdown/*`: the three stages of the second one alone, to say where the time goes, and
 //!   the `--summary` and `--timeline` renderings of the same plan (target: less than the JSON's).
@@ -19,10 +19,10 @@ use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use taint_evict::decode as file;
 use taint_evict::engine::replay::{Plan, Snapshot, replay};
 use taint_evict::engine::time::Timestamp;
 use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
-use taint_evict::source::file;
 
 #[path = "support/cluster.rs"]
 mod cluster;

@@ -5,7 +5,7 @@
 //! cargo run --release --example plan_memory -- /tmp/dump.json
 //! ```
 //!
-//! Runs the binary's phases in its order (read the file, `source::file::read`, drop the bytes, replay
+//! Runs the binary's phases in its order (read the file, `decode::read`, drop the bytes, replay
 //! over every node, render JSON through a `BufWriter` to a sink) under the counting allocator of
 //! `benches/support/counting.rs`, and prints for each phase the heap bytes live at its end and the
 //! peak during it, relative to the dump's size. `/usr/bin/time -v` on the real binary gives the RSS;
@@ -13,9 +13,9 @@
 
 use std::io::{BufWriter, Write};
 
+use taint_evict::decode as file;
 use taint_evict::engine::replay::replay;
 use taint_evict::output::{ColorMode, OutputFormat, render_plan};
-use taint_evict::source::file;
 
 #[path = "../benches/support/counting.rs"]
 mod counting;
@@ -51,7 +51,7 @@ fn main() -> std::io::Result<()> {
     println!("dump {path}: {:.1} MB", mb(dump));
     phase("read the file", dump);
     let snapshot = file::read(&bytes).expect("the dump is valid");
-    phase("source::file::read", dump);
+    phase("decode::read", dump);
     drop(bytes);
     phase("bytes dropped (snapshot)", dump);
     let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();

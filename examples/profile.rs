@@ -25,11 +25,11 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use taint_evict::decode as file;
 use taint_evict::engine::queue::{EvictionQueue, Ticket};
 use taint_evict::engine::replay::{Plan, Snapshot, replay};
 use taint_evict::engine::{Engine, Input};
 use taint_evict::output::{ColorMode, OutputFormat, render_plan};
-use taint_evict::source::file;
 
 #[path = "../benches/support/churn.rs"]
 mod churn;

@@ -1,8 +1,10 @@
 //! The top-level error: one line that says what is wrong, a hint where one helps, and an exit code.
+//!
+//! Owns: the top-level error and exit codes. Uses: the cluster's and the decoder's errors.
 
 use std::io;
 
-use crate::source::file::DumpError;
+use crate::decode::DumpError;
 
 /// Exit code for success (a broken pipe included).
 pub const EXIT_OK: u8 = 0;

@@ -1,6 +1,8 @@
 //! Kubernetes label selectors (`-l`), parsed and matched as the API server does for nodes.
 //!
 //! Supported: `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas.
+//!
+//! Owns: label selectors. Uses: nothing else of the crate.
 
 use std::collections::BTreeMap;
 use std::fmt;

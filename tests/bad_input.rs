@@ -18,13 +18,13 @@ use serde_json::{Value, json};
 use taint_evict::cli::{
     Cli, parse_namespace, parse_node_name, parse_now, parse_pod_name, parse_remove_taint, parse_taint,
 };
+use taint_evict::decode::bounded::{read_file, read_stream};
+use taint_evict::decode::{read, read_object, read_page};
 use taint_evict::engine::replay::{WhatIf, replay};
 use taint_evict::engine::time::Timestamp;
 use taint_evict::metrics::FailureReason;
 use taint_evict::runtime::Outcome;
 use taint_evict::selector::Selector;
-use taint_evict::source::bounded::{read_file, read_stream};
-use taint_evict::source::file::{read, read_object, read_page};
 
 use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::util::{Run, command, run, scratch};

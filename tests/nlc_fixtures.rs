@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use taint_evict::decode::lifecycle::read_health;
 use taint_evict::engine::lifecycle::{Flags, HeldReason, NodeHealth, Prediction, deletion, predict};
 use taint_evict::engine::model::{Effect, Toleration};
 use taint_evict::engine::time::Timestamp;
-use taint_evict::source::lifecycle::read_health;
 
 /// The tolerance of the checks: the controller's API latency and the observer's watch delay.
 const SLACK: i128 = 1_500_000_000;

@@ -8,8 +8,8 @@
 use libfuzzer_sys::fuzz_target;
 use taint_evict::engine::replay::replay;
 use taint_evict::engine::time::Timestamp;
-use taint_evict::source::bounded::{read_file, read_stream};
-use taint_evict::source::file::{DumpError, read, read_object, read_page};
+use taint_evict::decode::bounded::{read_file, read_stream};
+use taint_evict::decode::{DumpError, read, read_object, read_page};
 
 /// 2026-11-22T10:00:00Z, the instant of `examples/incident.json`.
 const NOW: Timestamp = Timestamp::from_unix_seconds(1_795_341_600);

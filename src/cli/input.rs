@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
+use crate::decode::bounded::{self, ReadError};
+use crate::decode::lifecycle::{Health, read_health};
+use crate::decode::{DumpError, KeepLabels};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
-use crate::source::bounded::{self, ReadError};
-use crate::source::file::{DumpError, KeepLabels};
-use crate::source::lifecycle::{Health, read_health};
 
 use super::InputArgs;
 

@@ -1,5 +1,7 @@
 //! The command line: clap definitions (the single source of truth for help and completions), value
 //! parsers, and dispatch to one file per command.
+//!
+//! Owns: the flags, their validation, and the glue of each command. Uses: every other module.
 
 pub mod complete;
 pub mod input;
@@ -463,7 +465,7 @@ impl ElectionArgs {
 
 /// Parses `--now`.
 pub fn parse_now(text: &str) -> Result<Timestamp, String> {
-    crate::source::file::parse_time(text).ok_or_else(|| match crate::source::file::time_error(text) {
+    crate::decode::parse_time(text).ok_or_else(|| match crate::decode::time_error(text) {
         range if range.starts_with("out of range") => range,
         _ => "expected an RFC 3339 time such as 2026-11-22T10:00:00Z".to_owned(),
     })

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
+use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::explain::explain as match_taints;
 use crate::engine::lifecycle::{
     NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, mark_stuck, predict, show_in_plan, unsettled,
@@ -16,7 +17,6 @@ use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text,
 use crate::output::human::printable;
 use crate::output::{OutputFormat, View, render_plan_view};
 use crate::selector::Selector;
-use crate::source::lifecycle::NODE_LEASE_NAMESPACE;
 
 use super::input::{Loaded, Source, Want, load, now, pod_hint};
 use super::{ExplainArgs, ExplainFormat, LifecycleArgs, PlanArgs, terminal};

@@ -15,13 +15,13 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
+use crate::decode::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals, read_node_health};
 use crate::engine::lifecycle::{ControllerLease, Flags, NodeForecast, NodeHealth, Observation, predict, unsettled};
 use crate::engine::model::NodeName;
 use crate::engine::report::{Report, RunEvent};
 use crate::engine::time::Timestamp;
 use crate::runtime::Clock;
 use crate::selector::Selector;
-use crate::source::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals, read_node_health};
 
 /// How often the prediction is made again (silence grows with time, not only with events).
 const EVERY: Duration = Duration::from_secs(1);

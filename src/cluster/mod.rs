@@ -1,19 +1,24 @@
 //! The live cluster, through kube-rs: connecting as kubectl does, and reading a [`Snapshot`] with the
 //! fewest requests that answer the question.
 //!
-//! Responses are read as raw JSON and decoded by `source::file`'s reader, so live and offline input
+//! Responses are read as raw JSON and decoded by `decode`, so live and offline input
 //! go through one conversion into the engine's model (and only the fields the engine needs are kept).
 //!
 //! [`Snapshot`]: crate::engine::replay::Snapshot
+//!
+//! Owns: every request to the API server. Uses: `decode` for every answer and watch event, the
+//! engine's model, the runtime's seams (clock, evictor, throttle), the metrics, the selector, and
+//! `output::human` for durations in messages.
 
 pub mod client;
-pub mod convert;
 pub mod error;
 pub mod evict;
 pub mod foresight;
 pub mod lease;
+mod outage;
 pub mod pod_watch;
 pub mod pushback;
+mod scope;
 pub mod series;
 pub mod snapshot;
 pub mod watch;

@@ -11,19 +11,21 @@
 //!
 //! A pod not yet bound has no node and is irrelevant to a NoExecute taint; its binding reaches the
 //! watch as an event (the pod starts matching the field selector), and is kept then.
+//!
+//! Owns: the pod watches and which pods they keep. Uses: `watched`, `scope`, `outage`, the
+//! runtime's changes.
 
 use std::collections::{HashMap, HashSet};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
 use kube::api::ListParams;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use super::convert;
-use super::watch::{Health, NodeScope, backoff};
+use super::outage::{Health, backoff};
+use super::scope::NodeScope;
 use super::watched::WatchedPod;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::replay::SnapshotPod;
@@ -73,11 +75,11 @@ impl Nodes {
 }
 
 fn convert(pod: &WatchedPod) -> SnapshotPod {
-    convert::pod(&Pod::from(pod.clone()))
+    pod.pod().clone()
 }
 
-fn key(pod: WatchedPod) -> PodKey {
-    convert::pod_key(&Pod::from(pod))
+fn key(pod: &WatchedPod) -> PodKey {
+    pod.pod().pod.key.clone()
 }
 
 /// Starts the pod watches for `nodes`; their changes go to `changes`.
@@ -197,14 +199,14 @@ impl Pickups {
     /// The watch reported `pod`.
     fn seen(&mut self, pod: &WatchedPod) {
         if let Some(seen) = pod.node_name().and_then(|node| self.0.get_mut(node)) {
-            seen.insert(key(pod.clone()));
+            seen.insert(key(pod));
         }
     }
 
     /// The listed pods of `node` still to apply.
     fn finish(&mut self, node: &str, pods: Vec<WatchedPod>) -> Vec<WatchedPod> {
         let seen = self.0.remove(node).unwrap_or_default();
-        pods.into_iter().filter(|pod| !seen.contains(&key(pod.clone()))).collect()
+        pods.into_iter().filter(|pod| !seen.contains(&key(pod))).collect()
     }
 }
 
@@ -260,7 +262,7 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
                 }
                 Some(Ok(Event::Delete(pod))) => {
                     pickups.seen(&pod);
-                    Some(PodChange::Deleted(key(pod)))
+                    Some(PodChange::Deleted(key(&pod)))
                 }
             },
         };
@@ -315,7 +317,7 @@ impl Merge {
                 vec![PodChange::Applied(pod)]
             }
             Event::Delete(pod) => {
-                let key = key(pod);
+                let key = key(&pod);
                 if let Some(initial) = &mut self.initial {
                     if let Some(pods) = &mut initial[watch] {
                         pods.remove(&key);
@@ -485,7 +487,7 @@ mod tests {
         pickups.seen(&pod("deleted", "n2"));
         pickups.seen(&pod("elsewhere", "n3"));
         let listed = pickups.finish("n2", vec![pod("before", "n2"), pod("deleted", "n2")]);
-        let names: Vec<_> = listed.iter().map(|p| key(p.clone()).name().to_owned()).collect();
+        let names: Vec<_> = listed.iter().map(|p| key(p).name().to_owned()).collect();
         assert_eq!(names, ["before"]);
         assert!(pickups.0.is_empty());
     }

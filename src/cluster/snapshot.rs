@@ -18,14 +18,14 @@ use kube::api::{GetParams, ListParams};
 use kube::core::Request;
 
 use super::{ClusterError, Connection, ReadFrom};
+use crate::decode::lifecycle::{
+    Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
+};
+use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::lifecycle::{ControllerLease, NodeHealth};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::selector::Selector;
-use crate::source::file::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
-use crate::source::lifecycle::{
-    Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
-};
 
 /// Objects per LIST page (client-go's default).
 pub const PAGE_SIZE: u32 = 500;
@@ -452,7 +452,7 @@ pub async fn recent_upstream_evictions(connection: &Connection, now: Timestamp) 
         .filter(|event| {
             ["lastTimestamp", "eventTime", "firstTimestamp"]
                 .iter()
-                .find_map(|field| event[*field].as_str().and_then(crate::source::file::parse_time))
+                .find_map(|field| event[*field].as_str().and_then(crate::decode::parse_time))
                 .is_some_and(|at| at >= hour_ago)
         })
         .count();

@@ -1,139 +1,35 @@
 //! Watches of nodes and pods, turned into the runtime's changes.
 //!
 //! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
-//! bookmarks, re-lists on 410 Gone and backs off on errors ([`WatchBackoff`]). A
+//! bookmarks, re-lists on 410 Gone and backs off on errors (`outage::WatchBackoff`). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
-//! nothing and a vanished one is deleted. Objects are converted at once and dropped. Which pods are
+//! nothing and a vanished one is deleted. Objects are decoded straight into the engine's model
+//! ([`super::watched`]). Which pods are
 //! watched, and kept, follows the node scope ([`pod_watch`]).
+//!
+//! Owns: the node watch and the start of both. Uses: `pod_watch`, `watched`, `scope`, `outage`,
+//! the runtime's changes and clock.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Node;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use super::convert;
+use super::outage::{Health, backoff};
 use super::pod_watch::{self, Selected};
+pub use super::scope::NodeScope;
 use super::watched::WatchedNode;
-use crate::engine::model::NodeName;
-use crate::engine::report::{Report, RunEvent};
+use crate::engine::report::Report;
 use crate::metrics::Metrics;
 use crate::runtime::{Clock, NodeChange, PodChange};
-use crate::selector::Selector;
-
-/// Which nodes `run` watches.
-#[derive(Clone, Debug)]
-pub enum NodeScope {
-    /// Every node.
-    All,
-    /// These, by name.
-    Named(Vec<String>),
-    /// Those matching a label selector (server-side).
-    Labels(Selector),
-}
-
-impl NodeScope {
-    fn admits(&self, name: &str) -> bool {
-        match self {
-            Self::Named(names) => names.iter().any(|n| n == name),
-            Self::All | Self::Labels(_) => true,
-        }
-    }
-}
-
-/// The first retry delay of a failed watch.
-const RETRY_MIN: Duration = Duration::from_millis(200);
-/// The longest retry delay of a failed watch.
-const RETRY_MAX: Duration = Duration::from_secs(5);
-/// Healthy time after which the delay starts again from [`RETRY_MIN`].
-const RETRY_RESET: Duration = Duration::from_secs(5);
-
-/// Watch retry delays: from 200 ms doubling to 5 s. client-go's reflector (and kube's default) waits
-/// from 800 ms up to 30 s and resets after 2 minutes; an enforcer that must see a taint's removal
-/// before a deadline catches up sooner (one client, so no jitter is needed).
-#[derive(Debug)]
-pub(super) struct WatchBackoff {
-    next: Duration,
-}
-
-impl Iterator for WatchBackoff {
-    type Item = Duration;
-
-    fn next(&mut self) -> Option<Duration> {
-        let delay = self.next;
-        self.next = (self.next * 2).min(RETRY_MAX);
-        Some(delay)
-    }
-}
-
-impl Backoff for WatchBackoff {
-    fn reset(&mut self) {
-        self.next = RETRY_MIN;
-    }
-}
-
-pub(super) fn backoff() -> ResetTimerBackoff<WatchBackoff> {
-    ResetTimerBackoff::new(WatchBackoff { next: RETRY_MIN }, RETRY_RESET)
-}
-
-/// Reports a watch outage once, and its end once (not a line per retry).
-pub(super) struct Health {
-    what: &'static str,
-    /// Since when the watch has been failing.
-    failing: Option<crate::engine::time::Timestamp>,
-    report: mpsc::UnboundedSender<Report>,
-    clock: Clock,
-    metrics: Arc<Metrics>,
-}
-
-impl Health {
-    pub(super) fn failed(&mut self, error: &watcher::Error) {
-        self.metrics.watch_restarted(self.what);
-        if self.failing.is_none() {
-            let now = self.clock.now();
-            self.failing = Some(now);
-            let event = RunEvent::Connection {
-                watch: self.what.to_owned(),
-                connected: false,
-                reason: Some(watch_reason(error)),
-                since: now,
-            };
-            let _ = self.report.send(Report { at: now, event });
-        }
-    }
-
-    pub(super) fn ok(&mut self) {
-        if let Some(since) = self.failing.take() {
-            let event = RunEvent::Connection { watch: self.what.to_owned(), connected: true, reason: None, since };
-            let _ = self.report.send(Report { at: self.clock.now(), event });
-        }
-    }
-}
-
-/// Why a watch failed, in an operator's words: the server's message, or the network's innermost
-/// cause (`connection refused`), not kube's `ServiceError: client error (Connect)`.
-fn watch_reason(error: &watcher::Error) -> String {
-    let kube = match error {
-        watcher::Error::InitialListFailed(e) | watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
-            e
-        }
-        other => return super::error::root_cause(other),
-    };
-    match kube {
-        kube::Error::Api(status) if !status.message.is_empty() => format!("{} ({})", status.message, status.code),
-        other => super::error::root_cause(other),
-    }
-}
 
 /// How one watch's objects become the runtime's changes.
-struct Adapter<Convert, Deleted, T, C> {
+struct Adapter<View, Deleted, T, C> {
     /// The engine's view of an object, or `None` to ignore it (outside the node scope).
-    convert: Convert,
+    view: View,
     /// A deleted object's change, or `None` to ignore it.
     deleted: Deleted,
     listed: fn(Vec<T>) -> C,
@@ -143,7 +39,7 @@ struct Adapter<Convert, Deleted, T, C> {
 /// Forwards one watch's events as changes: a (re-)list as one complete list, then each change.
 async fn forward<K, T, C>(
     events: impl futures::Stream<Item = Result<Event<K>, watcher::Error>>,
-    adapter: Adapter<impl Fn(&K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
+    adapter: Adapter<impl Fn(K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
     mut health: Health,
     changes: mpsc::Sender<C>,
     mut observe: impl FnMut(&C),
@@ -161,11 +57,11 @@ async fn forward<K, T, C>(
                 None
             }
             Ok(Event::InitApply(object)) => {
-                listing.extend((adapter.convert)(&object));
+                listing.extend((adapter.view)(object));
                 None
             }
             Ok(Event::InitDone) => Some((adapter.listed)(std::mem::take(&mut listing))),
-            Ok(Event::Apply(object)) => (adapter.convert)(&object).map(adapter.applied),
+            Ok(Event::Apply(object)) => (adapter.view)(object).map(adapter.applied),
             Ok(Event::Delete(object)) => (adapter.deleted)(object),
         };
         health.ok();
@@ -198,13 +94,10 @@ pub fn spawn(
     let deleted_scope = scope.clone();
     let (pod_nodes, selected) = pod_watch::Nodes::of(&scope);
     let adapter = Adapter {
-        convert: move |node: &WatchedNode| {
-            Some(convert::node(&Node::from(node.clone()))).filter(|n| scope.admits(n.name.as_str()))
-        },
+        view: move |node: WatchedNode| Some(node.into_node()).filter(|n| scope.admits(n.name.as_str())),
         deleted: move |node: WatchedNode| {
-            let node = Node::from(node);
-            let name = node.metadata.name.unwrap_or_default();
-            deleted_scope.admits(&name).then(|| NodeChange::Deleted(NodeName::from(name)))
+            let name = node.into_node().name;
+            deleted_scope.admits(name.as_str()).then_some(NodeChange::Deleted(name))
         },
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
@@ -217,10 +110,10 @@ pub fn spawn(
             NodeChange::Deleted(name) => Selected::Deleted(name.clone()),
         });
     };
-    let health = Health { what: "nodes", failing: None, report: report.clone(), clock, metrics: metrics.clone() };
+    let health = Health::new("nodes", report.clone(), clock, metrics.clone());
     tokio::spawn(forward(nodes, adapter, health, node_tx, observe));
 
-    let health = Health { what: "pods", failing: None, report, clock, metrics };
+    let health = Health::new("pods", report, clock, metrics);
     pod_watch::spawn(client, pod_nodes, health, pod_tx);
     (node_rx, pod_rx)
 }

@@ -1,152 +1,93 @@
-//! Nodes and pods as the watches decode them: only the fields the engine reads.
+//! Nodes and pods as the watches decode them: straight into the engine's model.
 //!
 //! A real pod carries its containers, volumes, status and `managedFields` (often 5–20 KB of JSON); a
 //! node carries its image list and conditions (often more). The watches decode every object of every
-//! list and event, so decoding into full k8s-openapi objects is most of their cost. These types skip
-//! what is not needed (serde still scans it) and convert into the k8s-openapi objects, with just those
-//! fields, for `convert`.
+//! list and event, so each is read by the decoder's streaming reader and built by its builder as it
+//! arrives ([`decode::read_watched`]): only the fields the engine needs are kept, with the same rules
+//! as a dump or a list page (default namespace, empty effect, the `PodScheduled` binding time).
+//!
+//! Owns: the two types kube's watcher and requests decode into. Uses: `decode`, the engine's model.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1 as k8s;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::Resource;
+use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
-/// The metadata fields used: identity, version (for the watch), times; labels only where asked.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Meta<Labels> {
-    name: Option<String>,
-    namespace: Option<String>,
-    uid: Option<String>,
-    resource_version: Option<String>,
-    creation_timestamp: Option<Time>,
-    deletion_timestamp: Option<Time>,
-    #[serde(default)]
-    labels: Labels,
-}
+use crate::decode::{self, Watched};
+use crate::engine::replay::{SnapshotNode, SnapshotPod};
 
-/// Pod labels are never read: skipped.
-#[derive(Default)]
-struct NoLabels;
-
-impl<'de> Deserialize<'de> for NoLabels {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Self)
-    }
-}
-
-trait IntoLabels {
-    fn into_labels(self) -> Option<BTreeMap<String, String>>;
-}
-
-impl IntoLabels for NoLabels {
-    fn into_labels(self) -> Option<BTreeMap<String, String>> {
-        None
-    }
-}
-
-impl IntoLabels for Option<BTreeMap<String, String>> {
-    fn into_labels(self) -> Option<BTreeMap<String, String>> {
-        self
-    }
-}
-
-fn meta<'de, D, L>(deserializer: D) -> Result<ObjectMeta, D::Error>
-where
-    D: Deserializer<'de>,
-    L: Deserialize<'de> + Default + IntoLabels,
-{
-    let meta = Meta::<L>::deserialize(deserializer)?;
-    Ok(ObjectMeta {
-        name: meta.name,
-        namespace: meta.namespace,
-        uid: meta.uid,
-        resource_version: meta.resource_version,
-        creation_timestamp: meta.creation_timestamp,
-        deletion_timestamp: meta.deletion_timestamp,
-        labels: meta.labels.into_labels(),
-        ..ObjectMeta::default()
-    })
-}
-
-fn node_meta<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ObjectMeta, D::Error> {
-    meta::<D, Option<BTreeMap<String, String>>>(deserializer)
-}
-
-fn pod_meta<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ObjectMeta, D::Error> {
-    meta::<D, NoLabels>(deserializer)
-}
-
-#[derive(Clone, Debug, Default, Deserialize)]
-struct NodeSpec {
-    taints: Option<Vec<k8s::Taint>>,
-}
-
-/// A node: name, labels, version, taints.
-#[derive(Clone, Debug, Default, Deserialize)]
+/// A node: the engine's view of it, and the metadata kube's watcher reads (name, version).
+#[derive(Clone, Debug)]
 pub struct WatchedNode {
-    #[serde(deserialize_with = "node_meta", default)]
     metadata: ObjectMeta,
-    #[serde(default)]
-    spec: Option<NodeSpec>,
+    node: SnapshotNode,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PodSpec {
-    node_name: Option<String>,
-    tolerations: Option<Vec<k8s::Toleration>>,
+impl WatchedNode {
+    /// The engine's view of the node.
+    #[must_use]
+    pub fn node(&self) -> &SnapshotNode {
+        &self.node
+    }
+
+    /// The engine's view of the node, owned.
+    #[must_use]
+    pub fn into_node(self) -> SnapshotNode {
+        self.node
+    }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-struct PodStatus {
-    phase: Option<String>,
-    conditions: Option<Vec<k8s::PodCondition>>,
+impl<'de> Deserialize<'de> for WatchedNode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Node")?;
+        let node = snapshot.nodes.pop().ok_or_else(|| D::Error::custom("expected a Node"))?;
+        let metadata =
+            ObjectMeta { name: Some(node.name.as_str().to_owned()), resource_version, ..ObjectMeta::default() };
+        Ok(Self { metadata, node })
+    }
 }
 
-/// A pod: identity, version, node, tolerations, phase and conditions.
-#[derive(Clone, Debug, Default, Deserialize)]
+/// A pod: the engine's view of it, and the metadata kube's watcher reads (name, version).
+#[derive(Clone, Debug)]
 pub struct WatchedPod {
-    #[serde(deserialize_with = "pod_meta", default)]
     metadata: ObjectMeta,
-    #[serde(default)]
-    spec: Option<PodSpec>,
-    #[serde(default)]
-    status: Option<PodStatus>,
+    pod: SnapshotPod,
 }
 
 impl WatchedPod {
     /// `spec.nodeName`, when bound.
     #[must_use]
     pub fn node_name(&self) -> Option<&str> {
-        self.spec.as_ref().and_then(|spec| spec.node_name.as_deref()).filter(|name| !name.is_empty())
+        self.pod.pod.node.as_ref().map(|node| node.as_str())
+    }
+
+    /// The engine's view of the pod.
+    #[must_use]
+    pub fn pod(&self) -> &SnapshotPod {
+        &self.pod
+    }
+
+    /// The engine's view of the pod, owned.
+    #[must_use]
+    pub fn into_pod(self) -> SnapshotPod {
+        self.pod
     }
 }
 
-impl From<WatchedNode> for k8s::Node {
-    fn from(node: WatchedNode) -> Self {
-        let spec = node.spec.map(|spec| k8s::NodeSpec { taints: spec.taints, ..k8s::NodeSpec::default() });
-        Self { metadata: node.metadata, spec, status: None }
-    }
-}
-
-impl From<WatchedPod> for k8s::Pod {
-    fn from(pod: WatchedPod) -> Self {
-        let spec = pod.spec.map(|spec| k8s::PodSpec {
-            node_name: spec.node_name,
-            tolerations: spec.tolerations,
-            ..k8s::PodSpec::default()
-        });
-        let status = pod.status.map(|status| k8s::PodStatus {
-            phase: status.phase,
-            conditions: status.conditions,
-            ..k8s::PodStatus::default()
-        });
-        Self { metadata: pod.metadata, spec, status }
+impl<'de> Deserialize<'de> for WatchedPod {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Pod")?;
+        let pod = snapshot.pods.pop().ok_or_else(|| D::Error::custom("expected a Pod"))?;
+        let metadata = ObjectMeta {
+            name: Some(pod.pod.key.name().to_owned()),
+            namespace: Some(pod.pod.key.namespace().to_owned()),
+            resource_version,
+            ..ObjectMeta::default()
+        };
+        Ok(Self { metadata, pod })
     }
 }
 
@@ -188,40 +129,126 @@ core_v1_resource!(WatchedPod, "Pod", "pods", NamespaceResourceScope);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::cluster::convert;
+    //! The agreement tests: a watched object becomes what the same object becomes in a dump, and
+    //! what the k8s-openapi objects the watches decoded into before became (`reference`, the
+    //! conversion they went through, kept here as the proof).
 
-    /// Every Node and Pod of the bundled example converts the same through the slim types as
-    /// through the full k8s-openapi objects.
+    use k8s_openapi::api::core::v1 as k8s;
+
+    use super::*;
+    use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
+    use crate::engine::time::Timestamp;
+
+    /// The conversion of full k8s-openapi objects the watches used before they went through the
+    /// decoder.
+    mod reference {
+        use std::sync::Arc;
+
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+        use super::*;
+
+        fn instant(time: &Time) -> Timestamp {
+            Timestamp::from_nanos(time.0.as_nanosecond())
+        }
+
+        pub(super) fn node(node: &k8s::Node) -> SnapshotNode {
+            let taints = node.spec.as_ref().and_then(|s| s.taints.as_ref());
+            SnapshotNode {
+                name: NodeName::from(node.metadata.name.as_deref().unwrap_or_default()),
+                labels: node.metadata.labels.clone().unwrap_or_default(),
+                taints: taints
+                    .into_iter()
+                    .flatten()
+                    .map(|t| Taint {
+                        key: t.key.clone(),
+                        value: t.value.clone().unwrap_or_default(),
+                        effect: Effect::from(t.effect.as_str()),
+                        time_added: t.time_added.as_ref().map(instant),
+                    })
+                    .collect(),
+            }
+        }
+
+        pub(super) fn pod(pod: &k8s::Pod) -> SnapshotPod {
+            let meta = &pod.metadata;
+            let spec = pod.spec.as_ref();
+            let tolerations: Vec<Toleration> = spec
+                .and_then(|s| s.tolerations.as_ref())
+                .into_iter()
+                .flatten()
+                .map(|t| Toleration {
+                    key: t.key.clone().unwrap_or_default(),
+                    operator: t.operator.as_deref().unwrap_or_default().into(),
+                    value: t.value.clone().unwrap_or_default(),
+                    effect: t.effect.as_deref().filter(|e| !e.is_empty()).map(Effect::from),
+                    seconds: t.toleration_seconds,
+                })
+                .collect();
+            let status = pod.status.as_ref();
+            let scheduled = status
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .filter(|c| c.type_ == "PodScheduled" && c.status == "True")
+                .filter_map(|c| c.last_transition_time.as_ref().map(instant))
+                .next_back();
+            let namespace = meta.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or("default");
+            SnapshotPod {
+                pod: Pod {
+                    key: PodKey::new(namespace, meta.name.as_deref().unwrap_or_default()),
+                    uid: meta.uid.as_deref().unwrap_or_default().into(),
+                    node: spec.and_then(|s| s.node_name.as_deref()).filter(|n| !n.is_empty()).map(NodeName::from),
+                    tolerations: Arc::from(tolerations),
+                },
+                bound_at: scheduled.or_else(|| meta.creation_timestamp.as_ref().map(instant)),
+                phase: status.and_then(|s| s.phase.clone()).unwrap_or_default().into(),
+                terminating: meta.deletion_timestamp.is_some(),
+                deletion_timestamp: meta.deletion_timestamp.as_ref().map(instant),
+            }
+        }
+    }
+
+    /// Every Node and Pod of the bundled example: decoded as a watch decodes them, as the dump
+    /// reader reads them, and as the full k8s-openapi objects converted.
     #[test]
-    fn slim_objects_convert_like_full_ones() {
-        let dump: serde_json::Value =
-            serde_json::from_str(include_str!("../../examples/incident.json")).expect("the example");
-        let (mut nodes, mut pods) = (0, 0);
+    fn watched_objects_are_what_the_dump_reader_and_the_full_objects_give() {
+        let text = include_str!("../../examples/incident.json");
+        let from_file = decode::read(text.as_bytes()).expect("the example reads");
+        let dump: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        let (mut nodes, mut pods) = (Vec::new(), Vec::new());
         for item in dump["items"].as_array().expect("items") {
+            let json = item.to_string();
             match item["kind"].as_str() {
                 Some("Node") => {
                     let full: k8s::Node = serde_json::from_value(item.clone()).expect("a Node");
-                    let slim: WatchedNode = serde_json::from_value(item.clone()).expect("a slim Node");
+                    let slim: WatchedNode = serde_json::from_str(&json).expect("a watched Node");
                     assert_eq!(slim.meta().resource_version, full.metadata.resource_version);
-                    assert_eq!(convert::node(&k8s::Node::from(slim)), convert::node(&full));
-                    nodes += 1;
+                    assert_eq!(*slim.node(), reference::node(&full));
+                    // Through a `serde_json::Value`, as kube decodes some answers.
+                    let valued: WatchedNode = serde_json::from_value(item.clone()).expect("a watched Node");
+                    assert_eq!(valued.node(), slim.node());
+                    nodes.push(slim.into_node());
                 }
                 Some("Pod") => {
                     let full: k8s::Pod = serde_json::from_value(item.clone()).expect("a Pod");
-                    let slim: WatchedPod = serde_json::from_value(item.clone()).expect("a slim Pod");
+                    let slim: WatchedPod = serde_json::from_str(&json).expect("a watched Pod");
                     assert_eq!(slim.meta().resource_version, full.metadata.resource_version);
-                    assert_eq!(convert::pod(&k8s::Pod::from(slim)), convert::pod(&full));
-                    pods += 1;
+                    assert_eq!(*slim.pod(), reference::pod(&full));
+                    let valued: WatchedPod = serde_json::from_value(item.clone()).expect("a watched Pod");
+                    assert_eq!(valued.pod(), slim.pod());
+                    pods.push(slim.into_pod());
                 }
                 _ => {}
             }
         }
-        assert!(nodes > 0 && pods > 0);
+        assert!(nodes.len() >= 4 && pods.len() >= 15);
+        assert_eq!(nodes, from_file.nodes);
+        assert_eq!(pods, from_file.pods);
     }
 
     #[test]
-    fn what_is_not_read_is_skipped() {
+    fn what_is_not_read_is_skipped_and_the_version_is_kept() {
         let pod: WatchedPod = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "7",
                          "labels": {"app": "web"}, "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]},
@@ -229,10 +256,16 @@ mod tests {
             "status": {"phase": "Running", "containerStatuses": [{"name": "c"}]}
         }))
         .expect("a pod");
-        assert_eq!(pod.metadata.labels, None);
-        assert_eq!(pod.metadata.managed_fields, None);
-        assert_eq!(pod.metadata.resource_version.as_deref(), Some("7"));
-        let full = k8s::Pod::from(pod);
-        assert_eq!(full.spec.map(|s| s.containers.len()), Some(0));
+        assert_eq!(pod.meta().resource_version.as_deref(), Some("7"));
+        assert_eq!(pod.meta().labels, None);
+        assert_eq!(pod.node_name(), Some("n1"));
+        assert_eq!(&*pod.pod().phase, "Running");
+    }
+
+    #[test]
+    fn a_watched_object_the_builder_refuses_is_a_decoding_error() {
+        let bad = serde_json::json!({"metadata": {"name": "p", "creationTimestamp": "yesterday"}});
+        let error = serde_json::from_value::<WatchedPod>(bad).expect_err("a bad time").to_string();
+        assert_eq!(error, "item 0 (Pod p): metadata.creationTimestamp: \"yesterday\" is not an RFC 3339 time");
     }
 }

@@ -40,6 +40,9 @@
 //! engine.handle_timeout(t(400));
 //! assert!(matches!(engine.poll_action(), Some(Action::Evict { .. })));
 //! ```
+//!
+//! Owns: the engine and its model, time and queue, the replay, the lifecycle prediction, and the
+//! events `run` reports ([`report`]). Uses: std only (see `tests/layering.rs`).
 
 pub mod decide;
 pub mod explain;

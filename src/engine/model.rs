@@ -1,6 +1,6 @@
 //! The engine's own compact model of nodes, pods, taints and tolerations.
 //!
-//! Adapters convert API objects into these types at the boundary (`source::file`, `cluster`), so the
+//! Adapters convert API objects into these types at the boundary (`decode`, `cluster`), so the
 //! engine never sees JSON or k8s-openapi types. Identifiers are newtypes over `Arc<str>`: they are
 //! cloned into every action and index, and a clone is a reference-count bump.
 

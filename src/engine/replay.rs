@@ -221,19 +221,29 @@ struct Record {
 /// node is replayed on an engine of its own, which keeps every index and sort as small as the
 /// node. That holds while every selected node name and every pod key on them is distinct; otherwise
 /// (a pod listed twice, moving between nodes in the replay) one engine replays them all together.
+/// Either way each group of nodes goes through `replay_nodes`.
 #[must_use]
 pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
+    let mut steps = Vec::new();
     let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
-        return replay_together(snapshot, &nodes, what_if, now);
+        let plans = replay_nodes::<RandomState>(snapshot, &nodes, &pods_on(snapshot, &nodes), what_if, now, &mut steps);
+        return Plan { now, nodes: plans, zones: None };
     };
-    let mut timeline = Vec::new();
-    let plans = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, node)| replay_node(snapshot, node, &order[starts[i]..starts[i + 1]], what_if, now, &mut timeline))
-        .collect();
+    let mut pods = Vec::new();
+    let mut plans = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        pods.clear();
+        pods.extend(order[starts[i]..starts[i + 1]].iter().map(|&pod| (pod, 0)));
+        plans.extend(replay_nodes::<BuildHasherDefault<Fx>>(snapshot, &[node], &pods, what_if, now, &mut steps));
+    }
     Plan { now, nodes: plans, zones: None }
+}
+
+/// Every pod on `nodes`, in snapshot order: (its index in the snapshot, its node's in `nodes`).
+fn pods_on(snapshot: &Snapshot, nodes: &[&SnapshotNode]) -> Vec<(usize, usize)> {
+    let by_name: HashMap<&NodeName, usize> = nodes.iter().enumerate().map(|(i, n)| (&n.name, i)).collect();
+    snapshot.pods.iter().enumerate().filter_map(|(i, p)| Some((i, *by_name.get(p.pod.node.as_ref()?)?))).collect()
 }
 
 /// The indices of the pods on each node, node after node in snapshot order (node `i`'s are
@@ -341,42 +351,20 @@ fn run<S: BuildHasher>(
     }
 }
 
-/// One node on an engine of its own.
-fn replay_node(
+/// Replays `nodes` on one engine with `pods` ((index in the snapshot, index in `nodes`), in snapshot
+/// order): the one replay path, for one node or for all of them. `S` hashes pod keys (see
+/// [`Replayer`]).
+fn replay_nodes<S: BuildHasher + Default>(
     snapshot: &Snapshot,
-    node: &SnapshotNode,
-    pods: &[usize],
+    nodes: &[&SnapshotNode],
+    pods: &[(usize, usize)],
     what_if: &[WhatIf],
     now: Timestamp,
     steps: &mut Vec<(Timestamp, Step, Basis)>,
-) -> NodePlan {
-    let nodes = [node];
-    timeline(snapshot, &nodes, pods.iter().copied(), now, steps);
-    let mut replay = Replayer::<BuildHasherDefault<Fx>>::default();
-    run(&mut replay, snapshot, &nodes, steps, now);
-    let taints = apply_what_if(&node.taints, what_if, now);
-    if !what_if.is_empty() {
-        replay.step(Input::NodeUpserted(Node { name: node.name.clone(), taints: taints.clone() }), now, Basis::Now);
-    }
-    replay.engine.handle_timeout(now);
-    replay.drain(Basis::Now);
-    let taints: Vec<Taint> = taints.into_iter().filter(Taint::is_no_execute).collect();
-    let mut shared = Untolerated::default();
-    let mut plans: Vec<PodPlan> =
-        pods.iter().map(|&i| replay.result(&snapshot.pods[i], &taints, now, &mut shared)).collect();
-    sort_pods(&mut plans);
-    NodePlan { name: node.name.clone(), taints, pods: plans, lifecycle: None }
-}
-
-/// All the selected nodes on one engine.
-fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[WhatIf], now: Timestamp) -> Plan {
-    let by_name: HashMap<&NodeName, usize> = nodes.iter().enumerate().map(|(i, n)| (&n.name, i)).collect();
-    let pods: Vec<(usize, usize)> =
-        snapshot.pods.iter().enumerate().filter_map(|(i, p)| Some((i, *by_name.get(p.pod.node.as_ref()?)?))).collect();
-    let mut steps = Vec::new();
-    timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, &mut steps);
-    let mut replay = Replayer::<RandomState>::default();
-    run(&mut replay, snapshot, nodes, &steps, now);
+) -> Vec<NodePlan> {
+    timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, steps);
+    let mut replay = Replayer::<S>::default();
+    run(&mut replay, snapshot, nodes, steps, now);
 
     let final_taints: Vec<Vec<Taint>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
     if !what_if.is_empty() {
@@ -398,21 +386,21 @@ fn replay_together(snapshot: &Snapshot, nodes: &[&SnapshotNode], what_if: &[What
         })
         .collect();
     let mut counts = vec![0; plans.len()];
-    for &(_, node) in &pods {
+    for &(_, node) in pods {
         counts[node] += 1;
     }
     for (plan, count) in plans.iter_mut().zip(counts) {
         plan.pods.reserve_exact(count);
     }
     let mut shared = Untolerated::default();
-    for (i, node) in pods {
+    for &(i, node) in pods {
         let plan = &mut plans[node];
         plan.pods.push(replay.result(&snapshot.pods[i], &plan.taints, now, &mut shared));
     }
     for plan in &mut plans {
         sort_pods(&mut plan.pods);
     }
-    Plan { now, nodes: plans, zones: None }
+    plans
 }
 
 /// By (`evict_at`, none last; namespace; name).
@@ -704,6 +692,15 @@ mod tests {
             })
     }
 
+    /// Every selected node on one engine: what [`replay`] gives when it cannot split by node, and
+    /// what it must give when it can.
+    fn together(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Plan {
+        let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
+        let pods = pods_on(snapshot, &nodes);
+        let plans = replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, at(NOW), &mut Vec::new());
+        Plan { now: at(NOW), nodes: plans, zones: None }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
 
@@ -721,9 +718,7 @@ mod tests {
                 }
             }
             let what_if: Vec<WhatIf> = what_if.into_iter().map(WhatIf::Taint).collect();
-            let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
-            let together = replay_together(&snapshot, &nodes, &what_if, at(NOW));
-            prop_assert_eq!(replay(&snapshot, &selected, &what_if, at(NOW)), together);
+            prop_assert_eq!(replay(&snapshot, &selected, &what_if, at(NOW)), together(&snapshot, &selected, &what_if));
         }
     }
 
@@ -753,6 +748,6 @@ mod tests {
         };
         let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
         assert!(pods_by_node(&snapshot, &nodes).is_none());
-        assert_eq!(replay(&snapshot, &[0, 1], &[], at(NOW)), replay_together(&snapshot, &nodes, &[], at(NOW)));
+        assert_eq!(replay(&snapshot, &[0, 1], &[], at(NOW)), together(&snapshot, &[0, 1], &[]));
     }
 }

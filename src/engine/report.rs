@@ -2,6 +2,9 @@
 //!
 //! Plain data, so the runtime can produce it and `output` can render it without either knowing the
 //! other.
+//!
+//! Its words are `run`'s (the server's URL, the Lease, leadership), not the engine's decisions: its
+//! place is beside `run`'s loop, in `runtime`, where it is to move.
 
 use super::lifecycle::NodeForecast;
 use super::model::PodRef;

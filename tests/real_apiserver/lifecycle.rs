@@ -25,9 +25,9 @@ use serde_json::{Value, json};
 use super::{Options, node};
 use crate::control_plane;
 use crate::util::instant;
+use taint_evict::decode::lifecycle::read_health;
 use taint_evict::engine::lifecycle::{ConditionTaint, Flags, predict};
 use taint_evict::engine::time::Timestamp;
-use taint_evict::source::lifecycle::read_health;
 
 const SLACK: i128 = 1_500_000_000;
 const SECOND: i128 = 1_000_000_000;

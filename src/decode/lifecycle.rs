@@ -3,6 +3,13 @@
 //! creation time, `Ready` condition and taints; each node Lease's `renewTime` (`kube-node-lease`); and
 //! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
 //! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
+//!
+//! Its raw types are declared with `raw`'s `raw!` (each JSON name once) and share `RawTaint`; they
+//! read more of a Node and a Lease than the snapshot does, and are kept apart from the snapshot's so
+//! that neither reading refuses what it refused before.
+//!
+//! Owns: [`Health`] and its readings. Uses: `raw`, `error`, `build`'s time rule and the engine's
+//! lifecycle types.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -14,7 +21,10 @@ use std::marker::PhantomData;
 use serde::de::{self, IgnoredAny, MapAccess};
 use serde::{Deserialize, Deserializer};
 
-use super::file::{CONTROLLER_LEASE, DumpError, object_name, parse_time};
+use super::build::{CONTROLLER_LEASE, parse_time};
+use super::error::{DumpError, object_name};
+use super::raw::{self, RawTaint, raw};
+use super::seeds::Str;
 use crate::engine::lifecycle::{
     ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition, ZONE_LABELS, ZoneKey,
 };
@@ -59,8 +69,8 @@ impl<'de> de::Visitor<'de> for List<'_, '_> {
         f.write_str("an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if key == "items" {
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            if key.0.as_bytes() == raw::list::items {
                 map.next_value_seed(Items(&mut *self.0))?;
             } else {
                 map.next_value::<IgnoredAny>()?;
@@ -139,18 +149,6 @@ struct Item<'a> {
     status: Status<'a>,
 }
 
-/// The fields of an item.
-#[derive(Deserialize)]
-#[serde(field_identifier, rename_all = "lowercase")]
-enum Field {
-    Kind,
-    Metadata,
-    Spec,
-    Status,
-    #[serde(other)]
-    Other,
-}
-
 /// Once an item's `kind` is read (kubectl writes it before `metadata`), the rest of a Pod or any
 /// other kind is skipped without being built: a dump is mostly pods, and nothing of them is read
 /// here.
@@ -166,13 +164,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Item<'a>, A::Error> {
                 let mut item = Item::default();
-                while let Some(field) = map.next_key::<Field>()? {
+                while let Some(key) = map.next_key::<Str<'de>>()? {
                     let wanted = item.kind.as_deref().is_none_or(|kind| kind == "Node" || kind == "Lease");
-                    match field {
-                        Field::Kind => item.kind = map.next_value()?,
-                        Field::Metadata if wanted => item.metadata = map.next_value()?,
-                        Field::Spec if wanted => item.spec = map.next_value()?,
-                        Field::Status if wanted => item.status = map.next_value()?,
+                    match key.0.as_bytes() {
+                        raw::item::kind => item.kind = map.next_value()?,
+                        raw::item::metadata if wanted => item.metadata = map.next_value()?,
+                        raw::item::spec if wanted => item.spec = map.next_value()?,
+                        raw::item::status if wanted => item.status = map.next_value()?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -185,23 +183,26 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct Meta<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    namespace: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    creation_timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    labels: Option<Labels<'a>>,
+raw! {
+    /// A Node's `metadata`, as far as the controller reads it.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct Meta<'a> in meta {
+        #[serde(borrow)]
+        name: Option<Cow<'a, str>> = "name",
+        #[serde(borrow)]
+        namespace: Option<Cow<'a, str>> = "namespace",
+        #[serde(borrow)]
+        creation_timestamp: Option<Cow<'a, str>> = "creationTimestamp",
+        #[serde(borrow)]
+        labels: Option<Labels<'a>> = "labels",
+    }
 }
 
 /// The labels the controller reads (zone, region, `exclude-disruption`); the others are checked to be
 /// strings, as the snapshot's reader does, and dropped: a node may carry very many.
 #[derive(Default)]
-struct Labels<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
+pub(super) struct Labels<'a>(Vec<(Cow<'a, str>, Cow<'a, str>)>);
 
 impl Labels<'_> {
     /// The value of label `key` (the last, when it is repeated).
@@ -232,52 +233,47 @@ impl<'de: 'a, 'a> Deserialize<'de> for Labels<'a> {
     }
 }
 
-/// The union of the Node and Lease spec fields read here.
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct Spec<'a> {
-    #[serde(borrow)]
-    taints: Option<Vec<RawTaint<'a>>>,
-    #[serde(borrow)]
-    acquire_time: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    renew_time: Option<Cow<'a, str>>,
-    lease_duration_seconds: Option<i64>,
+raw! {
+    /// The union of the Node and Lease spec fields read here.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct Spec<'a> in spec {
+        #[serde(borrow)]
+        taints: Option<Vec<RawTaint<'a>>> = "taints",
+        #[serde(borrow)]
+        acquire_time: Option<Cow<'a, str>> = "acquireTime",
+        #[serde(borrow)]
+        renew_time: Option<Cow<'a, str>> = "renewTime",
+        lease_duration_seconds: Option<i64> = "leaseDurationSeconds",
+    }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct RawTaint<'a> {
-    #[serde(borrow)]
-    key: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    value: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    effect: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    time_added: Option<Cow<'a, str>>,
+raw! {
+    /// A Node's `status`, as far as the controller reads it.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct Status<'a> in status {
+        #[serde(borrow)]
+        conditions: Option<Vec<Condition<'a>>> = "conditions",
+    }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default)]
-struct Status<'a> {
-    #[serde(borrow)]
-    conditions: Option<Vec<Condition<'a>>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(expecting = "an object", default, rename_all = "camelCase")]
-struct Condition<'a> {
-    #[serde(borrow, rename = "type")]
-    type_: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    status: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    reason: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    last_heartbeat_time: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    last_transition_time: Option<Cow<'a, str>>,
+raw! {
+    /// A Node's condition.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct Condition<'a> in condition {
+        #[serde(borrow)]
+        type_: Option<Cow<'a, str>> = "type",
+        #[serde(borrow)]
+        status: Option<Cow<'a, str>> = "status",
+        #[serde(borrow)]
+        reason: Option<Cow<'a, str>> = "reason",
+        #[serde(borrow)]
+        last_heartbeat_time: Option<Cow<'a, str>> = "lastHeartbeatTime",
+        #[serde(borrow)]
+        last_transition_time: Option<Cow<'a, str>> = "lastTransitionTime",
+    }
 }
 
 /// Reads the node health of a dump. Items of other kinds are ignored.

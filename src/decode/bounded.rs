@@ -4,15 +4,17 @@
 //! `/dev/urandom` or a binary file fail at their first wrong byte instead of being read to the end
 //! first; an endless run of white space (`yes " "`) fails after [`MAX_BLANK_RUN`] bytes. A regular
 //! file has a size: it is read in one allocation of that size, after its first [`PREFIX`] bytes are
-//! checked. Either way the bytes then go to [`file::read`](super::file::read), which says exactly
+//! checked. Either way the bytes then go to [`read`](super::read), which says exactly
 //! what is wrong and where; this module only decides when to stop reading.
+//!
+//! Owns: reading a dump's bytes from a stream or a file. Uses: the facade ([`read_keeping`]).
 
 use std::io::{self, BufReader, Read};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::file::{self, DumpError, KeepLabels};
+use super::{DumpError, KeepLabels, read_keeping};
 use crate::engine::replay::Snapshot;
 
 /// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces
@@ -122,7 +124,7 @@ fn finish_then<T: Send>(
 
 /// The snapshot, or the exact reader's words for what the check found.
 fn finish(bytes: &[u8], checked: Result<(), serde_json::Error>, keep: &KeepLabels) -> Result<Snapshot, ReadError> {
-    match (file::read_keeping(bytes, keep), checked) {
+    match (read_keeping(bytes, keep), checked) {
         (Ok(snapshot), Ok(())) => Ok(snapshot),
         (Err(error), _) => Err(error.into()),
         // The check stopped reading, so `bytes` is a prefix: it must not pass for the whole input.
@@ -309,7 +311,7 @@ mod tests {
     #[test]
     fn stream_and_file_read_what_the_slice_reader_reads() {
         let dump = include_bytes!("../../examples/incident.json");
-        let expected = file::read(dump).expect("the example");
+        let expected = crate::decode::read(dump).expect("the example");
         let streamed = read_stream(&dump[..]).expect("streamed");
         let whole = read_file(&dump[..], dump.len() as u64).expect("read whole");
         assert_eq!(format!("{streamed:?}"), format!("{expected:?}"));

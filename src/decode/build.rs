@@ -1,19 +1,55 @@
-//! Turns the fields of one item, as either reader found them, into the snapshot's objects.
+//! Turns the fields of one item, as any reader found them, into the engine's model: the rules every
+//! way in shares (the `default` namespace, an empty effect as none, the `PodScheduled` transition
+//! before creation as a pod's binding time, RFC 3339 times, the controller's Lease).
 //!
-//! Both the streaming reader (`stream`) and the exact one (`file`) hand every item to [`Builder::add`]
-//! as a [`Fields`] that borrows from the input, so the two agree on every conversion and every error.
+//! The streaming reader (`stream`), the exact one (`exact`) and the watches (through `stream`) hand
+//! every item to [`Builder::add`] as a [`Fields`] that borrows from the input, so they agree on every
+//! conversion and every error.
+//!
+//! Owns: [`Builder`], [`Fields`], [`KeepLabels`], [`Page`] and the time rules. Uses: `raw`, `error`
+//! and the engine's model; no reader.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use super::file::{
-    CONTROLLER_LEASE, DumpError, RawCondition, RawTaint, RawToleration, object_name, parse_time, time_error,
-};
+use super::error::{DumpError, object_name};
+use super::raw::{RawCondition, RawTaint, RawToleration};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
 use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
+
+/// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
+pub const CONTROLLER_LEASE: (&str, &str) = ("kube-system", "kube-controller-manager");
+
+/// The instant an API timestamp names, or `None` when it is not RFC 3339.
+#[must_use]
+pub fn parse_time(text: &str) -> Option<Timestamp> {
+    text.parse::<jiff::Timestamp>().ok().map(|t| Timestamp::from_nanos(t.as_nanosecond()))
+}
+
+/// Why [`parse_time`] refused `text`: `out of range …` for a time at the end of year 9999 or later
+/// (the last instants the API's range holds, and past it), else `not an RFC 3339 time`.
+#[must_use]
+pub fn time_error(text: &str) -> String {
+    let year = text.split('-').next().filter(|y| y.len() >= 4 && y.bytes().all(|b| b.is_ascii_digit()));
+    if year.is_some_and(|y| y.parse::<u64>().map_or(true, |y| y >= 9999)) {
+        let last = jiff::Timestamp::MAX.as_second();
+        let last = jiff::Timestamp::from_second(last).map_or_else(|_| "?".to_owned(), |t| t.to_string());
+        return format!("out of range: the last time supported is {last}");
+    }
+    "not an RFC 3339 time".to_owned()
+}
+
+/// One page of a typed API list (`PodList`, `NodeList`): the objects and the `continue` token.
+#[derive(Debug, Default)]
+pub struct Page {
+    /// The objects, as a snapshot.
+    pub snapshot: Snapshot,
+    /// The token for the next page; `None` on the last.
+    pub continue_token: Option<String>,
+}
 
 /// Which labels of a Node a reading keeps: all, or only the keys a label selector asks about (a node
 /// may carry many labels, and nothing but `-l` reads them).
@@ -70,6 +106,10 @@ pub(super) struct Fields<'a> {
     pub(super) phase: Option<Cow<'a, str>>,
     /// `status.conditions`.
     pub(super) conditions: Vec<RawCondition<'a>>,
+    /// `metadata.resourceVersion`, read only when [`Fields::keep_version`] says so.
+    pub(super) resource_version: Option<Cow<'a, str>>,
+    /// Whether to read `metadata.resourceVersion` (a watch resumes from it; the same for every item).
+    pub(super) keep_version: bool,
 }
 
 impl Fields<'_> {
@@ -88,6 +128,7 @@ impl Fields<'_> {
         self.acquire_time = None;
         self.phase = None;
         self.conditions.clear();
+        self.resource_version = None;
     }
 }
 

@@ -1,22 +1,27 @@
-//! The dump reader's fast path: one pass over the bytes that hands each item to the [`Builder`] as
-//! soon as it is parsed, instead of building the whole list first.
+//! The streaming reader (the fast path of dumps and list pages, and the only reader of watch events):
+//! one pass over the bytes that hands each item to the [`Builder`] as soon as it is parsed, instead of
+//! building the whole list first.
 //!
 //! Strings are borrowed from the input (copied only where the JSON escapes them), one [`Fields`] is
 //! reused for every item, and fields the snapshot does not need are skipped unread. With
 //! `skip_other_kinds`, items that say they are neither a Node, a Pod nor a Lease are skipped whole.
 //!
 //! It reads the usual shapes only (an object wherever the readers expect a struct) and gives up on
-//! anything else, errors included: the caller then reads the input again with `file`'s exact
-//! readers, which name what is wrong. Where it succeeds it accepts exactly what they accept (the same
-//! types, `null` as absent, a repeated field refused) and builds what they build.
+//! anything else, errors included: the caller then reads the input again with the exact reader
+//! (`exact`), which names what is wrong (a watch event, decoded from kube's deserializer, has no second
+//! reading: there the error is the answer). Where it succeeds it accepts exactly what that accepts (the
+//! same types, `null` as absent, a repeated field refused) and builds what it builds.
+//!
+//! Owns: the streaming reading of lists and items. Uses: `seeds`, `raw` (for the field names),
+//! `build`.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::build::{Builder, Fields, KeepLabels};
-use super::file::{RawCondition, RawListMeta};
+use super::raw::{self, RawCondition, RawListMeta};
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
 use crate::engine::replay::Snapshot;
 
@@ -49,6 +54,21 @@ pub(super) fn read_list<'a>(
     Some(List { snapshot: builder.finish(), kind, metadata, has_items })
 }
 
+/// Reads one object alone (a watch event's, or an API answer's) as an item of kind `kind` unless it
+/// says otherwise, and builds it; also its `metadata.resourceVersion`. There is no exact reader to
+/// fall back to here (the deserializer is the caller's), so an error is the answer.
+pub(super) fn read_item<'de, D: Deserializer<'de>>(
+    deserializer: D,
+    kind: &str,
+) -> Result<(Snapshot, Option<Cow<'de, str>>), D::Error> {
+    let mut fields = Fields { keep_version: true, ..Fields::default() };
+    ItemSeed { fields: &mut fields, skip_other_kinds: false }.deserialize(deserializer)?;
+    let mut builder = Builder::default();
+    let item_kind = fields.kind.as_deref().unwrap_or(kind);
+    builder.add(0, item_kind, &fields).map_err(|e| D::Error::custom(e.to_string()))?;
+    Ok((builder.finish(), fields.resource_version.take()))
+}
+
 /// The list object: `kind`, `metadata`, and `items` handed to the builder.
 struct ListVisitor<'s, 'de> {
     items: ItemsSeed<'s, 'de>,
@@ -65,15 +85,15 @@ impl<'de> Visitor<'de> for ListVisitor<'_, 'de> {
         let mut seen = [false; 3];
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match &*key.0 {
-                b"kind" => {
+                raw::list::kind => {
                     once(&mut seen[0])?;
                     kind = text(&mut map)?;
                 }
-                b"metadata" => {
+                raw::list::metadata => {
                     once(&mut seen[1])?;
                     metadata = map.next_value()?;
                 }
-                b"items" => {
+                raw::list::items => {
                     once(&mut seen[2])?;
                     let items =
                         ItemsSeed { builder: &mut *builder, fields: &mut *fields, kind: item_kind, skip_other_kinds };
@@ -138,20 +158,20 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
         let mut skip = false;
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match &*key.0 {
-                b"kind" => {
+                raw::item::kind => {
                     once(&mut seen[0])?;
                     fields.kind = text(&mut map)?;
                     skip = self.skip_other_kinds && !matches!(fields.kind.as_deref(), Some("Node" | "Pod" | "Lease"));
                 }
-                b"metadata" if !skip => {
+                raw::item::metadata if !skip => {
                     once(&mut seen[1])?;
                     map.next_value_seed(Opt(Part(&mut *fields, Section::Metadata)))?;
                 }
-                b"spec" if !skip => {
+                raw::item::spec if !skip => {
                     once(&mut seen[2])?;
                     map.next_value_seed(Opt(Part(&mut *fields, Section::Spec)))?;
                 }
-                b"status" if !skip => {
+                raw::item::status if !skip => {
                     once(&mut seen[3])?;
                     map.next_value_seed(Opt(Part(&mut *fields, Section::Status)))?;
                 }
@@ -185,7 +205,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         let Part(fields, section) = self;
-        let mut seen = [false; 6];
+        let mut seen = [false; 7];
         while let Some(key) = map.next_key::<Key<'de>>()? {
             let known = match section {
                 Section::Metadata => metadata(&key.0, &mut map, fields, &mut seen)?,
@@ -280,9 +300,9 @@ impl<'de> Visitor<'de> for Condition {
         let mut seen = [false; 3];
         while let Some(key) = map.next_key::<Key<'de>>()? {
             let i = match &*key.0 {
-                b"type" => 0,
-                b"status" => 1,
-                b"lastTransitionTime" => 2,
+                raw::condition::type_ => 0,
+                raw::condition::status => 1,
+                raw::condition::last_transition_time => 2,
                 _ => {
                     key.check()?;
                     map.next_value::<IgnoredAny>()?;
@@ -301,20 +321,21 @@ fn metadata<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 6],
+    seen: &mut [bool; 7],
 ) -> Result<bool, M::Error> {
     let (slot, i) = match key {
-        b"name" => (&mut fields.name, 0),
-        b"namespace" => (&mut fields.namespace, 1),
-        b"uid" => (&mut fields.uid, 2),
-        b"creationTimestamp" => (&mut fields.creation_timestamp, 3),
-        b"deletionTimestamp" => (&mut fields.deletion_timestamp, 4),
-        b"labels" => {
+        raw::meta::name => (&mut fields.name, 0),
+        raw::meta::namespace => (&mut fields.namespace, 1),
+        raw::meta::uid => (&mut fields.uid, 2),
+        raw::meta::creation_timestamp => (&mut fields.creation_timestamp, 3),
+        raw::meta::deletion_timestamp => (&mut fields.deletion_timestamp, 4),
+        raw::meta::labels => {
             once(&mut seen[5])?;
             let keep = fields.kind.as_deref() != Some("Pod");
             map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep_labels)))))?;
             return Ok(true);
         }
+        raw::RESOURCE_VERSION if fields.keep_version => (&mut fields.resource_version, 6),
         _ => return Ok(false),
     };
     once(&mut seen[i])?;
@@ -327,22 +348,22 @@ fn spec<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 6],
+    seen: &mut [bool; 7],
 ) -> Result<bool, M::Error> {
     match key {
-        b"taints" => {
+        raw::spec::taints => {
             once(&mut seen[0])?;
             map.next_value_seed(Opt(Extend(&mut fields.taints)))?;
         }
-        b"nodeName" => {
+        raw::spec::node_name => {
             once(&mut seen[1])?;
             fields.node_name = text(map)?;
         }
-        b"tolerations" => {
+        raw::spec::tolerations => {
             once(&mut seen[2])?;
             map.next_value_seed(Opt(Extend(&mut fields.tolerations)))?;
         }
-        b"acquireTime" => {
+        raw::spec::acquire_time => {
             once(&mut seen[3])?;
             fields.acquire_time = text(map)?;
         }
@@ -356,14 +377,14 @@ fn status<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 6],
+    seen: &mut [bool; 7],
 ) -> Result<bool, M::Error> {
     match key {
-        b"phase" => {
+        raw::status::phase => {
             once(&mut seen[0])?;
             fields.phase = text(map)?;
         }
-        b"conditions" => {
+        raw::status::conditions => {
             once(&mut seen[1])?;
             map.next_value_seed(Opt(Conditions(&mut fields.conditions)))?;
         }
@@ -380,9 +401,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::read_list;
+    use crate::decode::build::KeepLabels;
+    use crate::decode::exact::{read_exactly, read_page_exactly};
     use crate::engine::replay::Snapshot;
-    use crate::source::build::KeepLabels;
-    use crate::source::file::{read_exactly, read_page_exactly};
 
     /// A JSON value whose objects may repeat a key, written as text.
     #[derive(Clone, Debug)]

@@ -1,16 +1,16 @@
-//! The building blocks of the fast path (`stream`): strings borrowed from the input, keys compared as
-//! bytes, `null` as absent, and the exact reader's small structs (taints, tolerations, conditions) read
-//! with their strings borrowed. Each refuses what the exact readers refuse (a repeated field, a value of
-//! another type); see `stream` for what happens then.
+//! The building blocks of the streaming reader (`stream`): strings borrowed from the input, keys
+//! compared as bytes, `null` as absent, and [`Fast`], which `raw` implements for its small structs
+//! (taints, tolerations) so that they are read with their strings borrowed. Each refuses what the
+//! exact reader refuses (a repeated field, a value of another type); see `stream` for what happens then.
+//!
+//! Owns: serde visitors and seeds that know no field names. Uses: serde only (the bottom layer).
 
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-
-use super::file::{RawCondition, RawTaint, RawToleration};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A string, borrowed from the input unless it holds escapes.
 pub(super) struct Str<'a>(pub(super) Cow<'a, str>);
@@ -54,6 +54,17 @@ impl<'de> Deserialize<'de> for Key<'de> {
             }
             fn visit_bytes<E>(self, v: &[u8]) -> Result<Self::Value, E> {
                 Ok(Key(Cow::Owned(v.to_vec())))
+            }
+            // Deserializers other than serde_json's reader (a `serde_json::Value`, or serde's buffer
+            // for a tagged enum) answer a request for bytes with the string.
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v.as_bytes())))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.as_bytes().to_vec())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.into_bytes())))
             }
         }
         deserializer.deserialize_bytes(KeyVisitor)
@@ -136,7 +147,7 @@ pub(super) trait Fast<'de>: Sized {
 }
 
 /// A field of a [`Fast`] struct.
-trait FastField<'de>: Sized {
+pub(super) trait FastField<'de>: Sized {
     fn read<M: MapAccess<'de>>(map: &mut M) -> Result<Self, M::Error>;
 }
 
@@ -151,55 +162,6 @@ impl<'de> FastField<'de> for Option<i64> {
         map.next_value()
     }
 }
-
-/// Implements [`Fast`] for a struct of optional fields: `name: "jsonName"`.
-macro_rules! fast {
-    ($name:ident { $($field:ident: $json:literal),* $(,)? }) => {
-        impl<'de> Fast<'de> for $name<'de> {
-            fn read<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct FieldsVisitor<'de>(PhantomData<&'de ()>);
-                impl<'de> Visitor<'de> for FieldsVisitor<'de> {
-                    type Value = $name<'de>;
-                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                        f.write_str("an object")
-                    }
-                    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                        #[derive(Default)]
-                        struct Seen {
-                            $($field: bool,)*
-                        }
-                        let mut seen = Seen::default();
-                        let mut value = $name::default();
-                        while let Some(key) = map.next_key::<Key<'de>>()? {
-                            match &*key.0 {
-                                $($json => {
-                                    once(&mut seen.$field)?;
-                                    value.$field = FastField::read(&mut map)?;
-                                })*
-                                _ => {
-                                    key.check()?;
-                                    map.next_value::<IgnoredAny>()?;
-                                }
-                            }
-                        }
-                        Ok(value)
-                    }
-                }
-                deserializer.deserialize_map(FieldsVisitor(PhantomData))
-            }
-        }
-    };
-}
-
-fast!(RawTaint { key: b"key", value: b"value", effect: b"effect", time_added: b"timeAdded" });
-fast!(RawToleration {
-    key: b"key",
-    operator: b"operator",
-    value: b"value",
-    effect: b"effect",
-    toleration_seconds: b"tolerationSeconds",
-});
-fast!(RawCondition { type_: b"type", status: b"status", last_transition_time: b"lastTransitionTime" });
 
 /// Appends an array's elements to a list.
 pub(super) struct Extend<'v, T>(pub(super) &'v mut Vec<T>);

@@ -1,0 +1,110 @@
+//! What the node and pod watches share when they fail: the retry delays, and an outage reported
+//! once (and its end once), not a line per retry.
+//!
+//! Owns: [`WatchBackoff`] and [`Health`]. Uses: the runtime's clock and reports, the metrics, and
+//! `error`'s root cause.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::utils::{Backoff, ResetTimerBackoff};
+use kube::runtime::watcher;
+use tokio::sync::mpsc;
+
+use crate::engine::report::{Report, RunEvent};
+use crate::metrics::Metrics;
+use crate::runtime::Clock;
+
+/// The first retry delay of a failed watch.
+const RETRY_MIN: Duration = Duration::from_millis(200);
+/// The longest retry delay of a failed watch.
+const RETRY_MAX: Duration = Duration::from_secs(5);
+/// Healthy time after which the delay starts again from [`RETRY_MIN`].
+const RETRY_RESET: Duration = Duration::from_secs(5);
+
+/// Watch retry delays: from 200 ms doubling to 5 s. client-go's reflector (and kube's default) waits
+/// from 800 ms up to 30 s and resets after 2 minutes; an enforcer that must see a taint's removal
+/// before a deadline catches up sooner (one client, so no jitter is needed).
+#[derive(Debug)]
+pub(super) struct WatchBackoff {
+    next: Duration,
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let delay = self.next;
+        self.next = (self.next * 2).min(RETRY_MAX);
+        Some(delay)
+    }
+}
+
+impl Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = RETRY_MIN;
+    }
+}
+
+pub(super) fn backoff() -> ResetTimerBackoff<WatchBackoff> {
+    ResetTimerBackoff::new(WatchBackoff { next: RETRY_MIN }, RETRY_RESET)
+}
+
+/// Reports a watch outage once, and its end once (not a line per retry).
+pub(super) struct Health {
+    what: &'static str,
+    /// Since when the watch has been failing.
+    failing: Option<crate::engine::time::Timestamp>,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+    metrics: Arc<Metrics>,
+}
+
+impl Health {
+    /// The health of watch `what` (`nodes`, `pods`), reported on `report`.
+    pub(super) fn new(
+        what: &'static str,
+        report: mpsc::UnboundedSender<Report>,
+        clock: Clock,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self { what, failing: None, report, clock, metrics }
+    }
+
+    pub(super) fn failed(&mut self, error: &watcher::Error) {
+        self.metrics.watch_restarted(self.what);
+        if self.failing.is_none() {
+            let now = self.clock.now();
+            self.failing = Some(now);
+            let event = RunEvent::Connection {
+                watch: self.what.to_owned(),
+                connected: false,
+                reason: Some(watch_reason(error)),
+                since: now,
+            };
+            let _ = self.report.send(Report { at: now, event });
+        }
+    }
+
+    pub(super) fn ok(&mut self) {
+        if let Some(since) = self.failing.take() {
+            let event = RunEvent::Connection { watch: self.what.to_owned(), connected: true, reason: None, since };
+            let _ = self.report.send(Report { at: self.clock.now(), event });
+        }
+    }
+}
+
+/// Why a watch failed, in an operator's words: the server's message, or the network's innermost
+/// cause (`connection refused`), not kube's `ServiceError: client error (Connect)`.
+fn watch_reason(error: &watcher::Error) -> String {
+    let kube = match error {
+        watcher::Error::InitialListFailed(e) | watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
+            e
+        }
+        other => return super::error::root_cause(other),
+    };
+    match kube {
+        kube::Error::Api(status) if !status.message.is_empty() => format!("{} ({})", status.message, status.code),
+        other => super::error::root_cause(other),
+    }
+}

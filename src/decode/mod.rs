@@ -1,0 +1,193 @@
+//! The one way objects come in: `kubectl get -o json` dumps, the API server's list pages and single
+//! objects, and watch events are all decoded here into the engine's model.
+//!
+//! Only the fields the engine needs are decoded, borrowing from the input where the JSON has no
+//! escapes; everything else is skipped unread. The streaming reader (`stream`) reads the items one at
+//! a time and builds each as soon as it is read. When it gives up, the input is read again by the
+//! exact reader (`exact`): first whole, then, if that fails too, item by item, to say exactly where it
+//! is wrong. Items of other kinds (Services, Deployments, …) are skipped, so
+//! `kubectl get all,nodes -A -o json` works as well.
+//!
+//! # Layout
+//!
+//! Dependencies point one way, each layer using only those above it:
+//!
+//! - `seeds`: serde visitors that know no field names;
+//! - `raw`: the raw types, each JSON field name declared once; `error`: [`DumpError`];
+//! - `build`: the rules, from one item's fields to the engine's model;
+//! - `stream` (the fast streaming reader) and `exact` (the exact one);
+//! - this facade: [`read`], [`read_page`], [`read_object`], [`read_watched`];
+//! - [`bounded`]: reading a dump's bytes so that endless or binary input fails early;
+//! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases).
+//!
+//! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
+//! cluster, the CLI or the output.
+
+pub mod bounded;
+pub mod lifecycle;
+
+mod build;
+mod error;
+mod exact;
+mod raw;
+mod seeds;
+mod stream;
+
+use std::borrow::Cow;
+
+use crate::engine::replay::Snapshot;
+pub use build::{CONTROLLER_LEASE, KeepLabels, Page, parse_time, time_error};
+pub use error::DumpError;
+use exact::{read_exactly, read_page_exactly};
+
+/// Reads a dump. See the module docs.
+pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
+    read_keeping(bytes, &KeepLabels::All)
+}
+
+/// [`read`], keeping only the node labels `keep_labels` keeps.
+pub fn read_keeping(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
+    if let Some(list) = stream::read_list(bytes, None, true, keep_labels)
+        && matches!(list.kind.as_deref(), Some("List") | None)
+        && list.has_items
+    {
+        return Ok(list.snapshot);
+    }
+    read_exactly(bytes, keep_labels)
+}
+
+/// Reads one page of a typed list the API server returned (`kind` names its items: `Pod`, `Node`).
+pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
+    if let Some(list) = stream::read_list(bytes, Some(kind), false, &KeepLabels::All) {
+        let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
+        return Ok(Page { snapshot: list.snapshot, continue_token });
+    }
+    read_page_exactly(bytes, kind)
+}
+
+/// One object a watch decoded: the engine's view of it, and where the watch resumes.
+#[derive(Debug, Default)]
+pub struct Watched {
+    /// The object (one Node or one Pod), built as the readers build a list's items.
+    pub snapshot: Snapshot,
+    /// `metadata.resourceVersion`.
+    pub resource_version: Option<String>,
+}
+
+/// Decodes one object of a watch (or of an answer to a request) from `deserializer`, as an item of
+/// kind `kind` unless it says otherwise: through the streaming reader and the builder, so a watched
+/// object becomes exactly what the same object in a dump or a list page becomes.
+///
+/// # Errors
+/// A value of the wrong shape, or a field the builder refuses (a missing name, a time that is not
+/// RFC 3339), in the deserializer's error.
+pub fn read_watched<'de, D: serde::Deserializer<'de>>(deserializer: D, kind: &str) -> Result<Watched, D::Error> {
+    let (snapshot, version) = stream::read_item(deserializer, kind)?;
+    Ok(Watched { snapshot, resource_version: version.map(Cow::into_owned) })
+}
+
+/// Reads one object the API server returned (a Node, a Pod or a Lease).
+pub fn read_object(bytes: &[u8], kind: &str) -> Result<Snapshot, DumpError> {
+    exact::read_object(bytes, kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exact::read_exactly;
+    use super::*;
+    use crate::engine::model::PodKey;
+
+    fn item_error(json: &str) -> String {
+        read(json.as_bytes()).expect_err("malformed").to_string()
+    }
+
+    #[test]
+    fn only_the_labels_asked_for_are_kept_and_pods_share_their_node_name_and_phase() {
+        let json = r#"{"kind":"List","items":[
+            {"kind":"Node","metadata":{"name":"n1","labels":{"zone":"a","role":"db","big":"x"}}},
+            {"kind":"Pod","metadata":{"name":"p","namespace":"d","uid":"u1"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}},
+            {"kind":"Pod","metadata":{"name":"q","namespace":"d","uid":"u2"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}}]}"#;
+        let only = |keys: &[&str]| KeepLabels::Only(keys.iter().map(|k| (*k).to_owned()).collect());
+        let labels = |keep: &KeepLabels| {
+            // The fast reader, and the exact one it falls back to, keep the same labels.
+            let fast = read_keeping(json.as_bytes(), keep).expect("valid dump");
+            let exact = read_exactly(json.as_bytes(), keep).expect("valid dump");
+            assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
+            fast.nodes[0].labels.keys().cloned().collect::<Vec<_>>()
+        };
+        assert_eq!(labels(&KeepLabels::All), ["big", "role", "zone"]);
+        assert_eq!(labels(&only(&["zone", "absent"])), ["zone"]);
+        assert!(labels(&only(&[])).is_empty());
+        let snapshot = read(json.as_bytes()).expect("valid dump");
+        let [p, q] = [&snapshot.pods[0], &snapshot.pods[1]];
+        let shared = |a: &crate::engine::model::NodeName, b: &crate::engine::model::NodeName| {
+            std::ptr::eq(a.as_str().as_ptr(), b.as_str().as_ptr())
+        };
+        assert!(shared(p.pod.node.as_ref().expect("bound"), &snapshot.nodes[0].name));
+        assert!(shared(p.pod.node.as_ref().expect("bound"), q.pod.node.as_ref().expect("bound")));
+        assert!(std::sync::Arc::ptr_eq(&p.phase, &q.phase));
+    }
+
+    #[test]
+    fn reads_nodes_pods_and_the_controller_lease() {
+        let json = r#"{"apiVersion":"v1","kind":"List","items":[
+            {"kind":"Node","metadata":{"name":"n1","labels":{"zone":"a"}},"spec":{"taints":[
+                {"key":"k","effect":"NoExecute","timeAdded":"2026-11-22T10:00:00Z"},{"key":"s","value":"v","effect":"NoSchedule"}]}},
+            {"kind":"Pod","metadata":{"name":"p","namespace":"web","uid":"u","creationTimestamp":"2026-11-22T09:00:00Z"},
+             "spec":{"nodeName":"n1","tolerations":[{"operator":"Exists","tolerationSeconds":5},{"key":"k","effect":"NoExecute"}]},
+             "status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True","lastTransitionTime":"2026-11-22T09:00:01Z"}]}},
+            {"kind":"Service","metadata":{"name":"svc"},"spec":{"taints":"not ours"}},
+            {"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"kube-controller-manager","namespace":"kube-system"},
+             "spec":{"acquireTime":"2026-11-22T09:50:56.796765Z"}}]}"#;
+        let snapshot = read(json.as_bytes()).expect("valid dump");
+        assert_eq!(snapshot.nodes.len(), 1);
+        assert_eq!(snapshot.nodes[0].taints.len(), 2);
+        assert_eq!(snapshot.nodes[0].labels.get("zone").map(String::as_str), Some("a"));
+        let pod = &snapshot.pods[0];
+        assert_eq!(pod.pod.key, PodKey::new("web", "p"));
+        assert_eq!(pod.bound_at, parse_time("2026-11-22T09:00:01Z"), "PodScheduled wins over creation");
+        assert_eq!(pod.pod.tolerations[0].effect, None);
+        assert_eq!(pod.pod.tolerations[0].seconds, Some(5));
+        assert_eq!(snapshot.controller_acquired, parse_time("2026-11-22T09:50:56.796765Z"));
+    }
+
+    #[test]
+    fn bad_toleration_seconds_names_item_and_path() {
+        let json = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"}},
+            {"kind":"Pod","metadata":{"name":"api-0","namespace":"web"},"spec":{"tolerations":[{},{"tolerationSeconds":"300"}]}}]}"#;
+        assert_eq!(
+            item_error(json),
+            "item 1 (Pod web/api-0): spec.tolerations[1].tolerationSeconds: invalid type: string \"300\", expected an integer"
+        );
+    }
+
+    #[test]
+    fn bad_time_names_item_and_path() {
+        let json = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"k","effect":"NoExecute","timeAdded":"yesterday"}]}}]}"#;
+        assert_eq!(
+            item_error(json),
+            "item 0 (Node n): spec.taints[0].timeAdded: \"yesterday\" is not an RFC 3339 time"
+        );
+    }
+
+    #[test]
+    fn wrong_kind_and_non_json_are_named() {
+        assert_eq!(
+            item_error(r#"{"kind":"Pod","metadata":{"name":"x"}}"#),
+            "expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found kind \"Pod\""
+        );
+        assert!(item_error("nodes:\n- a").starts_with("not valid JSON: "));
+        assert_eq!(
+            item_error("[1]"),
+            "expected a v1 List as `kubectl get nodes,pods -A -o json` prints it, found a JSON array"
+        );
+    }
+
+    #[test]
+    fn missing_names_are_errors() {
+        assert_eq!(
+            item_error(r#"{"kind":"List","items":[{"kind":"Pod","metadata":{}}]}"#),
+            "item 0 (Pod): metadata.name: missing"
+        );
+    }
+}
