@@ -422,12 +422,15 @@ fn soak(seed: u64, rounds: usize, outages: &[usize]) -> Figures {
         let near_outage =
             outage_windows.iter().any(|(from, to)| *fire >= *from && fire.as_nanos() <= to.as_nanos() + 16_000_000_000);
         let flaky = plan.flaky.iter().any(|name| uid.starts_with(&format!("{name}-u")));
+        // Away from outages and failing DELETEs a deletion is late by the time a change takes to reach
+        // `run` and the DELETE to reach the server: well under a second on an idle machine, up to 1.8 s
+        // seen with the suite's other tests and builds loading both cores.
         let bound: i128 = if near_outage {
             16_000
         } else if flaky {
             4_500
         } else {
-            1_500
+            2_500
         };
         assert!(
             late / 1_000_000 <= bound,

@@ -64,13 +64,19 @@ fn real_apiserver_live_plan_predicts_the_taint_of_a_node_whose_heartbeat_stopped
     }
     lost.stop();
     let stopped = jiff::Timestamp::now().as_nanosecond();
-    // Ask once the silence is longer than a renewal interval (1 s) can explain.
-    while jiff::Timestamp::now().as_nanosecond() < stopped + 3 * SECOND {
+    // Ask once the silence is longer than a late renewal can explain (see `SILENT_AFTER`).
+    while jiff::Timestamp::now().as_nanosecond() < stopped + 5 * SECOND {
         std::thread::park_timeout(Duration::from_millis(50));
     }
     // The grace period is the controller's, given; the server's version (1.29) gives the rest.
-    let args =
-        ["plan", "-o", "json", "--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--silent-after=2500ms"];
+    let args = [
+        "plan",
+        "-o",
+        "json",
+        "--node-monitor-period=2s",
+        "--node-monitor-grace-period=10s",
+        super::lifecycle::SILENT_AFTER,
+    ];
     let result = run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert_eq!(result.stderr, "", "every read is granted");
