@@ -12,13 +12,13 @@ use crate::cluster::evict::KubeEvictor;
 use crate::cluster::foresight;
 use crate::cluster::lease::{self, ElectionConfig, KubeLock};
 use crate::cluster::watch::{self, NodeScope};
-use crate::engine::report::{Report, RunEvent};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
 use crate::output::terminal::fit;
 use crate::runtime::election::{self, Candidate, Periods};
+use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle, throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.

@@ -13,13 +13,13 @@ use super::terminal;
 use crate::cluster;
 use crate::cluster::watch::{self, NodeScope};
 use crate::engine::observe::{Observed, Observer, Seen};
-use crate::engine::report::{Report, RunEvent};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::terminal::frame;
 use crate::output::watch::{WatchView, to_json};
 use crate::output::{ColorMode, OutputFormat};
+use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{Clock, NodeChange, PodChange};
 
 /// `-w` / `--watch`, for `plan`.

@@ -3,8 +3,8 @@
 //! Renderers take the colour decision and the terminal's width as arguments ([`ColorMode`],
 //! [`View`]) and never read the clock or the terminal themselves; `now` comes from the plan.
 //!
-//! Owns: every rendering for people and machines. Uses: the engine's values; never the cluster,
-//! the decoder or the CLI.
+//! Owns: every rendering for people and machines. Uses: the engine's values and `run`'s events
+//! (`runtime::report`); never the cluster, the decoder or the CLI.
 
 pub mod explain;
 pub mod foreseen;
