@@ -91,6 +91,14 @@ fn output_renders_without_cluster_or_clock() {
     assert!(found.is_empty(), "src/output must not do IO of its own:\n{}", found.join("\n"));
 }
 
+#[test]
+fn output_types_know_nothing_of_the_command_line_parser() {
+    // The flags' enums live in src/cli and convert (src/cli/config.rs).
+    let mut found = Vec::new();
+    scan(&repo().join("src/output"), &["clap", "ValueEnum"], &mut found);
+    assert!(found.is_empty(), "src/output must not depend on clap:\n{}", found.join("\n"));
+}
+
 /// Module path (`["cluster", "watch"]`; the crate root is empty) → source text, for every file of `dir`
 /// but the binary's `main.rs`.
 fn modules(dir: &Path, path: &mut Vec<String>, found: &mut BTreeMap<Vec<String>, String>) {
