@@ -6,16 +6,17 @@
 //! (`tests/layering.rs` fails on an import cycle, and on IO in the engine or the renderers).
 //!
 //! - [`engine`]: the pure engine (no IO, no clock): matching, windows, the eviction queue, the
-//!   decision rule, `plan`'s replay of a snapshot, the node lifecycle prediction, and the events
-//!   `run` reports. Everything that decides when a pod dies. Uses nothing else of the crate.
+//!   decision rule, `plan`'s replay of a snapshot, the node lifecycle prediction. Everything that
+//!   decides when a pod dies. Uses nothing else of the crate.
 //! - [`selector`]: label selectors (`-l`), parsed and matched as the API server does. Uses nothing.
 //! - [`decode`]: the one way objects come in: dumps, list pages, single objects and watch events,
 //!   decoded into the engine's model with one set of rules. Uses the engine's model.
 //! - [`output`]: renders plans, explanations and `run`'s events as tables, JSON and YAML to any
-//!   `io::Write`. Uses the engine.
+//!   `io::Write`. Uses the engine and `run`'s events (`runtime::report`); never clap.
 //! - [`metrics`]: what `run` exposes to Prometheus, and its HTTP endpoint. Uses nothing else.
 //! - [`runtime`]: `run`'s loop: the clock, the inbox order, one timer, the executor, the election's
-//!   timing. Uses the engine and the metrics.
+//!   timing, and the events `run` reports (`runtime::report`, which uses only the engine). Uses the
+//!   engine and the metrics.
 //! - [`cluster`]: the live cluster through kube-rs: connecting, reading snapshots, watches, leases,
 //!   deletions. Uses the decoder, the engine, the runtime's seams, the metrics and the selector.
 //! - [`error`]: the top-level error, its one-line rendering and exit codes. Uses the cluster's and

@@ -46,6 +46,42 @@ fn engine_imports_no_io_and_reads_no_clock() {
     assert!(found.is_empty(), "src/engine must stay pure:\n{}", found.join("\n"));
 }
 
+/// The paths `dir`'s program code (comments and test modules left out) names into the crate outside
+/// the modules `allowed` (the top-level module names), as `file: crate::path`.
+fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
+    let mut found = BTreeMap::new();
+    modules(&repo().join("src"), &mut Vec::new(), &mut found);
+    let mut outside = Vec::new();
+    for (module, text) in found.iter().filter(|(module, _)| module.first().is_some_and(|m| m == dir)) {
+        for (up, path) in named_paths(&code(text)) {
+            // `super::` from a top-level module's file reaches the crate root, as `crate::` does.
+            let absolute = match up {
+                None => path,
+                Some(up) => module[..module.len().saturating_sub(up)].iter().cloned().chain(path).collect(),
+            };
+            if absolute.first().is_some_and(|top| !allowed.contains(&top.as_str())) {
+                outside.push(format!("{}: crate::{}", module.join("::"), absolute.join("::")));
+            }
+        }
+    }
+    outside
+}
+
+#[test]
+fn engine_uses_nothing_else_of_the_crate() {
+    let outside = reaches_outside("engine", &["engine"]);
+    assert!(outside.is_empty(), "src/engine must use nothing but itself:\n{}", outside.join("\n"));
+}
+
+#[test]
+fn output_uses_only_the_engine_and_runs_events() {
+    let outside: Vec<String> = reaches_outside("output", &["engine", "output"])
+        .into_iter()
+        .filter(|path| !path.contains(": crate::runtime::report"))
+        .collect();
+    assert!(outside.is_empty(), "src/output may use the engine and runtime::report only:\n{}", outside.join("\n"));
+}
+
 #[test]
 fn output_renders_without_cluster_or_clock() {
     let forbidden =
@@ -53,6 +89,14 @@ fn output_renders_without_cluster_or_clock() {
     let mut found = Vec::new();
     scan(&repo().join("src/output"), &forbidden, &mut found);
     assert!(found.is_empty(), "src/output must not do IO of its own:\n{}", found.join("\n"));
+}
+
+#[test]
+fn output_types_know_nothing_of_the_command_line_parser() {
+    // The flags' enums live in src/cli and convert (src/cli/config.rs).
+    let mut found = Vec::new();
+    scan(&repo().join("src/output"), &["clap", "ValueEnum"], &mut found);
+    assert!(found.is_empty(), "src/output must not depend on clap:\n{}", found.join("\n"));
 }
 
 /// Module path (`["cluster", "watch"]`; the crate root is empty) → source text, for every file of `dir`

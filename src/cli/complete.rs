@@ -159,7 +159,10 @@ pub const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2
 /// silent: no message may reach the shell's line).
 fn live_names(lookup: &Lookup, cluster: &super::ClusterArgs, prefix: &str) -> Vec<String> {
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return Vec::new() };
-    let options = crate::cluster::ConnectOptions { request_timeout: Some(LOOKUP_TIMEOUT), ..cluster.options() };
+    let options = crate::cluster::ConnectOptions {
+        request_timeout: Some(LOOKUP_TIMEOUT),
+        ..super::config::connect_options(cluster)
+    };
     let read = async {
         let connection = crate::cluster::connect(&options).await.ok()?;
         let names = match lookup {

@@ -12,7 +12,7 @@ use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 
-use super::InputArgs;
+use super::config::Input;
 
 /// A snapshot and a name for where it came from (for messages).
 pub struct Loaded {
@@ -43,7 +43,7 @@ pub enum Want<'a> {
 ///
 /// A live read also reads what the node lifecycle controller reads; every node's health only when a
 /// node read is `unsettled` (it may be tainted or held back).
-pub fn load(args: &InputArgs, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
+pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want, unsettled) };
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
     // `plan` predicts the node lifecycle controller; both say which pods are stuck terminating.
@@ -79,14 +79,14 @@ pub fn load(args: &InputArgs, want: Want<'_>, unsettled: Unsettled<'_>) -> Resul
     Ok((Loaded { snapshot, origin, read: None, health, minor: None, lacks: None }, namespace.to_owned()))
 }
 
-fn load_live(args: &InputArgs, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
-    let options: ConnectOptions = args.cluster.options();
+fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
+    let options: &ConnectOptions = &args.connect;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Runtime(e.to_string()))?;
     runtime.block_on(async {
-        let mut connection: Connection = cluster::connect(&options).await?;
+        let mut connection: Connection = cluster::connect(options).await?;
         if args.quorum_read {
             connection.read = cluster::ReadFrom::Quorum;
         }
@@ -167,6 +167,6 @@ fn io_reason(e: &std::io::Error) -> String {
 
 /// `--now`, or the current wall-clock time: the only place `plan` reads the clock.
 #[must_use]
-pub fn now(args: &InputArgs) -> Timestamp {
+pub fn now(args: &Input) -> Timestamp {
     args.now.unwrap_or_else(|| crate::runtime::Clock::system().now())
 }

@@ -1,25 +1,23 @@
 //! The command line: clap definitions (the single source of truth for help and completions), value
-//! parsers, and dispatch to one file per command.
+//! parsers, and dispatch to one file per command. This is the low level, as close to the flags as
+//! can be; [`config`] turns it into the validated configs the commands take.
 //!
 //! Owns: the flags, their validation, and the glue of each command. Uses: every other module.
 
 pub mod complete;
+pub mod config;
 pub mod input;
 pub mod plan;
 pub mod run;
 pub mod terminal;
 pub mod watch;
 
-use std::io::IsTerminal;
-
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
-use crate::engine::lifecycle::Flags;
 use crate::engine::model::{Effect, Taint};
 use crate::engine::replay::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::error::Result;
-use crate::output::{ColorMode, OutputFormat, SortBy};
 use crate::selector::Selector;
 
 /// Predict, explain and enforce Kubernetes NoExecute taint evictions.
@@ -76,26 +74,6 @@ pub enum ColorChoice {
     Never,
 }
 
-impl ColorChoice {
-    /// Resolves `auto` against the terminal and `NO_COLOR`.
-    #[must_use]
-    pub fn resolve(self) -> ColorMode {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        match self {
-            Self::Always => ColorMode::Color,
-            Self::Never => ColorMode::Plain,
-            // A terminal that says it is dumb shows escape sequences as text.
-            Self::Auto if !no_color && !dumb_terminal() && std::io::stdout().is_terminal() => ColorMode::Color,
-            Self::Auto => ColorMode::Plain,
-        }
-    }
-}
-
-/// Whether `TERM` is `dumb` (Emacs' shell, some CI logs): no colour there.
-fn dumb_terminal() -> bool {
-    std::env::var_os("TERM").is_some_and(|term| term == "dumb")
-}
-
 /// Where the snapshot comes from, the evaluation instant and the what-if taints.
 #[derive(Args, Debug, Clone, Default)]
 pub struct InputArgs {
@@ -140,34 +118,32 @@ pub struct ClusterArgs {
     pub insecure_skip_tls_verify: bool,
 }
 
-/// `--request-timeout` when not given (kubectl waits forever by default; a command that may be run
-/// during an incident should not).
-pub const DEFAULT_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
-
-impl ClusterArgs {
-    /// The connection options these flags describe.
-    #[must_use]
-    pub fn options(&self) -> crate::cluster::ConnectOptions {
-        crate::cluster::ConnectOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            // A server that accepts and never answers must not hang a command: a default, `0` for none.
-            request_timeout: match self.request_timeout {
-                None => Some(DEFAULT_REQUEST_TIMEOUT),
-                Some(limit) if limit.is_zero() => None,
-                Some(limit) => Some(limit),
-            },
-            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
-        }
-    }
+/// `plan -o` (the output's [`crate::output::OutputFormat`], as the flag spells it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
+pub enum PlanOutput {
+    /// A table per node, fitted to the terminal.
+    #[default]
+    Table,
+    /// The table with every value in full, and `SINCE BASIS TOLERATION UID`.
+    Wide,
+    /// The `EvictionPlan` document as JSON.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// `pod/NAMESPACE/NAME`, one per line.
+    Name,
 }
 
-impl InputArgs {
-    /// The what-if changes in the order they apply: additions, then removals.
-    #[must_use]
-    pub fn what_if(&self) -> Vec<WhatIf> {
-        self.taints.iter().chain(&self.remove_taints).cloned().collect()
-    }
+/// `plan --sort-by` (the output's [`crate::output::SortBy`], as the flag spells it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
+pub enum SortKey {
+    /// Deadline (pods without one last), then namespace, then name: the document's order.
+    #[default]
+    Deadline,
+    /// Namespace, then name.
+    Namespace,
+    /// Name, then namespace.
+    Name,
 }
 
 /// `plan`.
@@ -191,13 +167,13 @@ pub struct PlanArgs {
     pub all_namespaces: bool,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
-    pub output: OutputFormat,
+    pub output: PlanOutput,
     /// Print the pods' rows only: no column headers, node headings or summaries.
     #[arg(long, help_heading = "Output")]
     pub no_headers: bool,
     /// The pods' order in the table and in `-o name`.
     #[arg(long, value_enum, value_name = "KEY", default_value_t, help_heading = "Output")]
-    pub sort_by: SortBy,
+    pub sort_by: SortKey,
     /// Print only the summary lines: the whole plan's, then one per node, most urgent first.
     #[arg(long, help_heading = "Output")]
     pub summary: bool,
@@ -257,32 +233,6 @@ impl Default for LifecycleArgs {
     }
 }
 
-/// The Kubernetes minor version whose controller defaults apply when the server's is not known (a
-/// dump, or a `/version` that could not be read).
-pub const DEFAULT_MINOR: u32 = 29;
-
-impl LifecycleArgs {
-    /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`
-    /// (1.29 when `None`).
-    #[must_use]
-    pub fn flags(&self, minor: Option<u32>) -> Flags {
-        let defaults = Flags::defaults_for(minor.unwrap_or(DEFAULT_MINOR));
-        Flags {
-            node_monitor_period: self.node_monitor_period.unwrap_or(defaults.node_monitor_period),
-            node_monitor_grace_period: self.node_monitor_grace_period.unwrap_or(defaults.node_monitor_grace_period),
-            node_eviction_rate: self.node_eviction_rate.unwrap_or(defaults.node_eviction_rate),
-            secondary_node_eviction_rate: self
-                .secondary_node_eviction_rate
-                .unwrap_or(defaults.secondary_node_eviction_rate),
-            unhealthy_zone_threshold: self.unhealthy_zone_threshold.unwrap_or(defaults.unhealthy_zone_threshold),
-            large_cluster_size_threshold: self
-                .large_cluster_size_threshold
-                .unwrap_or(defaults.large_cluster_size_threshold),
-            ..defaults
-        }
-    }
-}
-
 /// `explain -o`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
 pub enum ExplainFormat {
@@ -332,17 +282,6 @@ pub enum RunMode {
     /// The Eviction API (policy/v1): a pod whose PodDisruptionBudget allows no disruption waits,
     /// retried until the budget allows it.
     Evict,
-}
-
-impl RunMode {
-    /// The evictor's mode.
-    #[must_use]
-    pub fn as_mode(self) -> crate::cluster::evict::Mode {
-        match self {
-            Self::Delete => crate::cluster::evict::Mode::Delete,
-            Self::Evict => crate::cluster::evict::Mode::Evict,
-        }
-    }
 }
 
 /// `run`.
@@ -442,25 +381,6 @@ pub struct ElectionArgs {
     /// How often the lease is tried and renewed.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_timeout, help_heading = "In-cluster")]
     pub leader_elect_retry_period: std::time::Duration,
-}
-
-impl ElectionArgs {
-    /// Checks the durations as client-go does: lease duration > renew deadline > 1.2 × retry period.
-    ///
-    /// # Errors
-    /// A line naming the flags that do not fit.
-    pub fn check(&self) -> Result<(), String> {
-        if self.leader_elect_lease_duration <= self.leader_elect_renew_deadline {
-            return Err("--leader-elect-lease-duration must be longer than --leader-elect-renew-deadline".into());
-        }
-        if self.leader_elect_renew_deadline <= self.leader_elect_retry_period.mul_f64(1.2) {
-            return Err("--leader-elect-renew-deadline must be longer than 1.2 × --leader-elect-retry-period".into());
-        }
-        if self.leader_elect_retry_period.is_zero() {
-            return Err("--leader-elect-retry-period must be more than 0".into());
-        }
-        Ok(())
-    }
 }
 
 /// Parses `--now`.
@@ -606,10 +526,10 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     init_diagnostics(log_format);
     match cli.command {
-        Command::Plan(args) if args.watch.enabled => watch::watch(&args),
-        Command::Plan(args) => plan::plan(&args),
-        Command::Explain(args) => plan::explain(&args),
-        Command::Run(args) => run::run(&args),
+        Command::Plan(args) if args.watch.enabled => watch::watch(&config::WatchConfig::new(&args)?),
+        Command::Plan(args) => plan::plan(&config::PlanConfig::new(&args)?),
+        Command::Explain(args) => plan::explain(&config::ExplainConfig::new(&args)),
+        Command::Run(args) => run::run(&config::RunConfig::new(&args)?),
         Command::Completion { shell } => complete::print_script(shell),
     }
 }
@@ -630,7 +550,9 @@ fn init_diagnostics(format: Option<LogFormat>) {
 
 #[cfg(test)]
 mod tests {
+    use super::config::{Lifecycle, PlanConfig, connect_options};
     use super::*;
+    use crate::engine::lifecycle::Flags;
     use clap::CommandFactory;
 
     fn run_args(args: &[&str]) -> Result<RunArgs, clap::Error> {
@@ -656,8 +578,14 @@ mod tests {
     #[test]
     fn run_deletes_by_default_and_evicts_with_mode_evict() {
         assert_eq!(run_args(&[]).unwrap().mode, RunMode::Delete, "upstream's behaviour by default");
-        assert_eq!(run_args(&["--mode", "evict"]).unwrap().mode.as_mode(), crate::cluster::evict::Mode::Evict);
-        assert_eq!(run_args(&["--mode=delete"]).unwrap().mode.as_mode(), crate::cluster::evict::Mode::Delete);
+        assert_eq!(
+            crate::cluster::evict::Mode::from(run_args(&["--mode", "evict"]).unwrap().mode),
+            crate::cluster::evict::Mode::Evict
+        );
+        assert_eq!(
+            crate::cluster::evict::Mode::from(run_args(&["--mode=delete"]).unwrap().mode),
+            crate::cluster::evict::Mode::Delete
+        );
         assert!(run_args(&["--mode", "drain"]).is_err());
     }
 
@@ -672,7 +600,7 @@ mod tests {
             let cli = Cli::try_parse_from([&["kubectl-taint_evict", "plan", "-f", "d.json"][..], extra].concat())
                 .expect("parses");
             let Command::Plan(args) = cli.command else { panic!("plan") };
-            args.lifecycle
+            Lifecycle::new(&args.lifecycle)
         };
         assert_eq!(parse(&[]).flags(None), Flags::defaults_for(29));
         assert_eq!(parse(&[]).flags(Some(32)), Flags::defaults_for(32), "the server's version sets the defaults");
@@ -750,16 +678,16 @@ mod tests {
         .expect("parses");
         let Command::Plan(args) = cli.command else { panic!("plan") };
         assert_eq!(args.nodes, ["n1", "n2"]);
-        assert_eq!(args.output, OutputFormat::Json);
+        assert_eq!(args.output, PlanOutput::Json);
         assert_eq!(args.input.file.as_deref(), Some("-"));
         assert_eq!(args.namespace.as_deref(), Some("web"));
-        assert_eq!(args.input.what_if().len(), 1);
+        assert_eq!(PlanConfig::new(&args).expect("valid").input.what_if.len(), 1);
     }
 
     #[test]
     fn requests_time_out_after_30s_unless_told_otherwise() {
         let parse = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
-            Command::Plan(plan) => plan.input.cluster.options().request_timeout,
+            Command::Plan(plan) => connect_options(&plan.input.cluster).request_timeout,
             _ => unreachable!("plan"),
         };
         assert_eq!(parse(&["k", "plan"]), Some(std::time::Duration::from_secs(30)));
@@ -770,7 +698,7 @@ mod tests {
     #[test]
     fn tls_verification_is_off_only_when_asked() {
         let parse = |args: &[&str]| match Cli::try_parse_from(args).expect("parses").command {
-            Command::Plan(plan) => plan.input.cluster.options().insecure_skip_tls_verify,
+            Command::Plan(plan) => connect_options(&plan.input.cluster).insecure_skip_tls_verify,
             _ => unreachable!("plan"),
         };
         assert!(!parse(&["k", "plan"]));
@@ -796,10 +724,10 @@ mod tests {
         let Command::Plan(args) = cli.command else { panic!("plan") };
         assert_eq!(args.nodes, ["n1", "n2"]);
         assert!(args.no_headers && args.summary && args.timeline);
-        assert_eq!((args.sort_by, args.output), (SortBy::Name, OutputFormat::Name));
+        assert_eq!((args.sort_by, args.output), (SortKey::Name, PlanOutput::Name));
         let defaults = Cli::try_parse_from(["k", "plan", "-A"]).expect("parses");
         let Command::Plan(args) = defaults.command else { panic!("plan") };
-        assert_eq!(args.sort_by, SortBy::Deadline);
+        assert_eq!(args.sort_by, SortKey::Deadline);
         assert!(args.all_namespaces && !args.no_headers && !args.summary && !args.timeline);
         assert!(Cli::try_parse_from(["k", "plan", "--sort-by", "age"]).is_err());
     }

@@ -15,11 +15,12 @@ use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::human::printable;
-use crate::output::{OutputFormat, View, render_plan_view};
+use crate::output::render_plan_view;
 use crate::selector::Selector;
 
+use super::ExplainFormat;
+use super::config::{ExplainConfig, Lifecycle, PlanConfig};
 use super::input::{Loaded, Source, Want, load, now, pod_hint};
-use super::{ExplainArgs, ExplainFormat, LifecycleArgs, PlanArgs, terminal};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
@@ -107,19 +108,13 @@ fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf
     warnings
 }
 
-/// `names` without repeats, in their first order.
-fn unique(names: &[String]) -> Vec<String> {
-    let mut seen = HashSet::new();
-    names.iter().filter(|name| seen.insert(name.as_str())).cloned().collect()
-}
-
 /// The most nodes failing at once the prediction is made for: its search grows with the square of
 /// their number (about a second for this many).
 const MAX_UNSETTLED: usize = 200;
 
 /// The node lifecycle controller's prediction over what a dump says of node health, with a warning
 /// for what the dump lacks (or why it could not be read).
-fn foresee(loaded: &mut Loaded, live: bool, now: Timestamp, lifecycle: &LifecycleArgs) -> Option<Foreseen> {
+fn foresee(loaded: &mut Loaded, live: bool, now: Timestamp, lifecycle: &Lifecycle) -> Option<Foreseen> {
     let health = match loaded.health.take()? {
         Ok(health) => health,
         Err(error) => {
@@ -191,35 +186,9 @@ fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
         .collect()
 }
 
-/// Refuses the output flags that mean nothing for the chosen format (`--no-headers` and `--sort-by`
-/// are let through for JSON and YAML, as kubectl does).
-fn check_view(args: &PlanArgs) -> Result<()> {
-    let format = match args.output {
-        OutputFormat::Table | OutputFormat::Wide => return Ok(()),
-        OutputFormat::Json => "json",
-        OutputFormat::Yaml => "yaml",
-        OutputFormat::Name => "name",
-    };
-    if args.summary {
-        return Err(Error::Usage(format!("--summary is for the table (-o table or wide), not -o {format}")));
-    }
-    if args.timeline && args.output == OutputFormat::Name {
-        return Err(Error::Usage("--timeline is for the table, -o json and -o yaml, not -o name".into()));
-    }
-    Ok(())
-}
-
 /// `kubectl taint-evict plan`.
-pub fn plan(args: &PlanArgs) -> Result<()> {
-    let mut args = args.clone();
-    // `plan worker-4 worker-4` shows worker-4 once.
-    args.nodes = unique(&args.nodes);
-    let args = &args;
-    let what_if = args.input.what_if();
-    if !what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
-        return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
-    }
-    check_view(args)?;
+pub fn plan(args: &PlanConfig) -> Result<()> {
+    let what_if = &args.input.what_if;
     let selection = match (&args.selector, args.nodes.is_empty()) {
         (Some(selector), _) => NodeSelection::Labels(selector.clone()),
         (None, false) => NodeSelection::Named(args.nodes.clone()),
@@ -250,10 +219,10 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
     if from_dump && !selected.is_empty() && loaded.snapshot.pods.is_empty() {
         return Err(Error::IncompleteDump { path: loaded.origin, kind: "Pod" });
     }
-    for warning in unmatched_removals(&loaded.snapshot, &selected, &what_if) {
+    for warning in unmatched_removals(&loaded.snapshot, &selected, what_if) {
         eprintln!("warning: {}", printable(&warning));
     }
-    let mut plan = replay(&loaded.snapshot, &selected, &what_if, now);
+    let mut plan = replay(&loaded.snapshot, &selected, what_if, now);
     // The node fields and zones are shown when the controller is expected to act somewhere: a
     // dump of a healthy cluster (or of taints already added) keeps the document it always had.
     if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
@@ -271,16 +240,8 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
             node.pods.retain(|p| p.key.namespace() == namespace);
         }
     }
-    let view = View {
-        color: args.color.resolve(),
-        width: terminal::table_width(),
-        headers: !args.no_headers,
-        summary: args.summary,
-        timeline: args.timeline,
-        sort: args.sort_by,
-    };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    render_plan_view(&plan, args.output, &view, loaded.read, &mut out)?;
+    render_plan_view(&plan, args.format, &args.view, loaded.read, &mut out)?;
     out.flush()?;
     if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
         eprintln!("warning: {lacks}");
@@ -289,7 +250,7 @@ pub fn plan(args: &PlanArgs) -> Result<()> {
 }
 
 /// `kubectl taint-evict explain`.
-pub fn explain(args: &ExplainArgs) -> Result<()> {
+pub fn explain(args: &ExplainConfig) -> Result<()> {
     let now = now(&args.input);
     let silent_after = args.lifecycle.silent_after;
     let unsettled = move |node: &NodeHealth| is_unsettled(node, now, silent_after);
@@ -324,7 +285,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         .iter()
         .position(|n| n.name == node_name)
         .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: loaded.origin.clone() })?;
-    let mut plan = replay(snapshot, &[node], &args.input.what_if(), now);
+    let mut plan = replay(snapshot, &[node], &args.input.what_if, now);
     if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
         && let Some(prediction) = &lifecycle.prediction
     {
@@ -364,7 +325,7 @@ pub fn explain(args: &ExplainArgs) -> Result<()> {
         before_taint,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match args.output {
+    match args.format {
         ExplainFormat::Text => render_text(&explanation, &mut out)?,
         ExplainFormat::Json => render_json(&explanation, &mut out)?,
         ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,

@@ -6,19 +6,20 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch as channel};
 
-use super::{LogFormat, RunArgs, RunFormat};
+use super::LogFormat;
+use super::config::{Printing, RunConfig};
 use crate::cluster;
-use crate::cluster::evict::KubeEvictor;
+use crate::cluster::evict::{KubeEvictor, Mode};
 use crate::cluster::foresight;
 use crate::cluster::lease::{self, ElectionConfig, KubeLock};
 use crate::cluster::watch::{self, NodeScope};
-use crate::engine::report::{Report, RunEvent};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
 use crate::output::terminal::fit;
 use crate::runtime::election::{self, Candidate, Periods};
+use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle, throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
@@ -46,24 +47,12 @@ async fn wait_for_signal() {
     }
 }
 
-fn scope(args: &RunArgs) -> (NodeScope, String) {
+fn scope(args: &RunConfig) -> (NodeScope, String) {
     match (&args.selector, args.nodes.is_empty()) {
         (Some(selector), _) => (NodeScope::Labels(selector.clone()), format!("nodes matching \"{selector}\"")),
         (None, false) => (NodeScope::Named(args.nodes.clone()), format!("nodes {}", args.nodes.join(", "))),
         (None, true) => (NodeScope::All, "every node".to_owned()),
     }
-}
-
-/// How events are printed.
-#[derive(Clone, Copy, Debug)]
-enum Printing {
-    /// Text lines for people; on a terminal, the next deletions stay listed under the log, their
-    /// countdowns redrawn every second.
-    Text { color: ColorMode, live: bool },
-    /// JSON Lines (`-o json`).
-    Json,
-    /// Log records (`--log-format`).
-    Log(LogFormat),
 }
 
 /// The most reports written in one go: a burst is written in batches, one write and one flush
@@ -145,7 +134,7 @@ fn redraw_within(out: &mut impl Write, drawn: usize, lines: &[String], columns: 
 }
 
 /// `kubectl taint-evict run`.
-pub fn run(args: &RunArgs) -> Result<()> {
+pub fn run(args: &RunConfig) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -156,25 +145,24 @@ pub fn run(args: &RunArgs) -> Result<()> {
 
 /// Starts the election when asked; otherwise this instance always decides.
 async fn election(
-    args: &RunArgs,
+    args: &RunConfig,
     connection: &cluster::Connection,
     clock: Clock,
     report: &mpsc::UnboundedSender<Report>,
     metrics: &Arc<Metrics>,
     stop: channel::Receiver<bool>,
 ) -> Result<(Leadership, Option<tokio::task::JoinHandle<()>>)> {
-    let election = &args.election;
-    if !election.leader_elect {
+    let Some(election) = &args.election else {
         metrics.set_leader(true);
         return Ok((Leadership::always(), None));
-    }
+    };
     let config = ElectionConfig {
-        namespace: election.leader_elect_namespace.clone().unwrap_or_else(|| connection.default_namespace.clone()),
-        name: election.leader_elect_lease_name.clone(),
+        namespace: election.namespace.clone().unwrap_or_else(|| connection.default_namespace.clone()),
+        name: election.lease_name.clone(),
         identity: lease::default_identity(),
-        lease_duration: election.leader_elect_lease_duration,
-        renew_deadline: election.leader_elect_renew_deadline,
-        retry_period: election.leader_elect_retry_period,
+        lease_duration: election.lease_duration,
+        renew_deadline: election.renew_deadline,
+        retry_period: election.retry_period,
     };
     lease::preflight(connection, &config.namespace, &config.name).await?;
     let candidate = Candidate {
@@ -194,7 +182,7 @@ async fn election(
 /// Starts reporting the unhealthy nodes not yet tainted, with their expected taint windows (the node
 /// lifecycle controller's, predicted as `plan` does; `run` never taints nodes).
 async fn foresee(
-    args: &RunArgs,
+    args: &RunConfig,
     connection: &cluster::Connection,
     report: &mpsc::UnboundedSender<Report>,
     clock: crate::runtime::Clock,
@@ -223,18 +211,14 @@ async fn foresee(
     Ok(())
 }
 
-async fn enforce(args: &RunArgs) -> Result<()> {
-    if args.election.leader_elect {
-        args.election.check().map_err(Error::Usage)?;
-    }
+async fn enforce(args: &RunConfig) -> Result<()> {
     let metrics = Arc::new(Metrics::new());
     if let Some(address) = args.metrics_bind_address {
         crate::metrics::server::serve(address, metrics.clone())
             .await
             .map_err(|e| Error::Listen { address: address.to_string(), reason: e.to_string() })?;
     }
-    let connection = cluster::connect(&args.cluster.options()).await?;
-    let stdout_is_tty = std::io::stdout().is_terminal();
+    let connection = cluster::connect(&args.connect).await?;
     if std::io::stderr().is_terminal() {
         // Nothing else is printed until the server answers (or --request-timeout runs out).
         eprintln!("connecting to {}…", crate::output::human::printable(&connection.server));
@@ -242,25 +226,16 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection).await?;
     let clock = Clock::system();
-    let printing = match (args.log_format, args.output) {
-        (Some(format), _) => Printing::Log(format),
-        (None, Some(RunFormat::Json)) => Printing::Json,
-        (None, Some(RunFormat::Text)) => Printing::Text { color: args.color.resolve(), live: stdout_is_tty },
-        // Without -o: text for a person at a terminal, JSON Lines for a pipe or a log collector.
-        (None, None) if stdout_is_tty => Printing::Text { color: args.color.resolve(), live: true },
-        (None, None) => Printing::Json,
-    };
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
-    let throttle =
-        Throttle::new(clock, args.qps, args.burst).with_writes_per_deletion(if args.mode == super::RunMode::Evict {
-            throttle::WRITES_PER_EVICTION
-        } else {
-            throttle::WRITES_PER_DELETION
-        });
-    let printer = tokio::spawn(print(report_rx, printing, clock, throttle.clone()));
+    let evict = args.mode == Mode::Evict;
+    let throttle = Throttle::new(clock, args.qps, args.burst).with_writes_per_deletion(if evict {
+        throttle::WRITES_PER_EVICTION
+    } else {
+        throttle::WRITES_PER_DELETION
+    });
+    let printer = tokio::spawn(print(report_rx, args.printing, clock, throttle.clone()));
 
-    let evict = args.mode == super::RunMode::Evict;
     let server = connection.server.clone();
     let started = RunEvent::Started { server, watching: watched, dry_run: args.dry_run, evict };
     let _ = report_tx.send(Report { at: clock.now(), event: started });
@@ -280,11 +255,10 @@ async fn enforce(args: &RunArgs) -> Result<()> {
     let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock, metrics.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
-    let evictor =
-        KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode.as_mode());
+    let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode);
     let options = RunOptions {
         restart_countdowns: args.restart_countdowns,
-        concurrency: usize::from(args.concurrency),
+        concurrency: args.concurrency,
         metrics,
         ..RunOptions::default()
     };

@@ -8,18 +8,18 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::PlanArgs;
+use super::config::WatchConfig;
 use super::terminal;
 use crate::cluster;
 use crate::cluster::watch::{self, NodeScope};
 use crate::engine::observe::{Observed, Observer, Seen};
-use crate::engine::report::{Report, RunEvent};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
+use crate::output::ColorMode;
 use crate::output::terminal::frame;
 use crate::output::watch::{WatchView, to_json};
-use crate::output::{ColorMode, OutputFormat};
+use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{Clock, NodeChange, PodChange};
 
 /// `-w` / `--watch`, for `plan`.
@@ -34,27 +34,8 @@ pub struct WatchArgs {
 /// How often the screen's countdowns are redrawn.
 const TICK: Duration = Duration::from_millis(250);
 
-/// The flags `-w` cannot go with, as one line each.
-fn check(args: &PlanArgs) -> Result<()> {
-    let refuse = |what: &str| Err(Error::Usage(format!("-w/--watch follows the live cluster: {what}")));
-    if args.input.file.is_some() {
-        return refuse("it cannot read a file (-f)");
-    }
-    if args.input.now.is_some() {
-        return refuse("it runs on the current time, not --now");
-    }
-    if !args.input.taints.is_empty() || !args.input.remove_taints.is_empty() {
-        return refuse("--taint and --remove-taint are for a one-shot plan");
-    }
-    if args.output == OutputFormat::Yaml {
-        return refuse("it prints a live table, or JSON lines with -o json");
-    }
-    Ok(())
-}
-
 /// `kubectl taint-evict plan -w`.
-pub fn watch(args: &PlanArgs) -> Result<()> {
-    check(args)?;
+pub fn watch(args: &WatchConfig) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -63,7 +44,7 @@ pub fn watch(args: &PlanArgs) -> Result<()> {
     runtime.block_on(follow(args))
 }
 
-fn scope(args: &PlanArgs) -> NodeScope {
+fn scope(args: &WatchConfig) -> NodeScope {
     match (&args.selector, args.nodes.is_empty()) {
         (Some(selector), _) => NodeScope::Labels(selector.clone()),
         (None, false) => NodeScope::Named(args.nodes.clone()),
@@ -168,15 +149,15 @@ impl Printer {
     }
 }
 
-async fn follow(args: &PlanArgs) -> Result<()> {
-    let connection = cluster::connect(&args.input.cluster.options()).await?;
+async fn follow(args: &WatchConfig) -> Result<()> {
+    let connection = cluster::connect(&args.connect).await?;
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection).await?;
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
     let clock = Clock::system();
-    let live = std::io::stdout().is_terminal() && args.output != OutputFormat::Json;
+    let live = std::io::stdout().is_terminal() && !args.json;
     let screen = if live {
-        Screen::Live { view: WatchView::default(), color: args.color.resolve(), dirty: true, drawn_at: None }
+        Screen::Live { view: WatchView::default(), color: args.color, dirty: true, drawn_at: None }
     } else {
         Screen::Lines
     };

@@ -18,9 +18,9 @@ use tokio::sync::mpsc;
 use crate::decode::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals, read_node_health};
 use crate::engine::lifecycle::{ControllerLease, Flags, NodeForecast, NodeHealth, Observation, predict, unsettled};
 use crate::engine::model::NodeName;
-use crate::engine::report::{Report, RunEvent};
 use crate::engine::time::Timestamp;
 use crate::runtime::Clock;
+use crate::runtime::report::{Report, RunEvent};
 use crate::selector::Selector;
 
 /// How often the prediction is made again (silence grows with time, not only with events).

@@ -11,9 +11,9 @@ use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
-use crate::engine::report::{Report, RunEvent};
 use crate::metrics::Metrics;
 use crate::runtime::Clock;
+use crate::runtime::report::{Report, RunEvent};
 
 /// The first retry delay of a failed watch.
 const RETRY_MIN: Duration = Duration::from_millis(200);

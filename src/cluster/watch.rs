@@ -22,8 +22,8 @@ use super::outage::{Health, backoff};
 use super::pod_watch::{self, Selected};
 pub use super::scope::NodeScope;
 use super::watched::WatchedNode;
-use crate::engine::report::Report;
 use crate::metrics::Metrics;
+use crate::runtime::report::Report;
 use crate::runtime::{Clock, NodeChange, PodChange};
 
 /// How one watch's objects become the runtime's changes.

@@ -41,8 +41,9 @@
 //! assert!(matches!(engine.poll_action(), Some(Action::Evict { .. })));
 //! ```
 //!
-//! Owns: the engine and its model, time and queue, the replay, the lifecycle prediction, and the
-//! events `run` reports ([`report`]). Uses: std only (see `tests/layering.rs`).
+//! Owns: the engine and its model, time and queue, the replay and the lifecycle prediction (the
+//! events `run` reports are the runtime's). Uses: std only, nothing else of the crate (see
+//! `tests/layering.rs`).
 
 pub mod decide;
 pub mod explain;
@@ -54,7 +55,6 @@ pub mod observe;
 mod proptests;
 pub mod queue;
 pub mod replay;
-pub mod report;
 #[cfg(test)]
 mod sim;
 mod slab;

@@ -69,10 +69,10 @@ pub fn row(forecast: &NodeForecast) -> String {
 mod tests {
     use super::*;
     use crate::engine::lifecycle::{Basis, ConditionTaint, PredictedTaint, ZoneKey};
-    use crate::engine::report::{Report, RunEvent};
     use crate::engine::time::Timestamp;
     use crate::output::ColorMode;
     use crate::output::run::LiveView;
+    use crate::runtime::report::{Report, RunEvent};
 
     fn forecast(taint: bool) -> NodeForecast {
         let t = Timestamp::from_unix_seconds;

@@ -3,8 +3,8 @@
 //! Renderers take the colour decision and the terminal's width as arguments ([`ColorMode`],
 //! [`View`]) and never read the clock or the terminal themselves; `now` comes from the plan.
 //!
-//! Owns: every rendering for people and machines. Uses: the engine's values; never the cluster,
-//! the decoder or the CLI.
+//! Owns: every rendering for people and machines. Uses: the engine's values and `run`'s events
+//! (`runtime::report`); never the cluster, the decoder or the CLI.
 
 pub mod explain;
 pub mod foreseen;
@@ -22,7 +22,7 @@ use std::io::{self, Write};
 use crate::engine::replay::Plan;
 
 /// How `plan` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     /// A table per node, fitted to the terminal.
     #[default]
@@ -38,7 +38,7 @@ pub enum OutputFormat {
 }
 
 /// The order of the pods in a table (`--sort-by`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SortBy {
     /// Deadline (pods without one last), then namespace, then name: the document's order.
     #[default]

@@ -12,8 +12,8 @@ use super::human::{countdown, duration, printable, printable_display as shown, r
 use crate::engine::lifecycle::NodeForecast;
 use crate::engine::model::{NodeName, PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
-use crate::engine::report::{LeaderState, Report, RunEvent, Summary};
 use crate::engine::time::Timestamp;
+use crate::runtime::report::{LeaderState, Report, RunEvent, Summary};
 
 pub(super) fn pod_json(pod: &PodRef) -> Value {
     json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.as_str(), "node": pod.node.as_str()})

@@ -11,8 +11,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use super::Clock;
-use crate::engine::report::{LeaderState, Report, RunEvent};
 use crate::metrics::Metrics;
+use crate::runtime::report::{LeaderState, Report, RunEvent};
 
 /// How one attempt on the lock ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use super::{Clock, Throttle};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
-use crate::engine::report::{Report, RunEvent};
 use crate::metrics::{FailureReason, Metrics};
+use crate::runtime::report::{Report, RunEvent};
 
 /// How one deletion attempt ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 pub mod clock;
 pub mod election;
 pub mod executor;
+pub mod report;
 pub mod throttle;
 
 use std::collections::HashMap;
@@ -29,10 +30,10 @@ pub use throttle::{Backlog, Throttle};
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
 use crate::engine::queue::EntryState;
 use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod, replay};
-use crate::engine::report::{Report, RunEvent, Summary};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::metrics::Metrics;
+use crate::runtime::report::{Report, RunEvent, Summary};
 
 /// A change to the watched nodes.
 #[derive(Clone, Debug)]

@@ -7,8 +7,8 @@ use tokio::sync::{mpsc, watch};
 
 use super::*;
 use crate::engine::model::{Effect, Pod, Taint, Toleration};
-use crate::engine::report::RunEvent;
 use crate::metrics::FailureReason;
+use crate::runtime::report::RunEvent;
 
 /// 2026-11-22T10:00:00Z, the virtual start.
 const T0: i64 = 1_795_341_600;

@@ -3,13 +3,14 @@
 //! Plain data, so the runtime can produce it and `output` can render it without either knowing the
 //! other.
 //!
-//! Its words are `run`'s (the server's URL, the Lease, leadership), not the engine's decisions: its
-//! place is beside `run`'s loop, in `runtime`, where it is to move.
+//! Owns: `run`'s vocabulary (the server's URL, the Lease, leadership, the summary), not the
+//! engine's decisions. Uses: the engine's values only, so that `output` can render it without
+//! reaching the rest of the runtime.
 
-use super::lifecycle::NodeForecast;
-use super::model::PodRef;
-use super::queue::Work;
-use super::time::Timestamp;
+use crate::engine::lifecycle::NodeForecast;
+use crate::engine::model::PodRef;
+use crate::engine::queue::Work;
+use crate::engine::time::Timestamp;
 
 /// Something `run` did or saw.
 #[derive(Clone, Debug, PartialEq, Eq)]
