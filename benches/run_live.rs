@@ -4,6 +4,8 @@
 //! `--qps` is kept, how much memory `run NODE` needs on a large cluster, and how many Events a
 //! flapping node makes.
 //! `cargo bench --bench run_live [-- reaction|burst|paced|startup|startup-elected|node-rss|flapping]`.
+//! `TAINT_EVICT_BENCH_BASELINE=PATH` also times another build of the plugin in `burst`, in the same
+//! reps, interleaved (before/after a change).
 //!
 //! The fake API server is the tests' (`tests/support/fake_apiserver.rs`), in this process; `run` is
 //! the real binary in a child process.
@@ -54,7 +56,12 @@ struct Run {
 
 impl Run {
     fn start_with(server: &FakeApiServer, extra: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-taint_evict"))
+        Self::start_plugin(env!("CARGO_BIN_EXE_kubectl-taint_evict"), server, extra)
+    }
+
+    /// `run` of the plugin at `plugin`.
+    fn start_plugin(plugin: &str, server: &FakeApiServer, extra: &[&str]) -> Self {
+        let mut child = Command::new(plugin)
             .args(["run", "-o", "json", "--kubeconfig", server.kubeconfig().to_str().unwrap()])
             .args(extra)
             .stdout(Stdio::piped())
@@ -192,10 +199,10 @@ struct Burst {
 }
 
 /// `count` pods on 100 nodes tolerate a taint for 5 s; the taint lands on every node at once; `run`
-/// is unpaced (`--qps 0`).
-fn burst_run(count: usize) -> Burst {
+/// (of the plugin at `plugin`) is unpaced (`--qps 0`).
+fn burst_run(plugin: &str, count: usize) -> Burst {
     let server = burst_cluster("burst", count);
-    let run = Run::start_with(&server, &["--qps", "0"]);
+    let run = Run::start_plugin(plugin, &server, &["--qps", "0"]);
     run.wait("the initial sync", Duration::from_secs(120), |l| l["type"] == "synced");
     let cpu_before = run.cpu_seconds();
     for n in 0..100 {
@@ -287,9 +294,24 @@ fn burst_bare(count: usize, concurrency: usize, same_writes: bool) -> f64 {
 fn burst(count: usize, reps: usize) {
     let (mut runs, mut bare, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let (mut same, mut same_ratios) = (Vec::new(), Vec::new());
+    let baseline = std::env::var("TAINT_EVICT_BENCH_BASELINE").ok();
+    let (mut before, mut before_ratios) = (Vec::new(), Vec::new());
     for rep in 0..reps {
         let b = burst_bare(count, 16, false);
-        let r = burst_run(count);
+        if let Some(plugin) = &baseline {
+            let r = burst_run(plugin, count);
+            println!(
+                "  rep {rep}: baseline run {:.0} ms (lateness median {:.1} / p99 {:.1} ms; {:.0} µs CPU per deletion; ratio {:.2})",
+                r.all_within,
+                r.late.1,
+                r.late.2,
+                r.cpu_per_deletion,
+                r.all_within / b
+            );
+            before.push(r.all_within);
+            before_ratios.push(r.all_within / b);
+        }
+        let r = burst_run(env!("CARGO_BIN_EXE_kubectl-taint_evict"), count);
         let w = burst_bare(count, 16, true);
         println!(
             "  rep {rep}: run {:.0} ms (deadlines within {:.0} ms; lateness first {:.1} / median {:.1} / p99 {:.1} ms; {:.0} µs CPU per deletion), bare DELETEs {b:.0} ms (ratio {:.2}), bare with run's writes {w:.0} ms (ratio {:.2})",
@@ -324,6 +346,13 @@ fn burst(count: usize, reps: usize) {
         summary(&mut same),
         summary(&mut same_ratios)
     );
+    if let Some(plugin) = baseline {
+        println!(
+            "run burst: baseline {plugin}: last DELETE {} ms after the first deadline; baseline/bare {}",
+            summary(&mut before),
+            summary(&mut before_ratios)
+        );
+    }
 }
 
 /// `pods` untolerated pods on one node under `--qps qps`: the rate of writes (status PATCH, event

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use super::{Clock, Throttle};
+use super::{Clock, Notifier, Throttle};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
 use crate::metrics::{FailureReason, Metrics};
@@ -64,7 +64,8 @@ pub trait Evictor: Clone + Send + Sync + 'static {
     fn is_dry_run(&self) -> bool;
     /// One attempt to delete the pod (its UID is the precondition).
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Outcome> + Send;
-    /// Records an event about the pod; failures are the evictor's to log.
+    /// Records an event about the pod; failures are the evictor's to log. `run` calls it from one
+    /// task, one event at a time, in the order they were sent ([`super::notices`]).
     fn notify(&self, pod: &PodRef, notice: Notice) -> impl Future<Output = ()> + Send;
     /// Writes what the evictor holds back (the counts of event series), when `run` stops.
     fn flush(&self) -> impl Future<Output = ()> + Send {
@@ -131,6 +132,18 @@ pub struct Executor<E> {
     /// Pods whose last attempt failed, with the reason, until one succeeds.
     failing: Arc<Mutex<HashMap<PodKey, (PodRef, String)>>>,
     metrics: Arc<Metrics>,
+    /// Where the jobs' events go: the events' writer.
+    notifier: Notifier,
+}
+
+/// Where an executor's results, reports and events go.
+pub struct Outlets {
+    /// Finished jobs.
+    pub done: mpsc::UnboundedSender<Done>,
+    /// What happens, for the output.
+    pub report: mpsc::UnboundedSender<Report>,
+    /// The events' writer.
+    pub notifier: Notifier,
 }
 
 impl<E: Evictor> Executor<E> {
@@ -139,14 +152,15 @@ impl<E: Evictor> Executor<E> {
         evictor: E,
         clock: Clock,
         concurrency: usize,
-        done: mpsc::UnboundedSender<Done>,
-        report: mpsc::UnboundedSender<Report>,
+        outlets: Outlets,
         stopping: watch::Receiver<bool>,
         metrics: Arc<Metrics>,
     ) -> Self {
         let permits = Arc::new(Semaphore::new(concurrency.max(1)));
         let failing = Arc::default();
-        Self { evictor, clock, permits, running: HashMap::new(), done, report, stopping, failing, metrics }
+        let Outlets { done, report, notifier } = outlets;
+        let running = HashMap::new();
+        Self { evictor, clock, permits, running, done, report, stopping, failing, metrics, notifier }
     }
 
     /// The evictor.
@@ -230,6 +244,7 @@ impl<E: Evictor> Executor<E> {
         let mut stopping = self.stopping.clone();
         let failing = self.failing.clone();
         let metrics = self.metrics.clone();
+        let notifier = self.notifier.clone();
         let task = tokio::spawn(async move {
             // Due from now until done, for the live view's backlog (also while it waits for a permit).
             let mut due = evictor.throttle().map(Throttle::deletion_due);
@@ -237,14 +252,10 @@ impl<E: Evictor> Executor<E> {
             let mut permit = Some(permit);
             let event = |event| Report { at: clock.now(), event };
             let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
-            // Upstream's recorder queues the event and goes on; so does this: the deletion does not
-            // wait for the event's round trip. The job ends when every event has, so that a
-            // shutdown's drain also waits for them.
-            let notify = |notice: Notice| {
-                let (notifier, pod) = (evictor.clone(), job.pod.clone());
-                tokio::spawn(async move { notifier.notify(&pod, notice).await })
-            };
-            let mut noticed = vec![notify(Notice::Marking)];
+            // Upstream's recorder queues the event and goes on; so does this: the events' writer
+            // writes it, after those sent before, and the deletion never waits for it (a shutdown
+            // flushes the queue).
+            notifier.send(&job.pod, Notice::Marking);
             let mut delay = FIRST_RETRY;
             let mut blocked_delay = FIRST_BLOCKED_RETRY;
             // The budget refusing this pod now, counted in the metrics while it does.
@@ -282,7 +293,7 @@ impl<E: Evictor> Executor<E> {
                         if blocked.as_ref().is_none_or(|b| b.budget() != budget) {
                             drop(blocked.take());
                             blocked = Some(metrics.blocked(budget.clone()));
-                            noticed.push(notify(Notice::Blocked { budget: budget.clone() }));
+                            notifier.send(&job.pod, Notice::Blocked { budget: budget.clone() });
                         }
                         let reason = format!("blocked by PodDisruptionBudget {budget}: {message}");
                         failing.lock().expect("failing pods").insert(job.pod.key.clone(), (job.pod.clone(), reason));
@@ -341,9 +352,6 @@ impl<E: Evictor> Executor<E> {
                 }
             };
             drop((blocked, permit, due));
-            for notice in noticed {
-                let _ = notice.await;
-            }
             let _ = done.send(Done { job, outcome });
         });
         Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }

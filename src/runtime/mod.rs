@@ -2,7 +2,8 @@
 //!
 //! No business rules live here: the engine decides. This module orders inputs (node changes before
 //! pod changes, upstream's worker priority), keeps one sleeper armed at the engine's next deadline
-//! (never a timer per pod), hands due deletions to the [`executor`], and reports what happened.
+//! (never a timer per pod), hands due deletions to the [`executor`], queues events for the one
+//! writer of [`notices`], and reports what happened.
 //!
 //! One improvement in carrying the decisions out: a pod whose deletion is already under way
 //! (`metadata.deletionTimestamp` set, as a pod stays on a node whose kubelet is gone) is not sent
@@ -12,6 +13,7 @@
 pub mod clock;
 pub mod election;
 pub mod executor;
+pub mod notices;
 pub mod report;
 pub mod throttle;
 
@@ -21,10 +23,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
 
 pub use clock::Clock;
-pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome};
+pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome, Outlets};
+pub use notices::{Notices, Notifier};
 pub use throttle::{Backlog, Throttle};
 
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
@@ -300,6 +302,7 @@ pub async fn run<E: Evictor>(
     report: mpsc::UnboundedSender<Report>,
     shutdown: impl Future<Output = ()>,
 ) -> Summary {
+    let notices = Notices::start(evictor.clone());
     let mut run = Loop {
         summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
         dry_run: evictor.is_dry_run(),
@@ -309,7 +312,7 @@ pub async fn run<E: Evictor>(
         metrics: options.metrics.clone(),
         options,
         terminating: Terminating::default(),
-        notices: JoinSet::new(),
+        notices,
     };
     tokio::pin!(shutdown);
 
@@ -392,8 +395,8 @@ struct Loop<E> {
     options: RunOptions,
     /// Pods already being deleted: their work is done without another DELETE.
     terminating: Terminating,
-    /// The `Cancelling` events being written (the `Marking` ones belong to their deletion's job).
-    notices: JoinSet<()>,
+    /// The events' writer: every event goes through it, one at a time.
+    notices: Notices,
 }
 
 impl<E: Evictor> Loop<E> {
@@ -406,12 +409,12 @@ impl<E: Evictor> Loop<E> {
     fn begin(&mut self, snapshot: &Snapshot) -> Term<E> {
         let (done_tx, done) = mpsc::unbounded_channel();
         let (stop, stop_rx) = watch::channel(false);
+        let outlets = Outlets { done: done_tx, report: self.report.clone(), notifier: self.notices.notifier() };
         let executor = Executor::new(
             self.evictor.clone(),
             self.clock,
             self.options.concurrency,
-            done_tx,
-            self.report.clone(),
+            outlets,
             stop_rx,
             self.metrics.clone(),
         );
@@ -498,11 +501,7 @@ impl<E: Evictor> Loop<E> {
                 Action::Cancelled { pod, work } => {
                     self.summary.cancelled += 1;
                     self.metrics.cancelled();
-                    let evictor = self.evictor.clone();
-                    let notified = pod.clone();
-                    self.notices.spawn(async move { evictor.notify(&notified, Notice::Cancelling).await });
-                    // Those written are reaped here, so the set holds only those under way.
-                    while self.notices.try_join_next().is_some() {}
+                    self.notices.send(&pod, Notice::Cancelling);
                     self.send(RunEvent::Cancelled { pod, work });
                 }
                 Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
@@ -557,13 +556,8 @@ impl<E: Evictor> Loop<E> {
                 () = &mut drain => break,
             }
         }
-        // Then the events: those under way, and the counts of series the evictor holds back.
-        let (notices, evictor) = (&mut self.notices, &self.evictor);
-        let events = async {
-            while notices.join_next().await.is_some() {}
-            evictor.flush().await;
-        };
-        let _ = tokio::time::timeout_at(drain.deadline(), events).await;
+        // Then the events: those queued, and the counts of series the evictor holds back.
+        let _ = tokio::time::timeout_at(drain.deadline(), self.notices.flush()).await;
         let mut summary = std::mem::take(&mut self.summary);
         summary.failed = term.executor.failing();
         summary.failed.sort_by(|a, b| a.0.key.cmp(&b.0.key));

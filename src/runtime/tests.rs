@@ -33,6 +33,30 @@ struct Recorder {
     pushback: Arc<Mutex<Vec<(String, Duration)>>>,
     /// Pods whose eviction a PodDisruptionBudget (`default/NAME`) refuses the next N attempts.
     budgets: Arc<Mutex<Vec<(String, String, u32)>>>,
+    /// Requests go to a server answering a few at a time: a deletion is then two writes (the
+    /// status PATCH, the DELETE), an event one.
+    server: Option<Server>,
+}
+
+/// A server answering `capacity` requests at a time (in the order they came), a write in `write`,
+/// an event in `event`.
+#[derive(Clone)]
+struct Server {
+    capacity: Arc<tokio::sync::Semaphore>,
+    write: Duration,
+    event: Duration,
+}
+
+impl Server {
+    fn new(capacity: usize, write: Duration, event: Duration) -> Self {
+        Self { capacity: Arc::new(tokio::sync::Semaphore::new(capacity)), write, event }
+    }
+
+    /// One request taking `latency` of the server's time (simulated on the paused clock).
+    async fn request(&self, latency: Duration) {
+        let _serving = self.capacity.acquire().await.expect("server open");
+        tokio::time::sleep(latency).await;
+    }
 }
 
 impl Evictor for Recorder {
@@ -71,11 +95,22 @@ impl Evictor for Recorder {
         if self.gone.lock().unwrap().contains(&name) {
             return Outcome::Gone("precondition failed".into());
         }
+        let now = match &self.server {
+            Some(server) => {
+                server.request(server.write).await;
+                server.request(server.write).await;
+                self.clock.lock().unwrap().expect("clock set").now()
+            }
+            None => now,
+        };
         self.deletions.lock().unwrap().push((name, now));
         Outcome::Deleted
     }
 
     async fn notify(&self, pod: &PodRef, notice: Notice) {
+        if let Some(server) = &self.server {
+            server.request(server.event).await;
+        }
         self.notices.lock().unwrap().push((pod.key.name().to_owned(), notice));
     }
 
@@ -155,7 +190,19 @@ fn start_paced(
 ) -> Harness {
     let clock = Clock::starting_at(t(0));
     let throttle = pace.map(|(qps, burst)| Throttle::new(clock, qps, burst));
-    let evictor = Recorder { throttle, ..Recorder::default() };
+    start_recording(nodes, pods, options, stop_after, leadership, Recorder { throttle, ..Recorder::default() })
+}
+
+/// Like [`start_with`], recording with `evictor`.
+fn start_recording(
+    nodes: Vec<SnapshotNode>,
+    pods: Vec<SnapshotPod>,
+    options: RunOptions,
+    stop_after: i64,
+    leadership: Leadership,
+    evictor: Recorder,
+) -> Harness {
+    let clock = Clock::starting_at(t(0));
     *evictor.clock.lock().unwrap() = Some(clock);
     let (node_tx, node_rx) = mpsc::channel(64);
     let (pod_tx, pod_rx) = mpsc::channel(64);
@@ -654,4 +701,50 @@ async fn retry_after_holds_every_write_and_retries_the_refused_one_then_without_
     assert_eq!(retry_at, [(t(0), t(5))]);
     let text = metrics.encode();
     assert!(text.contains("taint_evict_deletion_failures_total{reason=\"throttled\"} 1"), "{text}");
+}
+
+/// Starts `run` against a [`Server`] answering two requests at a time, a write in 10 ms and an
+/// event in 1 s (a fault on the events path).
+fn start_served(nodes: Vec<SnapshotNode>, pods: Vec<SnapshotPod>, stop_after: i64) -> Harness {
+    let server = Server::new(2, Duration::from_millis(10), Duration::from_secs(1));
+    let evictor = Recorder { server: Some(server), ..Recorder::default() };
+    start_recording(nodes, pods, RunOptions::default(), stop_after, Leadership::always(), evictor)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bursts_deletions_are_not_held_behind_slow_event_writes() {
+    // Ten pods due at once: twenty writes of 10 ms, and ten events of 1 s each.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods: Vec<_> = (0..10).map(|i| pod(&format!("p{i}"), "n1", &[], -60)).collect();
+    let h = start_served(nodes, pods, 100);
+    let notices = h.evictor.notices.clone();
+    let (summary, deletions, _) = h.finish().await;
+    assert_eq!(summary.deleted, 10);
+    // One event is written at a time: it holds one of the server's two slots, the deletions' writes
+    // go through the other (written beside them, the events would hold both for 5 s).
+    let last = deletions.iter().map(|(_, at)| *at).max().unwrap();
+    assert!(last <= t(0).add_nanos(200_000_000), "last DELETE at {last:?}, {deletions:?}");
+    // Every event is still written, in the order the deletions started.
+    let expected: Vec<_> = (0..10).map(|i| (format!("p{i}"), Notice::Marking)).collect();
+    assert_eq!(*notices.lock().unwrap(), expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn events_are_written_in_order_per_pod_and_those_queued_are_flushed_on_stop() {
+    // Five pods due at once (five events of 1 s queued at 0); "x", on another node, tolerates the
+    // taint 2 s: its countdown is cancelled at +1 (the taint removed), and it is deleted at +4
+    // (retainted at +2).
+    let nodes = vec![node("n1", &[("a", 0)]), node("n2", &[("a", 0)])];
+    let mut pods: Vec<_> = (0..5).map(|i| pod(&format!("p{i}"), "n1", &[], -60)).collect();
+    pods.push(pod("x", "n2", &[("a", Some(2))], -60));
+    let h = start_served(nodes, pods, 5);
+    node_at(&h, 1, NodeChange::Applied(node("n2", &[])));
+    node_at(&h, 2, NodeChange::Applied(node("n2", &[("a", 2)])));
+    let notices = h.evictor.notices.clone();
+    let (summary, _, _) = h.finish().await;
+    assert_eq!(summary.deleted, 6);
+    // At the stop (+5), x's two events still wait behind the others: written before run returns.
+    let mut expected: Vec<_> = (0..5).map(|i| (format!("p{i}"), Notice::Marking)).collect();
+    expected.extend([("x".to_owned(), Notice::Cancelling), ("x".to_owned(), Notice::Marking)]);
+    assert_eq!(*notices.lock().unwrap(), expected);
 }

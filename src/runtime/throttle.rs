@@ -25,11 +25,12 @@ pub const DEFAULT_BURST: u32 = 20;
 /// again (a misconfigured proxy must not stop deletions for hours).
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
-/// The writes one deletion makes: the status PATCH, the DELETE and the `Marking` event.
-pub const WRITES_PER_DELETION: usize = 3;
-/// The writes one eviction makes (`--mode evict`): the eviction POST and the `Marking` event (the
-/// API server sets the `DisruptionTarget` condition itself).
-pub const WRITES_PER_EVICTION: usize = 2;
+/// The writes one deletion makes: the status PATCH and the DELETE (its `Marking` event is queued for
+/// the events' writer, and counted as an event queued: [`Throttle::event_queued`]).
+pub const WRITES_PER_DELETION: usize = 2;
+/// The writes one eviction makes (`--mode evict`): the eviction POST (the API server sets the
+/// `DisruptionTarget` condition itself).
+pub const WRITES_PER_EVICTION: usize = 1;
 
 /// What waits for the limiter, and when it should all have gone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +60,8 @@ struct Inner {
     waiting: AtomicUsize,
     /// Deletions due and not yet done.
     deletions: AtomicUsize,
+    /// Events queued for the events' writer and not yet written.
+    events: AtomicUsize,
     /// The writes each deletion makes, for the backlog's drain time.
     writes_per_deletion: AtomicUsize,
 }
@@ -88,6 +91,7 @@ impl Throttle {
             state: Mutex::default(),
             waiting: AtomicUsize::new(0),
             deletions: AtomicUsize::new(0),
+            events: AtomicUsize::new(0),
             writes_per_deletion: AtomicUsize::new(WRITES_PER_DELETION),
         };
         Self { inner: Arc::new(inner) }
@@ -185,9 +189,19 @@ impl Throttle {
         DeletionDue(self.inner.clone())
     }
 
+    /// Counts an event as queued until the guard is dropped (when the events' writer has written
+    /// it): its write is still to go through the limiter.
+    #[must_use]
+    pub fn event_queued(&self) -> QueuedEvent {
+        self.inner.events.fetch_add(1, Ordering::Relaxed);
+        QueuedEvent(self.inner.clone())
+    }
+
     /// The backlog while writes wait for their turn (`None`: none waits, the limiter is not what
-    /// holds deletions back). The drain time counts the writes the due deletions have yet to ask
-    /// for, [`WRITES_PER_DELETION`] each, at the steady rate after the last slot handed out.
+    /// holds deletions back). The drain time counts the writes yet to ask for their slot: the due
+    /// deletions', [`WRITES_PER_DELETION`] each, and the queued events' (their writer asks for one
+    /// slot at a time, between the deletions' writes), at the steady rate after the last slot
+    /// handed out.
     #[must_use]
     pub fn backlog(&self) -> Option<Backlog> {
         let writes = self.inner.waiting.load(Ordering::Relaxed);
@@ -198,7 +212,9 @@ impl Throttle {
         let state = self.inner.state.lock().expect("throttle state");
         let now = self.inner.clock.instant();
         let last = state.last.into_iter().chain(state.hold).max().unwrap_or(now).max(now);
-        let unasked = (deletions * self.inner.writes_per_deletion.load(Ordering::Relaxed)).saturating_sub(writes);
+        let events = self.inner.events.load(Ordering::Relaxed);
+        let unasked =
+            (deletions * self.inner.writes_per_deletion.load(Ordering::Relaxed) + events).saturating_sub(writes);
         let rest = self.inner.interval.unwrap_or_default() * u32::try_from(unasked).unwrap_or(u32::MAX);
         Some(Backlog { deletions, writes, drains_at: self.inner.clock.wall_at(last + rest) })
     }
@@ -211,6 +227,16 @@ pub struct DeletionDue(Arc<Inner>);
 impl Drop for DeletionDue {
     fn drop(&mut self) {
         self.0.deletions.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// An event counted as queued (see [`Throttle::event_queued`]).
+#[derive(Debug)]
+pub struct QueuedEvent(Arc<Inner>);
+
+impl Drop for QueuedEvent {
+    fn drop(&mut self) {
+        self.0.events.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -313,11 +339,16 @@ mod tests {
         let backlog = throttle.backlog().expect("writes wait");
         assert_eq!((backlog.deletions, backlog.writes), (0, 3));
         assert_eq!(backlog.drains_at, Timestamp::from_unix_seconds(1_795_341_603));
-        // Two deletions due: six writes, three of them already waiting; three more to ask for.
+        // Two deletions due and their two events queued: six writes, three of them already
+        // waiting; three more to ask for.
         let due = [throttle.deletion_due(), throttle.deletion_due()];
+        let queued = [throttle.event_queued(), throttle.event_queued()];
         let backlog = throttle.backlog().expect("writes wait");
         assert_eq!((backlog.deletions, backlog.writes), (2, 3));
         assert_eq!(backlog.drains_at, Timestamp::from_unix_seconds(1_795_341_606));
+        drop(queued);
+        let backlog = throttle.backlog().expect("writes wait");
+        assert_eq!(backlog.drains_at, Timestamp::from_unix_seconds(1_795_341_604));
         drop(due);
         assert_eq!(throttle.backlog().map(|b| b.deletions), Some(0));
     }
