@@ -50,9 +50,13 @@ fn run_live_view_at_80_columns_leaves_no_copy_of_its_block_on_redraw() {
         .expect("run starts");
     let first = pty.wait_for("the live block", WAIT, |s| first_countdown(&s.lines()).is_some());
     let start = first_countdown(&first.lines()).expect("a countdown");
-    // Three redraws later (one a second):
-    let screen =
-        pty.wait_for("three redraws", WAIT, |s| first_countdown(&s.lines()).is_some_and(|left| left + 3 <= start));
+    // Three redraws later (one a second), read once the block is drawn whole (a screen read mid-redraw
+    // can hold its first row only):
+    let screen = pty.wait_for("three redraws", WAIT, |s| {
+        let rows = s.lines();
+        let drawn = rows.iter().filter(|r| r.starts_with("  in ")).count() >= 2;
+        drawn && first_countdown(&rows).is_some_and(|left| left + 3 <= start)
+    });
     let rows = screen.lines();
     let headings = rows.iter().filter(|r| r.starts_with("── ")).count();
     let live_rows = rows.iter().filter(|r| r.starts_with("  in ")).count();
