@@ -12,7 +12,8 @@
 //!
 //! Dependencies point one way, each layer using only those above it:
 //!
-//! - `seeds`: serde visitors that know no field names;
+//! - `seeds`: serde visitors that know no field names; `scan`: the byte-level reader under `stream`,
+//!   which skips what nothing reads with a validating scan;
 //! - `raw`: the raw types, each JSON field name declared once; `error`: [`DumpError`];
 //! - `build`: the rules, from one item's fields to the engine's model;
 //! - `stream` (the fast streaming reader) and `exact` (the exact one);
@@ -30,6 +31,7 @@ mod build;
 mod error;
 mod exact;
 mod raw;
+mod scan;
 mod seeds;
 mod stream;
 

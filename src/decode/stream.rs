@@ -12,7 +12,7 @@
 //! reading: there the error is the answer). Where it succeeds it accepts exactly what that accepts (the
 //! same types, `null` as absent, a repeated field refused) and builds what it builds.
 //!
-//! Owns: the streaming reading of lists and items. Uses: `seeds`, `raw` (for the field names),
+//! Owns: the streaming reading of lists and items. Uses: `scan` (the bytes of a list), `seeds`, `raw` (for the field names),
 //! `build`.
 
 use std::borrow::Cow;
@@ -22,6 +22,7 @@ use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess
 
 use super::build::{Builder, Fields, KeepLabels};
 use super::raw::{self, RawCondition, RawListMeta};
+use super::scan::Reader;
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
 use crate::engine::replay::Snapshot;
 
@@ -45,12 +46,12 @@ pub(super) fn read_list<'a>(
     skip_other_kinds: bool,
     keep_labels: &KeepLabels,
 ) -> Option<List<'a>> {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut reader = Reader::new(bytes);
     let mut builder = Builder::new(keep_labels.clone());
     let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
     let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
-    let (kind, metadata, has_items) = deserializer.deserialize_map(ListVisitor { items }).ok()?;
-    deserializer.end().ok()?;
+    let (kind, metadata, has_items) = reader.deserialize_map(ListVisitor { items }).ok()?;
+    reader.end().ok()?;
     Some(List { snapshot: builder.finish(), kind, metadata, has_items })
 }
 
