@@ -1,7 +1,7 @@
 //! The engine's lookup tables: pods by key, and shared copies of repeated values.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, Hash, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
 use std::sync::Arc;
 
 use super::model::PodKey;
@@ -112,30 +112,82 @@ impl PodIndex {
     }
 }
 
+/// A multiplicative hasher (rustc's `FxHasher`): a few instructions a word where SipHash takes
+/// dozens. Unkeyed, so only for tables as small as one node's pods, which crafted names cannot
+/// make slow, and for addresses.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+        }
+        let mut last = [0; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.add(u64::from_le_bytes(last));
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.add(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        // hashbrown takes the bucket from the low bits and the tag from the top seven.
+        self.0.rotate_left(26)
+    }
+}
+
 /// One shared copy of each distinct value (namespaces, toleration lists): values that many pods carry
 /// are kept once. Values no pod holds any more are dropped each time the set has doubled.
 #[derive(Debug)]
+///
+/// A value that is already the shared copy (the dump reader shares equal lists and namespaces
+/// before they reach the engine) is found by its address, without hashing its contents.
 pub(crate) struct Interner<T: ?Sized> {
     values: HashSet<Arc<T>>,
+    /// The addresses of `values`' copies, which the set keeps alive.
+    addresses: HashSet<usize, BuildHasherDefault<Fx>>,
     sweep_at: usize,
 }
 
 impl<T: ?Sized> Default for Interner<T> {
     fn default() -> Self {
-        Self { values: HashSet::new(), sweep_at: 64 }
+        Self { values: HashSet::new(), addresses: HashSet::default(), sweep_at: 64 }
     }
+}
+
+fn address<T: ?Sized>(value: &Arc<T>) -> usize {
+    Arc::as_ptr(value).cast::<()>() as usize
 }
 
 impl<T: ?Sized + Hash + Eq> Interner<T> {
     /// The shared copy of `value`, which becomes the shared copy if there was none.
     pub(crate) fn intern(&mut self, value: Arc<T>) -> Arc<T> {
+        if self.addresses.contains(&address(&value)) {
+            return value;
+        }
         if let Some(shared) = self.values.get(&*value) {
             return shared.clone();
         }
         if self.values.len() >= self.sweep_at {
             self.values.retain(|shared| Arc::strong_count(shared) > 1);
+            self.addresses.clear();
+            self.addresses.extend(self.values.iter().map(address));
             self.sweep_at = 2 * self.values.len() + 64;
         }
+        self.addresses.insert(address(&value));
         self.values.insert(value.clone());
         value
     }
@@ -180,5 +232,18 @@ mod tests {
             drop(interner.intern(Arc::from(format!("ns-{i}"))));
         }
         assert!(interner.values.len() < 200, "{} unused values kept", interner.values.len());
+        assert_eq!(interner.addresses.len(), interner.values.len());
+    }
+
+    #[test]
+    fn interner_knows_its_shared_copies_by_address_and_equal_values_by_content() {
+        let mut interner = Interner::<[u32]>::default();
+        let shared = interner.intern(Arc::from([1, 2, 3]));
+        assert!(Arc::ptr_eq(&interner.intern(shared.clone()), &shared));
+        let equal = interner.intern(Arc::from([1, 2, 3]));
+        assert!(Arc::ptr_eq(&equal, &shared), "an equal list at another address gets the shared copy");
+        let other = interner.intern(Arc::from([1, 2]));
+        assert!(!Arc::ptr_eq(&other, &shared));
+        assert_eq!(*other, [1, 2]);
     }
 }

@@ -199,10 +199,17 @@ pub struct Engine {
     nodes: Slab<NodeSlot>,
     free_nodes: Vec<NodeId>,
     node_ids: HashMap<NodeName, NodeId>,
-    namespaces: Interner<str>,
-    toleration_lists: Interner<[Toleration]>,
+    shared: Shared,
     queue: EvictionQueue<PodId>,
     actions: VecDeque<Action>,
+}
+
+/// An engine's shared copies of the values pods repeat, which one engine can hand on to the next
+/// (a replay runs an engine per node, over the pods of one dump).
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    namespaces: Interner<str>,
+    toleration_lists: Interner<[Toleration]>,
 }
 
 impl Engine {
@@ -210,6 +217,16 @@ impl Engine {
     #[must_use]
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An engine that knows no node and no pod, starting from `shared`'s copies of repeated values.
+    pub(crate) fn with_shared(shared: Shared) -> Self {
+        Self { shared, ..Self::default() }
+    }
+
+    /// This engine's copies of repeated values, for the next engine.
+    pub(crate) fn into_shared(self) -> Shared {
+        self.shared
     }
 
     /// Applies `input`, which happened at `now`, after firing the timers due by then.
@@ -383,7 +400,7 @@ impl Engine {
 
     /// Mirrors `PodUpdated` (change filter) and `handlePodUpdate`.
     fn upsert_pod(&mut self, pod: Pod, now: Timestamp) {
-        let tolerations = self.toleration_lists.intern(pod.tolerations);
+        let tolerations = self.shared.toleration_lists.intern(pod.tolerations);
         let id = match self.pod_id(&pod.key) {
             Some(id) if self.slot(id).uid != pod.uid => {
                 // A same-named replacement: the old pod is gone, this is a new one.
@@ -433,7 +450,7 @@ impl Engine {
     fn insert_pod(&mut self, key: PodKey, uid: Uid, node: Option<NodeName>, tolerations: Arc<[Toleration]>) -> PodId {
         let hash = self.pod_ids.hash(&key);
         let (namespace, name) = key.into_parts();
-        let key = PodKey::new(self.namespaces.intern(namespace), name);
+        let key = PodKey::new(self.shared.namespaces.intern(namespace), name);
         let slot = PodSlot { key, uid, tolerations, node: UNBOUND, position: 0 };
         let id = match self.free_pods.pop() {
             Some(id) => id,
@@ -514,7 +531,7 @@ impl Engine {
             slot.taints = node.taints.into_iter().filter(Taint::is_no_execute).collect();
         }
         for pod in pods {
-            let tolerations = self.toleration_lists.intern(pod.tolerations);
+            let tolerations = self.shared.toleration_lists.intern(pod.tolerations);
             self.delete_pod(&pod.key);
             self.insert_pod(pod.key, pod.uid, pod.node, tolerations);
         }

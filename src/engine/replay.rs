@@ -8,15 +8,16 @@
 //! one node pass at `now`. The first deletion a pod's work fires is its result.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
+use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use std::sync::Arc;
 
+use super::index::Fx;
 use super::lifecycle::{NodeForecast, ZoneForecast};
 use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid};
 use super::queue::{Cause, Work};
 use super::time::Timestamp;
 use super::tolerate::untolerated;
-use super::{Action, Engine, Input};
+use super::{Action, Engine, Input, Shared};
 
 /// Everything `plan` reads from a cluster or a dump.
 #[derive(Clone, Debug, Default)]
@@ -227,15 +228,26 @@ pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: 
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
     let mut steps = Vec::new();
     let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
-        let plans = replay_nodes::<RandomState>(snapshot, &nodes, &pods_on(snapshot, &nodes), what_if, now, &mut steps);
+        let pods = pods_on(snapshot, &nodes);
+        let plans =
+            replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, now, &mut steps, &mut Shared::default());
         return Plan { now, nodes: plans, zones: None };
     };
     let mut pods = Vec::new();
     let mut plans = Vec::with_capacity(nodes.len());
+    let mut shared = Shared::default();
     for (i, node) in nodes.iter().enumerate() {
         pods.clear();
         pods.extend(order[starts[i]..starts[i + 1]].iter().map(|&pod| (pod, 0)));
-        plans.extend(replay_nodes::<BuildHasherDefault<Fx>>(snapshot, &[node], &pods, what_if, now, &mut steps));
+        plans.extend(replay_nodes::<BuildHasherDefault<Fx>>(
+            snapshot,
+            &[node],
+            &pods,
+            what_if,
+            now,
+            &mut steps,
+            &mut shared,
+        ));
     }
     Plan { now, nodes: plans, zones: None }
 }
@@ -361,9 +373,10 @@ fn replay_nodes<S: BuildHasher + Default>(
     what_if: &[WhatIf],
     now: Timestamp,
     steps: &mut Vec<(Timestamp, Step, Basis)>,
+    values: &mut Shared,
 ) -> Vec<NodePlan> {
     timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, steps);
-    let mut replay = Replayer::<S>::default();
+    let mut replay = Replayer::<S>::new(Engine::with_shared(std::mem::take(values)), pods.len());
     run(&mut replay, snapshot, nodes, steps, now);
 
     let final_taints: Vec<Vec<Taint>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
@@ -400,6 +413,7 @@ fn replay_nodes<S: BuildHasher + Default>(
     for plan in &mut plans {
         sort_pods(&mut plan.pods);
     }
+    *values = replay.engine.into_shared();
     plans
 }
 
@@ -473,40 +487,15 @@ struct Replayer<S = RandomState> {
     fired: HashMap<PodKey, Record, S>,
 }
 
-/// A multiplicative hasher (rustc's `FxHasher`): a few instructions a word where SipHash takes
-/// dozens. Unkeyed, so only for tables as small as one node's pods, which crafted names cannot
-/// make slow.
-#[derive(Clone, Copy, Default)]
-struct Fx(u64);
-
-impl Fx {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
+impl<S: BuildHasher + Default> Replayer<S> {
+    /// A replayer of `engine`, with room for the work of `pods` pods.
+    fn new(engine: Engine, pods: usize) -> Self {
+        Self {
+            engine,
+            pending: HashMap::with_capacity_and_hasher(pods, S::default()),
+            cancelled: HashMap::default(),
+            fired: HashMap::with_capacity_and_hasher(pods, S::default()),
         }
-        let mut last = [0; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.add(u64::from_le_bytes(last));
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.add(word as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // hashbrown takes the bucket from the low bits and the tag from the top seven.
-        self.0.rotate_left(26)
     }
 }
 
@@ -697,7 +686,15 @@ mod tests {
     fn together(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Plan {
         let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
         let pods = pods_on(snapshot, &nodes);
-        let plans = replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, at(NOW), &mut Vec::new());
+        let plans = replay_nodes::<RandomState>(
+            snapshot,
+            &nodes,
+            &pods,
+            what_if,
+            at(NOW),
+            &mut Vec::new(),
+            &mut Shared::default(),
+        );
         Plan { now: at(NOW), nodes: plans, zones: None }
     }
 
