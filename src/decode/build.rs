@@ -176,6 +176,34 @@ impl Builder {
         known
     }
 
+    /// Adds the objects another builder built from the items that follow this one's (the second
+    /// reader of a list read by two), sharing this builder's copies of the values they repeat, as
+    /// though this builder had read them.
+    pub(super) fn absorb(&mut self, mut other: Snapshot) {
+        let mut lists: HashMap<usize, Arc<[Toleration]>> = HashMap::new();
+        let mut namespaces: HashMap<usize, Arc<str>> = HashMap::new();
+        for pod in &mut other.pods {
+            if let Some(node) = &mut pod.pod.node {
+                *node = self.node_name(node.as_str());
+            }
+            pod.phase = self.phase(&pod.phase);
+            let list = &mut pod.pod.tolerations;
+            let address = Arc::as_ptr(list).cast::<()>() as usize;
+            *list = Arc::clone(lists.entry(address).or_insert_with(|| self.tolerations.share(list)));
+            let namespace = pod.pod.key.namespace_arc();
+            let address = Arc::as_ptr(namespace).cast::<()>() as usize;
+            let shared = namespaces.entry(address).or_insert_with(|| match &self.namespace {
+                Some(last) if **last == **namespace => Arc::clone(last),
+                _ => Arc::clone(namespace),
+            });
+            pod.pod.key.share_namespace(shared);
+        }
+        for node in &mut other.nodes {
+            node.name = self.node_name(node.name.as_str());
+        }
+        self.snapshot.merge(other);
+    }
+
     /// The snapshot built so far.
     pub(super) fn finish(mut self) -> Snapshot {
         // The lists grew by doubling: give back what they did not fill (up to half of them).
@@ -299,6 +327,29 @@ impl Interner {
         self.last = Some(Arc::clone(&list));
         list
     }
+
+    /// The shared copy of `list` (converted already, by another builder).
+    fn share(&mut self, list: &Arc<[Toleration]>) -> Arc<[Toleration]> {
+        let mut hasher = DefaultHasher::new();
+        for t in list.iter() {
+            hash_toleration(
+                &t.key,
+                t.operator.as_str(),
+                &t.value,
+                t.effect.as_ref().map(Effect::as_str),
+                t.seconds,
+                &mut hasher,
+            );
+        }
+        let lists = self.lists.entry(hasher.finish()).or_default();
+        match lists.iter().find(|known| ***known == **list) {
+            Some(known) => Arc::clone(known),
+            None => {
+                lists.push(Arc::clone(list));
+                Arc::clone(list)
+            }
+        }
+    }
 }
 
 fn toleration(raw: &RawToleration<'_>) -> Toleration {
@@ -340,13 +391,26 @@ fn same_list(raw: &[RawToleration<'_>], list: &[Toleration]) -> bool {
 fn fingerprint(raw: &[RawToleration<'_>]) -> u64 {
     let mut hasher = DefaultHasher::new();
     for raw in raw {
-        raw.key.as_deref().unwrap_or_default().hash(&mut hasher);
-        operator(raw).hash(&mut hasher);
-        raw.value.as_deref().unwrap_or_default().hash(&mut hasher);
-        effect(raw).hash(&mut hasher);
-        raw.toleration_seconds.hash(&mut hasher);
+        let (key, value) = (raw.key.as_deref().unwrap_or_default(), raw.value.as_deref().unwrap_or_default());
+        hash_toleration(key, operator(raw), value, effect(raw), raw.toleration_seconds, &mut hasher);
     }
     hasher.finish()
+}
+
+/// Hashes one toleration of a [`fingerprint`], from its converted parts.
+fn hash_toleration(
+    key: &str,
+    operator: &str,
+    value: &str,
+    effect: Option<&str>,
+    seconds: Option<i64>,
+    hasher: &mut DefaultHasher,
+) {
+    key.hash(hasher);
+    operator.hash(hasher);
+    value.hash(hasher);
+    effect.hash(hasher);
+    seconds.hash(hasher);
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@
 //! Owns: the scanning of JSON bytes. Uses: serde and serde_json only (the bottom layer, beside
 //! `seeds`).
 
+use std::sync::mpsc::Receiver;
+
 use serde::de::{self, DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::Error;
 use serde_json::de::SliceRead;
@@ -26,6 +28,23 @@ pub(super) struct Reader<'a> {
     pos: usize,
     /// The open objects (`{`) and arrays (`[`) of the value being skipped.
     stack: Vec<u8>,
+    /// How many objects and arrays the readers are inside (those they visit, not those skipped).
+    depth: usize,
+    /// Where another reader has read the rest of the list's items, if it has.
+    handoff: Option<Handoff>,
+    /// Whether the reader took the handoff.
+    handed_over: bool,
+}
+
+/// The depth of the elements of a list's `items` (the list object, then the array).
+const ITEMS_DEPTH: usize = 2;
+
+/// The rest of a list's items, read by another reader from the element at byte `at` on: when this
+/// reader arrives at that element, `resume` tells it where the other one's reading of the items ended
+/// (the closing `]`), or `None` if it gave up.
+struct Handoff {
+    at: usize,
+    resume: Receiver<Option<usize>>,
 }
 
 /// The usual answer of a reader.
@@ -42,7 +61,33 @@ const ONES: u64 = u64::MAX / 255;
 
 impl<'a> Reader<'a> {
     pub(super) fn new(bytes: &'a [u8]) -> Self {
-        Reader { bytes, pos: 0, stack: Vec::new() }
+        Reader { bytes, pos: 0, stack: Vec::new(), depth: 0, handoff: None, handed_over: false }
+    }
+
+    /// A reader of `bytes` from byte `at` on.
+    pub(super) fn at(bytes: &'a [u8], at: usize) -> Self {
+        Reader { pos: at, ..Self::new(bytes) }
+    }
+
+    /// Lets another reader read the list's items from the element at byte `at` on. See [`Handoff`].
+    pub(super) fn hand_over_at(&mut self, at: usize, resume: Receiver<Option<usize>>) {
+        self.handoff = Some(Handoff { at, resume });
+    }
+
+    /// Whether the items from the handoff's element on were left to the other reader.
+    pub(super) fn handed_over(&self) -> bool {
+        self.handed_over
+    }
+
+    /// Reads array elements with `visitor` from the reader's position, which is at an element (one
+    /// after the first of its array, its comma consumed), to the array's `]`, where the reader stops;
+    /// returns the visitor's value and the position of the `]`.
+    pub(super) fn rest_of_array<V: Visitor<'a>>(&mut self, visitor: V) -> Result<(V::Value, usize)> {
+        let value = visitor.visit_seq(Elements { reader: &mut *self, first: true })?;
+        match self.whitespace() {
+            Some(b']') => Ok((value, self.pos)),
+            _ => Err(refused()),
+        }
     }
 
     /// Refuses anything but whitespace after the value read.
@@ -310,14 +355,18 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.expect(b'{')?;
+        self.depth += 1;
         let value = visitor.visit_map(Entries { reader: &mut *self, first: true })?;
+        self.depth -= 1;
         self.expect(b'}')?;
         Ok(value)
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value> {
         self.expect(b'[')?;
+        self.depth += 1;
         let value = visitor.visit_seq(Elements { reader: &mut *self, first: true })?;
+        self.depth -= 1;
         self.expect(b']')?;
         Ok(value)
     }
@@ -412,6 +461,15 @@ impl<'de> SeqAccess<'de> for Elements<'_, 'de> {
                 self.reader.pos += 1;
                 if matches!(self.reader.whitespace(), Some(b']') | None) {
                     return Err(refused());
+                }
+                if self.reader.depth == ITEMS_DEPTH
+                    && let Some(handoff) = self.reader.handoff.take_if(|h| h.at == self.reader.pos)
+                    && let Ok(Some(end)) = handoff.resume.recv()
+                {
+                    // The other reader has read every item from here on: go on after them.
+                    self.reader.pos = end;
+                    self.reader.handed_over = true;
+                    return Ok(None);
                 }
             }
             Some(_) if self.first => self.first = false,

@@ -2,6 +2,9 @@
 //! one pass over the bytes that hands each item to the [`Builder`] as soon as it is parsed, instead of
 //! building the whole list first.
 //!
+//! A large list is read by two such passes at once, one from the start and one from an item in the
+//! middle, whose items the first takes over when it arrives there (see [`read_list`]).
+//!
 //! Strings are borrowed from the input (copied only where the JSON escapes them), one [`Fields`] is
 //! reused for every item, and fields the snapshot does not need are skipped unread. With
 //! `skip_other_kinds`, items that say they are neither a Node, a Pod nor a Lease are skipped whole.
@@ -40,19 +43,108 @@ pub(super) struct List<'a> {
 
 /// Reads `bytes` as a list whose items are of kind `kind` unless they say otherwise; `None` when the
 /// exact readers must decide (an unusual shape, or any error).
+///
+/// A list of [`SPLIT_FROM`] bytes or more is read by two threads where two cores are free: a second
+/// reader starts at what looks like an item in the middle ([`item_boundary`]) and reads the items
+/// from there to the end of the array, while the first reads from the start. Only when the first
+/// arrives at that very item (so it is one) does it take the second's items and go on after them;
+/// otherwise it reads on alone, and the result is the same either way.
 pub(super) fn read_list<'a>(
     bytes: &'a [u8],
     kind: Option<&str>,
     skip_other_kinds: bool,
     keep_labels: &KeepLabels,
 ) -> Option<List<'a>> {
-    let mut reader = Reader::new(bytes);
+    let split = (bytes.len() >= SPLIT_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
+        .then(|| item_boundary(bytes, bytes.len() / 2))
+        .flatten();
+    read_list_split(bytes, split, kind, skip_other_kinds, keep_labels).map(|(list, _)| list)
+}
+
+/// How large a list must be for [`read_list`] to read it with two threads.
+const SPLIT_FROM: usize = 8 << 20;
+
+/// [`read_list`], with the second reader starting at byte `split` (any byte: a wrong guess costs only
+/// the second reader's work); also whether the first reader took the second's items.
+fn read_list_split<'a>(
+    bytes: &'a [u8],
+    split: Option<usize>,
+    kind: Option<&str>,
+    skip_other_kinds: bool,
+    keep_labels: &KeepLabels,
+) -> Option<(List<'a>, bool)> {
+    let Some(at) = split else {
+        let (builder, list, _) = read_list_with(Reader::new(bytes), kind, skip_other_kinds, keep_labels)?;
+        return Some((List { snapshot: builder.finish(), ..list }, false));
+    };
+    std::thread::scope(|scope| {
+        let (tell, resume) = std::sync::mpsc::sync_channel(1);
+        let second = scope.spawn(move || {
+            let items = read_items_at(bytes, at, kind, skip_other_kinds, keep_labels);
+            // The first reader may have finished without arriving there: then nobody listens.
+            let _ = tell.send(items.as_ref().map(|(_, end)| *end));
+            items.map(|(snapshot, _)| snapshot)
+        });
+        let mut reader = Reader::new(bytes);
+        reader.hand_over_at(at, resume);
+        let first = read_list_with(reader, kind, skip_other_kinds, keep_labels);
+        let second = second.join().ok().flatten();
+        let (mut builder, list, handed_over) = first?;
+        if handed_over {
+            builder.absorb(second?);
+        }
+        Some((List { snapshot: builder.finish(), ..list }, handed_over))
+    })
+}
+
+/// [`read_list`] with `reader`: the builder (which holds the items), the list with no items yet,
+/// and whether the reader handed the items after its handoff over to a second reader.
+fn read_list_with<'a>(
+    mut reader: Reader<'a>,
+    kind: Option<&str>,
+    skip_other_kinds: bool,
+    keep_labels: &KeepLabels,
+) -> Option<(Builder, List<'a>, bool)> {
     let mut builder = Builder::new(keep_labels.clone());
     let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
     let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
     let (kind, metadata, has_items) = reader.deserialize_map(ListVisitor { items }).ok()?;
     reader.end().ok()?;
-    Some(List { snapshot: builder.finish(), kind, metadata, has_items })
+    let list = List { snapshot: Snapshot::default(), kind, metadata, has_items };
+    Some((builder, list, reader.handed_over()))
+}
+
+/// The second reader of [`read_list`]: the items from byte `at` to the end of their array, and where
+/// that array's `]` is.
+fn read_items_at(
+    bytes: &[u8],
+    at: usize,
+    kind: Option<&str>,
+    skip_other_kinds: bool,
+    keep_labels: &KeepLabels,
+) -> Option<(Snapshot, usize)> {
+    let mut reader = Reader::at(bytes, at);
+    let mut builder = Builder::new(keep_labels.clone());
+    let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
+    let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
+    let ((), end) = reader.rest_of_array(items).ok()?;
+    Some((builder.finish(), end))
+}
+
+/// Where an item of a list's `items` probably starts, at or after byte `from`: the next object
+/// opened right after another closed at the indentation `kubectl get -o json` gives items, or, in
+/// a list without white space (the API server's), right after `},` when the object starts as an
+/// item does. Only a guess (the text may be inside a string, or an object deeper down): see
+/// [`read_list`]. Looks no further than a few megabytes.
+fn item_boundary(bytes: &[u8], from: usize) -> Option<usize> {
+    const PRETTY: &[u8] = b"\n        },\n        {";
+    const COMPACT: [&[u8]; 2] = [b"},{\"metadata\":", b"},{\"apiVersion\":"];
+    let window = bytes.get(from..bytes.len().min(from + (4 << 20)))?;
+    let find = |pattern: &[u8]| window.windows(pattern.len()).position(|w| w == pattern);
+    if let Some(i) = find(PRETTY) {
+        return Some(from + i + PRETTY.len() - 1);
+    }
+    COMPACT.into_iter().filter_map(find).min().map(|i| from + i + 2)
 }
 
 /// Reads one object alone (a watch event's, or an API answer's) as an item of kind `kind` unless it
@@ -401,7 +493,9 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::read_list;
+    use std::sync::Arc;
+
+    use super::{item_boundary, read_list, read_list_split};
     use crate::decode::build::KeepLabels;
     use crate::decode::exact::{read_exactly, read_page_exactly};
     use crate::engine::replay::Snapshot;
@@ -658,5 +752,63 @@ mod tests {
                 prop_assert_eq!(token.as_deref(), exact.continue_token.as_deref());
             }
         }
+
+        #[test]
+        fn two_readers_read_what_one_reads_wherever_the_second_starts(dump in dump(), at: prop::sample::Index) {
+            let mut text = String::new();
+            dump.write(&mut text);
+            let bytes = text.as_bytes();
+            // Mostly where an object opens (an item, or one deeper down), sometimes anywhere.
+            let opens: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'{').collect();
+            let at = if opens.is_empty() || at.index(4) == 0 { at.index(bytes.len() + 1) } else { opens[at.index(opens.len())] };
+            for (kind, skip) in [(None, true), (Some("Pod"), false)] {
+                let one = read_list_split(bytes, None, kind, skip, &KeepLabels::All);
+                let two = read_list_split(bytes, Some(at), kind, skip, &KeepLabels::All);
+                prop_assert_eq!(one.is_some(), two.is_some(), "split at {} of {}", at, text);
+                if let (Some((one, _)), Some((two, _))) = (one, two) {
+                    prop_assert!(same(&one.snapshot, &two.snapshot), "split at {} of {}", at, text);
+                    prop_assert_eq!(&one.kind, &two.kind);
+                    prop_assert_eq!(one.has_items, two.has_items);
+                    let token = |list: &super::List<'_>| list.metadata.as_ref().and_then(|m| m.continue_.as_deref().map(str::to_owned));
+                    prop_assert_eq!(token(&one), token(&two));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_large_dump_is_read_by_two_readers_that_share_what_pods_repeat() {
+        let pod = |i: usize| {
+            format!(
+                r#"{{
+            "kind": "Pod",
+            "metadata": {{"name": "p{i}", "namespace": "web", "uid": "u{i}"}},
+            "spec": {{"nodeName": "n1", "tolerations": [{{"key": "k", "operator": "Exists"}}]}},
+            "status": {{"phase": "Running"}}
+        }}"#
+            )
+        };
+        let items: Vec<String> = std::iter::once(r#"{"kind": "Node", "metadata": {"name": "n1"}}"#.to_owned())
+            .chain((0..200).map(pod))
+            .collect();
+        let text = format!(
+            "{{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {}\n    ],\n    \"kind\": \"List\"\n}}\n",
+            items.join(",\n        ")
+        );
+        let bytes = text.as_bytes();
+        let at = item_boundary(bytes, bytes.len() / 2).expect("an item in the middle");
+        assert!(text[at..].starts_with("{\n            \"kind\": \"Pod\""), "{}", &text[at..at + 40]);
+        let (two, handed_over) = read_list_split(bytes, Some(at), None, true, &KeepLabels::All).expect("a dump");
+        assert!(handed_over, "the first reader took the second's items");
+        let (one, _) = read_list_split(bytes, None, None, true, &KeepLabels::All).expect("a dump");
+        assert!(same(&one.snapshot, &two.snapshot));
+        let pods = &two.snapshot.pods;
+        assert_eq!(pods.len(), 200);
+        let (first, last) = (&pods[0].pod, &pods[199].pod);
+        assert!(Arc::ptr_eq(&first.tolerations, &last.tolerations));
+        assert!(Arc::ptr_eq(&pods[0].phase, &pods[199].phase));
+        let node = |pod: &crate::engine::model::Pod| pod.node.as_ref().expect("bound").as_str().as_ptr();
+        assert_eq!(node(first), node(last));
+        assert!(std::ptr::eq(first.key.namespace().as_ptr(), last.key.namespace().as_ptr()));
     }
 }

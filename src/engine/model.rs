@@ -86,6 +86,17 @@ impl PodKey {
     pub(super) fn into_parts(self) -> (Arc<str>, Arc<str>) {
         (self.namespace, self.name)
     }
+
+    /// The namespace, as the shared string it is.
+    pub(crate) fn namespace_arc(&self) -> &Arc<str> {
+        &self.namespace
+    }
+
+    /// Holds `namespace`, an equal copy of the key's namespace, instead of its own.
+    pub(crate) fn share_namespace(&mut self, namespace: &Arc<str>) {
+        debug_assert_eq!(*self.namespace, **namespace);
+        self.namespace = Arc::clone(namespace);
+    }
 }
 
 impl fmt::Display for PodKey {
