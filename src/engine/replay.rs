@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::index::Fx;
@@ -220,35 +221,63 @@ struct Record {
 ///
 /// Nodes do not interact: a pod's work depends only on its node's taints and the restart. So each
 /// node is replayed on an engine of its own, which keeps every index and sort as small as the
-/// node. That holds while every selected node name and every pod key on them is distinct; otherwise
+/// node, and lets a large replay run on two threads (each with half the nodes). That holds while every
+/// selected node name and every pod key on them is distinct; otherwise
 /// (a pod listed twice, moving between nodes in the replay) one engine replays them all together.
 /// Either way each group of nodes goes through `replay_nodes`.
 #[must_use]
 pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan {
+    replay_in_two_from(snapshot, selected, what_if, now, REPLAY_IN_TWO_FROM)
+}
+
+/// How many pods make [`replay`] replay its nodes on two threads.
+const REPLAY_IN_TWO_FROM: usize = 20_000;
+
+/// [`replay`], on two threads from `in_two_from` pods on.
+fn replay_in_two_from(
+    snapshot: &Snapshot,
+    selected: &[usize],
+    what_if: &[WhatIf],
+    now: Timestamp,
+    in_two_from: usize,
+) -> Plan {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
-    let mut steps = Vec::new();
     let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
         let pods = pods_on(snapshot, &nodes);
         let plans =
-            replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, now, &mut steps, &mut Shared::default());
+            replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, now, &mut Vec::new(), &mut Shared::default());
         return Plan { now, nodes: plans, zones: None };
     };
-    let mut pods = Vec::new();
-    let mut plans = Vec::with_capacity(nodes.len());
-    let mut shared = Shared::default();
-    for (i, node) in nodes.iter().enumerate() {
-        pods.clear();
-        pods.extend(order[starts[i]..starts[i + 1]].iter().map(|&pod| (pod, 0)));
-        plans.extend(replay_nodes::<BuildHasherDefault<Fx>>(
-            snapshot,
-            &[node],
-            &pods,
-            what_if,
-            now,
-            &mut steps,
-            &mut shared,
-        ));
+    // The nodes from `range` on, one engine each, handing the interned values on.
+    let replay_range = |range: Range<usize>| {
+        let (mut steps, mut pods, mut shared) = (Vec::new(), Vec::new(), Shared::default());
+        let mut plans = Vec::with_capacity(range.len());
+        for i in range {
+            pods.clear();
+            pods.extend(order[starts[i]..starts[i + 1]].iter().map(|&pod| (pod, 0)));
+            plans.extend(replay_nodes::<BuildHasherDefault<Fx>>(
+                snapshot,
+                &[nodes[i]],
+                &pods,
+                what_if,
+                now,
+                &mut steps,
+                &mut shared,
+            ));
+        }
+        plans
+    };
+    if order.len() < in_two_from || nodes.len() < 2 {
+        return Plan { now, nodes: replay_range(0..nodes.len()), zones: None };
     }
+    // Two threads, each with the nodes of about half the pods; the plans are the same either way.
+    let half = starts.partition_point(|&start| start < order.len() / 2).clamp(1, nodes.len() - 1);
+    let plans = std::thread::scope(|scope| {
+        let second = scope.spawn(|| replay_range(half..nodes.len()));
+        let mut plans = replay_range(0..half);
+        plans.extend(second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        plans
+    });
     Plan { now, nodes: plans, zones: None }
 }
 
@@ -707,6 +736,7 @@ mod tests {
             pick in prop::collection::vec(any::<prop::sample::Index>(), 1..5),
             repeat_a_node in prop::bool::weighted(0.05),
             what_if in prop::option::of(taint()),
+            in_two_from in prop_oneof![Just(0), Just(usize::MAX)],
         ) {
             let mut selected: Vec<usize> = Vec::new();
             for i in pick.iter().map(|i| i.index(snapshot.nodes.len())) {
@@ -715,7 +745,8 @@ mod tests {
                 }
             }
             let what_if: Vec<WhatIf> = what_if.into_iter().map(WhatIf::Taint).collect();
-            prop_assert_eq!(replay(&snapshot, &selected, &what_if, at(NOW)), together(&snapshot, &selected, &what_if));
+            let plan = replay_in_two_from(&snapshot, &selected, &what_if, at(NOW), in_two_from);
+            prop_assert_eq!(plan, together(&snapshot, &selected, &what_if));
         }
     }
 
