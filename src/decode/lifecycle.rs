@@ -24,6 +24,7 @@ use serde::{Deserialize, Deserializer};
 use super::build::{CONTROLLER_LEASE, parse_time};
 use super::error::{DumpError, object_name};
 use super::raw::{self, RawTaint, raw};
+use super::scan::Reader;
 use super::seeds::Str;
 use crate::engine::lifecycle::{
     ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition, ZONE_LABELS, ZoneKey,
@@ -339,6 +340,40 @@ fn read_health_with(
     kind: Option<&str>,
     lease: &mut dyn FnMut(&str, Option<Timestamp>),
 ) -> Result<Health, DumpError> {
+    // First with the byte-level reader of `scan`, which skips the pods (most of a dump) with its fast
+    // validated skip; where it refuses the input, serde_json reads it again and names what is wrong.
+    // Leases are told to `lease` only once the reading succeeded.
+    let mut leases = Vec::new();
+    let mut fast = Reading {
+        kind,
+        lease: &mut |name: &str, at| leases.push((name.to_owned(), at)),
+        health: Health::default(),
+        renewed: HashMap::new(),
+        failed: None,
+    };
+    let mut reader = Reader::new(bytes);
+    let read = de::DeserializeSeed::deserialize(List(&mut fast), &mut reader).and_then(|()| reader.end());
+    let reading = match (read, fast.failed) {
+        (Ok(()), None) => {
+            let Reading { health, renewed, .. } = fast;
+            for (name, at) in &leases {
+                lease(name, *at);
+            }
+            Reading { kind, lease, health, renewed, failed: None }
+        }
+        // Both readers accept the items before the one the builder refused: serde_json would too.
+        (_, Some(error)) => return Err(error),
+        (Err(_), None) => read_exactly(bytes, kind, lease)?,
+    };
+    Ok(finish(reading))
+}
+
+/// [`read_health_with`] with serde_json alone.
+fn read_exactly<'k>(
+    bytes: &[u8],
+    kind: Option<&'k str>,
+    lease: &'k mut dyn FnMut(&str, Option<Timestamp>),
+) -> Result<Reading<'k>, DumpError> {
     let mut reading = Reading { kind, lease, health: Health::default(), renewed: HashMap::new(), failed: None };
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let read =
@@ -347,12 +382,17 @@ fn read_health_with(
         return Err(error);
     }
     read.map_err(|e| DumpError::Json(e.to_string()))?;
+    Ok(reading)
+}
+
+/// The health a reading found, each node with its Lease's renewal.
+fn finish(reading: Reading<'_>) -> Health {
     let Reading { mut health, renewed, .. } = reading;
     health.node_leases = renewed.len();
     for node in &mut health.nodes {
         node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
     }
-    Ok(health)
+    health
 }
 
 /// Reads the `kube-system/kube-controller-manager` Lease object (a GET's answer).
@@ -461,6 +501,33 @@ mod tests {
 
     fn at(text: &str) -> Timestamp {
         parse_time(text).expect("a time")
+    }
+
+    #[test]
+    fn the_fast_reading_reads_what_serde_json_reads_and_hands_the_rest_to_it() {
+        let exactly = |text: &str| {
+            let mut leases = Vec::new();
+            let health = read_exactly(text.as_bytes(), None, &mut |name, at| leases.push((name.to_owned(), at)))
+                .map(finish)
+                .map_err(|e| e.to_string());
+            (health, leases)
+        };
+        let fast = |text: &str| {
+            let mut leases = Vec::new();
+            let health = read_health_with(text.as_bytes(), None, &mut |name, at| leases.push((name.to_owned(), at)))
+                .map_err(|e| e.to_string());
+            (health, leases)
+        };
+        let escaped = DUMP.replace(r#""name":"n2""#, r#""name":"n\u0032""#);
+        let exponent = DUMP.replace(r#""leaseDurationSeconds":15"#, r#""leaseDurationSeconds":1.5e1"#);
+        let bad_time = DUMP.replace("2026-11-23T18:00:21.500000Z", "soon");
+        let not_json = DUMP.replace(r#""kind":"Pod""#, r#""kind":Pod"#);
+        for text in [DUMP, &escaped, &exponent, &bad_time, &not_json, "[]", "{\"items\":null}"] {
+            assert_eq!(fast(text), exactly(text), "{text}");
+        }
+        assert_eq!(fast(&escaped).0.expect("a dump").nodes[1].name.as_str(), "n2");
+        assert!(fast(&bad_time).0.is_err() && fast(&not_json).0.is_err());
+        assert_eq!(fast(DUMP).1.len(), 1, "the node Lease is told");
     }
 
     #[test]
