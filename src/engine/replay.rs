@@ -227,19 +227,24 @@ struct Record {
 /// Either way each group of nodes goes through `replay_nodes`.
 #[must_use]
 pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan {
-    replay_in_two_from(snapshot, selected, what_if, now, REPLAY_IN_TWO_FROM)
+    replay_in_two_from(snapshot, selected, what_if, now, REPLAY_IN_TWO_FROM, CHUNK)
 }
+
+/// How many pods of one node an engine replays at most: the pods of a node do not interact either,
+/// so a node with more is replayed a chunk at a time, and the engine's tables stay that small.
+const CHUNK: usize = 4096;
 
 /// How many pods make [`replay`] replay its nodes on two threads.
 const REPLAY_IN_TWO_FROM: usize = 20_000;
 
-/// [`replay`], on two threads from `in_two_from` pods on.
+/// [`replay`], on two threads from `in_two_from` pods on, `chunk` pods of a node at a time.
 fn replay_in_two_from(
     snapshot: &Snapshot,
     selected: &[usize],
     what_if: &[WhatIf],
     now: Timestamp,
     in_two_from: usize,
+    chunk: usize,
 ) -> Plan {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
     let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
@@ -251,19 +256,36 @@ fn replay_in_two_from(
     // The nodes from `range` on, one engine each, handing the interned values on.
     let replay_range = |range: Range<usize>| {
         let (mut steps, mut pods, mut shared) = (Vec::new(), Vec::new(), Shared::default());
-        let mut plans = Vec::with_capacity(range.len());
+        let mut plans: Vec<NodePlan> = Vec::with_capacity(range.len());
         for i in range {
-            pods.clear();
-            pods.extend(order[starts[i]..starts[i + 1]].iter().map(|&pod| (pod, 0)));
-            plans.extend(replay_nodes::<BuildHasherDefault<Fx>>(
-                snapshot,
-                &[nodes[i]],
-                &pods,
-                what_if,
-                now,
-                &mut steps,
-                &mut shared,
-            ));
+            let on_node = &order[starts[i]..starts[i + 1]];
+            let mut parts = on_node.chunks(chunk);
+            // A node without pods is replayed once too, for its plan.
+            let first = parts.next().unwrap_or_default();
+            let at = plans.len();
+            for part in std::iter::once(first).chain(parts) {
+                pods.clear();
+                pods.extend(part.iter().map(|&pod| (pod, 0)));
+                let replayed = replay_nodes::<BuildHasherDefault<Fx>>(
+                    snapshot,
+                    &[nodes[i]],
+                    &pods,
+                    what_if,
+                    now,
+                    &mut steps,
+                    &mut shared,
+                );
+                // One node: one plan, the first part's, which the others' pods join.
+                match plans.get_mut(at) {
+                    Some(plan) => plan.pods.extend(replayed.into_iter().flat_map(|part| part.pods)),
+                    None => plans.extend(replayed),
+                }
+            }
+            if on_node.len() > chunk
+                && let Some(plan) = plans.get_mut(at)
+            {
+                sort_pods(&mut plan.pods);
+            }
         }
         plans
     };
@@ -737,6 +759,7 @@ mod tests {
             repeat_a_node in prop::bool::weighted(0.05),
             what_if in prop::option::of(taint()),
             in_two_from in prop_oneof![Just(0), Just(usize::MAX)],
+            chunk in prop_oneof![Just(usize::MAX), 1..4usize],
         ) {
             let mut selected: Vec<usize> = Vec::new();
             for i in pick.iter().map(|i| i.index(snapshot.nodes.len())) {
@@ -745,7 +768,7 @@ mod tests {
                 }
             }
             let what_if: Vec<WhatIf> = what_if.into_iter().map(WhatIf::Taint).collect();
-            let plan = replay_in_two_from(&snapshot, &selected, &what_if, at(NOW), in_two_from);
+            let plan = replay_in_two_from(&snapshot, &selected, &what_if, at(NOW), in_two_from, chunk);
             prop_assert_eq!(plan, together(&snapshot, &selected, &what_if));
         }
     }
