@@ -8,8 +8,11 @@
 //! read more of a Node and a Lease than the snapshot does, and are kept apart from the snapshot's so
 //! that neither reading refuses what it refused before.
 //!
-//! Owns: [`Health`] and its readings. Uses: `raw`, `error`, `build`'s time rule and the engine's
-//! lifecycle types.
+//! A dump is read with `scan`'s reader, whose validated skip passes over the pods; where that reader
+//! refuses the input, serde_json reads it again and names what is wrong.
+//!
+//! Owns: [`Health`] and its readings. Uses: `scan`, `raw`, `error`, `build`'s time rule and the
+//! engine's lifecycle types.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
