@@ -84,9 +84,12 @@ pub struct InputArgs {
     #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]
     pub now: Option<Timestamp>,
     /// What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable.
+    // The help text is shown as written: its brackets are usage syntax, not links.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long = "taint", value_name = "KEY[=VALUE]:EFFECT", value_parser = parse_taint, help_heading = "What-if")]
     pub taints: Vec<WhatIf>,
     /// What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable.
+    #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long = "remove-taint", value_name = "KEY[:EFFECT]", value_parser = parse_remove_taint, help_heading = "What-if")]
     pub remove_taints: Vec<WhatIf>,
     /// Read from etcd (a quorum read, paged) instead of the API server's watch cache: the latest
