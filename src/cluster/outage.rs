@@ -71,6 +71,11 @@ impl Health {
         Self { what, failing: None, report, clock, metrics }
     }
 
+    /// The runtime's clock, which the watch's own waits follow.
+    pub(super) fn clock(&self) -> Clock {
+        self.clock
+    }
+
     pub(super) fn failed(&mut self, error: &watcher::Error) {
         self.metrics.watch_restarted(self.what);
         if self.failing.is_none() {

@@ -29,7 +29,7 @@ use super::scope::NodeScope;
 use super::watched::WatchedPod;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::replay::SnapshotPod;
-use crate::runtime::PodChange;
+use crate::runtime::{Clock, PodChange};
 
 /// Up to this many named nodes are watched one by one; more share one filtered watch.
 ///
@@ -165,7 +165,12 @@ impl Filter {
 }
 
 /// Lists the pods bound to `node` until the list succeeds (or nobody waits for it any more).
-async fn list_node(api: Api<WatchedPod>, node: String, found: mpsc::UnboundedSender<(String, Vec<WatchedPod>)>) {
+async fn list_node(
+    api: Api<WatchedPod>,
+    node: String,
+    found: mpsc::UnboundedSender<(String, Vec<WatchedPod>)>,
+    clock: Clock,
+) {
     let params = ListParams::default().fields(&format!("spec.nodeName={node}"));
     let mut delays = backoff();
     loop {
@@ -178,7 +183,7 @@ async fn list_node(api: Api<WatchedPod>, node: String, found: mpsc::UnboundedSen
             Err(error) => {
                 tracing::debug!("listing the pods of node {node}: {error}");
                 let delay = delays.next().unwrap_or(std::time::Duration::from_secs(5));
-                tokio::time::sleep(delay).await;
+                tokio::time::sleep_until(clock.instant() + delay).await;
             }
         }
     }
@@ -223,7 +228,7 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
             Some(selected) = filter.changed() => {
                 for node in filter.select(selected) {
                     pickups.start(&node);
-                    tokio::spawn(list_node(api.clone(), node, found_tx.clone()));
+                    tokio::spawn(list_node(api.clone(), node, found_tx.clone(), health.clock()));
                 }
                 continue;
             }
