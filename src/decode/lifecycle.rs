@@ -356,19 +356,18 @@ fn read_health_with(
     };
     let mut reader = Reader::new(bytes);
     let read = de::DeserializeSeed::deserialize(List(&mut fast), &mut reader).and_then(|()| reader.end());
-    let reading = match (read, fast.failed) {
+    let Reading { health, renewed, failed, .. } = fast;
+    match (read, failed) {
         (Ok(()), None) => {
-            let Reading { health, renewed, .. } = fast;
             for (name, at) in &leases {
                 lease(name, *at);
             }
-            Reading { kind, lease, health, renewed, failed: None }
+            Ok(finish(health, &renewed))
         }
         // Both readers accept the items before the one the builder refused: serde_json would too.
-        (_, Some(error)) => return Err(error),
-        (Err(_), None) => read_exactly(bytes, kind, lease)?,
-    };
-    Ok(finish(reading))
+        (_, Some(error)) => Err(error),
+        (Err(_), None) => read_exactly(bytes, kind, lease).map(|reading| finish(reading.health, &reading.renewed)),
+    }
 }
 
 /// [`read_health_with`] with serde_json alone.
@@ -388,9 +387,8 @@ fn read_exactly<'k>(
     Ok(reading)
 }
 
-/// The health a reading found, each node with its Lease's renewal.
-fn finish(reading: Reading<'_>) -> Health {
-    let Reading { mut health, renewed, .. } = reading;
+/// The health a reading found, each node with its Lease's renewal (from `renewed`).
+fn finish(mut health: Health, renewed: &HashMap<String, Option<Timestamp>>) -> Health {
     health.node_leases = renewed.len();
     for node in &mut health.nodes {
         node.lease_renewed = renewed.get(node.name.as_str()).copied().flatten();
@@ -511,7 +509,7 @@ mod tests {
         let exactly = |text: &str| {
             let mut leases = Vec::new();
             let health = read_exactly(text.as_bytes(), None, &mut |name, at| leases.push((name.to_owned(), at)))
-                .map(finish)
+                .map(|reading| finish(reading.health, &reading.renewed))
                 .map_err(|e| e.to_string());
             (health, leases)
         };

@@ -105,13 +105,24 @@ fn read_list_with<'a>(
     skip_other_kinds: bool,
     keep_labels: &KeepLabels,
 ) -> Option<(Builder, List<'a>, bool)> {
-    let mut builder = Builder::new(keep_labels.clone());
-    let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
-    let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
-    let (kind, metadata, has_items) = reader.deserialize_map(ListVisitor { items }).ok()?;
+    let (builder, (kind, metadata, has_items)) =
+        with_builder(kind, skip_other_kinds, keep_labels, |items| reader.deserialize_map(ListVisitor { items }).ok())?;
     reader.end().ok()?;
     let list = List { snapshot: Snapshot::default(), kind, metadata, has_items };
     Some((builder, list, reader.handed_over()))
+}
+
+/// `read` with the items seed of a new builder (which it fills), and that builder.
+fn with_builder<'de, T>(
+    kind: Option<&str>,
+    skip_other_kinds: bool,
+    keep_labels: &KeepLabels,
+    read: impl FnOnce(ItemsSeed<'_, 'de>) -> Option<T>,
+) -> Option<(Builder, T)> {
+    let mut builder = Builder::new(keep_labels.clone());
+    let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
+    let value = read(ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds })?;
+    Some((builder, value))
 }
 
 /// The second reader of [`read_list`]: the items from byte `at` to the end of their array, and where
@@ -124,10 +135,8 @@ fn read_items_at(
     keep_labels: &KeepLabels,
 ) -> Option<(Snapshot, usize)> {
     let mut reader = Reader::at(bytes, at);
-    let mut builder = Builder::new(keep_labels.clone());
-    let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
-    let items = ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds };
-    let ((), end) = reader.rest_of_array(items).ok()?;
+    let (builder, ((), end)) =
+        with_builder(kind, skip_other_kinds, keep_labels, |items| reader.rest_of_array(items).ok())?;
     Some((builder.finish(), end))
 }
 
