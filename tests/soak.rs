@@ -308,7 +308,8 @@ fn soak(seed: u64, rounds: usize, outages: &[usize]) -> Figures {
     let wall0 = instant(&jiff::Timestamp::now().to_string()) + ROUND.as_nanos() as i128;
     let virtual_at = |round: usize| Timestamp::from_nanos(wall0 + (round as i128) * ROUND.as_nanos() as i128);
     let mut oracle = Oracle { engine: Engine::new(), predicted: BTreeMap::new() };
-    let initial_nodes: Vec<Node> = (0..NODES).map(|n| Node { name: node_name(n).into(), taints: vec![] }).collect();
+    let initial_nodes: Vec<Node> =
+        (0..NODES).map(|n| Node { name: node_name(n).into(), taints: Vec::new().into() }).collect();
     oracle.apply(Input::NodesReplaced(initial_nodes), virtual_at(0));
     oracle.apply(Input::PodsReplaced(plan.initial.iter().map(PodSpec::engine).collect()), virtual_at(0));
     let mut outage_windows: Vec<(Timestamp, Timestamp)> = Vec::new();

@@ -98,7 +98,7 @@ pub fn pod(i: usize, j: usize) -> Pod {
 pub fn populated(nodes: usize, pods_per_node: usize) -> Engine {
     let mut engine = Engine::new();
     for i in 0..nodes {
-        engine.handle(Input::NodeUpserted(Node { name: node_name(i).into(), taints: Vec::new() }), SYNCED_AT);
+        engine.handle(Input::NodeUpserted(Node { name: node_name(i).into(), taints: Vec::new().into() }), SYNCED_AT);
     }
     for i in 0..nodes {
         for j in 0..pods_per_node {
@@ -116,7 +116,7 @@ pub fn outage_inputs(nodes: usize) -> Vec<Input> {
     (0..nodes)
         .map(|i| {
             let taint = Taint::new(UNREACHABLE, "", Effect::NoExecute).with_time_added(OUTAGE_AT);
-            Input::NodeUpserted(Node { name: node_name(i).into(), taints: vec![taint] })
+            Input::NodeUpserted(Node { name: node_name(i).into(), taints: vec![taint].into() })
         })
         .collect()
 }

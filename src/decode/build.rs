@@ -237,16 +237,21 @@ impl Builder {
                 if name.is_empty() {
                     return Err(bad("metadata.name", "missing".into()));
                 }
-                let mut taints = Vec::with_capacity(item.taints.len());
                 for (i, raw) in item.taints.iter().enumerate() {
-                    let time_added = time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))?;
-                    taints.push(Taint {
+                    time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))?;
+                }
+                // Checked: built straight into the list the plan and the engine share, allocated
+                // once at its size.
+                let taints: Arc<[Taint]> = item
+                    .taints
+                    .iter()
+                    .map(|raw| Taint {
                         key: raw.key.as_deref().unwrap_or_default().to_owned(),
                         value: raw.value.as_deref().unwrap_or_default().to_owned(),
                         effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
-                        time_added,
-                    });
-                }
+                        time_added: raw.time_added.as_deref().and_then(parse_time),
+                    })
+                    .collect();
                 let mut labels = BTreeMap::new();
                 for (key, value) in item.labels.iter().filter(|(key, _)| self.keep_labels.keeps(key)) {
                     labels.insert(key.clone().into_owned(), value.clone().into_owned());

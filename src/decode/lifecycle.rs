@@ -21,7 +21,7 @@ use std::time::Duration;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, IgnoredAny, MapAccess};
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess};
 use serde::{Deserialize, Deserializer};
 
 use super::build::{CONTROLLER_LEASE, parse_time};
@@ -30,7 +30,8 @@ use super::raw::{self, RawTaint, raw};
 use super::scan::Reader;
 use super::seeds::Str;
 use crate::engine::lifecycle::{
-    ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition, ZONE_LABELS, ZoneKey,
+    ConditionTaint, ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition,
+    ZONE_LABELS, ZoneKey,
 };
 use crate::engine::model::{Effect, Taint};
 use crate::engine::time::Timestamp;
@@ -237,13 +238,44 @@ impl<'de: 'a, 'a> Deserialize<'de> for Labels<'a> {
     }
 }
 
+/// The taints the controller reads (`NoExecute`, with a condition key), each with its index in
+/// `spec.taints`; the others are checked to be taints, as the snapshot's reader does, and dropped: a
+/// node may carry very many.
+#[derive(Default)]
+pub(super) struct ConditionTaints<'a>(Vec<(usize, RawTaint<'a>)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ConditionTaints<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<'a>(PhantomData<ConditionTaints<'a>>);
+        impl<'de: 'a, 'a> de::Visitor<'de> for Visitor<'a> {
+            type Value = ConditionTaints<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ConditionTaints<'a>, A::Error> {
+                let mut taints = ConditionTaints::default();
+                let mut index = 0;
+                while let Some(taint) = seq.next_element::<RawTaint<'de>>()? {
+                    let key = taint.key.as_deref().unwrap_or_default();
+                    if taint.effect.as_deref() == Some("NoExecute") && ConditionTaint::from_key(key).is_some() {
+                        taints.0.push((index, taint));
+                    }
+                    index += 1;
+                }
+                Ok(taints)
+            }
+        }
+        deserializer.deserialize_seq(Visitor(PhantomData))
+    }
+}
+
 raw! {
     /// The union of the Node and Lease spec fields read here.
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
     struct Spec<'a> in spec {
         #[serde(borrow)]
-        taints: Option<Vec<RawTaint<'a>>> = "taints",
+        taints: Option<ConditionTaints<'a>> = "taints",
         #[serde(borrow)]
         acquire_time: Option<Cow<'a, str>> = "acquireTime",
         #[serde(borrow)]
@@ -442,7 +474,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         }
     };
     let mut taints = Vec::new();
-    for (i, raw) in item.spec.taints.iter().flatten().enumerate() {
+    for (i, raw) in item.spec.taints.iter().flat_map(|taints| &taints.0) {
         let taint = Taint::new(
             raw.key.as_deref().unwrap_or_default(),
             raw.value.as_deref().unwrap_or_default(),
@@ -460,7 +492,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         created: at("metadata.creationTimestamp", item.metadata.creation_timestamp.as_deref())?,
         ready,
         lease_renewed: None,
-        taints,
+        taints: taints.into(),
     })
 }
 
@@ -576,6 +608,24 @@ mod tests {
         assert_eq!(meta.labels.expect("labels").0.len(), 1);
         let bad = r#"{"items":[{"kind":"Node","metadata":{"name":"n1","labels":{"a":1}}}]}"#;
         assert!(read_health(bad.as_bytes()).is_err(), "a label that is not a string is refused, kept or not");
+    }
+
+    #[test]
+    fn taints_other_than_the_condition_ones_are_checked_and_not_kept() {
+        let dump = r#"{"items":[{"kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[
+            {"key":"a","effect":"NoExecute"},{"key":"node.kubernetes.io/not-ready","effect":"NoSchedule"},
+            {"key":"node.kubernetes.io/not-ready","effect":"NoExecute","timeAdded":"2026-11-23T18:01:05Z"}]}}]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        let kept: Vec<_> = health.nodes[0].taints.iter().map(|t| (&*t.key, t.effect.clone())).collect();
+        assert_eq!(kept, [("node.kubernetes.io/not-ready", Effect::NoExecute)]);
+        let bad = dump.replace("2026-11-23T18:01:05Z", "soon");
+        let error = read_health(bad.as_bytes()).expect_err("a bad time").to_string();
+        assert_eq!(
+            error, "item 0 (Node n1): spec.taints[2].timeAdded: expected an RFC 3339 time",
+            "the index in the node"
+        );
+        let bad = r#"{"items":[{"kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[{"key":1}]}}]}"#;
+        assert!(read_health(bad.as_bytes()).is_err(), "a taint that is not one is refused, kept or not");
     }
 
     #[test]

@@ -34,7 +34,7 @@
 //! let pod = Pod { key: PodKey::new("web", "api-0"), uid: "u1".into(), node: Some("n1".into()), tolerations };
 //! engine.handle(Input::PodUpserted(pod), t(0));
 //! let taint = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
-//! engine.handle(Input::NodeUpserted(Node { name: "n1".into(), taints: vec![taint] }), t(100));
+//! engine.handle(Input::NodeUpserted(Node { name: "n1".into(), taints: vec![taint].into() }), t(100));
 //! assert!(matches!(engine.poll_action(), Some(Action::Scheduled { .. })));
 //! assert_eq!(engine.poll_timeout(), Some(t(400)));
 //! engine.handle_timeout(t(400));
@@ -66,7 +66,7 @@ use std::sync::Arc;
 
 use decide::{Decision, decide};
 use index::{Interner, PodIndex};
-use model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid};
+use model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid, no_execute};
 use queue::{Added, Entry, EvictionQueue, Ticket, Work};
 use slab::Slab;
 use time::Timestamp;
@@ -181,7 +181,7 @@ struct NodeSlot {
     /// Whether the node object exists (its taints are known).
     exists: bool,
     /// Its NoExecute taints, in node order (upstream `taintedNodes` holds the non-empty ones).
-    taints: Vec<Taint>,
+    taints: Arc<[Taint]>,
     /// The pods bound to it (upstream's `spec.nodeName` index).
     pods: Vec<PodId>,
 }
@@ -342,7 +342,7 @@ impl Engine {
         if let Some(&id) = self.node_ids.get(&name) {
             return id;
         }
-        let slot = NodeSlot { name: name.clone(), exists: false, taints: Vec::new(), pods: Vec::new() };
+        let slot = NodeSlot { name: name.clone(), exists: false, taints: Arc::default(), pods: Vec::new() };
         let id = match self.free_nodes.pop() {
             Some(id) => id,
             None => NodeId::try_from(self.nodes.len()).ok().filter(|&id| id < NodeId::MAX).expect("fewer nodes"),
@@ -354,7 +354,7 @@ impl Engine {
 
     /// Mirrors `NodeUpdated` (change filter) and `handleNodeUpdate`.
     fn upsert_node(&mut self, node: Node, now: Timestamp) {
-        let taints: Vec<Taint> = node.taints.into_iter().filter(Taint::is_no_execute).collect();
+        let taints = no_execute(node.taints);
         let id = self.node_id(node.name);
         let slot = self.node_mut(id);
         // Upstream enqueues a node update only when its ordered NoExecute taints (TimeAdded included)
@@ -372,7 +372,7 @@ impl Engine {
         let Some(&id) = self.node_ids.get(name) else { return };
         let slot = self.node_mut(id);
         slot.exists = false;
-        slot.taints = Vec::new();
+        slot.taints = Arc::default();
         self.drop_empty_node(id);
     }
 
@@ -528,7 +528,7 @@ impl Engine {
             let id = self.node_id(node.name);
             let slot = self.node_mut(id);
             slot.exists = true;
-            slot.taints = node.taints.into_iter().filter(Taint::is_no_execute).collect();
+            slot.taints = no_execute(node.taints);
         }
         for pod in pods {
             let tolerations = self.shared.toleration_lists.intern(pod.tolerations);

@@ -364,13 +364,24 @@ impl fmt::Display for Toleration {
     }
 }
 
+/// The `NoExecute` taints of `taints`, in order: the list itself when every taint is one.
+#[must_use]
+pub fn no_execute(taints: Arc<[Taint]>) -> Arc<[Taint]> {
+    if taints.iter().all(Taint::is_no_execute) {
+        taints
+    } else {
+        taints.iter().filter(|taint| taint.is_no_execute()).cloned().collect()
+    }
+}
+
 /// A node as the engine sees it: its name and taints (in the node's order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {
     /// `metadata.name`.
     pub name: NodeName,
-    /// `spec.taints`, every effect, in order; the engine keeps only the `NoExecute` ones.
-    pub taints: Vec<Taint>,
+    /// `spec.taints`, every effect, in order; the engine keeps only the `NoExecute` ones (the list
+    /// itself when they are all `NoExecute`: a list is shared, never copied, by whoever holds it).
+    pub taints: Arc<[Taint]>,
 }
 
 /// A pod as the engine sees it.

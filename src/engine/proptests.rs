@@ -95,7 +95,7 @@ fn drive(ops: &[Op]) -> Result<Vec<Action>, TestCaseError> {
                 engine.handle_timeout(now);
                 None
             }
-            Op::Node(n, taints) => Some(Input::NodeUpserted(Node { name: NODES[n].into(), taints })),
+            Op::Node(n, taints) => Some(Input::NodeUpserted(Node { name: NODES[n].into(), taints: taints.into() })),
             Op::DeleteNode(n) => Some(Input::NodeDeleted(NODES[n].into())),
             Op::Pod(p, uid, node, tolerations) => {
                 let pod = Pod {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::index::Fx;
 use super::lifecycle::{NodeForecast, ZoneForecast};
-use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid};
+use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid, no_execute};
 use super::queue::{Cause, Work};
 use super::time::Timestamp;
 use super::tolerate::untolerated;
@@ -47,8 +47,9 @@ pub struct SnapshotNode {
     pub name: NodeName,
     /// `metadata.labels`, for `-l` on a dump.
     pub labels: BTreeMap<String, String>,
-    /// `spec.taints`, every effect, in order.
-    pub taints: Vec<Taint>,
+    /// `spec.taints`, every effect, in order (shared with the plan and the engine when they are
+    /// all `NoExecute`).
+    pub taints: Arc<[Taint]>,
 }
 
 /// A pod in a snapshot.
@@ -149,7 +150,7 @@ pub struct NodePlan {
     /// The node.
     pub name: NodeName,
     /// Its NoExecute taints at `now` (what-ifs applied).
-    pub taints: Vec<Taint>,
+    pub taints: Arc<[Taint]>,
     /// Its pods, by (`evict_at`, none last; namespace; name).
     pub pods: Vec<PodPlan>,
     /// What the node lifecycle controller is expected to do to it; `None` when not predicted.
@@ -399,15 +400,17 @@ fn run<S: BuildHasher>(
     for &(at, step, basis) in timeline {
         let input = match step {
             Step::Restart => Input::ControllerRestarted,
-            Step::NodePass(i) => Input::NodeUpserted(Node {
-                name: nodes[i].name.clone(),
-                taints: nodes[i]
-                    .taints
-                    .iter()
-                    .filter(|t| t.is_no_execute() && observed(t, now).0 <= at)
-                    .cloned()
-                    .collect(),
-            }),
+            Step::NodePass(i) => {
+                let all = &nodes[i].taints;
+                let seen = |t: &&Taint| t.is_no_execute() && observed(t, now).0 <= at;
+                // Usually the whole list by the last pass: then the node's own list is shared.
+                let taints = if all.iter().filter(seen).count() == all.len() {
+                    Arc::clone(all)
+                } else {
+                    all.iter().filter(seen).cloned().collect::<Vec<_>>().into()
+                };
+                Input::NodeUpserted(Node { name: nodes[i].name.clone(), taints })
+            }
             Step::PodBound(i) => Input::PodUpserted(snapshot.pods[i].pod.clone()),
         };
         replay.step(input, at, basis);
@@ -430,10 +433,11 @@ fn replay_nodes<S: BuildHasher + Default>(
     let mut replay = Replayer::<S>::new(Engine::with_shared(std::mem::take(values)), pods.len());
     run(&mut replay, snapshot, nodes, steps, now);
 
-    let final_taints: Vec<Vec<Taint>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
+    let final_taints: Vec<Arc<[Taint]>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
     if !what_if.is_empty() {
         for (node, taints) in nodes.iter().zip(&final_taints) {
-            replay.step(Input::NodeUpserted(Node { name: node.name.clone(), taints: taints.clone() }), now, Basis::Now);
+            let taints = Arc::clone(taints);
+            replay.step(Input::NodeUpserted(Node { name: node.name.clone(), taints }), now, Basis::Now);
         }
     }
     replay.engine.handle_timeout(now);
@@ -444,7 +448,7 @@ fn replay_nodes<S: BuildHasher + Default>(
         .zip(final_taints)
         .map(|(node, taints)| NodePlan {
             name: node.name.clone(),
-            taints: taints.into_iter().filter(Taint::is_no_execute).collect(),
+            taints: no_execute(taints),
             pods: Vec::new(),
             lifecycle: None,
         })
@@ -481,9 +485,12 @@ fn observed(taint: &Taint, now: Timestamp) -> (Timestamp, Basis) {
     }
 }
 
-/// The node's taints (every effect) after the what-ifs.
+/// The node's taints (every effect) after the what-ifs (the list itself without any).
 #[must_use]
-pub fn apply_what_if(taints: &[Taint], what_if: &[WhatIf], now: Timestamp) -> Vec<Taint> {
+pub fn apply_what_if(taints: &Arc<[Taint]>, what_if: &[WhatIf], now: Timestamp) -> Arc<[Taint]> {
+    if what_if.is_empty() {
+        return Arc::clone(taints);
+    }
     let mut taints = taints.to_vec();
     for change in what_if {
         match change {
@@ -499,7 +506,7 @@ pub fn apply_what_if(taints: &[Taint], what_if: &[WhatIf], now: Timestamp) -> Ve
             }
         }
     }
-    taints
+    taints.into()
 }
 
 /// The untolerated taints of each (taints, tolerations) pair met: the pods of a node mostly share
@@ -511,12 +518,15 @@ struct Untolerated {
 }
 
 impl Untolerated {
-    fn get(&mut self, taints: &[Taint], tolerations: &Arc<[Toleration]>) -> Arc<[Taint]> {
+    fn get(&mut self, taints: &Arc<[Taint]>, tolerations: &Arc<[Toleration]>) -> Arc<[Taint]> {
         let key = (taints.as_ptr() as usize, Arc::as_ptr(tolerations).cast::<Toleration>() as usize);
         let list = self.lists.entry(key).or_insert_with(|| {
             // Counted first, so that the list is allocated once, at its size (a node may carry
-            // very many taints).
+            // very many taints), or not at all when no taint is tolerated.
             let count = untolerated(taints, tolerations).count();
+            if count == taints.len() {
+                return Arc::clone(taints);
+            }
             let mut each = untolerated(taints, tolerations);
             (0..count).map(|_| each.next().cloned().expect("the taints just counted")).collect()
         });
@@ -585,7 +595,7 @@ impl<S: BuildHasher> Replayer<S> {
         }
     }
 
-    fn result(&self, pod: &SnapshotPod, taints: &[Taint], now: Timestamp, shared: &mut Untolerated) -> PodPlan {
+    fn result(&self, pod: &SnapshotPod, taints: &Arc<[Taint]>, now: Timestamp, shared: &mut Untolerated) -> PodPlan {
         let key = &pod.pod.key;
         let record = self.fired.get(key).or_else(|| self.pending.get(key));
         let (verdict, toleration_seconds) = match record.map(|r| r.work.cause) {
@@ -645,7 +655,7 @@ mod tests {
             nodes: vec![SnapshotNode {
                 name: NodeName::from("n"),
                 labels: BTreeMap::new(),
-                taints: vec![Taint::new("k", "", Effect::NoExecute)],
+                taints: vec![Taint::new("k", "", Effect::NoExecute)].into(),
             }],
             pods: vec![pod("a"), pod("b")],
             controller_acquired: None,
@@ -654,6 +664,26 @@ mod tests {
         let [a, b] = [&plan.nodes[0].pods[0], &plan.nodes[0].pods[1]];
         assert_eq!(a.untolerated.len(), 1);
         assert!(Arc::ptr_eq(&a.untolerated, &b.untolerated));
+        // Every taint is NoExecute and untolerated: the node's own list, not a copy of it (a node
+        // may carry very many).
+        assert!(Arc::ptr_eq(&plan.nodes[0].taints, &snapshot.nodes[0].taints));
+        assert!(Arc::ptr_eq(&a.untolerated, &snapshot.nodes[0].taints));
+    }
+
+    #[test]
+    fn a_list_with_other_effects_is_filtered_once_and_not_shared() {
+        let snapshot = Snapshot {
+            nodes: vec![SnapshotNode {
+                name: NodeName::from("n"),
+                labels: BTreeMap::new(),
+                taints: vec![Taint::new("k", "", Effect::NoExecute), Taint::new("s", "", Effect::NoSchedule)].into(),
+            }],
+            pods: Vec::new(),
+            controller_acquired: None,
+        };
+        let plan = replay(&snapshot, &[0], &[], at(NOW));
+        assert_eq!(&*plan.nodes[0].taints, &[Taint::new("k", "", Effect::NoExecute)]);
+        assert!(!Arc::ptr_eq(&plan.nodes[0].taints, &snapshot.nodes[0].taints));
     }
 
     fn at(seconds: i64) -> Timestamp {
@@ -706,7 +736,7 @@ mod tests {
                     .map(|(i, taints)| SnapshotNode {
                         name: NodeName::from(format!("n{i}")),
                         labels: BTreeMap::new(),
-                        taints,
+                        taints: taints.into(),
                     })
                     .collect(),
                 pods: pods
@@ -778,7 +808,7 @@ mod tests {
         let node = |name: &str| SnapshotNode {
             name: NodeName::from(name),
             labels: BTreeMap::new(),
-            taints: vec![Taint::new("a", "", Effect::NoExecute).with_time_added(at(NOW - 60))],
+            taints: vec![Taint::new("a", "", Effect::NoExecute).with_time_added(at(NOW - 60))].into(),
         };
         let pod = |node: &str| SnapshotPod {
             pod: Pod {

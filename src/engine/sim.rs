@@ -45,7 +45,7 @@ pub(crate) fn tol(key: &str, seconds: Option<i64>) -> Toleration {
 }
 
 pub(crate) fn node(name: &str, taints: &[Taint]) -> Input {
-    Input::NodeUpserted(Node { name: NodeName::from(name), taints: taints.to_vec() })
+    Input::NodeUpserted(Node { name: NodeName::from(name), taints: taints.into() })
 }
 
 pub(crate) fn pod(name: &str, uid: &str, node: &str, tolerations: &[Toleration]) -> Input {
@@ -314,7 +314,7 @@ mod tests {
     fn unchanged_relist_changes_nothing() {
         let mut sim = Sim::new();
         sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))])).at(0, node("n1", &[taint("a")]));
-        let relisted = Node { name: "n1".into(), taints: vec![taint("a")] };
+        let relisted = Node { name: "n1".into(), taints: vec![taint("a")].into() };
         sim.at(100, Input::NodesReplaced(vec![relisted])).drive();
         assert_eq!(sim.deletions(), [deleted("web", 300)], "a relist must not restart the countdown");
     }

@@ -680,7 +680,7 @@ mod tests {
         )
             .prop_map(|(name, taints, pods, lifecycle)| NodePlan {
                 name: NodeName::from(name),
-                taints,
+                taints: taints.into(),
                 pods,
                 lifecycle,
             });

@@ -207,7 +207,7 @@ mod tests {
     fn plan(pods: Vec<PodPlan>) -> Plan {
         Plan {
             now: Timestamp::from_unix_seconds(NOW),
-            nodes: vec![NodePlan { name: "n".into(), taints: Vec::new(), pods, lifecycle: None }],
+            nodes: vec![NodePlan { name: "n".into(), taints: Vec::new().into(), pods, lifecycle: None }],
             zones: None,
         }
     }

@@ -32,7 +32,7 @@
 //!         last_transition: Some(t(0)),
 //!     }),
 //!     lease_renewed: Some(t(renewed)),
-//!     taints: Vec::new(),
+//!     taints: Vec::new().into(),
 //! };
 //! // node-x last renewed its Lease at 1000 s; its five neighbours a second ago.
 //! let mut nodes: Vec<NodeHealth> = (0..5).map(|i| node(&format!("ok-{i}"), 1019)).collect();
@@ -56,6 +56,7 @@ mod predict;
 mod stuck;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::model::{Effect, NodeName, Taint, Toleration};
@@ -185,8 +186,8 @@ pub struct NodeHealth {
     /// it a `Ready=True` node is never taken as silent (its `lastHeartbeatTime` may be minutes old
     /// on a healthy node); its taint is predicted once the controller has marked it `Unknown`.
     pub lease_renewed: Option<Timestamp>,
-    /// `spec.taints` (every effect; only the `NoExecute` ones with the two keys above matter).
-    pub taints: Vec<Taint>,
+    /// `spec.taints`: its `NoExecute` ones with the two keys above (the NLC reads no other), in order.
+    pub taints: Arc<[Taint]>,
 }
 
 impl NodeHealth {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{ConditionTaint, HeldReason, NodeHealth, Prediction, deletion};
-use crate::engine::model::{NodeName, PodKey, Toleration};
+use crate::engine::model::{NodeName, PodKey, Taint, Toleration};
 use crate::engine::replay::{Basis, NodeLifecycle, Plan, Snapshot, Verdict, sort_pods};
 
 /// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`.
@@ -33,13 +33,18 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
             |p: &&crate::engine::replay::SnapshotPod| p.pod.node.as_ref().is_some_and(|n| tainted.contains(n));
         snapshot.pods.iter().filter(on_tainted).map(|p| (&p.pod.key, &p.pod.tolerations)).collect()
     };
+    // Their taints as the snapshot has them (the first node of a name).
+    let mut taints: HashMap<&NodeName, &[Taint]> = HashMap::new();
+    for node in snapshot.nodes.iter().filter(|node| tainted.contains(&node.name)) {
+        taints.entry(&node.name).or_insert(&node.taints);
+    }
     let now = plan.now;
     for node in &mut plan.nodes {
         let Some(&i) = index.get(&node.name) else { continue };
         let forecast = &prediction.nodes[i];
         let health = nodes.get(i).filter(|health| health.name == forecast.name);
         if let Some(taint) = forecast.taint {
-            let taints = health.map_or(&[][..], |health| &health.taints[..]);
+            let taints = taints.get(&node.name).copied().unwrap_or_default();
             for pod in &mut node.pods {
                 let Some(tolerations) = tolerations.get(&pod.key) else { continue };
                 let window = deletion(&taint, taints, tolerations);
@@ -108,7 +113,7 @@ mod tests {
                 last_transition: Some(t(0)),
             }),
             lease_renewed: renewed.map(t),
-            taints: Vec::new(),
+            taints: Vec::new().into(),
         }
     }
 

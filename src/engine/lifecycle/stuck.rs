@@ -90,7 +90,7 @@ mod tests {
                 last_transition: Some(t(0)),
             }),
             lease_renewed: renewed.map(t),
-            taints: Vec::new(),
+            taints: Vec::new().into(),
         }
     }
 
@@ -124,11 +124,11 @@ mod tests {
     #[test]
     fn the_unreachable_taint_says_the_kubelet_is_gone_and_the_not_ready_one_alone_does_not() {
         let mut tainted = node(Ready::True, Some(999));
-        tainted.taints = vec![Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute)];
+        tainted.taints = vec![Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute)].into();
         assert_eq!(stuck_since(t(900), &tainted, t(1000), GRACE), Some(t(900)));
-        tainted.taints = vec![Taint::new("node.kubernetes.io/not-ready", "", Effect::NoExecute)];
+        tainted.taints = vec![Taint::new("node.kubernetes.io/not-ready", "", Effect::NoExecute)].into();
         assert_eq!(stuck_since(t(900), &tainted, t(1000), GRACE), None);
-        tainted.taints = vec![Taint::new("node.kubernetes.io/unreachable", "", Effect::NoSchedule)];
+        tainted.taints = vec![Taint::new("node.kubernetes.io/unreachable", "", Effect::NoSchedule)].into();
         assert_eq!(stuck_since(t(900), &tainted, t(1000), GRACE), None, "NoSchedule is not the controller's sign");
     }
 }

@@ -44,7 +44,7 @@ impl Case {
             created: Some(at(0.0)),
             ready: None,
             lease_renewed: None,
-            taints: Vec::new(),
+            taints: Vec::new().into(),
         }
     }
 
@@ -82,7 +82,8 @@ impl Case {
 
     fn taint(mut self, key: &str, added: f64) -> Self {
         let node = self.nodes.last_mut().expect("a node to taint");
-        node.taints.push(Taint::new(key, "", Effect::NoExecute).with_time_added(whole(added)));
+        let taint = Taint::new(key, "", Effect::NoExecute).with_time_added(whole(added));
+        node.taints = node.taints.iter().cloned().chain([taint]).collect();
         self
     }
 
@@ -322,7 +323,7 @@ fn v13_leaving_all_zones_down_retaints_one_per_zone_per_interval_after_a_drained
 #[test]
 fn v14_a_recovered_node_is_not_predicted_a_taint() {
     let mut case = Case::at(100.3).healthy("z", 3);
-    case.nodes.last_mut().expect("n").taints.push(Taint::new(UNREACHABLE, "", Effect::NoExecute));
+    case.nodes.last_mut().expect("n").taints = [Taint::new(UNREACHABLE, "", Effect::NoExecute)].into();
     let p = case.predict();
     let n = &p.nodes[2];
     assert_eq!((n.taint, n.held.clone()), (None, None));
@@ -355,7 +356,7 @@ fn v17_unreachable_swaps_to_not_ready_at_the_next_pass_without_a_token() {
     let mut x = case.base("x", "z");
     x.ready = Some(ready(Ready::False, "KubeletNotReady", whole(130.0), whole(130.0)));
     x.lease_renewed = Some(at(130.0));
-    x.taints.push(Taint::new(UNREACHABLE, "", Effect::NoExecute).with_time_added(whole(75.6)));
+    x.taints = [Taint::new(UNREACHABLE, "", Effect::NoExecute).with_time_added(whole(75.6))].into();
     case = case.push(x);
     let p = case.predict();
     // The zone's token went at 125.6, yet the swap does not wait for the next one.
