@@ -279,13 +279,20 @@ fn replay_in_two_from(
                 // One node: one plan, the first part's, which the others' pods join.
                 match plans.get_mut(at) {
                     Some(plan) => plan.pods.extend(replayed.into_iter().flat_map(|part| part.pods)),
-                    None => plans.extend(replayed),
+                    None => {
+                        plans.extend(replayed);
+                        if let Some(plan) = plans.get_mut(at) {
+                            plan.pods.reserve_exact(on_node.len() - plan.pods.len());
+                        }
+                    }
                 }
             }
             if on_node.len() > chunk
                 && let Some(plan) = plans.get_mut(at)
             {
-                sort_pods(&mut plan.pods);
+                // The keys are distinct here, so the order is total: sorted in place, without
+                // the stable sort's buffer of half the node's plans.
+                plan.pods.sort_unstable_by(pod_order);
             }
         }
         plans
@@ -474,7 +481,12 @@ fn replay_nodes<S: BuildHasher + Default>(
 
 /// By (`evict_at`, none last; namespace; name).
 pub(crate) fn sort_pods(pods: &mut [PodPlan]) {
-    pods.sort_by(|a, b| (a.evict_at.is_none(), a.evict_at, &a.key).cmp(&(b.evict_at.is_none(), b.evict_at, &b.key)));
+    pods.sort_by(pod_order);
+}
+
+/// (`evict_at`, none last; namespace; name).
+fn pod_order(a: &PodPlan, b: &PodPlan) -> std::cmp::Ordering {
+    (a.evict_at.is_none(), a.evict_at, &a.key).cmp(&(b.evict_at.is_none(), b.evict_at, &b.key))
 }
 
 /// When the replay observes a taint, and the basis of work started then.
