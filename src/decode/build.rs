@@ -237,21 +237,27 @@ impl Builder {
                 if name.is_empty() {
                     return Err(bad("metadata.name", "missing".into()));
                 }
-                for (i, raw) in item.taints.iter().enumerate() {
-                    time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))?;
-                }
-                // Checked: built straight into the list the plan and the engine share, allocated
-                // once at its size.
+                // Built straight into the list the plan and the engine share, allocated once at
+                // its size; the first bad `timeAdded` is the error.
+                let mut bad_time = None;
                 let taints: Arc<[Taint]> = item
                     .taints
                     .iter()
-                    .map(|raw| Taint {
+                    .enumerate()
+                    .map(|(i, raw)| Taint {
                         key: raw.key.as_deref().unwrap_or_default().to_owned(),
                         value: raw.value.as_deref().unwrap_or_default().to_owned(),
                         effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
-                        time_added: raw.time_added.as_deref().and_then(parse_time),
+                        time_added: time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))
+                            .unwrap_or_else(|error| {
+                                bad_time.get_or_insert(error);
+                                None
+                            }),
                     })
                     .collect();
+                if let Some(error) = bad_time {
+                    return Err(error);
+                }
                 let mut labels = BTreeMap::new();
                 for (key, value) in item.labels.iter().filter(|(key, _)| self.keep_labels.keeps(key)) {
                     labels.insert(key.clone().into_owned(), value.clone().into_owned());

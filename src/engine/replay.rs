@@ -411,7 +411,7 @@ fn run<S: BuildHasher>(
                 let all = &nodes[i].taints;
                 let seen = |t: &&Taint| t.is_no_execute() && observed(t, now).0 <= at;
                 // Usually the whole list by the last pass: then the node's own list is shared.
-                let taints = if all.iter().filter(seen).count() == all.len() {
+                let taints = if all.iter().all(|t| seen(&t)) {
                     Arc::clone(all)
                 } else {
                     all.iter().filter(seen).cloned().collect::<Vec<_>>().into()

@@ -15,8 +15,9 @@ pub const NANOS_PER_SECOND: i64 = 1_000_000_000;
 /// The `i128` is kept as its high and low words: the same order (signed high word first, then the
 /// unsigned low one), with the alignment of a `u64` rather than an `i128`'s 16 bytes. The high word is
 /// stored one further from zero (never zero: `high` ≥ 0 as `high + 1`), which leaves `Option` a niche:
-/// an `Option<Timestamp>` takes 16 bytes instead of 32 in every pod the engine and its plans hold.
-/// Instants within 2⁶⁴ ns of `i128::MAX` (10²¹ years away) share the largest one.
+/// an `Option<Timestamp>` takes 16 bytes (24 without the niche, 32 as an `i128`) in every pod the engine
+/// and its plans hold. An instant in the last 2⁶⁴ ns before `i128::MAX` (10²¹ years away) reads back
+/// 2⁶⁴ ns earlier.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp {
     high: NonZeroI64,

@@ -186,7 +186,8 @@ pub struct NodeHealth {
     /// it a `Ready=True` node is never taken as silent (its `lastHeartbeatTime` may be minutes old
     /// on a healthy node); its taint is predicted once the controller has marked it `Unknown`.
     pub lease_renewed: Option<Timestamp>,
-    /// `spec.taints`: its `NoExecute` ones with the two keys above (the NLC reads no other), in order.
+    /// `spec.taints`, in order: the NLC reads only the `NoExecute` ones with the two keys above (a
+    /// dump's reader keeps no other).
     pub taints: Arc<[Taint]>,
 }
 
