@@ -90,7 +90,7 @@ impl PodSpec {
             .map(|(key, seconds)| Toleration {
                 key: KEYS[*key].into(),
                 operator: "Exists".into(),
-                value: String::new(),
+                value: Box::default(),
                 effect: Some(Effect::NoExecute),
                 seconds: *seconds,
             })

@@ -59,9 +59,9 @@ pub fn tolerations(kind: Kind) -> Arc<[Toleration]> {
     [NOT_READY, UNREACHABLE]
         .into_iter()
         .map(|key| Toleration {
-            key: key.to_owned(),
+            key: key.into(),
             operator: Operator::Exists,
-            value: String::new(),
+            value: Box::default(),
             effect: Some(Effect::NoExecute),
             seconds,
         })

@@ -96,7 +96,7 @@ fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf
     let mut warnings = Vec::new();
     for change in what_if {
         let WhatIf::RemoveTaint { key, effect } = change else { continue };
-        let matches = |t: &Taint| t.key == *key && effect.as_ref().is_none_or(|e| *e == t.effect);
+        let matches = |t: &Taint| *t.key == **key && effect.as_ref().is_none_or(|e| *e == t.effect);
         let added = what_if.iter().any(|w| matches!(w, WhatIf::Taint(t) if matches(t)));
         for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
             if !added && !node.taints.iter().any(matches) {

@@ -161,8 +161,8 @@ mod tests {
                     .into_iter()
                     .flatten()
                     .map(|t| Taint {
-                        key: t.key.clone(),
-                        value: t.value.clone().unwrap_or_default(),
+                        key: t.key.as_str().into(),
+                        value: t.value.as_deref().unwrap_or_default().into(),
                         effect: Effect::from(t.effect.as_str()),
                         time_added: t.time_added.as_ref().map(instant),
                     })
@@ -178,9 +178,9 @@ mod tests {
                 .into_iter()
                 .flatten()
                 .map(|t| Toleration {
-                    key: t.key.clone().unwrap_or_default(),
+                    key: t.key.as_deref().unwrap_or_default().into(),
                     operator: t.operator.as_deref().unwrap_or_default().into(),
-                    value: t.value.clone().unwrap_or_default(),
+                    value: t.value.as_deref().unwrap_or_default().into(),
                     effect: t.effect.as_deref().filter(|e| !e.is_empty()).map(Effect::from),
                     seconds: t.toleration_seconds,
                 })

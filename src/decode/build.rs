@@ -245,8 +245,8 @@ impl Builder {
                     .iter()
                     .enumerate()
                     .map(|(i, raw)| Taint {
-                        key: raw.key.as_deref().unwrap_or_default().to_owned(),
-                        value: raw.value.as_deref().unwrap_or_default().to_owned(),
+                        key: raw.key.as_deref().unwrap_or_default().into(),
+                        value: raw.value.as_deref().unwrap_or_default().into(),
                         effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
                         time_added: time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))
                             .unwrap_or_else(|error| {
@@ -365,9 +365,9 @@ impl Interner {
 
 fn toleration(raw: &RawToleration<'_>) -> Toleration {
     Toleration {
-        key: raw.key.as_deref().unwrap_or_default().to_owned(),
+        key: raw.key.as_deref().unwrap_or_default().into(),
         operator: raw.operator.as_deref().unwrap_or_default().into(),
-        value: raw.value.as_deref().unwrap_or_default().to_owned(),
+        value: raw.value.as_deref().unwrap_or_default().into(),
         effect: effect(raw).map(Effect::from),
         seconds: raw.toleration_seconds,
     }
@@ -390,9 +390,9 @@ fn operator<'r>(raw: &'r RawToleration<'_>) -> &'r str {
 fn same_list(raw: &[RawToleration<'_>], list: &[Toleration]) -> bool {
     raw.len() == list.len()
         && raw.iter().zip(list).all(|(raw, t)| {
-            raw.key.as_deref().unwrap_or_default() == t.key
+            raw.key.as_deref().unwrap_or_default() == &*t.key
                 && operator(raw) == t.operator.as_str()
-                && raw.value.as_deref().unwrap_or_default() == t.value
+                && raw.value.as_deref().unwrap_or_default() == &*t.value
                 && effect(raw) == t.effect.as_ref().map(Effect::as_str)
                 && raw.toleration_seconds == t.seconds
         })
@@ -453,7 +453,7 @@ mod tests {
         assert_eq!(a[0].operator, Operator::Equal);
         assert_eq!(d[0].effect, None);
         let other = interner.get(&[raw("k", "exists", Some("NoExecute"), Some(300))]);
-        assert_eq!(other[0].operator, Operator::Other("exists".into()));
+        assert_eq!(other[0].operator, Operator::Other(Box::new("exists".into())));
         assert!(!Arc::ptr_eq(&a, &other));
     }
 }

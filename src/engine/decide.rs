@@ -79,7 +79,7 @@ mod tests {
         Toleration {
             key: key.into(),
             operator: "Exists".into(),
-            value: String::new(),
+            value: Box::default(),
             effect: Some(Effect::NoExecute),
             seconds,
         }

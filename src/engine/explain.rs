@@ -50,14 +50,14 @@ mod tests {
             Toleration {
                 key: "k".into(),
                 operator: "Exists".into(),
-                value: String::new(),
+                value: Box::default(),
                 effect: None,
                 seconds: Some(5),
             },
             Toleration {
-                key: String::new(),
+                key: Box::default(),
                 operator: "Exists".into(),
-                value: String::new(),
+                value: Box::default(),
                 effect: None,
                 seconds: None,
             },
@@ -72,7 +72,7 @@ mod tests {
         let tolerations = [Toleration {
             key: "k".into(),
             operator: "Exists".into(),
-            value: String::new(),
+            value: Box::default(),
             effect: Some(Effect::NoSchedule),
             seconds: None,
         }];

@@ -27,7 +27,7 @@
 //! let tolerations: Arc<[Toleration]> = Arc::new([Toleration {
 //!     key: "node.kubernetes.io/unreachable".into(),
 //!     operator: Operator::Exists,
-//!     value: String::new(),
+//!     value: Box::default(),
 //!     effect: Some(Effect::NoExecute),
 //!     seconds: Some(300),
 //! }]);

@@ -403,7 +403,7 @@ mod tests {
             Some(seconds) => Arc::new([Toleration {
                 key: TAINT.into(),
                 operator: Operator::Exists,
-                value: String::new(),
+                value: Box::default(),
                 effect: Some(Effect::NoExecute),
                 seconds: Some(seconds),
             }]),

@@ -21,7 +21,7 @@ fn effect() -> impl Strategy<Value = Effect> {
         Just(Effect::NoExecute),
         Just(Effect::NoExecute),
         Just(Effect::NoSchedule),
-        Just(Effect::Other("noexecute".into()))
+        Just(Effect::Other(Box::new("noexecute".into())))
     ]
 }
 
@@ -31,7 +31,8 @@ fn taint() -> impl Strategy<Value = Taint> {
 }
 
 fn toleration() -> impl Strategy<Value = Toleration> {
-    let operator = prop_oneof![Just(Operator::Equal), Just(Operator::Exists), Just(Operator::Other("Gt".into()))];
+    let operator =
+        prop_oneof![Just(Operator::Equal), Just(Operator::Exists), Just(Operator::Other(Box::new("Gt".into())))];
     let seconds =
         prop::option::of(prop_oneof![Just(-1i64), Just(0), Just(5), Just(30), Just(300), Just(18_446_744_074)]);
     (

@@ -514,7 +514,7 @@ pub fn apply_what_if(taints: &Arc<[Taint]>, what_if: &[WhatIf], now: Timestamp) 
                 }
             }
             WhatIf::RemoveTaint { key, effect } => {
-                taints.retain(|t| t.key != *key || effect.as_ref().is_some_and(|e| *e != t.effect));
+                taints.retain(|t| *t.key != **key || effect.as_ref().is_some_and(|e| *e != t.effect));
             }
         }
     }
@@ -718,7 +718,7 @@ mod tests {
             |(key, effect, seconds)| Toleration {
                 key: key.into(),
                 operator: Operator::Exists,
-                value: String::new(),
+                value: Box::default(),
                 effect,
                 seconds,
             },

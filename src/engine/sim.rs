@@ -38,7 +38,7 @@ pub(crate) fn tol(key: &str, seconds: Option<i64>) -> Toleration {
     Toleration {
         key: key.into(),
         operator: "Exists".into(),
-        value: String::new(),
+        value: Box::default(),
         effect: Some(Effect::NoExecute),
         seconds,
     }

@@ -372,7 +372,7 @@ mod tests {
     fn untolerated_lists_each_taint_nothing_tolerates() {
         let taints = [taint("a", ""), taint("b", "x"), Taint::new("c", "", NoSchedule)];
         let tolerations = [tol("a", "Exists", "", "NoExecute", None)];
-        let names: Vec<_> = untolerated(&taints, &tolerations).map(|t| t.key.as_str()).collect();
+        let names: Vec<_> = untolerated(&taints, &tolerations).map(|t| &*t.key).collect();
         assert_eq!(names, ["b", "c"]);
     }
 }

@@ -191,8 +191,8 @@ pub fn basis_name(basis: Basis) -> &'static str {
 impl From<&Taint> for TaintDoc {
     fn from(taint: &Taint) -> Self {
         Self {
-            key: taint.key.clone(),
-            value: taint.value.clone(),
+            key: taint.key.to_string(),
+            value: taint.value.to_string(),
             effect: taint.effect.as_str().to_owned(),
             time_added: taint.time_added.map(rfc3339),
         }

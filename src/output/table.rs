@@ -253,8 +253,7 @@ fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> Strin
     match pod.verdict {
         Verdict::EvictNow if pod.untolerated.is_empty() => "taint since removed".to_owned(),
         Verdict::EvictNow => {
-            let keys: Vec<&str> =
-                pod.untolerated.iter().map(|t| t.key.rsplit('/').next().unwrap_or(t.key.as_str())).collect();
+            let keys: Vec<&str> = pod.untolerated.iter().map(|t| t.key.rsplit('/').next().unwrap_or(&t.key)).collect();
             format!("untolerated {}", keys.join(","))
         }
         Verdict::EvictAt => format!("tolerates {}s", pod.toleration_seconds.unwrap_or_default()),

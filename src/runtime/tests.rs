@@ -136,7 +136,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         .map(|(key, seconds)| Toleration {
             key: (*key).into(),
             operator: "Exists".into(),
-            value: String::new(),
+            value: Box::default(),
             effect: Some(Effect::NoExecute),
             seconds: *seconds,
         })

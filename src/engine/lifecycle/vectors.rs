@@ -488,7 +488,7 @@ fn pods_are_deleted_after_the_predicted_taint_by_their_toleration() {
     let toleration = |seconds| Toleration {
         key: UNREACHABLE.into(),
         operator: "Exists".into(),
-        value: String::new(),
+        value: Box::default(),
         effect: Some(Effect::NoExecute),
         seconds,
     };
