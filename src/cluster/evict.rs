@@ -347,7 +347,7 @@ impl Evictor for KubeEvictor {
         // Mirrors addConditionAndDeletePod: the condition first (carrying the UID, so a replacement is
         // never marked), then the DELETE with the UID as precondition (upstream sends none, #141568).
         let condition = json!({
-            "metadata": {"uid": pod.uid.as_str()},
+            "metadata": {"uid": pod.uid.text().as_str()},
             "status": {"conditions": [{
                 "type": "DisruptionTarget",
                 "status": "True",

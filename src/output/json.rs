@@ -415,7 +415,7 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     out.write_all(b",\n          \"name\": ")?;
     string(out, pod.key.name())?;
     out.write_all(b",\n          \"uid\": ")?;
-    string(out, pod.uid.as_str())?;
+    string(out, pod.uid.text().as_str())?;
     out.write_all(b",\n          \"phase\": ")?;
     string(out, &pod.phase)?;
     out.write_all(if pod.terminating {

@@ -16,7 +16,7 @@ use crate::engine::time::Timestamp;
 use crate::runtime::report::{LeaderState, Report, RunEvent, Summary};
 
 pub(super) fn pod_json(pod: &PodRef) -> Value {
-    json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.as_str(), "node": pod.node.as_str()})
+    json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.text().as_str(), "node": pod.node.as_str()})
 }
 
 pub(super) fn work_json(object: &mut Value, work: &Work) {
