@@ -240,21 +240,25 @@ impl Builder {
                 // Built straight into the list the plan and the engine share, allocated once at
                 // its size; the first bad `timeAdded` is the error.
                 let mut bad_time = None;
-                let taints: Arc<[Taint]> = item
-                    .taints
-                    .iter()
-                    .enumerate()
-                    .map(|(i, raw)| Taint {
-                        key: raw.key.as_deref().unwrap_or_default().into(),
-                        value: raw.value.as_deref().unwrap_or_default().into(),
-                        effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
-                        time_added: time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))
-                            .unwrap_or_else(|error| {
-                                bad_time.get_or_insert(error);
-                                None
-                            }),
-                    })
-                    .collect();
+                let taints: Arc<[Taint]> = if item.taints.is_empty() {
+                    // Allocates nothing, unlike an empty list collected.
+                    Arc::default()
+                } else {
+                    item.taints
+                        .iter()
+                        .enumerate()
+                        .map(|(i, raw)| Taint {
+                            key: raw.key.as_deref().unwrap_or_default().into(),
+                            value: raw.value.as_deref().unwrap_or_default().into(),
+                            effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
+                            time_added: time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))
+                                .unwrap_or_else(|error| {
+                                    bad_time.get_or_insert(error);
+                                    None
+                                }),
+                        })
+                        .collect()
+                };
                 if let Some(error) = bad_time {
                     return Err(error);
                 }

@@ -467,7 +467,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
                     Some("False") => Ready::False,
                     _ => Ready::Unknown,
                 },
-                reason: c.reason.as_deref().unwrap_or_default().to_owned(),
+                reason: c.reason.as_deref().unwrap_or_default().into(),
                 last_heartbeat: at(&path("lastHeartbeatTime"), c.last_heartbeat_time.as_deref())?,
                 last_transition: at(&path("lastTransitionTime"), c.last_transition_time.as_deref())?,
             })
@@ -492,7 +492,8 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         created: at("metadata.creationTimestamp", item.metadata.creation_timestamp.as_deref())?,
         ready,
         lease_renewed: None,
-        taints: taints.into(),
+        // A node without the condition taints (most) allocates no list.
+        taints: if taints.is_empty() { std::sync::Arc::default() } else { taints.into() },
     })
 }
 

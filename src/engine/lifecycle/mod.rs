@@ -105,7 +105,7 @@ pub struct ReadyCondition {
     /// `status`.
     pub status: Ready,
     /// `reason` (`NodeStatusUnknown` and `NodeStatusNeverUpdated` mean the NLC wrote it).
-    pub reason: String,
+    pub reason: Box<str>,
     /// `lastHeartbeatTime` (kubelet clock, whole seconds).
     pub last_heartbeat: Option<Timestamp>,
     /// `lastTransitionTime` (whole seconds; the NLC's clock when it wrote `Unknown`).
@@ -116,7 +116,7 @@ impl ReadyCondition {
     /// Whether the NLC wrote this condition (so its transition time is a pass instant).
     #[must_use]
     pub fn is_written_by_controller(&self) -> bool {
-        self.reason == "NodeStatusUnknown" || self.reason == "NodeStatusNeverUpdated"
+        matches!(&*self.reason, "NodeStatusUnknown" | "NodeStatusNeverUpdated")
     }
 }
 
@@ -131,8 +131,8 @@ pub const ZONE_LABELS: [&str; 4] = [
 /// A zone as the NLC keys it (`component-helpers/node/topology.GetZoneKey`).
 #[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ZoneKey {
-    region: String,
-    zone: String,
+    region: Box<str>,
+    zone: Box<str>,
 }
 
 impl ZoneKey {
@@ -140,13 +140,13 @@ impl ZoneKey {
     /// `topology.kubernetes.io/*`, as upstream does; a node with neither is in the zone `""`.
     pub fn from_labels<'a>(label: impl Fn(&str) -> Option<&'a str>) -> Self {
         let [beta_region, region, beta_zone, zone] = ZONE_LABELS;
-        let pick = |beta: &str, ga: &str| label(beta).or_else(|| label(ga)).unwrap_or_default().to_owned();
+        let pick = |beta: &str, ga: &str| label(beta).or_else(|| label(ga)).unwrap_or_default().into();
         Self { region: pick(beta_region, region), zone: pick(beta_zone, zone) }
     }
 
     /// The zone `zone` of region `region`.
     #[must_use]
-    pub fn new(region: impl Into<String>, zone: impl Into<String>) -> Self {
+    pub fn new(region: impl Into<Box<str>>, zone: impl Into<Box<str>>) -> Self {
         Self { region: region.into(), zone: zone.into() }
     }
 

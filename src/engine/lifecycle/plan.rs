@@ -108,7 +108,7 @@ mod tests {
             created: Some(t(0)),
             ready: status.map(|status| ReadyCondition {
                 status,
-                reason: String::new(),
+                reason: Box::default(),
                 last_heartbeat: Some(t(900)),
                 last_transition: Some(t(0)),
             }),

@@ -85,7 +85,7 @@ mod tests {
             created: Some(t(0)),
             ready: Some(ReadyCondition {
                 status,
-                reason: String::new(),
+                reason: Box::default(),
                 last_heartbeat: Some(t(100)),
                 last_transition: Some(t(0)),
             }),
