@@ -211,7 +211,7 @@ pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ExplanationDoc {
+struct ExplanationDoc<'a> {
     api_version: &'static str,
     kind: &'static str,
     now: String,
@@ -231,7 +231,7 @@ struct ExplanationDoc {
     /// Its `deletionTimestamp`; present with `stuck`.
     #[serde(skip_serializing_if = "Option::is_none")]
     stuck_since: Option<String>,
-    taints: Vec<TaintMatchDoc>,
+    taints: Vec<TaintMatchDoc<'a>>,
     /// The latest deletion, for a pod whose deletion follows a predicted taint.
     #[serde(skip_serializing_if = "Option::is_none")]
     evict_at_latest: Option<String>,
@@ -301,8 +301,8 @@ fn before_taint_doc(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> BeforeTaintDoc 
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct TaintMatchDoc {
-    taint: TaintDoc,
+struct TaintMatchDoc<'a> {
+    taint: TaintDoc<'a>,
     used_toleration: Option<usize>,
     rejected: Vec<RejectedDoc>,
 }
@@ -324,7 +324,7 @@ pub fn render_yaml(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> 
     super::json::write_yaml(&document(e), out)
 }
 
-fn document(e: &Explanation<'_>) -> ExplanationDoc {
+fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
     let plan = e.plan;
     ExplanationDoc {
         api_version: API_VERSION,

@@ -1,9 +1,11 @@
 //! The `EvictionPlan` wire document (contract §3): versioned, with stable field names. These structs
 //! are the JSON and YAML contract; engine types never serialize themselves.
 
+use std::fmt;
 use std::io::{self, Write};
+use std::marker::PhantomData;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
 use super::timeline::Timeline;
@@ -18,14 +20,14 @@ pub const API_VERSION: &str = "taint-evict/v1";
 /// `kind: EvictionPlan`.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-pub struct EvictionPlan {
+pub struct EvictionPlan<'a> {
     api_version: &'static str,
     kind: &'static str,
     now: String,
     /// How a live cluster answered: `watch-cache` or `quorum`; absent for a dump.
     #[serde(skip_serializing_if = "Option::is_none")]
     read: Option<&'static str>,
-    nodes: Vec<NodeDoc>,
+    nodes: Each<'a, NodePlan, NodeDoc<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
     #[serde(skip_serializing_if = "Option::is_none")]
     zones: Option<Vec<ZoneDoc>>,
@@ -81,14 +83,36 @@ impl From<&Timeline> for TimelineDoc {
     }
 }
 
+/// A list written one document at a time, each made from its item as it is written: the documents
+/// of a plan's 300,000 pods are never all held.
+pub struct Each<'a, T, D>(&'a [T], PhantomData<fn() -> D>);
+
+impl<'a, T, D> Each<'a, T, D> {
+    fn new(items: &'a [T]) -> Self {
+        Self(items, PhantomData)
+    }
+}
+
+impl<'a, T, D: From<&'a T> + Serialize> Serialize for Each<'a, T, D> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(D::from))
+    }
+}
+
+impl<'a, T, D: From<&'a T> + fmt::Debug> fmt::Debug for Each<'a, T, D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.iter().map(D::from)).finish()
+    }
+}
+
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct NodeDoc {
-    name: String,
-    taints: Vec<TaintDoc>,
+struct NodeDoc<'a> {
+    name: &'a str,
+    taints: Each<'a, Taint, TaintDoc<'a>>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     lifecycle: Option<LifecycleDoc>,
-    pods: Vec<PodDoc>,
+    pods: Each<'a, PodPlan, PodDoc<'a>>,
 }
 
 /// A node's health and the node lifecycle controller's expected action (contract §5).
@@ -132,20 +156,20 @@ struct ZoneDoc {
 /// A taint as the API writes it.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-pub struct TaintDoc {
-    key: String,
-    value: String,
-    effect: String,
+pub struct TaintDoc<'a> {
+    key: &'a str,
+    value: &'a str,
+    effect: &'a str,
     time_added: Option<String>,
 }
 
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct PodDoc {
-    namespace: String,
-    name: String,
+struct PodDoc<'a> {
+    namespace: &'a str,
+    name: &'a str,
     uid: String,
-    phase: String,
+    phase: &'a str,
     terminating: bool,
     /// Present (`true`) only for a pod stuck terminating: its node's kubelet is gone.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -161,7 +185,7 @@ struct PodDoc {
     since: Option<String>,
     overdue: bool,
     toleration_seconds: Option<i64>,
-    untolerated: Vec<TaintDoc>,
+    untolerated: Each<'a, Taint, TaintDoc<'a>>,
     basis: Option<&'static str>,
 }
 
@@ -188,24 +212,24 @@ pub fn basis_name(basis: Basis) -> &'static str {
     }
 }
 
-impl From<&Taint> for TaintDoc {
-    fn from(taint: &Taint) -> Self {
+impl<'a> From<&'a Taint> for TaintDoc<'a> {
+    fn from(taint: &'a Taint) -> Self {
         Self {
-            key: taint.key.to_string(),
-            value: taint.value.to_string(),
-            effect: taint.effect.as_str().to_owned(),
+            key: &taint.key,
+            value: &taint.value,
+            effect: taint.effect.as_str(),
             time_added: taint.time_added.map(rfc3339),
         }
     }
 }
 
-impl From<&PodPlan> for PodDoc {
-    fn from(pod: &PodPlan) -> Self {
+impl<'a> From<&'a PodPlan> for PodDoc<'a> {
+    fn from(pod: &'a PodPlan) -> Self {
         Self {
-            namespace: pod.key.namespace().to_owned(),
-            name: pod.key.name().to_owned(),
+            namespace: pod.key.namespace(),
+            name: pod.key.name(),
             uid: pod.uid.to_string(),
-            phase: pod.phase.to_string(),
+            phase: &pod.phase,
             terminating: pod.terminating,
             stuck: pod.stuck_since.map(|_| true),
             stuck_since: pod.stuck_since.map(rfc3339),
@@ -215,19 +239,19 @@ impl From<&PodPlan> for PodDoc {
             since: pod.since.map(rfc3339),
             overdue: pod.overdue,
             toleration_seconds: pod.toleration_seconds,
-            untolerated: pod.untolerated.iter().map(TaintDoc::from).collect(),
+            untolerated: Each::new(&pod.untolerated),
             basis: pod.basis.map(basis_name),
         }
     }
 }
 
-impl From<&NodePlan> for NodeDoc {
-    fn from(node: &NodePlan) -> Self {
+impl<'a> From<&'a NodePlan> for NodeDoc<'a> {
+    fn from(node: &'a NodePlan) -> Self {
         Self {
-            name: node.name.to_string(),
-            taints: node.taints.iter().map(TaintDoc::from).collect(),
+            name: node.name.as_str(),
+            taints: Each::new(&node.taints),
             lifecycle: node.lifecycle.as_ref().map(LifecycleDoc::from),
-            pods: node.pods.iter().map(PodDoc::from).collect(),
+            pods: Each::new(&node.pods),
         }
     }
 }
@@ -266,7 +290,7 @@ impl From<&ZoneForecast> for ZoneDoc {
     }
 }
 
-impl EvictionPlan {
+impl EvictionPlan<'_> {
     /// The document saying how a live cluster answered (`None`: a dump).
     #[must_use]
     pub fn read(mut self, read: Option<&'static str>) -> Self {
@@ -282,14 +306,14 @@ impl EvictionPlan {
     }
 }
 
-impl From<&Plan> for EvictionPlan {
-    fn from(plan: &Plan) -> Self {
+impl<'a> From<&'a Plan> for EvictionPlan<'a> {
+    fn from(plan: &'a Plan) -> Self {
         Self {
             api_version: API_VERSION,
             kind: "EvictionPlan",
             now: rfc3339(plan.now),
             read: None,
-            nodes: plan.nodes.iter().map(NodeDoc::from).collect(),
+            nodes: Each::new(&plan.nodes),
             zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
             timeline: None,
         }
@@ -535,10 +559,9 @@ fn string(out: &mut impl Write, text: &str) -> io::Result<()> {
     out.write_all(b"\"")
 }
 
-/// Writes `document` as YAML.
+/// Writes `document` as YAML, as it is serialized.
 pub fn write_yaml(document: &impl Serialize, out: &mut impl Write) -> io::Result<()> {
-    let text = serde_saphyr::to_string(document).map_err(io::Error::other)?;
-    out.write_all(text.as_bytes())
+    serde_saphyr::to_io_writer(out, document).map_err(io::Error::other)
 }
 
 #[cfg(test)]
