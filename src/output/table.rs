@@ -34,22 +34,20 @@ impl Cell {
     }
 }
 
-/// Writes rows as aligned columns, `gap` spaces apart; widths are measured on the plain text, colour
-/// is added after. A line longer than `limit` is cut there: a cell that does not fit ends in `…`, and
-/// so does a line whose next columns start past the limit.
-fn write_rows(
-    rows: &[Vec<Cell>],
+/// How a table's rows are laid out: each column's width, `gap` spaces apart, lines cut at `limit`.
+struct Layout<'w> {
+    widths: &'w [usize],
     gap: usize,
     limit: Option<usize>,
     color: ColorMode,
-    out: &mut impl Write,
-) -> io::Result<()> {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|cell| cell.text.chars().count()).max().unwrap_or(0))
-        .collect();
-    let limit = limit.unwrap_or(usize::MAX);
-    for row in rows {
+}
+
+impl Layout<'_> {
+    /// Writes one row, its columns aligned; widths are measured on the plain text, colour is added
+    /// after. A line longer than the limit is cut there: a cell that does not fit ends in `…`, and
+    /// so does a line whose next columns start past the limit.
+    fn write(&self, row: &[Cell], out: &mut impl Write) -> io::Result<()> {
+        let limit = self.limit.unwrap_or(usize::MAX);
         let mut line = String::new();
         // The column the next cell starts at.
         let mut at = 0;
@@ -65,7 +63,7 @@ fn write_rows(
                 std::borrow::Cow::Borrowed(cell.text.as_str())
             };
             let shown = text.chars().count();
-            let text = match (color, cell.tone) {
+            let text = match (self.color, cell.tone) {
                 (ColorMode::Plain, _) | (_, Tone::Plain) => text.into_owned(),
                 (ColorMode::Color, Tone::Bad) => text.red().bold().to_string(),
                 (ColorMode::Color, Tone::Warn) => text.yellow().to_string(),
@@ -76,7 +74,7 @@ fn write_rows(
             if last || length > room {
                 break;
             }
-            let next = at + widths[c] + gap;
+            let next = at + self.widths[c] + self.gap;
             if next >= limit {
                 // The next columns would start past the limit: say that they are hidden.
                 if at + shown < limit {
@@ -88,9 +86,8 @@ fn write_rows(
             line.extend(std::iter::repeat_n(' ', next - at - shown));
             at = next;
         }
-        writeln!(out, "{}", line.trim_end())?;
+        writeln!(out, "{}", line.trim_end())
     }
-    Ok(())
 }
 
 /// Why: the deciding taint or toleration.
@@ -385,12 +382,16 @@ impl PodRow {
         if self.terminating { format!("terminating; {reason}") } else { reason.clone() }
     }
 
+    /// The name in the `-o wide` row, which says `terminating` after it.
+    fn wide_name(&self) -> String {
+        if self.terminating { format!("{} (terminating)", self.name) } else { self.name.clone() }
+    }
+
     /// The `-o wide` row: every value in full.
     fn wide(&self) -> Vec<Cell> {
-        let name = if self.terminating { format!("{} (terminating)", self.name) } else { self.name.clone() };
         vec![
             Cell::plain(self.namespace.clone()),
-            Cell::plain(name),
+            Cell::plain(self.wide_name()),
             self.verdict_cell(),
             Cell::plain(self.deadline_full.clone()),
             self.countdown_cell(false),
@@ -422,37 +423,77 @@ impl PodRow {
 }
 
 const HEADER: [&str; 6] = ["NAMESPACE", "POD", "VERDICT", "DEADLINE", "IN", "REASON"];
-const WIDE_HEADER: [&str; 4] = ["SINCE", "BASIS", "TOLERATION", "UID"];
+const WIDE_HEADER: [&str; 10] =
+    ["NAMESPACE", "POD", "VERDICT", "DEADLINE", "IN", "REASON", "SINCE", "BASIS", "TOLERATION", "UID"];
 
-/// The widest cell of a column, the header included.
-fn column_width<'a>(header: &str, cells: impl Iterator<Item = &'a str>) -> usize {
-    cells.map(|text| text.chars().count()).chain([header.chars().count()]).max().unwrap_or(0)
+/// The widest text of each column of a table, in every form a row has: measured on every row
+/// before any is written, so that no row is kept (a node may have 300,000 pods).
+#[derive(Default)]
+struct Widths {
+    namespace: usize,
+    name: usize,
+    wide_name: usize,
+    verdict: usize,
+    deadline: usize,
+    deadline_full: usize,
+    countdown: usize,
+    compact_countdown: usize,
+    reason: usize,
+    short_reason: usize,
+    wide_reason: usize,
+    since: usize,
+    basis: usize,
+    toleration: usize,
+    uid: usize,
+}
+
+impl Widths {
+    fn of(rows: impl Iterator<Item = PodRow>) -> Self {
+        let count = |text: &str| text.chars().count();
+        rows.fold(Self::default(), |w, row| Self {
+            namespace: w.namespace.max(count(&row.namespace)),
+            name: w.name.max(count(&row.name)),
+            wide_name: w.wide_name.max(count(&row.wide_name())),
+            verdict: w.verdict.max(count(verdict_name(row.verdict))),
+            deadline: w.deadline.max(count(&row.deadline)),
+            deadline_full: w.deadline_full.max(count(&row.deadline_full)),
+            countdown: w.countdown.max(count(&row.countdown)),
+            compact_countdown: w.compact_countdown.max(count(&row.compact_countdown)),
+            reason: w.reason.max(count(&row.reason(false))),
+            short_reason: w.short_reason.max(count(&row.reason(true))),
+            wide_reason: w.wide_reason.max(count(&row.reason)),
+            since: w.since.max(count(&row.since)),
+            basis: w.basis.max(count(row.basis)),
+            toleration: w.toleration.max(count(&row.toleration)),
+            uid: w.uid.max(count(&row.uid)),
+        })
+    }
+}
+
+/// `widths` widened to their headers' (when the table has them).
+fn with_headers<const N: usize>(mut widths: [usize; N], headers: Option<[&str; N]>) -> [usize; N] {
+    for (width, header) in widths.iter_mut().zip(headers.iter().flatten()) {
+        *width = (*width).max(header.chars().count());
+    }
+    widths
 }
 
 /// The first layout of [`FITS`] that fits `width` (the last one when none does), and the width of a
 /// cut reason.
-fn choose_fit(rows: &[PodRow], width: Option<usize>, headers: bool) -> (Fit, usize) {
+fn choose_fit(widths: &Widths, width: Option<usize>, headers: bool) -> (Fit, usize) {
     let Some(width) = width else { return (FITS[0], 0) };
-    let header = |name: &'static str| if headers { name } else { "" };
-    let namespace = column_width(header("NAMESPACE"), rows.iter().map(|r| r.namespace.as_str()));
-    let name = column_width(header("POD"), rows.iter().map(|r| r.name.as_str()));
-    let verdict = column_width(header("VERDICT"), rows.iter().map(|r| verdict_name(r.verdict)));
-    let deadline = column_width(header("DEADLINE"), rows.iter().map(|r| r.deadline.as_str()));
-    let long_in = column_width(header("IN"), rows.iter().map(|r| r.countdown.as_str()));
-    let short_in = column_width(header("IN"), rows.iter().map(|r| r.compact_countdown.as_str()));
+    let w = widths;
+    let [namespace, name, verdict, deadline, long_in, short_in, reason, short_reason] = with_headers(
+        [w.namespace, w.name, w.verdict, w.deadline, w.countdown, w.compact_countdown, w.reason, w.short_reason],
+        headers.then_some(["NAMESPACE", "POD", "VERDICT", "DEADLINE", "IN", "IN", "REASON", "REASON"]),
+    );
     for fit in FITS {
         let fixed =
             namespace + name + verdict + deadline + if fit.compact_in { short_in } else { long_in } + 4 * fit.gap;
         let room = width.saturating_sub(fixed + fit.gap);
-        let reason = |short: bool| {
-            column_width(
-                header("REASON"),
-                rows.iter().map(|r| r.reason(short)).collect::<Vec<_>>().iter().map(String::as_str),
-            )
-        };
         let fits = match fit.reason {
-            ReasonFit::Full => reason(false) <= room && fixed < width,
-            ReasonFit::Short => reason(true) <= room && fixed < width,
+            ReasonFit::Full => reason <= room && fixed < width,
+            ReasonFit::Short => short_reason <= room && fixed < width,
             ReasonFit::Cut => room >= MIN_REASON && fixed < width,
             ReasonFit::Dropped => fixed <= width,
         };
@@ -483,23 +524,53 @@ fn node_context(node: &NodePlan) -> (Option<&'static str>, bool) {
     (predicted, removing)
 }
 
-/// Writes `rows` as a table: every value in full when `wide`, else fitted to `view.width`.
-fn write_table(rows: &[PodRow], wide: bool, view: &View, out: &mut impl Write) -> io::Result<()> {
-    let mut table: Vec<Vec<Cell>> = Vec::with_capacity(rows.len() + 1);
+/// A pod to write as a row, with its node's context (see [`node_context`]).
+type Listed<'a> = (&'a PodPlan, Option<&'static str>, bool);
+
+/// Writes `pods` as a table: every value in full when `wide`, else fitted to `view.width`. Each
+/// row is made twice, to measure the columns and to write it, and never kept.
+fn write_table(pods: &[Listed<'_>], now: Timestamp, wide: bool, view: &View, out: &mut impl Write) -> io::Result<()> {
+    let row = |&(pod, predicted, removing): &Listed<'_>| PodRow::new(pod, now, predicted, removing);
+    let w = Widths::of(pods.iter().map(row));
+    let headers = view.headers;
     if wide {
-        if view.headers {
-            table.push(HEADER.iter().chain(&WIDE_HEADER).map(|h| Cell::plain(*h)).collect());
+        let widths = with_headers(
+            [
+                w.namespace,
+                w.wide_name,
+                w.verdict,
+                w.deadline_full,
+                w.countdown,
+                w.wide_reason,
+                w.since,
+                w.basis,
+                w.toleration,
+                w.uid,
+            ],
+            headers.then_some(WIDE_HEADER),
+        );
+        let layout = Layout { widths: &widths, gap: 3, limit: None, color: view.color };
+        if headers {
+            layout.write(&WIDE_HEADER.map(Cell::plain), out)?;
         }
-        table.extend(rows.iter().map(PodRow::wide));
-        return write_rows(&table, 3, None, view.color, out);
+        return pods.iter().try_for_each(|pod| layout.write(&row(pod).wide(), out));
     }
-    let (fit, reason_width) = choose_fit(rows, view.width, view.headers);
-    if view.headers {
+    let (fit, reason_width) = choose_fit(&w, view.width, headers);
+    let countdown = if fit.compact_in { w.compact_countdown } else { w.countdown };
+    let reason = match fit.reason {
+        ReasonFit::Full => w.reason,
+        ReasonFit::Short => w.short_reason,
+        ReasonFit::Cut => w.short_reason.min(reason_width),
+        ReasonFit::Dropped => 0,
+    };
+    let widths =
+        with_headers([w.namespace, w.name, w.verdict, w.deadline, countdown, reason], headers.then_some(HEADER));
+    let layout = Layout { widths: &widths, gap: fit.gap, limit: view.width, color: view.color };
+    if headers {
         let columns = if fit.reason == ReasonFit::Dropped { 5 } else { 6 };
-        table.push(HEADER[..columns].iter().map(|h| Cell::plain(*h)).collect());
+        layout.write(&HEADER[..columns].iter().map(|h| Cell::plain(*h)).collect::<Vec<_>>(), out)?;
     }
-    table.extend(rows.iter().map(|row| row.fitted(fit, reason_width)));
-    write_rows(&table, fit.gap, view.width, view.color, out)
+    pods.iter().try_for_each(|pod| layout.write(&row(pod).fitted(fit, reason_width), out))
 }
 
 /// Writes the plan as one table per node (with the default view of a pipe).
@@ -520,18 +591,14 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
     let counts: Vec<NodeCounts> = plan.nodes.iter().map(|node| NodeCounts::of(node, plan.now)).collect();
     let order = by_urgency(plan, &counts);
     if !view.headers {
-        let mut rows = Vec::new();
+        let mut pods: Vec<Listed<'_>> = Vec::new();
         for &i in &order {
             let node = &plan.nodes[i];
             let (predicted, removing) = node_context(node);
-            rows.extend(node.pods.iter().map(|pod| (pod, predicted, removing)));
+            pods.extend(node.pods.iter().map(|pod| (pod, predicted, removing)));
         }
-        rows.sort_by(|a, b| sorted_key(a.0, view.sort).cmp(&sorted_key(b.0, view.sort)));
-        let rows: Vec<PodRow> = rows
-            .into_iter()
-            .map(|(pod, predicted, removing)| PodRow::new(pod, plan.now, predicted, removing))
-            .collect();
-        return write_table(&rows, wide, view, out);
+        pods.sort_by(|a, b| sorted_key(a.0, view.sort).cmp(&sorted_key(b.0, view.sort)));
+        return write_table(&pods, plan.now, wide, view, out);
     }
     let width = if wide { None } else { view.width };
     if plan.nodes.len() > 1 {
@@ -563,11 +630,9 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         }
         writeln!(out, "{}", cut(&counts[i].line(plan.now, width), width))?;
         let (predicted, removing) = node_context(node);
-        let rows: Vec<PodRow> = sorted(node.pods.iter(), view.sort)
-            .into_iter()
-            .map(|pod| PodRow::new(pod, plan.now, predicted, removing))
-            .collect();
-        write_table(&rows, wide, view, out)?;
+        let pods: Vec<Listed<'_>> =
+            sorted(node.pods.iter(), view.sort).into_iter().map(|pod| (pod, predicted, removing)).collect();
+        write_table(&pods, plan.now, wide, view, out)?;
         let stuck: Vec<(&PodKey, Timestamp)> =
             node.pods.iter().filter_map(|pod| Some((&pod.key, pod.stuck_since?))).collect();
         for line in stuck_lines(node.name.as_str(), &stuck) {
