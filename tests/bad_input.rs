@@ -1191,7 +1191,12 @@ const MEMORY_LIMIT_KIB: u32 = 50 * 1024;
 /// The binary with `args` under a `MEMORY_LIMIT_KIB` address-space limit, fed `feed` from a
 /// thread that writes until the binary closes its stdin; the result and how long it took.
 fn limited(args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
-    let script = format!("ulimit -v {MEMORY_LIMIT_KIB} && exec \"$0\" \"$@\"");
+    limited_to(MEMORY_LIMIT_KIB, args, feed)
+}
+
+/// [`limited`], under `limit_kib`.
+fn limited_to(limit_kib: u32, args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
+    let script = format!("ulimit -v {limit_kib} && exec \"$0\" \"$@\"");
     let mut command = Command::new("sh");
     command.arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_kubectl-taint_evict")).args(args);
     let started = std::time::Instant::now();
@@ -1248,6 +1253,43 @@ fn endless_or_binary_input_fails_at_once_in_bounded_memory() {
     assert_eq!(result.code, 1, "{}", result.stderr);
     assert!(result.stderr.starts_with("error: /dev/urandom: not valid JSON: "), "{}", result.stderr);
     assert!(!result.stderr.contains("YAML"), "random bytes are not YAML: {}", result.stderr);
+}
+
+/// How many of [`tiny_pods`]' pods the bounded plan reads.
+const TINY_PODS: usize = 100_000;
+
+/// A valid dump of `pods` pods of ~100 bytes on one tainted node: as many objects per byte as a
+/// dump can hold, each of which the plan reports.
+fn tiny_pods(pods: usize) -> String {
+    let node = r#"{"kind":"Node","metadata":{"name":"n"},"spec":{"taints":[{"key":"k","effect":"NoExecute"}]}}"#;
+    let pods = (0..pods).map(|i| {
+        format!(
+            r#"{{"kind":"Pod","metadata":{{"name":"p{i}","namespace":"d","uid":"u{i}"}},"spec":{{"nodeName":"n"}}}}"#
+        )
+    });
+    let items: Vec<String> = std::iter::once(node.to_owned()).chain(pods).collect();
+    format!(r#"{{"kind":"List","items":[{}]}}"#, items.join(","))
+}
+
+#[test]
+fn a_dump_of_tiny_pods_is_planned_in_every_format_in_bounded_memory() {
+    // See: issue 12. The table and YAML kept a row or document per pod beside the plan: 100,000
+    // pods (9.9 MB) needed 200 MB of address space in a release build, where JSON needed 80 (`-o
+    // wide` shares the table's writer, JSON has its own); all now need 60, 80 in a debug build.
+    let path = scratch("tiny-pods").join("dump.json");
+    let dump = tiny_pods(TINY_PODS);
+    std::fs::write(&path, &dump).expect("write the dump");
+    let limit_kib = u32::try_from(12 * dump.len() / 1024).expect("a small limit");
+    let file = path.to_str().expect("a UTF-8 path");
+    for format in ["table", "yaml"] {
+        let args = ["plan", "-f", file, "-o", format, "--now", "2026-01-01T00:00:00Z"];
+        let args = if format == "table" { [&args[..3], &args[5..]].concat() } else { args.to_vec() };
+        let (result, _) = limited_to(limit_kib, &args, None);
+        assert_eq!(result.code, 0, "-o {format} under {limit_kib} KiB: {}", result.stderr);
+        let last = format!("p{}", TINY_PODS - 1);
+        let pods = result.stdout.lines().filter(|line| line.contains(&last)).count();
+        assert_eq!(pods, 1, "-o {format}: the last pod is listed once");
+    }
 }
 
 proptest! {
