@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
-use crate::decode::lifecycle::{Health, read_health};
+use crate::decode::lifecycle::{Health, HealthBeside, read_health};
 use crate::decode::{DumpError, KeepLabels};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
@@ -63,7 +63,8 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         }
         // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
         if metadata.is_file() {
-            bounded::read_file_then(file, metadata.len(), &keep, then)
+            bounded::read_file_then(file, metadata.len(), &keep, &HealthBeside)
+                .map(|(snapshot, health)| (snapshot, Some(health)))
         } else {
             bounded::read_stream_then(file, &keep, then)
         }

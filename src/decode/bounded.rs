@@ -3,18 +3,22 @@
 //! A stream (stdin, a pipe, a device) is checked as JSON while it arrives, so `/dev/zero`,
 //! `/dev/urandom` or a binary file fail at their first wrong byte instead of being read to the end
 //! first; an endless run of white space (`yes " "`) fails after [`MAX_BLANK_RUN`] bytes. A regular
-//! file has a size: it is read in one allocation of that size, after its first [`PREFIX`] bytes are
-//! checked. Either way the bytes then go to [`read`](super::read), which says exactly
-//! what is wrong and where; this module only decides when to stop reading.
+//! file has a size, and its first [`PREFIX`] bytes are checked before the rest is read: a file of
+//! [`GROUPED_FROM`] bytes or more that is a List is then read a group of items at a time (see
+//! `groups`), so that its bytes are never all held; a smaller one, or one of another shape, is read
+//! in one allocation of its size. Either way the bytes then go to [`read`](super::read), which says
+//! exactly what is wrong and where; this module only decides when to stop reading.
 //!
-//! Owns: reading a dump's bytes from a stream or a file. Uses: the facade ([`read_keeping`]).
+//! Owns: reading a dump's bytes from a stream or a file. Uses: the facade ([`read_keeping`]), the
+//! streaming reader and the builder (a group at a time).
 
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::{DumpError, KeepLabels, read_keeping};
+use super::build::Builder;
+use super::{DumpError, KeepLabels, groups, read_keeping, stream};
 use crate::engine::replay::Snapshot;
 
 /// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces
@@ -27,6 +31,41 @@ pub const MAX_DEPTH: usize = 128;
 
 /// How much of a regular file is checked before the rest is read.
 pub const PREFIX: usize = 64 << 10;
+
+/// The size from which a regular file is read a group of items at a time: below it, the groups in
+/// flight would hold about as much as the file.
+pub const GROUPED_FROM: u64 = 64 << 20;
+
+/// About how many bytes of items a group holds: as many as the streaming reader splits between two
+/// threads, so that a group is read as fast as the whole file would be.
+const GROUP: usize = 8 << 20;
+
+/// What is read beside the snapshot, from the same bytes: from the whole file, or from each group of
+/// its items, whose parts then make what the whole would.
+pub trait Beside: Sync {
+    /// What is read.
+    type Out: Send;
+    /// What one group's items give.
+    type Part: Send;
+    /// Reads the whole file's bytes.
+    fn whole(&self, bytes: &[u8]) -> Self::Out;
+    /// Reads one group's list document; `None` when that fails (the file is then read whole, and
+    /// the error is the whole reading's).
+    fn part(&self, bytes: &[u8]) -> Option<Self::Part>;
+    /// What the parts of every group, in order, make.
+    fn join(&self, parts: Vec<Self::Part>) -> Self::Out;
+}
+
+/// Nothing read beside the snapshot.
+impl Beside for () {
+    type Out = ();
+    type Part = ();
+    fn whole(&self, _: &[u8]) {}
+    fn part(&self, _: &[u8]) -> Option<()> {
+        Some(())
+    }
+    fn join(&self, _: Vec<()>) {}
+}
 
 /// Why reading stopped before a snapshot was made.
 #[derive(Debug, thiserror::Error)]
@@ -78,32 +117,96 @@ pub fn read_stream_then<T: Send>(
 ///
 /// # Errors
 /// A read failure, or what is wrong with the input.
-pub fn read_file(source: impl Read, size: u64) -> Result<Snapshot, ReadError> {
-    read_file_then(source, size, &KeepLabels::All, |_| ()).map(|(snapshot, ())| snapshot)
+pub fn read_file(source: impl Read + Seek + Send, size: u64) -> Result<Snapshot, ReadError> {
+    read_file_then(source, size, &KeepLabels::All, &()).map(|(snapshot, ())| snapshot)
 }
 
-/// [`read_file`], and `then` over the bytes read (which are dropped after it).
+/// [`read_file`], and what `beside` reads of the same bytes.
 ///
 /// # Errors
 /// As [`read_file`].
-pub fn read_file_then<T: Send>(
-    mut source: impl Read,
+pub fn read_file_then<B: Beside>(
+    source: impl Read + Seek + Send,
     size: u64,
     keep_labels: &KeepLabels,
-    then: impl FnOnce(&[u8]) -> T + Send,
-) -> Result<(Snapshot, T), ReadError> {
+    beside: &B,
+) -> Result<(Snapshot, B::Out), ReadError> {
+    read_file_in_groups(source, size, keep_labels, beside, GROUPED_FROM, GROUP)
+}
+
+/// [`read_file_then`], in groups of `group` bytes from `grouped_from` bytes on.
+fn read_file_in_groups<B: Beside>(
+    mut source: impl Read + Seek + Send,
+    size: u64,
+    keep_labels: &KeepLabels,
+    beside: &B,
+    grouped_from: u64,
+    group: usize,
+) -> Result<(Snapshot, B::Out), ReadError> {
     let capacity = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
     let mut bytes = Vec::new();
-    bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    let grouped = size >= grouped_from;
+    bytes
+        .try_reserve_exact(if grouped { PREFIX } else { capacity })
+        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
     source.by_ref().take(PREFIX as u64).read_to_end(&mut bytes)?;
     let mut prefix = serde_json::Deserializer::from_slice(&bytes);
     if let Err(error) = IgnoredAny::deserialize(&mut prefix).and_then(|_| prefix.end())
         && !error.is_eof()
     {
-        return finish_then(&bytes, Err(error), keep_labels, then);
+        return finish_then(&bytes, Err(error), keep_labels, |bytes| beside.whole(bytes));
+    }
+    if grouped {
+        if let Some(read) = read_grouped(Cursor::new(&bytes).chain(&mut source), keep_labels, beside, group)? {
+            return Ok(read);
+        }
+        // Not a List read in groups: the whole file, as a smaller one is read.
+        source.seek(SeekFrom::Start(0))?;
+        bytes = Vec::new();
+        bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
     }
     source.read_to_end(&mut bytes)?;
-    finish_then(&bytes, Ok(()), keep_labels, then)
+    finish_then(&bytes, Ok(()), keep_labels, |bytes| beside.whole(bytes))
+}
+
+/// The snapshot and what `beside` reads, a group of `source`'s items at a time: one thread cuts the
+/// file into groups while each group before is read as a whole file would be (`beside` on a thread
+/// of its own); `None` when `source` is not a List, or a group is not read (the caller reads the file
+/// whole, to say exactly what is wrong).
+fn read_grouped<B: Beside>(
+    source: impl Read + Send,
+    keep_labels: &KeepLabels,
+    beside: &B,
+    group: usize,
+) -> io::Result<Option<(Snapshot, B::Out)>> {
+    let mut whole = Builder::new(keep_labels.clone());
+    let mut parts = Vec::new();
+    std::thread::scope(|scope| {
+        // One group waits while one is read and the next is cut: the bytes held are three groups'.
+        let (give, groups) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+        let cutter = scope.spawn(move || groups::each_group(source, group, |bytes| give.send(bytes).is_ok()));
+        let mut read_all = true;
+        for bytes in groups {
+            let (list, part) = std::thread::scope(|scope| {
+                let part = scope.spawn(|| beside.part(&bytes));
+                let list = stream::read_list(&bytes, None, true, keep_labels);
+                (list, part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            });
+            match (list, part) {
+                (Some(list), Some(part)) if list.has_items => {
+                    whole.absorb(list.snapshot);
+                    parts.push(part);
+                }
+                // Dropping the receiver stops the cutter.
+                _ => {
+                    read_all = false;
+                    break;
+                }
+            }
+        }
+        let followed = cutter.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        Ok((followed && read_all).then(|| (whole.finish(), beside.join(parts))))
+    })
 }
 
 /// [`finish`], with `then` over the same bytes on a second thread: a second reading of a large dump
@@ -238,6 +341,13 @@ mod tests {
         }
     }
 
+    /// Any position is the same endless pattern's.
+    impl Seek for Endless {
+        fn seek(&mut self, _: SeekFrom) -> io::Result<u64> {
+            Ok(0)
+        }
+    }
+
     fn endless(pattern: &'static [u8]) -> (Result<Snapshot, ReadError>, usize) {
         let mut source = Endless { pattern, given: 0 };
         let result = read_stream(&mut source);
@@ -308,12 +418,66 @@ mod tests {
         assert_eq!(source.given, PREFIX, "only the prefix is read");
     }
 
+    /// `dump` read whole and a group at a time (`group` bytes), snapshot and node health as text,
+    /// and whether the groups were read (rather than the whole file again).
+    fn whole_and_grouped(dump: &[u8], group: usize) -> ([String; 2], bool) {
+        let beside = crate::decode::lifecycle::HealthBeside;
+        let read = |grouped_from| {
+            let read = read_file_in_groups(
+                Cursor::new(dump),
+                dump.len() as u64,
+                &KeepLabels::All,
+                &beside,
+                grouped_from,
+                group,
+            );
+            format!("{:?}", read.map_err(|e| e.to_string()))
+        };
+        let grouped = read_grouped(dump, &KeepLabels::All, &beside, group).expect("no read error").is_some();
+        ([read(u64::MAX), read(0)], grouped)
+    }
+
+    #[test]
+    fn a_list_read_a_group_at_a_time_is_read_as_whole() {
+        let dumps: [&[u8]; 4] = [
+            include_bytes!("../../examples/incident.json"),
+            include_bytes!("../../tests/data/nlc/b-rate-limit-4-of-12.json"),
+            include_bytes!("../../tests/data/nlc/d-all-zones-down.json"),
+            br#"{"items": []}"#,
+        ];
+        for dump in dumps {
+            for group in [1, 700, 5000, 1 << 20] {
+                let ([whole, grouped], read_in_groups) = whole_and_grouped(dump, group);
+                assert!(whole.starts_with("Ok("), "{whole}");
+                assert!(read_in_groups, "groups of {group} bytes");
+                assert_eq!(grouped, whole, "groups of {group} bytes");
+            }
+        }
+    }
+
+    #[test]
+    fn what_groups_do_not_read_is_read_whole_as_before() {
+        let dump = include_str!("../../tests/data/nlc/b-rate-limit-4-of-12.json");
+        let bad_time = dump.replacen("\"creationTimestamp\": \"", "\"creationTimestamp\": \"x", 1);
+        let kinds = dump.replacen("{", "{\"kind\": \"List\",", 1);
+        let typed = dump.replacen("\"kind\": \"List\"", "\"kind\": \"NodeList\"", 1);
+        let garbage = format!("{dump} x");
+        for text in [&bad_time, &kinds, &typed, &garbage] {
+            let ([whole, grouped], read_in_groups) = whole_and_grouped(text.as_bytes(), 1);
+            assert!(!read_in_groups, "{}", &text[..60]);
+            assert!(grouped == whole, "read as before: {}", &text[..60]);
+            if text == &bad_time || text == &garbage {
+                assert!(whole.contains("Err("), "an error: {}", &text[..60]);
+            }
+        }
+    }
+
     #[test]
     fn stream_and_file_read_what_the_slice_reader_reads() {
         let dump = include_bytes!("../../examples/incident.json");
         let expected = crate::decode::read(dump).expect("the example");
         let streamed = read_stream(&dump[..]).expect("streamed");
-        let whole = read_file(&dump[..], dump.len() as u64).expect("read whole");
+        let whole = read_file(Cursor::new(&dump[..]), dump.len() as u64).expect("read whole");
         assert_eq!(format!("{streamed:?}"), format!("{expected:?}"));
         assert_eq!(format!("{whole:?}"), format!("{expected:?}"));
     }

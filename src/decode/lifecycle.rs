@@ -370,11 +370,73 @@ fn read_health_of(bytes: &[u8], kind: Option<&str>) -> Result<Health, DumpError>
     read_health_with(bytes, kind, &mut |_, _| {})
 }
 
+/// What one group of a dump's items says about node health, before the Leases of the other groups
+/// are known: the parts of a dump's groups, merged in order, make what [`read_health`] makes of the
+/// whole.
+#[derive(Debug, Default)]
+pub struct HealthPart {
+    health: Health,
+    /// Each node Lease's `renewTime`, by node name.
+    renewed: HashMap<String, Option<Timestamp>>,
+}
+
+impl HealthPart {
+    /// Adds what a later group says (its controller Lease and node Leases win, as a later item does).
+    pub fn merge(&mut self, later: HealthPart) {
+        self.health.nodes.extend(later.health.nodes);
+        self.health.controller = later.health.controller.or(self.health.controller.take());
+        self.renewed.extend(later.renewed);
+    }
+
+    /// The health of every node read, with its Lease's renewal.
+    #[must_use]
+    pub fn finish(self) -> Health {
+        finish(self.health, &self.renewed)
+    }
+}
+
+/// Node health, read beside a dump's snapshot: from the whole file, or a group of items at a time.
+pub struct HealthBeside;
+
+impl super::bounded::Beside for HealthBeside {
+    type Out = Result<Health, DumpError>;
+    type Part = HealthPart;
+    fn whole(&self, bytes: &[u8]) -> Self::Out {
+        read_health(bytes)
+    }
+    fn part(&self, bytes: &[u8]) -> Option<HealthPart> {
+        read_health_part(bytes).ok()
+    }
+    fn join(&self, parts: Vec<HealthPart>) -> Self::Out {
+        let mut parts = parts.into_iter();
+        let mut whole = parts.next().unwrap_or_default();
+        parts.for_each(|later| whole.merge(later));
+        Ok(whole.finish())
+    }
+}
+
+/// Reads the node health of one group of a dump's items (see [`HealthPart`]).
+///
+/// # Errors
+///
+/// As [`read_health`] (the item indices are the group's).
+pub fn read_health_part(bytes: &[u8]) -> Result<HealthPart, DumpError> {
+    read_parts(bytes, None, &mut |_, _| {})
+}
+
 fn read_health_with(
     bytes: &[u8],
     kind: Option<&str>,
     lease: &mut dyn FnMut(&str, Option<Timestamp>),
 ) -> Result<Health, DumpError> {
+    read_parts(bytes, kind, lease).map(HealthPart::finish)
+}
+
+fn read_parts(
+    bytes: &[u8],
+    kind: Option<&str>,
+    lease: &mut dyn FnMut(&str, Option<Timestamp>),
+) -> Result<HealthPart, DumpError> {
     // First with the byte-level reader of `scan`, which skips the pods (most of a dump) with its fast
     // validated skip; where it refuses the input, serde_json reads it again and names what is wrong.
     // Leases are told to `lease` only once the reading succeeded.
@@ -394,11 +456,12 @@ fn read_health_with(
             for (name, at) in &leases {
                 lease(name, *at);
             }
-            Ok(finish(health, &renewed))
+            Ok(HealthPart { health, renewed })
         }
         // Both readers accept the items before the one the builder refused: serde_json would too.
         (_, Some(error)) => Err(error),
-        (Err(_), None) => read_exactly(bytes, kind, lease).map(|reading| finish(reading.health, &reading.renewed)),
+        (Err(_), None) => read_exactly(bytes, kind, lease)
+            .map(|reading| HealthPart { health: reading.health, renewed: reading.renewed }),
     }
 }
 

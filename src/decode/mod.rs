@@ -18,7 +18,8 @@
 //! - `build`: the rules, from one item's fields to the engine's model;
 //! - `stream` (the fast streaming reader) and `exact` (the exact one);
 //! - this facade: [`read`], [`read_page`], [`read_object`], [`read_watched`];
-//! - [`bounded`]: reading a dump's bytes so that endless or binary input fails early;
+//! - [`bounded`]: reading a dump's bytes so that endless or binary input fails early, and a large
+//!   file a group of items at a time (`groups` cuts it into groups);
 //! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases).
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
@@ -30,6 +31,7 @@ pub mod lifecycle;
 mod build;
 mod error;
 mod exact;
+mod groups;
 mod raw;
 mod scan;
 mod seeds;
