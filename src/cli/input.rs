@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
-use crate::decode::lifecycle::{Health, HealthBeside, read_health};
+use crate::decode::lifecycle::{Health, HealthBeside};
 use crate::decode::{DumpError, KeepLabels};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
@@ -46,15 +46,15 @@ pub enum Want<'a> {
 pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want, unsettled) };
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
-    // `plan` predicts the node lifecycle controller; both say which pods are stuck terminating.
-    let then = |bytes: &[u8]| Some(read_health(bytes));
     // Only `-l` reads node labels: a dump's other labels are not kept.
     let keep = KeepLabels::Only(match want {
         Want::Nodes(NodeSelection::Labels(selector)) => selector.keys().map(str::to_owned).collect(),
         _ => Arc::default(),
     });
+    // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
+    // say which pods are stuck terminating.
     let read = if path == "-" {
-        bounded::read_stream_then(std::io::stdin().lock(), &keep, then)
+        bounded::read_stream_then(std::io::stdin().lock(), &keep, &HealthBeside)
     } else {
         let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
         let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
@@ -64,9 +64,8 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
         if metadata.is_file() {
             bounded::read_file_then(file, metadata.len(), &keep, &HealthBeside)
-                .map(|(snapshot, health)| (snapshot, Some(health)))
         } else {
-            bounded::read_stream_then(file, &keep, then)
+            bounded::read_stream_then(file, &keep, &HealthBeside)
         }
     };
     let (snapshot, health) = read.map_err(|e| match e {
@@ -77,6 +76,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
     };
+    let health = Some(health);
     Ok((Loaded { snapshot, origin, read: None, health, minor: None, lacks: None }, namespace.to_owned()))
 }
 

@@ -83,18 +83,18 @@ pub enum ReadError {
 /// # Errors
 /// A read failure, or what is wrong with the input (at its first wrong byte).
 pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
-    read_stream_then(source, &KeepLabels::All, |_| ()).map(|(snapshot, ())| snapshot)
+    read_stream_then(source, &KeepLabels::All, &()).map(|(snapshot, ())| snapshot)
 }
 
-/// [`read_stream`], and `then` over the bytes read (which are dropped after it).
+/// [`read_stream`], and what `beside` reads of the same bytes (which are dropped after it).
 ///
 /// # Errors
 /// As [`read_stream`].
-pub fn read_stream_then<T: Send>(
+pub fn read_stream_then<B: Beside>(
     source: impl Read,
     keep_labels: &KeepLabels,
-    then: impl FnOnce(&[u8]) -> T + Send,
-) -> Result<(Snapshot, T), ReadError> {
+    beside: &B,
+) -> Result<(Snapshot, B::Out), ReadError> {
     let mut tee = Tee::new(source, Vec::new());
     let checked = check(&mut tee);
     if let Some(error) = tee.failed.take() {
@@ -108,12 +108,12 @@ pub fn read_stream_then<T: Send>(
         ))
         .into());
     }
-    finish_then(&bytes, checked, keep_labels, then)
+    finish_then(&bytes, checked, keep_labels, |bytes| beside.whole(bytes))
 }
 
 /// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
-/// read, into one allocation of the file's size (and no more: a dump is mostly kept in memory as the
-/// text it was read from).
+/// read, into one allocation of the file's size, or, from [`GROUPED_FROM`] bytes on, a group of items
+/// at a time (see the module docs).
 ///
 /// # Errors
 /// A read failure, or what is wrong with the input.

@@ -33,7 +33,7 @@ use crate::engine::lifecycle::{
     ConditionTaint, ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition,
     ZONE_LABELS, ZoneKey,
 };
-use crate::engine::model::{Effect, Taint};
+use crate::engine::model::{Effect, Taint, shared_list};
 use crate::engine::time::Timestamp;
 
 /// The namespace of the node Leases kubelets renew.
@@ -556,7 +556,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         ready,
         lease_renewed: None,
         // A node without the condition taints (most) allocates no list.
-        taints: if taints.is_empty() { std::sync::Arc::default() } else { taints.into() },
+        taints: shared_list(taints),
     })
 }
 

@@ -441,8 +441,15 @@ pub fn no_execute(taints: Arc<[Taint]>) -> Arc<[Taint]> {
     if taints.iter().all(Taint::is_no_execute) {
         taints
     } else {
-        taints.iter().filter(|taint| taint.is_no_execute()).cloned().collect()
+        shared_list(taints.iter().filter(|taint| taint.is_no_execute()).cloned().collect())
     }
+}
+
+/// `list` as a shared list; an empty one allocates nothing (an empty list collected into an `Arc`
+/// allocates its header: most nodes have no taints).
+#[must_use]
+pub fn shared_list<T>(list: Vec<T>) -> Arc<[T]> {
+    if list.is_empty() { Arc::default() } else { list.into() }
 }
 
 /// A node as the engine sees it: its name and taints (in the node's order).

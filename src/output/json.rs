@@ -85,7 +85,7 @@ impl From<&Timeline> for TimelineDoc {
 
 /// A list written one document at a time, each made from its item as it is written: the documents
 /// of a plan's 300,000 pods are never all held.
-pub struct Each<'a, T, D>(&'a [T], PhantomData<fn() -> D>);
+struct Each<'a, T, D>(&'a [T], PhantomData<fn() -> D>);
 
 impl<'a, T, D> Each<'a, T, D> {
     fn new(items: &'a [T]) -> Self {
