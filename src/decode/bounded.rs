@@ -32,13 +32,23 @@ pub const MAX_DEPTH: usize = 128;
 /// How much of a regular file is checked before the rest is read.
 pub const PREFIX: usize = 64 << 10;
 
-/// The size from which a regular file is read a group of items at a time: below it, the groups in
-/// flight would hold about as much as the file.
-pub const GROUPED_FROM: u64 = 64 << 20;
+/// The size from which a regular file is read a group of items at a time: below it, the file takes
+/// less than the program itself.
+pub const GROUPED_FROM: u64 = 4 << 20;
 
-/// About how many bytes of items a group holds: as many as the streaming reader splits between two
-/// threads, so that a group is read as fast as the whole file would be.
+/// The most bytes of items a group holds: as many as the streaming reader splits between two
+/// threads, so that a group of a large file is read as fast as the whole file would be.
 const GROUP: usize = 8 << 20;
+
+/// The fewest bytes of items a group holds: a group is read on one thread, with the cutter and node
+/// health beside it, so a smaller one would only add hand-overs.
+const SMALLEST_GROUP: usize = 1 << 20;
+
+/// How many bytes of items a group of a file of `size` bytes holds: a 32nd of the file, within
+/// [`SMALLEST_GROUP`]..=[`GROUP`], so that the groups in flight (three) hold a tenth of the file.
+fn group_for(size: u64) -> usize {
+    usize::try_from(size / 32).unwrap_or(usize::MAX).clamp(SMALLEST_GROUP, GROUP)
+}
 
 /// What is read beside the snapshot, from the same bytes: from the whole file, or from each group of
 /// its items, whose parts then make what the whole would.
@@ -113,7 +123,7 @@ pub fn read_stream_then<B: Beside>(
 
 /// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
 /// read, into one allocation of the file's size, or, from [`GROUPED_FROM`] bytes on, a group of items
-/// at a time (see the module docs).
+/// at a time (a 32nd of the file, 1 to 8 MiB; see the module docs).
 ///
 /// # Errors
 /// A read failure, or what is wrong with the input.
@@ -131,7 +141,7 @@ pub fn read_file_then<B: Beside>(
     keep_labels: &KeepLabels,
     beside: &B,
 ) -> Result<(Snapshot, B::Out), ReadError> {
-    read_file_in_groups(source, size, keep_labels, beside, GROUPED_FROM, GROUP)
+    read_file_in_groups(source, size, keep_labels, beside, GROUPED_FROM, group_for(size))
 }
 
 /// [`read_file_then`], in groups of `group` bytes from `grouped_from` bytes on.
@@ -435,6 +445,14 @@ mod tests {
         };
         let grouped = read_grouped(dump, &KeepLabels::All, &beside, group).expect("no read error").is_some();
         ([read(u64::MAX), read(0)], grouped)
+    }
+
+    #[test]
+    fn a_group_is_a_32nd_of_the_file_from_one_to_eight_mib() {
+        assert_eq!(group_for(GROUPED_FROM), 1 << 20);
+        assert_eq!(group_for(64 << 20), 2 << 20);
+        assert_eq!(group_for(256 << 20), GROUP);
+        assert_eq!(group_for(1 << 40), GROUP);
     }
 
     #[test]
