@@ -38,7 +38,7 @@ fn now() -> Timestamp {
     file::parse_time(cluster::NOW).expect("NOW is RFC 3339")
 }
 
-fn run_plan(snapshot: &Snapshot) -> Plan {
+fn run_plan(snapshot: &Snapshot) -> Plan<'_> {
     let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
     replay(snapshot, &selected, &[], now())
 }

@@ -119,7 +119,7 @@ fn read_dump(bytes: &[u8]) -> Snapshot {
 }
 
 #[inline(never)]
-fn replay_all(snapshot: &Snapshot) -> Plan {
+fn replay_all(snapshot: &Snapshot) -> Plan<'_> {
     let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
     let now = file::parse_time("2026-11-22T10:00:00Z").expect("RFC 3339");
     replay(snapshot, &selected, &[], now)

@@ -232,12 +232,12 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     }
     let grace = args.lifecycle.flags(loaded.minor).node_monitor_grace_period;
     match &lifecycle {
-        Some(lifecycle) => mark_stuck(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, grace),
-        None => mark_stuck(&mut plan, &loaded.snapshot, &taints_only(&loaded.snapshot), grace),
+        Some(lifecycle) => mark_stuck(&mut plan, &lifecycle.observation.nodes, grace),
+        None => mark_stuck(&mut plan, &taints_only(&loaded.snapshot), grace),
     }
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
-            node.pods.retain(|p| p.key.namespace() == namespace);
+            node.pods.retain(|p| p.key().namespace() == namespace);
         }
     }
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -293,12 +293,12 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
     }
     let grace = flags.node_monitor_grace_period;
     match &lifecycle {
-        Some(lifecycle) => mark_stuck(&mut plan, snapshot, &lifecycle.observation.nodes, grace),
-        None => mark_stuck(&mut plan, snapshot, &taints_only(snapshot), grace),
+        Some(lifecycle) => mark_stuck(&mut plan, &lifecycle.observation.nodes, grace),
+        None => mark_stuck(&mut plan, &taints_only(snapshot), grace),
     }
     let node_plan = &plan.nodes[0];
     let pod_plan =
-        node_plan.pods.iter().find(|p| p.key == pod.pod.key).expect("the replay reports every pod of the node");
+        node_plan.pods.iter().find(|p| std::ptr::eq(p.pod, pod)).expect("the replay reports every pod of the node");
     let matches = match_taints(&node_plan.taints, &pod.pod.tolerations);
     let window = match tolerance(&node_plan.taints, &pod.pod.tolerations) {
         Tolerance::Tolerated(window) if !node_plan.taints.is_empty() => Some(window),

@@ -110,17 +110,14 @@ pub enum Basis {
     PredictedTaint,
 }
 
-/// The prediction for one pod.
+/// The prediction for one pod: the pod as the snapshot has it, and what the replay decided.
+///
+/// A plan borrows its pods from the snapshot it was replayed from instead of copying their name,
+/// UID and phase: a dump of many small pods then holds each once.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodPlan {
-    /// Namespace and name.
-    pub key: PodKey,
-    /// `metadata.uid`.
-    pub uid: Uid,
-    /// `status.phase`.
-    pub phase: Arc<str>,
-    /// Whether its deletion was already issued.
-    pub terminating: bool,
+pub struct PodPlan<'a> {
+    /// The pod.
+    pub pod: &'a SnapshotPod,
     /// The verdict.
     pub verdict: Verdict,
     /// When the pod is (or was) deleted; for a [`Basis::PredictedTaint`], the earliest instant.
@@ -139,20 +136,52 @@ pub struct PodPlan {
     pub untolerated: Arc<[Taint]>,
     /// `evict_at` is strictly before `now`.
     pub overdue: bool,
-    /// Set when the pod is stuck terminating (its grace period is over and its node's kubelet is
-    /// gone, so nothing finishes the deletion): since when, its `deletionTimestamp`.
-    pub stuck_since: Option<Timestamp>,
+    /// The pod is stuck terminating: its grace period is over and its node's kubelet is gone, so
+    /// nothing finishes the deletion (see [`stuck_since`](Self::stuck_since)).
+    pub stuck: bool,
+}
+
+impl<'a> PodPlan<'a> {
+    /// Namespace and name.
+    #[must_use]
+    pub fn key(&self) -> &'a PodKey {
+        &self.pod.pod.key
+    }
+
+    /// `metadata.uid`.
+    #[must_use]
+    pub fn uid(&self) -> &'a Uid {
+        &self.pod.pod.uid
+    }
+
+    /// `status.phase`.
+    #[must_use]
+    pub fn phase(&self) -> &'a str {
+        &self.pod.phase
+    }
+
+    /// Whether its deletion was already issued.
+    #[must_use]
+    pub fn terminating(&self) -> bool {
+        self.pod.terminating
+    }
+
+    /// When a pod [`stuck`](Self::stuck) terminating has been: its `deletionTimestamp`.
+    #[must_use]
+    pub fn stuck_since(&self) -> Option<Timestamp> {
+        self.pod.deletion_timestamp.filter(|_| self.stuck)
+    }
 }
 
 /// The prediction for one node.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodePlan {
+pub struct NodePlan<'a> {
     /// The node.
     pub name: NodeName,
     /// Its NoExecute taints at `now` (what-ifs applied).
     pub taints: Arc<[Taint]>,
     /// Its pods, by (`evict_at`, none last; namespace; name).
-    pub pods: Vec<PodPlan>,
+    pub pods: Vec<PodPlan<'a>>,
     /// What the node lifecycle controller is expected to do to it; `None` when not predicted.
     pub lifecycle: Option<NodeLifecycle>,
 }
@@ -168,16 +197,16 @@ pub struct NodeLifecycle {
 
 /// The replay's result.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Plan {
+pub struct Plan<'a> {
     /// The evaluation instant.
     pub now: Timestamp,
     /// One entry per selected node, in the order given.
-    pub nodes: Vec<NodePlan>,
+    pub nodes: Vec<NodePlan<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted.
     pub zones: Option<Vec<ZoneForecast>>,
 }
 
-impl Plan {
+impl Plan<'_> {
     /// The deletions the plan predicts, as queue work: what `run` seeds its engine with.
     #[must_use]
     pub fn work(&self) -> Vec<(PodKey, Work)> {
@@ -192,7 +221,7 @@ impl Plan {
             if pod.basis == Some(Basis::PredictedTaint) {
                 return None;
             }
-            Some((pod.key.clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
+            Some((pod.key().clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
         })
         .collect()
     }
@@ -227,7 +256,7 @@ struct Record {
 /// (a pod listed twice, moving between nodes in the replay) one engine replays them all together.
 /// Either way each group of nodes goes through `replay_nodes`.
 #[must_use]
-pub fn replay(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan {
+pub fn replay<'a>(snapshot: &'a Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan<'a> {
     replay_in_two_from(snapshot, selected, what_if, now, REPLAY_IN_TWO_FROM, CHUNK)
 }
 
@@ -239,14 +268,14 @@ const CHUNK: usize = 4096;
 const REPLAY_IN_TWO_FROM: usize = 20_000;
 
 /// [`replay`], on two threads from `in_two_from` pods on, `chunk` pods of a node at a time.
-fn replay_in_two_from(
-    snapshot: &Snapshot,
+fn replay_in_two_from<'a>(
+    snapshot: &'a Snapshot,
     selected: &[usize],
     what_if: &[WhatIf],
     now: Timestamp,
     in_two_from: usize,
     chunk: usize,
-) -> Plan {
+) -> Plan<'a> {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
     let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
         let pods = pods_on(snapshot, &nodes);
@@ -427,15 +456,15 @@ fn run<S: BuildHasher>(
 /// Replays `nodes` on one engine with `pods` ((index in the snapshot, index in `nodes`), in snapshot
 /// order): the one replay path, for one node or for all of them. `S` hashes pod keys (see
 /// [`Replayer`]).
-fn replay_nodes<S: BuildHasher + Default>(
-    snapshot: &Snapshot,
+fn replay_nodes<'a, S: BuildHasher + Default>(
+    snapshot: &'a Snapshot,
     nodes: &[&SnapshotNode],
     pods: &[(usize, usize)],
     what_if: &[WhatIf],
     now: Timestamp,
     steps: &mut Vec<(Timestamp, Step, Basis)>,
     values: &mut Shared,
-) -> Vec<NodePlan> {
+) -> Vec<NodePlan<'a>> {
     timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, steps);
     let mut replay = Replayer::<S>::new(Engine::with_shared(std::mem::take(values)), pods.len());
     run(&mut replay, snapshot, nodes, steps, now);
@@ -480,13 +509,13 @@ fn replay_nodes<S: BuildHasher + Default>(
 }
 
 /// By (`evict_at`, none last; namespace; name).
-pub(crate) fn sort_pods(pods: &mut [PodPlan]) {
+pub(crate) fn sort_pods(pods: &mut [PodPlan<'_>]) {
     pods.sort_by(pod_order);
 }
 
 /// (`evict_at`, none last; namespace; name).
-fn pod_order(a: &PodPlan, b: &PodPlan) -> std::cmp::Ordering {
-    (a.evict_at.is_none(), a.evict_at, &a.key).cmp(&(b.evict_at.is_none(), b.evict_at, &b.key))
+fn pod_order(a: &PodPlan<'_>, b: &PodPlan<'_>) -> std::cmp::Ordering {
+    (a.evict_at.is_none(), a.evict_at, a.key()).cmp(&(b.evict_at.is_none(), b.evict_at, b.key()))
 }
 
 /// When the replay observes a taint, and the basis of work started then.
@@ -607,7 +636,13 @@ impl<S: BuildHasher> Replayer<S> {
         }
     }
 
-    fn result(&self, pod: &SnapshotPod, taints: &Arc<[Taint]>, now: Timestamp, shared: &mut Untolerated) -> PodPlan {
+    fn result<'a>(
+        &self,
+        pod: &'a SnapshotPod,
+        taints: &Arc<[Taint]>,
+        now: Timestamp,
+        shared: &mut Untolerated,
+    ) -> PodPlan<'a> {
         let key = &pod.pod.key;
         let record = self.fired.get(key).or_else(|| self.pending.get(key));
         let (verdict, toleration_seconds) = match record.map(|r| r.work.cause) {
@@ -618,10 +653,7 @@ impl<S: BuildHasher> Replayer<S> {
         };
         let evict_at = record.map(|r| r.work.fire);
         PodPlan {
-            key: key.clone(),
-            uid: pod.pod.uid.clone(),
-            phase: Arc::clone(&pod.phase),
-            terminating: pod.terminating,
+            pod,
             verdict,
             evict_at,
             evict_at_latest: None,
@@ -630,7 +662,7 @@ impl<S: BuildHasher> Replayer<S> {
             toleration_seconds,
             untolerated: shared.get(taints, &pod.pod.tolerations),
             overdue: evict_at.is_some_and(|at| at < now),
-            stuck_since: None,
+            stuck: false,
         }
     }
 }
@@ -776,7 +808,7 @@ mod tests {
 
     /// Every selected node on one engine: what [`replay`] gives when it cannot split by node, and
     /// what it must give when it can.
-    fn together(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Plan {
+    fn together<'a>(snapshot: &'a Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Plan<'a> {
         let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
         let pods = pods_on(snapshot, &nodes);
         let plans = replay_nodes::<RandomState>(
@@ -813,6 +845,11 @@ mod tests {
             let plan = replay_in_two_from(&snapshot, &selected, &what_if, at(NOW), in_two_from, chunk);
             prop_assert_eq!(plan, together(&snapshot, &selected, &what_if));
         }
+    }
+
+    #[test]
+    fn a_pod_plan_holds_the_decision_and_points_at_its_pod() {
+        assert_eq!(size_of::<PodPlan<'_>>(), 96);
     }
 
     #[test]

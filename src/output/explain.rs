@@ -25,7 +25,7 @@ pub struct Explanation<'a> {
     /// The pod's tolerations, in order.
     pub tolerations: &'a [Toleration],
     /// The replay's result for the pod.
-    pub plan: &'a PodPlan,
+    pub plan: &'a PodPlan<'a>,
     /// Each NoExecute taint of the node at `now`, matched.
     pub matches: Vec<TaintMatch>,
     /// The window the used tolerations give now (`None` when some taint is untolerated or there are
@@ -136,18 +136,18 @@ fn mismatch_text(why: &Mismatch) -> &'static str {
 /// Writes the explanation as text.
 pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     let plan = e.plan;
-    writeln!(out, "Pod {} (uid {}) on node {}", shown(&plan.key), shown(&plan.uid), shown(e.node))?;
+    writeln!(out, "Pod {} (uid {}) on node {}", shown(plan.key()), shown(plan.uid()), shown(e.node))?;
     let deadline =
         plan.evict_at.map_or_else(String::new, |at| format!(" {} ({})", rfc3339(at), countdown(Some(at), e.now)));
     writeln!(out, "Verdict: {}{deadline}", verdict_name(plan.verdict))?;
     if let (Some(since), Some(basis)) = (plan.since, plan.basis) {
         writeln!(out, "Clock started: {} ({})", rfc3339(since), basis_name(basis))?;
     }
-    if let Some(since) = plan.stuck_since {
-        for line in super::table::stuck_lines(e.node.as_str(), &[(&plan.key, since)]) {
+    if let Some(since) = plan.stuck_since() {
+        for line in super::table::stuck_lines(e.node.as_str(), &[(plan.key(), since)]) {
             writeln!(out, "{}", super::human::printable(&line))?;
         }
-    } else if plan.terminating {
+    } else if plan.terminating() {
         writeln!(out, "Note: the pod is already terminating (its deletion was issued).")?;
     }
     if let Some(before) = &e.before_taint
@@ -330,9 +330,9 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
         api_version: API_VERSION,
         kind: "EvictionExplanation",
         now: rfc3339(e.now),
-        namespace: plan.key.namespace().to_owned(),
-        name: plan.key.name().to_owned(),
-        uid: plan.uid.to_string(),
+        namespace: plan.key().namespace().to_owned(),
+        name: plan.key().name().to_owned(),
+        uid: plan.uid().to_string(),
         node: e.node.to_string(),
         verdict: verdict_name(plan.verdict),
         evict_at: plan.evict_at.map(rfc3339),
@@ -340,8 +340,8 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
         basis: plan.basis.map(basis_name),
         overdue: plan.overdue,
         toleration_seconds: plan.toleration_seconds,
-        stuck: plan.stuck_since.map(|_| true),
-        stuck_since: plan.stuck_since.map(rfc3339),
+        stuck: plan.stuck_since().map(|_| true),
+        stuck_since: plan.stuck_since().map(rfc3339),
         taints: e
             .matches
             .iter()

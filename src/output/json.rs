@@ -27,7 +27,7 @@ pub struct EvictionPlan<'a> {
     /// How a live cluster answered: `watch-cache` or `quorum`; absent for a dump.
     #[serde(skip_serializing_if = "Option::is_none")]
     read: Option<&'static str>,
-    nodes: Each<'a, NodePlan, NodeDoc<'a>>,
+    nodes: Each<'a, NodePlan<'a>, NodeDoc<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
     #[serde(skip_serializing_if = "Option::is_none")]
     zones: Option<Vec<ZoneDoc>>,
@@ -112,7 +112,7 @@ struct NodeDoc<'a> {
     taints: Each<'a, Taint, TaintDoc<'a>>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     lifecycle: Option<LifecycleDoc>,
-    pods: Each<'a, PodPlan, PodDoc<'a>>,
+    pods: Each<'a, PodPlan<'a>, PodDoc<'a>>,
 }
 
 /// A node's health and the node lifecycle controller's expected action (contract §5).
@@ -223,16 +223,16 @@ impl<'a> From<&'a Taint> for TaintDoc<'a> {
     }
 }
 
-impl<'a> From<&'a PodPlan> for PodDoc<'a> {
-    fn from(pod: &'a PodPlan) -> Self {
+impl<'a> From<&'a PodPlan<'a>> for PodDoc<'a> {
+    fn from(pod: &'a PodPlan<'a>) -> Self {
         Self {
-            namespace: pod.key.namespace(),
-            name: pod.key.name(),
-            uid: pod.uid.to_string(),
-            phase: &pod.phase,
-            terminating: pod.terminating,
-            stuck: pod.stuck_since.map(|_| true),
-            stuck_since: pod.stuck_since.map(rfc3339),
+            namespace: pod.key().namespace(),
+            name: pod.key().name(),
+            uid: pod.uid().to_string(),
+            phase: pod.phase(),
+            terminating: pod.terminating(),
+            stuck: pod.stuck_since().map(|_| true),
+            stuck_since: pod.stuck_since().map(rfc3339),
             verdict: verdict_name(pod.verdict),
             evict_at: pod.evict_at.map(rfc3339),
             evict_at_latest: (pod.basis == Some(Basis::PredictedTaint)).then(|| pod.evict_at_latest.map(rfc3339)),
@@ -245,7 +245,7 @@ impl<'a> From<&'a PodPlan> for PodDoc<'a> {
     }
 }
 
-impl<'a> From<&'a NodePlan> for NodeDoc<'a> {
+impl<'a> From<&'a NodePlan<'a>> for NodeDoc<'a> {
     fn from(node: &'a NodePlan) -> Self {
         Self {
             name: node.name.as_str(),
@@ -306,7 +306,7 @@ impl EvictionPlan<'_> {
     }
 }
 
-impl<'a> From<&'a Plan> for EvictionPlan<'a> {
+impl<'a> From<&'a Plan<'a>> for EvictionPlan<'a> {
     fn from(plan: &'a Plan) -> Self {
         Self {
             api_version: API_VERSION,
@@ -435,19 +435,19 @@ fn lifecycle_fields(out: &mut impl Write, lifecycle: &NodeLifecycle) -> io::Resu
 /// A [`PodDoc`]'s fields, one level deeper than the pod's braces.
 fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     out.write_all(b"\n          \"namespace\": ")?;
-    string(out, pod.key.namespace())?;
+    string(out, pod.key().namespace())?;
     out.write_all(b",\n          \"name\": ")?;
-    string(out, pod.key.name())?;
+    string(out, pod.key().name())?;
     out.write_all(b",\n          \"uid\": ")?;
-    string(out, pod.uid.text().as_str())?;
+    string(out, pod.uid().text().as_str())?;
     out.write_all(b",\n          \"phase\": ")?;
-    string(out, &pod.phase)?;
-    out.write_all(if pod.terminating {
+    string(out, pod.phase())?;
+    out.write_all(if pod.terminating() {
         b",\n          \"terminating\": true"
     } else {
         b",\n          \"terminating\": false"
     })?;
-    if let Some(since) = pod.stuck_since {
+    if let Some(since) = pod.stuck_since() {
         out.write_all(b",\n          \"stuck\": true,\n          \"stuckSince\": ")?;
         time(out, Some(since))?;
     }
@@ -574,7 +574,8 @@ mod tests {
     use crate::engine::lifecycle::{
         Basis as LifecycleBasis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey, ZoneState,
     };
-    use crate::engine::model::{Effect, NodeName, PodKey, Uid};
+    use crate::engine::model::{Effect, NodeName, Pod, PodKey, Uid};
+    use crate::engine::replay::SnapshotPod;
 
     fn text() -> impl Strategy<Value = String> {
         prop_oneof![
@@ -602,7 +603,7 @@ mod tests {
             .prop_map(|(key, value, effect, time_added)| Taint { time_added, ..Taint::new(key, value, effect) })
     }
 
-    fn pod() -> impl Strategy<Value = PodPlan> {
+    fn pod() -> impl Strategy<Value = PodPlan<'static>> {
         let verdict =
             prop::sample::select(&[Verdict::EvictNow, Verdict::EvictAt, Verdict::Never, Verdict::Unaffected][..]);
         let basis = prop::option::of(prop::sample::select(
@@ -624,12 +625,21 @@ mod tests {
             .prop_map(
                 |(
                     (namespace, name, uid, phase, terminating, verdict),
-                    ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue, stuck_since),
+                    ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue, deletion),
                 )| PodPlan {
-                    key: PodKey::new(namespace, name),
-                    uid: Uid::from(uid),
-                    phase: phase.into(),
-                    terminating,
+                    // A generated plan's pods are kept for the rest of the test run.
+                    pod: Box::leak(Box::new(SnapshotPod {
+                        pod: Pod {
+                            key: PodKey::new(namespace, name),
+                            uid: Uid::from(uid),
+                            node: None,
+                            tolerations: Vec::new().into(),
+                        },
+                        bound_at: None,
+                        phase: phase.into(),
+                        terminating,
+                        deletion_timestamp: deletion,
+                    })),
                     verdict,
                     evict_at,
                     evict_at_latest,
@@ -638,7 +648,7 @@ mod tests {
                     toleration_seconds,
                     untolerated: untolerated.into(),
                     overdue,
-                    stuck_since,
+                    stuck: deletion.is_some() && terminating,
                 },
             )
     }
@@ -694,7 +704,7 @@ mod tests {
         prop::option::of(prop::collection::vec(zone, 0..3))
     }
 
-    fn plan() -> impl Strategy<Value = Plan> {
+    fn plan() -> impl Strategy<Value = Plan<'static>> {
         let node = (
             text(),
             prop::collection::vec(taint(), 0..3),

@@ -44,7 +44,7 @@ impl NodeCounts {
                 Verdict::Unaffected => counts.unaffected += 1,
             }
             counts.overdue += usize::from(pod.overdue);
-            counts.terminating += usize::from(pod.terminating);
+            counts.terminating += usize::from(pod.terminating());
             if let Some(at) = pod.evict_at {
                 counts.first = Some(counts.first.map_or(at, |first| first.min(at)));
                 if at >= now {

@@ -349,9 +349,9 @@ impl PodRow {
         };
         let text = |text: String| printable(&text).into_owned();
         Self {
-            namespace: text(pod.key.namespace().to_owned()),
-            name: text(pod.key.name().to_owned()),
-            terminating: pod.terminating,
+            namespace: text(pod.key().namespace().to_owned()),
+            name: text(pod.key().name().to_owned()),
+            terminating: pod.terminating(),
             verdict: pod.verdict,
             overdue: pod.overdue,
             deadline: deadline(false),
@@ -363,7 +363,7 @@ impl PodRow {
             since: pod.since.map_or_else(|| "-".to_owned(), rfc3339),
             basis: pod.basis.map_or("-", basis_name),
             toleration: pod.toleration_seconds.map_or_else(|| "-".to_owned(), |s| format!("{s}s")),
-            uid: text(pod.uid.to_string()),
+            uid: text(pod.uid().to_string()),
         }
     }
 
@@ -504,33 +504,25 @@ fn choose_fit(widths: &Widths, width: Option<usize>, headers: bool) -> (Fit, usi
     (FITS[FITS.len() - 1], 0)
 }
 
-/// The pods of `pods` in `sort` order.
-fn sorted<'a>(pods: impl Iterator<Item = &'a PodPlan>, sort: SortBy) -> Vec<&'a PodPlan> {
-    let mut pods: Vec<&PodPlan> = pods.collect();
-    pods.sort_by(|a, b| sorted_key(a, sort).cmp(&sorted_key(b, sort)));
-    pods
-}
-
 /// What a node's reasons need to know: the expected taint's short key, and whether the controller
 /// removes the node's taints.
-fn node_context(node: &NodePlan) -> (Option<&'static str>, bool) {
+fn node_context(node: &NodePlan) -> (Option<ConditionTaint>, bool) {
     let removing = !node.taints.is_empty()
         && node
             .lifecycle
             .as_ref()
             .and_then(|l| l.forecast.held.as_ref())
             .is_some_and(|held| held.reason == HeldReason::AllZonesDown);
-    let predicted = node.lifecycle.as_ref().and_then(|l| l.forecast.taint).map(|taint| short_key(taint.key));
-    (predicted, removing)
+    (node.lifecycle.as_ref().and_then(|l| l.forecast.taint).map(|taint| taint.key), removing)
 }
 
 /// A pod to write as a row, with its node's context (see [`node_context`]).
-type Listed<'a> = (&'a PodPlan, Option<&'static str>, bool);
+type Listed<'a> = (&'a PodPlan<'a>, Option<ConditionTaint>, bool);
 
 /// Writes `pods` as a table: every value in full when `wide`, else fitted to `view.width`. Each
 /// row is made twice, to measure the columns and to write it, and never kept.
 fn write_table(pods: &[Listed<'_>], now: Timestamp, wide: bool, view: &View, out: &mut impl Write) -> io::Result<()> {
-    let row = |&(pod, predicted, removing): &Listed<'_>| PodRow::new(pod, now, predicted, removing);
+    let row = |&(pod, predicted, removing): &Listed<'_>| PodRow::new(pod, now, predicted.map(short_key), removing);
     let w = Widths::of(pods.iter().map(row));
     let headers = view.headers;
     if wide {
@@ -630,11 +622,14 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         }
         writeln!(out, "{}", cut(&counts[i].line(plan.now, width), width))?;
         let (predicted, removing) = node_context(node);
-        let pods: Vec<Listed<'_>> =
-            sorted(node.pods.iter(), view.sort).into_iter().map(|pod| (pod, predicted, removing)).collect();
+        let mut pods: Vec<Listed<'_>> = node.pods.iter().map(|pod| (pod, predicted, removing)).collect();
+        // A node's pods are in deadline order already.
+        if view.sort != SortBy::Deadline {
+            pods.sort_by(|a, b| sorted_key(a.0, view.sort).cmp(&sorted_key(b.0, view.sort)));
+        }
         write_table(&pods, plan.now, wide, view, out)?;
         let stuck: Vec<(&PodKey, Timestamp)> =
-            node.pods.iter().filter_map(|pod| Some((&pod.key, pod.stuck_since?))).collect();
+            node.pods.iter().filter_map(|pod| Some((pod.key(), pod.stuck_since()?))).collect();
         for line in stuck_lines(node.name.as_str(), &stuck) {
             for piece in fit_command(&printable(&line), width) {
                 writeln!(out, "{piece}")?;
@@ -645,11 +640,11 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
 }
 
 /// The sort key of `pod` under `sort`, for sorting pods of several nodes together.
-fn sorted_key(pod: &PodPlan, sort: SortBy) -> (bool, Option<Timestamp>, &str, &str) {
+fn sorted_key<'a>(pod: &PodPlan<'a>, sort: SortBy) -> (bool, Option<Timestamp>, &'a str, &'a str) {
     match sort {
-        SortBy::Deadline => (pod.evict_at.is_none(), pod.evict_at, pod.key.namespace(), pod.key.name()),
-        SortBy::Namespace => (false, None, pod.key.namespace(), pod.key.name()),
-        SortBy::Name => (false, None, pod.key.name(), pod.key.namespace()),
+        SortBy::Deadline => (pod.evict_at.is_none(), pod.evict_at, pod.key().namespace(), pod.key().name()),
+        SortBy::Namespace => (false, None, pod.key().namespace(), pod.key().name()),
+        SortBy::Name => (false, None, pod.key().name(), pod.key().namespace()),
     }
 }
 
@@ -658,7 +653,7 @@ pub fn render_names(plan: &Plan, sort: SortBy, out: &mut impl Write) -> io::Resu
     let mut pods: Vec<&PodPlan> = plan.nodes.iter().flat_map(|node| &node.pods).collect();
     pods.sort_by(|a, b| sorted_key(a, sort).cmp(&sorted_key(b, sort)));
     for pod in pods {
-        writeln!(out, "pod/{}/{}", printable(pod.key.namespace()), printable(pod.key.name()))?;
+        writeln!(out, "pod/{}/{}", printable(pod.key().namespace()), printable(pod.key().name()))?;
     }
     Ok(())
 }

@@ -181,17 +181,23 @@ pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Writ
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::model::{PodKey, Uid};
-    use crate::engine::replay::{NodePlan, PodPlan};
+    use crate::engine::model::{Pod, PodKey, Uid};
+    use crate::engine::replay::{NodePlan, PodPlan, SnapshotPod};
 
     const NOW: i64 = 1_795_341_600; // 2026-11-22T10:00:00Z
 
-    fn pod(name: &str, verdict: Verdict, at: Option<i64>) -> PodPlan {
+    fn pod(name: &str, verdict: Verdict, at: Option<i64>) -> PodPlan<'static> {
+        let pod =
+            Pod { key: PodKey::new("ns", name), uid: Uid::from(name), node: None, tolerations: Vec::new().into() };
         PodPlan {
-            key: PodKey::new("ns", name),
-            uid: Uid::from(name),
-            phase: "Running".into(),
-            terminating: false,
+            // A test's pods are kept for the rest of the run.
+            pod: Box::leak(Box::new(SnapshotPod {
+                pod,
+                bound_at: None,
+                phase: "Running".into(),
+                terminating: false,
+                deletion_timestamp: None,
+            })),
             verdict,
             evict_at: at.map(|s| Timestamp::from_unix_seconds(NOW + s)),
             evict_at_latest: None,
@@ -200,11 +206,11 @@ mod tests {
             toleration_seconds: None,
             untolerated: Vec::new().into(),
             overdue: at.is_some_and(|s| s < 0),
-            stuck_since: None,
+            stuck: false,
         }
     }
 
-    fn plan(pods: Vec<PodPlan>) -> Plan {
+    fn plan(pods: Vec<PodPlan<'static>>) -> Plan<'static> {
         Plan {
             now: Timestamp::from_unix_seconds(NOW),
             nodes: vec![NodePlan { name: "n".into(), taints: Vec::new().into(), pods, lifecycle: None }],

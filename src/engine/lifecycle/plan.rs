@@ -2,10 +2,9 @@
 //! taint, and the pods of a node about to be tainted get the deletion window that taint opens.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use super::{ConditionTaint, HeldReason, NodeHealth, Prediction, deletion};
-use crate::engine::model::{NodeName, PodKey, Taint, Toleration};
+use crate::engine::model::{NodeName, Taint};
 use crate::engine::replay::{Basis, NodeLifecycle, Plan, Snapshot, Verdict, sort_pods};
 
 /// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`.
@@ -25,14 +24,6 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
         .filter(|node| index.get(&node.name).is_some_and(|&i| prediction.nodes[i].taint.is_some()))
         .map(|node| &node.name)
         .collect();
-    // Only the pods of nodes about to be tainted are looked up: usually none.
-    let tolerations: HashMap<&PodKey, &Arc<[Toleration]>> = if tainted.is_empty() {
-        HashMap::new()
-    } else {
-        let on_tainted =
-            |p: &&crate::engine::replay::SnapshotPod| p.pod.node.as_ref().is_some_and(|n| tainted.contains(n));
-        snapshot.pods.iter().filter(on_tainted).map(|p| (&p.pod.key, &p.pod.tolerations)).collect()
-    };
     // Their taints as the snapshot has them (the first node of a name).
     let mut taints: HashMap<&NodeName, &[Taint]> = HashMap::new();
     for node in snapshot.nodes.iter().filter(|node| tainted.contains(&node.name)) {
@@ -46,8 +37,7 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
         if let Some(taint) = forecast.taint {
             let taints = taints.get(&node.name).copied().unwrap_or_default();
             for pod in &mut node.pods {
-                let Some(tolerations) = tolerations.get(&pod.key) else { continue };
-                let window = deletion(&taint, taints, tolerations);
+                let window = deletion(&taint, taints, &pod.pod.pod.tolerations);
                 let due_first = match (pod.evict_at, window) {
                     (None, _) => true,
                     (Some(at), Some(window)) => window.latest.is_some_and(|latest| latest < at),

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::{ConditionTaint, NodeHealth, Ready};
-use crate::engine::model::{NodeName, PodKey};
-use crate::engine::replay::{Plan, Snapshot};
+use crate::engine::model::NodeName;
+use crate::engine::replay::Plan;
 use crate::engine::time::Timestamp;
 
 /// Whether the kubelet of `node` is gone at `now`: its `Ready` is `Unknown` or `False`, or it
@@ -45,21 +45,16 @@ pub fn stuck_since(deletion: Timestamp, node: &NodeHealth, now: Timestamp, grace
     (deletion <= now && kubelet_gone(node, now, grace)).then_some(deletion)
 }
 
-/// Marks the pods of `plan` (replayed from `snapshot` at `plan.now`) that are stuck terminating,
-/// reading node health from `nodes`. Pods of nodes not in `nodes` are left as they are.
-pub fn mark_stuck(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], grace: Duration) {
-    let deleted: HashMap<&PodKey, Timestamp> =
-        snapshot.pods.iter().filter_map(|pod| Some((&pod.pod.key, pod.deletion_timestamp?))).collect();
-    if deleted.is_empty() {
-        return;
-    }
+/// Marks the pods of `plan` that are stuck terminating at `plan.now`, reading node health from
+/// `nodes`. Pods of nodes not in `nodes` are left as they are.
+pub fn mark_stuck(plan: &mut Plan<'_>, nodes: &[NodeHealth], grace: Duration) {
     let health: HashMap<&NodeName, &NodeHealth> = nodes.iter().map(|node| (&node.name, node)).collect();
     let now = plan.now;
     for node in &mut plan.nodes {
         let Some(health) = health.get(&node.name) else { continue };
-        for pod in node.pods.iter_mut().filter(|pod| pod.terminating) {
-            if let Some(&deletion) = deleted.get(&pod.key) {
-                pod.stuck_since = stuck_since(deletion, health, now, grace);
+        for pod in node.pods.iter_mut().filter(|pod| pod.terminating()) {
+            if let Some(deletion) = pod.pod.deletion_timestamp {
+                pod.stuck = stuck_since(deletion, health, now, grace).is_some();
             }
         }
     }
