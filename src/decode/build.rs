@@ -145,6 +145,8 @@ pub(super) struct Builder {
     /// Every distinct `status.phase` met (a handful): pods share them.
     phases: Vec<Arc<str>>,
     tolerations: Interner,
+    /// The previous node's taints: the nodes of a pool carry the same ones, and share them.
+    taints: Option<Arc<[Taint]>>,
 }
 
 impl Builder {
@@ -243,6 +245,8 @@ impl Builder {
                 let taints: Arc<[Taint]> = if item.taints.is_empty() {
                     // Allocates nothing, unlike an empty list collected.
                     Arc::default()
+                } else if let Some(last) = self.taints.as_ref().filter(|last| same_taints(&item.taints, last)) {
+                    Arc::clone(last)
                 } else {
                     item.taints
                         .iter()
@@ -261,6 +265,9 @@ impl Builder {
                 };
                 if let Some(error) = bad_time {
                     return Err(error);
+                }
+                if !taints.is_empty() {
+                    self.taints = Some(Arc::clone(&taints));
                 }
                 let mut labels = BTreeMap::new();
                 for (key, value) in item.labels.iter().filter(|(key, _)| self.keep_labels.keeps(key)) {
@@ -311,6 +318,20 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// Whether `raw` converts to `list`, without converting it.
+fn same_taints(raw: &[RawTaint<'_>], list: &[Taint]) -> bool {
+    raw.len() == list.len()
+        && raw.iter().zip(list).all(|(raw, t)| {
+            raw.key.as_deref().unwrap_or_default() == &*t.key
+                && raw.value.as_deref().unwrap_or_default() == &*t.value
+                && raw.effect.as_deref().unwrap_or_default() == t.effect.as_str()
+                && match raw.time_added.as_deref() {
+                    None => t.time_added.is_none(),
+                    Some(text) => t.time_added.is_some() && parse_time(text) == t.time_added,
+                }
+        })
 }
 
 /// One `Arc` per distinct toleration list: a cluster has few (its workloads' templates), and pods
@@ -459,5 +480,34 @@ mod tests {
         let other = interner.get(&[raw("k", "exists", Some("NoExecute"), Some(300))]);
         assert_eq!(other[0].operator, Operator::Other(Box::new("exists".into())));
         assert!(!Arc::ptr_eq(&a, &other));
+    }
+
+    #[test]
+    fn a_node_with_the_taints_of_the_node_before_shares_its_list() {
+        let node = |name: &str, taints: &str| {
+            format!(r#"{{"kind":"Node","metadata":{{"name":"{name}"}},"spec":{{"taints":[{taints}]}}}}"#)
+        };
+        let gpu = r#"{"key":"gpu","value":"a","effect":"NoSchedule"}"#;
+        let added = r#"{"key":"k","effect":"NoExecute","timeAdded":"2026-01-01T00:00:00Z"}"#;
+        let later = r#"{"key":"k","effect":"NoExecute","timeAdded":"2026-01-01T00:00:01Z"}"#;
+        let nodes = [
+            node("a", gpu),
+            node("b", gpu),
+            node("c", added),
+            node("d", added),
+            node("e", later),
+            node("f", r#"{"key":"gpu","value":"b","effect":"NoSchedule"}"#),
+            node("g", r#"{"key":"k","effect":"NoExecute"}"#),
+            node("h", r#"{"key":"k","effect":"NoExecute","timeAdded":"bad"}"#),
+        ];
+        let dump = |nodes: &[String]| format!(r#"{{"kind":"List","items":[{}]}}"#, nodes.join(","));
+        let snapshot = crate::decode::read(dump(&nodes[..7]).as_bytes()).expect("a dump");
+        let taints: Vec<&Arc<[Taint]>> = snapshot.nodes.iter().map(|node| &node.taints).collect();
+        let shared: Vec<bool> = taints.windows(2).map(|pair| Arc::ptr_eq(pair[0], pair[1])).collect();
+        assert_eq!(shared, [true, false, true, false, false, false]);
+        assert_eq!(taints[5][0].value.as_ref(), "b");
+        assert_eq!(taints[6][0].time_added, None);
+        let error = crate::decode::read(dump(&nodes[2..]).as_bytes()).expect_err("a bad time");
+        assert!(error.to_string().contains("timeAdded"), "{error}");
     }
 }
