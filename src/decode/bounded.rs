@@ -55,15 +55,19 @@ fn group_for(size: u64) -> usize {
 pub trait Beside: Sync {
     /// What is read.
     type Out: Send;
-    /// What one group's items give.
-    type Part: Send;
+    /// What one group's items give, and what the groups read so far give together (`default`:
+    /// none yet).
+    type Part: Send + Default;
     /// Reads the whole file's bytes.
     fn whole(&self, bytes: &[u8]) -> Self::Out;
     /// Reads one group's list document; `None` when that fails (the file is then read whole, and
     /// the error is the whole reading's).
     fn part(&self, bytes: &[u8]) -> Option<Self::Part>;
-    /// What the parts of every group, in order, make.
-    fn join(&self, parts: Vec<Self::Part>) -> Self::Out;
+    /// Adds what a later group gives to what the groups before it gave: as each group is read, so
+    /// that no group's part is kept apart.
+    fn add(&self, before: &mut Self::Part, later: Self::Part);
+    /// What every group together gives.
+    fn join(&self, all: Self::Part) -> Self::Out;
 }
 
 /// Nothing read beside the snapshot.
@@ -74,7 +78,8 @@ impl Beside for () {
     fn part(&self, _: &[u8]) -> Option<()> {
         Some(())
     }
-    fn join(&self, _: Vec<()>) {}
+    fn add(&self, (): &mut (), (): ()) {}
+    fn join(&self, (): ()) {}
 }
 
 /// Why reading stopped before a snapshot was made.
@@ -190,7 +195,7 @@ fn read_grouped<B: Beside>(
     group: usize,
 ) -> io::Result<Option<(Snapshot, B::Out)>> {
     let mut whole = Builder::new(keep_labels.clone());
-    let mut parts = Vec::new();
+    let mut together = B::Part::default();
     std::thread::scope(|scope| {
         // One group waits while one is read and the next is cut: the bytes held are three groups'.
         let (give, groups) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
@@ -205,7 +210,7 @@ fn read_grouped<B: Beside>(
             match (list, part) {
                 (Some(list), Some(part)) if list.has_items => {
                     whole.absorb(list.snapshot);
-                    parts.push(part);
+                    beside.add(&mut together, part);
                 }
                 // Dropping the receiver stops the cutter.
                 _ => {
@@ -215,7 +220,7 @@ fn read_grouped<B: Beside>(
             }
         }
         let followed = cutter.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        Ok((followed && read_all).then(|| (whole.finish(), beside.join(parts))))
+        Ok((followed && read_all).then(|| (whole.finish(), beside.join(together))))
     })
 }
 

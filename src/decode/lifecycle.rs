@@ -407,11 +407,11 @@ impl super::bounded::Beside for HealthBeside {
     fn part(&self, bytes: &[u8]) -> Option<HealthPart> {
         read_health_part(bytes).ok()
     }
-    fn join(&self, parts: Vec<HealthPart>) -> Self::Out {
-        let mut parts = parts.into_iter();
-        let mut whole = parts.next().unwrap_or_default();
-        parts.for_each(|later| whole.merge(later));
-        Ok(whole.finish())
+    fn add(&self, before: &mut HealthPart, later: HealthPart) {
+        before.merge(later);
+    }
+    fn join(&self, all: HealthPart) -> Self::Out {
+        Ok(all.finish())
     }
 }
 
@@ -553,7 +553,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         zone: ZoneKey::from_labels(label),
         excluded: label(EXCLUDE_DISRUPTION).is_some(),
         created: at("metadata.creationTimestamp", item.metadata.creation_timestamp.as_deref())?,
-        ready,
+        ready: ready.map(Box::new),
         lease_renewed: None,
         // A node without the condition taints (most) allocates no list.
         taints: shared_list(taints),

@@ -25,12 +25,12 @@
 //!     zone: ZoneKey::new("eu", "eu-1a"),
 //!     excluded: false,
 //!     created: Some(t(0)),
-//!     ready: Some(ReadyCondition {
+//!     ready: Some(Box::new(ReadyCondition {
 //!         status: Ready::True,
 //!         reason: "KubeletReady".into(),
 //!         last_heartbeat: Some(t(renewed)),
 //!         last_transition: Some(t(0)),
-//!     }),
+//!     })),
 //!     lease_renewed: Some(t(renewed)),
 //!     taints: Vec::new().into(),
 //! };
@@ -180,8 +180,9 @@ pub struct NodeHealth {
     pub excluded: bool,
     /// `metadata.creationTimestamp`.
     pub created: Option<Timestamp>,
-    /// The `Ready` condition; `None` when the kubelet never posted one.
-    pub ready: Option<ReadyCondition>,
+    /// The `Ready` condition; `None` when the kubelet never posted one (boxed: a dump may list very
+    /// many nodes without status).
+    pub ready: Option<Box<ReadyCondition>>,
     /// `spec.renewTime` of its Lease in `kube-node-lease`, if the Lease was read and set. Without
     /// it a `Ready=True` node is never taken as silent (its `lastHeartbeatTime` may be minutes old
     /// on a healthy node); its taint is predicted once the controller has marked it `Unknown`.
@@ -505,3 +506,13 @@ mod vectors;
 
 #[cfg(test)]
 mod nlc_sim;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_without_status_takes_a_pointer_for_its_ready_condition() {
+        assert_eq!(size_of::<NodeHealth>(), 112);
+    }
+}

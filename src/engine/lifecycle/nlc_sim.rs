@@ -289,12 +289,12 @@ impl Nlc {
                     zone: ZoneKey::new("r", format!("z{}", node.zone)),
                     excluded: node.excluded,
                     created: Some(Timestamp::from_nanos(0)),
-                    ready: Some(ReadyCondition {
+                    ready: Some(Box::new(ReadyCondition {
                         status: node.ready,
                         reason: reason.into(),
                         last_heartbeat: node.heartbeat(now).map(Timestamp::from_nanos),
                         last_transition: Some(whole(since)),
-                    }),
+                    })),
                     lease_renewed: node.lease(now).map(|at| Timestamp::from_nanos(at / 1000 * 1000)),
                     taints: node
                         .taint

@@ -96,11 +96,13 @@ mod tests {
             zone: ZoneKey::new("r", "z"),
             excluded: false,
             created: Some(t(0)),
-            ready: status.map(|status| ReadyCondition {
-                status,
-                reason: Box::default(),
-                last_heartbeat: Some(t(900)),
-                last_transition: Some(t(0)),
+            ready: status.map(|status| {
+                Box::new(ReadyCondition {
+                    status,
+                    reason: Box::default(),
+                    last_heartbeat: Some(t(900)),
+                    last_transition: Some(t(0)),
+                })
             }),
             lease_renewed: renewed.map(t),
             taints: Vec::new().into(),

@@ -78,12 +78,12 @@ mod tests {
             zone: ZoneKey::new("r", "z"),
             excluded: false,
             created: Some(t(0)),
-            ready: Some(ReadyCondition {
+            ready: Some(Box::new(ReadyCondition {
                 status,
                 reason: Box::default(),
                 last_heartbeat: Some(t(100)),
                 last_transition: Some(t(0)),
-            }),
+            })),
             lease_renewed: renewed.map(t),
             taints: Vec::new().into(),
         }

@@ -108,8 +108,13 @@ impl Case {
     }
 }
 
-fn ready(status: Ready, reason: &str, heartbeat: Timestamp, transition: Timestamp) -> ReadyCondition {
-    ReadyCondition { status, reason: reason.into(), last_heartbeat: Some(heartbeat), last_transition: Some(transition) }
+fn ready(status: Ready, reason: &str, heartbeat: Timestamp, transition: Timestamp) -> Box<ReadyCondition> {
+    Box::new(ReadyCondition {
+        status,
+        reason: reason.into(),
+        last_heartbeat: Some(heartbeat),
+        last_transition: Some(transition),
+    })
 }
 
 fn node<'a>(prediction: &'a Prediction, name: &str) -> &'a NodeForecast {
