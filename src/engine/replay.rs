@@ -166,7 +166,8 @@ impl<'a> PodPlan<'a> {
         self.pod.terminating
     }
 
-    /// When a pod [`stuck`](Self::stuck) terminating has been: its `deletionTimestamp`.
+    /// Since when the pod has been stuck terminating, when it is [`stuck`](Self::stuck): its
+    /// `deletionTimestamp`.
     #[must_use]
     pub fn stuck_since(&self) -> Option<Timestamp> {
         self.pod.deletion_timestamp.filter(|_| self.stuck)
