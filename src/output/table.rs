@@ -623,8 +623,10 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         writeln!(out, "{}", cut(&counts[i].line(plan.now, width), width))?;
         let (predicted, removing) = node_context(node);
         let mut pods: Vec<Listed<'_>> = node.pods.iter().map(|pod| (pod, predicted, removing)).collect();
-        // A node's pods are in deadline order already.
-        if view.sort != SortBy::Deadline {
+        // A node's pods are in deadline order already (the replay's order).
+        if view.sort == SortBy::Deadline {
+            debug_assert!(pods.is_sorted_by_key(|pod| sorted_key(pod.0, SortBy::Deadline)));
+        } else {
             pods.sort_by(|a, b| sorted_key(a.0, view.sort).cmp(&sorted_key(b.0, view.sort)));
         }
         write_table(&pods, plan.now, wide, view, out)?;
