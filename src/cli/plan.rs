@@ -99,7 +99,7 @@ fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf
         let matches = |t: &Taint| *t.key == **key && effect.as_ref().is_none_or(|e| *e == t.effect);
         let added = what_if.iter().any(|w| matches!(w, WhatIf::Taint(t) if matches(t)));
         for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
-            if !added && !node.taints.iter().any(matches) {
+            if !added && !node.all_taints().any(matches) {
                 let spec = effect.as_ref().map_or_else(|| key.clone(), |e| format!("{key}:{e}"));
                 warnings.push(format!("--remove-taint {spec}: node \"{}\" has no such taint", node.name));
             }
@@ -172,7 +172,7 @@ impl Foreseen {
 /// Node health as far as the snapshot's taints say (the `unreachable` taint), for the pods stuck
 /// terminating when node status was not read (a live cluster, or a dump without it).
 fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
-    let nodes = snapshot.nodes.iter().filter(|node| node.taints.iter().any(Taint::is_no_execute));
+    let nodes = snapshot.nodes.iter().filter(|node| !node.taints.is_empty());
     nodes
         .map(|node| NodeHealth {
             name: node.name.clone(),

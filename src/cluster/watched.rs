@@ -154,20 +154,17 @@ mod tests {
 
         pub(super) fn node(node: &k8s::Node) -> SnapshotNode {
             let taints = node.spec.as_ref().and_then(|s| s.taints.as_ref());
-            SnapshotNode {
-                name: NodeName::from(node.metadata.name.as_deref().unwrap_or_default()),
-                labels: node.metadata.labels.clone().unwrap_or_default(),
-                taints: taints
-                    .into_iter()
-                    .flatten()
-                    .map(|t| Taint {
-                        key: t.key.as_str().into(),
-                        value: t.value.as_deref().unwrap_or_default().into(),
-                        effect: Effect::from(t.effect.as_str()),
-                        time_added: t.time_added.as_ref().map(instant),
-                    })
-                    .collect(),
-            }
+            let taints = taints.into_iter().flatten().map(|t| Taint {
+                key: t.key.as_str().into(),
+                value: t.value.as_deref().unwrap_or_default().into(),
+                effect: Effect::from(t.effect.as_str()),
+                time_added: t.time_added.as_ref().map(instant),
+            });
+            SnapshotNode::new(
+                NodeName::from(node.metadata.name.as_deref().unwrap_or_default()),
+                node.metadata.labels.clone().unwrap_or_default(),
+                taints,
+            )
         }
 
         pub(super) fn pod(pod: &k8s::Pod) -> SnapshotPod {

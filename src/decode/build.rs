@@ -132,6 +132,9 @@ impl Fields<'_> {
     }
 }
 
+/// A node's `NoExecute` taints and its others.
+type NodeTaints = (Arc<[Taint]>, Arc<[Taint]>);
+
 /// Builds a snapshot one item at a time.
 #[derive(Default)]
 pub(super) struct Builder {
@@ -146,7 +149,7 @@ pub(super) struct Builder {
     phases: Vec<Arc<str>>,
     tolerations: Interner,
     /// The previous node's taints: the nodes of a pool carry the same ones, and share them.
-    taints: Option<Arc<[Taint]>>,
+    taints: Option<NodeTaints>,
 }
 
 impl Builder {
@@ -239,42 +242,47 @@ impl Builder {
                 if name.is_empty() {
                     return Err(bad("metadata.name", "missing".into()));
                 }
-                // Built straight into the list the plan and the engine share, allocated once at
-                // its size; the first bad `timeAdded` is the error.
-                let mut bad_time = None;
-                let taints: Arc<[Taint]> = if item.taints.is_empty() {
-                    // Allocates nothing, unlike an empty list collected.
-                    Arc::default()
-                } else if let Some(last) = self.taints.as_ref().filter(|last| same_taints(&item.taints, last)) {
-                    Arc::clone(last)
-                } else {
-                    item.taints
-                        .iter()
-                        .enumerate()
-                        .map(|(i, raw)| Taint {
+                // Built straight into the lists the plan and the engine share (the `NoExecute`
+                // taints, and the others apart), each allocated once at its size; the first bad
+                // `timeAdded` is the error.
+                let mut bad_time: Option<(usize, DumpError)> = None;
+                let mut convert = |no_execute: bool| -> Arc<[Taint]> {
+                    let count = item.taints.iter().filter(|raw| is_no_execute(raw) == no_execute).count();
+                    let mut each = item.taints.iter().enumerate().filter(|(_, raw)| is_no_execute(raw) == no_execute);
+                    shared_list_of(count, || {
+                        let (i, raw) = each.next().expect("the taints just counted");
+                        let added = time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"));
+                        Taint {
                             key: raw.key.as_deref().unwrap_or_default().into(),
                             value: raw.value.as_deref().unwrap_or_default().into(),
                             effect: Effect::from(raw.effect.as_deref().unwrap_or_default()),
-                            time_added: time(raw.time_added.as_deref(), &|| format!("spec.taints[{i}].timeAdded"))
-                                .unwrap_or_else(|error| {
-                                    bad_time.get_or_insert(error);
-                                    None
-                                }),
-                        })
-                        .collect()
+                            time_added: added.unwrap_or_else(|error| {
+                                if bad_time.as_ref().is_none_or(|(first, _)| i < *first) {
+                                    bad_time = Some((i, error));
+                                }
+                                None
+                            }),
+                        }
+                    })
                 };
-                if let Some(error) = bad_time {
+                let (taints, other_taints) = match &self.taints {
+                    Some((taints, other)) if same_taints(&item.taints, taints, other) => {
+                        (Arc::clone(taints), Arc::clone(other))
+                    }
+                    _ => (convert(true), convert(false)),
+                };
+                if let Some((_, error)) = bad_time {
                     return Err(error);
                 }
-                if !taints.is_empty() {
-                    self.taints = Some(Arc::clone(&taints));
+                if !item.taints.is_empty() {
+                    self.taints = Some((Arc::clone(&taints), Arc::clone(&other_taints)));
                 }
                 let mut labels = BTreeMap::new();
                 for (key, value) in item.labels.iter().filter(|(key, _)| self.keep_labels.keeps(key)) {
                     labels.insert(key.clone().into_owned(), value.clone().into_owned());
                 }
                 let name = self.node_name(name);
-                self.snapshot.nodes.push(SnapshotNode { name, labels, taints });
+                self.snapshot.nodes.push(SnapshotNode { name, labels, taints, other_taints });
             }
             "Pod" => {
                 if name.is_empty() {
@@ -320,10 +328,23 @@ impl Builder {
     }
 }
 
-/// Whether `raw` converts to `list`, without converting it.
-fn same_taints(raw: &[RawTaint<'_>], list: &[Taint]) -> bool {
-    raw.len() == list.len()
-        && raw.iter().zip(list).all(|(raw, t)| {
+/// Whether a raw taint has the `NoExecute` effect.
+fn is_no_execute(raw: &RawTaint<'_>) -> bool {
+    raw.effect.as_deref() == Some(Effect::NoExecute.as_str())
+}
+
+/// `count` items made by `next`, as a shared list allocated once at its size (nothing when empty).
+fn shared_list_of<T>(count: usize, mut next: impl FnMut() -> T) -> Arc<[T]> {
+    if count == 0 { Arc::default() } else { (0..count).map(|_| next()).collect() }
+}
+
+/// Whether `raw` converts to `no_execute` and `other` (its `NoExecute` taints and the others),
+/// without converting it.
+fn same_taints(raw: &[RawTaint<'_>], no_execute: &[Taint], other: &[Taint]) -> bool {
+    let (mut no_execute, mut other) = (no_execute.iter(), other.iter());
+    raw.iter().all(|raw| {
+        let converted = if is_no_execute(raw) { no_execute.next() } else { other.next() };
+        converted.is_some_and(|t| {
             raw.key.as_deref().unwrap_or_default() == &*t.key
                 && raw.value.as_deref().unwrap_or_default() == &*t.value
                 && raw.effect.as_deref().unwrap_or_default() == t.effect.as_str()
@@ -332,6 +353,8 @@ fn same_taints(raw: &[RawTaint<'_>], list: &[Taint]) -> bool {
                     Some(text) => t.time_added.is_some() && parse_time(text) == t.time_added,
                 }
         })
+    }) && no_execute.next().is_none()
+        && other.next().is_none()
 }
 
 /// One `Arc` per distinct toleration list: a cluster has few (its workloads' templates), and pods
@@ -502,12 +525,27 @@ mod tests {
         ];
         let dump = |nodes: &[String]| format!(r#"{{"kind":"List","items":[{}]}}"#, nodes.join(","));
         let snapshot = crate::decode::read(dump(&nodes[..7]).as_bytes()).expect("a dump");
-        let taints: Vec<&Arc<[Taint]>> = snapshot.nodes.iter().map(|node| &node.taints).collect();
-        let shared: Vec<bool> = taints.windows(2).map(|pair| Arc::ptr_eq(pair[0], pair[1])).collect();
+        let lists = |node: &SnapshotNode| [Arc::clone(&node.taints), Arc::clone(&node.other_taints)];
+        let taints: Vec<[Arc<[Taint]>; 2]> = snapshot.nodes.iter().map(lists).collect();
+        let shared: Vec<bool> = taints
+            .windows(2)
+            .map(|pair| Arc::ptr_eq(&pair[0][0], &pair[1][0]) && Arc::ptr_eq(&pair[0][1], &pair[1][1]))
+            .collect();
         assert_eq!(shared, [true, false, true, false, false, false]);
-        assert_eq!(taints[5][0].value.as_ref(), "b");
-        assert_eq!(taints[6][0].time_added, None);
+        assert_eq!(taints[5][1][0].value.as_ref(), "b");
+        assert_eq!(taints[6][0][0].time_added, None);
         let error = crate::decode::read(dump(&nodes[2..]).as_bytes()).expect_err("a bad time");
         assert!(error.to_string().contains("timeAdded"), "{error}");
+        // Mixed effects: each list is shared, and the first bad time in the node's order is the
+        // error, whichever list it goes to.
+        let mixed = [node("a", &format!("{gpu},{added}")), node("b", &format!("{gpu},{added}"))];
+        let snapshot = crate::decode::read(dump(&mixed).as_bytes()).expect("a dump");
+        assert!(Arc::ptr_eq(&snapshot.nodes[0].taints, &snapshot.nodes[1].taints));
+        assert!(Arc::ptr_eq(&snapshot.nodes[0].other_taints, &snapshot.nodes[1].other_taints));
+        let bad = |effect: &str| format!(r#"{{"key":"k","effect":"{effect}","timeAdded":"bad"}}"#);
+        let error =
+            crate::decode::read(dump(&[node("x", &format!("{},{}", bad("NoSchedule"), bad("NoExecute")))]).as_bytes())
+                .expect_err("a bad time");
+        assert!(error.to_string().contains("spec.taints[0].timeAdded"), "{error}");
     }
 }

@@ -145,7 +145,8 @@ mod tests {
              "spec":{"acquireTime":"2026-11-22T09:50:56.796765Z"}}]}"#;
         let snapshot = read(json.as_bytes()).expect("valid dump");
         assert_eq!(snapshot.nodes.len(), 1);
-        assert_eq!(snapshot.nodes[0].taints.len(), 2);
+        assert_eq!(snapshot.nodes[0].taints.len(), 1, "the NoExecute taint");
+        assert_eq!(&*snapshot.nodes[0].other_taints[0].value, "v", "the NoSchedule taint, apart");
         assert_eq!(snapshot.nodes[0].labels.get("zone").map(String::as_str), Some("a"));
         let pod = &snapshot.pods[0];
         assert_eq!(pod.pod.key, PodKey::new("web", "p"));

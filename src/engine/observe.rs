@@ -129,7 +129,7 @@ pub struct Observer {
 }
 
 fn no_execute(node: &SnapshotNode) -> Vec<Taint> {
-    node.taints.iter().filter(|t| t.is_no_execute()).cloned().collect()
+    node.taints.to_vec()
 }
 
 fn engine_node(node: &SnapshotNode) -> Node {
@@ -321,7 +321,7 @@ impl Observer {
         // `run`'s start (contract §4): the replay's deadlines continue, overdue work fires at once.
         let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
         let work = replay(&snapshot, &selected, &[], now).work();
-        let tainted = snapshot.nodes.iter().filter(|n| n.taints.iter().any(Taint::is_no_execute)).count();
+        let tainted = snapshot.nodes.iter().filter(|n| !n.taints.is_empty()).count();
         self.push(now, Observed::Synced { tainted, pods: snapshot.pods.len() });
         for node in &snapshot.nodes {
             self.set_taints(node.name.clone(), no_execute(node), now);
@@ -392,9 +392,8 @@ mod tests {
     }
 
     fn node(name: &str, tainted_at: Option<i64>) -> SnapshotNode {
-        let taints =
-            tainted_at.map(|at| Taint::new(TAINT, "", Effect::NoExecute).with_time_added(t(at))).into_iter().collect();
-        SnapshotNode { name: name.into(), labels: BTreeMap::new(), taints }
+        let taints = tainted_at.map(|at| Taint::new(TAINT, "", Effect::NoExecute).with_time_added(t(at)));
+        SnapshotNode::new(name.into(), BTreeMap::new(), taints)
     }
 
     fn pod(name: &str, seconds: Option<i64>, terminating: bool) -> SnapshotPod {

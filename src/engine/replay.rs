@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::index::Fx;
 use super::lifecycle::{NodeForecast, ZoneForecast};
-use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid, no_execute};
+use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid, no_execute, shared_list};
 use super::queue::{Cause, Work};
 use super::time::Timestamp;
 use super::tolerate::untolerated;
@@ -47,9 +47,28 @@ pub struct SnapshotNode {
     pub name: NodeName,
     /// `metadata.labels`, for `-l` on a dump.
     pub labels: BTreeMap<String, String>,
-    /// `spec.taints`, every effect, in order (shared with the plan and the engine when they are
-    /// all `NoExecute`).
+    /// `spec.taints` with the `NoExecute` effect, in order: the only ones the engine acts on
+    /// (shared with the plan and the engine).
     pub taints: Arc<[Taint]>,
+    /// `spec.taints` with any other effect, in order.
+    ///
+    /// Apart, so that a node of many taints of mixed effects holds each once: the plan and the
+    /// engine share the `NoExecute` list instead of each filtering a copy of it.
+    pub other_taints: Arc<[Taint]>,
+}
+
+impl SnapshotNode {
+    /// Node `name` with `labels` and `taints` (every effect, in order).
+    #[must_use]
+    pub fn new(name: NodeName, labels: BTreeMap<String, String>, taints: impl IntoIterator<Item = Taint>) -> Self {
+        let (no_execute, other): (Vec<Taint>, Vec<Taint>) = taints.into_iter().partition(Taint::is_no_execute);
+        Self { name, labels, taints: shared_list(no_execute), other_taints: shared_list(other) }
+    }
+
+    /// Its taints of every effect: the `NoExecute` ones, then the others.
+    pub fn all_taints(&self) -> impl Iterator<Item = &Taint> {
+        self.taints.iter().chain(self.other_taints.iter())
+    }
 }
 
 /// A pod in a snapshot.
@@ -697,11 +716,11 @@ mod tests {
             deletion_timestamp: None,
         };
         let snapshot = Snapshot {
-            nodes: vec![SnapshotNode {
-                name: NodeName::from("n"),
-                labels: BTreeMap::new(),
-                taints: vec![Taint::new("k", "", Effect::NoExecute)].into(),
-            }],
+            nodes: vec![SnapshotNode::new(
+                NodeName::from("n"),
+                BTreeMap::new(),
+                [Taint::new("k", "", Effect::NoExecute)],
+            )],
             pods: vec![pod("a"), pod("b")],
             controller_acquired: None,
         };
@@ -716,19 +735,20 @@ mod tests {
     }
 
     #[test]
-    fn a_list_with_other_effects_is_filtered_once_and_not_shared() {
-        let snapshot = Snapshot {
-            nodes: vec![SnapshotNode {
-                name: NodeName::from("n"),
-                labels: BTreeMap::new(),
-                taints: vec![Taint::new("k", "", Effect::NoExecute), Taint::new("s", "", Effect::NoSchedule)].into(),
-            }],
-            pods: Vec::new(),
-            controller_acquired: None,
-        };
+    fn a_nodes_no_execute_taints_are_shared_beside_other_effects() {
+        let taints = [
+            Taint::new("s", "", Effect::NoSchedule),
+            Taint::new("k", "", Effect::NoExecute),
+            Taint::new("p", "", Effect::PreferNoSchedule),
+            Taint::new("l", "", Effect::NoExecute),
+        ];
+        let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), taints.clone());
+        assert_eq!(&*node.taints, &[taints[1].clone(), taints[3].clone()]);
+        assert_eq!(&*node.other_taints, &[taints[0].clone(), taints[2].clone()]);
+        let snapshot = Snapshot { nodes: vec![node], pods: Vec::new(), controller_acquired: None };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
-        assert_eq!(&*plan.nodes[0].taints, &[Taint::new("k", "", Effect::NoExecute)]);
-        assert!(!Arc::ptr_eq(&plan.nodes[0].taints, &snapshot.nodes[0].taints));
+        // Held once: a node may carry very many taints of mixed effects.
+        assert!(Arc::ptr_eq(&plan.nodes[0].taints, &snapshot.nodes[0].taints));
     }
 
     fn at(seconds: i64) -> Timestamp {
@@ -778,11 +798,7 @@ mod tests {
                 nodes: nodes
                     .into_iter()
                     .enumerate()
-                    .map(|(i, taints)| SnapshotNode {
-                        name: NodeName::from(format!("n{i}")),
-                        labels: BTreeMap::new(),
-                        taints: taints.into(),
-                    })
+                    .map(|(i, taints)| SnapshotNode::new(NodeName::from(format!("n{i}")), BTreeMap::new(), taints))
                     .collect(),
                 pods: pods
                     .into_iter()
@@ -855,10 +871,9 @@ mod tests {
 
     #[test]
     fn repeated_pod_keys_are_replayed_on_one_engine() {
-        let node = |name: &str| SnapshotNode {
-            name: NodeName::from(name),
-            labels: BTreeMap::new(),
-            taints: vec![Taint::new("a", "", Effect::NoExecute).with_time_added(at(NOW - 60))].into(),
+        let node = |name: &str| {
+            let taint = Taint::new("a", "", Effect::NoExecute).with_time_added(at(NOW - 60));
+            SnapshotNode::new(NodeName::from(name), BTreeMap::new(), [taint])
         };
         let pod = |node: &str| SnapshotPod {
             pod: Pod {

@@ -120,14 +120,8 @@ impl Evictor for Recorder {
 }
 
 fn node(name: &str, taints: &[(&str, i64)]) -> SnapshotNode {
-    SnapshotNode {
-        name: name.into(),
-        labels: Default::default(),
-        taints: taints
-            .iter()
-            .map(|(k, added)| Taint::new(*k, "", Effect::NoExecute).with_time_added(t(*added)))
-            .collect(),
-    }
+    let taints = taints.iter().map(|(k, added)| Taint::new(*k, "", Effect::NoExecute).with_time_added(t(*added)));
+    SnapshotNode::new(name.into(), Default::default(), taints)
 }
 
 fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) -> SnapshotPod {
