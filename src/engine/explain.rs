@@ -41,6 +41,7 @@ pub fn explain(taints: &[Taint], tolerations: &[Toleration]) -> Vec<TaintMatch> 
 mod tests {
     use super::*;
     use crate::engine::model::Effect;
+    use crate::engine::text::CompactStr;
 
     #[test]
     fn explain_stops_at_the_first_match_and_keeps_the_reasons_before_it() {
@@ -55,7 +56,7 @@ mod tests {
                 seconds: Some(5),
             },
             Toleration {
-                key: Box::default(),
+                key: CompactStr::default(),
                 operator: "Exists".into(),
                 value: Box::default(),
                 effect: None,

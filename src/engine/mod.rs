@@ -58,6 +58,7 @@ pub mod replay;
 #[cfg(test)]
 mod sim;
 mod slab;
+pub mod text;
 pub mod time;
 pub mod tolerate;
 

@@ -33,7 +33,7 @@ pub fn lateness(deleted_at: Timestamp, deadline: Timestamp) -> String {
 }
 
 fn taint_json(taint: &Taint) -> Value {
-    json!({"key": taint.key, "value": taint.value, "effect": taint.effect.as_str(),
+    json!({"key": taint.key.as_str(), "value": taint.value, "effect": taint.effect.as_str(),
            "timeAdded": taint.time_added.map(rfc3339)})
 }
 
