@@ -3,4 +3,5 @@
 pub mod control_plane;
 pub mod fake_apiserver;
 pub mod running;
+pub mod served;
 pub mod terminal;
