@@ -99,8 +99,8 @@ impl<F: FnMut(Vec<u8>) -> bool> Sink<F> {
     /// Closes the group's document and hands it on; whether `each` took it.
     fn flush(&mut self) -> bool {
         self.out.extend_from_slice(b"]}");
-        // An item larger than a group grew this one by doubling: what it did not fill is given
-        // back, and the next group starts at a group's size again.
+        // What the group did not fill is given back (an item larger than a group grew it by
+        // doubling), and the next group starts at a group's size again.
         self.out.shrink_to_fit();
         let mut next = Vec::with_capacity(self.group + READ);
         next.extend_from_slice(OPEN);

@@ -78,22 +78,10 @@ impl From<String> for CompactStr {
     }
 }
 
-impl From<&String> for CompactStr {
-    fn from(text: &String) -> Self {
-        Self::from(text.as_str())
-    }
-}
-
 impl Deref for CompactStr {
     type Target = str;
 
     fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-impl AsRef<str> for CompactStr {
-    fn as_ref(&self) -> &str {
         self.as_str()
     }
 }
@@ -113,12 +101,6 @@ impl PartialOrd for CompactStr {
 
 impl PartialEq<str> for CompactStr {
     fn eq(&self, other: &str) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl PartialEq<&str> for CompactStr {
-    fn eq(&self, other: &&str) -> bool {
         self.as_bytes() == other.as_bytes()
     }
 }
