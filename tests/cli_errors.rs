@@ -275,7 +275,7 @@ fn pod_missing_from_the_namespace_says_where_it_is() {
 #[test]
 fn removing_a_taint_the_node_does_not_have_warns() {
     // See: issue 12. A what-if removal of a taint that is not there changed nothing, silently.
-    let now = "2026-01-01T00:00:00Z";
+    let now = "2026-11-22T10:00:00Z";
     let result =
         run(&["plan", "-f", INCIDENT, "--now", now, "worker-3", "--remove-taint", "example.com/gpu:NoExecute"], None);
     assert_eq!(result.code, 0, "{}", result.stderr);
@@ -320,4 +320,27 @@ fn countdowns_use_one_letter_units() {
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(result.stdout.contains("overdue by 39d 14h 2m 49s"), "{}", result.stdout);
     assert!(!result.stdout.contains("day") && !result.stdout.contains("month"), "{}", result.stdout);
+}
+
+#[test]
+fn a_now_before_the_dump_names_the_lease_the_taint_and_the_pods_it_lies_before() {
+    // See: issue 32. A `--now` before the dump clamped every later stamp to it without a word and
+    // printed a plausible, wrong plan.
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T09:00:00Z"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let warnings: Vec<&str> = result.stderr.lines().filter(|line| !line.contains("kube-node-lease")).collect();
+    assert_eq!(
+        warnings,
+        [
+            "warning: --now 2026-11-22T09:00:00Z is 59m 58s before the input was taken (the kube-controller-manager \
+             Lease was renewed at 2026-11-22T09:59:58.402117Z): the plan is of a time the input had already passed",
+            "warning: taint node.kubernetes.io/unreachable:NoExecute of node \"worker-3\" was added at \
+             2026-11-22T09:57:10Z, 57m 10s after --now 2026-11-22T09:00:00Z: its countdowns are taken to start at \
+             2026-11-22T09:00:00Z",
+            "warning: pod monitoring/netprobe-7f6c5d8b9-tw6zn was bound at 2026-11-22T09:58:30Z, 58m 30s after --now \
+             2026-11-22T09:00:00Z (and 3 more pods): it is taken as bound at 2026-11-22T09:00:00Z",
+        ]
+    );
+    let after = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z"], None);
+    assert!(after.stderr.lines().all(|line| line.contains("kube-node-lease")), "{}", after.stderr);
 }

@@ -9,8 +9,10 @@ use crate::decode::bounded::{self, ReadError};
 use crate::decode::lifecycle::{Health, HealthBeside};
 use crate::decode::{DumpError, KeepLabels};
 use crate::engine::replay::Snapshot;
-use crate::engine::time::Timestamp;
+use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::error::{Error, Result};
+use crate::output::ClockDoc;
+use crate::runtime::skew::Estimate;
 
 use super::config::Input;
 
@@ -28,6 +30,18 @@ pub struct Loaded {
     pub minor: Option<u32>,
     /// What a live read lacks because RBAC denied it, as a warning to print after the answer.
     pub lacks: Option<String>,
+    /// The control plane's time when a live read ended, and how it was read; `None` for a dump.
+    pub time: Option<LiveTime>,
+}
+
+/// The control plane's time at the end of a live read.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveTime {
+    /// The control plane's time then (this machine's, corrected by `estimate`).
+    pub now: Timestamp,
+    /// How far this machine's clock is ahead of it; `None` when no answer said (no `Date` header,
+    /// no Lease).
+    pub estimate: Option<Estimate>,
 }
 
 /// What to read from the cluster.
@@ -77,7 +91,8 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         _ => "default",
     };
     let health = Some(health);
-    Ok((Loaded { snapshot, origin, read: None, health, minor: None, lacks: None }, namespace.to_owned()))
+    let loaded = Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None };
+    Ok((loaded, namespace.to_owned()))
 }
 
 fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
@@ -111,8 +126,9 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         };
         let read = Some(connection.read.as_str());
         let LiveHealth { health, minor, lacks } = live;
-        let loaded =
-            Loaded { snapshot, origin: connection.server.clone(), read, health: Some(Ok(health)), minor, lacks };
+        let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
+        let origin = connection.server.clone();
+        let loaded = Loaded { snapshot, origin, read, health: Some(Ok(health)), minor, lacks, time };
         Ok((loaded, namespace))
     })
 }
@@ -166,8 +182,36 @@ fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// `--now`, or the current wall-clock time: the only place `plan` reads the clock.
+/// The evaluation instant: `--now`, else the control plane's time as the live read measured it,
+/// else this machine's clock (a dump; the only place `plan` reads it). With how the control plane's
+/// time was read, for `-o json|yaml`, when it was.
 #[must_use]
-pub fn now(args: &Input) -> Timestamp {
-    args.now.unwrap_or_else(|| crate::runtime::Clock::system().now())
+pub fn now(args: &Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
+    if let Some(now) = args.now {
+        return (now, None);
+    }
+    match loaded.time {
+        Some(LiveTime { now, estimate }) => {
+            let doc = estimate.map(|e| ClockDoc::new(e.offset(), e.uncertainty(), e.source.as_str()));
+            (now, doc)
+        }
+        None => (crate::runtime::Clock::system().now(), None),
+    }
+}
+
+/// The warning that this machine's clock is more than a second off the control plane's.
+#[must_use]
+pub fn skew_warning(estimate: &Estimate) -> Option<String> {
+    let offset = estimate.offset();
+    if offset.abs() <= NANOS_PER_SECOND {
+        return None;
+    }
+    let seconds = |nanos: i64| nanos.unsigned_abs() as f64 / 1e9;
+    let side = if offset > 0 { "ahead of" } else { "behind" };
+    Some(format!(
+        "this machine's clock is {:.1} s {side} the control plane (±{:.2} s, {}): times below are the control plane's",
+        seconds(offset),
+        seconds(estimate.uncertainty()),
+        estimate.source.describe(),
+    ))
 }

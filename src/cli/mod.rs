@@ -6,6 +6,7 @@
 
 pub mod complete;
 pub mod config;
+mod future;
 pub mod input;
 pub mod plan;
 pub mod run;

@@ -15,12 +15,13 @@ use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::human::printable;
-use crate::output::render_plan_view;
+use crate::output::{ClockDoc, Live, render_plan_view};
 use crate::selector::Selector;
 
 use super::ExplainFormat;
 use super::config::{ExplainConfig, Lifecycle, PlanConfig};
-use super::input::{Loaded, Source, Want, load, now, pod_hint};
+use super::future::{self, NowFrom};
+use super::input::{Loaded, Source, Want, load, now, pod_hint, skew_warning};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
@@ -186,6 +187,27 @@ fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
         .collect()
 }
 
+/// The evaluation instant and how the control plane's time was read. Warns once when this machine's
+/// clock is more than a second off it, and for each kind of stamp in the input later than it.
+fn evaluated_at(input: &super::config::Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
+    let (now, clock) = now(input, loaded);
+    let estimate = loaded.time.and_then(|time| time.estimate).filter(|_| clock.is_some());
+    if let Some(warning) = estimate.as_ref().and_then(skew_warning) {
+        eprintln!("warning: {warning}");
+    }
+    let from = match (input.now, &loaded.time) {
+        (Some(_), _) => NowFrom::Flag,
+        (None, Some(_)) => NowFrom::ControlPlane,
+        (None, None) => NowFrom::ThisMachine,
+    };
+    let health = loaded.health.as_ref().and_then(|health| health.as_ref().ok());
+    let renewed = health.and_then(|health| health.controller.as_ref()).and_then(|lease| lease.renewed);
+    for warning in future::warnings(&loaded.snapshot, renewed, now, from) {
+        eprintln!("warning: {}", printable(&warning));
+    }
+    (now, clock)
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanConfig) -> Result<()> {
     let what_if = &args.input.what_if;
@@ -194,10 +216,11 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
         (None, false) => NodeSelection::Named(args.nodes.clone()),
         (None, true) => NodeSelection::Tainted,
     };
-    let now = now(&args.input);
+    let fixed = args.input.now;
     let silent_after = args.lifecycle.silent_after;
-    let unsettled = move |node: &NodeHealth| is_unsettled(node, now, silent_after);
+    let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
     let (mut loaded, _) = load(&args.input, Want::Nodes(&selection), &unsettled)?;
+    let (now, clock) = evaluated_at(&args.input, &loaded);
     let from_dump = args.input.file.is_some();
     if from_dump && loaded.snapshot.nodes.is_empty() {
         return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
@@ -240,8 +263,9 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
             node.pods.retain(|p| p.key().namespace() == namespace);
         }
     }
+    let live = loaded.read.map(|read| Live { read, clock });
     let mut out = BufWriter::new(std::io::stdout().lock());
-    render_plan_view(&plan, args.format, &args.view, loaded.read, &mut out)?;
+    render_plan_view(&plan, args.format, &args.view, live.as_ref(), &mut out)?;
     out.flush()?;
     if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
         eprintln!("warning: {lacks}");
@@ -251,10 +275,11 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
 
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainConfig) -> Result<()> {
-    let now = now(&args.input);
+    let fixed = args.input.now;
     let silent_after = args.lifecycle.silent_after;
-    let unsettled = move |node: &NodeHealth| is_unsettled(node, now, silent_after);
+    let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
     let (mut loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod), &unsettled)?;
+    let (now, clock) = evaluated_at(&args.input, &loaded);
     let from_dump = args.input.file.is_some();
     if from_dump {
         check_unique(&loaded.snapshot, &loaded.origin)?;
@@ -323,6 +348,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         matches,
         window,
         before_taint,
+        clock,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {

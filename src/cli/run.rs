@@ -12,6 +12,7 @@ use crate::cluster;
 use crate::cluster::evict::{KubeEvictor, Mode};
 use crate::cluster::foresight;
 use crate::cluster::lease::{self, ElectionConfig, KubeLock};
+use crate::cluster::timekeeping;
 use crate::cluster::watch::{self, NodeScope};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
@@ -169,7 +170,7 @@ async fn election(
         lease: format!("{}/{}", config.namespace, config.name),
         identity: config.identity.clone(),
         periods: Periods { renew_deadline: config.renew_deadline, retry_period: config.retry_period },
-        lock: KubeLock::new(connection.client.clone(), config, clock),
+        lock: KubeLock::new(connection.client.clone(), config, clock.clone()),
         clock,
         report: report.clone(),
         metrics: metrics.clone(),
@@ -225,16 +226,26 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection).await?;
-    let clock = Clock::system();
+    // Deadlines are the control plane's: the clock follows the latest instant its clock can read,
+    // so that no deletion comes early.
+    connection.time.follow_latest();
+    let clock = connection.time.clock().clone();
+    // Narrowed while the rest starts (the controller manager's Lease followed from now on); nothing
+    // is decided before it ends.
+    timekeeping::keep(&connection);
+    let narrowing = tokio::spawn({
+        let connection = connection.clone();
+        async move { timekeeping::narrow(&connection).await }
+    });
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
     let evict = args.mode == Mode::Evict;
-    let throttle = Throttle::new(clock, args.qps, args.burst).with_writes_per_deletion(if evict {
+    let throttle = Throttle::new(clock.clone(), args.qps, args.burst).with_writes_per_deletion(if evict {
         throttle::WRITES_PER_EVICTION
     } else {
         throttle::WRITES_PER_DELETION
     });
-    let printer = tokio::spawn(print(report_rx, args.printing, clock, throttle.clone()));
+    let printer = tokio::spawn(print(report_rx, args.printing, clock.clone(), throttle.clone()));
 
     let server = connection.server.clone();
     let started = RunEvent::Started { server, watching: watched, dry_run: args.dry_run, evict };
@@ -249,10 +260,10 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
-    foresee(args, &connection, &report_tx, clock).await?;
+    foresee(args, &connection, &report_tx, clock.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
-    let (leadership, elector) = election(args, &connection, clock, &report_tx, &metrics, stop_rx).await?;
-    let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock, metrics.clone());
+    let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
+    let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
     let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode);
@@ -263,6 +274,10 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         ..RunOptions::default()
     };
     let sources = Sources { nodes, pods, controller_acquired, leadership };
+    let _ = narrowing.await;
+    if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
+        let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+    }
     runtime::run(options, sources, evictor, clock, report_tx, interrupted()).await;
     // Give the lease up so another instance takes over now, not after the lease duration.
     let _ = stop_election.send(true);

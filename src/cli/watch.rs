@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::config::WatchConfig;
 use super::terminal;
 use crate::cluster;
+use crate::cluster::timekeeping;
 use crate::cluster::watch::{self, NodeScope};
 use crate::engine::observe::{Observed, Observer, Seen};
 use crate::engine::time::Timestamp;
@@ -20,7 +21,7 @@ use crate::output::ColorMode;
 use crate::output::terminal::frame;
 use crate::output::watch::{WatchView, to_json};
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{Clock, NodeChange, PodChange};
+use crate::runtime::{NodeChange, PodChange};
 
 /// `-w` / `--watch`, for `plan`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -154,7 +155,12 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection).await?;
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
-    let clock = Clock::system();
+    // The control plane's time, read off the answers as they come.
+    let clock = connection.time.clock().clone();
+    let mut corrections = clock.corrections();
+    let narrowing = connection.clone();
+    tokio::spawn(async move { timekeeping::narrow(&narrowing).await });
+    timekeeping::keep(&connection);
     let live = std::io::stdout().is_terminal() && !args.json;
     let screen = if live {
         Screen::Live { view: WatchView::default(), color: args.color, dirty: true, drawn_at: None }
@@ -164,7 +170,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let mut printer = Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false };
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     let (mut nodes, mut pods) =
-        watch::spawn(&connection.client, scope(args), report_tx, clock, Arc::new(Metrics::new()));
+        watch::spawn(&connection.client, scope(args), report_tx, clock.clone(), Arc::new(Metrics::new()));
     let mut observer = Observer::new(controller_acquired);
     let shutdown = super::run::interrupted();
     tokio::pin!(shutdown);
@@ -201,6 +207,10 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 armed_for = None;
                 observer.handle_timeout(clock.now());
             }
+            Ok(()) = corrections.changed() => if let Some(at) = armed_for {
+                // The control plane's time was read anew: the same deadline is another instant here.
+                sleep.as_mut().reset(clock.deadline(at));
+            },
             _ = tick.tick(), if live => {}
             else => break,
         }

@@ -7,7 +7,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
 use super::ClusterError;
+use super::date::DateLayer;
 use super::pushback::{Pushback, PushbackLayer};
+use crate::runtime::{Clock, Timekeeper};
 
 /// How to connect.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +31,8 @@ pub struct Connection {
     pub client: Client,
     /// Where the client reports the server's pushback on writes (`Retry-After`).
     pub pushback: Pushback,
+    /// This machine's clock kept to the control plane's by what the answers say of it.
+    pub time: Timekeeper,
     /// The API server URL, for messages.
     pub server: String,
     /// The most one request may take.
@@ -125,13 +129,16 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
     let default_namespace = config.default_namespace.clone();
     let pushback = Pushback::default();
+    let time = Timekeeper::new(Clock::system());
     let client = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?
         .with_layer(&PushbackLayer(pushback.clone()))
+        .with_layer(&DateLayer(time.clone()))
         .build();
     Ok(Connection {
         client,
         pushback,
+        time,
         server,
         request_timeout: options.request_timeout,
         default_namespace,

@@ -11,6 +11,7 @@
 //! `output::human` for durations in messages.
 
 pub mod client;
+mod date;
 pub mod error;
 pub mod evict;
 pub mod foresight;
@@ -21,6 +22,7 @@ pub mod pushback;
 mod scope;
 pub mod series;
 pub mod snapshot;
+pub mod timekeeping;
 pub mod watch;
 pub mod watched;
 

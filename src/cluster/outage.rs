@@ -73,7 +73,7 @@ impl Health {
 
     /// The runtime's clock, which the watch's own waits follow.
     pub(super) fn clock(&self) -> Clock {
-        self.clock
+        self.clock.clone()
     }
 
     pub(super) fn failed(&mut self, error: &watcher::Error) {

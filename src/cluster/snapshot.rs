@@ -25,6 +25,7 @@ use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::lifecycle::{ControllerLease, NodeHealth};
 use crate::engine::replay::Snapshot;
 use crate::engine::time::Timestamp;
+use crate::runtime::skew::{Reading, Source};
 use crate::selector::Selector;
 
 /// Objects per LIST page (client-go's default).
@@ -156,6 +157,12 @@ impl Connection {
         let path = format!("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases");
         match self.get_read(&path, name, "Lease", "leases in kube-system", read_controller_lease).await {
             Err(ClusterError::Forbidden { .. }) => Ok(None),
+            Ok(Some((snapshot, lease))) => {
+                if let Some(renewed) = lease.renewed {
+                    self.time.observe(Reading::lease(Source::ControllerLease, renewed, self.time.clock().local_now()));
+                }
+                Ok(Some((snapshot, lease)))
+            }
             other => other,
         }
     }
@@ -171,7 +178,13 @@ impl Connection {
             Ok(())
         });
         match read.await {
-            Ok(_) => Ok(Ok(renewals)),
+            Ok(_) => {
+                // The freshest stamp bounds the offset the closest.
+                if let Some(renewed) = renewals.iter().filter_map(|(_, renewed)| *renewed).max() {
+                    self.time.observe(Reading::lease(Source::NodeLease, renewed, self.time.clock().local_now()));
+                }
+                Ok(Ok(renewals))
+            }
             Err(ClusterError::Forbidden { .. }) => Ok(Err(format!(
                 "cannot list leases in namespace \"{NODE_LEASE_NAMESPACE}\" (forbidden): a silent kubelet is seen \
                  only once its node is Ready=Unknown (grant list on leases there: deploy/rbac-plan.yaml)"
@@ -236,9 +249,9 @@ pub struct LiveHealth {
 }
 
 /// Whether a node may be tainted or held back by the node lifecycle controller (not `Ready=True`,
-/// or silent): only then are every node's health and its pods read. The caller knows `now` and the
-/// flags.
-pub type Unsettled<'a> = &'a (dyn Fn(&NodeHealth) -> bool + Sync);
+/// or silent) at the instant given (the control plane's, as read so far): only then are every
+/// node's health and its pods read. The caller knows the flags.
+pub type Unsettled<'a> = &'a (dyn Fn(&NodeHealth, Timestamp) -> bool + Sync);
 
 /// The controller Lease's answer (with its snapshot part) and the node Leases' renewals (or what
 /// their answer lacks).
@@ -314,13 +327,15 @@ pub async fn read_snapshot(
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health { nodes, ..Health::default() };
     health.apply_lease_renewals(renewals);
+    let now = connection.time.clock().now();
+    let unsettled = |node: &NodeHealth| unsettled(node, now);
     let complete = matches!(selection, NodeSelection::Tainted);
     if complete {
         let keep: std::collections::HashSet<&str> =
             health.nodes.iter().filter(|node| unsettled(node)).map(|node| node.name.as_str()).collect();
         snapshot.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()) || keep.contains(n.name.as_str()));
     }
-    let any_unsettled = health.nodes.iter().any(unsettled);
+    let any_unsettled = health.nodes.iter().any(&unsettled);
     let everyone = !complete && any_unsettled;
     let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
@@ -362,7 +377,8 @@ pub async fn read_pod(
         snapshot.merge(node);
         health.nodes.push(node_health);
         health.apply_lease_renewals(renewals);
-        if health.nodes.iter().any(unsettled) {
+        let now = connection.time.clock().now();
+        if health.nodes.iter().any(|node| unsettled(node, now)) {
             let (nodes, version) = tokio::join!(connection.all_node_health(), connection.server_minor());
             health.nodes = nodes?;
             health.apply_lease_renewals(renewals);

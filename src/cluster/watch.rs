@@ -110,7 +110,7 @@ pub fn spawn(
             NodeChange::Deleted(name) => Selected::Deleted(name.clone()),
         });
     };
-    let health = Health::new("nodes", report.clone(), clock, metrics.clone());
+    let health = Health::new("nodes", report.clone(), clock.clone(), metrics.clone());
     tokio::spawn(forward(nodes, adapter, health, node_tx, observe));
 
     let health = Health::new("pods", report, clock, metrics);

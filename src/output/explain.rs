@@ -33,6 +33,8 @@ pub struct Explanation<'a> {
     pub window: Option<TolerationWindow>,
     /// What the node lifecycle controller is expected to do to the node; `None` when not predicted.
     pub before_taint: Option<BeforeTaint<'a>>,
+    /// How the control plane's time was read; `None` for a dump or with `--now`.
+    pub clock: Option<super::ClockDoc>,
 }
 
 /// The chain before a predicted taint: heartbeat, `Ready=Unknown`, the zone's queue, the taint, the
@@ -215,6 +217,9 @@ struct ExplanationDoc<'a> {
     api_version: &'static str,
     kind: &'static str,
     now: String,
+    /// How the control plane's time was read; absent for a dump or with `--now`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock: Option<super::ClockDoc>,
     namespace: String,
     name: String,
     uid: String,
@@ -330,6 +335,7 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
         api_version: API_VERSION,
         kind: "EvictionExplanation",
         now: rfc3339(e.now),
+        clock: e.clock,
         namespace: plan.key().namespace().to_owned(),
         name: plan.key().name().to_owned(),
         uid: plan.uid().to_string(),

@@ -27,6 +27,9 @@ pub struct EvictionPlan<'a> {
     /// How a live cluster answered: `watch-cache` or `quorum`; absent for a dump.
     #[serde(skip_serializing_if = "Option::is_none")]
     read: Option<&'static str>,
+    /// How the control plane's time was read; absent for a dump or with `--now`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock: Option<ClockDoc>,
     nodes: Each<'a, NodePlan<'a>, NodeDoc<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -34,6 +37,35 @@ pub struct EvictionPlan<'a> {
     /// The deletions per interval, with `--timeline`.
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<TimelineDoc>,
+}
+
+/// How a live cluster answered (JSON and YAML carry it); `None` for a dump.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Live {
+    /// `watch-cache` or `quorum`.
+    pub read: &'static str,
+    /// How the control plane's time was read; `None` when `--now` fixed it.
+    pub clock: Option<ClockDoc>,
+}
+
+/// `clock`: how far this machine's clock is from the control plane's.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+pub struct ClockDoc {
+    /// This machine's clock minus the control plane's, in seconds (to the millisecond).
+    pub offset: f64,
+    /// The most the offset may be off either way, in seconds (to the millisecond).
+    pub uncertainty: f64,
+    /// `kube-controller-manager-lease`, `node-lease` or `date-header`.
+    pub source: &'static str,
+}
+
+impl ClockDoc {
+    /// The document of an offset and its uncertainty in nanoseconds.
+    #[must_use]
+    pub fn new(offset: i64, uncertainty: i64, source: &'static str) -> Self {
+        let seconds = |nanos: i64| (nanos as f64 / 1e6).round() / 1e3;
+        Self { offset: seconds(offset), uncertainty: seconds(uncertainty), source }
+    }
 }
 
 /// `plan --timeline`'s buckets: pods deleted per `step` from `from` on.
@@ -293,8 +325,9 @@ impl From<&ZoneForecast> for ZoneDoc {
 impl EvictionPlan<'_> {
     /// The document saying how a live cluster answered (`None`: a dump).
     #[must_use]
-    pub fn read(mut self, read: Option<&'static str>) -> Self {
-        self.read = read;
+    pub fn read(mut self, live: Option<&Live>) -> Self {
+        self.read = live.map(|live| live.read);
+        self.clock = live.and_then(|live| live.clock);
         self
     }
 
@@ -313,6 +346,7 @@ impl<'a> From<&'a Plan<'a>> for EvictionPlan<'a> {
             kind: "EvictionPlan",
             now: rfc3339(plan.now),
             read: None,
+            clock: None,
             nodes: Each::new(&plan.nodes),
             zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
             timeline: None,
@@ -328,14 +362,14 @@ pub fn write_json(document: &impl Serialize, out: &mut impl Write) -> io::Result
 
 /// Writes `plan` as the [`EvictionPlan`] document, exactly as [`write_json`] writes it, without
 /// building the document first: `plan -o json` prints hundreds of thousands of pods.
-pub fn write_plan_json(plan: &Plan, read: Option<&str>, out: &mut impl Write) -> io::Result<()> {
-    write_plan_json_with(plan, read, None, out)
+pub fn write_plan_json(plan: &Plan, live: Option<&Live>, out: &mut impl Write) -> io::Result<()> {
+    write_plan_json_with(plan, live, None, out)
 }
 
 /// [`write_plan_json`] with the `timeline` field when `timeline` is given.
 pub fn write_plan_json_with(
     plan: &Plan,
-    read: Option<&str>,
+    live: Option<&Live>,
     timeline: Option<&Timeline>,
     out: &mut impl Write,
 ) -> io::Result<()> {
@@ -343,9 +377,18 @@ pub fn write_plan_json_with(
     string(out, API_VERSION)?;
     out.write_all(b",\n  \"kind\": \"EvictionPlan\",\n  \"now\": ")?;
     time(out, Some(plan.now))?;
-    if let Some(read) = read {
+    if let Some(live) = live {
         out.write_all(b",\n  \"read\": ")?;
-        string(out, read)?;
+        string(out, live.read)?;
+    }
+    if let Some(clock) = live.and_then(|live| live.clock) {
+        out.write_all(b",\n  \"clock\": {\n    \"offset\": ")?;
+        serde_json::to_writer(&mut *out, &clock.offset)?;
+        out.write_all(b",\n    \"uncertainty\": ")?;
+        serde_json::to_writer(&mut *out, &clock.uncertainty)?;
+        out.write_all(b",\n    \"source\": ")?;
+        string(out, clock.source)?;
+        out.write_all(b"\n  }")?;
     }
     out.write_all(b",\n  \"nodes\": [")?;
     for (i, node) in plan.nodes.iter().enumerate() {
@@ -729,13 +772,17 @@ mod tests {
         fn plan_json_is_written_as_serde_json_writes_the_document(
             plan in plan(),
             read in prop::option::of(prop::sample::select(vec!["watch-cache", "quorum"])),
+            clock in prop::option::of((any::<i64>(), 0..i64::MAX, prop::sample::select(vec!["date-header", "node-lease"]))),
             with_timeline in any::<bool>(),
         ) {
             let timeline = with_timeline.then(|| Timeline::of(&plan));
+            let clock = clock.map(|(offset, uncertainty, source)| ClockDoc::new(offset, uncertainty, source));
+            let live = read.map(|read| Live { read, clock });
             let mut direct = Vec::new();
-            write_plan_json_with(&plan, read, timeline.as_ref(), &mut direct).expect("a Vec");
+            write_plan_json_with(&plan, live.as_ref(), timeline.as_ref(), &mut direct).expect("a Vec");
             let mut serde = Vec::new();
-            write_json(&EvictionPlan::from(&plan).read(read).timeline(timeline.as_ref()), &mut serde).expect("a Vec");
+            let document = EvictionPlan::from(&plan).read(live.as_ref()).timeline(timeline.as_ref());
+            write_json(&document, &mut serde).expect("a Vec");
             prop_assert_eq!(String::from_utf8(direct).expect("UTF-8"), String::from_utf8(serde).expect("UTF-8"));
         }
     }

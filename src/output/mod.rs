@@ -20,6 +20,7 @@ pub mod watch;
 use std::io::{self, Write};
 
 use crate::engine::replay::Plan;
+pub use json::{ClockDoc, Live};
 
 /// How `plan` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -92,15 +93,15 @@ impl View {
     }
 }
 
-/// Writes `plan` in `format`; `read` says how a live cluster answered (JSON and YAML carry it).
+/// Writes `plan` in `format`; `live` says how a live cluster answered (JSON and YAML carry it).
 pub fn render_plan(
     plan: &Plan,
     format: OutputFormat,
     color: ColorMode,
-    read: Option<&'static str>,
+    live: Option<&Live>,
     out: &mut impl Write,
 ) -> io::Result<()> {
-    render_plan_view(plan, format, &View { color, ..View::plain() }, read, out)
+    render_plan_view(plan, format, &View { color, ..View::plain() }, live, out)
 }
 
 /// Writes `plan` in `format`, laid out as `view` says.
@@ -108,7 +109,7 @@ pub fn render_plan_view(
     plan: &Plan,
     format: OutputFormat,
     view: &View,
-    read: Option<&'static str>,
+    live: Option<&Live>,
     out: &mut impl Write,
 ) -> io::Result<()> {
     let timeline = || view.timeline.then(|| timeline::Timeline::of(plan));
@@ -118,9 +119,9 @@ pub fn render_plan_view(
         }
         OutputFormat::Table => table::render_view(plan, false, view, out),
         OutputFormat::Wide => table::render_view(plan, true, view, out),
-        OutputFormat::Json => json::write_plan_json_with(plan, read, timeline().as_ref(), out),
+        OutputFormat::Json => json::write_plan_json_with(plan, live, timeline().as_ref(), out),
         OutputFormat::Yaml => {
-            let document = json::EvictionPlan::from(plan).read(read).timeline(timeline().as_ref());
+            let document = json::EvictionPlan::from(plan).read(live).timeline(timeline().as_ref());
             json::write_yaml(&document, out)
         }
         OutputFormat::Name => table::render_names(plan, view.sort, out),

@@ -238,7 +238,7 @@ impl<E: Evictor> Executor<E> {
         let ticket = job.ticket;
         let evictor = self.evictor.clone();
         let permits = self.permits.clone();
-        let clock = self.clock;
+        let clock = self.clock.clone();
         let done = self.done.clone();
         let report = self.report.clone();
         let mut stopping = self.stopping.clone();

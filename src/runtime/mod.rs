@@ -15,6 +15,7 @@ pub mod election;
 pub mod executor;
 pub mod notices;
 pub mod report;
+pub mod skew;
 pub mod throttle;
 
 use std::collections::HashMap;
@@ -24,7 +25,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-pub use clock::Clock;
+pub use clock::{Clock, Timekeeper};
 pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome, Outlets};
 pub use notices::{Notices, Notifier};
 pub use throttle::{Backlog, Throttle};
@@ -412,7 +413,7 @@ impl<E: Evictor> Loop<E> {
         let outlets = Outlets { done: done_tx, report: self.report.clone(), notifier: self.notices.notifier() };
         let executor = Executor::new(
             self.evictor.clone(),
-            self.clock,
+            self.clock.clone(),
             self.options.concurrency,
             outlets,
             stop_rx,
@@ -450,7 +451,8 @@ impl<E: Evictor> Loop<E> {
         keep: bool,
         shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Ended {
-        let clock = self.clock;
+        let clock = self.clock.clone();
+        let mut corrections = clock.corrections();
         let mut armed_for: Option<Timestamp> = None;
         let sleep = tokio::time::sleep_until(clock.instant());
         tokio::pin!(sleep);
@@ -488,6 +490,10 @@ impl<E: Evictor> Loop<E> {
                     armed_for = None;
                     term.engine.handle_timeout(clock.now());
                 }
+                Ok(()) = corrections.changed() => if let Some(at) = armed_for {
+                    // The control plane's time was read anew: the same deadline is another instant here.
+                    sleep.as_mut().reset(clock.deadline(at));
+                },
                 else => return Ended::Stop,
             }
             self.drain_actions(term);

@@ -82,7 +82,7 @@ impl Evictor for Recorder {
                 return Outcome::Failed { reason: FailureReason::ServerError, message: "service unavailable".into() };
             }
         }
-        let now = self.clock.lock().unwrap().expect("clock set").now();
+        let now = self.clock.lock().unwrap().as_ref().expect("clock set").now();
         if let Some(entry) = self.budgets.lock().unwrap().iter_mut().find(|(n, _, left)| *n == name && *left > 0) {
             entry.2 -= 1;
             let (budget, message) = (format!("default/{}", entry.1), format!("The disruption budget {}", entry.1));
@@ -99,7 +99,7 @@ impl Evictor for Recorder {
             Some(server) => {
                 server.request(server.write).await;
                 server.request(server.write).await;
-                self.clock.lock().unwrap().expect("clock set").now()
+                self.clock.lock().unwrap().as_ref().expect("clock set").now()
             }
             None => now,
         };
@@ -197,7 +197,7 @@ fn start_recording(
     evictor: Recorder,
 ) -> Harness {
     let clock = Clock::starting_at(t(0));
-    *evictor.clock.lock().unwrap() = Some(clock);
+    *evictor.clock.lock().unwrap() = Some(clock.clone());
     let (node_tx, node_rx) = mpsc::channel(64);
     let (pod_tx, pod_rx) = mpsc::channel(64);
     let (report_tx, reports) = mpsc::unbounded_channel();
@@ -741,4 +741,32 @@ async fn events_are_written_in_order_per_pod_and_those_queued_are_flushed_on_sto
     let mut expected: Vec<_> = (0..5).map(|i| (format!("p{i}"), Notice::Marking)).collect();
     expected.extend([("x".to_owned(), Notice::Cancelling), ("x".to_owned(), Notice::Marking)]);
     assert_eq!(*notices.lock().unwrap(), expected);
+}
+
+/// Corrects the run's clock at virtual `T0 + at`: this machine is taken to be `ahead` seconds ahead
+/// of the control plane from then on.
+fn correct_at(h: &Harness, at: i64, ahead: i64) {
+    let clock = h.evictor.clock.lock().unwrap().clone().expect("clock set");
+    tokio::spawn(async move {
+        tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_secs(at as u64)).await;
+        clock.correct(ahead * 1_000_000_000);
+    });
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_correction_of_the_clock_moves_each_deletion_to_its_control_plane_instant() {
+    // See: issue 32. Deadlines are the control plane's instants; the clock is corrected while `run`
+    // runs (a better reading, or this machine resumed from sleep).
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("early", "n1", &[("a", Some(30))], -3600), pod("late", "n1", &[("a", Some(60))], -3600)];
+    let h = start(nodes, pods, RunOptions::default(), 1000);
+    // At +10 this machine turns out 5 s behind: the control plane reads +15, early's deadline
+    // (+30) is 15 s away, not 20. Without re-arming, early went at the control plane's +35.
+    correct_at(&h, 10, -5);
+    // At +40 (the control plane's +45) it turns out 5 s ahead instead: the control plane reads +35,
+    // and late's deadline (+60) is 25 s away; it must not go at the instant armed before (+55).
+    correct_at(&h, 40, 5);
+    let (_, mut deletions, _) = h.finish().await;
+    deletions.sort();
+    assert_eq!(deletions, [deleted("early", 30), deleted("late", 60)]);
 }

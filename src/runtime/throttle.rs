@@ -167,7 +167,7 @@ impl Throttle {
     /// stamped from it.
     #[must_use]
     pub fn clock(&self) -> Clock {
-        self.inner.clock
+        self.inner.clock.clone()
     }
 
     /// The monotonic instant now, for [`Throttle::pushed_back_since`].

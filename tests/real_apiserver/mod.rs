@@ -13,6 +13,7 @@ mod plan;
 mod rbac;
 mod run;
 mod side_by_side;
+mod skew;
 
 use serde_json::{Value, json};
 

@@ -8,8 +8,6 @@ use crate::real_apiserver::run::{add_taint, deleted, server_pod};
 use crate::support::running::Running;
 use crate::util::{Run, command, repo, run_command};
 
-const NOW: &str = "2026-11-23T12:00:00Z";
-
 fn as_user(plane: &ControlPlane, user: &str, args: &[&str]) -> Run {
     run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig_of(user)), None)
 }
@@ -93,21 +91,25 @@ fn real_apiserver_plan_and_explain_work_with_exactly_rbac_plan_and_name_a_missin
     wait_can_i(&plane, "alice", "list", "pods", true);
     wait_can_i_in(&plane, "alice", "list", "leases", "kube-node-lease", true);
 
-    for args in [&["plan", "--now", NOW, "-o", "json"][..], &["plan", "n1", "--now", NOW, "-o", "json"][..]] {
+    // An instant after every object was created: one before them is warned about.
+    let now = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).round(jiff::Unit::Second);
+    let now = now.expect("round").to_string();
+    let now = now.as_str();
+    for args in [&["plan", "--now", now, "-o", "json"][..], &["plan", "n1", "--now", now, "-o", "json"][..]] {
         let as_alice = as_user(&plane, "alice", args);
         assert_eq!(as_alice.code, 0, "{args:?}: {}", as_alice.stderr);
         assert_eq!(as_alice.stderr, "", "{args:?}: every read is granted");
         let as_admin = run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
         assert_eq!(as_alice.stdout, as_admin.stdout, "{args:?}");
     }
-    let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", NOW]);
+    let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", now]);
     assert_eq!(explain.code, 0, "{}", explain.stderr);
     assert!(explain.stdout.contains("patient"), "{}", explain.stdout);
 
     // Without the node Leases: plan still answers, and says on stderr what it lacks.
     plane.kubectl_ok(&["-n", "kube-node-lease", "delete", "rolebinding", "plan-alice"], None);
     wait_can_i_in(&plane, "alice", "list", "leases", "kube-node-lease", false);
-    let degraded = as_user(&plane, "alice", &["plan", "n1", "--now", NOW]);
+    let degraded = as_user(&plane, "alice", &["plan", "n1", "--now", now]);
     assert_eq!(degraded.code, 0, "{}", degraded.stderr);
     assert!(
         degraded.stderr.starts_with("warning: cannot list leases in namespace \"kube-node-lease\" (forbidden)"),
@@ -118,11 +120,11 @@ fn real_apiserver_plan_and_explain_work_with_exactly_rbac_plan_and_name_a_missin
     // Without the pods rule: plan cannot list them, and says so in one line.
     remove_rule(&plane, "taint-evict-plan", 1);
     wait_can_i(&plane, "alice", "list", "pods", false);
-    let denied = as_user(&plane, "alice", &["plan", "n1", "--now", NOW]);
+    let denied = as_user(&plane, "alice", &["plan", "n1", "--now", now]);
     assert_ne!(denied.code, 0);
     let first = denied.stderr.lines().next().unwrap_or_default();
     assert!(first.starts_with("error: forbidden: cannot list pods"), "{}", denied.stderr);
-    let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", NOW]);
+    let explain = as_user(&plane, "alice", &["explain", "-n", "default", "patient", "--now", now]);
     assert!(explain.stderr.starts_with("error: forbidden: cannot get pods"), "{}", explain.stderr);
 }
 

@@ -273,10 +273,13 @@ impl ControlPlane {
         }
         let kubeconfig = self.kubeconfig().to_str().expect("UTF-8 path").to_owned();
         let extra = self.controller_manager_args.clone();
+        // `--controllers` adds to the list when given twice: a test's own list replaces this one.
+        let controllers = (!extra.iter().any(|arg| arg.starts_with("--controllers=")))
+            .then_some("--controllers=node-lifecycle-controller,taint-eviction-controller");
         let child = spawn(
             Command::new(binary)
                 .arg(format!("--kubeconfig={kubeconfig}"))
-                .arg("--controllers=node-lifecycle-controller,taint-eviction-controller")
+                .args(controllers)
                 .args(["--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0"])
                 .arg("--v=2")
                 .args(extra),
@@ -535,11 +538,23 @@ fn token(index: usize) -> String {
     format!("identity-token-{index}")
 }
 
+/// libfaketime, which shifts a process's wall clock (Debian's `faketime`; `.ci/run` installs it).
+pub fn libfaketime() -> Option<PathBuf> {
+    let triplets = ["x86_64-linux-gnu", "aarch64-linux-gnu"];
+    let dirs = triplets.iter().map(|t| format!("/usr/lib/{t}/faketime")).chain(["/usr/lib/faketime".to_owned()]);
+    dirs.map(|dir| PathBuf::from(dir).join("libfaketime.so.1")).find(|path| path.is_file())
+}
+
 /// The CA, the serving certificate for 127.0.0.1, the service-account key pair and the token file.
 fn write_credentials(dir: &Path, identities: &[Identity]) -> Result<(), String> {
     let openssl = |args: &[&str]| -> Result<(), String> {
-        let output =
-            Command::new("openssl").args(args).current_dir(dir).output().map_err(|e| format!("openssl: {e}"))?;
+        let mut command = Command::new("openssl");
+        // Certificates valid from a day ago: a client whose clock is behind (the clock-skew tests run
+        // the binary up to a minute in the past) must not see them as not yet valid.
+        if let Some(library) = libfaketime() {
+            command.env("LD_PRELOAD", library).env("FAKETIME", "-1d");
+        }
+        let output = command.args(args).current_dir(dir).output().map_err(|e| format!("openssl: {e}"))?;
         if output.status.success() {
             Ok(())
         } else {
@@ -548,7 +563,7 @@ fn write_credentials(dir: &Path, identities: &[Identity]) -> Result<(), String> 
     };
     let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
     openssl(
-        &[&["req", "-x509"], &ec[..], &["-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=test-ca"]]
+        &[&["req", "-x509"], &ec[..], &["-keyout", "ca.key", "-out", "ca.crt", "-days", "3", "-subj", "/CN=test-ca"]]
             .concat(),
     )?;
     openssl(&[&["req"], &ec[..], &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"]].concat())?;
@@ -566,7 +581,7 @@ fn write_credentials(dir: &Path, identities: &[Identity]) -> Result<(), String> 
         "-out",
         "server.crt",
         "-days",
-        "2",
+        "3",
         "-extfile",
         "san.cnf",
     ])?;
