@@ -38,6 +38,17 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l user -d 'The kubeconfig user to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s s -l server -d 'The address and port of the API server (instead of the cluster\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l token -d 'A bearer token to authenticate with (instead of the user\'s credentials)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l as -d 'Act as this user (impersonation)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l as-group -d 'Act as this group, with --as (repeatable)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l as-uid -d 'Act as this UID, with --as' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l certificate-authority -d 'A certificate file of the certificate authority to verify the server with' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l client-certificate -d 'A client certificate file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l client-key -d 'A client key file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s n -l namespace -d 'Only show pods of this namespace' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s o -l output -d 'Output format' -r -f -a "table\t'A table per node, fitted to the terminal'
@@ -73,6 +84,17 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l user -d 'The kubeconfig user to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s s -l server -d 'The address and port of the API server (instead of the cluster\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l token -d 'A bearer token to authenticate with (instead of the user\'s credentials)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l as -d 'Act as this user (impersonation)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l as-group -d 'Act as this group, with --as (repeatable)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l as-uid -d 'Act as this UID, with --as' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l certificate-authority -d 'A certificate file of the certificate authority to verify the server with' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l client-certificate -d 'A client certificate file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l client-key -d 'A client key file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'
@@ -95,6 +117,17 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l burst -d 'Writes that may go at once before `--qps` paces them (kube-controller-manager\'s `--kube-api-burst`: 30)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l user -d 'The kubeconfig user to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s s -l server -d 'The address and port of the API server (instead of the cluster\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l token -d 'A bearer token to authenticate with (instead of the user\'s credentials)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l as -d 'Act as this user (impersonation)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l as-group -d 'Act as this group, with --as (repeatable)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l as-uid -d 'Act as this UID, with --as' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l certificate-authority -d 'A certificate file of the certificate authority to verify the server with' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l client-certificate -d 'A client certificate file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l client-key -d 'A client key file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s o -l output -d 'Output format (default: text on a terminal, JSON Lines otherwise)' -r -f -a "text\t'One line per event for people (coloured on a terminal, with a status line)'
 json\t'One JSON object per line'"

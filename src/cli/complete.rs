@@ -137,6 +137,17 @@ pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
         match name {
             "--kubeconfig" => cluster.kubeconfig = value(),
             "--context" => cluster.context = value(),
+            "--cluster" => cluster.cluster = value(),
+            "--user" => cluster.user = value(),
+            "-s" | "--server" => cluster.server = value(),
+            "--token" => cluster.token = value(),
+            "--as" => cluster.impersonate = value(),
+            "--as-group" => cluster.impersonate_groups.extend(value()),
+            "--as-uid" => cluster.impersonate_uid = value(),
+            "--certificate-authority" => cluster.certificate_authority = value(),
+            "--client-certificate" => cluster.client_certificate = value(),
+            "--client-key" => cluster.client_key = value(),
+            "--tls-server-name" => cluster.tls_server_name = value(),
             "-n" | "--namespace" => namespace = value(),
             "--insecure-skip-tls-verify" => cluster.insecure_skip_tls_verify = true,
             // Names come from the dump, not the cluster.

@@ -40,6 +40,17 @@ pub fn connect_options(args: &ClusterArgs) -> ConnectOptions {
     ConnectOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
+        cluster: args.cluster.clone(),
+        user: args.user.clone(),
+        server: args.server.clone(),
+        token: args.token.clone(),
+        impersonate: args.impersonate.clone(),
+        impersonate_groups: args.impersonate_groups.clone(),
+        impersonate_uid: args.impersonate_uid.clone(),
+        certificate_authority: args.certificate_authority.clone(),
+        client_certificate: args.client_certificate.clone(),
+        client_key: args.client_key.clone(),
+        tls_server_name: args.tls_server_name.clone(),
         // A server that accepts and never answers must not hang a command: a default, `0` for none.
         request_timeout: match args.request_timeout {
             None => Some(DEFAULT_REQUEST_TIMEOUT),

@@ -101,7 +101,8 @@ pub struct InputArgs {
     pub cluster: ClusterArgs,
 }
 
-/// Which cluster to talk to, as kubectl's flags say it.
+/// Which cluster to talk to, and as whom, as kubectl's flags say it (and with its precedence: a flag
+/// over the kubeconfig's value).
 #[derive(Args, Debug, Clone, Default)]
 pub struct ClusterArgs {
     /// Path to the kubeconfig file.
@@ -110,6 +111,39 @@ pub struct ClusterArgs {
     /// The kubeconfig context to use.
     #[arg(long, value_name = "NAME", help_heading = "Cluster")]
     pub context: Option<String>,
+    /// The kubeconfig cluster to use (instead of the context's).
+    #[arg(long, value_name = "NAME", help_heading = "Cluster")]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use (instead of the context's).
+    #[arg(long, value_name = "NAME", help_heading = "Cluster")]
+    pub user: Option<String>,
+    /// The address and port of the API server (instead of the cluster's).
+    #[arg(short = 's', long, value_name = "URL", help_heading = "Cluster")]
+    pub server: Option<String>,
+    /// A bearer token to authenticate with (instead of the user's credentials).
+    #[arg(long, value_name = "TOKEN", help_heading = "Cluster")]
+    pub token: Option<String>,
+    /// Act as this user (impersonation).
+    #[arg(long = "as", value_name = "USER", help_heading = "Cluster")]
+    pub impersonate: Option<String>,
+    /// Act as this group, with --as (repeatable).
+    #[arg(long = "as-group", value_name = "GROUP", help_heading = "Cluster")]
+    pub impersonate_groups: Vec<String>,
+    /// Act as this UID, with --as.
+    #[arg(long = "as-uid", value_name = "UID", help_heading = "Cluster")]
+    pub impersonate_uid: Option<String>,
+    /// A certificate file of the certificate authority to verify the server with.
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = "Cluster")]
+    pub certificate_authority: Option<String>,
+    /// A client certificate file for TLS.
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = "Cluster")]
+    pub client_certificate: Option<String>,
+    /// A client key file for TLS.
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath, help_heading = "Cluster")]
+    pub client_key: Option<String>,
+    /// The server name to verify the server's certificate with (instead of the server's host).
+    #[arg(long, value_name = "NAME", help_heading = "Cluster")]
+    pub tls_server_name: Option<String>,
     /// The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes.
     ///
     /// Bounds connecting and each read of `plan` and `explain`, and connecting and the start-up

@@ -225,7 +225,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         eprintln!("connecting to {}…", crate::output::human::printable(&connection.server));
     }
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
-    cluster::snapshot::preflight(&connection).await?;
+    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str())).await?;
     // Deadlines are the control plane's: the clock follows the latest instant its clock can read,
     // so that no deletion comes early.
     connection.time.follow_latest();

@@ -153,7 +153,7 @@ impl Printer {
 async fn follow(args: &WatchConfig) -> Result<()> {
     let connection = cluster::connect(&args.connect).await?;
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
-    cluster::snapshot::preflight(&connection).await?;
+    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str())).await?;
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
     // The control plane's time, read off the answers as they come.
     let clock = connection.time.clock().clone();

@@ -11,13 +11,35 @@ use super::date::DateLayer;
 use super::pushback::{Pushback, PushbackLayer};
 use crate::runtime::{Clock, Timekeeper};
 
-/// How to connect.
+/// How to connect: kubectl's connection flags, each over the kubeconfig's value.
 #[derive(Clone, Debug, Default)]
 pub struct ConnectOptions {
     /// `--kubeconfig`.
     pub kubeconfig: Option<String>,
     /// `--context`.
     pub context: Option<String>,
+    /// `--cluster`: the kubeconfig's cluster instead of the context's.
+    pub cluster: Option<String>,
+    /// `--user`: the kubeconfig's user instead of the context's.
+    pub user: Option<String>,
+    /// `-s`, `--server`: the API server's URL instead of the cluster's.
+    pub server: Option<String>,
+    /// `--token`: a bearer token instead of the user's credentials.
+    pub token: Option<String>,
+    /// `--as`.
+    pub impersonate: Option<String>,
+    /// `--as-group`.
+    pub impersonate_groups: Vec<String>,
+    /// `--as-uid`.
+    pub impersonate_uid: Option<String>,
+    /// `--certificate-authority`.
+    pub certificate_authority: Option<String>,
+    /// `--client-certificate`.
+    pub client_certificate: Option<String>,
+    /// `--client-key`.
+    pub client_key: Option<String>,
+    /// `--tls-server-name`.
+    pub tls_server_name: Option<String>,
     /// `--request-timeout`: the most one request may take.
     pub request_timeout: Option<Duration>,
     /// `--insecure-skip-tls-verify`: the only way certificate verification is turned off.
@@ -86,8 +108,13 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             Err(e) => return Err(bad_kubeconfig(None, &e)),
         },
     };
+    // As kubectl: `--server` alone (with `--token`, or a client certificate) needs no kubeconfig.
+    let kubeconfig = match (kubeconfig, &options.server) {
+        (None, Some(_)) if std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() => Some(flags_only()),
+        (kubeconfig, _) => kubeconfig,
+    };
     let mut config = match kubeconfig {
-        Some(kubeconfig) => {
+        Some(mut kubeconfig) => {
             if let Some(context) = &options.context
                 && !kubeconfig.contexts.iter().any(|c| &c.name == context)
             {
@@ -97,14 +124,22 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
                     available: if available.is_empty() { "none".into() } else { available.join(", ") },
                 });
             }
-            let select = KubeConfigOptions { context: options.context.clone(), ..KubeConfigOptions::default() };
+            let select = apply_flags(&mut kubeconfig, options).map_err(|reason| ClusterError::BadKubeconfig {
+                path: describe_sources(options.kubeconfig.as_deref()),
+                reason,
+            })?;
             Config::from_custom_kubeconfig(kubeconfig, &select)
                 .await
                 .map_err(|e| bad_kubeconfig(options.kubeconfig.as_deref(), &e))?
         }
-        None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => Config::incluster().map_err(|e| {
-            ClusterError::BadKubeconfig { path: "in-cluster configuration".into(), reason: e.to_string() }
-        })?,
+        None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => {
+            let mut config = Config::incluster().map_err(|e| ClusterError::BadKubeconfig {
+                path: "in-cluster configuration".into(),
+                reason: e.to_string(),
+            })?;
+            apply_flags_in_cluster(&mut config, options)?;
+            config
+        }
         None => {
             return Err(ClusterError::NoKubeconfig(format!(
                 "{} does not exist and this is not a pod",
@@ -112,6 +147,16 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             )));
         }
     };
+    if let Some(exec) = &config.auth_info.exec
+        && let Some(command) = exec.command.as_deref().filter(|command| !installed(command))
+    {
+        // As kubectl: the kubeconfig's `installHint` says how to get it.
+        let hint = exec.install_hint.as_deref().and_then(|hint| hint.lines().map(str::trim).find(|l| !l.is_empty()));
+        let hint = hint.map(|hint| format!(": {}", crate::output::human::printable(hint))).unwrap_or_default();
+        let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
+        let reason = format!("the exec plugin \"{}\" is not installed{hint}", crate::output::human::printable(command));
+        return Err(ClusterError::Credentials { server, reason });
+    }
     // The limit bounds each whole request in `Connection::send`; only connecting is bounded here, so
     // the long, mostly idle watches of `run` are not cut.
     if let Some(timeout) = options.request_timeout {
@@ -146,6 +191,171 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     })
 }
 
+/// Whether an exec plugin's `command`, a name, is found on `PATH` (a path is left to the plugin's
+/// start to judge).
+fn installed(command: &str) -> bool {
+    if command.contains(std::path::MAIN_SEPARATOR) || command.contains('/') {
+        return true;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let names = [command.to_owned(), format!("{command}{}", std::env::consts::EXE_SUFFIX)];
+    std::env::split_paths(&path).any(|dir| names.iter().any(|name| dir.join(name).is_file()))
+}
+
+/// The name the flags' own cluster, user and context go by when there is no kubeconfig.
+const FLAGS: &str = "flags";
+
+/// A kubeconfig of the connection flags alone (`--server URL --token T`, as kubectl takes them).
+fn flags_only() -> Kubeconfig {
+    use kube::config::{Cluster, Context, NamedCluster, NamedContext};
+    Kubeconfig {
+        clusters: vec![NamedCluster {
+            name: FLAGS.into(),
+            cluster: Some(Cluster::default()),
+            other: Default::default(),
+        }],
+        contexts: vec![NamedContext {
+            name: FLAGS.into(),
+            context: Some(Context { cluster: FLAGS.into(), ..Context::default() }),
+            other: Default::default(),
+        }],
+        current_context: Some(FLAGS.into()),
+        ..Kubeconfig::default()
+    }
+}
+
+/// Puts the connection flags over the kubeconfig's values, with kubectl's precedence: `--context`
+/// picks the context, `--cluster` and `--user` replace its cluster and user, and each other flag
+/// replaces that one value of them (`--token` replaces the user's credentials; `--certificate-authority`
+/// the cluster's CA data; a client certificate flag the user's data). Returns what to load.
+fn apply_flags(kubeconfig: &mut Kubeconfig, options: &ConnectOptions) -> Result<KubeConfigOptions, String> {
+    let context_name = options.context.clone().or_else(|| kubeconfig.current_context.clone());
+    let context = context_name.as_ref().and_then(|name| kubeconfig.contexts.iter().find(|c| &c.name == name));
+    let context = context.and_then(|c| c.context.clone());
+    let listed = |names: Vec<&str>| if names.is_empty() { "none".to_owned() } else { names.join(", ") };
+    let cluster_name = match (&options.cluster, &context) {
+        (Some(name), _) => name.clone(),
+        (None, Some(context)) => context.cluster.clone(),
+        (None, None) => return Ok(select(options, None)),
+    };
+    let Some(cluster) = kubeconfig.clusters.iter_mut().find(|c| c.name == cluster_name) else {
+        let names = kubeconfig.clusters.iter().map(|c| c.name.as_str()).collect();
+        return Err(format!("no cluster \"{cluster_name}\" in it (clusters: {})", listed(names)));
+    };
+    let cluster = cluster.cluster.get_or_insert_with(Default::default);
+    if let Some(server) = &options.server {
+        cluster.server = Some(server.clone());
+    }
+    if let Some(path) = &options.certificate_authority {
+        cluster.certificate_authority = Some(path.clone());
+        cluster.certificate_authority_data = None;
+    }
+    if let Some(name) = &options.tls_server_name {
+        cluster.tls_server_name = Some(name.clone());
+    }
+    let user_name = options.user.clone().or_else(|| context.as_ref().and_then(|c| c.user.clone()));
+    if let Some(name) = &options.user
+        && !kubeconfig.auth_infos.iter().any(|u| &u.name == name)
+    {
+        let names = kubeconfig.auth_infos.iter().map(|u| u.name.as_str()).collect();
+        return Err(format!("no user \"{name}\" in it (users: {})", listed(names)));
+    }
+    let overrides_user = options.token.is_some()
+        || options.impersonate.is_some()
+        || !options.impersonate_groups.is_empty()
+        || options.impersonate_uid.is_some()
+        || options.client_certificate.is_some()
+        || options.client_key.is_some();
+    if !overrides_user {
+        return Ok(select(options, Some(cluster_name)));
+    }
+    // A context without a user gets the flags' own.
+    let user_name = user_name.unwrap_or_else(|| FLAGS.to_owned());
+    let index = match kubeconfig.auth_infos.iter().position(|u| u.name == user_name) {
+        Some(index) => index,
+        None => {
+            let name = user_name.clone();
+            kubeconfig.auth_infos.push(kube::config::NamedAuthInfo {
+                name,
+                auth_info: None,
+                other: Default::default(),
+            });
+            kubeconfig.auth_infos.len() - 1
+        }
+    };
+    let user = kubeconfig.auth_infos[index].auth_info.get_or_insert_with(Default::default);
+    if let Some(token) = &options.token {
+        *user = kube::config::AuthInfo {
+            token: Some(token.clone().into()),
+            client_certificate: user.client_certificate.take(),
+            client_certificate_data: user.client_certificate_data.take(),
+            client_key: user.client_key.take(),
+            client_key_data: user.client_key_data.take(),
+            impersonate: user.impersonate.take(),
+            impersonate_groups: user.impersonate_groups.take(),
+            impersonate_uid: user.impersonate_uid.take(),
+            ..kube::config::AuthInfo::default()
+        };
+    }
+    if let Some(path) = &options.client_certificate {
+        user.client_certificate = Some(path.clone());
+        user.client_certificate_data = None;
+    }
+    if let Some(path) = &options.client_key {
+        user.client_key = Some(path.clone());
+        user.client_key_data = None;
+    }
+    if let Some(name) = &options.impersonate {
+        user.impersonate = Some(name.clone());
+    }
+    if !options.impersonate_groups.is_empty() {
+        user.impersonate_groups = Some(options.impersonate_groups.clone());
+    }
+    if let Some(uid) = &options.impersonate_uid {
+        user.impersonate_uid = Some(uid.clone());
+    }
+    let mut selected = select(options, Some(cluster_name));
+    selected.user = Some(user_name);
+    Ok(selected)
+}
+
+fn select(options: &ConnectOptions, cluster: Option<String>) -> KubeConfigOptions {
+    KubeConfigOptions { context: options.context.clone(), cluster, user: options.user.clone() }
+}
+
+/// The connection flags over the in-cluster configuration: the server, the token, impersonation and
+/// the server name; certificate files need a kubeconfig.
+fn apply_flags_in_cluster(config: &mut Config, options: &ConnectOptions) -> Result<(), ClusterError> {
+    let refused = [
+        ("--certificate-authority", options.certificate_authority.is_some()),
+        ("--client-certificate", options.client_certificate.is_some()),
+        ("--client-key", options.client_key.is_some()),
+        ("--cluster", options.cluster.is_some()),
+        ("--user", options.user.is_some()),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        let reason = format!("{flag} needs a kubeconfig (--kubeconfig)");
+        return Err(ClusterError::BadKubeconfig { path: "in-cluster configuration".into(), reason });
+    }
+    if let Some(server) = &options.server {
+        config.cluster_url = server
+            .parse()
+            .map_err(|e| ClusterError::BadKubeconfig { path: "--server".into(), reason: format!("not a URL: {e}") })?;
+    }
+    if let Some(token) = &options.token {
+        config.auth_info = kube::config::AuthInfo { token: Some(token.clone().into()), ..Default::default() };
+    }
+    config.auth_info.impersonate = options.impersonate.clone().or(config.auth_info.impersonate.take());
+    if !options.impersonate_groups.is_empty() {
+        config.auth_info.impersonate_groups = Some(options.impersonate_groups.clone());
+    }
+    config.auth_info.impersonate_uid = options.impersonate_uid.clone().or(config.auth_info.impersonate_uid.take());
+    if let Some(name) = &options.tls_server_name {
+        config.tls_server_name = Some(name.clone());
+    }
+    Ok(())
+}
+
 /// Whether the inline `token` kube would send (none when an auth provider or a username and password
 /// take precedence) can be an `Authorization` header: kube builds that header with tower-http, which
 /// panics when it cannot. The token is only looked at, never kept or printed.
@@ -171,4 +381,86 @@ fn bad_kubeconfig(path: Option<&str>, error: &kube::config::KubeconfigError) -> 
     let reason = error.to_string();
     let reason = reason.split(" (os error").next().unwrap_or(&reason).to_owned();
     ClusterError::BadKubeconfig { path: describe_sources(path), reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kubeconfig() -> Kubeconfig {
+        let yaml = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod:6443\n    \
+                    certificate-authority-data: Zm9v\n- name: dr\n  cluster:\n    server: https://dr:6443\n\
+                    contexts:\n- name: prod\n  context:\n    cluster: prod\n    user: sso\n    namespace: web\n\
+                    current-context: prod\nusers:\n- name: sso\n  user:\n    exec:\n      apiVersion: \
+                    client.authentication.k8s.io/v1\n      command: corp-login\n      interactiveMode: Never\n\
+                    - name: breakglass\n  user:\n    token: old\n";
+        Kubeconfig::from_yaml(yaml).expect("a kubeconfig")
+    }
+
+    fn user<'a>(kubeconfig: &'a Kubeconfig, name: &str) -> &'a kube::config::AuthInfo {
+        let named = kubeconfig.auth_infos.iter().find(|u| u.name == name).expect("the user");
+        named.auth_info.as_ref().expect("its fields")
+    }
+
+    #[test]
+    fn each_flag_replaces_its_value_of_the_context_s_cluster_and_user() {
+        let mut config = kubeconfig();
+        let options = ConnectOptions {
+            server: Some("https://bastion:8443".into()),
+            certificate_authority: Some("/etc/ca.pem".into()),
+            token: Some("t0ken".into()),
+            impersonate: Some("alice".into()),
+            impersonate_groups: vec!["oncall".into()],
+            ..ConnectOptions::default()
+        };
+        let select = apply_flags(&mut config, &options).expect("applied");
+        assert_eq!((select.cluster.as_deref(), select.user.as_deref()), (Some("prod"), Some("sso")));
+        let prod = config.clusters[0].cluster.as_ref().expect("prod");
+        assert_eq!(prod.server.as_deref(), Some("https://bastion:8443"));
+        assert_eq!(
+            (prod.certificate_authority.as_deref(), prod.certificate_authority_data.as_deref()),
+            (Some("/etc/ca.pem"), None)
+        );
+        let sso = user(&config, "sso");
+        assert!(sso.exec.is_none(), "--token replaces the exec plugin");
+        assert!(sso.token.is_some());
+        assert_eq!(sso.impersonate.as_deref(), Some("alice"));
+        assert_eq!(sso.impersonate_groups.as_deref(), Some(&["oncall".to_owned()][..]));
+    }
+
+    #[test]
+    fn cluster_and_user_flags_pick_others_and_name_what_is_not_there() {
+        let mut config = kubeconfig();
+        let options =
+            ConnectOptions { cluster: Some("dr".into()), user: Some("breakglass".into()), ..ConnectOptions::default() };
+        let select = apply_flags(&mut config, &options).expect("applied");
+        assert_eq!((select.cluster.as_deref(), select.user.as_deref()), (Some("dr"), Some("breakglass")));
+        let missing = ConnectOptions { user: Some("carol".into()), ..ConnectOptions::default() };
+        assert_eq!(
+            apply_flags(&mut kubeconfig(), &missing).err().as_deref(),
+            Some("no user \"carol\" in it (users: sso, breakglass)")
+        );
+        let missing = ConnectOptions { cluster: Some("qa".into()), ..ConnectOptions::default() };
+        assert_eq!(
+            apply_flags(&mut kubeconfig(), &missing).err().as_deref(),
+            Some("no cluster \"qa\" in it (clusters: prod, dr)")
+        );
+    }
+
+    #[test]
+    fn a_server_flag_alone_makes_a_kubeconfig_with_the_flags_own_user() {
+        let mut config = flags_only();
+        let options = ConnectOptions {
+            server: Some("https://10.0.0.1:6443".into()),
+            token: Some("t".into()),
+            ..ConnectOptions::default()
+        };
+        let select = apply_flags(&mut config, &options).expect("applied");
+        assert_eq!(select.user.as_deref(), Some(FLAGS));
+        assert_eq!(
+            config.clusters[0].cluster.as_ref().and_then(|c| c.server.as_deref()),
+            Some("https://10.0.0.1:6443")
+        );
+        assert!(user(&config, FLAGS).token.is_some());
+    }
 }

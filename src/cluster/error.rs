@@ -32,7 +32,8 @@ pub enum ClusterError {
     },
     /// The kubeconfig's user could not get credentials (a failing exec plugin, an unreadable token
     /// file, a client key that cannot be used). The reason never quotes the credential, the plugin's
-    /// command line or its output.
+    /// command line or its output; it quotes what the plugin said on stderr (kubectl shows it too:
+    /// "session expired; run corp-login").
     #[error("cannot get credentials for {server}: {reason}")]
     Credentials {
         /// The API server URL.
@@ -114,6 +115,17 @@ pub enum ClusterError {
         /// The name, as found.
         name: String,
     },
+    /// A request that cannot be sent at all: its URL would pass HTTP's limit (a label selector of
+    /// tens of kilobytes).
+    #[error("cannot {verb} {resource}: {reason}")]
+    Unsendable {
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// Any other answer the API server gave.
     #[error("{verb} {resource} failed: {message} ({code})")]
     ApiFailed {
@@ -183,6 +195,10 @@ impl ClusterError {
                     server.replacen("https://", "http://", 1)
                 )
             }
+            Self::Unsendable { .. } => {
+                "a request's URL holds at most 64 KiB: shorten the label selector (-l), or name the nodes instead"
+                    .into()
+            }
             Self::ApiFailed { .. } | Self::Decode { .. } | Self::InvalidName { .. } => return None,
         })
     }
@@ -250,7 +266,18 @@ fn find_cause<'a, E: std::error::Error + 'static>(error: &'a (dyn std::error::Er
 fn credentials_reason(error: &kube::client::AuthError) -> String {
     use kube::client::AuthError;
     match error {
-        AuthError::AuthExecRun { out, .. } => format!("the exec plugin failed ({})", out.status),
+        AuthError::AuthExecRun { out, .. } => {
+            // Captured when the kubeconfig says `interactiveMode: Never`; otherwise the plugin wrote
+            // it to this terminal already.
+            let said = String::from_utf8_lossy(&out.stderr);
+            match said.lines().map(str::trim).rfind(|line| !line.is_empty()) {
+                Some(line) => {
+                    let line: String = line.chars().take(300).collect();
+                    format!("the exec plugin failed ({}): {}", out.status, crate::output::human::printable(&line))
+                }
+                None => format!("the exec plugin failed ({})", out.status),
+            }
+        }
         AuthError::AuthExecStart(e) => format!("the exec plugin cannot be started: {}", root_cause(e)),
         AuthError::AuthExecParse(_) => "the exec plugin's output is not an ExecCredential".into(),
         AuthError::ReadTokenFile(e, path) => {

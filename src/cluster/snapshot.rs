@@ -121,10 +121,10 @@ impl Connection {
             ReadFrom::Quorum => params.limit(PAGE_SIZE),
         };
         loop {
-            // Cannot fail: the paths are constants, and kube only rejects a version match without a
-            // resourceVersion or an Exact match at "0"; these parameters set none or NotOlderThan at "0"
-            // (selectors and tokens are URL-encoded).
-            let request = Request::new(path).list(&params).expect("a valid LIST request");
+            // kube only rejects a version match without a resourceVersion or an Exact match at "0"
+            // (these parameters set none or NotOlderThan at "0"); `http` rejects a URL past 64 KiB,
+            // which a label selector can make.
+            let request = Request::new(path).list(&params).map_err(|e| unsendable("list", resource, &e))?;
             let body = self.send(request, "list", resource).await?;
             let Page { snapshot: page, continue_token } = read_page(body.as_bytes(), kind)
                 .and_then(|page| also(body.as_bytes()).map(|()| page))
@@ -496,13 +496,29 @@ pub async fn pod_names(connection: &Connection, namespace: &str) -> Result<Vec<S
     Ok(names)
 }
 
-/// Checks that the initial lists `run` needs are allowed: one small LIST of nodes and of pods.
-pub async fn preflight(connection: &Connection) -> Result<(), ClusterError> {
-    for (path, resource) in [("/api/v1/nodes", "nodes"), ("/api/v1/pods", "pods at the cluster scope")] {
-        let request = Request::new(path).list(&ListParams::default().limit(1)).expect("a valid LIST request");
+/// Checks that the initial lists `run` and `plan -w` need are allowed and can be sent: one small LIST
+/// of the nodes (with the label `selector` the watch uses) and of pods. A request refused for good
+/// ends the command here, rather than a watch retrying it forever.
+pub async fn preflight(connection: &Connection, selector: Option<&str>) -> Result<(), ClusterError> {
+    let nodes = selector.map_or_else(ListParams::default, |selector| ListParams::default().labels(selector));
+    for (path, resource, params) in
+        [("/api/v1/nodes", "nodes", nodes), ("/api/v1/pods", "pods at the cluster scope", ListParams::default())]
+    {
+        let request = Request::new(path).list(&params.limit(1)).map_err(|e| unsendable("list", resource, &e))?;
         connection.send(request, "list", resource).await?;
     }
     Ok(())
+}
+
+/// The error for a request that cannot be built.
+fn unsendable(verb: &'static str, resource: &str, error: &kube::core::request::Error) -> ClusterError {
+    let cause = super::error::root_cause(error);
+    let reason = if cause.to_lowercase().contains("too long") {
+        "its URL would be longer than HTTP allows (64 KiB)".to_owned()
+    } else {
+        format!("the request cannot be built ({cause})")
+    };
+    ClusterError::Unsendable { verb, resource: resource.to_owned(), reason }
 }
 
 #[cfg(test)]

@@ -53,8 +53,9 @@ async fn forward<K, T, C>(
                 continue;
             }
             Ok(Event::Init) => {
+                // Said before the list is requested: nothing is known of the connection yet.
                 listing.clear();
-                None
+                continue;
             }
             Ok(Event::InitApply(object)) => {
                 listing.extend((adapter.view)(object));

@@ -1,0 +1,157 @@
+//! Connecting as kubectl connects (issue 27): its connection flags over the kubeconfig, an exec plugin
+//! that fails or is missing, and a request that can never be sent, against the real kube-apiserver.
+
+use std::path::Path;
+
+use super::{Identity, Options, node, pod, taint};
+use crate::util::{Run, command, run_command, scratch};
+
+const NOW: &str = "2099-01-01T00:00:00Z";
+
+/// The value of `key:` in a kubeconfig the harness wrote (one cluster, one user).
+fn field(kubeconfig: &Path, key: &str) -> String {
+    let text = std::fs::read_to_string(kubeconfig).expect("the kubeconfig");
+    let line = text.lines().map(str::trim).find_map(|line| line.strip_prefix(&format!("{key}: ")));
+    line.unwrap_or_else(|| panic!("no {key} in {text}")).to_owned()
+}
+
+/// The binary with `args` and no kubeconfig but what `args` say.
+fn bare(args: &[&str]) -> Run {
+    run_command(command().args(args), None)
+}
+
+fn plane_with_bob() -> Option<super::ControlPlane> {
+    let options = Options { identities: vec![Identity::user("bob")], ..Options::default() };
+    let plane = super::ControlPlane::start("connect-flags", &options)?;
+    let added = "2026-11-23T11:58:00Z".parse().expect("instant");
+    plane.create(&[node("n1", &[], &[taint(added)]), pod("default", "victim", "n1", None)]);
+    Some(plane)
+}
+
+#[test]
+fn real_apiserver_server_and_token_flags_need_no_kubeconfig_and_override_it() {
+    let Some(plane) = plane_with_bob() else { return };
+    let admin = plane.kubeconfig();
+    let (server, ca, token) = (field(admin, "server"), field(admin, "certificate-authority"), field(admin, "token"));
+    let with_kubeconfig =
+        run_command(command().args(["plan", "--now", NOW, "-o", "json", "--kubeconfig"]).arg(admin), None);
+    assert_eq!(with_kubeconfig.code, 0, "{}", with_kubeconfig.stderr);
+
+    // No kubeconfig at all: the flags say everything, as `kubectl -s URL --token T` does.
+    let flags =
+        bare(&["plan", "--now", NOW, "-o", "json", "-s", &server, "--token", &token, "--certificate-authority", &ca]);
+    assert_eq!(flags.code, 0, "{}", flags.stderr);
+    assert_eq!(flags.stdout, with_kubeconfig.stdout);
+
+    // Over bob's kubeconfig (no RBAC): the admin token replaces bob's credentials.
+    let bob = plane.kubeconfig_of("bob").to_str().expect("UTF-8").to_owned();
+    let denied = bare(&["plan", "--now", NOW, "--kubeconfig", &bob]);
+    assert_ne!(denied.code, 0);
+    assert!(denied.stderr.starts_with("error: forbidden: cannot list nodes"), "{}", denied.stderr);
+    let admin_token = bare(&["plan", "--now", NOW, "-o", "json", "--kubeconfig", &bob, "--token", &token]);
+    assert_eq!(admin_token.code, 0, "{}", admin_token.stderr);
+    assert_eq!(admin_token.stdout, with_kubeconfig.stdout);
+}
+
+#[test]
+fn real_apiserver_user_and_as_flags_pick_the_identity_and_rbac_names_it() {
+    let Some(plane) = plane_with_bob() else { return };
+    let admin = plane.kubeconfig();
+    let (server, ca) = (field(admin, "server"), field(admin, "certificate-authority"));
+    let (admin_token, bob_token) = (field(admin, "token"), field(plane.kubeconfig_of("bob"), "token"));
+    // One kubeconfig, two users; the context is the admin's.
+    let both = scratch("connect-users").join("kubeconfig");
+    std::fs::write(
+        &both,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    \
+             certificate-authority: {ca}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: admin\n\
+             current-context: test\nusers:\n- name: admin\n  user:\n    token: {admin_token}\n- name: bob\n  user:\n    \
+             token: {bob_token}\n"
+        ),
+    )
+    .expect("write the kubeconfig");
+    let both = both.to_str().expect("UTF-8");
+    assert_eq!(bare(&["plan", "--now", NOW, "--kubeconfig", both]).code, 0);
+
+    let as_bob = bare(&["plan", "--now", NOW, "--kubeconfig", both, "--user", "bob"]);
+    assert_ne!(as_bob.code, 0);
+    assert!(as_bob.stderr.contains("User \"bob\" cannot list resource \"nodes\""), "{}", as_bob.stderr);
+    let nobody = bare(&["plan", "--now", NOW, "--kubeconfig", both, "--user", "carol"]);
+    assert_eq!(nobody.code, 1);
+    assert!(nobody.stderr.contains("no user \"carol\" in it (users: admin, bob)"), "{}", nobody.stderr);
+
+    // The admin may impersonate: alice has no rights, alice in system:masters has them all.
+    let as_alice = bare(&["plan", "--now", NOW, "--kubeconfig", both, "--as", "alice"]);
+    assert_ne!(as_alice.code, 0);
+    assert!(as_alice.stderr.contains("User \"alice\" cannot list resource \"nodes\""), "{}", as_alice.stderr);
+    let master = bare(&["plan", "--now", NOW, "--kubeconfig", both, "--as", "alice", "--as-group", "system:masters"]);
+    assert_eq!(master.code, 0, "{}", master.stderr);
+}
+
+#[test]
+fn real_apiserver_a_failing_or_missing_exec_plugin_says_what_the_plugin_says() {
+    let Some(plane) = plane_with_bob() else { return };
+    let admin = plane.kubeconfig();
+    let (server, ca) = (field(admin, "server"), field(admin, "certificate-authority"));
+    let dir = scratch("connect-exec");
+    let kubeconfig = |name: &str, exec: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    \
+                 certificate-authority: {ca}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: sso\n\
+                 current-context: test\nusers:\n- name: sso\n  user:\n    exec:\n      apiVersion: \
+                 client.authentication.k8s.io/v1\n{exec}"
+            ),
+        )
+        .expect("write the kubeconfig");
+        path.to_str().expect("UTF-8").to_owned()
+    };
+    let failing = kubeconfig(
+        "failing",
+        "      command: sh\n      args: [\"-c\", \"echo 'sso session expired; run: corp-login' >&2; exit 1\"]\n      \
+         interactiveMode: Never\n",
+    );
+    let run = bare(&["plan", "--now", NOW, "--kubeconfig", &failing]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the exec plugin failed (exit status: 1): sso session expired; run: corp-login"),
+        "{}",
+        run.stderr
+    );
+    let missing = kubeconfig(
+        "missing",
+        "      command: corp-credentials\n      installHint: Install corp-credentials from the IT portal\n      \
+         interactiveMode: Never\n",
+    );
+    let run = bare(&["plan", "--now", NOW, "--kubeconfig", &missing]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "the exec plugin \"corp-credentials\" is not installed: Install corp-credentials from the IT portal"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn real_apiserver_a_selector_too_long_for_a_url_ends_plan_run_and_plan_watch_with_one_line() {
+    let Some(plane) = plane_with_bob() else { return };
+    let kubeconfig = plane.kubeconfig().to_str().expect("UTF-8").to_owned();
+    // 85 KB of terms: its URL would pass HTTP's 64 KiB.
+    let selector: Vec<String> = (0..5000).map(|i| format!("key-{i:05}=value")).collect();
+    let selector = selector.join(",");
+    for args in [&["plan"][..], &["run", "-o", "json"][..], &["plan", "-w"][..]] {
+        let run = run_command(
+            command().args(args).args(["-l", &selector, "--kubeconfig", &kubeconfig, "--request-timeout", "10s"]),
+            None,
+        );
+        let first: String = run.stderr.lines().next().unwrap_or_default().chars().take(300).collect();
+        assert_eq!(run.code, 1, "{args:?}: {first}");
+        assert_eq!(first, "error: cannot list nodes: its URL would be longer than HTTP allows (64 KiB)", "{args:?}");
+        assert!(!run.stderr.contains("panicked"), "{args:?}");
+    }
+}
