@@ -218,11 +218,25 @@ fn forecast(
     predict(&observation).nodes.into_iter().zip(visible).filter(|(_, visible)| *visible).map(|(f, _)| f).collect()
 }
 
-/// The same forecast as far as it is shown: the windows to the second.
-fn shown_as(forecast: &NodeForecast) -> impl PartialEq {
-    let second = |at: Timestamp| at.as_nanos().div_euclid(1_000_000_000);
-    let taint = forecast.taint.map(|t| (t.key, second(t.earliest), t.latest.map(second), t.basis, t.queued_with));
-    (taint, forecast.held.clone())
+/// Whether `now` says something `before` (the forecast last reported) did not: another taint, basis,
+/// place in the zone's queue or hold, or a window moved by a second or more. A window predicted from
+/// a moving "now" slides by milliseconds at every pass: that is no news.
+fn news(before: &NodeForecast, now: &NodeForecast) -> bool {
+    let moved = |a: Timestamp, b: Timestamp| a.nanos_since(b).abs() >= 1_000_000_000;
+    let taints = match (before.taint, now.taint) {
+        (None, None) => false,
+        (Some(a), Some(b)) => {
+            let latest = match (a.latest, b.latest) {
+                (Some(x), Some(y)) => moved(x, y),
+                (x, y) => x.is_some() != y.is_some(),
+            };
+            (a.key, a.basis, a.queued_with) != (b.key, b.basis, b.queued_with)
+                || moved(a.earliest, b.earliest)
+                || latest
+        }
+        _ => true,
+    };
+    taints || before.held != now.held
 }
 
 /// The forecasts that differ from those last reported (updating `shown`), and a cleared one for each
@@ -231,11 +245,15 @@ fn changed(shown: &mut BTreeMap<NodeName, NodeForecast>, forecasts: Vec<NodeFore
     let mut out = Vec::new();
     let mut acting: BTreeMap<NodeName, NodeForecast> = BTreeMap::new();
     for forecast in forecasts.into_iter().filter(|f| f.taint.is_some() || f.held.is_some()) {
-        let same = shown.get(&forecast.name).is_some_and(|before| shown_as(before) == shown_as(&forecast));
-        if !same {
-            out.push(forecast.clone());
-        }
-        acting.insert(forecast.name.clone(), forecast);
+        // What was reported stays the reference until something is news against it.
+        let kept = match shown.remove(&forecast.name) {
+            Some(before) if !news(&before, &forecast) => before,
+            _ => {
+                out.push(forecast.clone());
+                forecast
+            }
+        };
+        acting.insert(kept.name.clone(), kept);
     }
     for (name, mut before) in std::mem::take(shown) {
         if !acting.contains_key(&name) {
@@ -246,4 +264,45 @@ fn changed(shown: &mut BTreeMap<NodeName, NodeForecast>, forecasts: Vec<NodeFore
     }
     *shown = acting;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::lifecycle::{Basis, ConditionTaint, PredictedTaint};
+
+    fn forecast(earliest_ms: i64, basis: Basis) -> NodeForecast {
+        let at = |ms: i64| Timestamp::from_nanos(1_795_341_600_000_000_000 + i128::from(ms) * 1_000_000);
+        NodeForecast {
+            name: "n1".into(),
+            zone: Default::default(),
+            ready: None,
+            last_heartbeat: None,
+            taint: Some(PredictedTaint {
+                key: ConditionTaint::Unreachable,
+                earliest: at(earliest_ms),
+                latest: Some(at(earliest_ms + 5_000)),
+                basis,
+                queued_with: 0,
+            }),
+            held: None,
+        }
+    }
+
+    #[test]
+    fn a_window_sliding_by_milliseconds_is_announced_once_until_it_moved_a_second() {
+        // See: issue 27. A window predicted from a moving "now" slid by ~2 ms a pass, and each pass
+        // that crossed a second boundary was announced again: about once a second per silent node.
+        let mut shown = BTreeMap::new();
+        // 990 ms past a second: the window crosses into the next one 5 passes in.
+        assert_eq!(changed(&mut shown, vec![forecast(990, Basis::LostHeartbeat)]).len(), 1);
+        let quiet: usize =
+            (1..500).map(|pass| changed(&mut shown, vec![forecast(990 + 2 * pass, Basis::LostHeartbeat)]).len()).sum();
+        assert_eq!(quiet, 0, "998 ms of sliding is no news");
+        assert_eq!(changed(&mut shown, vec![forecast(1_990, Basis::LostHeartbeat)]).len(), 1, "a second is");
+        assert_eq!(changed(&mut shown, vec![forecast(1_992, Basis::NotReady)]).len(), 1, "so is another basis");
+        let cleared = changed(&mut shown, Vec::new());
+        assert_eq!(cleared.len(), 1);
+        assert!(cleared[0].taint.is_none() && cleared[0].held.is_none());
+    }
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::{Identity, Options, node, pod, taint};
+use crate::support::connect_proxy::ConnectProxy;
 use crate::util::{Run, command, run_command, scratch};
 
 const NOW: &str = "2099-01-01T00:00:00Z";
@@ -154,4 +155,56 @@ fn real_apiserver_a_selector_too_long_for_a_url_ends_plan_run_and_plan_watch_wit
         assert_eq!(first, "error: cannot list nodes: its URL would be longer than HTTP allows (64 KiB)", "{args:?}");
         assert!(!run.stderr.contains("panicked"), "{args:?}");
     }
+}
+
+#[test]
+fn real_apiserver_proxy_url_and_https_proxy_reach_the_server_through_a_connect_proxy() {
+    let Some(plane) = plane_with_bob() else { return };
+    let proxy = ConnectProxy::start();
+    let admin = plane.kubeconfig();
+    let (server, ca, token) = (field(admin, "server"), field(admin, "certificate-authority"), field(admin, "token"));
+    let proxied = scratch("connect-proxy").join("kubeconfig");
+    std::fs::write(
+        &proxied,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    \
+             certificate-authority: {ca}\n    proxy-url: {}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    \
+             user: admin\ncurrent-context: test\nusers:\n- name: admin\n  user:\n    token: {token}\n",
+            proxy.url()
+        ),
+    )
+    .expect("write the kubeconfig");
+    let direct = run_command(without_proxies(command().args(["plan", "--now", NOW, "--kubeconfig"]).arg(admin)), None);
+    assert_eq!(direct.code, 0, "{}", direct.stderr);
+    assert_eq!(proxy.tunnels(), 0);
+
+    let through =
+        run_command(without_proxies(command().args(["plan", "--now", NOW, "--kubeconfig"]).arg(&proxied)), None);
+    assert_eq!(through.code, 0, "{}", through.stderr);
+    assert_eq!(through.stdout, direct.stdout);
+    let after_url = proxy.tunnels();
+    assert!(after_url > 0, "the kubeconfig's proxy-url was not used");
+
+    // HTTPS_PROXY as kubectl reads it, and NO_PROXY over it.
+    let mut env = command();
+    without_proxies(env.args(["plan", "--now", NOW, "--kubeconfig"]).arg(admin)).env("HTTPS_PROXY", proxy.url());
+    let via_env = run_command(&mut env, None);
+    assert_eq!(via_env.code, 0, "{}", via_env.stderr);
+    assert!(proxy.tunnels() > after_url, "HTTPS_PROXY was not used");
+    let before = proxy.tunnels();
+    let mut env = command();
+    without_proxies(env.args(["plan", "--now", NOW, "--kubeconfig"]).arg(admin))
+        .env("HTTPS_PROXY", proxy.url())
+        .env("NO_PROXY", "127.0.0.1");
+    let excluded = run_command(&mut env, None);
+    assert_eq!(excluded.code, 0, "{}", excluded.stderr);
+    assert_eq!(proxy.tunnels(), before, "NO_PROXY was not honoured");
+}
+
+/// The command without the machine's proxy settings.
+fn without_proxies(command: &mut std::process::Command) -> &mut std::process::Command {
+    for name in ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"] {
+        command.env_remove(name);
+    }
+    command
 }

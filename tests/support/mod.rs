@@ -1,5 +1,6 @@
 //! Test harnesses shared by the integration tests.
 
+pub mod connect_proxy;
 pub mod control_plane;
 pub mod fake_apiserver;
 pub mod running;
