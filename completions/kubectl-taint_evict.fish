@@ -55,7 +55,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 wide\t'The table with every value in full, and `SINCE BASIS TOLERATION UID`'
 json\t'The `EvictionPlan` document as JSON'
 yaml\t'The same document as YAML'
-name\t'`pod/NAMESPACE/NAME`, one per line'"
+name\t'`pod/NAME`, one per line, as kubectl prints it'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l sort-by -d 'The pods\' order in the table and in `-o name`' -r -f -a "deadline\t'Deadline (pods without one last), then namespace, then name: the document\'s order'
 namespace\t'Namespace, then name'
 name\t'Name, then namespace'"

@@ -344,3 +344,40 @@ fn a_now_before_the_dump_names_the_lease_the_taint_and_the_pods_it_lies_before()
     let after = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z"], None);
     assert!(after.stderr.lines().all(|line| line.contains("kube-node-lease")), "{}", after.stderr);
 }
+
+#[test]
+fn a_now_that_is_no_date_is_asked_for_as_rfc_3339_and_an_offset_past_23_hours_is_refused() {
+    // See: issue 27. `1732269600` and `20261122` were "out of range …9999-12-30"; `+24:00` was taken.
+    for now in ["1732269600", "20261122", "2026-11-22T10:00:00+24:00"] {
+        fails(
+            &["plan", "-f", INCIDENT, "--now", now],
+            None,
+            2,
+            &format!(
+                "error: invalid value '{now}' for '--now <RFC3339>': expected an RFC 3339 time such as 2026-11-22T10:00:00Z"
+            ),
+        );
+    }
+    let within = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00+23:59"], None);
+    assert_eq!(within.code, 0, "{}", within.stderr);
+}
+
+#[test]
+fn a_dump_that_is_compressed_utf_16_or_behind_a_byte_order_mark_is_named() {
+    // See: issue 27. Each was "expected value at line 1 column 1" and nothing more.
+    let dir = scratch("encodings");
+    let cases: [(&str, &[u8], &str); 3] = [
+        ("gzip.json", b"\x1f\x8b\x08\x00\x00", "it is gzip-compressed: decompress it first, e.g. with gunzip"),
+        ("utf16.json", b"\xff\xfe{\x00}\x00", "it is UTF-16 text, as PowerShell's > writes it"),
+        ("bom.json", b"\xef\xbb\xbf{\"kind\":\"List\",\"items\":[]}", "it starts with a UTF-8 byte-order mark"),
+    ];
+    for (name, bytes, what) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let path = path.to_str().expect("UTF-8").to_owned();
+        let result = run(&["plan", "-f", &path], None);
+        assert_eq!(result.code, 1, "{name}: {}", result.stderr);
+        let first = result.stderr.lines().next().unwrap_or_default();
+        assert!(first.starts_with(&format!("error: {path}: not valid JSON: ")) && first.contains(what), "{first}");
+    }
+}

@@ -314,11 +314,24 @@ impl WatchConfig {
         if !args.input.taints.is_empty() || !args.input.remove_taints.is_empty() {
             return refuse("--taint and --remove-taint are for a one-shot plan");
         }
-        if args.output == PlanOutput::Yaml {
+        if matches!(args.output, PlanOutput::Yaml | PlanOutput::Wide | PlanOutput::Name) {
             return refuse("it prints a live table, or JSON lines with -o json");
         }
+        let views = [
+            ("--summary", args.summary),
+            ("--timeline", args.timeline),
+            ("--no-headers", args.no_headers),
+            ("--sort-by", args.sort_by != SortKey::default()),
+        ];
+        if let Some((flag, _)) = views.iter().find(|(_, given)| *given) {
+            return refuse(&format!("{flag} shapes a one-shot plan's table, not the live view"));
+        }
+        // Named twice is watched once, as the one-shot plan reads it once.
+        let mut nodes = args.nodes.clone();
+        let mut seen = std::collections::HashSet::new();
+        nodes.retain(|node| seen.insert(node.clone()));
         Ok(Self {
-            nodes: args.nodes.clone(),
+            nodes,
             selector: args.selector.clone(),
             connect: connect_options(&args.input.cluster),
             namespace: args.namespace.clone(),
@@ -518,7 +531,16 @@ mod tests {
         assert!(usage(watch(&["--now", "2026-01-01T00:00:00Z"])).ends_with("not --now"));
         assert!(usage(watch(&["n1", "--remove-taint", "k"])).ends_with("are for a one-shot plan"));
         assert!(usage(watch(&["-o", "yaml"])).ends_with("or JSON lines with -o json"));
-        assert!(watch(&["-o", "json", "--summary"]).expect("valid").json);
+        // See: issue 27. These were accepted and ignored.
+        for output in ["wide", "name"] {
+            assert!(usage(watch(&["-o", output])).ends_with("or JSON lines with -o json"), "{output}");
+        }
+        for flag in [&["--summary"][..], &["--timeline"], &["--no-headers"], &["--sort-by", "name"]] {
+            assert!(usage(watch(flag)).ends_with("shapes a one-shot plan's table, not the live view"), "{flag:?}");
+        }
+        assert!(watch(&["-o", "json"]).expect("valid").json);
+        // See: issue 33. A node named twice was watched twice.
+        assert_eq!(watch(&["worker-4", "worker-4", "worker-3"]).expect("valid").nodes, ["worker-4", "worker-3"]);
     }
 
     #[test]

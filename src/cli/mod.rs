@@ -168,7 +168,7 @@ pub enum PlanOutput {
     Json,
     /// The same document as YAML.
     Yaml,
-    /// `pod/NAMESPACE/NAME`, one per line.
+    /// `pod/NAME`, one per line, as kubectl prints it.
     Name,
 }
 

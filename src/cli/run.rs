@@ -263,7 +263,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     foresee(args, &connection, &report_tx, clock.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
-    let (nodes, pods) = watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone());
+    let watch::Watches { nodes, pods, mut fatal } =
+        watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
     let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode);
@@ -278,14 +279,26 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
-    runtime::run(options, sources, evictor, clock, report_tx, interrupted()).await;
+    // Ctrl-C, or a watch failing for good (RBAC revoked, a request the server refuses): either ends
+    // the loop as a stop does; the second, then, with the error.
+    let failure = std::sync::Mutex::new(None);
+    let stop = async {
+        tokio::select! {
+            () = interrupted() => {}
+            Some(error) = fatal.recv() => *failure.lock().expect("failure") = Some(error),
+        }
+    };
+    runtime::run(options, sources, evictor, clock, report_tx, stop).await;
     // Give the lease up so another instance takes over now, not after the lease duration.
     let _ = stop_election.send(true);
     if let Some(elector) = elector {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), elector).await;
     }
     let _ = printer.await;
-    Ok(())
+    match failure.into_inner().expect("failure") {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

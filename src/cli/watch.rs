@@ -169,8 +169,9 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     };
     let mut printer = Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false };
     let (report_tx, mut reports) = mpsc::unbounded_channel();
-    let (mut nodes, mut pods) =
+    let watch::Watches { mut nodes, mut pods, mut fatal } =
         watch::spawn(&connection.client, scope(args), report_tx, clock.clone(), Arc::new(Metrics::new()));
+    let mut failure = None;
     let mut observer = Observer::new(controller_acquired);
     let shutdown = super::run::interrupted();
     tokio::pin!(shutdown);
@@ -191,6 +192,11 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         tokio::select! {
             biased;
             () = &mut shutdown => break,
+            Some(error) = fatal.recv() => {
+                // A watch failed for good: the view ends with the error.
+                failure = Some(error);
+                break;
+            }
             Some(change) = nodes.recv() => match change {
                 NodeChange::Listed(list) => observer.handle_nodes_listed(list, clock.now()),
                 NodeChange::Applied(node) => observer.handle_node_applied(node, clock.now()),
@@ -221,5 +227,8 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         text.clear();
     }
     printer.finish();
-    Ok(())
+    match failure {
+        Some(error) => Err(error.into()),
+        None => Ok(()),
+    }
 }

@@ -11,6 +11,7 @@ use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
+use super::ClusterError;
 use crate::metrics::Metrics;
 use crate::runtime::Clock;
 use crate::runtime::report::{Report, RunEvent};
@@ -58,17 +59,21 @@ pub(super) struct Health {
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
     metrics: Arc<Metrics>,
+    /// Where a failure that no retry can mend is said: the command ends with it.
+    fatal: mpsc::UnboundedSender<ClusterError>,
 }
 
 impl Health {
-    /// The health of watch `what` (`nodes`, `pods`), reported on `report`.
+    /// The health of watch `what` (`nodes`, `pods`), reported on `report`; a permanent failure is
+    /// sent on `fatal`.
     pub(super) fn new(
         what: &'static str,
         report: mpsc::UnboundedSender<Report>,
         clock: Clock,
         metrics: Arc<Metrics>,
+        fatal: mpsc::UnboundedSender<ClusterError>,
     ) -> Self {
-        Self { what, failing: None, report, clock, metrics }
+        Self { what, failing: None, report, clock, metrics, fatal }
     }
 
     /// The runtime's clock, which the watch's own waits follow.
@@ -76,7 +81,14 @@ impl Health {
         self.clock.clone()
     }
 
-    pub(super) fn failed(&mut self, error: &watcher::Error) {
+    /// Reports a failed list or watch; `true` when it is permanent (a request the server refuses as
+    /// malformed, forbidden or not found, or one that cannot be built): the watch must stop, and the
+    /// command ends with the error. Anything else is retried.
+    pub(super) fn failed(&mut self, error: &watcher::Error) -> bool {
+        if let Some(permanent) = permanent(error, self.what) {
+            let _ = self.fatal.send(permanent);
+            return true;
+        }
         self.metrics.watch_restarted(self.what);
         if self.failing.is_none() {
             let now = self.clock.now();
@@ -89,6 +101,7 @@ impl Health {
             };
             let _ = self.report.send(Report { at: now, event });
         }
+        false
     }
 
     pub(super) fn ok(&mut self) {
@@ -96,6 +109,36 @@ impl Health {
             let event = RunEvent::Connection { watch: self.what.to_owned(), connected: true, reason: None, since };
             let _ = self.report.send(Report { at: self.clock.now(), event });
         }
+    }
+}
+
+/// The error to end the command with, when `error` is one no retry can mend.
+fn permanent(error: &watcher::Error, what: &str) -> Option<ClusterError> {
+    let (verb, error) = match error {
+        watcher::Error::InitialListFailed(e) => ("list", e),
+        watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => ("watch", e),
+        _ => return None,
+    };
+    let resource = match what {
+        "pods" => "pods at the cluster scope".to_owned(),
+        other => other.to_owned(),
+    };
+    match error {
+        kube::Error::Api(status) if status.code == 403 => {
+            Some(ClusterError::Forbidden { verb, resource, message: status.message.clone() })
+        }
+        kube::Error::Api(status) if matches!(status.code, 400 | 404 | 405) => {
+            Some(ClusterError::ApiFailed { verb, resource, code: status.code, message: status.message.clone() })
+        }
+        kube::Error::BuildRequest(e) => {
+            let reason = if super::error::root_cause(e).to_lowercase().contains("too long") {
+                "its URL would be longer than HTTP allows (64 KiB)".to_owned()
+            } else {
+                format!("the request cannot be built ({})", super::error::root_cause(e))
+            };
+            Some(ClusterError::Unsendable { verb, resource, reason })
+        }
+        _ => None,
     }
 }
 

@@ -247,12 +247,15 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
             event = events.next(), if filter.ready() => match event {
                 None => return,
                 Some(Err(error)) => {
-                    health.failed(&error);
+                    if health.failed(&error) {
+                        return;
+                    }
                     continue;
                 }
                 Some(Ok(Event::Init)) => {
+                    // Said before the list is requested: nothing is known of the connection yet.
                     listing.clear();
-                    None
+                    continue;
                 }
                 Some(Ok(Event::InitApply(pod))) => {
                     if filter.keeps(&pod) {
@@ -396,13 +399,18 @@ async fn per_node(api: Api<WatchedPod>, names: Vec<String>, mut health: Health, 
             Ok(event) => event,
             Err(error) => {
                 failing.insert(watch);
-                health.failed(&error);
+                if health.failed(&error) {
+                    return;
+                }
                 continue;
             }
         };
-        failing.remove(&watch);
-        if failing.is_empty() {
-            health.ok();
+        // `Init` is said before the list is requested: it says nothing of the connection.
+        if !matches!(event, Event::Init) {
+            failing.remove(&watch);
+            if failing.is_empty() {
+                health.ok();
+            }
         }
         for change in merge.event(watch, event) {
             if changes.send(change).await.is_err() {

@@ -49,7 +49,9 @@ async fn forward<K, T, C>(
     while let Some(event) = events.next().await {
         let change = match event {
             Err(error) => {
-                health.failed(&error);
+                if health.failed(&error) {
+                    return;
+                }
                 continue;
             }
             Ok(Event::Init) => {
@@ -81,9 +83,10 @@ pub fn spawn(
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
     metrics: Arc<Metrics>,
-) -> (mpsc::Receiver<NodeChange>, mpsc::Receiver<PodChange>) {
+) -> Watches {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
+    let (fatal_tx, fatal) = mpsc::unbounded_channel();
 
     let mut config = watcher::Config::default();
     match &scope {
@@ -111,10 +114,21 @@ pub fn spawn(
             NodeChange::Deleted(name) => Selected::Deleted(name.clone()),
         });
     };
-    let health = Health::new("nodes", report.clone(), clock.clone(), metrics.clone());
+    let health = Health::new("nodes", report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
     tokio::spawn(forward(nodes, adapter, health, node_tx, observe));
 
-    let health = Health::new("pods", report, clock, metrics);
+    let health = Health::new("pods", report, clock, metrics, fatal_tx);
     pod_watch::spawn(client, pod_nodes, health, pod_tx);
-    (node_rx, pod_rx)
+    Watches { nodes: node_rx, pods: pod_rx, fatal }
+}
+
+/// The watches' changes, and what ends them for good.
+pub struct Watches {
+    /// The node changes.
+    pub nodes: mpsc::Receiver<NodeChange>,
+    /// The pod changes.
+    pub pods: mpsc::Receiver<PodChange>,
+    /// A failure no retry can mend (the server refuses the request as malformed, forbidden or not
+    /// found, or it cannot be built): the command ends with it.
+    pub fatal: mpsc::UnboundedReceiver<super::ClusterError>,
 }

@@ -26,6 +26,12 @@ pub const CONTROLLER_LEASE: (&str, &str) = ("kube-system", "kube-controller-mana
 /// The instant an API timestamp names, or `None` when it is not RFC 3339.
 #[must_use]
 pub fn parse_time(text: &str) -> Option<Timestamp> {
+    // RFC 3339 offsets run to 23:59; jiff reads up to 25:59:59.
+    if let [.., b'+' | b'-', h1 @ b'0'..=b'9', h2 @ b'0'..=b'9', b':', b'0'..=b'9', b'0'..=b'9'] = text.as_bytes()
+        && (h1 - b'0') * 10 + (h2 - b'0') > 23
+    {
+        return None;
+    }
     text.parse::<jiff::Timestamp>().ok().map(|t| Timestamp::from_nanos(t.as_nanosecond()))
 }
 
@@ -33,7 +39,9 @@ pub fn parse_time(text: &str) -> Option<Timestamp> {
 /// (the last instants the API's range holds, and past it), else `not an RFC 3339 time`.
 #[must_use]
 pub fn time_error(text: &str) -> String {
-    let year = text.split('-').next().filter(|y| y.len() >= 4 && y.bytes().all(|b| b.is_ascii_digit()));
+    // A year is four digits and a dash: `1732269600` or `20261122` is no date at all.
+    let year =
+        text.split_once('-').map(|(year, _)| year).filter(|y| y.len() >= 4 && y.bytes().all(|b| b.is_ascii_digit()));
     if year.is_some_and(|y| y.parse::<u64>().map_or(true, |y| y >= 9999)) {
         let last = jiff::Timestamp::MAX.as_second();
         let last = jiff::Timestamp::from_second(last).map_or_else(|_| "?".to_owned(), |t| t.to_string());

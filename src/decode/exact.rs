@@ -140,6 +140,22 @@ fn convert_list(
     Ok(builder.finish())
 }
 
+/// What a file that is not plain UTF-8 JSON is, by its first bytes: compressed, UTF-16 (what
+/// Windows PowerShell's `>` writes), or UTF-8 behind a byte-order mark.
+fn encoding(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x1f, 0x8b, ..] => Some(" (it is gzip-compressed: decompress it first, e.g. with gunzip)"),
+        [0xff, 0xfe, ..] | [0xfe, 0xff, ..] => Some(
+            " (it is UTF-16 text, as PowerShell's > writes it: save it as UTF-8, e.g. with Out-File -Encoding utf8NoBOM)",
+        ),
+        [0xef, 0xbb, 0xbf, ..] => Some(
+            " (it starts with a UTF-8 byte-order mark: save it without one, e.g. with Out-File -Encoding utf8NoBOM)",
+        ),
+        [b'{' | b'[', 0, ..] | [0, b'{' | b'[', ..] => Some(" (it is UTF-16 text: save it as UTF-8)"),
+        _ => None,
+    }
+}
+
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
 fn read_slowly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
     let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
@@ -153,7 +169,11 @@ fn read_slowly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpE
                 .iter()
                 .find(|b| !b.is_ascii_whitespace())
                 .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'-' | b'#'));
-        let hint = if looks_like_yaml { " (it looks like YAML: write the dump with -o json)" } else { "" };
+        let hint = match encoding(bytes) {
+            Some(what) => what,
+            None if looks_like_yaml => " (it looks like YAML: write the dump with -o json)",
+            None => "",
+        };
         DumpError::Json(format!("{e}{hint}"))
     })?;
     let serde_json::Value::Object(mut object) = document else {

@@ -655,7 +655,8 @@ pub fn render_names(plan: &Plan, sort: SortBy, out: &mut impl Write) -> io::Resu
     let mut pods: Vec<&PodPlan> = plan.nodes.iter().flat_map(|node| &node.pods).collect();
     pods.sort_by(|a, b| sorted_key(a, sort).cmp(&sorted_key(b, sort)));
     for pod in pods {
-        writeln!(out, "pod/{}/{}", printable(pod.key().namespace()), printable(pod.key().name()))?;
+        // As kubectl: `pod/NAME`, which `kubectl delete -n NS` and `explain -n NS` take back.
+        writeln!(out, "pod/{}", printable(pod.key().name()))?;
     }
     Ok(())
 }

@@ -208,3 +208,63 @@ fn real_apiserver_run_leader_elect_works_as_the_in_cluster_service_account() {
     let lease = plane.get(&["lease", "-n", "taint-evict", "kubectl-taint-evict"]);
     assert!(lease["spec"]["holderIdentity"].is_string() || lease["spec"]["holderIdentity"].is_null(), "{lease}");
 }
+
+/// Waits (up to 60 s) for `child` to exit; returns its code and what it wrote on stderr.
+fn exited(mut child: std::process::Child) -> (i32, String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr).expect("read");
+            return (status.code().unwrap_or(-1), stderr);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running 60 s after its grant was revoked");
+        }
+        std::thread::park_timeout(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn real_apiserver_run_and_plan_watch_end_with_one_line_when_their_grant_is_revoked() {
+    // See: issue 27. A watch refused for good (403) was retried forever, each time reported as a
+    // reconnection.
+    let options = Options { identities: vec![Identity::user("bob")], ..Options::default() };
+    let mut plane = control_plane!("rbac-revoked", &options);
+    apply(&plane, "deploy/rbac-run.yaml");
+    plane.kubectl_ok(&["create", "clusterrolebinding", "run-bob", "--clusterrole=taint-evict-run", "--user=bob"], None);
+    wait_can_i(&plane, "bob", "watch", "nodes", true);
+    plane.create(&[node("n1", &[], &[])]);
+    let kubeconfig = plane.kubeconfig_of("bob").to_str().expect("UTF-8").to_owned();
+    let start = |args: &[&str]| {
+        let mut child = command()
+            .args(args)
+            .args(["--kubeconfig", &kubeconfig])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("starts");
+        // Its first line: it is under way. The pipe stays open: a reader gone ends `plan -w`.
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut out, &mut line).expect("a line");
+        assert!(line.contains("\"type\":\"started\"") || line.contains("\"type\":\"synced\""), "{line}");
+        (child, out)
+    };
+    let run = start(&["run", "-o", "json"]);
+    let watch = start(&["plan", "-w"]);
+    remove_rule(&plane, "taint-evict-run", 0);
+    wait_can_i(&plane, "bob", "list", "nodes", false);
+    // The watches' connections end; their next list is refused.
+    plane.restart_apiserver();
+    for (what, (child, _out)) in [("run", run), ("plan -w", watch)] {
+        let (code, stderr) = exited(child);
+        assert_eq!(code, 1, "{what}: {stderr}");
+        let last = stderr.lines().rfind(|l| l.starts_with("error: ")).unwrap_or_default();
+        // The node or the pod watch, resuming from its last version or listing anew: each is refused.
+        assert!(last.starts_with("error: forbidden: cannot "), "{what}: {stderr}");
+        assert!(last.contains("User \"bob\" cannot "), "{what}: {stderr}");
+    }
+}
