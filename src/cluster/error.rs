@@ -155,7 +155,11 @@ impl ClusterError {
     #[must_use]
     pub fn hint(&self) -> Option<String> {
         Some(match self {
-            Self::NoKubeconfig(_) => "pass --kubeconfig PATH, set KUBECONFIG, or use -f FILE with a dump".into(),
+            Self::NoKubeconfig(_) => {
+                "pass --kubeconfig PATH (or -s URL with --token), or set KUBECONFIG; plan and explain also read a dump \
+                 with -f FILE"
+                    .into()
+            }
             Self::BadKubeconfig { .. } => "check the file with: kubectl config view".into(),
             Self::ContextNotFound { .. } => "list the contexts with: kubectl config get-contexts".into(),
             Self::Unreachable { .. } => {

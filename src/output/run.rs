@@ -170,7 +170,12 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 if *restarted_countdowns { "countdowns restarted now" } else { "countdowns continued from the replay" };
             (
                 "synced".into(),
-                format!("{nodes} nodes, {pods} pods; {due} deletions due now, {scheduled} scheduled ({how})"),
+                format!(
+                    "{}, {}; {} due now, {scheduled} scheduled ({how})",
+                    plural(*nodes, "node", "nodes"),
+                    plural(*pods, "pod", "pods"),
+                    plural(*due, "deletion", "deletions")
+                ),
             )
         }
         RunEvent::Scheduled { pod, work } => (
@@ -442,6 +447,11 @@ impl LiveView {
         }
         lines
     }
+}
+
+/// `1 pod`, `2 pods`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use super::View;
-use super::human::{compact_countdown, count, printable, short_time};
+use super::human::{count, countdown, printable, short_time};
 use crate::engine::replay::{NodePlan, Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
@@ -76,7 +76,8 @@ impl NodeCounts {
                 // To the second: a summary has no use for the fraction.
                 let second = i128::from(NANOS_PER_SECOND);
                 let shown = Timestamp::from_nanos(next.as_nanos() - next.as_nanos().rem_euclid(second));
-                line.push_str(&format!("; next {} ({})", short_time(shown, now), compact_countdown(Some(next), now)));
+                // Spaced as the rows write it (`in 2m 10s`).
+                line.push_str(&format!("; next {} ({})", short_time(shown, now), countdown(Some(next), now)));
             }
             None if self.evict_now + self.evict_at > 0 => line.push_str("; no deadline ahead"),
             None => {}
@@ -102,9 +103,11 @@ impl NodeCounts {
 /// The whole plan's pods, counted by when they go.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClusterCounts {
-    /// Nodes shown, and those with a NoExecute taint (or one expected).
+    /// Nodes shown, those with a NoExecute taint, and those only expected to get one (the node
+    /// lifecycle controller's predicted taint).
     pub nodes: usize,
     pub tainted: usize,
+    pub expected: usize,
     /// Pods whose deadline is `now` or has passed.
     pub due_now: usize,
     /// Pods whose deadline is within [`SOON_NANOS`] of `now`.
@@ -124,7 +127,8 @@ impl ClusterCounts {
         let mut counts = Self { nodes: plan.nodes.len(), ..Self::default() };
         for node in &plan.nodes {
             let expected = node.lifecycle.as_ref().is_some_and(|l| l.forecast.taint.is_some());
-            counts.tainted += usize::from(!node.taints.is_empty() || expected);
+            counts.tainted += usize::from(!node.taints.is_empty());
+            counts.expected += usize::from(node.taints.is_empty() && expected);
             for pod in &node.pods {
                 match (pod.verdict, pod.evict_at) {
                     (Verdict::Never, _) => counts.never += 1,
@@ -141,10 +145,19 @@ impl ClusterCounts {
     /// `2 nodes tainted; 16 pods: 3 due now, 6 within 5m, 2 later, 5 never`.
     #[must_use]
     pub fn line(&self) -> String {
-        let nodes = match (self.tainted, self.nodes) {
-            (1, 1) => "1 node tainted".to_owned(),
-            (t, n) if t == n => format!("{} nodes tainted", count(t)),
-            (t, n) => format!("{} of {} nodes tainted", count(t), count(n)),
+        let of = |k: usize| {
+            let all = self.tainted + self.expected == self.nodes;
+            match (k, all) {
+                (1, true) => "1 node".to_owned(),
+                (k, true) => format!("{} nodes", count(k)),
+                (k, false) => format!("{} of {} nodes", count(k), count(self.nodes)),
+            }
+        };
+        // Tainted and expected to be are counted apart (see: issue 27).
+        let nodes = match (self.tainted, self.expected) {
+            (t, 0) => format!("{} tainted", of(t)),
+            (0, e) => format!("{} expected to be tainted", of(e)),
+            (t, e) => format!("{} tainted, {} expected to be", of(t), count(e)),
         };
         let pods = self.due_now + self.soon + self.later + self.never + self.unaffected;
         let plural = if pods == 1 { "pod" } else { "pods" };
@@ -236,11 +249,27 @@ mod tests {
 
     #[test]
     fn cluster_line_counts_nodes_and_pods_by_when_they_go() {
-        let counts =
-            ClusterCounts { nodes: 3, tainted: 2, due_now: 120_000, soon: 1, later: 0, never: 5, unaffected: 2 };
+        let counts = ClusterCounts {
+            nodes: 3,
+            tainted: 2,
+            expected: 0,
+            due_now: 120_000,
+            soon: 1,
+            later: 0,
+            never: 5,
+            unaffected: 2,
+        };
         assert_eq!(
             counts.line(),
             "2 of 3 nodes tainted; 120,008 pods: 120,000 due now, 1 within 5m, 0 later, 5 never, 2 unaffected"
         );
+        // See: issue 27. Nodes only expected to be tainted were counted as tainted.
+        let line = |tainted, expected, nodes| {
+            let counts = ClusterCounts { nodes, tainted, expected, ..ClusterCounts::default() };
+            counts.line().split(';').next().unwrap_or_default().to_owned()
+        };
+        assert_eq!(line(2, 4, 6), "2 nodes tainted, 4 expected to be");
+        assert_eq!(line(0, 1, 1), "1 node expected to be tainted");
+        assert_eq!(line(1, 1, 3), "1 of 3 nodes tainted, 1 expected to be");
     }
 }

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::View;
-use super::human::{compact_countdown, count, duration, short_time};
+use super::human::{count, countdown, duration, short_time};
 use super::summary::{self, cut};
 use crate::engine::replay::{Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
@@ -171,7 +171,7 @@ pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Writ
             count(cliff.pods),
             if cliff.pods == 1 { "pod" } else { "pods" },
             short_time(cliff.at, now),
-            compact_countdown(Some(cliff.at), now)
+            countdown(Some(cliff.at), now)
         ),
         None => "No deletion ahead.".to_owned(),
     };
@@ -260,7 +260,7 @@ mod tests {
         render(&plan, &Timeline::of(&plan), &view, &mut out).expect("a Vec takes it");
         let text = String::from_utf8(out).expect("UTF-8");
         assert!(text.lines().all(|line| line.chars().count() <= 60), "{text}");
-        assert!(text.contains("Biggest cliff: 120 pods at 10:02:10 (in 2m10s)"), "{text}");
+        assert!(text.contains("Biggest cliff: 120 pods at 10:02:10 (in 2m 10s)"), "{text}");
         let empty = Plan { nodes: Vec::new(), ..plan };
         let mut out = Vec::new();
         render(&empty, &Timeline::of(&empty), &view, &mut out).expect("a Vec takes it");
