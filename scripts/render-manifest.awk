@@ -28,6 +28,10 @@ function emit(text) {
     else print text >> out
 }
 
+# The template's own opening comment says what the template is: the manifest does not carry it.
+!started && /^#/ { next }
+{ started = 1 }
+
 {
     gsub(/\{\{ *\.TagName *\}\}/, tag)
 }

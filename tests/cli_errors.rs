@@ -381,3 +381,22 @@ fn a_dump_that_is_compressed_utf_16_or_behind_a_byte_order_mark_is_named() {
         assert!(first.starts_with(&format!("error: {path}: not valid JSON: ")) && first.contains(what), "{first}");
     }
 }
+
+#[test]
+fn an_unhealthy_zone_threshold_above_one_is_taken_and_said_to_disable_partial_disruption() {
+    // See: issue 33. kube-controller-manager validates none of its node-lifecycle flags: mirrored,
+    // and what such a value means is said in one line.
+    let result =
+        run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--unhealthy-zone-threshold", "2"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.lines().next(),
+        Some(
+            "warning: --unhealthy-zone-threshold 2 is above 1: no zone can be partially disrupted (no share of a \
+             zone's nodes reaches it), as in kube-controller-manager, which accepts it too"
+        )
+    );
+    let usual =
+        run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--unhealthy-zone-threshold", "0.55"], None);
+    assert!(!usual.stderr.contains("--unhealthy-zone-threshold"), "{}", usual.stderr);
+}

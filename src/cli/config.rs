@@ -154,6 +154,20 @@ impl Lifecycle {
         Self { given: args.clone(), silent_after: args.silent_after }
     }
 
+    /// What a value given means when it is out of the flag's sensible range: kube-controller-manager
+    /// validates none of these flags, and neither does this tool, but it says what such a value does.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(threshold) = self.given.unhealthy_zone_threshold.filter(|t| *t > 1.0) {
+            warnings.push(format!(
+                "--unhealthy-zone-threshold {threshold} is above 1: no zone can be partially disrupted (no share \
+                 of a zone's nodes reaches it), as in kube-controller-manager, which accepts it too"
+            ));
+        }
+        warnings
+    }
+
     /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`
     /// (1.29 when `None`).
     #[must_use]

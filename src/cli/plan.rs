@@ -210,6 +210,9 @@ fn evaluated_at(input: &super::config::Input, loaded: &Loaded) -> (Timestamp, Op
 
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanConfig) -> Result<()> {
+    for warning in args.lifecycle.warnings() {
+        eprintln!("warning: {warning}");
+    }
     let what_if = &args.input.what_if;
     let selection = match (&args.selector, args.nodes.is_empty()) {
         (Some(selector), _) => NodeSelection::Labels(selector.clone()),
@@ -275,6 +278,9 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
 
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainConfig) -> Result<()> {
+    for warning in args.lifecycle.warnings() {
+        eprintln!("warning: {warning}");
+    }
     let fixed = args.input.now;
     let silent_after = args.lifecycle.silent_after;
     let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);

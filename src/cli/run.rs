@@ -250,6 +250,9 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let server = connection.server.clone();
     let started = RunEvent::Started { server, watching: watched, dry_run: args.dry_run, evict };
     let _ = report_tx.send(Report { at: clock.now(), event: started });
+    for message in args.lifecycle.warnings() {
+        let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+    }
     if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
         && count > 0
     {
