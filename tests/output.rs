@@ -389,3 +389,19 @@ fn a_terminal_gets_its_width_and_colour_unless_it_is_dumb() {
     let columns_first = plan_in_terminal(200, &[("TERM", "dumb"), ("COLUMNS", "80")], &[]);
     assert_eq!(columns_first, dumb, "COLUMNS overrides the terminal's width");
 }
+
+#[test]
+fn explain_text_is_wrapped_to_the_terminal_width_as_the_table_is_fitted() {
+    // See: issue 33. Lines reached 101–110 characters with COLUMNS=80.
+    for pod in ["fraud-scorer-5d7b8c9f6-gq2xw", "postgres-0"] {
+        let args = ["explain", "-n", "payments", pod, "-f", INCIDENT, "--now", NOW];
+        let wrapped = run_command(command().args(args).env("COLUMNS", "80"), None);
+        assert_eq!(wrapped.code, 0, "{}", wrapped.stderr);
+        assert!(wrapped.stdout.lines().all(|line| line.chars().count() <= 80), "{}", wrapped.stdout);
+        // The same words, only cut into more lines; into a pipe, nothing is cut.
+        let whole = run(&args, None);
+        let words = |text: &str| text.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(words(&wrapped.stdout), words(&whole.stdout));
+        assert!(whole.stdout.lines().any(|line| line.chars().count() > 80), "{}", whole.stdout);
+    }
+}

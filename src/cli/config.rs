@@ -279,6 +279,8 @@ pub struct ExplainConfig {
     pub format: ExplainFormat,
     /// The node lifecycle flags.
     pub lifecycle: Lifecycle,
+    /// The width the text is wrapped to (`COLUMNS`, else the terminal's); `None`: not wrapped.
+    pub width: Option<usize>,
 }
 
 impl ExplainConfig {
@@ -291,6 +293,7 @@ impl ExplainConfig {
             input: Input::new(&args.input),
             format: args.output,
             lifecycle: Lifecycle::new(&args.lifecycle),
+            width: terminal::table_width(),
         }
     }
 }

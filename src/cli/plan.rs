@@ -358,7 +358,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
-        ExplainFormat::Text => render_text(&explanation, &mut out)?,
+        ExplainFormat::Text => render_text(&explanation, args.width, &mut out)?,
         ExplainFormat::Json => render_json(&explanation, &mut out)?,
         ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,
     }

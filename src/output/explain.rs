@@ -135,8 +135,51 @@ fn mismatch_text(why: &Mismatch) -> &'static str {
     }
 }
 
+/// Writes the explanation as text, each line wrapped at word boundaries to `width` when given (the
+/// terminal's, as the table is fitted), continued two columns further in.
+pub fn render_text(e: &Explanation<'_>, width: Option<usize>, out: &mut impl Write) -> io::Result<()> {
+    let mut text = Vec::new();
+    render_lines(e, &mut text)?;
+    let text = String::from_utf8_lossy(&text);
+    for line in text.lines() {
+        match width {
+            Some(width) => wrap(line, width).iter().try_for_each(|part| writeln!(out, "{part}"))?,
+            None => writeln!(out, "{line}")?,
+        }
+    }
+    Ok(())
+}
+
+/// `line` cut at spaces into parts of at most `width` columns, the parts after the first indented two
+/// columns more than the line; a word longer than that stays whole.
+fn wrap(line: &str, width: usize) -> Vec<String> {
+    if super::terminal::visible_width(line) <= width {
+        return vec![line.to_owned()];
+    }
+    let indent = line.len() - line.trim_start().len();
+    let continued = " ".repeat(indent + 2);
+    let mut parts = Vec::new();
+    let mut current = line[..indent].to_owned();
+    let mut empty = true;
+    for word in line[indent..].split(' ') {
+        let needed =
+            super::terminal::visible_width(&current) + usize::from(!empty) + super::terminal::visible_width(word);
+        if !empty && needed > width {
+            parts.push(std::mem::replace(&mut current, continued.clone()));
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    parts.push(current);
+    parts
+}
+
 /// Writes the explanation as text.
-pub fn render_text(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
+fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     let plan = e.plan;
     writeln!(out, "Pod {} (uid {}) on node {}", shown(plan.key()), shown(plan.uid()), shown(e.node))?;
     let deadline =
