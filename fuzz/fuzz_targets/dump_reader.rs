@@ -29,7 +29,7 @@ fuzz_target!(|bytes: &[u8]| {
     }
     let expected = read(bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
     let streamed = read_stream(bytes).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
-    let whole = read_file(bytes, bytes.len() as u64).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+    let whole = read_file(std::io::Cursor::new(bytes), bytes.len() as u64).map(|s| format!("{s:?}")).map_err(|e| e.to_string());
     assert_eq!(streamed, expected, "the stream reader differs");
     assert_eq!(whole, expected, "the file reader differs");
     match read(bytes) {

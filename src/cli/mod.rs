@@ -795,4 +795,37 @@ mod tests {
         assert!(Cli::try_parse_from(["k", "plan", "-n", "x", "-A"]).is_err(), "-n and -A");
         assert!(Cli::try_parse_from(["k", "plan", "-o", "csv"]).is_err());
     }
+
+    proptest::proptest! {
+        /// See: issue 27. A 51 KB selector made `plan` panic: no value of any flag may.
+        #[test]
+        fn no_flag_value_makes_the_command_line_panic(value in ".{0,300}", kind in 0..12usize) {
+            let flag: &[&str] = match kind {
+                0 => &["plan"],
+                1 => &["plan", "-l"],
+                2 => &["plan", "n1", "--taint"],
+                3 => &["plan", "n1", "--remove-taint"],
+                4 => &["plan", "--now"],
+                5 => &["plan", "-n"],
+                6 => &["plan", "--node-eviction-rate"],
+                7 => &["plan", "-w", "-l"],
+                8 => &["explain"],
+                9 => &["run", "--request-timeout"],
+                10 => &["run", "--qps"],
+                _ => &["run", "-l"],
+            };
+            let args: Vec<&str> = ["kubectl-taint_evict"].iter().chain(flag).copied().chain([value.as_str()]).collect();
+            match Cli::try_parse_from(args) {
+                Ok(cli) => match cli.command {
+                    Command::Plan(args) if args.watch.enabled => drop(config::WatchConfig::new(&args)),
+                    Command::Plan(args) => drop(config::PlanConfig::new(&args)),
+                    Command::Explain(args) => drop(config::ExplainConfig::new(&args)),
+                    Command::Run(args) => drop(config::RunConfig::new(&args)),
+                    Command::Completion { .. } => {}
+                },
+                // A usage error says what is wrong in its first line.
+                Err(error) => proptest::prop_assert!(error.to_string().starts_with("error: ")),
+            }
+        }
+    }
 }
