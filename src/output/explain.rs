@@ -89,6 +89,11 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
                 _ => format!("zone {} is about to be partially disrupted", held.zone),
             },
             HeldReason::AllZonesDown => "every zone is fully disrupted".to_owned(),
+            HeldReason::NoEvictionRate => format!(
+                "--node-eviction-rate is 0: zone {}'s queue started with one taint to give (a token bucket of rate 0 \
+                 and burst 1), and gave it",
+                held.zone
+            ),
         };
         lines.push(format!(
             "held: {why}: the controller adds no NoExecute taint here while that holds, so no taint comes"

@@ -44,6 +44,10 @@ fn expected(forecast: &NodeForecast) -> String {
         Some(HeldReason::AllZonesDown) => {
             "held: every zone is fully disrupted — the controller adds no NoExecute taints".to_owned()
         }
+        Some(HeldReason::NoEvictionRate) => format!(
+            "held: --node-eviction-rate is 0 — zone {}'s queue had one taint to give and gave it",
+            shown(&forecast.zone)
+        ),
         None => "no taint expected any more (healthy again, or tainted)".to_owned(),
     }
 }

@@ -720,7 +720,9 @@ mod tests {
                 queued_with,
             },
         ));
-        let reason = prop::sample::select(&[HeldReason::PartialDisruption, HeldReason::AllZonesDown][..]);
+        let reason = prop::sample::select(
+            &[HeldReason::PartialDisruption, HeldReason::AllZonesDown, HeldReason::NoEvictionRate][..],
+        );
         let held = prop::option::of((reason, zone()).prop_map(|(reason, zone)| Held { reason, zone }));
         (text(), zone(), ready, instant(), taint, held, instant()).prop_map(
             |(name, zone, ready, last_heartbeat, taint, held, ready_since)| NodeLifecycle {

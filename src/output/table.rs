@@ -185,6 +185,10 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<S
                 };
                 format!("held: zone {} {state} — the controller adds no NoExecute taints here", held.zone)
             }
+            HeldReason::NoEvictionRate => format!(
+                "held: --node-eviction-rate is 0 — zone {}'s queue had one taint to give and gave it",
+                held.zone
+            ),
             HeldReason::AllZonesDown => "held: every zone is fully disrupted — the controller adds no NoExecute \
                                          taints and removes the ones it added"
                 .to_owned(),

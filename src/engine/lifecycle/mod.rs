@@ -353,6 +353,10 @@ pub enum HeldReason {
     /// Every counted zone is fully disrupted (master disruption mode): no NoExecute taint is added,
     /// and the existing ones are removed.
     AllZonesDown,
+    /// `--node-eviction-rate` is 0: a zone's queue starts as a token bucket of rate 0 and burst 1,
+    /// one taint and then none (`SwapLimiter` keeps it, the rate not changing), and its one token is
+    /// spent.
+    NoEvictionRate,
 }
 
 impl HeldReason {
@@ -362,6 +366,7 @@ impl HeldReason {
         match self {
             Self::PartialDisruption => "partial-disruption",
             Self::AllZonesDown => "all-zones-down",
+            Self::NoEvictionRate => "no-eviction-rate",
         }
     }
 }

@@ -637,7 +637,10 @@ impl Replay<'_> {
                     floor = change + interval;
                 }
             }
-            let queue = ZoneReplay { releases: &releases, changes, interval, now: self.now };
+            // `--node-eviction-rate 0`: the zone's queue was made a token bucket of rate 0 and burst
+            // 1, whose one token goes to the first node queued; a taint of the zone seen spent it.
+            let spare = self.flags.node_eviction_rate <= 0.0 && last.is_none() && !timeline.master_at(i128::MIN);
+            let queue = ZoneReplay { releases: &releases, changes, interval, spare, now: self.now };
             let variants = consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]);
             for ((&consumed, tick), drain) in variants.flat_map(|v| [(v, false), (v, true)]) {
                 let services = serve(&queue, consumed, floor, tick, drain);
@@ -650,7 +653,7 @@ impl Replay<'_> {
                         let others = releases.partition_point(|&r| r <= s) - 1;
                         (s >= job.release && others <= k).then_some(s)
                     });
-                    results[i].record(job, earliest, latest, timeline.reason(), &services);
+                    results[i].record(job, earliest, latest, timeline.reason(self.flags), &services);
                 }
             }
         }
@@ -746,9 +749,15 @@ impl Timeline {
         self.master.is_some_and(|since| since <= at)
     }
 
-    /// Why a node of `zone` queued at `release` would wait for ever.
-    fn reason(&self) -> HeldReason {
-        if self.master.is_some() { HeldReason::AllZonesDown } else { HeldReason::PartialDisruption }
+    /// Why a node queued would wait for ever.
+    fn reason(&self, flags: &Flags) -> HeldReason {
+        if self.master.is_some() {
+            HeldReason::AllZonesDown
+        } else if flags.node_eviction_rate <= 0.0 {
+            HeldReason::NoEvictionRate
+        } else {
+            HeldReason::PartialDisruption
+        }
     }
 }
 
@@ -792,6 +801,7 @@ fn interval(rate: f32) -> Option<i128> {
 fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128, drain: bool) -> Vec<i128> {
     let (releases, changes) = (zone.releases, zone.changes);
     let mut interval = zone.interval;
+    let mut spare = zone.spare;
     let mut t_free = i128::MIN / 2;
     let mut services = Vec::new();
     let (mut released, mut changed, mut cursor, mut consumption) = (0, 0, zone.now, consumed);
@@ -799,7 +809,12 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128,
         let pending = released - services.len();
         let next_release = releases.get(released).copied();
         let next_change = changes.get(changed).map(|c| c.0);
-        let next_service = (pending > 0).then_some(interval).flatten().map(|_| t_free.max(cursor).max(floor) + tick);
+        let next_service = match (pending > 0, interval) {
+            (false, _) => None,
+            (true, Some(_)) => Some(t_free.max(cursor).max(floor) + tick),
+            // The rate-0 bucket's one token.
+            (true, None) => spare.then(|| cursor.max(floor) + tick),
+        };
         let first = [next_release, next_change, consumption, next_service].into_iter().flatten().min();
         let Some(at) = first else { return services };
         cursor = cursor.max(at);
@@ -809,7 +824,8 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128,
             let new = changes[changed].1;
             changed += 1;
             if new != interval {
-                let had_token = interval.is_some() && t_free <= at && (t_free + TICK_SLACK <= at || !drain);
+                let had_token = spare || (interval.is_some() && t_free <= at && (t_free + TICK_SLACK <= at || !drain));
+                spare = false;
                 t_free = match new {
                     Some(new) if !had_token => at + new,
                     _ => at,
@@ -818,10 +834,14 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128,
             }
         } else if consumption == Some(at) {
             consumption = None;
+            spare = false;
             t_free = interval.map_or(i128::MIN / 2, |interval| at + interval);
         } else {
             services.push(at);
-            t_free = at + interval.expect("served only at a positive rate");
+            match interval {
+                Some(interval) => t_free = at + interval,
+                None => spare = false,
+            }
         }
     }
 }
@@ -832,6 +852,8 @@ struct ZoneReplay<'a> {
     changes: &'a [(i128, Option<i128>)],
     /// The token interval before any change (`None`: rate 0).
     interval: Option<i128>,
+    /// At rate 0, whether the bucket still holds the one token it was made with.
+    spare: bool,
     now: i128,
 }
 

@@ -189,6 +189,25 @@ fn v04_simultaneous_failures_share_the_slots_in_any_order() {
 }
 
 #[test]
+fn v04_with_node_eviction_rate_0_the_first_node_is_tainted_and_then_none() {
+    // See: issue 33. The real kube-controller-manager 1.29 with --node-eviction-rate=0, five nodes in
+    // one zone, two silent: it tainted the first and never the second. The zone's queue starts as a
+    // token bucket of rate 0 and burst 1, and `SwapLimiter` keeps it (the rate does not change).
+    // b's kubelet stops later: it is queued a pass after a is tainted.
+    let mut case = Case::at(50.0).healthy("z", 3).silent("a", "z", 29.2).silent("b", "z", 36.0);
+    case.flags.node_eviction_rate = 0.0;
+    let p = case.predict();
+    assert_window(&p, "a", 75.6, 0.6, 0.7);
+    assert_held(&p, "b", HeldReason::NoEvictionRate);
+    // With a taint in the zone seen, the token is spent: neither is tainted.
+    let mut case = Case::at(50.0).healthy("z", 3).silent("a", "z", 29.2).silent("b", "z", 36.0);
+    case.flags.node_eviction_rate = 0.0;
+    let p = case.unknown("t", "z", 5.6).taint(UNREACHABLE, 10.2).predict();
+    assert_held(&p, "a", HeldReason::NoEvictionRate);
+    assert_held(&p, "b", HeldReason::NoEvictionRate);
+}
+
+#[test]
 fn v05_a_recent_taint_in_the_zone_delays_the_first_slot() {
     let p = Case::at(70.3)
         .healthy("z", 7)
