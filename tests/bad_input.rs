@@ -1458,3 +1458,17 @@ fn a_server_that_never_answers_times_out_by_default() {
     let first = result.stderr.lines().next().unwrap_or_default();
     assert!(first.starts_with("error: ") && first.ends_with(&format!("at {url} timed out after 30s")), "{first}");
 }
+
+#[test]
+fn json_escapes_control_characters_and_keeps_bidirectional_controls_as_the_readme_says() {
+    // See: issue 33. The README said JSON and YAML escape bidirectional-text controls; they keep them
+    // (valid string content, read back exactly), and escape control characters as the format needs.
+    let hostile = "x\u{202e}y\u{1b}z";
+    let result = run(&["plan", "-f", "-", "-o", "json", "--now", "2026-01-01T00:00:00Z"], Some(&hostile_dump(hostile)));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(result.stdout.contains("x\u{202e}y\\u001bz"), "{}", result.stdout);
+    let plan: serde_json::Value = serde_json::from_str(&result.stdout).expect("JSON");
+    assert_eq!(plan["nodes"][0]["taints"][0]["value"], hostile, "read back exactly");
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).expect("README");
+    assert!(!readme.contains("JSON and YAML escape them already"));
+}
