@@ -19,6 +19,7 @@ mod output;
 mod plan_cluster;
 mod plan_watch;
 mod rbac;
+mod readme_examples;
 mod real_apiserver;
 mod release;
 mod run_cluster;
