@@ -405,3 +405,26 @@ fn explain_text_is_wrapped_to_the_terminal_width_as_the_table_is_fitted() {
         assert!(whole.stdout.lines().any(|line| line.chars().count() > 80), "{}", whole.stdout);
     }
 }
+
+#[test]
+fn explain_says_when_a_huge_toleration_wraps_as_upstreams_nanoseconds_do() {
+    // See: issue 27. tolerationSeconds of 10^12 gives a deadline in 2149 (Go's time.Duration wraps),
+    // faithfully; explain said nothing of why.
+    let dump = r#"{"apiVersion":"v1","kind":"List","items":[
+        {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},
+         "spec":{"taints":[{"key":"k","effect":"NoExecute","timeAdded":"2026-11-22T09:00:00Z"}]}},
+        {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default","uid":"u1"},
+         "spec":{"nodeName":"n1","tolerations":[{"key":"k","operator":"Exists","effect":"NoExecute",
+                 "tolerationSeconds":1000000000000}]},"status":{"phase":"Running"}}]}"#;
+    let result = run(&["explain", "p", "-f", "-", "--now", NOW], Some(dump.as_bytes()));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(result.stdout.contains("Verdict: evict-at 2149-09-17T09:40:19.684212736Z"), "{}", result.stdout);
+    assert!(
+        result.stdout.contains(
+            "1000000000000s is past the 292 years a Go time.Duration holds: the controller's nanoseconds wrap, to a \
+             window of 44859d 40m 19s"
+        ),
+        "{}",
+        result.stdout
+    );
+}

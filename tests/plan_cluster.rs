@@ -389,3 +389,22 @@ proptest! {
         prop_assert_eq!(as_from_dump(&from_cluster.stdout, "watch-cache"), from_file.stdout);
     }
 }
+
+#[test]
+fn a_live_deadline_from_now_is_printed_to_the_millisecond_not_the_nanosecond() {
+    // See: issue 27. worker-4's taint has no timeAdded: its countdowns start at the live `now`, whose
+    // nanoseconds mean nothing (the control plane's time is known to milliseconds at best).
+    let server = server_with("live-now-millis", &incident());
+    let result = live(&server, &["plan", "worker-4", "-o", "json"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let now = plan["now"].as_str().expect("now");
+    let fraction = now.trim_end_matches('Z').rsplit_once('.').map_or("", |(_, f)| f);
+    assert!(fraction.len() <= 3, "{now}");
+    for pod in plan["nodes"][0]["pods"].as_array().expect("pods") {
+        if let Some(at) = pod["evictAt"].as_str() {
+            let fraction = at.trim_end_matches('Z').rsplit_once('.').map_or("", |(_, f)| f);
+            assert!(fraction.len() <= 3, "{pod}");
+        }
+    }
+}

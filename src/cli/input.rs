@@ -193,7 +193,10 @@ pub fn now(args: &Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
     match loaded.time {
         Some(LiveTime { now, estimate }) => {
             let doc = estimate.map(|e| ClockDoc::new(e.offset(), e.uncertainty(), e.source.as_str()));
-            (now, doc)
+            // Known to milliseconds at best: a taint without `timeAdded` starts its countdowns at
+            // `now`, and its deadlines are printed without nanoseconds that mean nothing.
+            let millis = now.as_nanos() - now.as_nanos().rem_euclid(1_000_000);
+            (Timestamp::from_nanos(millis), doc)
         }
         None => (crate::runtime::Clock::system().now(), None),
     }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
 use super::json::{API_VERSION, TaintDoc, basis_name, verdict_name};
-use super::table::{short_key, time_of_day};
+use super::table::{short_key, time_of_day, until};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Toleration};
@@ -111,7 +111,7 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
     };
     lines.push(format!("queued: {ahead}{rate}"));
     let when = match taint.latest {
-        Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),
+        Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), until(taint.earliest, latest)),
         None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
     };
     lines.push(format!("{} taint expected {when} ({})", short_key(taint.key), taint.basis.as_str()));
@@ -125,8 +125,8 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
     if e.plan.basis == Some(PlanBasis::PredictedTaint)
         && let Some(at) = e.plan.evict_at
     {
-        let until = e.plan.evict_at_latest.map_or_else(|| "?".to_owned(), |latest| time_of_day(latest, true));
-        lines.push(format!("deletion expected {}–{until}", time_of_day(at, false)));
+        let end = e.plan.evict_at_latest.map_or_else(|| "?".to_owned(), |latest| until(at, latest));
+        lines.push(format!("deletion expected {}–{end}", time_of_day(at, false)));
     }
     lines
 }
@@ -245,8 +245,17 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
                 "Result: every used toleration is without tolerationSeconds (or wraps negative): tolerated forever."
             )?;
         }
-        (Some(TolerationWindow::After { seconds, .. }), _) => {
+        (Some(TolerationWindow::After { seconds, nanos }), _) => {
             writeln!(out, "Result: the smallest tolerationSeconds of the used tolerations is {seconds}s.")?;
+            if i128::from(*seconds) * i128::from(crate::engine::time::NANOS_PER_SECOND) != i128::from(*nanos) {
+                // Faithful to upstream, whose time.Duration multiplication wraps: say so.
+                writeln!(
+                    out,
+                    "  {seconds}s is past the 292 years a Go time.Duration holds: the controller's nanoseconds wrap, \
+                     to a window of {} (as the deadline above), as upstream computes it.",
+                    super::human::duration(u128::try_from(*nanos).unwrap_or(0))
+                )?;
+            }
             if plan.toleration_seconds.is_some_and(|s| s != *seconds) {
                 writeln!(
                     out,

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::human::{printable_display as shown, rfc3339};
-use super::table::{short_key, time_of_day};
+use super::table::{short_key, time_of_day, until};
 use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready};
 
 /// The fields of a `foreseen` JSON line (contract §5's node fields).
@@ -24,7 +24,7 @@ pub fn to_json(forecast: &NodeForecast) -> Value {
 fn expected(forecast: &NodeForecast) -> String {
     if let Some(taint) = forecast.taint {
         let when = match taint.latest {
-            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),
+            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), until(taint.earliest, latest)),
             None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
         };
         let queue = match taint.queued_with {
@@ -121,6 +121,21 @@ mod tests {
         assert_eq!(
             (&json["type"], &json["predictedTaint"]["latest"]),
             (&"foreseen".into(), &"1970-01-01T00:17:30Z".into())
+        );
+    }
+
+    #[test]
+    fn a_window_across_midnight_says_the_date_it_ends_on() {
+        // See: issue 27. `23:59:50–00:00:20` read as a window of a day less 30 seconds.
+        let midnight = 1_795_392_000; // 2026-11-23T00:00:00Z
+        let mut across = forecast(true);
+        let taint = across.taint.as_mut().expect("taint");
+        taint.earliest = Timestamp::from_unix_seconds(midnight - 10);
+        taint.latest = Some(Timestamp::from_nanos((i128::from(midnight) + 20) * 1_000_000_000 - 1));
+        assert!(
+            line(&across).ends_with("unreachable taint expected 23:59:50–2026-11-23T00:00:20 (zone z)"),
+            "{}",
+            line(&across)
         );
     }
 }

@@ -131,11 +131,21 @@ pub(super) fn time_of_day(at: Timestamp, up: bool) -> String {
     text.split_once('T').map_or_else(|| text.clone(), |(_, time)| time.trim_end_matches('Z').to_owned())
 }
 
+/// The end of a window that starts at `start`: its time of day (rounded up), with its date when the
+/// window crosses midnight (UTC): `23:59:50–2026-11-24T00:00:20`.
+pub(super) fn until(start: Timestamp, end: Timestamp) -> String {
+    let day = |t: Timestamp| t.as_nanos().div_euclid(i128::from(NANOS_PER_SECOND) * 86_400);
+    let second = i128::from(NANOS_PER_SECOND);
+    let rest = end.as_nanos().rem_euclid(second);
+    let up = if rest == 0 { end } else { Timestamp::from_nanos(end.as_nanos() - rest + second) };
+    if day(up) == day(start) { time_of_day(end, true) } else { rfc3339_seconds(up).trim_end_matches('Z').to_owned() }
+}
+
 /// A predicted window: `2026-11-23T10:00:06Z–10:00:16` (`–?` when it may never close).
 fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
     let start = rfc3339_seconds(earliest);
     match latest {
-        Some(latest) => format!("{start}–{}", time_of_day(latest, true)),
+        Some(latest) => format!("{start}–{}", until(earliest, latest)),
         None => format!("{start}–?"),
     }
 }
@@ -167,7 +177,7 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<S
             n => format!(", {n} other nodes may be tainted first"),
         };
         let when = match taint.latest {
-            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), time_of_day(latest, true)),
+            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), until(taint.earliest, latest)),
             None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
         };
         parts.push(format!("{} taint expected {when} (zone {zone}{queue})", short_key(taint.key)));
@@ -343,7 +353,7 @@ impl PodRow {
                 let second = i128::from(NANOS_PER_SECOND);
                 let earliest = short_time(Timestamp::from_nanos(at.as_nanos() - at.as_nanos().rem_euclid(second)), now);
                 match pod.evict_at_latest {
-                    Some(latest) => format!("{earliest}–{}", time_of_day(latest, true)),
+                    Some(latest) => format!("{earliest}–{}", until(at, latest)),
                     None => format!("{earliest}–?"),
                 }
             }
