@@ -98,3 +98,23 @@ fn run_without_permission_to_list_leases_warns_and_goes_by_ready_conditions() {
     assert_eq!(code, 0);
     assert!(!lines.iter().any(|l| l["type"] == "foreseen"), "{lines:#?}");
 }
+
+#[test]
+fn plan_watch_shows_a_silent_nodes_taint_window_as_plan_does() {
+    // See: issue 27. `plan -w` never showed the silent-node predictions `plan` shows.
+    let server = cluster("plan-watch-foreseen");
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let mut watch = Running::spawn(crate::util::command().args([
+        "plan",
+        "-w",
+        "--kubeconfig",
+        &kubeconfig,
+        "--silent-after",
+        "30s",
+    ]));
+    let first = watch.expect("n1's predicted taint", |l| foreseen(l, "n1") && !l["predictedTaint"].is_null());
+    assert_eq!(first["predictedTaint"]["key"], "node.kubernetes.io/unreachable");
+    assert!(!watch.seen.iter().any(|l| foreseen(l, "n2") || foreseen(l, "n3")), "{:?}", watch.seen);
+    watch.signal("-INT");
+    assert_eq!(watch.child.wait().expect("plan -w exits").code(), Some(0));
+}

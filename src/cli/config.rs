@@ -313,6 +313,8 @@ pub struct WatchConfig {
     pub json: bool,
     /// The colour of the live screen.
     pub color: ColorMode,
+    /// The node lifecycle flags, for the expected taints of silent nodes.
+    pub lifecycle: Lifecycle,
 }
 
 impl WatchConfig {
@@ -354,6 +356,7 @@ impl WatchConfig {
             namespace: args.namespace.clone(),
             json: args.output == PlanOutput::Json,
             color: color(args.color),
+            lifecycle: Lifecycle::new(&args.lifecycle),
         })
     }
 }

@@ -188,6 +188,19 @@ async fn foresee(
     report: &mpsc::UnboundedSender<Report>,
     clock: crate::runtime::Clock,
 ) -> Result<()> {
+    foresee_nodes(connection, args.selector.as_ref(), &args.nodes, &args.lifecycle, report, clock).await
+}
+
+/// Starts reporting the node lifecycle controller's expected taints of the nodes shown (`selector`
+/// or `nodes`, else all), for `run` and `plan -w`.
+pub(super) async fn foresee_nodes(
+    connection: &cluster::Connection,
+    selector: Option<&crate::selector::Selector>,
+    nodes: &[String],
+    lifecycle: &super::config::Lifecycle,
+    report: &mpsc::UnboundedSender<Report>,
+    clock: crate::runtime::Clock,
+) -> Result<()> {
     let (minor, controller, leases) = tokio::join!(
         cluster::snapshot::read_server_minor(connection),
         cluster::snapshot::read_controller_health(connection),
@@ -196,14 +209,14 @@ async fn foresee(
     if let Err(message) = &leases {
         let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message: message.clone() } });
     }
-    let shown = match (&args.selector, args.nodes.is_empty()) {
+    let shown = match (selector, nodes.is_empty()) {
         (Some(selector), _) => foresight::Shown::Labels(selector.clone()),
-        (None, false) => foresight::Shown::Named(args.nodes.clone()),
+        (None, false) => foresight::Shown::Named(nodes.to_vec()),
         (None, true) => foresight::Shown::All,
     };
     let settings = foresight::Settings {
-        flags: args.lifecycle.flags(minor),
-        silent_after: args.lifecycle.silent_after,
+        flags: lifecycle.flags(minor),
+        silent_after: lifecycle.silent_after,
         controller: controller?,
         leases: leases.is_ok(),
         shown,

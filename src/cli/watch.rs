@@ -99,15 +99,19 @@ impl Printer {
     }
 
     fn report(&mut self, report: &Report, text: &mut Vec<u8>) {
-        let RunEvent::Connection { watch, connected, since, .. } = &report.event else { return };
-        match &mut self.screen {
-            Screen::Live { view, dirty, .. } => {
+        match (&mut self.screen, &report.event) {
+            (Screen::Live { view, dirty, .. }, RunEvent::Connection { watch, connected, since, .. }) => {
                 view.connection(watch, *connected, *since);
                 *dirty = true;
             }
-            Screen::Lines => {
+            (Screen::Live { view, dirty, .. }, RunEvent::Foreseen(forecast)) => {
+                view.foreseen(forecast);
+                *dirty = true;
+            }
+            (Screen::Lines, RunEvent::Connection { .. } | RunEvent::Foreseen(_) | RunEvent::Warning { .. }) => {
                 let _ = crate::output::run::write_json(report, text);
             }
+            _ => {}
         }
     }
 
@@ -169,6 +173,9 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     };
     let mut printer = Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false };
     let (report_tx, mut reports) = mpsc::unbounded_channel();
+    // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
+    let shown = args.selector.as_ref();
+    super::run::foresee_nodes(&connection, shown, &args.nodes, &args.lifecycle, &report_tx, clock.clone()).await?;
     let watch::Watches { mut nodes, mut pods, mut fatal } =
         watch::spawn(&connection.client, scope(args), report_tx, clock.clone(), Arc::new(Metrics::new()));
     let mut failure = None;

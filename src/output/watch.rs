@@ -87,6 +87,8 @@ pub struct WatchView {
     rows: HashMap<PodKey, Row>,
     /// The watches that lost the API server, and since when.
     disconnected: BTreeMap<String, Timestamp>,
+    /// The nodes the node lifecycle controller is expected to taint or holds back, in words.
+    foreseen: BTreeMap<NodeName, String>,
 }
 
 fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
@@ -129,6 +131,15 @@ impl WatchView {
                 let state = State::Done { at: seen.at, how: *how };
                 self.rows.insert(pod.key.clone(), Row { pod: pod.clone(), work: *work, state });
             }
+        }
+    }
+
+    /// Follows what the node lifecycle controller is expected to do to a node (cleared when nothing).
+    pub fn foreseen(&mut self, forecast: &crate::engine::lifecycle::NodeForecast) {
+        if forecast.taint.is_some() || forecast.held.is_some() {
+            self.foreseen.insert(forecast.name.clone(), super::foreseen::line(forecast));
+        } else {
+            self.foreseen.remove(&forecast.name);
         }
     }
 
@@ -189,6 +200,15 @@ impl WatchView {
         }
         if nodes.len() > shown_nodes {
             lines.push(format!("… and {} more tainted nodes", nodes.len() - shown_nodes));
+        }
+        // Then those about to be tainted, in what is left of that quarter.
+        let foreseen_room = node_room.saturating_sub(shown_nodes).max(1);
+        for (shown, text) in self.foreseen.values().enumerate() {
+            if shown + 1 == foreseen_room && self.foreseen.len() > foreseen_room {
+                lines.push(format!("… and {} more nodes expected to be tainted", self.foreseen.len() - shown));
+                break;
+            }
+            lines.push(printable(text).into_owned());
         }
         if rows.is_empty() {
             if self.synced {
@@ -297,5 +317,36 @@ mod tests {
         assert_eq!(line["time"], "1970-01-01T00:00:25Z");
         assert_eq!(lateness(t(21), t(20)), "on time");
         assert_eq!(lateness(t(10), t(20)), "10s early");
+    }
+
+    #[test]
+    fn a_node_expected_to_be_tainted_is_listed_under_the_tainted_ones_until_cleared() {
+        // See: issue 27. The live view never showed the silent-node predictions `plan` shows.
+        use crate::engine::lifecycle::{Basis, ConditionTaint, NodeForecast, PredictedTaint, Ready, ZoneKey};
+        let mut forecast = NodeForecast {
+            name: "n1".into(),
+            zone: ZoneKey::new("r", "z"),
+            ready: Some(Ready::True),
+            last_heartbeat: Some(t(-40)),
+            taint: Some(PredictedTaint {
+                key: ConditionTaint::Unreachable,
+                earliest: t(5),
+                latest: Some(t(10)),
+                basis: Basis::LostHeartbeat,
+                queued_with: 0,
+            }),
+            held: None,
+        };
+        let mut view = WatchView::default();
+        view.foreseen(&forecast);
+        let size = TermSize { columns: 200, rows: 24 };
+        let lines = view.render(t(0), size, ColorMode::Plain);
+        assert!(
+            lines.iter().any(|l| l.starts_with("node n1: ") && l.contains("unreachable taint expected")),
+            "{lines:?}"
+        );
+        forecast.taint = None;
+        view.foreseen(&forecast);
+        assert!(!view.render(t(0), size, ColorMode::Plain).iter().any(|l| l.contains("n1")));
     }
 }
