@@ -86,7 +86,8 @@ mod tests {
         let local = Timestamp::from_nanos(1_795_644_355_500_000_000);
         let keeper = Timekeeper::new(Clock::starting_at(local));
         let server = tower::service_fn(|_: Request<()>| async {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            // The answer takes 20 ms of the paused clock.
+            tokio::time::advance(std::time::Duration::from_millis(20)).await;
             let response = Response::builder().header(DATE, "Wed, 25 Nov 2026 22:04:25 GMT").body(());
             Ok::<_, std::convert::Infallible>(response.expect("a response"))
         });

@@ -207,6 +207,19 @@ impl ClusterError {
         })
     }
 
+    /// The error for a request to `verb resource` that cannot be built (`error`: kube's, or `http`'s
+    /// when a watch builds it).
+    #[must_use]
+    pub fn unsendable(verb: &'static str, resource: &str, error: &(dyn std::error::Error + 'static)) -> Self {
+        let cause = root_cause(error);
+        let reason = if cause.to_lowercase().contains("too long") {
+            "its URL would be longer than HTTP allows (64 KiB)".to_owned()
+        } else {
+            format!("the request cannot be built ({cause})")
+        };
+        Self::Unsendable { verb, resource: resource.to_owned(), reason }
+    }
+
     /// Maps a kube-rs error for `verb resource` against `server`.
     #[must_use]
     pub fn from_kube(error: kube::Error, server: &str, verb: &'static str, resource: &str) -> Self {

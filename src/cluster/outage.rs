@@ -130,14 +130,7 @@ fn permanent(error: &watcher::Error, what: &str) -> Option<ClusterError> {
         kube::Error::Api(status) if matches!(status.code, 400 | 404 | 405) => {
             Some(ClusterError::ApiFailed { verb, resource, code: status.code, message: status.message.clone() })
         }
-        kube::Error::BuildRequest(e) => {
-            let reason = if super::error::root_cause(e).to_lowercase().contains("too long") {
-                "its URL would be longer than HTTP allows (64 KiB)".to_owned()
-            } else {
-                format!("the request cannot be built ({})", super::error::root_cause(e))
-            };
-            Some(ClusterError::Unsendable { verb, resource, reason })
-        }
+        kube::Error::BuildRequest(e) => Some(ClusterError::unsendable(verb, &resource, e)),
         _ => None,
     }
 }

@@ -124,7 +124,8 @@ impl Connection {
             // kube only rejects a version match without a resourceVersion or an Exact match at "0"
             // (these parameters set none or NotOlderThan at "0"); `http` rejects a URL past 64 KiB,
             // which a label selector can make.
-            let request = Request::new(path).list(&params).map_err(|e| unsendable("list", resource, &e))?;
+            let request =
+                Request::new(path).list(&params).map_err(|e| ClusterError::unsendable("list", resource, &e))?;
             let body = self.send(request, "list", resource).await?;
             let Page { snapshot: page, continue_token } = read_page(body.as_bytes(), kind)
                 .and_then(|page| also(body.as_bytes()).map(|()| page))
@@ -504,21 +505,11 @@ pub async fn preflight(connection: &Connection, selector: Option<&str>) -> Resul
     for (path, resource, params) in
         [("/api/v1/nodes", "nodes", nodes), ("/api/v1/pods", "pods at the cluster scope", ListParams::default())]
     {
-        let request = Request::new(path).list(&params.limit(1)).map_err(|e| unsendable("list", resource, &e))?;
+        let request =
+            Request::new(path).list(&params.limit(1)).map_err(|e| ClusterError::unsendable("list", resource, &e))?;
         connection.send(request, "list", resource).await?;
     }
     Ok(())
-}
-
-/// The error for a request that cannot be built.
-fn unsendable(verb: &'static str, resource: &str, error: &kube::core::request::Error) -> ClusterError {
-    let cause = super::error::root_cause(error);
-    let reason = if cause.to_lowercase().contains("too long") {
-        "its URL would be longer than HTTP allows (64 KiB)".to_owned()
-    } else {
-        format!("the request cannot be built ({cause})")
-    };
-    ClusterError::Unsendable { verb, resource: resource.to_owned(), reason }
 }
 
 #[cfg(test)]

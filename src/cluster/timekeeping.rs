@@ -50,8 +50,7 @@ pub async fn narrow(connection: &Connection) {
         }
         let instants = probe_instants(keeper.clock().local_now(), estimate.lo, estimate.hi);
         let probes = instants.into_iter().map(|at| async move {
-            let wait = at.nanos_since(keeper.clock().local_now()).max(0);
-            tokio::time::sleep(Duration::from_nanos(u64::try_from(wait).unwrap_or(0))).await;
+            keeper.clock().reach_local(at).await;
             probe(connection).await;
         });
         futures::future::join_all(probes).await;
@@ -88,8 +87,10 @@ async fn probe(connection: &Connection) {
 pub fn keep(connection: &Connection) {
     let probing = connection.clone();
     tokio::spawn(async move {
+        let mut again = tokio::time::interval_at(probing.time.clock().instant() + AGAIN, AGAIN);
+        again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::time::sleep(AGAIN).await;
+            again.tick().await;
             narrow(&probing).await;
         }
     });

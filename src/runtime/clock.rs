@@ -93,6 +93,13 @@ impl Clock {
         Self::read()
     }
 
+    /// Resolves when this machine's clock (uncorrected) reads `at`: the probes that narrow the
+    /// correction are timed by it.
+    pub async fn reach_local(&self, at: Timestamp) {
+        let ahead = at.nanos_since(self.local_now()).clamp(0, HORIZON.as_nanos() as i128);
+        tokio::time::sleep_until(Self::read() + Duration::from_nanos(ahead as u64)).await;
+    }
+
     /// The wall-clock instant (the control plane's) of the monotonic `instant`.
     #[must_use]
     pub fn wall_at(&self, instant: Instant) -> Timestamp {
@@ -219,5 +226,16 @@ mod tests {
         keeper.follow_latest();
         assert_eq!(keeper.clock().ahead(), 90_100_000_000);
         assert_eq!(keeper.clock().now(), Timestamp::from_nanos(909_900_000_000));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn reaching_a_local_instant_waits_on_this_machine_s_clock_whatever_the_correction() {
+        let clock = Clock::starting_at(Timestamp::from_unix_seconds(1000));
+        clock.correct(90_000_000_000);
+        let start = clock.instant();
+        clock.reach_local(Timestamp::from_unix_seconds(1005)).await;
+        assert_eq!(clock.instant() - start, Duration::from_secs(5));
+        clock.reach_local(Timestamp::from_unix_seconds(900)).await;
+        assert_eq!(clock.instant() - start, Duration::from_secs(5), "a past instant is reached at once");
     }
 }
