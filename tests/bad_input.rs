@@ -744,6 +744,49 @@ fn failing_exec_plugin_is_a_credentials_error() {
 }
 
 #[test]
+fn exec_plugin_without_a_terminal_is_run_as_kubectl_runs_it() {
+    // Standard input is not a terminal here. The plugin records whether it was told it is interactive.
+    let dir = scratch("exec-interactive");
+    let plugin = dir.join("plugin.sh");
+    let told = dir.join("told");
+    std::fs::write(
+        &plugin,
+        format!("printf '%s' \"$KUBERNETES_EXEC_INFO\" > {}\necho sso session expired >&2\nexit 1\n", told.display()),
+    )
+    .expect("write the plugin");
+    let server = closed_port("http");
+    let user = |mode: &str| {
+        format!(
+            "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: /bin/sh\n      args: [\"{}\"]\n{mode}",
+            plugin.display()
+        )
+    };
+    // IfAvailable, and v1beta1's unset mode (IfAvailable): as `Never`, so its message is on the error line.
+    for (name, mode) in [("if-available", "      interactiveMode: IfAvailable\n"), ("unset", "")] {
+        let _ = std::fs::remove_file(&told);
+        let config = kubeconfig(&dir, name, &server, &user(mode));
+        fails_with(
+            &live(&config, &["plan", "n1"]),
+            &format!(
+                "error: cannot get credentials for {server}: the exec plugin failed (exit status: 1): sso session expired"
+            ),
+        );
+        let info = std::fs::read_to_string(&told).expect("the plugin ran");
+        assert!(info.contains("\"interactive\":false"), "{name}: {info}");
+    }
+    // Always: refused before it runs, as kubectl refuses it.
+    let _ = std::fs::remove_file(&told);
+    let config = kubeconfig(&dir, "always", &server, &user("      interactiveMode: Always\n"));
+    fails_with(
+        &live(&config, &["plan", "n1"]),
+        &format!(
+            "error: cannot get credentials for {server}: the exec plugin needs a terminal (interactiveMode: Always) and standard input is not one"
+        ),
+    );
+    assert!(!told.exists(), "the plugin was not run");
+}
+
+#[test]
 fn token_with_a_line_break_is_a_kubeconfig_error_not_a_panic() {
     // Was: a panic in tower-http building the Authorization header.
     let dir = scratch("token-line-break");

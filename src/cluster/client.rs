@@ -1,9 +1,10 @@
 //! Connecting as kubectl does: `--kubeconfig`, `KUBECONFIG` (merged), `--context`, in-cluster config
 //! when run in a pod, all through `kube::Config`.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::{ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
 use super::ClusterError;
@@ -147,6 +148,9 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             )));
         }
     };
+    if let Some(exec) = &mut config.auth_info.exec {
+        interactive_as_kubectl(exec, std::io::stdin().is_terminal(), &config.cluster_url)?;
+    }
     if let Some(exec) = &config.auth_info.exec
         && let Some(command) = exec.command.as_deref().filter(|command| !installed(command))
     {
@@ -193,6 +197,26 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
 
 /// Whether an exec plugin's `command`, a name, is found on `PATH` (a path is left to the plugin's
 /// start to judge).
+/// kubectl's reading of `interactiveMode`: the plugin gets the terminal only when there is one. Without
+/// one, `IfAvailable` (v1beta1's default when unset) runs it as `Never` does (told it is not interactive,
+/// its stderr kept for the error line), and `Always` is refused before it runs.
+fn interactive_as_kubectl(exec: &mut ExecConfig, terminal: bool, server: &http::Uri) -> Result<(), ClusterError> {
+    if terminal {
+        return Ok(());
+    }
+    match exec.interactive_mode {
+        Some(ExecInteractiveMode::Never) => Ok(()),
+        Some(ExecInteractiveMode::Always) => Err(ClusterError::Credentials {
+            server: server.to_string().trim_end_matches('/').to_owned(),
+            reason: "the exec plugin needs a terminal (interactiveMode: Always) and standard input is not one".into(),
+        }),
+        Some(ExecInteractiveMode::IfAvailable) | None => {
+            exec.interactive_mode = Some(ExecInteractiveMode::Never);
+            Ok(())
+        }
+    }
+}
+
 fn installed(command: &str) -> bool {
     if command.contains(std::path::MAIN_SEPARATOR) || command.contains('/') {
         return true;

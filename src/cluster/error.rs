@@ -284,8 +284,8 @@ fn credentials_reason(error: &kube::client::AuthError) -> String {
     use kube::client::AuthError;
     match error {
         AuthError::AuthExecRun { out, .. } => {
-            // Captured when the kubeconfig says `interactiveMode: Never`; otherwise the plugin wrote
-            // it to this terminal already.
+            // Captured when the plugin ran without the terminal (`interactiveMode: Never`, or no
+            // terminal); otherwise the plugin wrote it to the terminal already.
             let said = String::from_utf8_lossy(&out.stderr);
             match said.lines().map(str::trim).rfind(|line| !line.is_empty()) {
                 Some(line) => {

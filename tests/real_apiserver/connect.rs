@@ -158,32 +158,37 @@ fn real_apiserver_a_selector_too_long_for_a_url_ends_plan_run_and_plan_watch_wit
 }
 
 #[test]
-fn real_apiserver_proxy_url_and_https_proxy_reach_the_server_through_a_connect_proxy() {
+fn real_apiserver_proxy_url_and_https_proxy_reach_the_server_through_a_connect_or_socks5_proxy() {
     let Some(plane) = plane_with_bob() else { return };
     let proxy = ConnectProxy::start();
     let admin = plane.kubeconfig();
     let (server, ca, token) = (field(admin, "server"), field(admin, "certificate-authority"), field(admin, "token"));
-    let proxied = scratch("connect-proxy").join("kubeconfig");
-    std::fs::write(
-        &proxied,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    \
-             certificate-authority: {ca}\n    proxy-url: {}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    \
-             user: admin\ncurrent-context: test\nusers:\n- name: admin\n  user:\n    token: {token}\n",
-            proxy.url()
-        ),
-    )
-    .expect("write the kubeconfig");
+    let dir = scratch("connect-proxy");
     let direct = run_command(without_proxies(command().args(["plan", "--now", NOW, "--kubeconfig"]).arg(admin)), None);
     assert_eq!(direct.code, 0, "{}", direct.stderr);
     assert_eq!(proxy.tunnels(), 0);
 
-    let through =
-        run_command(without_proxies(command().args(["plan", "--now", NOW, "--kubeconfig"]).arg(&proxied)), None);
-    assert_eq!(through.code, 0, "{}", through.stderr);
-    assert_eq!(through.stdout, direct.stdout);
-    let after_url = proxy.tunnels();
-    assert!(after_url > 0, "the kubeconfig's proxy-url was not used");
+    // The kubeconfig's proxy-url, HTTP CONNECT and SOCKS5.
+    let mut after_url = 0;
+    for url in [proxy.url(), proxy.socks5_url()] {
+        let proxied = dir.join(url.split(':').next().expect("a scheme"));
+        std::fs::write(
+            &proxied,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    \
+                 certificate-authority: {ca}\n    proxy-url: {url}\ncontexts:\n- name: test\n  context:\n    \
+                 cluster: test\n    user: admin\ncurrent-context: test\nusers:\n- name: admin\n  user:\n    \
+                 token: {token}\n"
+            ),
+        )
+        .expect("write the kubeconfig");
+        let through =
+            run_command(without_proxies(command().args(["plan", "--now", NOW, "--kubeconfig"]).arg(&proxied)), None);
+        assert_eq!(through.code, 0, "{url}: {}", through.stderr);
+        assert_eq!(through.stdout, direct.stdout, "{url}");
+        assert!(proxy.tunnels() > after_url, "the kubeconfig's proxy-url {url} was not used");
+        after_url = proxy.tunnels();
+    }
 
     // HTTPS_PROXY as kubectl reads it, and NO_PROXY over it.
     let mut env = command();
