@@ -83,6 +83,28 @@ fn run_reports_a_silent_nodes_taint_window_and_follows_its_lease() {
 }
 
 #[test]
+fn run_predicts_nothing_before_the_leases_are_listed() {
+    // See: issue 27. A node gone Ready=Unknown was first announced from its status heartbeat (written
+    // every 5 minutes) while the Leases were still being listed, then again from its Lease.
+    let server = cluster("run-foreseen-listing");
+    let renewed = ago(40);
+    let mut n1 = node("n1", &ago(240));
+    n1["status"]["conditions"][0]["status"] = json!("Unknown");
+    n1["status"]["conditions"][0]["reason"] = json!("NodeStatusUnknown");
+    server.add(n1);
+    server.add(lease("n1", &renewed));
+    let path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";
+    server.fail("GET", path, Fault::Slow(std::time::Duration::from_secs(2)));
+    let mut run = Running::start(&server, &["--dry-run", "--silent-after", "30s"]);
+    let first = run.expect("n1's predicted taint", |l| foreseen(l, "n1"));
+    assert_eq!(first["ready"], "Unknown");
+    let heartbeat = instant(first["lastHeartbeat"].as_str().expect("lastHeartbeat"));
+    assert_eq!(heartbeat / 1_000, instant(&renewed) / 1_000, "announced from its Lease: {first}");
+    let (_, code, _) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn run_without_permission_to_list_leases_warns_and_goes_by_ready_conditions() {
     let server = cluster("run-foreseen-forbidden");
     let path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases";

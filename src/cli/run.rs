@@ -276,7 +276,6 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
-    foresee(args, &connection, &report_tx, clock.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let watch::Watches { nodes, pods, mut fatal } =
@@ -295,6 +294,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
+    // Predicted on the narrowed clock, as deletions are decided.
+    foresee(args, &connection, &report_tx, clock.clone()).await?;
     // Ctrl-C, or a watch failing for good (RBAC revoked, a request the server refuses): either ends
     // the loop as a stop does; the second, then, with the error.
     let failure = std::sync::Mutex::new(None);

@@ -152,7 +152,8 @@ async fn foresee(
 ) {
     let mut nodes: BTreeMap<String, (NodeHealth, bool)> = BTreeMap::new();
     let mut renewed: HashMap<String, Option<Timestamp>> = HashMap::new();
-    let mut listed = false;
+    // Predicted once both listings are in: a node without its Lease yet looks silent.
+    let (mut nodes_listed, mut leases_listed) = (false, !settings.leases);
     let mut shown: BTreeMap<NodeName, NodeForecast> = BTreeMap::new();
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -162,7 +163,7 @@ async fn foresee(
                 None => return,
                 Some(Change::Nodes(list)) => {
                     nodes = list.into_iter().map(|(h, v)| (h.name.to_string(), (h, v))).collect();
-                    listed = true;
+                    nodes_listed = true;
                 }
                 Some(Change::Node(h, v)) => {
                     nodes.insert(h.name.to_string(), (*h, v));
@@ -170,12 +171,15 @@ async fn foresee(
                 Some(Change::NodeGone(name)) => {
                     nodes.remove(&name);
                 }
-                Some(Change::Leases(list)) => renewed = list.into_iter().collect(),
+                Some(Change::Leases(list)) => {
+                    renewed = list.into_iter().collect();
+                    leases_listed = true;
+                }
                 Some(Change::Lease(name, at)) => {
                     renewed.insert(name, at);
                 }
             },
-            _ = tick.tick(), if listed => {
+            _ = tick.tick(), if nodes_listed && leases_listed => {
                 let now = clock.now();
                 let forecasts = forecast(&nodes, &renewed, &settings, now);
                 for forecast in changed(&mut shown, forecasts) {
