@@ -168,6 +168,26 @@ fn taint_removed_before_the_deadline_cancels_with_an_event() {
 }
 
 #[test]
+fn overdue_deletions_start_in_deadline_order() {
+    // See: issue 27. Deletions due together said "evicting" in whatever order their tasks ran.
+    let server = FakeApiServer::start(&scratch("run-overdue-order"));
+    server.add(node("n1", &[taint(jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1))]));
+    let seconds = [300, 60, 600, 120, 0, 240, 30, 180];
+    for (i, s) in seconds.iter().enumerate() {
+        server.add(pod(&format!("p{i}"), "n1", Some(Some(*s))));
+    }
+    let mut run = Running::start(&server, &["--dry-run"]);
+    run.expect_count("every deletion started", seconds.len(), |l| l["type"] == "evicting");
+    let due: Vec<&str> =
+        run.seen.iter().filter(|l| l["type"] == "evicting").filter_map(|l| l["evictAt"].as_str()).collect();
+    let mut sorted = due.clone();
+    sorted.sort_unstable();
+    assert_eq!(due, sorted, "in deadline order");
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn dry_run_decides_everything_and_writes_nothing() {
     let server = FakeApiServer::start(&scratch("run-dry"));
     server.add(node("n1", &[]));

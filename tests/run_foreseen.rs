@@ -125,6 +125,8 @@ fn run_without_permission_to_list_leases_warns_and_goes_by_ready_conditions() {
 fn plan_watch_shows_a_silent_nodes_taint_window_as_plan_does() {
     // See: issue 27. `plan -w` never showed the silent-node predictions `plan` shows.
     let server = cluster("plan-watch-foreseen");
+    // The pods listed last: the foresight is ready before the view is synced.
+    server.fail("GET", "/api/v1/pods", Fault::Slow(std::time::Duration::from_secs(1)));
     let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
     let mut watch = Running::spawn(crate::util::command().args([
         "plan",
@@ -137,6 +139,8 @@ fn plan_watch_shows_a_silent_nodes_taint_window_as_plan_does() {
     let first = watch.expect("n1's predicted taint", |l| foreseen(l, "n1") && !l["predictedTaint"].is_null());
     assert_eq!(first["predictedTaint"]["key"], "node.kubernetes.io/unreachable");
     assert!(!watch.seen.iter().any(|l| foreseen(l, "n2") || foreseen(l, "n3")), "{:?}", watch.seen);
+    // The state at the start first, as the README says: synced, then what is foreseen.
+    assert_eq!(watch.seen[0]["type"], "synced", "{:?}", watch.seen);
     watch.signal("-INT");
     assert_eq!(watch.child.wait().expect("plan -w exits").code(), Some(0));
 }

@@ -187,20 +187,29 @@ async fn foresee(
     connection: &cluster::Connection,
     report: &mpsc::UnboundedSender<Report>,
     clock: crate::runtime::Clock,
+    narrowed: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
-    foresee_nodes(connection, args.selector.as_ref(), &args.nodes, &args.lifecycle, report, clock).await
+    let shown = Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
+    foresee_nodes(connection, shown, &args.lifecycle, report, clock, narrowed).await
 }
 
-/// Starts reporting the node lifecycle controller's expected taints of the nodes shown (`selector`
-/// or `nodes`, else all), for `run` and `plan -w`.
+/// The nodes whose expected taints are reported: those of `selector`, else `nodes`, else all.
+pub(super) struct Shown<'a> {
+    pub selector: Option<&'a crate::selector::Selector>,
+    pub nodes: &'a [String],
+}
+
+/// Starts reporting the node lifecycle controller's expected taints of the nodes shown, for `run` and
+/// `plan -w`: read now, predicted once `narrowed` says the clock was narrowed.
 pub(super) async fn foresee_nodes(
     connection: &cluster::Connection,
-    selector: Option<&crate::selector::Selector>,
-    nodes: &[String],
+    shown: Shown<'_>,
     lifecycle: &super::config::Lifecycle,
     report: &mpsc::UnboundedSender<Report>,
     clock: crate::runtime::Clock,
+    narrowed: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
+    let Shown { selector, nodes } = shown;
     let (minor, controller, leases) = tokio::join!(
         cluster::snapshot::read_server_minor(connection),
         cluster::snapshot::read_controller_health(connection),
@@ -221,7 +230,7 @@ pub(super) async fn foresee_nodes(
         leases: leases.is_ok(),
         shown,
     };
-    foresight::spawn(&connection.client, settings, report.clone(), clock);
+    foresight::spawn(&connection.client, settings, report.clone(), clock, narrowed);
     Ok(())
 }
 
@@ -246,9 +255,13 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     // Narrowed while the rest starts (the controller manager's Lease followed from now on); nothing
     // is decided before it ends.
     timekeeping::keep(&connection);
+    let (narrowed_tx, narrowed) = tokio::sync::watch::channel(false);
     let narrowing = tokio::spawn({
         let connection = connection.clone();
-        async move { timekeeping::narrow(&connection).await }
+        async move {
+            timekeeping::narrow(&connection).await;
+            let _ = narrowed_tx.send(true);
+        }
     });
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
@@ -276,6 +289,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
+    // Predicted on the narrowed clock, as deletions are decided.
+    foresee(args, &connection, &report_tx, clock.clone(), narrowed).await?;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let watch::Watches { nodes, pods, mut fatal } =
@@ -294,8 +309,6 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
-    // Predicted on the narrowed clock, as deletions are decided.
-    foresee(args, &connection, &report_tx, clock.clone()).await?;
     // Ctrl-C, or a watch failing for good (RBAC revoked, a request the server refuses): either ends
     // the loop as a stop does; the second, then, with the error.
     let failure = std::sync::Mutex::new(None);

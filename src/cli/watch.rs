@@ -163,7 +163,11 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let clock = connection.time.clock().clone();
     let mut corrections = clock.corrections();
     let narrowing = connection.clone();
-    tokio::spawn(async move { timekeeping::narrow(&narrowing).await });
+    let (narrowed_tx, narrowed) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        timekeeping::narrow(&narrowing).await;
+        let _ = narrowed_tx.send(true);
+    });
     timekeeping::keep(&connection);
     let live = std::io::stdout().is_terminal() && !args.json;
     let screen = if live {
@@ -174,8 +178,8 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let mut printer = Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false };
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
-    let shown = args.selector.as_ref();
-    super::run::foresee_nodes(&connection, shown, &args.nodes, &args.lifecycle, &report_tx, clock.clone()).await?;
+    let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
+    super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
     let watch::Watches { mut nodes, mut pods, mut fatal } =
         watch::spawn(&connection.client, scope(args), report_tx, clock.clone(), Arc::new(Metrics::new()));
     let mut failure = None;
@@ -187,6 +191,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let sleep = tokio::time::sleep_until(clock.instant());
     tokio::pin!(sleep);
     let mut text = Vec::new();
+    let mut foreseen = Vec::new();
     printer.start();
     while !printer.closed {
         let deadline = observer.poll_timeout();
@@ -214,7 +219,11 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 PodChange::Applied(pod) => observer.handle_pod_applied(pod, clock.now()),
                 PodChange::Deleted(key) => observer.handle_pod_deleted(key, clock.now()),
             },
-            Some(report) = reports.recv() => printer.report(&report, &mut text),
+            Some(report) = reports.recv() => match report.event {
+                // The state at the start comes first (synced, taints, pods), then what is foreseen.
+                RunEvent::Foreseen(_) if !observer.is_synced() => foreseen.push(report),
+                _ => printer.report(&report, &mut text),
+            },
             () = &mut sleep, if armed_for.is_some() => {
                 // The sleeper may fire early or late; the engine fires only what is due.
                 armed_for = None;
@@ -229,6 +238,11 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         }
         while let Some(seen) = observer.poll_seen() {
             printer.seen(&seen, &mut text);
+        }
+        if observer.is_synced() {
+            for report in foreseen.drain(..) {
+                printer.report(&report, &mut text);
+            }
         }
         printer.flush(&text, clock.now());
         text.clear();

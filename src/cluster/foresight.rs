@@ -79,8 +79,15 @@ fn renewal(lease: &Lease) -> Option<(String, Option<Timestamp>)> {
     read_lease_renewals(&serde_json::to_vec(&list).ok()?).ok()?.into_iter().next()
 }
 
-/// Starts the watches and the prediction; reports go to `report`.
-pub fn spawn(client: &Client, settings: Settings, report: mpsc::UnboundedSender<Report>, clock: Clock) {
+/// Starts the watches and the prediction; reports go to `report`. Nothing is predicted before `ready`
+/// says so (the clock narrowed to the control plane's) or is dropped.
+pub fn spawn(
+    client: &Client,
+    settings: Settings,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+    mut ready: tokio::sync::watch::Receiver<bool>,
+) {
     let (tx, rx) = mpsc::channel(1024);
     let shown = settings.shown.clone();
     let nodes = watcher::watcher(Api::<Node>::all(client.clone()), watcher::Config::default()).default_backoff();
@@ -140,7 +147,10 @@ pub fn spawn(client: &Client, settings: Settings, report: mpsc::UnboundedSender<
             }
         });
     }
-    tokio::spawn(foresee(rx, settings, report, clock));
+    tokio::spawn(async move {
+        let _ = ready.wait_for(|ready| *ready).await;
+        foresee(rx, settings, report, clock).await;
+    });
 }
 
 /// The nodes' health and Leases as the watches report them, predicted once a second.

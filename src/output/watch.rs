@@ -218,24 +218,33 @@ impl WatchView {
         }
         let left = room.saturating_sub(lines.len() + 1);
         let fits = if total > left { left.saturating_sub(1) } else { total };
+        let cells: Vec<(String, String)> = rows
+            .iter()
+            .take(fits)
+            .map(|row| {
+                let state = match row.state {
+                    State::Waiting => countdown(Some(row.work.fire), now),
+                    State::Due => paint(&countdown(Some(row.work.fire), now), color, |t| t.red().bold().to_string()),
+                    State::Done { at, .. } => {
+                        paint(&format!("done, {}", lateness(at, row.work.fire)), color, |t| t.green().to_string())
+                    }
+                };
+                (state, deadline_text(row.work.fire, now))
+            })
+            .collect();
+        // Columns as wide as what they hold, at least as wide as a countdown and a time of day, so that
+        // a countdown ticking does not move them (padding counts the visible text only).
+        let state_width =
+            cells.iter().map(|(state, _)| super::terminal::visible_width(state)).max().unwrap_or(0).max(18);
+        let deadline_width = cells.iter().map(|(_, deadline)| deadline.chars().count()).max().unwrap_or(0).max(9);
         let width = rows.iter().take(fits).map(|row| shown(&row.pod.key).chars().count()).max().unwrap_or(0).max(3);
-        lines.push(paint(&format!("{:<18} {:<9}  {:<width$}  NODE", "STATE", "DEADLINE", "POD"), color, |t| {
-            t.dimmed().to_string()
-        }));
-        for row in rows.iter().take(fits) {
-            let state = match row.state {
-                State::Waiting => countdown(Some(row.work.fire), now),
-                State::Due => paint(&countdown(Some(row.work.fire), now), color, |t| t.red().bold().to_string()),
-                State::Done { at, .. } => {
-                    paint(&format!("done, {}", lateness(at, row.work.fire)), color, |t| t.green().to_string())
-                }
-            };
-            // Padding counts the visible text only.
-            let pad = 18usize.saturating_sub(super::terminal::visible_width(&state));
+        let heading = format!("{:<state_width$} {:<deadline_width$}  {:<width$}  NODE", "STATE", "DEADLINE", "POD");
+        lines.push(paint(&heading, color, |t| t.dimmed().to_string()));
+        for (row, (state, deadline)) in rows.iter().zip(cells) {
+            let pad = state_width.saturating_sub(super::terminal::visible_width(&state));
             lines.push(format!(
-                "{state}{} {:<9}  {:<width$}  {}",
+                "{state}{} {deadline:<deadline_width$}  {:<width$}  {}",
                 " ".repeat(pad),
-                deadline_text(row.work.fire, now),
                 shown(&row.pod.key),
                 printable(row.pod.node.as_str())
             ));
@@ -292,6 +301,23 @@ mod tests {
         assert_eq!(lines[4], row("in 4m", "00:05:00Z", "web/later"));
         assert_eq!(lines[5], row("done, 25s late", "00:00:20Z", "web/gone"));
         assert!(lines[5].ends_with(" n1"), "{lines:#?}");
+    }
+
+    #[test]
+    fn columns_widen_for_a_long_overdue_state_and_a_deadline_of_another_day() {
+        // See: issue 27. "overdue by 3d 14h 44m 13s" and "2026-11-22T09:57:10Z" pushed the POD column
+        // of their row out of line with the heading.
+        let mut view = WatchView::default();
+        view.observe(&seen(0, Observed::Synced { tainted: 1, pods: 2 }));
+        view.observe(&seen(0, Observed::Due { pod: pod("old"), work: work(10) }));
+        view.observe(&seen(0, Observed::Scheduled { pod: pod("next"), work: work(320_000) }));
+        let lines = view.render(t(310_000), TermSize::default(), ColorMode::Plain);
+        let pod_column = |line: &str| line.find("web/").unwrap_or_else(|| line.find("POD").expect("a POD column"));
+        let heading = lines.iter().find(|l| l.starts_with("STATE")).expect("the heading");
+        for row in lines.iter().filter(|l| l.contains("web/")) {
+            assert_eq!(pod_column(row), pod_column(heading), "{lines:#?}");
+        }
+        assert!(lines.iter().any(|l| l.starts_with("overdue by 3d 14h 6m 30s 1970-01-01T00:00:10Z")), "{lines:#?}");
     }
 
     #[test]

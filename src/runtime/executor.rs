@@ -245,13 +245,26 @@ impl<E: Evictor> Executor<E> {
         let failing = self.failing.clone();
         let metrics = self.metrics.clone();
         let notifier = self.notifier.clone();
+        // A free permit is taken here, so that deletions due together start (and say so) in the order
+        // they were submitted, deadline first; the others wait for theirs in the task.
+        let ready = permits.clone().try_acquire_owned().ok();
+        if ready.is_some() {
+            let _ = report
+                .send(Report { at: clock.now(), event: RunEvent::Evicting { pod: job.pod.clone(), work: job.work } });
+        }
         let task = tokio::spawn(async move {
             // Due from now until done, for the live view's backlog (also while it waits for a permit).
             let mut due = evictor.throttle().map(Throttle::deletion_due);
-            let Ok(permit) = permits.clone().acquire_owned().await else { return };
-            let mut permit = Some(permit);
             let event = |event| Report { at: clock.now(), event };
-            let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
+            let permit = match ready {
+                Some(permit) => permit,
+                None => {
+                    let Ok(permit) = permits.clone().acquire_owned().await else { return };
+                    let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
+                    permit
+                }
+            };
+            let mut permit = Some(permit);
             // Upstream's recorder queues the event and goes on; so does this: the events' writer
             // writes it, after those sent before, and the deletion never waits for it (a shutdown
             // flushes the queue).
