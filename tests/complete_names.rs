@@ -12,7 +12,7 @@ use crate::support::fake_apiserver::FakeApiServer;
 use crate::util::{command, scratch};
 
 /// A directory for PATH with the plugin and its completion helper, as an install puts them.
-fn plugin_dir(dir: &Path) -> PathBuf {
+pub(crate) fn plugin_dir(dir: &Path) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("bin directory");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kubectl-taint_evict"), bin.join("kubectl-taint_evict"))

@@ -232,10 +232,33 @@ fn plan(dump: &str, now: i128, kcm: &[&str], more: &[&str]) -> String {
 
 /// `plan -o json`, parsed, and the table, both printed (with the moment) for the record.
 fn plan_both(what: &str, dump: &str, now: i128, kcm: &[&str]) -> Value {
+    plan_and_table(what, dump, now, kcm).0
+}
+
+/// `plan -o json`, parsed, and the table, both printed (with the moment) for the record.
+fn plan_and_table(what: &str, dump: &str, now: i128, kcm: &[&str]) -> (Value, String) {
     let table = plan(dump, now, kcm, &[]);
     let json = plan(dump, now, kcm, &["-o", "json"]);
     eprintln!("--- {what}: plan at {}\n{table}\n{json}", rfc3339(now));
-    serde_json::from_str(&json).expect("plan prints JSON")
+    (serde_json::from_str(&json).expect("plan prints JSON"), table)
+}
+
+/// Asserts that the README's walkthrough example `which` (0: before the taint, 1: after) is the command
+/// run here and shows what it printed (`table`), times and durations aside.
+fn the_readme_shows(which: usize, table: &str, kcm: &[&str]) {
+    use crate::readme_examples::{examples, shows};
+    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).expect("README.md");
+    let command = format!("kubectl taint-evict plan -f dump.json {} {SILENT_AFTER}", kcm.join(" "));
+    let walkthrough: Vec<_> = examples(&readme).into_iter().filter(|e| e.command == command).collect();
+    assert_eq!(walkthrough.len(), 2, "the README's walkthrough runs `{command}` twice");
+    let example = &walkthrough[which];
+    let printed: Vec<String> = table.lines().map(str::to_owned).collect();
+    assert!(
+        shows(&printed, &example.shown),
+        "README.md:{} shows:\n{}\n--- plan printed:\n{table}",
+        example.line,
+        example.shown.join("\n")
+    );
 }
 
 /// The node named `name` in a plan document.
@@ -315,7 +338,8 @@ fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_w
     let stopped = clock();
     wait_until(stopped + ASK_AFTER);
     let (before, now) = dump(&plane);
-    let prediction = plan_both("four of twelve, before the taint", &before, now, &ZONE_FLAGS);
+    let (prediction, table) = plan_and_table("four of twelve, before the taint", &before, now, &ZONE_FLAGS);
+    the_readme_shows(0, &table, &ZONE_FLAGS);
     let shown: Vec<&str> =
         prediction["nodes"].as_array().expect("nodes").iter().filter_map(|n| n["name"].as_str()).collect();
     assert_eq!(shown, lost, "only the silent nodes are about to be tainted");
@@ -381,7 +405,7 @@ fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_w
     let last = lost.iter().map(|n| deletions[&format!("p-{n}")][0]).max().unwrap_or_default();
     wait_until(last + 2 * SECOND);
     let (after_taint, now) = dump(&plane);
-    let stuck = plan_both("four of twelve, after the taints", &after_taint, now, &ZONE_FLAGS);
+    let (stuck, table) = plan_and_table("four of twelve, after the taints", &after_taint, now, &ZONE_FLAGS);
     let objects: Value = serde_json::from_str(&after_taint).expect("a JSON dump");
     for n in &lost {
         let name = format!("p-{n}");
@@ -396,6 +420,7 @@ fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_w
             "{pod}"
         );
     }
+    the_readme_shows(1, &table, &ZONE_FLAGS);
     eprintln!("four of twelve: {:.1} s", started.elapsed().as_secs_f64());
 }
 

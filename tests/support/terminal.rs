@@ -218,6 +218,23 @@ impl Pty {
         self.output.0.lock().expect("output").clone()
     }
 
+    /// The screen once more bytes than `seen` arrived, waiting up to `timeout` (`None` after it, or
+    /// when the program closed the terminal); `seen` becomes the count read.
+    pub fn wait_for_more(&self, seen: &mut usize, timeout: Duration) -> Option<Screen> {
+        let deadline = Instant::now() + timeout;
+        let (bytes, changed) = &*self.output;
+        let mut guard = bytes.lock().expect("output");
+        while guard.len() == *seen {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            guard = changed.wait_timeout(guard, left).expect("output").0;
+        }
+        *seen = guard.len();
+        Some(Screen::of(&guard, self.columns, self.rows))
+    }
+
     /// Waits until the screen satisfies `condition` and returns it; `timeout` is only an upper
     /// bound (woken by every write), past which the test fails with `what` and the screen.
     pub fn wait_for(&self, what: &str, timeout: Duration, condition: impl Fn(&Screen) -> bool) -> Screen {
