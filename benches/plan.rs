@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use taint_evict::decode as file;
-use taint_evict::engine::replay::{Plan, Snapshot, replay};
 use taint_evict::engine::time::Timestamp;
+use taint_evict::engine::{plan::Plan, replay::replay, snapshot::Snapshot};
 use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
 
 #[path = "support/cluster.rs"]

@@ -27,8 +27,8 @@ use std::time::Instant;
 use clap::{Parser, Subcommand, ValueEnum};
 use taint_evict::decode as file;
 use taint_evict::engine::queue::{EvictionQueue, Ticket};
-use taint_evict::engine::replay::{Plan, Snapshot, replay};
 use taint_evict::engine::{Engine, Input};
+use taint_evict::engine::{plan::Plan, replay::replay, snapshot::Snapshot};
 use taint_evict::output::{ColorMode, OutputFormat, render_plan};
 
 #[path = "../benches/support/churn.rs"]

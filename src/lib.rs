@@ -3,11 +3,13 @@
 //! # Layout
 //!
 //! Each module's opening comment says what it owns and what it may use; dependencies point one way
-//! (`tests/layering.rs` fails on an import cycle, and on IO in the engine or the renderers).
+//! (`tests/layering.rs` fails on an import cycle between modules or between the parts of one,
+//! re-exports followed, and on IO in the engine or the renderers).
 //!
-//! - [`engine`]: the pure engine (no IO, no clock): matching, windows, the eviction queue, the
-//!   decision rule, `plan`'s replay of a snapshot, the node lifecycle prediction. Everything that
-//!   decides when a pod dies. Uses nothing else of the crate.
+//! - [`engine`]: the pure engine (no IO, no clock), the crate `taint-evict-engine` of this workspace
+//!   (`crates/taint-evict-engine`): matching, windows, the eviction queue, the decision rule, the
+//!   snapshot `plan` reads, its replay and the plan it makes, the node lifecycle prediction. Everything
+//!   that decides when a pod dies. It depends on std only: Cargo keeps it from the rest.
 //! - [`selector`]: label selectors (`-l`), parsed and matched as the API server does. Uses nothing.
 //! - [`decode`]: the one way objects come in: dumps, list pages, single objects and watch events,
 //!   decoded into the engine's model with one set of rules. Uses the engine's model.
@@ -29,7 +31,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod decode;
-pub mod engine;
+pub use taint_evict_engine as engine;
 pub mod error;
 pub mod metrics;
 pub mod output;

@@ -20,8 +20,8 @@ use taint_evict::cli::{
 };
 use taint_evict::decode::bounded::{read_file, read_stream};
 use taint_evict::decode::{read, read_object, read_page};
-use taint_evict::engine::replay::{WhatIf, replay};
 use taint_evict::engine::time::Timestamp;
+use taint_evict::engine::{replay::replay, snapshot::WhatIf};
 use taint_evict::metrics::FailureReason;
 use taint_evict::runtime::Outcome;
 use taint_evict::selector::Selector;

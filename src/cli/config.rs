@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
 use crate::engine::lifecycle::Flags;
-use crate::engine::replay::WhatIf;
+use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};

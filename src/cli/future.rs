@@ -6,7 +6,7 @@
 //! (a taint observed now, a pod bound now); these warnings say so, one line a kind, naming the
 //! furthest object and by how much.
 
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::output::human::{duration, rfc3339};
 
@@ -121,7 +121,7 @@ fn more(count: usize, what: &str) -> String {
 mod tests {
     use super::*;
     use crate::engine::model::{Effect, Taint};
-    use crate::engine::replay::SnapshotNode;
+    use crate::engine::snapshot::SnapshotNode;
 
     fn t(seconds: i64) -> Timestamp {
         Timestamp::from_unix_seconds(1_795_341_600 + seconds)

@@ -8,7 +8,7 @@ use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
 use crate::decode::lifecycle::{Health, HealthBeside};
 use crate::decode::{DumpError, KeepLabels};
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::error::{Error, Result};
 use crate::output::ClockDoc;

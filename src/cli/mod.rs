@@ -16,7 +16,7 @@ pub mod watch;
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 
 use crate::engine::model::{Effect, Taint};
-use crate::engine::replay::WhatIf;
+use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::error::Result;
 use crate::selector::Selector;

@@ -5,13 +5,15 @@ use std::io::{BufWriter, Write};
 
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{
-    NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, mark_stuck, predict, show_in_plan, unsettled,
-};
+use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled};
 use crate::engine::model::Taint;
-use crate::engine::replay::{Snapshot, WhatIf, replay};
+use crate::engine::plan::{mark_stuck, show_in_plan};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
+use crate::engine::{
+    replay::replay,
+    snapshot::{Snapshot, WhatIf},
+};
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::human::printable;

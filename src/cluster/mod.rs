@@ -4,7 +4,7 @@
 //! Responses are read as raw JSON and decoded by `decode`, so live and offline input
 //! go through one conversion into the engine's model (and only the fields the engine needs are kept).
 //!
-//! [`Snapshot`]: crate::engine::replay::Snapshot
+//! [`Snapshot`]: crate::engine::snapshot::Snapshot
 //!
 //! Owns: every request to the API server. Uses: `decode` for every answer and watch event, the
 //! engine's model, the runtime's seams (clock, evictor, throttle), the metrics, the selector, and

@@ -28,7 +28,7 @@ use super::outage::{Health, backoff};
 use super::scope::NodeScope;
 use super::watched::WatchedPod;
 use crate::engine::model::{NodeName, PodKey};
-use crate::engine::replay::SnapshotPod;
+use crate::engine::snapshot::SnapshotPod;
 use crate::runtime::{Clock, PodChange};
 
 /// Up to this many named nodes are watched one by one; more share one filtered watch.

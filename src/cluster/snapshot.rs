@@ -23,7 +23,7 @@ use crate::decode::lifecycle::{
 };
 use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::lifecycle::{ControllerLease, NodeHealth};
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::runtime::skew::{Reading, Source};
 use crate::selector::Selector;

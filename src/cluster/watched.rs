@@ -17,7 +17,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
 use crate::decode::{self, Watched};
-use crate::engine::replay::{SnapshotNode, SnapshotPod};
+use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
 
 /// A node: the engine's view of it, and the metadata kube's watcher reads (name, version).
 #[derive(Clone, Debug)]

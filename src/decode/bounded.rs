@@ -19,7 +19,7 @@ use serde::de::IgnoredAny;
 
 use super::build::Builder;
 use super::{DumpError, KeepLabels, groups, read_keeping, stream};
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 
 /// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces
 /// per level; a megabyte of nothing is not a dump.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use super::error::{DumpError, object_name};
 use super::raw::{RawCondition, RawTaint, RawToleration};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod};
+use crate::engine::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
 
 /// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.

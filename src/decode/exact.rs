@@ -14,7 +14,7 @@ use serde_path_to_error::Segment;
 use super::build::{Builder, Fields, KeepLabels, Page};
 use super::error::{DumpError, object_name, printable};
 use super::raw::{RawItem, RawList};
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 
 /// Reads a dump without the streaming reader: every item is deserialized first, and when that fails,
 /// the input is read again item by item to say where it is wrong.

@@ -39,7 +39,7 @@ mod stream;
 
 use std::borrow::Cow;
 
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 pub use build::{CONTROLLER_LEASE, KeepLabels, Page, parse_time, time_error};
 pub use error::DumpError;
 use exact::{read_exactly, read_page_exactly};

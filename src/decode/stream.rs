@@ -27,7 +27,7 @@ use super::build::{Builder, Fields, KeepLabels};
 use super::raw::{self, RawCondition, RawListMeta};
 use super::scan::Reader;
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
-use crate::engine::replay::Snapshot;
+use crate::engine::snapshot::Snapshot;
 
 /// A list the fast path read.
 pub(super) struct List<'a> {
@@ -507,7 +507,7 @@ mod tests {
     use super::{item_boundary, read_list, read_list_split};
     use crate::decode::build::KeepLabels;
     use crate::decode::exact::{read_exactly, read_page_exactly};
-    use crate::engine::replay::Snapshot;
+    use crate::engine::snapshot::Snapshot;
 
     /// A JSON value whose objects may repeat a key, written as text.
     #[derive(Clone, Debug)]

@@ -11,7 +11,7 @@ use super::table::{short_key, time_of_day, until};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Toleration};
-use crate::engine::replay::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
+use crate::engine::plan::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Mismatch, TolerationWindow};
 

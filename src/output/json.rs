@@ -11,7 +11,7 @@ use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
 use super::timeline::Timeline;
 use crate::engine::lifecycle::{Ready, ZoneForecast};
 use crate::engine::model::Taint;
-use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
 use crate::engine::time::Timestamp;
 
 /// The document's `apiVersion`; bump it for any change that is not an addition.
@@ -618,7 +618,7 @@ mod tests {
         Basis as LifecycleBasis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey, ZoneState,
     };
     use crate::engine::model::{Effect, NodeName, Pod, PodKey, Uid};
-    use crate::engine::replay::SnapshotPod;
+    use crate::engine::snapshot::SnapshotPod;
 
     fn text() -> impl Strategy<Value = String> {
         prop_oneof![

@@ -19,7 +19,7 @@ pub mod watch;
 
 use std::io::{self, Write};
 
-use crate::engine::replay::Plan;
+use crate::engine::plan::Plan;
 pub use json::{ClockDoc, Live};
 
 /// How `plan` prints.

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::View;
 use super::human::{count, countdown, printable, short_time};
-use crate::engine::replay::{NodePlan, Plan, Verdict};
+use crate::engine::plan::{NodePlan, Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
 /// How far ahead the cluster line's "within 5m" looks.

@@ -10,7 +10,7 @@ use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
 use super::{ColorMode, SortBy, View};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::PodKey;
-use crate::engine::replay::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
 /// How a cell is coloured.

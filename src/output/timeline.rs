@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use super::View;
 use super::human::{count, countdown, duration, short_time};
 use super::summary::{self, cut};
-use crate::engine::replay::{Plan, Verdict};
+use crate::engine::plan::{Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
 /// The most intervals a timeline has: a chart a 24-line terminal shows whole.
@@ -182,7 +182,10 @@ pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Writ
 mod tests {
     use super::*;
     use crate::engine::model::{Pod, PodKey, Uid};
-    use crate::engine::replay::{NodePlan, PodPlan, SnapshotPod};
+    use crate::engine::{
+        plan::{NodePlan, PodPlan},
+        snapshot::SnapshotPod,
+    };
 
     const NOW: i64 = 1_795_341_600; // 2026-11-22T10:00:00Z
 

@@ -12,6 +12,7 @@
 
 pub mod clock;
 pub mod election;
+pub mod evictor;
 pub mod executor;
 pub mod notices;
 pub mod report;
@@ -26,15 +27,19 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 pub use clock::{Clock, Timekeeper};
-pub use executor::{Done, Evictor, Executor, Job, Notice, Outcome, Outlets};
+pub use evictor::{Evictor, Notice, Outcome};
+pub use executor::{Done, Executor, Job, Outlets};
 pub use notices::{Notices, Notifier};
 pub use throttle::{Backlog, Throttle};
 
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
 use crate::engine::queue::EntryState;
-use crate::engine::replay::{Snapshot, SnapshotNode, SnapshotPod, replay};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
+use crate::engine::{
+    replay::replay,
+    snapshot::{Snapshot, SnapshotNode, SnapshotPod},
+};
 use crate::metrics::Metrics;
 use crate::runtime::report::{Report, RunEvent, Summary};
 

@@ -12,7 +12,8 @@
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::{Evictor, Notice, Throttle};
+use super::Throttle;
+use super::evictor::{Evictor, Notice};
 use crate::engine::model::PodRef;
 
 /// What the writer is handed.

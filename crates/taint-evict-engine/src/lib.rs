@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use taint_evict::engine::{Action, Engine, Input, model::*, time::Timestamp};
+//! use taint_evict_engine::{Action, Engine, Input, model::*, time::Timestamp};
 //!
 //! let t = Timestamp::from_unix_seconds;
 //! let mut engine = Engine::new();
@@ -41,9 +41,18 @@
 //! assert!(matches!(engine.poll_action(), Some(Action::Evict { .. })));
 //! ```
 //!
-//! Owns: the engine and its model, time and queue, the replay and the lifecycle prediction (the
-//! events `run` reports are the runtime's). Uses: std only, nothing else of the crate (see
-//! `tests/layering.rs`).
+//! Owns: the engine and its model, time and queue, the snapshot `plan` reads, the replay, the plan it
+//! makes and the lifecycle prediction (the events `run` reports are the plugin's). Uses: std only (this
+//! crate has no dependencies; `tests/layering.rs` of the plugin also checks that no module of it leans
+//! on another round a cycle).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs, unreachable_pub)]
+
+// The README's example is a doc test too.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 pub mod decide;
 pub mod explain;
@@ -51,6 +60,7 @@ mod index;
 pub mod lifecycle;
 pub mod model;
 pub mod observe;
+pub mod plan;
 #[cfg(test)]
 mod proptests;
 pub mod queue;
@@ -58,6 +68,7 @@ pub mod replay;
 #[cfg(test)]
 mod sim;
 mod slab;
+pub mod snapshot;
 pub mod text;
 pub mod time;
 pub mod tolerate;

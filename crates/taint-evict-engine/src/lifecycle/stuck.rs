@@ -6,13 +6,10 @@
 //! `node.kubernetes.io/out-of-service` taint (non-graceful node shutdown: only for a node that is
 //! really down), or a forced deletion.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use super::{ConditionTaint, NodeHealth, Ready};
-use crate::engine::model::NodeName;
-use crate::engine::replay::Plan;
-use crate::engine::time::Timestamp;
+use crate::time::Timestamp;
 
 /// Whether the kubelet of `node` is gone at `now`: its `Ready` is `Unknown` or `False`, or it
 /// carries the `unreachable` NoExecute taint, or (its Lease read) it has not heartbeated for longer
@@ -45,26 +42,11 @@ pub fn stuck_since(deletion: Timestamp, node: &NodeHealth, now: Timestamp, grace
     (deletion <= now && kubelet_gone(node, now, grace)).then_some(deletion)
 }
 
-/// Marks the pods of `plan` that are stuck terminating at `plan.now`, reading node health from
-/// `nodes`. Pods of nodes not in `nodes` are left as they are.
-pub fn mark_stuck(plan: &mut Plan<'_>, nodes: &[NodeHealth], grace: Duration) {
-    let health: HashMap<&NodeName, &NodeHealth> = nodes.iter().map(|node| (&node.name, node)).collect();
-    let now = plan.now;
-    for node in &mut plan.nodes {
-        let Some(health) = health.get(&node.name) else { continue };
-        for pod in node.pods.iter_mut().filter(|pod| pod.terminating()) {
-            if let Some(deletion) = pod.pod.deletion_timestamp {
-                pod.stuck = stuck_since(deletion, health, now, grace).is_some();
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::lifecycle::{ReadyCondition, ZoneKey};
-    use crate::engine::model::{Effect, Taint};
+    use crate::lifecycle::{ReadyCondition, ZoneKey};
+    use crate::model::{Effect, Taint};
 
     const GRACE: Duration = Duration::from_secs(40);
 

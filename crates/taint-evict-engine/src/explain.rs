@@ -40,8 +40,8 @@ pub fn explain(taints: &[Taint], tolerations: &[Toleration]) -> Vec<TaintMatch> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::model::Effect;
-    use crate::engine::text::CompactStr;
+    use crate::model::Effect;
+    use crate::text::CompactStr;
 
     #[test]
     fn explain_stops_at_the_first_match_and_keeps_the_reasons_before_it() {

@@ -16,8 +16,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use taint_evict::engine::lifecycle::*;
-//! use taint_evict::engine::time::Timestamp;
+//! use taint_evict_engine::lifecycle::*;
+//! use taint_evict_engine::time::Timestamp;
 //!
 //! let t = Timestamp::from_unix_seconds;
 //! let node = |name: &str, renewed: i64| NodeHealth {
@@ -51,7 +51,6 @@
 //! assert!(taint.earliest >= t(1044) && taint.latest.unwrap() <= t(1052));
 //! ```
 
-mod plan;
 mod predict;
 mod stuck;
 
@@ -63,9 +62,8 @@ use super::model::{Effect, NodeName, Taint, Toleration};
 use super::time::Timestamp;
 use super::tolerate::{Tolerance, TolerationWindow, tolerance};
 
-pub use plan::show_in_plan;
 pub use predict::predict;
-pub use stuck::{kubelet_gone, mark_stuck, stuck_since};
+pub use stuck::{kubelet_gone, stuck_since};
 
 /// Key of the taint the NLC adds when `Ready` is `Unknown` (the kubelet stopped posting status).
 pub const UNREACHABLE: &str = "node.kubernetes.io/unreachable";

@@ -7,245 +7,19 @@
 //! (ties: timers due, restart, node passes, pod passes by namespace/name), then the what-if taints as
 //! one node pass at `now`. The first deletion a pod's work fires is its result.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use std::ops::Range;
 use std::sync::Arc;
 
 use super::index::Fx;
-use super::lifecycle::{NodeForecast, ZoneForecast};
-use super::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Toleration, Uid, no_execute, shared_list};
+use super::model::{Node, NodeName, PodKey, Taint, Toleration, no_execute};
+use super::plan::{Basis, NodePlan, Plan, PodPlan, Verdict, pod_order, sort_pods};
 use super::queue::{Cause, Work};
+use super::snapshot::{Snapshot, SnapshotNode, SnapshotPod, WhatIf, apply_what_if};
 use super::time::Timestamp;
 use super::tolerate::untolerated;
 use super::{Action, Engine, Input, Shared};
-
-/// Everything `plan` reads from a cluster or a dump.
-#[derive(Clone, Debug, Default)]
-pub struct Snapshot {
-    /// Every node read.
-    pub nodes: Vec<SnapshotNode>,
-    /// Every pod read.
-    pub pods: Vec<SnapshotPod>,
-    /// `spec.acquireTime` of the `kube-system/kube-controller-manager` Lease, when it was read.
-    pub controller_acquired: Option<Timestamp>,
-}
-
-impl Snapshot {
-    /// Adds `other`'s objects to this snapshot (a later Lease wins).
-    pub fn merge(&mut self, other: Snapshot) {
-        self.nodes.extend(other.nodes);
-        self.pods.extend(other.pods);
-        self.controller_acquired = other.controller_acquired.or(self.controller_acquired);
-    }
-}
-
-/// A node in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SnapshotNode {
-    /// Its name.
-    pub name: NodeName,
-    /// `metadata.labels`, for `-l` on a dump.
-    pub labels: BTreeMap<String, String>,
-    /// `spec.taints` with the `NoExecute` effect, in order: the only ones the engine acts on
-    /// (shared with the plan and the engine).
-    pub taints: Arc<[Taint]>,
-    /// `spec.taints` with any other effect, in order.
-    ///
-    /// Apart, so that a node of many taints of mixed effects holds each once: the plan and the
-    /// engine share the `NoExecute` list instead of each filtering a copy of it.
-    pub other_taints: Arc<[Taint]>,
-}
-
-impl SnapshotNode {
-    /// Node `name` with `labels` and `taints` (every effect, in order).
-    #[must_use]
-    pub fn new(name: NodeName, labels: BTreeMap<String, String>, taints: impl IntoIterator<Item = Taint>) -> Self {
-        let (no_execute, other): (Vec<Taint>, Vec<Taint>) = taints.into_iter().partition(Taint::is_no_execute);
-        Self { name, labels, taints: shared_list(no_execute), other_taints: shared_list(other) }
-    }
-
-    /// Its taints of every effect: the `NoExecute` ones, then the others.
-    pub fn all_taints(&self) -> impl Iterator<Item = &Taint> {
-        self.taints.iter().chain(self.other_taints.iter())
-    }
-}
-
-/// A pod in a snapshot.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SnapshotPod {
-    /// The engine's view of the pod.
-    pub pod: Pod,
-    /// When it was bound to its node: the `PodScheduled=True` transition, else its creation.
-    pub bound_at: Option<Timestamp>,
-    /// `status.phase` (shared: pods have a handful).
-    pub phase: Arc<str>,
-    /// Whether `metadata.deletionTimestamp` is set.
-    pub terminating: bool,
-    /// `metadata.deletionTimestamp`: when its termination grace period ends.
-    pub deletion_timestamp: Option<Timestamp>,
-}
-
-/// A hypothetical change applied to every selected node at `now`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum WhatIf {
-    /// Add the taint, or replace the one with the same key and effect (`timeAdded` = `now`).
-    Taint(Taint),
-    /// Remove the taints with this key (and effect, when given).
-    RemoveTaint {
-        /// The taint key.
-        key: String,
-        /// Only this effect; every effect when `None`.
-        effect: Option<Effect>,
-    },
-}
-
-/// What the replay predicts for one pod.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Verdict {
-    /// Some NoExecute taint is untolerated: deleted when it was observed.
-    EvictNow,
-    /// Every taint is tolerated for a finite time: deleted at `evict_at`.
-    EvictAt,
-    /// The node is tainted and the pod tolerates it forever.
-    Never,
-    /// The node has no NoExecute taint.
-    Unaffected,
-}
-
-/// Where a deletion's clock started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Basis {
-    /// A taint's `timeAdded`.
-    TaintTimeAdded,
-    /// The pod's binding (its `PodScheduled` transition or creation).
-    PodScheduled,
-    /// The controller's restart (its Lease's `acquireTime`).
-    ControllerRestart,
-    /// The evaluation instant (a taint without `timeAdded`, a clamped time, a what-if).
-    Now,
-    /// A NoExecute taint the node lifecycle controller is expected to add (contract §5): the clock
-    /// starts when it is added, somewhere in its window.
-    PredictedTaint,
-}
-
-/// The prediction for one pod: the pod as the snapshot has it, and what the replay decided.
-///
-/// A plan borrows its pods from the snapshot it was replayed from instead of copying their name,
-/// UID and phase: a dump of many small pods then holds each once.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodPlan<'a> {
-    /// The pod.
-    pub pod: &'a SnapshotPod,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// When the pod is (or was) deleted; for a [`Basis::PredictedTaint`], the earliest instant.
-    pub evict_at: Option<Timestamp>,
-    /// For a [`Basis::PredictedTaint`] with a deletion, the latest instant (`None`: the taint may
-    /// never come); `None` otherwise.
-    pub evict_at_latest: Option<Timestamp>,
-    /// When the deciding countdown started.
-    pub since: Option<Timestamp>,
-    /// Where `since` came from.
-    pub basis: Option<Basis>,
-    /// The deciding `tolerationSeconds` (as written), for [`Verdict::EvictAt`].
-    pub toleration_seconds: Option<i64>,
-    /// The node's NoExecute taints at `now` that no toleration of the pod tolerates (shared by the
-    /// node's pods with the same tolerations).
-    pub untolerated: Arc<[Taint]>,
-    /// `evict_at` is strictly before `now`.
-    pub overdue: bool,
-    /// The pod is stuck terminating: its grace period is over and its node's kubelet is gone, so
-    /// nothing finishes the deletion (see [`stuck_since`](Self::stuck_since)).
-    pub stuck: bool,
-}
-
-impl<'a> PodPlan<'a> {
-    /// Namespace and name.
-    #[must_use]
-    pub fn key(&self) -> &'a PodKey {
-        &self.pod.pod.key
-    }
-
-    /// `metadata.uid`.
-    #[must_use]
-    pub fn uid(&self) -> &'a Uid {
-        &self.pod.pod.uid
-    }
-
-    /// `status.phase`.
-    #[must_use]
-    pub fn phase(&self) -> &'a str {
-        &self.pod.phase
-    }
-
-    /// Whether its deletion was already issued.
-    #[must_use]
-    pub fn terminating(&self) -> bool {
-        self.pod.terminating
-    }
-
-    /// Since when the pod has been stuck terminating, when it is [`stuck`](Self::stuck): its
-    /// `deletionTimestamp`.
-    #[must_use]
-    pub fn stuck_since(&self) -> Option<Timestamp> {
-        self.pod.deletion_timestamp.filter(|_| self.stuck)
-    }
-}
-
-/// The prediction for one node.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodePlan<'a> {
-    /// The node.
-    pub name: NodeName,
-    /// Its NoExecute taints at `now` (what-ifs applied).
-    pub taints: Arc<[Taint]>,
-    /// Its pods, by (`evict_at`, none last; namespace; name).
-    pub pods: Vec<PodPlan<'a>>,
-    /// What the node lifecycle controller is expected to do to it; `None` when not predicted.
-    pub lifecycle: Option<NodeLifecycle>,
-}
-
-/// A node's health and the node lifecycle controller's expected action (contract §5).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeLifecycle {
-    /// The prediction for the node.
-    pub forecast: NodeForecast,
-    /// When its `Ready` condition last changed (`lastTransitionTime`).
-    pub ready_since: Option<Timestamp>,
-}
-
-/// The replay's result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Plan<'a> {
-    /// The evaluation instant.
-    pub now: Timestamp,
-    /// One entry per selected node, in the order given.
-    pub nodes: Vec<NodePlan<'a>>,
-    /// Every zone's state, when the node lifecycle controller was predicted.
-    pub zones: Option<Vec<ZoneForecast>>,
-}
-
-impl Plan<'_> {
-    /// The deletions the plan predicts, as queue work: what `run` seeds its engine with.
-    #[must_use]
-    pub fn work(&self) -> Vec<(PodKey, Work)> {
-        let pods = self.nodes.iter().flat_map(|node| &node.pods);
-        pods.filter_map(|pod| {
-            let cause = match pod.verdict {
-                Verdict::EvictNow => Cause::Untolerated,
-                Verdict::EvictAt => Cause::Expired { seconds: pod.toleration_seconds? },
-                Verdict::Never | Verdict::Unaffected => return None,
-            };
-            // A predicted taint is not there yet: nothing is queued for it.
-            if pod.basis == Some(Basis::PredictedTaint) {
-                return None;
-            }
-            Some((pod.key().clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
-        })
-        .collect()
-    }
-}
 
 /// Before every instant a snapshot can carry: pods with no binding time are bound then.
 const BEGINNING: Timestamp = Timestamp::from_nanos(i128::MIN / 2);
@@ -528,46 +302,12 @@ fn replay_nodes<'a, S: BuildHasher + Default>(
     plans
 }
 
-/// By (`evict_at`, none last; namespace; name).
-pub(crate) fn sort_pods(pods: &mut [PodPlan<'_>]) {
-    pods.sort_by(pod_order);
-}
-
-/// (`evict_at`, none last; namespace; name).
-fn pod_order(a: &PodPlan<'_>, b: &PodPlan<'_>) -> std::cmp::Ordering {
-    (a.evict_at.is_none(), a.evict_at, a.key()).cmp(&(b.evict_at.is_none(), b.evict_at, b.key()))
-}
-
 /// When the replay observes a taint, and the basis of work started then.
 fn observed(taint: &Taint, now: Timestamp) -> (Timestamp, Basis) {
     match taint.time_added {
         Some(added) if added <= now => (added, Basis::TaintTimeAdded),
         _ => (now, Basis::Now),
     }
-}
-
-/// The node's taints (every effect) after the what-ifs (the list itself without any).
-#[must_use]
-pub fn apply_what_if(taints: &Arc<[Taint]>, what_if: &[WhatIf], now: Timestamp) -> Arc<[Taint]> {
-    if what_if.is_empty() {
-        return Arc::clone(taints);
-    }
-    let mut taints = taints.to_vec();
-    for change in what_if {
-        match change {
-            WhatIf::Taint(new) => {
-                let new = new.clone().with_time_added(now);
-                match taints.iter_mut().find(|t| t.key == new.key && t.effect == new.effect) {
-                    Some(existing) => *existing = new,
-                    None => taints.push(new),
-                }
-            }
-            WhatIf::RemoveTaint { key, effect } => {
-                taints.retain(|t| *t.key != **key || effect.as_ref().is_some_and(|e| *e != t.effect));
-            }
-        }
-    }
-    taints.into()
 }
 
 /// The untolerated taints of each (taints, tolerations) pair met: the pods of a node mostly share
@@ -696,7 +436,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::engine::model::{Operator, Toleration};
+    use std::collections::BTreeMap;
+
+    use crate::model::{Effect, Operator, Pod, Toleration, Uid};
 
     const NOW: i64 = 10_000;
 

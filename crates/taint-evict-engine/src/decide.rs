@@ -63,9 +63,9 @@ pub fn decide(taints: &[Taint], tolerations: &[Toleration], existing: Option<&En
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::model::Effect;
-    use crate::engine::queue::Ticket;
-    use crate::engine::time::NANOS_PER_SECOND;
+    use crate::model::Effect;
+    use crate::queue::Ticket;
+    use crate::time::NANOS_PER_SECOND;
 
     fn t(s: i64) -> Timestamp {
         Timestamp::from_unix_seconds(s)

@@ -89,12 +89,13 @@ impl PodKey {
     }
 
     /// The namespace, as the shared string it is.
-    pub(crate) fn namespace_arc(&self) -> &Arc<str> {
+    pub fn namespace_arc(&self) -> &Arc<str> {
         &self.namespace
     }
 
-    /// Holds `namespace`, an equal copy of the key's namespace, instead of its own.
-    pub(crate) fn share_namespace(&mut self, namespace: &Arc<str>) {
+    /// Holds `namespace`, an equal copy of the key's namespace, instead of its own (a decoder reading
+    /// many pods of one namespace keeps one copy of its name).
+    pub fn share_namespace(&mut self, namespace: &Arc<str>) {
         debug_assert_eq!(*self.namespace, **namespace);
         self.namespace = Arc::clone(namespace);
     }

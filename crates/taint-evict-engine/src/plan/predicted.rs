@@ -3,9 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{ConditionTaint, HeldReason, NodeHealth, Prediction, deletion};
-use crate::engine::model::{NodeName, Taint};
-use crate::engine::replay::{Basis, NodeLifecycle, Plan, Snapshot, Verdict, sort_pods};
+use super::{Basis, NodeLifecycle, Plan, Verdict, sort_pods};
+use crate::lifecycle::{ConditionTaint, HeldReason, NodeHealth, Prediction, deletion};
+use crate::model::{NodeName, Taint};
+use crate::snapshot::Snapshot;
 
 /// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`.
 ///
@@ -86,8 +87,8 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
 mod tests {
     use std::time::Duration;
 
-    use super::super::{Flags, NodeHealth, Observation, Ready, ReadyCondition, ZoneKey, unsettled};
-    use crate::engine::time::Timestamp;
+    use crate::lifecycle::{Flags, NodeHealth, Observation, Ready, ReadyCondition, ZoneKey, unsettled};
+    use crate::time::Timestamp;
 
     fn node(status: Option<Ready>, renewed: Option<i64>) -> NodeHealth {
         let t = Timestamp::from_unix_seconds;

@@ -17,7 +17,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::*;
-use crate::engine::model::Effect;
+use crate::model::Effect;
 
 const MS: i128 = 1_000_000;
 const SECOND: i128 = 1_000_000_000;

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::*;
-use crate::engine::model::Effect;
+use crate::model::Effect;
 
 /// The instant `seconds` after the epoch.
 fn at(seconds: f64) -> Timestamp {

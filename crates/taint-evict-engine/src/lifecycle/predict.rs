@@ -25,7 +25,7 @@ use super::{
     Basis, ConditionTaint, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint, Prediction,
     Ready, ZoneForecast, ZoneKey, ZoneState,
 };
-use crate::engine::time::Timestamp;
+use crate::time::Timestamp;
 
 const MS: i128 = 1_000_000;
 const SECOND: i128 = 1_000_000_000;

@@ -148,7 +148,7 @@ pub fn tolerance(taints: &[Taint], tolerations: &[Toleration]) -> Tolerance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::model::Effect::{NoExecute, NoSchedule};
+    use crate::model::Effect::{NoExecute, NoSchedule};
 
     fn taint(key: &str, value: &str) -> Taint {
         Taint::new(key, value, NoExecute)

@@ -15,9 +15,12 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use super::model::{Node, NodeName, PodKey, PodRef, Taint, Uid};
 use super::queue::Work;
-use super::replay::{Snapshot, SnapshotNode, SnapshotPod, replay};
 use super::time::Timestamp;
 use super::{Action, Engine, Input};
+use super::{
+    replay::replay,
+    snapshot::{Snapshot, SnapshotNode, SnapshotPod},
+};
 
 /// How the cluster's controller's deletion of a pod showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -383,7 +386,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::engine::model::{Effect, Operator, Pod, Toleration};
+    use crate::model::{Effect, Operator, Pod, Toleration};
 
     const TAINT: &str = "example.com/drain";
 

@@ -1,0 +1,174 @@
+//! What `plan` predicts: a verdict and a deadline for each pod of each node, with the node lifecycle
+//! controller's expected taints when they were predicted ([`show_in_plan`]) and the pods stuck
+//! terminating ([`mark_stuck`]).
+
+mod predicted;
+mod stuck;
+
+pub use predicted::show_in_plan;
+pub use stuck::mark_stuck;
+
+use std::sync::Arc;
+
+use crate::lifecycle::{NodeForecast, ZoneForecast};
+use crate::model::{NodeName, PodKey, Taint, Uid};
+use crate::queue::{Cause, Work};
+use crate::snapshot::SnapshotPod;
+use crate::time::Timestamp;
+
+/// What the replay predicts for one pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// Some NoExecute taint is untolerated: deleted when it was observed.
+    EvictNow,
+    /// Every taint is tolerated for a finite time: deleted at `evict_at`.
+    EvictAt,
+    /// The node is tainted and the pod tolerates it forever.
+    Never,
+    /// The node has no NoExecute taint.
+    Unaffected,
+}
+
+/// Where a deletion's clock started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Basis {
+    /// A taint's `timeAdded`.
+    TaintTimeAdded,
+    /// The pod's binding (its `PodScheduled` transition or creation).
+    PodScheduled,
+    /// The controller's restart (its Lease's `acquireTime`).
+    ControllerRestart,
+    /// The evaluation instant (a taint without `timeAdded`, a clamped time, a what-if).
+    Now,
+    /// A NoExecute taint the node lifecycle controller is expected to add (contract §5): the clock
+    /// starts when it is added, somewhere in its window.
+    PredictedTaint,
+}
+
+/// The prediction for one pod: the pod as the snapshot has it, and what the replay decided.
+///
+/// A plan borrows its pods from the snapshot it was replayed from instead of copying their name,
+/// UID and phase: a dump of many small pods then holds each once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodPlan<'a> {
+    /// The pod.
+    pub pod: &'a SnapshotPod,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// When the pod is (or was) deleted; for a [`Basis::PredictedTaint`], the earliest instant.
+    pub evict_at: Option<Timestamp>,
+    /// For a [`Basis::PredictedTaint`] with a deletion, the latest instant (`None`: the taint may
+    /// never come); `None` otherwise.
+    pub evict_at_latest: Option<Timestamp>,
+    /// When the deciding countdown started.
+    pub since: Option<Timestamp>,
+    /// Where `since` came from.
+    pub basis: Option<Basis>,
+    /// The deciding `tolerationSeconds` (as written), for [`Verdict::EvictAt`].
+    pub toleration_seconds: Option<i64>,
+    /// The node's NoExecute taints at `now` that no toleration of the pod tolerates (shared by the
+    /// node's pods with the same tolerations).
+    pub untolerated: Arc<[Taint]>,
+    /// `evict_at` is strictly before `now`.
+    pub overdue: bool,
+    /// The pod is stuck terminating: its grace period is over and its node's kubelet is gone, so
+    /// nothing finishes the deletion (see [`stuck_since`](Self::stuck_since)).
+    pub stuck: bool,
+}
+
+impl<'a> PodPlan<'a> {
+    /// Namespace and name.
+    #[must_use]
+    pub fn key(&self) -> &'a PodKey {
+        &self.pod.pod.key
+    }
+
+    /// `metadata.uid`.
+    #[must_use]
+    pub fn uid(&self) -> &'a Uid {
+        &self.pod.pod.uid
+    }
+
+    /// `status.phase`.
+    #[must_use]
+    pub fn phase(&self) -> &'a str {
+        &self.pod.phase
+    }
+
+    /// Whether its deletion was already issued.
+    #[must_use]
+    pub fn terminating(&self) -> bool {
+        self.pod.terminating
+    }
+
+    /// Since when the pod has been stuck terminating, when it is [`stuck`](Self::stuck): its
+    /// `deletionTimestamp`.
+    #[must_use]
+    pub fn stuck_since(&self) -> Option<Timestamp> {
+        self.pod.deletion_timestamp.filter(|_| self.stuck)
+    }
+}
+
+/// The prediction for one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodePlan<'a> {
+    /// The node.
+    pub name: NodeName,
+    /// Its NoExecute taints at `now` (what-ifs applied).
+    pub taints: Arc<[Taint]>,
+    /// Its pods, by (`evict_at`, none last; namespace; name).
+    pub pods: Vec<PodPlan<'a>>,
+    /// What the node lifecycle controller is expected to do to it; `None` when not predicted.
+    pub lifecycle: Option<NodeLifecycle>,
+}
+
+/// A node's health and the node lifecycle controller's expected action (contract §5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeLifecycle {
+    /// The prediction for the node.
+    pub forecast: NodeForecast,
+    /// When its `Ready` condition last changed (`lastTransitionTime`).
+    pub ready_since: Option<Timestamp>,
+}
+
+/// The replay's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan<'a> {
+    /// The evaluation instant.
+    pub now: Timestamp,
+    /// One entry per selected node, in the order given.
+    pub nodes: Vec<NodePlan<'a>>,
+    /// Every zone's state, when the node lifecycle controller was predicted.
+    pub zones: Option<Vec<ZoneForecast>>,
+}
+
+impl Plan<'_> {
+    /// The deletions the plan predicts, as queue work: what `run` seeds its engine with.
+    #[must_use]
+    pub fn work(&self) -> Vec<(PodKey, Work)> {
+        let pods = self.nodes.iter().flat_map(|node| &node.pods);
+        pods.filter_map(|pod| {
+            let cause = match pod.verdict {
+                Verdict::EvictNow => Cause::Untolerated,
+                Verdict::EvictAt => Cause::Expired { seconds: pod.toleration_seconds? },
+                Verdict::Never | Verdict::Unaffected => return None,
+            };
+            // A predicted taint is not there yet: nothing is queued for it.
+            if pod.basis == Some(Basis::PredictedTaint) {
+                return None;
+            }
+            Some((pod.key().clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
+        })
+        .collect()
+    }
+}
+
+/// By (`evict_at`, none last; namespace; name).
+pub(crate) fn sort_pods(pods: &mut [PodPlan<'_>]) {
+    pods.sort_by(pod_order);
+}
+
+/// (`evict_at`, none last; namespace; name).
+pub(crate) fn pod_order(a: &PodPlan<'_>, b: &PodPlan<'_>) -> std::cmp::Ordering {
+    (a.evict_at.is_none(), a.evict_at, a.key()).cmp(&(b.evict_at.is_none(), b.evict_at, b.key()))
+}

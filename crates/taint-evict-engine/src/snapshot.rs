@@ -1,0 +1,112 @@
+//! What `plan` reads: a snapshot of the cluster (its nodes and pods, the controller's restart), and
+//! the what-if changes to apply to it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::model::{Effect, NodeName, Pod, Taint, shared_list};
+use crate::time::Timestamp;
+
+/// Everything `plan` reads from a cluster or a dump.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    /// Every node read.
+    pub nodes: Vec<SnapshotNode>,
+    /// Every pod read.
+    pub pods: Vec<SnapshotPod>,
+    /// `spec.acquireTime` of the `kube-system/kube-controller-manager` Lease, when it was read.
+    pub controller_acquired: Option<Timestamp>,
+}
+
+impl Snapshot {
+    /// Adds `other`'s objects to this snapshot (a later Lease wins).
+    pub fn merge(&mut self, other: Snapshot) {
+        self.nodes.extend(other.nodes);
+        self.pods.extend(other.pods);
+        self.controller_acquired = other.controller_acquired.or(self.controller_acquired);
+    }
+}
+
+/// A node in a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotNode {
+    /// Its name.
+    pub name: NodeName,
+    /// `metadata.labels`, for `-l` on a dump.
+    pub labels: BTreeMap<String, String>,
+    /// `spec.taints` with the `NoExecute` effect, in order: the only ones the engine acts on
+    /// (shared with the plan and the engine).
+    pub taints: Arc<[Taint]>,
+    /// `spec.taints` with any other effect, in order.
+    ///
+    /// Apart, so that a node of many taints of mixed effects holds each once: the plan and the
+    /// engine share the `NoExecute` list instead of each filtering a copy of it.
+    pub other_taints: Arc<[Taint]>,
+}
+
+impl SnapshotNode {
+    /// Node `name` with `labels` and `taints` (every effect, in order).
+    #[must_use]
+    pub fn new(name: NodeName, labels: BTreeMap<String, String>, taints: impl IntoIterator<Item = Taint>) -> Self {
+        let (no_execute, other): (Vec<Taint>, Vec<Taint>) = taints.into_iter().partition(Taint::is_no_execute);
+        Self { name, labels, taints: shared_list(no_execute), other_taints: shared_list(other) }
+    }
+
+    /// Its taints of every effect: the `NoExecute` ones, then the others.
+    pub fn all_taints(&self) -> impl Iterator<Item = &Taint> {
+        self.taints.iter().chain(self.other_taints.iter())
+    }
+}
+
+/// A pod in a snapshot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotPod {
+    /// The engine's view of the pod.
+    pub pod: Pod,
+    /// When it was bound to its node: the `PodScheduled=True` transition, else its creation.
+    pub bound_at: Option<Timestamp>,
+    /// `status.phase` (shared: pods have a handful).
+    pub phase: Arc<str>,
+    /// Whether `metadata.deletionTimestamp` is set.
+    pub terminating: bool,
+    /// `metadata.deletionTimestamp`: when its termination grace period ends.
+    pub deletion_timestamp: Option<Timestamp>,
+}
+
+/// A hypothetical change applied to every selected node at `now`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WhatIf {
+    /// Add the taint, or replace the one with the same key and effect (`timeAdded` = `now`).
+    Taint(Taint),
+    /// Remove the taints with this key (and effect, when given).
+    RemoveTaint {
+        /// The taint key.
+        key: String,
+        /// Only this effect; every effect when `None`.
+        effect: Option<Effect>,
+    },
+}
+
+/// The node's taints (every effect) after the what-ifs (the list itself without any).
+#[must_use]
+pub fn apply_what_if(taints: &Arc<[Taint]>, what_if: &[WhatIf], now: Timestamp) -> Arc<[Taint]> {
+    if what_if.is_empty() {
+        return Arc::clone(taints);
+    }
+    let mut taints = taints.to_vec();
+    for change in what_if {
+        match change {
+            WhatIf::Taint(new) => {
+                let new = new.clone().with_time_added(now);
+                match taints.iter_mut().find(|t| t.key == new.key && t.effect == new.effect) {
+                    Some(existing) => *existing = new,
+                    None => taints.push(new),
+                }
+            }
+            WhatIf::RemoveTaint { key, effect } => {
+                taints.retain(|t| *t.key != **key || effect.as_ref().is_some_and(|e| *e != t.effect));
+            }
+        }
+    }
+    taints.into()
+}

@@ -1,0 +1,68 @@
+//! The seam between `run` and the cluster: an [`Evictor`] makes one deletion attempt and writes one
+//! event at a time; [`Outcome`] says how an attempt ended, [`Notice`] which event to write. The
+//! cluster layer implements it (`cluster::KubeEvictor`), and so do the tests' recorders.
+
+use std::future::Future;
+
+use super::Throttle;
+use crate::engine::model::PodRef;
+use crate::metrics::FailureReason;
+
+/// How one deletion attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The pod was deleted (or, in a dry run, would have been).
+    Deleted,
+    /// The pod was already gone, or a replacement holds its name (UID precondition failed).
+    Gone(String),
+    /// A PodDisruptionBudget refused the eviction (`--mode evict`): a refusal for this pod only,
+    /// retried with its own backoff until the budget allows it.
+    Blocked {
+        /// The budget, `NAMESPACE/NAME`.
+        budget: String,
+        /// What the server said, in one line.
+        message: String,
+    },
+    /// The attempt failed; it is worth trying again.
+    Failed {
+        /// The kind of failure (the metrics' label).
+        reason: FailureReason,
+        /// What went wrong, in one line.
+        message: String,
+    },
+}
+
+/// The events upstream emits around a deletion, and the one `--mode evict` adds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Notice {
+    /// `Marking for deletion Pod NS/NAME`, when a deletion fires.
+    Marking,
+    /// `Cancelling deletion of Pod NS/NAME`, when a live timer is cancelled.
+    Cancelling,
+    /// A PodDisruptionBudget (`NAMESPACE/NAME`) refuses the pod's eviction; sent when a pod becomes
+    /// blocked by a budget, not at every retry.
+    Blocked {
+        /// The budget, `NAMESPACE/NAME`.
+        budget: String,
+    },
+}
+
+/// Where deletions and their events go: the cluster, a dry run, or a test's recorder.
+pub trait Evictor: Clone + Send + Sync + 'static {
+    /// Whether nothing is written.
+    fn is_dry_run(&self) -> bool;
+    /// One attempt to delete the pod (its UID is the precondition).
+    fn evict(&self, pod: &PodRef) -> impl Future<Output = Outcome> + Send;
+    /// Records an event about the pod; failures are the evictor's to log. `run` calls it from one
+    /// task, one event at a time, in the order they were sent ([`super::notices`]).
+    fn notify(&self, pod: &PodRef, notice: Notice) -> impl Future<Output = ()> + Send;
+    /// Writes what the evictor holds back (the counts of event series), when `run` stops.
+    fn flush(&self) -> impl Future<Output = ()> + Send {
+        async {}
+    }
+    /// The limiter its writes go through, if any: a failed attempt the server pushed back on is
+    /// retried when the pushback ends, not after the backoff.
+    fn throttle(&self) -> Option<&Throttle> {
+        None
+    }
+}
