@@ -1,4 +1,4 @@
-//! Every example of the README is a test.
+//! Every example of the README and of `docs/` is a test.
 //!
 //! Offline: each `console` block's `$ kubectl taint-evict …` line that reads a file of this repository
 //! (`-f examples/…`, `-f tests/data/…`) is run, and what it prints is compared with the page, stdout
@@ -15,6 +15,20 @@ use std::path::Path;
 
 use crate::support::terminal::Pty;
 use crate::util::{command, repo, run_command};
+
+/// The README and every page of `docs/`, by their path in the repository, with their text.
+pub(crate) fn pages() -> Vec<(String, String)> {
+    let mut paths = vec!["README.md".to_owned()];
+    let mut docs: Vec<String> = std::fs::read_dir(repo().join("docs"))
+        .expect("docs/")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .map(|path| format!("docs/{}", path.file_name().and_then(|n| n.to_str()).expect("a UTF-8 name")))
+        .collect();
+    docs.sort();
+    paths.extend(docs);
+    paths.into_iter().map(|path| (path.clone(), std::fs::read_to_string(repo().join(&path)).expect("a page"))).collect()
+}
 
 /// One example: the command line, what the page shows under it, and the exit code it shows.
 pub(crate) struct Example {
@@ -91,50 +105,51 @@ fn offline(command: &str) -> Option<(Vec<String>, Option<&str>, Option<usize>)> 
 }
 
 #[test]
-fn every_offline_example_of_the_readme_prints_what_the_page_shows() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
+fn every_offline_example_of_the_docs_prints_what_the_page_shows() {
     let mut ran = 0;
     let mut wrong = Vec::new();
-    for example in examples(&readme) {
-        let Some((args, columns, head)) = offline(&example.command) else { continue };
-        let mut binary = command();
-        binary.current_dir(repo()).args(&args);
-        if let Some(columns) = columns {
-            binary.env("COLUMNS", columns);
-        }
-        let result = run_command(&mut binary, None);
-        ran += 1;
-        // A failure prints on stderr only; a success its diagnostics there.
-        let is_diagnostic = |line: &&String| {
-            example.code != 0 || ["warning: ", "error: ", "hint: "].iter().any(|p| line.starts_with(p))
-        };
-        let (stderr, stdout): (Vec<&String>, Vec<&String>) = example.shown.iter().partition(is_diagnostic);
-        let mut printed: Vec<&str> = result.stdout.lines().collect();
-        let mut shown: Vec<&str> = stdout.iter().map(|line| line.as_str()).collect();
-        // A last line `…` says the page shows the beginning only.
-        let cut = if shown.last() == Some(&"…") {
-            shown.pop();
-            Some(shown.len())
-        } else {
-            None
-        };
-        if let Some(n) = head.or(cut) {
-            printed.truncate(n);
-        }
-        let diagnostics: Vec<&str> = result.stderr.lines().collect();
-        let shown_diagnostics: Vec<&str> = stderr.iter().map(|line| line.as_str()).collect();
-        if printed != shown || diagnostics != shown_diagnostics || result.code != example.code {
-            wrong.push(format!(
-                "README.md:{}: $ {}\n--- the page shows (exit {}):\n{}\n{}\n--- it prints (exit {}):\n{}\n{}",
-                example.line,
-                example.command,
-                example.code,
-                shown.join("\n"),
-                shown_diagnostics.join("\n"),
-                result.code,
-                printed.join("\n"),
-                result.stderr.trim_end()
-            ));
+    for (page, text) in pages() {
+        for example in examples(&text) {
+            let Some((args, columns, head)) = offline(&example.command) else { continue };
+            let mut binary = command();
+            binary.current_dir(repo()).args(&args);
+            if let Some(columns) = columns {
+                binary.env("COLUMNS", columns);
+            }
+            let result = run_command(&mut binary, None);
+            ran += 1;
+            // A failure prints on stderr only; a success its diagnostics there.
+            let is_diagnostic = |line: &&String| {
+                example.code != 0 || ["warning: ", "error: ", "hint: "].iter().any(|p| line.starts_with(p))
+            };
+            let (stderr, stdout): (Vec<&String>, Vec<&String>) = example.shown.iter().partition(is_diagnostic);
+            let mut printed: Vec<&str> = result.stdout.lines().collect();
+            let mut shown: Vec<&str> = stdout.iter().map(|line| line.as_str()).collect();
+            // A last line `…` says the page shows the beginning only.
+            let cut = if shown.last() == Some(&"…") {
+                shown.pop();
+                Some(shown.len())
+            } else {
+                None
+            };
+            if let Some(n) = head.or(cut) {
+                printed.truncate(n);
+            }
+            let diagnostics: Vec<&str> = result.stderr.lines().collect();
+            let shown_diagnostics: Vec<&str> = stderr.iter().map(|line| line.as_str()).collect();
+            if printed != shown || diagnostics != shown_diagnostics || result.code != example.code {
+                wrong.push(format!(
+                    "{page}:{}: $ {}\n--- the page shows (exit {}):\n{}\n{}\n--- it prints (exit {}):\n{}\n{}",
+                    example.line,
+                    example.command,
+                    example.code,
+                    shown.join("\n"),
+                    shown_diagnostics.join("\n"),
+                    result.code,
+                    printed.join("\n"),
+                    result.stderr.trim_end()
+                ));
+            }
         }
     }
     assert!(ran >= 10, "only {ran} offline examples found: is the page's format what this test reads?");
@@ -151,6 +166,7 @@ fn examples_are_read_from_console_blocks_with_their_exit_codes() {
     assert!(offline(&found[0].command).is_some());
     assert!(offline(&found[1].command).is_none(), "x.json is no file of the repository");
     assert!(Path::new(&repo()).join("README.md").is_file());
+    assert!(pages().iter().any(|(page, _)| page == "docs/run.md"), "the docs' pages are read too");
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -314,55 +330,58 @@ fn live_output(fake: &FakeCluster, example: &Example) -> (Vec<String>, Option<i3
 }
 
 #[test]
-fn every_live_example_of_the_readme_prints_what_the_page_shows_against_its_fake_cluster() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
-    assert!(readme.contains(&format!("`{TYPED}`")), "the page says what to type into the fake cluster");
+fn every_live_example_of_the_docs_prints_what_the_page_shows_against_their_fake_cluster() {
+    let pages = pages();
+    let typed = format!("`{TYPED}`");
+    assert!(pages.iter().any(|(_, text)| text.contains(&typed)), "a page says what to type into the fake cluster");
     let mut fake = FakeCluster::start();
     fake.type_line(TYPED);
     let dir = crate::util::scratch("readme-live");
     let bin = crate::complete_names::plugin_dir(&dir);
     let mut ran = 0;
     let mut wrong = Vec::new();
-    for example in examples(&readme) {
-        // Offline examples are the test above's; an error of another cluster (RBAC, a context, a server
-        // that cannot be reached) is the test the page's table of errors names; a dump of a real
-        // control plane's incident is compared with the page by the test that made it
-        // (`tests/real_apiserver/lifecycle.rs`).
-        let elsewhere = offline(&example.command).is_some()
-            || example.command.starts_with("kubectl get ")
-            || example.command.contains(" -f ")
-            || example.shown.first().is_some_and(|line| line.starts_with("error: "));
-        if elsewhere {
-            continue;
-        }
-        let (printed, code) =
-            if example.command.starts_with("cargo run --example fake_cluster -- examples/incident.json") {
-                (fake.printed.clone(), None)
-            } else if let Some(words) = example.command.strip_prefix("kubectl __complete ") {
-                let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-                let output = std::process::Command::new("kubectl")
-                    .arg("__complete")
-                    .args(words.split_whitespace().map(|w| if w == "\"\"" { "" } else { w }))
-                    .env("PATH", path)
-                    .env("HOME", &dir)
-                    .env("KUBECONFIG", &fake.kubeconfig)
-                    .output()
-                    .expect("kubectl runs");
-                (String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect(), output.status.code())
-            } else if example.command.starts_with("kubectl taint-evict ") {
-                live_output(&fake, &example)
-            } else {
+    for (page, text) in &pages {
+        for example in examples(text) {
+            // Offline examples are the test above's; an error of another cluster (RBAC, a context, a server
+            // that cannot be reached) is the test the page's table of errors names; a dump of a real
+            // control plane's incident is compared with the page by the test that made it
+            // (`tests/real_apiserver/lifecycle.rs`).
+            let elsewhere = offline(&example.command).is_some()
+                || example.command.starts_with("kubectl get ")
+                || example.command.contains(" -f ")
+                || example.shown.first().is_some_and(|line| line.starts_with("error: "));
+            if elsewhere {
                 continue;
-            };
-        ran += 1;
-        if !shows(&printed, &example.shown) || code.is_some_and(|code| code != 0) {
-            wrong.push(format!(
-                "README.md:{}: $ {}\n--- the page shows:\n{}\n--- it prints (exit {code:?}):\n{}",
-                example.line,
-                example.command,
-                example.shown.join("\n"),
-                printed.join("\n")
-            ));
+            }
+            let (printed, code) =
+                if example.command.starts_with("cargo run --example fake_cluster -- examples/incident.json") {
+                    (fake.printed.clone(), None)
+                } else if let Some(words) = example.command.strip_prefix("kubectl __complete ") {
+                    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+                    let output = std::process::Command::new("kubectl")
+                        .arg("__complete")
+                        .args(words.split_whitespace().map(|w| if w == "\"\"" { "" } else { w }))
+                        .env("PATH", path)
+                        .env("HOME", &dir)
+                        .env("KUBECONFIG", &fake.kubeconfig)
+                        .output()
+                        .expect("kubectl runs");
+                    (String::from_utf8_lossy(&output.stdout).lines().map(str::to_owned).collect(), output.status.code())
+                } else if example.command.starts_with("kubectl taint-evict ") {
+                    live_output(&fake, &example)
+                } else {
+                    continue;
+                };
+            ran += 1;
+            if !shows(&printed, &example.shown) || code.is_some_and(|code| code != 0) {
+                wrong.push(format!(
+                    "{page}:{}: $ {}\n--- the page shows:\n{}\n--- it prints (exit {code:?}):\n{}",
+                    example.line,
+                    example.command,
+                    example.shown.join("\n"),
+                    printed.join("\n")
+                ));
+            }
         }
     }
     assert!(ran >= 5, "only {ran} live examples found: is the page's format what this test reads?");

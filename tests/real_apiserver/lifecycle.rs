@@ -243,19 +243,21 @@ fn plan_and_table(what: &str, dump: &str, now: i128, kcm: &[&str]) -> (Value, St
     (serde_json::from_str(&json).expect("plan prints JSON"), table)
 }
 
-/// Asserts that the README's walkthrough example `which` (0: before the taint, 1: after) is the command
-/// run here and shows what it printed (`table`), times and durations aside.
+/// Asserts that the docs' walkthrough example `which` (0: before the taint, 1: after;
+/// `docs/node-lifecycle.md`) is the command run here and shows what it printed (`table`), times and
+/// durations aside.
 fn the_readme_shows(which: usize, table: &str, kcm: &[&str]) {
     use crate::readme_examples::{examples, shows};
-    let readme = std::fs::read_to_string(crate::util::repo().join("README.md")).expect("README.md");
+    let page = "docs/node-lifecycle.md";
+    let readme = std::fs::read_to_string(crate::util::repo().join(page)).expect("the page");
     let command = format!("kubectl taint-evict plan -f dump.json {} {SILENT_AFTER}", kcm.join(" "));
     let walkthrough: Vec<_> = examples(&readme).into_iter().filter(|e| e.command == command).collect();
-    assert_eq!(walkthrough.len(), 2, "the README's walkthrough runs `{command}` twice");
+    assert_eq!(walkthrough.len(), 2, "{page}'s walkthrough runs `{command}` twice");
     let example = &walkthrough[which];
     let printed: Vec<String> = table.lines().map(str::to_owned).collect();
     assert!(
         shows(&printed, &example.shown),
-        "README.md:{} shows:\n{}\n--- plan printed:\n{table}",
+        "{page}:{} shows:\n{}\n--- plan printed:\n{table}",
         example.line,
         example.shown.join("\n")
     );
