@@ -1,4 +1,5 @@
-//! `plan` and `explain`: snapshot → replay → output.
+//! `plan` and `explain`: one pipeline (snapshot → checks → the lifecycle prediction → replay →
+//! predicted taints and stuck pods shown), then each its output.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
@@ -7,7 +8,7 @@ use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::explain::explain as match_taints;
 use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled};
 use crate::engine::model::Taint;
-use crate::engine::plan::{mark_stuck, show_in_plan};
+use crate::engine::plan::{Plan, mark_stuck, show_in_plan};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::engine::{
@@ -210,69 +211,105 @@ fn evaluated_at(input: &super::config::Input, loaded: &Loaded) -> (Timestamp, Op
     (now, clock)
 }
 
+/// What `plan` and `explain` share, in order: the lifecycle flags' warnings, the snapshot and the
+/// evaluation instant, the dump's checks, and the node lifecycle controller's prediction.
+struct Prepared {
+    loaded: Loaded,
+    now: Timestamp,
+    clock: Option<ClockDoc>,
+    flags: crate::engine::lifecycle::Flags,
+    lifecycle: Option<Foreseen>,
+    from_dump: bool,
+}
+
+impl Prepared {
+    /// Loads what `want` needs; for `plan` (`Want::Nodes`), a dump without nodes is refused first.
+    fn load(input: &super::config::Input, config: &Lifecycle, want: Want<'_>) -> Result<(Self, String)> {
+        for warning in config.warnings() {
+            eprintln!("warning: {warning}");
+        }
+        let wants_nodes = matches!(want, Want::Nodes(_));
+        let (fixed, silent_after) = (input.now, config.silent_after);
+        let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
+        let (mut loaded, namespace) = load(input, want, &unsettled)?;
+        let (now, clock) = evaluated_at(input, &loaded);
+        let from_dump = input.file.is_some();
+        if from_dump && wants_nodes && loaded.snapshot.nodes.is_empty() {
+            return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
+        }
+        if from_dump {
+            check_unique(&loaded.snapshot, &loaded.origin)?;
+        }
+        let flags = config.flags(loaded.minor);
+        let lifecycle = foresee(&mut loaded, !from_dump, now, config);
+        Ok((Self { loaded, now, clock, flags, lifecycle, from_dump }, namespace))
+    }
+
+    /// The nodes the controller is expected to act on (taint, or hold a taint back).
+    fn foreseen(&self) -> HashSet<&str> {
+        let nodes = self.lifecycle.iter().flat_map(|lifecycle| lifecycle.prediction.iter()).flat_map(|p| &p.nodes);
+        nodes.filter(|n| n.taint.is_some() || n.held.is_some()).map(|n| n.name.as_str()).collect()
+    }
+
+    /// The replay of the `selected` nodes with `what_if` at `now`; the prediction shown in it when the
+    /// controller is expected to act somewhere (a dump of a healthy cluster, or of taints already
+    /// added, keeps the document it always had); the pods stuck terminating marked.
+    fn replay(&self, selected: &[usize], what_if: &[WhatIf]) -> Plan<'_> {
+        let snapshot = &self.loaded.snapshot;
+        let mut plan = replay(snapshot, selected, what_if, self.now);
+        if let Some(lifecycle) = self.lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
+            && let Some(prediction) = &lifecycle.prediction
+        {
+            show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
+        }
+        let grace = self.flags.node_monitor_grace_period;
+        match &self.lifecycle {
+            Some(lifecycle) => mark_stuck(&mut plan, &lifecycle.observation.nodes, grace),
+            None => mark_stuck(&mut plan, &taints_only(snapshot), grace),
+        }
+        plan
+    }
+
+    /// What the input lacked for the prediction, as a warning to print after the answer.
+    fn take_lacks(&mut self) -> Option<String> {
+        self.lifecycle.as_mut().and_then(|lifecycle| lifecycle.lacks.take())
+    }
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanConfig) -> Result<()> {
-    for warning in args.lifecycle.warnings() {
-        eprintln!("warning: {warning}");
-    }
     let what_if = &args.input.what_if;
     let selection = match (&args.selector, args.nodes.is_empty()) {
         (Some(selector), _) => NodeSelection::Labels(selector.clone()),
         (None, false) => NodeSelection::Named(args.nodes.clone()),
         (None, true) => NodeSelection::Tainted,
     };
-    let fixed = args.input.now;
-    let silent_after = args.lifecycle.silent_after;
-    let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
-    let (mut loaded, _) = load(&args.input, Want::Nodes(&selection), &unsettled)?;
-    let (now, clock) = evaluated_at(&args.input, &loaded);
-    let from_dump = args.input.file.is_some();
-    if from_dump && loaded.snapshot.nodes.is_empty() {
-        return Err(Error::IncompleteDump { path: loaded.origin, kind: "Node" });
-    }
-    if from_dump {
-        check_unique(&loaded.snapshot, &loaded.origin)?;
-    }
-    let lifecycle = foresee(&mut loaded, !from_dump, now, &args.lifecycle);
-    let foreseen: HashSet<&str> = lifecycle.as_ref().map_or_else(HashSet::new, |lifecycle| {
-        let nodes = lifecycle.prediction.iter().flat_map(|p| &p.nodes);
-        nodes.filter(|n| n.taint.is_some() || n.held.is_some()).map(|n| n.name.as_str()).collect()
-    });
-    let selected = select(&loaded.snapshot, &args.nodes, args.selector.as_ref(), &foreseen, &loaded.origin)?;
+    let (mut prepared, _) = Prepared::load(&args.input, &args.lifecycle, Want::Nodes(&selection))?;
+    let lacks = prepared.take_lacks();
+    let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);
+    let selected = select(snapshot, &args.nodes, args.selector.as_ref(), &prepared.foreseen(), origin)?;
     if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
-        return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: loaded.origin });
+        return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: origin.clone() });
     }
     // A tainted node without pods is a real answer, but a dump without a single pod is one written
     // without `pods`: "No pods." would be a false all-clear.
-    if from_dump && !selected.is_empty() && loaded.snapshot.pods.is_empty() {
-        return Err(Error::IncompleteDump { path: loaded.origin, kind: "Pod" });
+    if prepared.from_dump && !selected.is_empty() && snapshot.pods.is_empty() {
+        return Err(Error::IncompleteDump { path: origin.clone(), kind: "Pod" });
     }
-    for warning in unmatched_removals(&loaded.snapshot, &selected, what_if) {
+    for warning in unmatched_removals(snapshot, &selected, what_if) {
         eprintln!("warning: {}", printable(&warning));
     }
-    let mut plan = replay(&loaded.snapshot, &selected, what_if, now);
-    // The node fields and zones are shown when the controller is expected to act somewhere: a
-    // dump of a healthy cluster (or of taints already added) keeps the document it always had.
-    if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
-        && let Some(prediction) = &lifecycle.prediction
-    {
-        show_in_plan(&mut plan, &loaded.snapshot, &lifecycle.observation.nodes, prediction);
-    }
-    let grace = args.lifecycle.flags(loaded.minor).node_monitor_grace_period;
-    match &lifecycle {
-        Some(lifecycle) => mark_stuck(&mut plan, &lifecycle.observation.nodes, grace),
-        None => mark_stuck(&mut plan, &taints_only(&loaded.snapshot), grace),
-    }
+    let mut plan = prepared.replay(&selected, what_if);
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
             node.pods.retain(|p| p.key().namespace() == namespace);
         }
     }
-    let live = loaded.read.map(|read| Live { read, clock });
+    let live = prepared.loaded.read.map(|read| Live { read, clock: prepared.clock });
     let mut out = BufWriter::new(std::io::stdout().lock());
     render_plan_view(&plan, args.format, &args.view, live.as_ref(), &mut out)?;
     out.flush()?;
-    if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
+    if let Some(lacks) = lacks {
         eprintln!("warning: {lacks}");
     }
     Ok(())
@@ -280,21 +317,10 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
 
 /// `kubectl taint-evict explain`.
 pub fn explain(args: &ExplainConfig) -> Result<()> {
-    for warning in args.lifecycle.warnings() {
-        eprintln!("warning: {warning}");
-    }
-    let fixed = args.input.now;
-    let silent_after = args.lifecycle.silent_after;
-    let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
-    let (mut loaded, namespace) = load(&args.input, Want::Pod(args.namespace.as_deref(), &args.pod), &unsettled)?;
-    let (now, clock) = evaluated_at(&args.input, &loaded);
-    let from_dump = args.input.file.is_some();
-    if from_dump {
-        check_unique(&loaded.snapshot, &loaded.origin)?;
-    }
-    let flags = args.lifecycle.flags(loaded.minor);
-    let lifecycle = foresee(&mut loaded, !from_dump, now, &args.lifecycle);
-    let snapshot = &loaded.snapshot;
+    let want = Want::Pod(args.namespace.as_deref(), &args.pod);
+    let (mut prepared, namespace) = Prepared::load(&args.input, &args.lifecycle, want)?;
+    let lacks = prepared.take_lacks();
+    let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);
     let pod_name = format!("{namespace}/{}", args.pod);
     let pod =
         snapshot.pods.iter().find(|p| p.pod.key.namespace() == namespace && p.pod.key.name() == args.pod).ok_or_else(
@@ -308,7 +334,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
                 elsewhere.sort();
                 elsewhere.dedup();
                 let source = if args.namespace.is_some() { Source::Flag } else { Source::Dump };
-                let error = Error::PodNotFound { pod: pod_name.clone(), input: loaded.origin.clone() };
+                let error = Error::PodNotFound { pod: pod_name.clone(), input: origin.clone() };
                 Error::Hinted { error: Box::new(error), hint: pod_hint(&args.pod, &namespace, source, &elsewhere) }
             },
         )?;
@@ -317,18 +343,8 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         .nodes
         .iter()
         .position(|n| n.name == node_name)
-        .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: loaded.origin.clone() })?;
-    let mut plan = replay(snapshot, &[node], &args.input.what_if, now);
-    if let Some(lifecycle) = lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
-        && let Some(prediction) = &lifecycle.prediction
-    {
-        show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
-    }
-    let grace = flags.node_monitor_grace_period;
-    match &lifecycle {
-        Some(lifecycle) => mark_stuck(&mut plan, &lifecycle.observation.nodes, grace),
-        None => mark_stuck(&mut plan, &taints_only(snapshot), grace),
-    }
+        .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: origin.clone() })?;
+    let plan = prepared.replay(&[node], &args.input.what_if);
     let node_plan = &plan.nodes[0];
     let pod_plan =
         node_plan.pods.iter().find(|p| std::ptr::eq(p.pod, pod)).expect("the replay reports every pod of the node");
@@ -338,7 +354,8 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         _ => None,
     };
     let before_taint = node_plan.lifecycle.as_ref().map(|node| {
-        let zone = lifecycle
+        let zone = prepared
+            .lifecycle
             .as_ref()
             .and_then(|l| l.prediction.as_ref())
             .and_then(|p| p.zones.iter().find(|z| z.zone == node.forecast.zone).cloned());
@@ -346,17 +363,17 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
             let predicted = Taint::new(taint.key.key(), "", crate::engine::model::Effect::NoExecute);
             match_taints(&[predicted], &pod.pod.tolerations).remove(0).used
         });
-        BeforeTaint { node, zone, flags, used: predicted.flatten() }
+        BeforeTaint { node, zone, flags: prepared.flags, used: predicted.flatten() }
     });
     let explanation = Explanation {
-        now,
+        now: prepared.now,
         node: &node_name,
         tolerations: &pod.pod.tolerations,
         plan: pod_plan,
         matches,
         window,
         before_taint,
-        clock,
+        clock: prepared.clock,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {
@@ -365,7 +382,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,
     }
     out.flush()?;
-    if let Some(lacks) = lifecycle.and_then(|lifecycle| lifecycle.lacks) {
+    if let Some(lacks) = lacks {
         eprintln!("warning: {lacks}");
     }
     Ok(())
