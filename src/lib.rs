@@ -11,6 +11,7 @@
 //!   snapshot `plan` reads, its replay and the plan it makes, the node lifecycle prediction. Everything
 //!   that decides when a pod dies. It depends on std only: Cargo keeps it from the rest.
 //! - [`selector`]: label selectors (`-l`), parsed and matched as the API server does. Uses nothing.
+//! - [`words`]: text made safe to print, and durations, for every layer's messages. Uses nothing.
 //! - [`decode`]: the one way objects come in: dumps, list pages, single objects and watch events,
 //!   decoded into the engine's model with one set of rules. Uses the engine's model.
 //! - [`output`]: renders plans, explanations and `run`'s events as tables, JSON and YAML to any
@@ -37,3 +38,4 @@ pub mod metrics;
 pub mod output;
 pub mod runtime;
 pub mod selector;
+pub mod words;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use taint_evict::cli::{COMPLETE, Cli, complete, run};
 use taint_evict::error::EXIT_OK;
-use taint_evict::output::human::printable;
+use taint_evict::words::printable;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();

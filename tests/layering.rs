@@ -88,8 +88,16 @@ fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
 }
 
 #[test]
+fn the_cluster_layer_uses_nothing_of_the_renderers_or_the_command_line() {
+    // See: issue 28. `cluster/snapshot.rs` wrote its messages with `output::human`.
+    let outside: Vec<String> =
+        reaches_outside("cluster", &["cluster", "decode", "engine", "metrics", "runtime", "selector", "words"]);
+    assert!(outside.is_empty(), "src/cluster may not use output or cli:\n{}", outside.join("\n"));
+}
+
+#[test]
 fn output_uses_only_the_engine_and_runs_events() {
-    let outside: Vec<String> = reaches_outside("output", &["engine", "output"])
+    let outside: Vec<String> = reaches_outside("output", &["engine", "output", "words"])
         .into_iter()
         .filter(|path| !path.contains(": crate::runtime::report"))
         .collect();

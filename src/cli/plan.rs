@@ -17,9 +17,9 @@ use crate::engine::{
 };
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
-use crate::output::human::printable;
 use crate::output::{ClockDoc, Live, render_plan_view};
 use crate::selector::Selector;
+use crate::words::printable;
 
 use super::ExplainFormat;
 use super::config::{ExplainConfig, Lifecycle, PlanConfig};

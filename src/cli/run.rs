@@ -244,7 +244,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let connection = cluster::connect(&args.connect).await?;
     if std::io::stderr().is_terminal() {
         // Nothing else is printed until the server answers (or --request-timeout runs out).
-        eprintln!("connecting to {}…", crate::output::human::printable(&connection.server));
+        eprintln!("connecting to {}…", crate::words::printable(&connection.server));
     }
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
     cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str())).await?;

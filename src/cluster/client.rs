@@ -156,9 +156,9 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     {
         // As kubectl: the kubeconfig's `installHint` says how to get it.
         let hint = exec.install_hint.as_deref().and_then(|hint| hint.lines().map(str::trim).find(|l| !l.is_empty()));
-        let hint = hint.map(|hint| format!(": {}", crate::output::human::printable(hint))).unwrap_or_default();
+        let hint = hint.map(|hint| format!(": {}", crate::words::printable(hint))).unwrap_or_default();
         let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
-        let reason = format!("the exec plugin \"{}\" is not installed{hint}", crate::output::human::printable(command));
+        let reason = format!("the exec plugin \"{}\" is not installed{hint}", crate::words::printable(command));
         return Err(ClusterError::Credentials { server, reason });
     }
     // The limit bounds each whole request in `Connection::send`; only connecting is bounded here, so

@@ -290,7 +290,7 @@ fn credentials_reason(error: &kube::client::AuthError) -> String {
             match said.lines().map(str::trim).rfind(|line| !line.is_empty()) {
                 Some(line) => {
                     let line: String = line.chars().take(300).collect();
-                    format!("the exec plugin failed ({}): {}", out.status, crate::output::human::printable(&line))
+                    format!("the exec plugin failed ({}): {}", out.status, crate::words::printable(&line))
                 }
                 None => format!("the exec plugin failed ({})", out.status),
             }

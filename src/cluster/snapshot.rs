@@ -59,7 +59,7 @@ impl Connection {
                 server: self.server.clone(),
                 verb,
                 resource: resource.to_owned(),
-                after: crate::output::human::std_duration(limit),
+                after: crate::words::std_duration(limit),
             })?,
             None => call.await,
         };

@@ -1,10 +1,7 @@
 //! Times and durations for people: RFC 3339 instants and `in 4m 30s` / `overdue by 12s`.
 
-use std::borrow::Cow;
-use std::fmt::Write as _;
-use std::time::Duration;
-
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+pub use crate::words::{duration, printable, printable_display, std_duration};
 
 /// RFC 3339 in UTC (`Z`), with a fraction only when the instant has one.
 #[must_use]
@@ -139,27 +136,6 @@ pub fn compact_countdown(deadline: Option<Timestamp>, now: Timestamp) -> String 
     }
 }
 
-/// A duration in days, hours, minutes and seconds (`1d 8h 3m 2s`), whole seconds, or milliseconds
-/// below one second (`250ms`): one set of unit letters everywhere, at any size (humantime would
-/// say `1day 8h` and `3years 2months`).
-#[must_use]
-pub fn duration(nanos: u128) -> String {
-    let nanos_per_second = NANOS_PER_SECOND as u128;
-    if nanos < nanos_per_second {
-        return format!("{}ms", nanos / 1_000_000);
-    }
-    let seconds = nanos / nanos_per_second;
-    let parts = [(seconds / 86_400, "d"), (seconds / 3600 % 24, "h"), (seconds / 60 % 60, "m"), (seconds % 60, "s")];
-    let shown: Vec<String> = parts.iter().filter(|(n, _)| *n > 0).map(|(n, unit)| format!("{n}{unit}")).collect();
-    shown.join(" ")
-}
-
-/// A [`Duration`] as [`duration`] writes it (`5s`, `1m 30s`).
-#[must_use]
-pub fn std_duration(value: Duration) -> String {
-    duration(value.as_nanos())
-}
-
 /// `in 4m 30s`, `overdue by 12s`, `now`, or `-` without a deadline.
 #[must_use]
 pub fn countdown(deadline: Option<Timestamp>, now: Timestamp) -> String {
@@ -172,61 +148,11 @@ pub fn countdown(deadline: Option<Timestamp>, now: Timestamp) -> String {
     }
 }
 
-/// `text` with every control character (C0, DEL, C1) and every bidirectional-text control escaped
-/// as Rust writes them (`\n`, `\u{1b}`, `\u{202e}`): names, taint keys and messages come from dumps
-/// and servers, and printed raw they could break rows or send escape sequences to the terminal.
-#[must_use]
-pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unprintable) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if is_unprintable(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// [`printable`] of anything displayable.
-#[must_use]
-pub fn printable_display(value: &impl std::fmt::Display) -> String {
-    printable(&value.to_string()).into_owned()
-}
-
-/// Control characters, and the marks and overrides that reorder text (the "Trojan Source" set).
-fn is_unprintable(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::Just;
 
     use super::*;
-
-    #[test]
-    fn printable_escapes_control_and_bidi_characters_only() {
-        assert_eq!(printable("web-0 zoné ✓"), "web-0 zoné ✓");
-        assert!(matches!(printable("plain"), Cow::Borrowed(_)));
-        assert_eq!(printable("x\n\u{1b}[31mred\t\r\u{7f}\u{9b}\u{202e}"), r"x\n\u{1b}[31mred\t\r\u{7f}\u{9b}\u{202e}");
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn printable_text_has_no_control_characters(text in proptest::prelude::any::<String>()) {
-            let shown = printable(&text);
-            proptest::prop_assert!(!shown.chars().any(is_unprintable), "{:?}", shown);
-        }
-    }
 
     #[test]
     fn durations_use_one_letter_units_at_any_size() {
@@ -237,7 +163,7 @@ mod tests {
         assert_eq!(duration(90 * second), "1m 30s");
         assert_eq!(duration(second / 4), "250ms");
         assert_eq!(duration(0), "0ms");
-        assert_eq!(std_duration(Duration::from_secs(5)), "5s");
+        assert_eq!(std_duration(std::time::Duration::from_secs(5)), "5s");
     }
 
     #[test]
