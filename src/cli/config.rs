@@ -23,7 +23,7 @@ use crate::selector::Selector;
 
 use super::{
     ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, PlanArgs,
-    PlanOutput, RunArgs, RunFormat, RunMode, SortKey, terminal,
+    PlanOutput, RunArgs, RunFormat, RunMode, SortKey, screen_size,
 };
 
 /// `--request-timeout` when not given (kubectl waits forever by default; a command that may be run
@@ -223,7 +223,7 @@ impl PlanConfig {
         check_view(format, args.summary, args.timeline)?;
         let view = View {
             color: color(args.color),
-            width: terminal::table_width(),
+            width: screen_size::table_width(),
             headers: !args.no_headers,
             summary: args.summary,
             timeline: args.timeline,
@@ -293,7 +293,7 @@ impl ExplainConfig {
             input: Input::new(&args.input),
             format: args.output,
             lifecycle: Lifecycle::new(&args.lifecycle),
-            width: terminal::table_width(),
+            width: screen_size::table_width(),
         }
     }
 }

@@ -10,7 +10,7 @@ mod future;
 pub mod input;
 pub mod plan;
 pub mod run;
-pub mod terminal;
+pub mod screen_size;
 pub mod watch;
 
 use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};

@@ -10,15 +10,15 @@ use super::LogFormat;
 use super::config::{Printing, RunConfig};
 use crate::cluster;
 use crate::cluster::evict::{KubeEvictor, Mode};
-use crate::cluster::foresight;
 use crate::cluster::lease::{self, ElectionConfig, KubeLock};
+use crate::cluster::lifecycle;
 use crate::cluster::timekeeping;
 use crate::cluster::watch::{self, NodeScope};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
+use crate::output::redraw::fit;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
-use crate::output::terminal::fit;
 use crate::runtime::election::{self, Candidate, Periods};
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle, throttle};
@@ -119,7 +119,7 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
 /// Each line is cut to the terminal's width (read at every redraw: it may be resized): a longer
 /// line would wrap onto a second row, and moving back `drawn` lines would leave its first row behind.
 fn redraw(out: &mut impl Write, drawn: usize, lines: &[String]) -> usize {
-    redraw_within(out, drawn, lines, super::terminal::size().columns)
+    redraw_within(out, drawn, lines, super::screen_size::size().columns)
 }
 
 fn redraw_within(out: &mut impl Write, drawn: usize, lines: &[String], columns: usize) -> usize {
@@ -219,18 +219,18 @@ pub(super) async fn foresee_nodes(
         let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message: message.clone() } });
     }
     let shown = match (selector, nodes.is_empty()) {
-        (Some(selector), _) => foresight::Shown::Labels(selector.clone()),
-        (None, false) => foresight::Shown::Named(nodes.to_vec()),
-        (None, true) => foresight::Shown::All,
+        (Some(selector), _) => lifecycle::Shown::Labels(selector.clone()),
+        (None, false) => lifecycle::Shown::Named(nodes.to_vec()),
+        (None, true) => lifecycle::Shown::All,
     };
-    let settings = foresight::Settings {
+    let settings = lifecycle::Settings {
         flags: lifecycle.flags(minor),
         silent_after: lifecycle.silent_after,
         controller: controller?,
         leases: leases.is_ok(),
         shown,
     };
-    foresight::spawn(&connection.client, settings, report.clone(), clock, narrowed);
+    lifecycle::spawn(&connection.client, settings, report.clone(), clock, narrowed);
     Ok(())
 }
 
@@ -334,7 +334,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::terminal::visible_width;
+    use crate::output::redraw::visible_width;
 
     #[test]
     fn live_lines_are_cut_to_the_terminal_width_so_moving_back_over_them_leaves_no_copy() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::config::WatchConfig;
-use super::terminal;
+use super::screen_size;
 use crate::cluster;
 use crate::cluster::timekeeping;
 use crate::cluster::watch::{self, NodeScope};
@@ -18,7 +18,7 @@ use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
-use crate::output::terminal::frame;
+use crate::output::redraw::frame;
 use crate::output::watch::{WatchView, to_json};
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{NodeChange, PodChange};
@@ -126,7 +126,7 @@ impl Printer {
                 }
                 *dirty = false;
                 *drawn_at = Some(now);
-                let size = terminal::size();
+                let size = screen_size::size();
                 frame(&view.render(now, size, *color), size).into_bytes()
             }
         };

@@ -20,7 +20,7 @@ use kube::{Api, Client};
 use serde_json::json;
 
 use super::series::{Series, SeriesCache, Write};
-use super::watched::WatchedPod;
+use super::watch::WatchedPod;
 use crate::engine::model::{PodKey, PodRef, Uid};
 use crate::engine::time::Timestamp;
 use crate::metrics::FailureReason;

@@ -14,17 +14,13 @@ pub mod client;
 mod date;
 pub mod error;
 pub mod evict;
-pub mod foresight;
 pub mod lease;
-mod outage;
-pub mod pod_watch;
+pub mod lifecycle;
 pub mod pushback;
-mod scope;
 pub mod series;
 pub mod snapshot;
 pub mod timekeeping;
 pub mod watch;
-pub mod watched;
 
 pub use client::{ConnectOptions, Connection, ReadFrom, connect};
 pub use error::ClusterError;

@@ -158,7 +158,7 @@ pub fn render_text(e: &Explanation<'_>, width: Option<usize>, out: &mut impl Wri
 /// `line` cut at spaces into parts of at most `width` columns, the parts after the first indented two
 /// columns more than the line; a word longer than that stays whole.
 fn wrap(line: &str, width: usize) -> Vec<String> {
-    if super::terminal::visible_width(line) <= width {
+    if super::redraw::visible_width(line) <= width {
         return vec![line.to_owned()];
     }
     let indent = line.len() - line.trim_start().len();
@@ -167,8 +167,7 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
     let mut current = line[..indent].to_owned();
     let mut empty = true;
     for word in line[indent..].split(' ') {
-        let needed =
-            super::terminal::visible_width(&current) + usize::from(!empty) + super::terminal::visible_width(word);
+        let needed = super::redraw::visible_width(&current) + usize::from(!empty) + super::redraw::visible_width(word);
         if !empty && needed > width {
             parts.push(std::mem::replace(&mut current, continued.clone()));
             empty = true;

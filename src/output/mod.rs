@@ -7,13 +7,13 @@
 //! (`runtime::report`); never the cluster, the decoder or the CLI.
 
 pub mod explain;
-pub mod foreseen;
 pub mod human;
 pub mod json;
+pub mod lifecycle;
+pub mod redraw;
 pub mod run;
 pub mod summary;
 pub mod table;
-pub mod terminal;
 pub mod timeline;
 pub mod watch;
 

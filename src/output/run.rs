@@ -82,7 +82,7 @@ pub fn to_json(report: &Report) -> Value {
         RunEvent::Withdrawn { pod, budget } => json!({"type": "withdrawn", "pod": pod_json(pod), "budget": budget}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
-        RunEvent::Foreseen(forecast) => super::foreseen::to_json(forecast),
+        RunEvent::Foreseen(forecast) => super::lifecycle::to_json(forecast),
         RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
         RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
             "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
@@ -243,7 +243,7 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 format!("the watch of {watch} is back (disconnected since {}, {out_for})", rfc3339_seconds(*since)),
             )
         }
-        RunEvent::Foreseen(forecast) => ("foreseen".into(), super::foreseen::line(forecast)),
+        RunEvent::Foreseen(forecast) => ("foreseen".into(), super::lifecycle::line(forecast)),
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
         RunEvent::Leadership { state, lease, identity, holder, reason } => {
             let text = match (state, holder, reason) {
@@ -441,7 +441,7 @@ impl LiveView {
             lines.push(format!("  … and {} more", next.len() - LIVE_ROWS));
         }
         lines.extend(self.blocked_rows());
-        lines.extend(self.foreseen.values().take(LIVE_ROWS).map(super::foreseen::row));
+        lines.extend(self.foreseen.values().take(LIVE_ROWS).map(super::lifecycle::row));
         if self.foreseen.len() > LIVE_ROWS {
             lines.push(format!("  … and {} more nodes about to be tainted", self.foreseen.len() - LIVE_ROWS));
         }

@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::ColorMode;
 use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::redraw::TermSize;
 use super::run::{pod_json, work_json};
-use super::terminal::TermSize;
 use crate::engine::model::{NodeName, PodKey, PodRef, Taint};
 use crate::engine::observe::{Deletion, Observed, Seen};
 use crate::engine::queue::Work;
@@ -137,7 +137,7 @@ impl WatchView {
     /// Follows what the node lifecycle controller is expected to do to a node (cleared when nothing).
     pub fn foreseen(&mut self, forecast: &crate::engine::lifecycle::NodeForecast) {
         if forecast.taint.is_some() || forecast.held.is_some() {
-            self.foreseen.insert(forecast.name.clone(), super::foreseen::line(forecast));
+            self.foreseen.insert(forecast.name.clone(), super::lifecycle::line(forecast));
         } else {
             self.foreseen.remove(&forecast.name);
         }
@@ -234,14 +234,13 @@ impl WatchView {
             .collect();
         // Columns as wide as what they hold, at least as wide as a countdown and a time of day, so that
         // a countdown ticking does not move them (padding counts the visible text only).
-        let state_width =
-            cells.iter().map(|(state, _)| super::terminal::visible_width(state)).max().unwrap_or(0).max(18);
+        let state_width = cells.iter().map(|(state, _)| super::redraw::visible_width(state)).max().unwrap_or(0).max(18);
         let deadline_width = cells.iter().map(|(_, deadline)| deadline.chars().count()).max().unwrap_or(0).max(9);
         let width = rows.iter().take(fits).map(|row| shown(&row.pod.key).chars().count()).max().unwrap_or(0).max(3);
         let heading = format!("{:<state_width$} {:<deadline_width$}  {:<width$}  NODE", "STATE", "DEADLINE", "POD");
         lines.push(paint(&heading, color, |t| t.dimmed().to_string()));
         for (row, (state, deadline)) in rows.iter().zip(cells) {
-            let pad = state_width.saturating_sub(super::terminal::visible_width(&state));
+            let pad = state_width.saturating_sub(super::redraw::visible_width(&state));
             lines.push(format!(
                 "{state}{} {deadline:<deadline_width$}  {:<width$}  {}",
                 " ".repeat(pad),

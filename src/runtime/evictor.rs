@@ -54,7 +54,7 @@ pub trait Evictor: Clone + Send + Sync + 'static {
     /// One attempt to delete the pod (its UID is the precondition).
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Outcome> + Send;
     /// Records an event about the pod; failures are the evictor's to log. `run` calls it from one
-    /// task, one event at a time, in the order they were sent ([`super::notices`]).
+    /// task, one event at a time, in the order they were sent ([`super::events`]).
     fn notify(&self, pod: &PodRef, notice: Notice) -> impl Future<Output = ()> + Send;
     /// Writes what the evictor holds back (the counts of event series), when `run` stops.
     fn flush(&self) -> impl Future<Output = ()> + Send {

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use super::events::Notifier;
 use super::evictor::{Evictor, Notice, Outcome};
-use super::notices::Notifier;
 use super::{Clock, Throttle};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};

@@ -12,9 +12,9 @@
 
 pub mod clock;
 pub mod election;
+pub mod events;
 pub mod evictor;
 pub mod executor;
-pub mod notices;
 pub mod report;
 pub mod skew;
 pub mod throttle;
@@ -27,9 +27,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 pub use clock::{Clock, Timekeeper};
+pub use events::{Notices, Notifier};
 pub use evictor::{Evictor, Notice, Outcome};
 pub use executor::{Done, Executor, Job, Outlets};
-pub use notices::{Notices, Notifier};
 pub use throttle::{Backlog, Throttle};
 
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};

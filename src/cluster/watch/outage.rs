@@ -11,7 +11,7 @@ use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
-use super::ClusterError;
+use crate::cluster::ClusterError;
 use crate::metrics::Metrics;
 use crate::runtime::Clock;
 use crate::runtime::report::{Report, RunEvent};
@@ -142,10 +142,10 @@ fn watch_reason(error: &watcher::Error) -> String {
         watcher::Error::InitialListFailed(e) | watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
             e
         }
-        other => return super::error::root_cause(other),
+        other => return crate::cluster::error::root_cause(other),
     };
     match kube {
         kube::Error::Api(status) if !status.message.is_empty() => format!("{} ({})", status.message, status.code),
-        other => super::error::root_cause(other),
+        other => crate::cluster::error::root_cause(other),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use crate::output::terminal::TermSize;
+use crate::output::redraw::TermSize;
 
 /// A positive number from an environment variable.
 fn env_size(name: &str) -> Option<usize> {

@@ -4,11 +4,16 @@
 //! bookmarks, re-lists on 410 Gone and backs off on errors (`outage::WatchBackoff`). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are decoded straight into the engine's model
-//! ([`super::watched`]). Which pods are
-//! watched, and kept, follows the node scope ([`pod_watch`]).
+//! ([`decoded`]). Which pods are
+//! watched, and kept, follows the node scope ([`pods`]).
 //!
 //! Owns: the node watch and the start of both. Uses: `pod_watch`, `watched`, `scope`, `outage`,
 //! the runtime's changes and clock.
+
+mod decoded;
+mod outage;
+pub mod pods;
+mod scope;
 
 use std::sync::Arc;
 
@@ -18,13 +23,14 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use super::outage::{Health, backoff};
-use super::pod_watch::{self, Selected};
-pub use super::scope::NodeScope;
-use super::watched::WatchedNode;
 use crate::metrics::Metrics;
 use crate::runtime::report::Report;
 use crate::runtime::{Clock, NodeChange, PodChange};
+use decoded::WatchedNode;
+pub use decoded::WatchedPod;
+use outage::{Health, backoff};
+use pods::Selected;
+pub use scope::NodeScope;
 
 /// How one watch's objects become the runtime's changes.
 struct Adapter<View, Deleted, T, C> {
@@ -96,7 +102,7 @@ pub fn spawn(
     }
     let nodes = watcher::watcher(Api::<WatchedNode>::all(client.clone()), config).backoff(backoff());
     let deleted_scope = scope.clone();
-    let (pod_nodes, selected) = pod_watch::Nodes::of(&scope);
+    let (pod_nodes, selected) = pods::Nodes::of(&scope);
     let adapter = Adapter {
         view: move |node: WatchedNode| Some(node.into_node()).filter(|n| scope.admits(n.name.as_str())),
         deleted: move |node: WatchedNode| {
@@ -118,7 +124,7 @@ pub fn spawn(
     tokio::spawn(forward(nodes, adapter, health, node_tx, observe));
 
     let health = Health::new("pods", report, clock, metrics, fatal_tx);
-    pod_watch::spawn(client, pod_nodes, health, pod_tx);
+    pods::spawn(client, pod_nodes, health, pod_tx);
     Watches { nodes: node_rx, pods: pod_rx, fatal }
 }
 
@@ -130,5 +136,5 @@ pub struct Watches {
     pub pods: mpsc::Receiver<PodChange>,
     /// A failure no retry can mend (the server refuses the request as malformed, forbidden or not
     /// found, or it cannot be built): the command ends with it.
-    pub fatal: mpsc::UnboundedReceiver<super::ClusterError>,
+    pub fatal: mpsc::UnboundedReceiver<crate::cluster::ClusterError>,
 }

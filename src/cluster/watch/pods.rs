@@ -24,9 +24,9 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
+use super::decoded::WatchedPod;
 use super::outage::{Health, backoff};
 use super::scope::NodeScope;
-use super::watched::WatchedPod;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::snapshot::SnapshotPod;
 use crate::runtime::{Clock, PodChange};

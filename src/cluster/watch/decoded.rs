@@ -27,7 +27,8 @@ pub struct WatchedNode {
 }
 
 impl WatchedNode {
-    /// The engine's view of the node.
+    /// The engine's view of the node (the tests compare it).
+    #[cfg(test)]
     #[must_use]
     pub fn node(&self) -> &SnapshotNode {
         &self.node
@@ -210,7 +211,7 @@ mod tests {
     /// reader reads them, and as the full k8s-openapi objects converted.
     #[test]
     fn watched_objects_are_what_the_dump_reader_and_the_full_objects_give() {
-        let text = include_str!("../../examples/incident.json");
+        let text = include_str!("../../../examples/incident.json");
         let from_file = decode::read(text.as_bytes()).expect("the example reads");
         let dump: serde_json::Value = serde_json::from_str(text).expect("JSON");
         let (mut nodes, mut pods) = (Vec::new(), Vec::new());
