@@ -6,6 +6,11 @@
 //! [`Elector`] is the decision, pure: the record read and the time in, the write to attempt out.
 //! [`KubeLock`] carries one attempt out against the API server; the timing (retry period, renew
 //! deadline) is `runtime::election`'s.
+//!
+//! Not a lease crate: `kube-leader-election` judges a lease expired by comparing its `renewTime` with
+//! this machine's wall clock (a skewed clock steals or never takes the lease, the problem
+//! `runtime::skew` exists for), and takes it with a merge patch without a resourceVersion, so two
+//! candidates can both believe they lead. client-go's rules, followed here, avoid both.
 
 use std::time::Duration;
 

@@ -1,4 +1,8 @@
 //! Times and durations for people: RFC 3339 instants and `in 4m 30s` / `overdue by 12s`.
+//!
+//! RFC 3339 is written by hand for the years 0000–9999 (jiff past them): `-o json` writes two or three
+//! instants a pod, and formatting them through jiff's `Display` was a measured part of the document's
+//! cost (BENCHMARKS.md, "What would close the misses", item 4); a property test holds the two to the same text.
 
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 pub use crate::words::{duration, printable, printable_display, std_duration};

@@ -5,6 +5,10 @@
 //! An eviction a PodDisruptionBudget refuses ([`Outcome::Blocked`], `--mode evict`) is retried on a
 //! backoff of its own (5 s doubling to 30 s) and, while it waits, holds no permit: pods blocked by
 //! their budgets never keep other pods from going at their deadlines.
+//!
+//! The doubling is written out (`delay * 2`, capped) rather than taken from kube's watcher backoff:
+//! those delays are part of `run`'s documented behaviour, tested on tokio's paused clock, and jitter
+//! would only make them harder to state.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,10 @@
 //! The engine's lookup tables: pods by key, and shared copies of repeated values.
+//!
+//! Written here rather than taken from a crate, on purpose: this crate depends on nothing (its purity is
+//! a fact Cargo checks), and what a crate would bring is a few lines — [`Fx`] is rustc's `FxHasher` word
+//! step (`rustc-hash` 2 has moved to another function; the replay's figures in BENCHMARKS.md were
+//! measured with this one), and [`PodIndex`] stores 8 bytes a pod where a `HashMap<PodKey, u32>` would
+//! store the key a second time.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};

@@ -5,6 +5,10 @@
 //! spare capacity under one chunk (a doubling `Vec` wastes up to half of itself) and make growth free
 //! of copying. The first chunk grows with the table, so that a small table (an engine replaying one
 //! node) stays small.
+//!
+//! Not the `slab` crate: there the slab picks each value's key, here the engine's numbering does (the
+//! queue and the pod table share one number), and `slab` grows one `Vec` by doubling, which is the
+//! copying and the spare half this avoids (BENCHMARKS.md, "What would close the misses", item 1).
 
 use std::fmt;
 

@@ -1,4 +1,8 @@
 //! [`CompactStr`]: a text of up to 22 bytes kept in the value itself.
+//!
+//! Not `compact_str`: this crate depends on nothing, and what is needed is a fraction of that crate —
+//! an immutable text built once from a dump and compared (no mutation, no formatting into it), in the
+//! same 24 bytes.
 
 use std::cmp::Ordering;
 use std::fmt;
