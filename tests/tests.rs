@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod cli_errors;
+mod comparison_operators;
 mod complete_names;
 mod completions;
 mod explain_chain;

@@ -34,6 +34,9 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// dump, or a `/version` that could not be read).
 pub const DEFAULT_MINOR: u32 = 29;
 
+/// The first minor version with the `Lt`/`Gt` toleration operators (alpha).
+pub const COMPARISON_OPERATORS_MINOR: u32 = 35;
+
 /// The connection options the cluster flags describe.
 #[must_use]
 pub fn connect_options(args: &ClusterArgs) -> ConnectOptions {
@@ -166,6 +169,40 @@ impl Lifecycle {
             ));
         }
         warnings
+    }
+
+    /// Whether `Lt`/`Gt` tolerations match (kube-controller-manager's `TaintTolerationComparisonOperators`
+    /// gate), and whether that was assumed rather than given: given, as given; else on from
+    /// Kubernetes 1.35 (`minor`, the server's; a dump says none: on, as the newest does when a pod
+    /// with such a toleration exists at all), off before.
+    #[must_use]
+    pub fn comparison_operators(&self, minor: Option<u32>) -> (bool, bool) {
+        match self.given.feature_gates.and_then(|gates| gates.comparison_operators) {
+            Some(enabled) => (enabled, false),
+            None => (minor.is_none_or(|minor| minor >= COMPARISON_OPERATORS_MINOR), true),
+        }
+    }
+
+    /// The warning for `pods` pods with `Lt`/`Gt` tolerations, when their matching was assumed.
+    #[must_use]
+    pub fn comparison_warning(&self, pods: usize, minor: Option<u32>) -> Option<String> {
+        let (enabled, assumed) = self.comparison_operators(minor);
+        if pods == 0 || !assumed {
+            return None;
+        }
+        let pods = if pods == 1 { "1 pod has".to_owned() } else { format!("{pods} pods have") };
+        Some(if enabled {
+            format!(
+                "{pods} Lt/Gt tolerations: matched as kube-controller-manager does with its \
+                 TaintTolerationComparisonOperators gate on (the API server admitted them, so its gate is on); if the \
+                 controller's is off, say so with --feature-gates TaintTolerationComparisonOperators=false"
+            )
+        } else {
+            format!(
+                "{pods} Lt/Gt tolerations: they match nothing, as before Kubernetes 1.{COMPARISON_OPERATORS_MINOR}; if the \
+                 controller has the gate on, say so with --feature-gates TaintTolerationComparisonOperators=true"
+            )
+        })
     }
 
     /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`

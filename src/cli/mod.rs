@@ -255,6 +255,19 @@ pub struct LifecycleArgs {
     /// (kubelets renew every 10s).
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "12s", help_heading = "Node lifecycle")]
     pub silent_after: std::time::Duration,
+    /// kube-controller-manager's feature gates this tool follows, in its flag's form:
+    /// `TaintTolerationComparisonOperators=true|false` (the `Lt`/`Gt` toleration operators) [default:
+    /// on from Kubernetes 1.35 and for a dump, where a pod with such a toleration was admitted by an API
+    /// server with the gate on; off before 1.35].
+    #[arg(long, value_name = "GATE=BOOL,…", value_parser = parse_feature_gates, help_heading = "Controller")]
+    pub feature_gates: Option<FeatureGates>,
+}
+
+/// The feature gates given with `--feature-gates` (`None`: not given).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeatureGates {
+    /// `TaintTolerationComparisonOperators`.
+    pub comparison_operators: Option<bool>,
 }
 
 impl Default for LifecycleArgs {
@@ -267,6 +280,7 @@ impl Default for LifecycleArgs {
             unhealthy_zone_threshold: None,
             large_cluster_size_threshold: None,
             silent_after: std::time::Duration::from_secs(12),
+            feature_gates: None,
         }
     }
 }
@@ -493,6 +507,32 @@ fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
         Err(_) => humantime::parse_duration(text).map_err(|e| format!("expected a duration such as 5s or 1m: {e}"))?,
     };
     Ok(duration)
+}
+
+/// `GATE=BOOL[,GATE=BOOL…]` as kube-controller-manager reads `--feature-gates` (Go's `ParseBool`
+/// values); a gate this tool does not follow is refused, as kube-controller-manager refuses an
+/// unknown one.
+fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
+    let mut gates = FeatureGates::default();
+    for pair in text.split(',').map(str::trim).filter(|pair| !pair.is_empty()) {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(format!("missing bool value for {pair} (expected GATE=true|false)"));
+        };
+        let value = match value.trim() {
+            "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
+            "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
+            other => return Err(format!("invalid value of {name}: {other:?} (expected true or false)")),
+        };
+        match name.trim() {
+            "TaintTolerationComparisonOperators" => gates.comparison_operators = Some(value),
+            other => {
+                return Err(format!(
+                    "unrecognized feature gate: {other} (the one this tool follows: TaintTolerationComparisonOperators)"
+                ));
+            }
+        }
+    }
+    Ok(gates)
 }
 
 fn parse_qps(text: &str) -> Result<f64, String> {

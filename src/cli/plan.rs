@@ -240,6 +240,12 @@ impl Prepared {
         if from_dump {
             check_unique(&loaded.snapshot, &loaded.origin)?;
         }
+        // `Lt`/`Gt` tolerations, read as the controller reads them.
+        let (enabled, _) = config.comparison_operators(loaded.minor);
+        let comparing = loaded.snapshot.gate_comparison_operators(enabled);
+        if let Some(warning) = config.comparison_warning(comparing, loaded.minor) {
+            eprintln!("warning: {warning}");
+        }
         let flags = config.flags(loaded.minor);
         let lifecycle = foresee(&mut loaded, !from_dump, now, config);
         Ok((Self { loaded, now, clock, flags, lifecycle, from_dump }, namespace))

@@ -21,7 +21,7 @@ use crate::output::redraw::fit;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
 use crate::runtime::election::{self, Candidate, Periods};
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle, throttle};
+use crate::runtime::{self, Clock, Leadership, PodChange, RunOptions, Sources, Throttle, throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
 pub(super) async fn interrupted() {
@@ -180,6 +180,44 @@ async fn election(
     Ok((Leadership::elected(leading_rx), Some(task)))
 }
 
+/// The pods as kube-controller-manager reads them: `Lt`/`Gt` tolerations match only with its
+/// `TaintTolerationComparisonOperators` gate on (`--feature-gates`, else by the server's version).
+/// When that was assumed, the first list's pods with such tolerations are warned about, once.
+pub(super) fn gate_comparison_operators(
+    mut pods: mpsc::Receiver<PodChange>,
+    lifecycle: &super::config::Lifecycle,
+    minor: Option<u32>,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+) -> mpsc::Receiver<PodChange> {
+    let (enabled, _) = lifecycle.comparison_operators(minor);
+    let lifecycle = lifecycle.clone();
+    let (tx, gated) = mpsc::channel(1024);
+    tokio::spawn(async move {
+        let mut warned = false;
+        while let Some(mut change) = pods.recv().await {
+            match &mut change {
+                PodChange::Listed(list) => {
+                    let comparing =
+                        list.iter_mut().map(|pod| pod.gate_comparison_operators(enabled)).filter(|c| *c).count();
+                    if !warned && let Some(message) = lifecycle.comparison_warning(comparing, minor) {
+                        let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+                        warned = true;
+                    }
+                }
+                PodChange::Applied(pod) => {
+                    pod.gate_comparison_operators(enabled);
+                }
+                PodChange::Deleted(_) => {}
+            }
+            if tx.send(change).await.is_err() {
+                return;
+            }
+        }
+    });
+    gated
+}
+
 /// Starts reporting the unhealthy nodes not yet tainted, with their expected taint windows (the node
 /// lifecycle controller's, predicted as `plan` does; `run` never taints nodes).
 async fn foresee(
@@ -295,6 +333,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let watch::Watches { nodes, pods, mut fatal } =
         watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone());
+    let minor = cluster::snapshot::read_server_minor(&connection).await;
+    let pods = gate_comparison_operators(pods, &args.lifecycle, minor, report_tx.clone(), clock.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
     let evictor = KubeEvictor::new(connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode);

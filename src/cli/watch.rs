@@ -180,8 +180,10 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
     let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
     super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
-    let watch::Watches { mut nodes, mut pods, mut fatal } =
-        watch::spawn(&connection.client, scope(args), report_tx, clock.clone(), Arc::new(Metrics::new()));
+    let watch::Watches { mut nodes, pods, mut fatal } =
+        watch::spawn(&connection.client, scope(args), report_tx.clone(), clock.clone(), Arc::new(Metrics::new()));
+    let minor = cluster::snapshot::read_server_minor(&connection).await;
+    let mut pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
     let mut failure = None;
     let mut observer = Observer::new(controller_acquired);
     let shutdown = super::run::interrupted();

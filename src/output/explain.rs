@@ -10,10 +10,11 @@ use super::json::{API_VERSION, TaintDoc, basis_name, verdict_name};
 use super::table::{short_key, time_of_day, until};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
-use crate::engine::model::{NodeName, Toleration};
+use crate::engine::model::{NodeName, Operator, Taint, Toleration};
 use crate::engine::plan::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
 use crate::engine::time::Timestamp;
-use crate::engine::tolerate::{Mismatch, TolerationWindow};
+
+use crate::engine::tolerate::{Mismatch, TolerationWindow, integer};
 
 /// Everything `explain` reports about one pod.
 #[derive(Debug)]
@@ -131,12 +132,38 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
     lines
 }
 
-fn mismatch_text(why: &Mismatch) -> &'static str {
+/// Why `toleration` does not tolerate `taint`, with the values compared where an operator compares.
+fn mismatch_text(why: &Mismatch, toleration: &Toleration, taint: &Taint) -> String {
+    let op = toleration.operator.as_str();
     match why {
-        Mismatch::Effect => "effect differs",
-        Mismatch::Key => "key differs",
-        Mismatch::Value => "value differs (operator Equal)",
-        Mismatch::Operator => "operator matches nothing (only Equal and Exists do)",
+        Mismatch::Effect => "effect differs".to_owned(),
+        Mismatch::Key => "key differs".to_owned(),
+        Mismatch::Value => "value differs (operator Equal)".to_owned(),
+        Mismatch::NotAnInteger => {
+            let (whose, value) = match integer(&taint.value) {
+                None => ("the taint's", &taint.value),
+                Some(_) => ("the toleration's", &toleration.value),
+            };
+            format!("operator {op} compares integers, and {whose} value {value:?} is not one")
+        }
+        Mismatch::Comparison => {
+            let relation = if toleration.operator == Operator::Lt { "less" } else { "greater" };
+            format!("{} is not {relation} than {} (operator {op})", taint.value, toleration.value)
+        }
+        Mismatch::Operator if matches!(op, "Lt" | "Gt") => format!(
+            "operator {op} matches nothing with kube-controller-manager's TaintTolerationComparisonOperators gate off \
+             (--feature-gates)"
+        ),
+        Mismatch::Operator => "operator matches nothing (only Equal, Exists, Lt and Gt do)".to_owned(),
+    }
+}
+
+/// ` (950 > 750)` when the used toleration compares values, else nothing.
+fn comparison(toleration: &Toleration, taint: &Taint) -> String {
+    match toleration.operator {
+        Operator::Lt => format!(" ({} < {})", taint.value, toleration.value),
+        Operator::Gt => format!(" ({} > {})", taint.value, toleration.value),
+        _ => String::new(),
     }
 }
 
@@ -222,10 +249,14 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     for (n, m) in e.matches.iter().enumerate() {
         writeln!(out, "  {}. {}", n + 1, shown(&m.taint))?;
         for (i, why) in &m.rejected {
-            writeln!(out, "       tolerations[{i}] {}: {}", shown(&e.tolerations[*i]), mismatch_text(why))?;
+            let reason = mismatch_text(why, &e.tolerations[*i], &m.taint);
+            writeln!(out, "       tolerations[{i}] {}: {}", shown(&e.tolerations[*i]), shown(&reason))?;
         }
         match m.used {
-            Some(i) => writeln!(out, "     used: tolerations[{i}] {}", shown(&e.tolerations[i]))?,
+            Some(i) => {
+                let compared = comparison(&e.tolerations[i], &m.taint);
+                writeln!(out, "     used: tolerations[{i}] {}{}", shown(&e.tolerations[i]), shown(&compared))?;
+            }
             None => writeln!(out, "     untolerated: no toleration matches")?,
         }
     }
@@ -372,7 +403,7 @@ struct TaintMatchDoc<'a> {
 #[serde(rename_all = "camelCase")]
 struct RejectedDoc {
     toleration: usize,
-    reason: &'static str,
+    reason: String,
 }
 
 /// Writes the explanation as a JSON document (`kind: EvictionExplanation`).
@@ -413,7 +444,10 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
                 rejected: m
                     .rejected
                     .iter()
-                    .map(|(i, why)| RejectedDoc { toleration: *i, reason: mismatch_text(why) })
+                    .map(|(i, why)| RejectedDoc {
+                        toleration: *i,
+                        reason: mismatch_text(why, &e.tolerations[*i], &m.taint),
+                    })
                     .collect(),
             })
             .collect(),

@@ -330,8 +330,14 @@ pub enum Operator {
     Equal,
     /// `Exists`: any value matches, the toleration's own value is ignored.
     Exists,
-    /// Anything else, including `Lt`/`Gt` (alpha in 1.35, off by default) and misspellings such as
-    /// `exists`: matches no taint (boxed as [`Effect::Other`] is).
+    /// `Lt` (1.35+, gate `TaintTolerationComparisonOperators`): the taint's value, as an integer, is
+    /// less than the toleration's. With the gate off, read it as [`Operator::Other`]
+    /// ([`gate_comparison_operators`]).
+    Lt,
+    /// `Gt` (1.35+, same gate): the taint's value, as an integer, is greater than the toleration's.
+    Gt,
+    /// Anything else, misspellings such as `exists` included: matches no taint (boxed as
+    /// [`Effect::Other`] is).
     Other(Box<String>),
 }
 
@@ -342,8 +348,16 @@ impl Operator {
         match self {
             Self::Equal => "Equal",
             Self::Exists => "Exists",
+            Self::Lt => "Lt",
+            Self::Gt => "Gt",
             Self::Other(other) => other,
         }
+    }
+
+    /// Whether this is `Lt` or `Gt`, the comparison operators.
+    #[must_use]
+    pub fn compares(&self) -> bool {
+        matches!(self, Self::Lt | Self::Gt)
     }
 }
 
@@ -352,6 +366,8 @@ impl From<&str> for Operator {
         match operator {
             "" | "Equal" => Self::Equal,
             "Exists" => Self::Exists,
+            "Lt" => Self::Lt,
+            "Gt" => Self::Gt,
             other => Self::Other(Box::new(other.to_owned())),
         }
     }
@@ -424,7 +440,7 @@ impl fmt::Display for Toleration {
         match &self.operator {
             Operator::Exists => write!(f, "{key}")?,
             Operator::Equal => write!(f, "{key}={}", self.value)?,
-            Operator::Other(op) => write!(f, "{key} {op} {}", self.value)?,
+            operator => write!(f, "{key} {} {}", operator.as_str(), self.value)?,
         }
         match &self.effect {
             Some(effect) => write!(f, ":{effect}")?,
@@ -435,6 +451,25 @@ impl fmt::Display for Toleration {
             None => Ok(()),
         }
     }
+}
+
+/// `tolerations` as kube-controller-manager reads them with its `TaintTolerationComparisonOperators`
+/// gate `enabled`: on, as they are; off, `Lt` and `Gt` are operators it does not know, which match
+/// nothing (upstream's `ToleratesTaint` takes the gate as an argument; here it is applied to the
+/// input, so that the engine has one matcher). `None` when nothing changes.
+#[must_use]
+pub fn gate_comparison_operators(tolerations: &[Toleration], enabled: bool) -> Option<Arc<[Toleration]>> {
+    if enabled || !tolerations.iter().any(|t| t.operator.compares()) {
+        return None;
+    }
+    let gated = tolerations.iter().map(|t| {
+        let mut t = t.clone();
+        if t.operator.compares() {
+            t.operator = Operator::Other(Box::new(t.operator.as_str().to_owned()));
+        }
+        t
+    });
+    Some(gated.collect())
 }
 
 /// The `NoExecute` taints of `taints`, in order: the list itself when every taint is one.

@@ -26,19 +26,24 @@ fn effect() -> impl Strategy<Value = Effect> {
 }
 
 fn taint() -> impl Strategy<Value = Taint> {
-    (prop::sample::select(&KEYS[..2]), prop::sample::select(&["", "v"][..]), effect())
+    (prop::sample::select(&KEYS[..2]), prop::sample::select(&["", "v", "5", "-3", "05"][..]), effect())
         .prop_map(|(key, value, effect)| Taint::new(key, value, effect))
 }
 
 fn toleration() -> impl Strategy<Value = Toleration> {
-    let operator =
-        prop_oneof![Just(Operator::Equal), Just(Operator::Exists), Just(Operator::Other(Box::new("Gt".into())))];
+    let operator = prop_oneof![
+        Just(Operator::Equal),
+        Just(Operator::Exists),
+        Just(Operator::Lt),
+        Just(Operator::Gt),
+        Just(Operator::Other(Box::new("gt".into())))
+    ];
     let seconds =
         prop::option::of(prop_oneof![Just(-1i64), Just(0), Just(5), Just(30), Just(300), Just(18_446_744_074)]);
     (
         prop::sample::select(KEYS),
         operator,
-        prop::sample::select(&["", "v", "w"][..]),
+        prop::sample::select(&["", "v", "w", "5", "10", "-0"][..]),
         prop::option::of(effect()),
         seconds,
     )
@@ -161,9 +166,13 @@ fn drive(ops: &[Op]) -> Result<Vec<Action>, TestCaseError> {
 fn reference_tolerates(t: &Toleration, taint: &Taint) -> bool {
     let effect_ok = t.effect.as_ref().is_none_or(|e| e.as_str() == taint.effect.as_str());
     let key_ok = t.key.is_empty() || t.key == taint.key;
+    // An integer as the API server writes one: it reads back the same.
+    let integer = |v: &str| v.parse::<i64>().ok().filter(|n| n.to_string() == v);
     let operator_ok = match t.operator.as_str() {
         "Exists" => true,
         "Equal" => t.value == taint.value,
+        "Lt" => integer(&taint.value).zip(integer(&t.value)).is_some_and(|(a, b)| a < b),
+        "Gt" => integer(&taint.value).zip(integer(&t.value)).is_some_and(|(a, b)| a > b),
         _ => false,
     };
     effect_ok && key_ok && operator_ok

@@ -19,6 +19,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// [`SnapshotPod::gate_comparison_operators`] for every pod; how many have `Lt`/`Gt` tolerations.
+    pub fn gate_comparison_operators(&mut self, enabled: bool) -> usize {
+        self.pods.iter_mut().map(|pod| pod.gate_comparison_operators(enabled)).filter(|&compares| compares).count()
+    }
+
     /// Adds `other`'s objects to this snapshot (a later Lease wins).
     pub fn merge(&mut self, other: Snapshot) {
         self.nodes.extend(other.nodes);
@@ -71,6 +76,19 @@ pub struct SnapshotPod {
     pub terminating: bool,
     /// `metadata.deletionTimestamp`: when its termination grace period ends.
     pub deletion_timestamp: Option<Timestamp>,
+}
+
+impl SnapshotPod {
+    /// Reads the pod's tolerations as kube-controller-manager does with its
+    /// `TaintTolerationComparisonOperators` gate `enabled` ([`crate::model::gate_comparison_operators`]).
+    /// Returns whether the pod has an `Lt` or `Gt` toleration.
+    pub fn gate_comparison_operators(&mut self, enabled: bool) -> bool {
+        let compares = self.pod.tolerations.iter().any(|t| t.operator.compares());
+        if let Some(gated) = crate::model::gate_comparison_operators(&self.pod.tolerations, enabled) {
+            self.pod.tolerations = gated;
+        }
+        compares
+    }
 }
 
 /// A hypothetical change applied to every selected node at `now`.

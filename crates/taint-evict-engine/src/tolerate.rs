@@ -2,7 +2,9 @@
 //!
 //! Three pure functions carry the semantics (`upstream-semantics.md` §1–2):
 //! [`tolerates`] (one toleration against one taint), [`used_tolerations`] (first match per taint) and
-//! [`window`] (the smallest `tolerationSeconds` of the used tolerations).
+//! [`window`] (the smallest `tolerationSeconds` of the used tolerations). `Lt`/`Gt` match as with
+//! kube-controller-manager's `TaintTolerationComparisonOperators` gate on; with it off, the input is
+//! read through [`crate::model::gate_comparison_operators`] first.
 
 use super::model::{Operator, Taint, Toleration};
 use super::time::NANOS_PER_SECOND;
@@ -16,7 +18,12 @@ pub enum Mismatch {
     Key,
     /// `Equal` (or empty) operator and the values differ.
     Value,
-    /// The operator is neither `Equal` nor `Exists` (`Lt`/`Gt` are not enabled, misspellings never match).
+    /// `Lt`/`Gt`: a value is not a canonical decimal integer of 64 bits (`0100`, `+5`, `-0`, `5.0`,
+    /// empty), so the two cannot be compared.
+    NotAnInteger,
+    /// `Lt`/`Gt`: both values are integers, and the comparison does not hold.
+    Comparison,
+    /// An operator matching nothing: a misspelling (`exists`), or `Lt`/`Gt` with the gate off.
     Operator,
 }
 
@@ -37,8 +44,32 @@ pub fn check(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {
         Operator::Exists => Ok(()),
         Operator::Equal if toleration.value == taint.value => Ok(()),
         Operator::Equal => Err(Mismatch::Value),
+        Operator::Lt | Operator::Gt => {
+            let (Some(taint_value), Some(toleration_value)) = (integer(&taint.value), integer(&toleration.value))
+            else {
+                return Err(Mismatch::NotAnInteger);
+            };
+            let holds = match toleration.operator {
+                Operator::Lt => taint_value < toleration_value,
+                _ => taint_value > toleration_value,
+            };
+            if holds { Ok(()) } else { Err(Mismatch::Comparison) }
+        }
         Operator::Other(_) => Err(Mismatch::Operator),
     }
+}
+
+/// A value `Lt`/`Gt` can compare: a decimal integer of 64 bits written as the API server validates it
+/// (upstream `compareNumericValues`): no sign but a leading `-`, no leading zero, no `-0`, no space.
+#[must_use]
+pub fn integer(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let canonical = match digits.as_bytes() {
+        [b'0'] => digits.len() == value.len(),
+        [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    if canonical { value.parse().ok() } else { None }
 }
 
 /// Whether `toleration` tolerates `taint`.
@@ -261,9 +292,79 @@ mod tests {
     }
 
     #[test]
-    fn a14_a15_lt_gt_are_off() {
-        assert!(!tolerates(&tol("k", "Gt", "3", "NoExecute", None), &taint("k", "5")), "A14 with the gate off");
-        assert!(!tolerates(&tol("k", "Lt", "10", "NoExecute", None), &taint("k", "abc")), "A15");
+    fn a14_a15_lt_gt_with_the_gate_on_and_off() {
+        let a14 = tol("k", "Gt", "3", "NoExecute", None);
+        assert!(tolerates(&a14, &taint("k", "5")), "A14: 5 > 3");
+        assert!(!tolerates(&tol("k", "Lt", "10", "NoExecute", None), &taint("k", "abc")), "A15: not an integer");
+        // The gate off: Lt and Gt are operators kube-controller-manager does not know.
+        let off = crate::model::gate_comparison_operators(std::slice::from_ref(&a14), false).expect("changed");
+        assert_eq!(check(&off[0], &taint("k", "5")), Err(Mismatch::Operator));
+        assert!(crate::model::gate_comparison_operators(std::slice::from_ref(&a14), true).is_none(), "on: as read");
+        let plain = tol("k", "Exists", "", "NoExecute", None);
+        assert!(crate::model::gate_comparison_operators(&[plain], false).is_none(), "nothing to change");
+    }
+
+    #[test]
+    fn lt_gt_compare_as_upstream_compare_numeric_values() {
+        // Upstream's TestCompareNumericValues (core/v1/toleration_test.go, 1.35): (toleration, taint,
+        // operator, tolerated).
+        let cases = [
+            ("100", "200", "Gt", true),
+            ("200", "100", "Gt", false),
+            ("100", "100", "Gt", false),
+            ("-100", "-50", "Gt", true),
+            ("-50", "-100", "Gt", false),
+            ("0", "1", "Gt", true),
+            ("9223372036854775806", "9223372036854775807", "Gt", true),
+            ("200", "100", "Lt", true),
+            ("100", "200", "Lt", false),
+            ("100", "100", "Lt", false),
+            ("-50", "-100", "Lt", true),
+            ("-100", "-50", "Lt", false),
+            ("0", "-1", "Lt", true),
+            ("abc", "100", "Gt", false),
+            ("", "100", "Gt", false),
+            ("0100", "200", "Gt", false),
+            ("+100", "200", "Gt", false),
+            ("100.5", "200", "Gt", false),
+            ("-", "100", "Gt", false),
+            ("100", "xyz", "Gt", false),
+            ("100", "", "Gt", false),
+            ("100", "0200", "Gt", false),
+            ("100", "+200", "Lt", false),
+            ("100", " 200 ", "Lt", false),
+            ("0", "0", "Gt", false),
+            ("0", "0", "Lt", false),
+            ("0", "9223372036854775807", "Gt", true),
+            ("0", "-9223372036854775808", "Lt", true),
+        ];
+        for (toleration, taint_value, op, tolerated) in cases {
+            let t = tol("k", op, toleration, "NoExecute", None);
+            assert_eq!(tolerates(&t, &taint("k", taint_value)), tolerated, "{toleration} {op} {taint_value}");
+        }
+    }
+
+    #[test]
+    fn integers_are_what_the_api_server_validates() {
+        for (value, parsed) in [
+            ("0", Some(0)),
+            ("7", Some(7)),
+            ("-7", Some(-7)),
+            ("-9223372036854775808", Some(i64::MIN)),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("9223372036854775808", None),
+            ("-9223372036854775809", None),
+            ("-0", None),
+            ("00", None),
+            ("07", None),
+            ("+7", None),
+            ("", None),
+            ("-", None),
+            ("1e3", None),
+            ("١", None),
+        ] {
+            assert_eq!(integer(value), parsed, "{value:?}");
+        }
     }
 
     #[test]
@@ -278,7 +379,9 @@ mod tests {
         assert_eq!(check(&tol("other", "Equal", "v", "NoSchedule", None), &t), Err(Mismatch::Effect));
         assert_eq!(check(&tol("other", "Equal", "v", "NoExecute", None), &t), Err(Mismatch::Key));
         assert_eq!(check(&tol("k", "Equal", "w", "", None), &t), Err(Mismatch::Value));
-        assert_eq!(check(&tol("k", "Gt", "1", "", None), &t), Err(Mismatch::Operator));
+        assert_eq!(check(&tol("k", "Gt", "1", "", None), &t), Err(Mismatch::NotAnInteger));
+        assert_eq!(check(&tol("k", "Gt", "1", "", None), &taint("k", "1")), Err(Mismatch::Comparison));
+        assert_eq!(check(&tol("k", "gt", "1", "", None), &t), Err(Mismatch::Operator));
     }
 
     fn secs(values: &[Option<i64>]) -> Vec<Toleration> {
