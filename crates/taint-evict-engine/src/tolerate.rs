@@ -31,6 +31,7 @@ pub enum Mismatch {
 ///
 /// Mirrors `Toleration.ToleratesTaint` (`staging/src/k8s.io/api/core/v1/toleration.go`): effect, then
 /// key, then operator; exact, case-sensitive comparisons; no validation of the toleration.
+#[inline]
 pub fn check(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {
     if let Some(effect) = &toleration.effect
         && *effect != taint.effect
@@ -44,19 +45,24 @@ pub fn check(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {
         Operator::Exists => Ok(()),
         Operator::Equal if toleration.value == taint.value => Ok(()),
         Operator::Equal => Err(Mismatch::Value),
-        Operator::Lt | Operator::Gt => {
-            let (Some(taint_value), Some(toleration_value)) = (integer(&taint.value), integer(&toleration.value))
-            else {
-                return Err(Mismatch::NotAnInteger);
-            };
-            let holds = match toleration.operator {
-                Operator::Lt => taint_value < toleration_value,
-                _ => taint_value > toleration_value,
-            };
-            if holds { Ok(()) } else { Err(Mismatch::Comparison) }
-        }
+        Operator::Lt | Operator::Gt => compare(toleration, taint),
         Operator::Other(_) => Err(Mismatch::Operator),
     }
+}
+
+/// `Lt`/`Gt`: out of line, so that the check of the common operators stays small enough to inline into
+/// the replay's loops (BENCHMARKS.md, "The crate split and `Lt`/`Gt`").
+#[cold]
+#[inline(never)]
+fn compare(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {
+    let (Some(taint_value), Some(toleration_value)) = (integer(&taint.value), integer(&toleration.value)) else {
+        return Err(Mismatch::NotAnInteger);
+    };
+    let holds = match toleration.operator {
+        Operator::Lt => taint_value < toleration_value,
+        _ => taint_value > toleration_value,
+    };
+    if holds { Ok(()) } else { Err(Mismatch::Comparison) }
 }
 
 /// A value `Lt`/`Gt` can compare: a decimal integer of 64 bits written as the API server validates it
@@ -74,6 +80,7 @@ pub fn integer(value: &str) -> Option<i64> {
 
 /// Whether `toleration` tolerates `taint`.
 #[must_use]
+#[inline]
 pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
     check(toleration, taint).is_ok()
 }
