@@ -226,7 +226,7 @@ async fn foresee(
     report: &mpsc::UnboundedSender<Report>,
     clock: crate::runtime::Clock,
     narrowed: tokio::sync::watch::Receiver<bool>,
-) -> Result<()> {
+) -> Result<Option<u32>> {
     let shown = Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
     foresee_nodes(connection, shown, &args.lifecycle, report, clock, narrowed).await
 }
@@ -238,7 +238,8 @@ pub(super) struct Shown<'a> {
 }
 
 /// Starts reporting the node lifecycle controller's expected taints of the nodes shown, for `run` and
-/// `plan -w`: read now, predicted once `narrowed` says the clock was narrowed.
+/// `plan -w`: read now, predicted once `narrowed` says the clock was narrowed. Returns the server's
+/// minor version it read (`/version`), for the other defaults that follow it.
 pub(super) async fn foresee_nodes(
     connection: &cluster::Connection,
     shown: Shown<'_>,
@@ -246,7 +247,7 @@ pub(super) async fn foresee_nodes(
     report: &mpsc::UnboundedSender<Report>,
     clock: crate::runtime::Clock,
     narrowed: tokio::sync::watch::Receiver<bool>,
-) -> Result<()> {
+) -> Result<Option<u32>> {
     let Shown { selector, nodes } = shown;
     let (minor, controller, leases) = tokio::join!(
         cluster::snapshot::read_server_minor(connection),
@@ -269,7 +270,7 @@ pub(super) async fn foresee_nodes(
         shown,
     };
     lifecycle::spawn(&connection.client, settings, report.clone(), clock, narrowed);
-    Ok(())
+    Ok(minor)
 }
 
 async fn enforce(args: &RunConfig) -> Result<()> {
@@ -293,14 +294,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     // Narrowed while the rest starts (the controller manager's Lease followed from now on); nothing
     // is decided before it ends.
     timekeeping::keep(&connection);
-    let (narrowed_tx, narrowed) = tokio::sync::watch::channel(false);
-    let narrowing = tokio::spawn({
-        let connection = connection.clone();
-        async move {
-            timekeeping::narrow(&connection).await;
-            let _ = narrowed_tx.send(true);
-        }
-    });
+    let narrowed = timekeeping::narrow_in_background(&connection);
     let (scope, watched) = scope(args);
     let (report_tx, report_rx) = mpsc::unbounded_channel();
     let evict = args.mode == Mode::Evict;
@@ -328,12 +322,11 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
     // Predicted on the narrowed clock, as deletions are decided.
-    foresee(args, &connection, &report_tx, clock.clone(), narrowed).await?;
+    let minor = foresee(args, &connection, &report_tx, clock.clone(), narrowed.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let watch::Watches { nodes, pods, mut fatal } =
         watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone());
-    let minor = cluster::snapshot::read_server_minor(&connection).await;
     let pods = gate_comparison_operators(pods, &args.lifecycle, minor, report_tx.clone(), clock.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
@@ -345,7 +338,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         ..RunOptions::default()
     };
     let sources = Sources { nodes, pods, controller_acquired, leadership };
-    let _ = narrowing.await;
+    let _ = narrowed.clone().wait_for(|narrowed| *narrowed).await;
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }

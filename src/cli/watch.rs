@@ -162,12 +162,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     // The control plane's time, read off the answers as they come.
     let clock = connection.time.clock().clone();
     let mut corrections = clock.corrections();
-    let narrowing = connection.clone();
-    let (narrowed_tx, narrowed) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        timekeeping::narrow(&narrowing).await;
-        let _ = narrowed_tx.send(true);
-    });
+    let narrowed = timekeeping::narrow_in_background(&connection);
     timekeeping::keep(&connection);
     let live = std::io::stdout().is_terminal() && !args.json;
     let screen = if live {
@@ -179,10 +174,10 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
     let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
-    super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
+    let minor =
+        super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
     let watch::Watches { mut nodes, pods, mut fatal } =
         watch::spawn(&connection.client, scope(args), report_tx.clone(), clock.clone(), Arc::new(Metrics::new()));
-    let minor = cluster::snapshot::read_server_minor(&connection).await;
     let mut pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
     let mut failure = None;
     let mut observer = Observer::new(controller_acquired);

@@ -35,6 +35,18 @@ const ROUNDS: usize = 4;
 /// How often the narrowing is done again.
 const AGAIN: Duration = Duration::from_secs(4 * 60);
 
+/// Starts [`narrow`] in the background; the receiver turns `true` once it has ended (what `run` and
+/// `plan -w` wait for before deciding or predicting anything).
+pub fn narrow_in_background(connection: &Connection) -> tokio::sync::watch::Receiver<bool> {
+    let (narrowed_tx, narrowed) = tokio::sync::watch::channel(false);
+    let connection = connection.clone();
+    tokio::spawn(async move {
+        narrow(&connection).await;
+        let _ = narrowed_tx.send(true);
+    });
+    narrowed
+}
+
 /// Narrows the estimate of the offset with rounds of probes, until it is within [`NARROW`] or
 /// [`ROUNDS`] rounds were sent. A probe that fails is a reading missed, nothing more.
 pub async fn narrow(connection: &Connection) {
