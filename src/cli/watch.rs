@@ -21,7 +21,7 @@ use crate::output::ColorMode;
 use crate::output::redraw::frame;
 use crate::output::watch::{WatchView, to_json};
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{NodeChange, PodChange};
+use crate::runtime::{Driver, NodeChange, PodChange, Step};
 
 /// `-w` / `--watch`, for `plan`.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -161,7 +161,6 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
     // The control plane's time, read off the answers as they come.
     let clock = connection.time.clock().clone();
-    let mut corrections = clock.corrections();
     let narrowed = timekeeping::narrow_in_background(&connection);
     timekeeping::keep(&connection);
     let live = std::io::stdout().is_terminal() && !args.json;
@@ -176,28 +175,19 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
     let minor =
         super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
-    let watch::Watches { mut nodes, pods, mut fatal } =
+    let watch::Watches { nodes, pods, mut fatal } =
         watch::spawn(&connection.client, scope(args), report_tx.clone(), clock.clone(), Arc::new(Metrics::new()));
-    let mut pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
+    let pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
+    let mut driver = Driver::new(nodes, pods, clock.clone());
     let mut failure = None;
     let mut observer = Observer::new(controller_acquired);
     let shutdown = super::run::interrupted();
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);
-    let mut armed_for: Option<Timestamp> = None;
-    let sleep = tokio::time::sleep_until(clock.instant());
-    tokio::pin!(sleep);
     let mut text = Vec::new();
     let mut foreseen = Vec::new();
     printer.start();
     while !printer.closed {
-        let deadline = observer.poll_timeout();
-        if deadline != armed_for {
-            if let Some(at) = deadline {
-                sleep.as_mut().reset(clock.deadline(at));
-            }
-            armed_for = deadline;
-        }
         tokio::select! {
             biased;
             () = &mut shutdown => break,
@@ -206,32 +196,22 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 failure = Some(error);
                 break;
             }
-            Some(change) = nodes.recv() => match change {
-                NodeChange::Listed(list) => observer.handle_nodes_listed(list, clock.now()),
-                NodeChange::Applied(node) => observer.handle_node_applied(node, clock.now()),
-                NodeChange::Deleted(name) => observer.handle_node_deleted(name, clock.now()),
-            },
-            Some(change) = pods.recv() => match change {
-                PodChange::Listed(list) => observer.handle_pods_listed(list, clock.now()),
-                PodChange::Applied(pod) => observer.handle_pod_applied(pod, clock.now()),
-                PodChange::Deleted(key) => observer.handle_pod_deleted(key, clock.now()),
+            step = driver.next(observer.poll_timeout()) => match step {
+                Some(Step::Node(NodeChange::Listed(list), now)) => observer.handle_nodes_listed(list, now),
+                Some(Step::Node(NodeChange::Applied(node), now)) => observer.handle_node_applied(node, now),
+                Some(Step::Node(NodeChange::Deleted(name), now)) => observer.handle_node_deleted(name, now),
+                Some(Step::Pod(PodChange::Listed(list), now)) => observer.handle_pods_listed(list, now),
+                Some(Step::Pod(PodChange::Applied(pod), now)) => observer.handle_pod_applied(pod, now),
+                Some(Step::Pod(PodChange::Deleted(key), now)) => observer.handle_pod_deleted(key, now),
+                Some(Step::Timeout(now)) => observer.handle_timeout(now),
+                None => break,
             },
             Some(report) = reports.recv() => match report.event {
                 // The state at the start comes first (synced, taints, pods), then what is foreseen.
                 RunEvent::Foreseen(_) if !observer.is_synced() => foreseen.push(report),
                 _ => printer.report(&report, &mut text),
             },
-            () = &mut sleep, if armed_for.is_some() => {
-                // The sleeper may fire early or late; the engine fires only what is due.
-                armed_for = None;
-                observer.handle_timeout(clock.now());
-            }
-            Ok(()) = corrections.changed() => if let Some(at) = armed_for {
-                // The control plane's time was read anew: the same deadline is another instant here.
-                sleep.as_mut().reset(clock.deadline(at));
-            },
             _ = tick.tick(), if live => {}
-            else => break,
         }
         while let Some(seen) = observer.poll_seen() {
             printer.seen(&seen, &mut text);

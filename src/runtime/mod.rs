@@ -1,9 +1,9 @@
 //! `run`'s loop: watch changes in, the engine's decisions out, one timer, deletions carried out.
 //!
-//! No business rules live here: the engine decides. This module orders inputs (node changes before
-//! pod changes, upstream's worker priority), keeps one sleeper armed at the engine's next deadline
-//! (never a timer per pod), hands due deletions to the [`executor`], queues events for the one
-//! writer of [`notices`], and reports what happened.
+//! No business rules live here: the engine decides. The [`driver`] (the one `plan -w` reads through
+//! too) orders the inputs and keeps one sleeper armed at the engine's next deadline; this module
+//! feeds the engine, hands due deletions to the [`executor`], queues events for the one writer of
+//! [`events`], and reports what happened.
 //!
 //! One improvement in carrying the decisions out: a pod whose deletion is already under way
 //! (`metadata.deletionTimestamp` set, as a pod stays on a node whose kubelet is gone) is not sent
@@ -11,6 +11,7 @@
 //! server, but one more request and event per pod after a failover or beside the cluster's controller).
 
 pub mod clock;
+pub mod driver;
 pub mod election;
 pub mod events;
 pub mod evictor;
@@ -27,6 +28,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 pub use clock::{Clock, Timekeeper};
+pub use driver::{Driver, Step};
 pub use events::{Notices, Notifier};
 pub use evictor::{Evictor, Notice, Outcome};
 pub use executor::{Done, Executor, Job, Outlets};
@@ -302,12 +304,14 @@ fn pod_change_input(change: &PodChange) -> Input {
 /// starts; a term ends at once when leadership is lost (deletions under way are abandoned).
 pub async fn run<E: Evictor>(
     options: RunOptions,
-    mut sources: Sources,
+    sources: Sources,
     evictor: E,
     clock: Clock,
     report: mpsc::UnboundedSender<Report>,
     shutdown: impl Future<Output = ()>,
 ) -> Summary {
+    let Sources { nodes, pods, controller_acquired, mut leadership } = sources;
+    let mut driver = Driver::new(nodes, pods, clock.clone());
     let notices = Notices::start(evictor.clone());
     let mut run = Loop {
         summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
@@ -323,41 +327,33 @@ pub async fn run<E: Evictor>(
     tokio::pin!(shutdown);
 
     let mut lists = Lists::default();
-    while !lists.complete() {
-        tokio::select! {
-            biased;
-            () = &mut shutdown => return run.finish(None).await,
-            Some(change) = sources.nodes.recv() => lists.node(change),
-            Some(change) = sources.pods.recv() => {
-                run.terminating.track(&change);
-                lists.pod(change);
-                run.metrics.set_pods(lists.pod_count());
-            }
-            else => return run.finish(None).await,
-        }
-    }
-    run.metrics.set_ready();
-    let keep = sources.leadership.is_elected();
+    let keep = leadership.is_elected();
     loop {
-        // Following: keep the lists current until this instance leads.
-        while !sources.leadership.leading() {
+        // Listing, then following: keep the lists current until both are in and this instance leads.
+        while !lists.complete() || !leadership.leading() {
             tokio::select! {
                 biased;
                 () = &mut shutdown => return run.finish(None).await,
-                Some(change) = sources.nodes.recv() => lists.node(change),
-                Some(change) = sources.pods.recv() => {
-                    run.terminating.track(&change);
-                    lists.pod(change);
-                    run.metrics.set_pods(lists.pod_count());
-                }
-                _ = sources.leadership.changed() => {}
-                else => return run.finish(None).await,
+                step = driver.next(None) => match step {
+                    Some(Step::Node(change, _)) => lists.node(change),
+                    Some(Step::Pod(change, _)) => {
+                        run.terminating.track(&change);
+                        lists.pod(change);
+                        run.metrics.set_pods(lists.pod_count());
+                    }
+                    Some(Step::Timeout(_)) => {}
+                    None => return run.finish(None).await,
+                },
+                _ = leadership.changed(), if lists.complete() => {}
+            }
+            if lists.complete() {
+                run.metrics.set_ready();
             }
         }
-        let snapshot = lists.snapshot(keep, sources.controller_acquired);
+        let snapshot = lists.snapshot(keep, controller_acquired);
         let mut term = run.begin(&snapshot);
         drop(snapshot);
-        let ended = run.lead(&mut term, &mut sources, &mut lists, keep, &mut shutdown).await;
+        let ended = run.lead(&mut term, &mut driver, &mut leadership, &mut lists, keep, &mut shutdown).await;
         match ended {
             Ended::Stop => return run.finish(Some(term)).await,
             Ended::Lost => {
@@ -451,55 +447,38 @@ impl<E: Evictor> Loop<E> {
     async fn lead(
         &mut self,
         term: &mut Term<E>,
-        sources: &mut Sources,
+        driver: &mut Driver,
+        leadership: &mut Leadership,
         lists: &mut Lists,
         keep: bool,
         shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Ended {
-        let clock = self.clock.clone();
-        let mut corrections = clock.corrections();
-        let mut armed_for: Option<Timestamp> = None;
-        let sleep = tokio::time::sleep_until(clock.instant());
-        tokio::pin!(sleep);
         loop {
-            let deadline = term.engine.poll_timeout();
-            if deadline != armed_for {
-                if let Some(at) = deadline {
-                    sleep.as_mut().reset(clock.deadline(at));
-                }
-                armed_for = deadline;
-            }
             tokio::select! {
                 biased;
                 () = shutdown.as_mut() => return Ended::Stop,
-                leading = sources.leadership.changed() => if !leading {
+                leading = leadership.changed() => if !leading {
                     return Ended::Lost;
                 },
-                Some(change) = sources.nodes.recv() => {
-                    term.engine.handle(node_change_input(&change), clock.now());
-                    if keep {
-                        lists.node(change);
+                step = driver.next(term.engine.poll_timeout()) => match step {
+                    Some(Step::Node(change, now)) => {
+                        term.engine.handle(node_change_input(&change), now);
+                        if keep {
+                            lists.node(change);
+                        }
                     }
-                }
-                Some(change) = sources.pods.recv() => {
-                    self.terminating.track(&change);
-                    term.engine.handle(pod_change_input(&change), clock.now());
-                    self.metrics.set_pods(term.engine.pod_count());
-                    if keep {
-                        lists.bound(&change);
+                    Some(Step::Pod(change, now)) => {
+                        self.terminating.track(&change);
+                        term.engine.handle(pod_change_input(&change), now);
+                        self.metrics.set_pods(term.engine.pod_count());
+                        if keep {
+                            lists.bound(&change);
+                        }
                     }
-                }
-                Some(done) = term.done.recv() => self.finished(term, done, clock.now()),
-                () = &mut sleep, if armed_for.is_some() => {
-                    // The sleeper may fire early (horizon) or late; the engine fires only what is due.
-                    armed_for = None;
-                    term.engine.handle_timeout(clock.now());
-                }
-                Ok(()) = corrections.changed() => if let Some(at) = armed_for {
-                    // The control plane's time was read anew: the same deadline is another instant here.
-                    sleep.as_mut().reset(clock.deadline(at));
+                    Some(Step::Timeout(now)) => term.engine.handle_timeout(now),
+                    None => return Ended::Stop,
                 },
-                else => return Ended::Stop,
+                Some(done) = term.done.recv() => self.finished(term, done, driver.now()),
             }
             self.drain_actions(term);
         }
