@@ -5,6 +5,7 @@
 //! - `plan` over every tainted node (all 200) vs `kubectl get nodes,pods -A -o json`.
 //!
 //! `cargo bench --bench real_apiserver` (release build). Prints medians, spread and the ratios.
+//! `TAINT_EVICT_BENCH_BASELINE=PATH` also times `plan NODE` of another build, interleaved (before/after).
 
 // Benchmarks measure real time: the runtime's clock (clippy.toml) is for the product's code.
 #![allow(clippy::disallowed_methods)]
@@ -51,6 +52,10 @@ fn cluster() -> Vec<Vec<serde_json::Value>> {
     batches
 }
 
+fn ratio_of(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64()
+}
+
 fn report(name: &str, samples: Vec<Duration>) -> Duration {
     let (median, p10, p90) = median_and_spread(samples);
     println!("  {name:<62} median {median:>10.3?} (p10 {p10:.3?}, p90 {p90:.3?})");
@@ -93,12 +98,18 @@ fn main() {
     let plan_all_quorum = || command(plugin, &["plan", "-o", "json", "--quorum-read"]);
     let kubectl_all = || command("kubectl", &["get", "nodes,pods", "-A", "-o", "json"]);
 
+    let baseline = std::env::var("TAINT_EVICT_BENCH_BASELINE").ok();
+    let plan_node_before = || command(baseline.as_deref().unwrap_or(plugin), &["plan", node, "-o", "json"]);
     for make in [&plan_node as &dyn Fn() -> Command, &plan_node_quorum, &kubectl_node, &plan_all, &kubectl_all] {
         timed(&mut make()); // warm up, and kubectl's discovery cache, as in daily use
     }
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); 6];
-    let commands: [&dyn Fn() -> Command; 6] =
-        [&plan_node, &plan_node_quorum, &kubectl_node, &plan_all, &plan_all_quorum, &kubectl_all];
+    let mut commands: Vec<&dyn Fn() -> Command> =
+        vec![&plan_node, &plan_node_quorum, &kubectl_node, &plan_all, &plan_all_quorum, &kubectl_all];
+    if baseline.is_some() {
+        timed(&mut plan_node_before());
+        commands.push(&plan_node_before);
+    }
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
     for _ in 0..RUNS {
         for (make, log) in commands.iter().zip(samples.iter_mut()) {
             log.push(timed(&mut make()));
@@ -115,15 +126,18 @@ fn main() {
     let all = report("kubectl-taint_evict plan -o json (watch cache)", next());
     let all_quorum = report("kubectl-taint_evict plan -o json --quorum-read", next());
     let all_theirs = report("kubectl get nodes,pods -A -o json", next());
-    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    if baseline.is_some() {
+        let before = report("baseline plan node-005 -o json (watch cache)", next());
+        println!("  ratio plan NODE now / baseline (medians): {:.3}", ratio_of(ours, before));
+    }
     println!(
         "  ratio plan NODE / kubectl (medians): {:.3} (quorum read: {:.3})",
-        ratio(ours, theirs),
-        ratio(ours_quorum, theirs)
+        ratio_of(ours, theirs),
+        ratio_of(ours_quorum, theirs)
     );
     println!(
         "  ratio plan / kubectl get nodes,pods (medians): {:.3} (quorum read: {:.3})",
-        ratio(all, all_theirs),
-        ratio(all_quorum, all_theirs)
+        ratio_of(all, all_theirs),
+        ratio_of(all_quorum, all_theirs)
     );
 }

@@ -4,8 +4,8 @@
 //! `--qps` is kept, how much memory `run NODE` needs on a large cluster, and how many Events a
 //! flapping node makes.
 //! `cargo bench --bench run_live [-- reaction|burst|paced|startup|startup-elected|node-rss|flapping]`.
-//! `TAINT_EVICT_BENCH_BASELINE=PATH` also times another build of the plugin in `burst`, in the same
-//! reps, interleaved (before/after a change).
+//! `TAINT_EVICT_BENCH_BASELINE=PATH` also times another build of the plugin in `burst` and `startup`,
+//! in the same reps, interleaved (before/after a change).
 //!
 //! The fake API server is the tests' (`tests/support/fake_apiserver.rs`), in this process; `run` is
 //! the real binary in a child process.
@@ -406,7 +406,8 @@ fn load_average() -> String {
     format!("load average {}", text.split_whitespace().next().unwrap_or("?"))
 }
 
-/// The initial sync of 5,000 nodes and 150,000 pods: time to "synced" and the run's peak RSS.
+/// The initial sync of 5,000 nodes and 150,000 pods: time to "synced" and the run's peak RSS; with
+/// `TAINT_EVICT_BENCH_BASELINE`, that build's start-up too, three of each, interleaved.
 fn startup(nodes: usize, pods_per_node: usize, extra: &[&str]) {
     let server = FakeApiServer::start(&scratch("startup"));
     for n in 0..nodes {
@@ -416,18 +417,26 @@ fn startup(nodes: usize, pods_per_node: usize, extra: &[&str]) {
             server.add(pod(&format!("s{n:04}-{p:02}"), &name, Some(300 + p as i64)));
         }
     }
-    let start = Instant::now();
-    let run = Run::start_with(&server, extra);
-    run.wait("the initial sync", Duration::from_secs(300), |l| l["type"] == "synced");
-    let synced = start.elapsed();
-    let rss = run.peak_rss_mib();
-    run.stop();
-    println!(
-        "run startup{}: {nodes} nodes, {} pods: synced in {:.2} s (target <= 10 s), peak RSS {rss:.0} MiB (target <= 300 MB)",
-        if extra.is_empty() { String::new() } else { format!(" ({})", extra.join(" ")) },
-        nodes * pods_per_node,
-        synced.as_secs_f64()
-    );
+    let current = env!("CARGO_BIN_EXE_kubectl-taint_evict").to_owned();
+    let baseline = std::env::var("TAINT_EVICT_BENCH_BASELINE").ok();
+    let plugins: Vec<(&str, &str)> = match &baseline {
+        Some(before) => [(before.as_str(), "baseline "), (current.as_str(), "")].repeat(3),
+        None => vec![(current.as_str(), "")],
+    };
+    for (plugin, which) in plugins {
+        let start = Instant::now();
+        let run = Run::start_plugin(plugin, &server, extra);
+        run.wait("the initial sync", Duration::from_secs(300), |l| l["type"] == "synced");
+        let synced = start.elapsed();
+        let rss = run.peak_rss_mib();
+        run.stop();
+        println!(
+            "{which}run startup{}: {nodes} nodes, {} pods: synced in {:.2} s (target <= 10 s), peak RSS {rss:.0} MiB (target <= 300 MB)",
+            if extra.is_empty() { String::new() } else { format!(" ({})", extra.join(" ")) },
+            nodes * pods_per_node,
+            synced.as_secs_f64()
+        );
+    }
 }
 
 /// `run NODE` and `run -l` selecting one node of 5,000 (150,000 pods), and `run` of every node,
