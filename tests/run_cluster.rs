@@ -44,7 +44,7 @@ fn deleted_line(name: &str) -> impl Fn(&Value) -> bool + '_ {
 }
 
 #[test]
-fn taint_deletes_untolerated_pods_at_once_and_tolerated_ones_at_their_deadline() {
+fn taint_deletes_untolerated_pods_at_once_and_schedules_tolerated_ones() {
     let server = FakeApiServer::start(&scratch("run-taint"));
     for object in [
         node("n1", &[]),
@@ -57,7 +57,6 @@ fn taint_deletes_untolerated_pods_at_once_and_tolerated_ones_at_their_deadline()
         server.add(object);
     }
     let mut run = Running::start(&server, &[]);
-    let tainted_at = Instant::now();
     server.add(node("n1", &[taint(jiff::Timestamp::now())]));
 
     let requests = server.wait_for("bare's DELETE", WAIT, |r| deletes(r, "bare") == 1);
@@ -73,11 +72,13 @@ fn taint_deletes_untolerated_pods_at_once_and_tolerated_ones_at_their_deadline()
     let delete_body = requests[delete.expect("deleted")].body.clone().expect("DeleteOptions");
     assert_eq!(delete_body["preconditions"]["uid"], "uid-bare", "the UID is the DELETE's precondition");
 
-    server.wait_for("tol2's DELETE", WAIT, |r| deletes(r, "tol2") == 1);
-    let waited = tainted_at.elapsed();
-    assert!(waited >= Duration::from_millis(1900), "tol2 tolerates the taint for 2 s, deleted after {waited:?}");
-    let line = run.expect("tol2 deleted", deleted_line("tol2"));
+    // tol2's deadline is the runtime's to keep (its paused-time tests time it); here, that it is
+    // scheduled with its toleration and left alone until then.
+    let line = run.expect("tol2 scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "tol2");
     assert_eq!(line["tolerationSeconds"], 2);
+    let scheduled_in = instant(line["evictAt"].as_str().expect("evictAt")) - jiff::Timestamp::now().as_nanosecond();
+    assert!(scheduled_in > 500_000_000, "due about 2 s after the taint was seen: {line}");
+    assert_eq!(deletes(&server.requests(), "tol2"), 0, "not before its deadline");
 
     let marking: Vec<String> = server
         .events()
@@ -90,7 +91,8 @@ fn taint_deletes_untolerated_pods_at_once_and_tolerated_ones_at_their_deadline()
 
     let (summary, code) = run.interrupt();
     assert_eq!(code, 0);
-    assert_eq!(summary["deleted"], 2);
+    assert_eq!(summary["deleted"], 1);
+    assert_eq!(summary["scheduled"][0]["pod"]["name"], "tol2", "{summary}");
     let requests = server.requests();
     assert_eq!((deletes(&requests, "forever"), deletes(&requests, "elsewhere")), (0, 0));
 }
@@ -101,15 +103,16 @@ fn retry_after_on_a_delete_holds_every_write_and_the_refused_deletion_still_happ
     server.add(node("n1", &[]));
     server.add(pod("refused", "n1", None));
     server.add(pod("later", "n1", Some(Some(1))));
-    // An API Priority and Fairness rejection of the first DELETE: 429, Retry-After: 3.
-    server.fail_times("DELETE", "/api/v1/namespaces/default/pods/refused", Fault::RetryAfter(429, 3), 1);
+    // An API Priority and Fairness rejection of the first DELETE: 429, Retry-After: 2 (the hold's
+    // timing is the throttle's paused-time tests'; here, that the header reaches it).
+    server.fail_times("DELETE", "/api/v1/namespaces/default/pods/refused", Fault::RetryAfter(429, 2), 1);
     let mut run = Running::start(&server, &[]);
     server.add(node("n1", &[taint(jiff::Timestamp::now())]));
 
     let requests = server.wait_for("the refused pod's second DELETE", WAIT, |r| deletes(r, "refused") == 2);
     run.expect("the refused pod deleted", deleted_line("refused"));
     let first = requests.iter().find(|r| r.method == "DELETE" && r.path.ends_with("/refused")).expect("refused");
-    let hold_ends = first.at + jiff::SignedDuration::from_secs(3);
+    let hold_ends = first.at + jiff::SignedDuration::from_secs(2);
     // The writes asked for after the refusal waited for the hold: the retry, and all of "later"'s
     // (due at +1 s: its event, status PATCH and DELETE).
     let held: Vec<(&str, &str, jiff::Timestamp)> = requests
