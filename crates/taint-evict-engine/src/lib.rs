@@ -55,6 +55,7 @@
 pub struct ReadmeDoctests;
 
 pub mod decide;
+pub mod devices;
 pub mod explain;
 mod index;
 pub mod lifecycle;
