@@ -8,6 +8,7 @@ mod cli_errors;
 mod comparison_operators;
 mod complete_names;
 mod completions;
+mod device_taints;
 mod explain_chain;
 mod fake_apiserver;
 mod fixtures;

@@ -205,6 +205,12 @@ impl Lifecycle {
         })
     }
 
+    /// `--kube-version`'s minor version, when given.
+    #[must_use]
+    pub fn kube_version(&self) -> Option<u32> {
+        self.given.kube_version
+    }
+
     /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`
     /// (1.29 when `None`).
     #[must_use]

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
+use crate::decode::devices::DevicesBeside;
 use crate::decode::lifecycle::{Health, HealthBeside};
 use crate::decode::{DumpError, KeepLabels};
+use crate::engine::devices::Devices;
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::error::{Error, Result};
@@ -32,6 +34,9 @@ pub struct Loaded {
     pub lacks: Option<String>,
     /// The control plane's time when a live read ended, and how it was read; `None` for a dump.
     pub time: Option<LiveTime>,
+    /// The DRA objects the device-taint controller reads (empty when there are none), or why they
+    /// could not be read.
+    pub devices: Result<Devices, DumpError>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -66,9 +71,10 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         _ => Arc::default(),
     });
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
-    // say which pods are stuck terminating.
+    // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
+    let beside = (HealthBeside, DevicesBeside);
     let read = if path == "-" {
-        bounded::read_stream_then(std::io::stdin().lock(), &keep, &HealthBeside)
+        bounded::read_stream_then(std::io::stdin().lock(), &keep, &beside)
     } else {
         let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
         let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
@@ -77,12 +83,12 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         }
         // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
         if metadata.is_file() {
-            bounded::read_file_then(file, metadata.len(), &keep, &HealthBeside)
+            bounded::read_file_then(file, metadata.len(), &keep, &beside)
         } else {
-            bounded::read_stream_then(file, &keep, &HealthBeside)
+            bounded::read_stream_then(file, &keep, &beside)
         }
     };
-    let (snapshot, health) = read.map_err(|e| match e {
+    let (snapshot, (health, devices)) = read.map_err(|e| match e {
         ReadError::Io(e) => read_failed(&origin, &e),
         ReadError::Dump(source) => Error::BadDump { path: origin.clone(), source },
     })?;
@@ -91,7 +97,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         _ => "default",
     };
     let health = Some(health);
-    let loaded = Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None };
+    let loaded = Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None, devices };
     Ok((loaded, namespace.to_owned()))
 }
 
@@ -128,7 +134,8 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         let LiveHealth { health, minor, lacks } = live;
         let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
         let origin = connection.server.clone();
-        let loaded = Loaded { snapshot, origin, read, health: Some(Ok(health)), minor, lacks, time };
+        let devices = Ok(Devices::default());
+        let loaded = Loaded { snapshot, origin, read, health: Some(Ok(health)), minor, lacks, time, devices };
         Ok((loaded, namespace))
     })
 }

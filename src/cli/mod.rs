@@ -261,6 +261,11 @@ pub struct LifecycleArgs {
     /// server with the gate on; off before 1.35].
     #[arg(long, value_name = "GATE=BOOL,…", value_parser = parse_feature_gates, help_heading = "Controller")]
     pub feature_gates: Option<FeatureGates>,
+    /// The Kubernetes version whose controllers to follow, as 1.MINOR [default: a live cluster's;
+    /// for a dump, the node lifecycle flags of 1.29 and the device-taint controller of the newest
+    /// version modelled, 1.37].
+    #[arg(long, value_name = "1.MINOR", value_parser = parse_kube_version, help_heading = "Controller")]
+    pub kube_version: Option<u32>,
 }
 
 /// The feature gates given with `--feature-gates` (`None`: not given).
@@ -281,6 +286,7 @@ impl Default for LifecycleArgs {
             large_cluster_size_threshold: None,
             silent_after: std::time::Duration::from_secs(12),
             feature_gates: None,
+            kube_version: None,
         }
     }
 }
@@ -533,6 +539,19 @@ fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
         }
     }
     Ok(gates)
+}
+
+/// `1.MINOR` (a `v` before it and a `.PATCH` after it are allowed, as `kubectl version` prints it):
+/// the minor version.
+fn parse_kube_version(text: &str) -> Result<u32, String> {
+    let number = |part: &str| part.bytes().all(|b| b.is_ascii_digit()) && !part.is_empty() && part.len() < 6;
+    let parts: Vec<&str> = text.trim().trim_start_matches('v').split('.').collect();
+    match parts[..] {
+        ["1", minor] | ["1", minor, _] if parts.iter().all(|p| number(p)) => {
+            minor.parse().map_err(|_| format!("expected a Kubernetes version such as 1.33, not {text:?}"))
+        }
+        _ => Err(format!("expected a Kubernetes version such as 1.33, not {text:?}")),
+    }
 }
 
 fn parse_qps(text: &str) -> Result<f64, String> {

@@ -5,10 +5,11 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
+use crate::engine::devices::{DeviceTaints, DeviceTolerance, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
 use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled};
 use crate::engine::model::Taint;
-use crate::engine::plan::{Plan, mark_stuck, show_in_plan};
+use crate::engine::plan::{Plan, device_affected_nodes, mark_stuck, show_devices, show_in_plan};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::engine::{
@@ -28,13 +29,14 @@ use super::input::{Loaded, Source, Want, load, now, pod_hint, skew_warning};
 use crate::cluster::NodeSelection;
 
 /// The nodes to report, as indices into the snapshot, in output order.
-/// Without NODE or -l: the nodes with a NoExecute taint, and those `foreseen` (the node lifecycle
-/// controller is expected to taint them, or holds their taint back).
+/// Without NODE or -l: the nodes with a NoExecute taint, and those `shown` besides (the node
+/// lifecycle controller is expected to taint them, or holds their taint back; a pod's DRA device is
+/// tainted).
 fn select(
     snapshot: &Snapshot,
     names: &[String],
     selector: Option<&Selector>,
-    foreseen: &HashSet<&str>,
+    shown: &HashSet<&str>,
     origin: &str,
 ) -> Result<Vec<usize>> {
     if !names.is_empty() {
@@ -54,7 +56,7 @@ fn select(
             let node = &snapshot.nodes[i];
             match selector {
                 Some(selector) => selector.matches(&node.labels),
-                None => node.taints.iter().any(|t| t.is_no_execute()) || foreseen.contains(node.name.as_str()),
+                None => node.taints.iter().any(|t| t.is_no_execute()) || shown.contains(node.name.as_str()),
             }
         })
         .collect();
@@ -211,6 +213,45 @@ fn evaluated_at(input: &super::config::Input, loaded: &Loaded) -> (Timestamp, Op
     (now, clock)
 }
 
+/// The DRA objects the device-taint controller reads, and the minor version to follow: the
+/// server's or `--kube-version`, else the newest modelled. Warns, once each, when they
+/// could not be read, when the version has no such controller, and for what a version cannot
+/// evaluate.
+fn device_taints(loaded: &mut Loaded) -> (Devices, Option<u32>) {
+    let devices = match std::mem::replace(&mut loaded.devices, Ok(Devices::default())) {
+        Ok(devices) if devices.uses.is_empty() => return (devices, None),
+        Ok(devices) => devices,
+        Err(error) => {
+            eprintln!("warning: device taints not read: {}", printable(&error.to_string()));
+            return (Devices::default(), None);
+        }
+    };
+    let minor = loaded.minor.unwrap_or(NEWEST_MINOR).min(NEWEST_MINOR);
+    if minor < FIRST_MINOR {
+        eprintln!(
+            "warning: pods use DRA claims, but Kubernetes 1.{minor} has no device-taint controller (1.{FIRST_MINOR}+): \
+             device taints are not shown"
+        );
+        return (devices, None);
+    }
+    if loaded.minor.is_none() {
+        eprintln!(
+            "warning: device taints follow the device-taint controller of Kubernetes 1.{NEWEST_MINOR}; name the \
+             dump's version with --kube-version 1.MINOR"
+        );
+    }
+    let taints = DeviceTaints::new(&devices, minor);
+    let unevaluated: Vec<String> = taints.unevaluated_rules().map(|rule| format!("\"{}\"", rule.name)).collect();
+    if !unevaluated.is_empty() {
+        eprintln!(
+            "warning: DeviceTaintRule {} select devices by class or CEL, which are not evaluated: left out (Kubernetes \
+             1.35 removed those selectors)",
+            printable(&unevaluated.join(", "))
+        );
+    }
+    (devices, Some(minor))
+}
+
 /// What `plan` and `explain` share, in order: the lifecycle flags' warnings, the snapshot and the
 /// evaluation instant, the dump's checks, and the node lifecycle controller's prediction.
 struct Prepared {
@@ -220,6 +261,10 @@ struct Prepared {
     flags: crate::engine::lifecycle::Flags,
     lifecycle: Option<Foreseen>,
     from_dump: bool,
+    /// The DRA objects, and the minor version whose device-taint controller to follow (`None`: no
+    /// pod uses a claim, or the version has no such controller).
+    devices: Devices,
+    device_minor: Option<u32>,
 }
 
 impl Prepared {
@@ -232,6 +277,9 @@ impl Prepared {
         let (fixed, silent_after) = (input.now, config.silent_after);
         let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
         let (mut loaded, namespace) = load(input, want, &unsettled)?;
+        if let Some(minor) = config.kube_version() {
+            loaded.minor = Some(minor);
+        }
         let (now, clock) = evaluated_at(input, &loaded);
         let from_dump = input.file.is_some();
         if from_dump && wants_nodes && loaded.snapshot.nodes.is_empty() {
@@ -248,7 +296,13 @@ impl Prepared {
         }
         let flags = config.flags(loaded.minor);
         let lifecycle = foresee(&mut loaded, !from_dump, now, config);
-        Ok((Self { loaded, now, clock, flags, lifecycle, from_dump }, namespace))
+        let (devices, device_minor) = device_taints(&mut loaded);
+        Ok((Self { loaded, now, clock, flags, lifecycle, from_dump, devices, device_minor }, namespace))
+    }
+
+    /// The device-taint controller's view of the DRA objects read.
+    fn device_taints(&self) -> Option<DeviceTaints<'_>> {
+        self.device_minor.map(|minor| DeviceTaints::new(&self.devices, minor))
     }
 
     /// The nodes the controller is expected to act on (taint, or hold a taint back).
@@ -267,6 +321,20 @@ impl Prepared {
             && let Some(prediction) = &lifecycle.prediction
         {
             show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
+        }
+        if let Some(taints) = self.device_taints() {
+            show_devices(&mut plan, &taints);
+            let pods = plan.nodes.iter().flat_map(|node| &node.pods);
+            let undated = pods
+                .flat_map(|pod| pod.devices().iter())
+                .filter(|device| device.deadline.is_none() && device.tolerance != DeviceTolerance::Forever);
+            match undated.count() {
+                0 => {}
+                n => eprintln!(
+                    "warning: {n} NoExecute device taint(s) without timeAdded: no deadline (the API server always sets \
+                     it; the device-taint controller ignores such a taint)"
+                ),
+            }
         }
         let grace = self.flags.node_monitor_grace_period;
         match &self.lifecycle {
@@ -293,7 +361,11 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     let (mut prepared, _) = Prepared::load(&args.input, &args.lifecycle, Want::Nodes(&selection))?;
     let lacks = prepared.take_lacks();
     let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);
-    let selected = select(snapshot, &args.nodes, args.selector.as_ref(), &prepared.foreseen(), origin)?;
+    let mut shown = prepared.foreseen();
+    if let Some(taints) = prepared.device_taints() {
+        shown.extend(device_affected_nodes(snapshot, &taints).into_iter().map(|node| node.as_str()));
+    }
+    let selected = select(snapshot, &args.nodes, args.selector.as_ref(), &shown, origin)?;
     if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
         return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: origin.clone() });
     }
@@ -371,6 +443,10 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         });
         BeforeTaint { node, zone, flags: prepared.flags, used: predicted.flatten() }
     });
+    let devices = prepared.device_taints().and_then(|taints| {
+        let report = taints.pod(&pod.pod.key, &pod.pod.uid);
+        (!report.claims.is_empty()).then(|| (report, taints.minor()))
+    });
     let explanation = Explanation {
         now: prepared.now,
         node: &node_name,
@@ -380,6 +456,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         window,
         before_taint,
         clock: prepared.clock,
+        devices,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match args.format {

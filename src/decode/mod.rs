@@ -26,6 +26,7 @@
 //! cluster, the CLI or the output.
 
 pub mod bounded;
+pub mod devices;
 pub mod lifecycle;
 
 mod build;

@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
-use super::json::{API_VERSION, TaintDoc, basis_name, verdict_name};
+use super::json::{API_VERSION, DeviceDoc, TaintDoc, basis_name, verdict_name};
 use super::table::{short_key, time_of_day, until};
+use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTolerance, Via};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Operator, Taint, Toleration};
@@ -36,6 +37,9 @@ pub struct Explanation<'a> {
     pub before_taint: Option<BeforeTaint<'a>>,
     /// How the control plane's time was read; `None` for a dump or with `--now`.
     pub clock: Option<super::ClockDoc>,
+    /// The device-taint controller's view of the pod, and the minor version it follows; `None` when
+    /// the pod uses no DRA claim.
+    pub devices: Option<(DeviceReport, u32)>,
 }
 
 /// The chain before a predicted taint: heartbeat, `Ready=Unknown`, the zone's queue, the taint, the
@@ -167,6 +171,65 @@ fn comparison(toleration: &Toleration, taint: &Taint) -> String {
     }
 }
 
+/// The chain for each claim the pod names: pod → claim → allocated device → taint → the claim's
+/// toleration → deadline, with the quirks that decided it.
+fn device_lines(report: &DeviceReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    for ClaimSeen { uses, skipped } in &report.claims {
+        let via = match uses.via {
+            Via::Name => "resourceClaimName",
+            Via::Template => "resourceClaimTemplateName, status.resourceClaimStatuses",
+            Via::Extended => "status.extendedResourceClaimStatus",
+        };
+        let claim = uses.claim.as_deref().unwrap_or("?");
+        match skipped {
+            Some(why) => lines.push(format!("claim {} → {claim} ({via}): not counted: {}", uses.entry, why.as_str())),
+            None => lines.push(format!("claim {} → {claim} ({via})", uses.entry)),
+        }
+        let taints = report.evictions.iter().filter(|e| uses.claim.as_deref() == Some(&*e.claim));
+        for eviction in taints.filter(|_| skipped.is_none()) {
+            lines.extend(eviction_lines(eviction));
+        }
+    }
+    if report.evictions.is_empty() {
+        lines.push("no NoExecute taint on an allocated device".to_owned());
+    }
+    lines
+}
+
+fn eviction_lines(e: &DeviceEviction) -> Vec<String> {
+    let since =
+        e.taint.time_added.map_or_else(|| "without timeAdded".to_owned(), |at| format!("since {}", rfc3339(at)));
+    let mut lines = vec![
+        format!("  device {} (request {}): taint {} {since}", e.device, e.request, e.taint),
+        format!("    set by {} \"{}\"", e.source.as_str(), e.source_name),
+    ];
+    lines.push(match (e.tolerance, e.deadline) {
+        (DeviceTolerance::Forever, _) => "    tolerated forever by the claim's allocation result".to_owned(),
+        (_, None) => "    no deadline: the taint has no timeAdded (the controller ignores it)".to_owned(),
+        (DeviceTolerance::For(seconds), Some(at)) => {
+            format!("    tolerated for {seconds}s by the claim's allocation result: deleted at {}", rfc3339(at))
+        }
+        (DeviceTolerance::Untolerated, Some(at)) => {
+            format!("    untolerated: deleted at its timeAdded, {}", rfc3339(at))
+        }
+    });
+    if e.effectless_ignored {
+        lines.push(
+            "    note: a toleration without an effect would match it, but the controller reads only NoExecute ones"
+                .to_owned(),
+        );
+    }
+    if e.uncopied {
+        lines.push(
+            "    note: the claim's request has tolerations, but its allocation result holds none (the scheduler \
+             copies them only from Kubernetes 1.35), and the controller reads only that copy"
+                .to_owned(),
+        );
+    }
+    lines
+}
+
 /// Writes the explanation as text, each line wrapped at word boundaries to `width` when given (the
 /// terminal's, as the table is fitted), continued two columns further in.
 pub fn render_text(e: &Explanation<'_>, width: Option<usize>, out: &mut impl Write) -> io::Result<()> {
@@ -260,12 +323,33 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
             None => writeln!(out, "     untolerated: no toleration matches")?,
         }
     }
+    if let Some((report, minor)) = &e.devices {
+        writeln!(out)?;
+        writeln!(out, "DRA devices (the device-taint controller of Kubernetes 1.{minor}):")?;
+        for line in device_lines(report) {
+            writeln!(out, "  {}", super::human::printable(&line))?;
+        }
+    }
     writeln!(out)?;
+    if plan.basis == Some(PlanBasis::DeviceTaint)
+        && let Some(at) = plan.evict_at
+    {
+        writeln!(
+            out,
+            "Result: a device taint decides: the device-taint controller deletes the pod at {}, before any node taint \
+             would.",
+            rfc3339(at)
+        )?;
+        return Ok(());
+    }
     match (&e.window, plan.verdict) {
         _ if e.matches.is_empty() && plan.basis == Some(PlanBasis::PredictedTaint) => {
             writeln!(out, "Result: no NoExecute taint yet; the deletion follows the expected taint (see above).")?;
         }
         (_, Verdict::Unaffected) => writeln!(out, "Result: nothing to do, the node is not NoExecute-tainted.")?,
+        _ if e.matches.is_empty() && plan.verdict == Verdict::Never => {
+            writeln!(out, "Result: every device taint is tolerated forever; the node is not NoExecute-tainted.")?;
+        }
         (None, _) => {
             writeln!(out, "Result: some taint is untolerated, so the pod is deleted as soon as it is observed.")?
         }
@@ -331,6 +415,28 @@ struct ExplanationDoc<'a> {
     /// node or holds its taint back.
     #[serde(skip_serializing_if = "Option::is_none")]
     before_taint: Option<BeforeTaintDoc>,
+    /// The device-taint controller's view; present when the pod uses a DRA claim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    devices: Option<DevicesDoc<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DevicesDoc<'a> {
+    kube_version: String,
+    claims: Vec<ClaimDoc<'a>>,
+    taints: Vec<DeviceDoc<'a>>,
+    /// The chain in words, as the text says it.
+    chain: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaimDoc<'a> {
+    name: &'a str,
+    claim: Option<&'a str>,
+    counted: bool,
+    reason: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -457,5 +563,20 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
             .as_ref()
             .filter(|b| b.node.forecast.taint.is_some() || b.node.forecast.held.is_some())
             .map(|b| before_taint_doc(b, e)),
+        devices: e.devices.as_ref().map(|(report, minor)| DevicesDoc {
+            kube_version: format!("1.{minor}"),
+            claims: report
+                .claims
+                .iter()
+                .map(|seen| ClaimDoc {
+                    name: &seen.uses.entry,
+                    claim: seen.uses.claim.as_deref(),
+                    counted: seen.skipped.is_none(),
+                    reason: seen.skipped.map(|why| why.as_str()),
+                })
+                .collect(),
+            taints: report.evictions.iter().map(DeviceDoc::from).collect(),
+            chain: device_lines(report),
+        }),
     }
 }

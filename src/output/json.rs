@@ -9,6 +9,7 @@ use serde::{Serialize, Serializer};
 
 use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
 use super::timeline::Timeline;
+use crate::engine::devices::{DeviceEviction, DeviceTolerance};
 use crate::engine::lifecycle::{Ready, ZoneForecast};
 use crate::engine::model::Taint;
 use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
@@ -30,6 +31,9 @@ pub struct EvictionPlan<'a> {
     /// How the control plane's time was read; absent for a dump or with `--now`.
     #[serde(skip_serializing_if = "Option::is_none")]
     clock: Option<ClockDoc>,
+    /// Whose device-taint controller was followed; absent when no pod uses a DRA claim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_taints: Option<DeviceTaintsDoc>,
     nodes: Each<'a, NodePlan<'a>, NodeDoc<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,6 +41,13 @@ pub struct EvictionPlan<'a> {
     /// The deletions per interval, with `--timeline`.
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<TimelineDoc>,
+}
+
+/// `deviceTaints`: the Kubernetes version whose device-taint controller the plan follows.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct DeviceTaintsDoc {
+    kube_version: String,
 }
 
 /// How a live cluster answered (JSON and YAML carry it); `None` for a dump.
@@ -122,6 +133,10 @@ struct Each<'a, T, D>(&'a [T], PhantomData<fn() -> D>);
 impl<'a, T, D> Each<'a, T, D> {
     fn new(items: &'a [T]) -> Self {
         Self(items, PhantomData)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 
@@ -219,6 +234,48 @@ struct PodDoc<'a> {
     toleration_seconds: Option<i64>,
     untolerated: Each<'a, Taint, TaintDoc<'a>>,
     basis: Option<&'static str>,
+    /// The NoExecute taints on the DRA devices its claims hold; present only when there are some.
+    #[serde(skip_serializing_if = "Each::is_empty")]
+    devices: Each<'a, DeviceEviction, DeviceDoc<'a>>,
+}
+
+/// One NoExecute taint on a device a pod's claim holds (`devices[]`).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct DeviceDoc<'a> {
+    driver: &'a str,
+    pool: &'a str,
+    device: &'a str,
+    claim: &'a str,
+    taint: TaintDoc<'a>,
+    source: SourceDoc<'a>,
+    toleration_seconds: Option<i64>,
+    deadline: Option<String>,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct SourceDoc<'a> {
+    kind: &'static str,
+    name: &'a str,
+}
+
+impl<'a> From<&'a DeviceEviction> for DeviceDoc<'a> {
+    fn from(eviction: &'a DeviceEviction) -> Self {
+        Self {
+            driver: &eviction.device.driver,
+            pool: &eviction.device.pool,
+            device: &eviction.device.device,
+            claim: &eviction.claim,
+            taint: TaintDoc::from(&eviction.taint),
+            source: SourceDoc { kind: eviction.source.as_str(), name: &eviction.source_name },
+            toleration_seconds: match eviction.tolerance {
+                DeviceTolerance::For(seconds) => Some(seconds),
+                DeviceTolerance::Untolerated | DeviceTolerance::Forever => None,
+            },
+            deadline: eviction.deadline.map(rfc3339),
+        }
+    }
 }
 
 /// The wire name of a verdict.
@@ -241,6 +298,7 @@ pub fn basis_name(basis: Basis) -> &'static str {
         Basis::ControllerRestart => "controller-restart",
         Basis::Now => "now",
         Basis::PredictedTaint => "predicted-taint",
+        Basis::DeviceTaint => "device-taint",
     }
 }
 
@@ -273,6 +331,7 @@ impl<'a> From<&'a PodPlan<'a>> for PodDoc<'a> {
             toleration_seconds: pod.toleration_seconds,
             untolerated: Each::new(&pod.untolerated),
             basis: pod.basis.map(basis_name),
+            devices: Each::new(pod.devices()),
         }
     }
 }
@@ -347,6 +406,7 @@ impl<'a> From<&'a Plan<'a>> for EvictionPlan<'a> {
             now: rfc3339(plan.now),
             read: None,
             clock: None,
+            device_taints: plan.device_taints.map(|minor| DeviceTaintsDoc { kube_version: format!("1.{minor}") }),
             nodes: Each::new(&plan.nodes),
             zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
             timeline: None,
@@ -389,6 +449,9 @@ pub fn write_plan_json_with(
         out.write_all(b",\n    \"source\": ")?;
         string(out, clock.source)?;
         out.write_all(b"\n  }")?;
+    }
+    if let Some(minor) = plan.device_taints {
+        write!(out, ",\n  \"deviceTaints\": {{\n    \"kubeVersion\": \"1.{minor}\"\n  }}")?;
     }
     out.write_all(b",\n  \"nodes\": [")?;
     for (i, node) in plan.nodes.iter().enumerate() {
@@ -517,9 +580,22 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     taints(out, &pod.untolerated, 6)?;
     out.write_all(b",\n          \"basis\": ")?;
     match pod.basis {
-        Some(basis) => string(out, basis_name(basis)),
-        None => out.write_all(b"null"),
+        Some(basis) => string(out, basis_name(basis))?,
+        None => out.write_all(b"null")?,
     }
+    if !pod.devices().is_empty() {
+        // Rare (pods with tainted DRA devices): serde's pretty writer, indented to the pod's fields.
+        out.write_all(b",\n          \"devices\": ")?;
+        let docs: Vec<DeviceDoc> = pod.devices().iter().map(DeviceDoc::from).collect();
+        let text = serde_json::to_string_pretty(&docs).map_err(io::Error::other)?;
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 {
+                out.write_all(b"\n          ")?;
+            }
+            out.write_all(line.as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// The elements of a taint array and its closing bracket; `level` is the elements' indentation level
@@ -614,6 +690,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::engine::devices::{DeviceId, DeviceReport, SourceKind};
     use crate::engine::lifecycle::{
         Basis as LifecycleBasis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey, ZoneState,
     };
@@ -650,11 +727,17 @@ mod tests {
         let verdict =
             prop::sample::select(&[Verdict::EvictNow, Verdict::EvictAt, Verdict::Never, Verdict::Unaffected][..]);
         let basis = prop::option::of(prop::sample::select(
-            &[Basis::TaintTimeAdded, Basis::PodScheduled, Basis::ControllerRestart, Basis::Now, Basis::PredictedTaint]
-                [..],
+            &[
+                Basis::TaintTimeAdded,
+                Basis::PodScheduled,
+                Basis::ControllerRestart,
+                Basis::Now,
+                Basis::PredictedTaint,
+                Basis::DeviceTaint,
+            ][..],
         ));
         (
-            (text(), text(), text(), text(), any::<bool>(), verdict),
+            (text(), text(), text(), text(), any::<bool>(), verdict, prop::collection::vec(device(), 0..3)),
             (
                 (instant(), instant()),
                 instant(),
@@ -667,7 +750,7 @@ mod tests {
         )
             .prop_map(
                 |(
-                    (namespace, name, uid, phase, terminating, verdict),
+                    (namespace, name, uid, phase, terminating, verdict, devices),
                     ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue, deletion),
                 )| PodPlan {
                     // A generated plan's pods are kept for the rest of the test run.
@@ -692,8 +775,33 @@ mod tests {
                     untolerated: untolerated.into(),
                     overdue,
                     stuck: deletion.is_some() && terminating,
+                    devices: (!devices.is_empty())
+                        .then(|| Box::new(DeviceReport { claims: Vec::new(), evictions: devices })),
                 },
             )
+    }
+
+    fn device() -> impl Strategy<Value = DeviceEviction> {
+        let tolerance = prop_oneof![
+            Just(DeviceTolerance::Untolerated),
+            Just(DeviceTolerance::Forever),
+            any::<i64>().prop_map(DeviceTolerance::For)
+        ];
+        let source = prop::sample::select(&[SourceKind::ResourceSlice, SourceKind::DeviceTaintRule][..]);
+        ((text(), text(), text(), text()), taint(), source, text(), tolerance, instant()).prop_map(
+            |((driver, pool, device, claim), taint, source, source_name, tolerance, deadline)| DeviceEviction {
+                device: DeviceId { driver: driver.into(), pool: pool.into(), device: device.into() },
+                claim: claim.into(),
+                request: "request".into(),
+                taint,
+                source,
+                source_name: source_name.into(),
+                tolerance,
+                deadline,
+                effectless_ignored: false,
+                uncopied: false,
+            },
+        )
     }
 
     fn zone() -> impl Strategy<Value = ZoneKey> {
@@ -762,11 +870,10 @@ mod tests {
                 pods,
                 lifecycle,
             });
-        (instant(), prop::collection::vec(node, 0..3), zones()).prop_map(|(now, nodes, zones)| Plan {
-            now: now.unwrap_or_default(),
-            nodes,
-            zones,
-        })
+        let device_taints = prop::option::of(33u32..40);
+        (instant(), prop::collection::vec(node, 0..3), zones(), device_taints).prop_map(
+            |(now, nodes, zones, device_taints)| Plan { now: now.unwrap_or_default(), nodes, zones, device_taints },
+        )
     }
 
     proptest! {

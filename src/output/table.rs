@@ -99,7 +99,19 @@ fn reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> String {
             (_, None) => format!("untolerated: the expected {taint} taint"),
         };
     }
+    if pod.basis == Some(Basis::DeviceTaint)
+        && let Some(device) = pod.devices().iter().filter(|d| d.deadline.is_some()).min_by_key(|d| d.deadline)
+    {
+        let what = format!("device {} taint {}", device.device, device.taint);
+        return match pod.toleration_seconds {
+            Some(seconds) => format!("tolerationSeconds={seconds} for {what}"),
+            None => format!("untolerated {what}"),
+        };
+    }
     match pod.verdict {
+        Verdict::Never if pod.untolerated.is_empty() && !pod.devices().is_empty() && pod.basis.is_none() => {
+            "device taints tolerated forever".to_owned()
+        }
         Verdict::EvictNow if pod.untolerated.is_empty() => "untolerated when observed (taint since removed)".to_owned(),
         Verdict::EvictNow => {
             let taints: Vec<String> = pod.untolerated.iter().map(ToString::to_string).collect();

@@ -210,6 +210,7 @@ mod tests {
             untolerated: Vec::new().into(),
             overdue: at.is_some_and(|s| s < 0),
             stuck: false,
+            devices: None,
         }
     }
 
@@ -218,6 +219,7 @@ mod tests {
             now: Timestamp::from_unix_seconds(NOW),
             nodes: vec![NodePlan { name: "n".into(), taints: Vec::new().into(), pods, lifecycle: None }],
             zones: None,
+            device_taints: None,
         }
     }
 

@@ -75,7 +75,7 @@ fn replay_in_two_from<'a>(
         let pods = pods_on(snapshot, &nodes);
         let plans =
             replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, now, &mut Vec::new(), &mut Shared::default());
-        return Plan { now, nodes: plans, zones: None };
+        return Plan { now, nodes: plans, zones: None, device_taints: None };
     };
     // The nodes from `range` on, one engine each, handing the interned values on.
     let replay_range = |range: Range<usize>| {
@@ -121,7 +121,7 @@ fn replay_in_two_from<'a>(
         plans
     };
     if order.len() < in_two_from || nodes.len() < 2 {
-        return Plan { now, nodes: replay_range(0..nodes.len()), zones: None };
+        return Plan { now, nodes: replay_range(0..nodes.len()), zones: None, device_taints: None };
     }
     // Two threads, each with the nodes of about half the pods; the plans are the same either way.
     let half = starts.partition_point(|&start| start < order.len() / 2).clamp(1, nodes.len() - 1);
@@ -131,7 +131,7 @@ fn replay_in_two_from<'a>(
         plans.extend(second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
         plans
     });
-    Plan { now, nodes: plans, zones: None }
+    Plan { now, nodes: plans, zones: None, device_taints: None }
 }
 
 /// Every pod on `nodes`, in snapshot order: (its index in the snapshot, its node's in `nodes`).
@@ -423,6 +423,7 @@ impl<S: BuildHasher> Replayer<S> {
             untolerated: shared.get(taints, &pod.pod.tolerations),
             overdue: evict_at.is_some_and(|at| at < now),
             stuck: false,
+            devices: None,
         }
     }
 }
@@ -579,7 +580,7 @@ mod tests {
             &mut Vec::new(),
             &mut Shared::default(),
         );
-        Plan { now: at(NOW), nodes: plans, zones: None }
+        Plan { now: at(NOW), nodes: plans, zones: None, device_taints: None }
     }
 
     proptest! {
@@ -608,7 +609,8 @@ mod tests {
 
     #[test]
     fn a_pod_plan_holds_the_decision_and_points_at_its_pod() {
-        assert_eq!(size_of::<PodPlan<'_>>(), 96);
+        // 96 bytes, and one pointer for the device-taint controller's report.
+        assert_eq!(size_of::<PodPlan<'_>>(), 104);
     }
 
     #[test]

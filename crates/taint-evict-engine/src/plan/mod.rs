@@ -2,14 +2,17 @@
 //! controller's expected taints when they were predicted ([`show_in_plan`]) and the pods stuck
 //! terminating ([`mark_stuck`]).
 
+mod devices;
 mod predicted;
 mod stuck;
 
+pub use devices::{device_affected_nodes, show_devices};
 pub use predicted::show_in_plan;
 pub use stuck::mark_stuck;
 
 use std::sync::Arc;
 
+use crate::devices::{DeviceEviction, DeviceReport};
 use crate::lifecycle::{NodeForecast, ZoneForecast};
 use crate::model::{NodeName, PodKey, Taint, Uid};
 use crate::queue::{Cause, Work};
@@ -43,6 +46,9 @@ pub enum Basis {
     /// A NoExecute taint the node lifecycle controller is expected to add (contract §5): the clock
     /// starts when it is added, somewhere in its window.
     PredictedTaint,
+    /// A NoExecute taint on a DRA device the pod's claim holds: the device-taint controller deletes
+    /// the pod first, and its clock started at the taint's `timeAdded`.
+    DeviceTaint,
 }
 
 /// The prediction for one pod: the pod as the snapshot has it, and what the replay decided.
@@ -74,6 +80,9 @@ pub struct PodPlan<'a> {
     /// The pod is stuck terminating: its grace period is over and its node's kubelet is gone, so
     /// nothing finishes the deletion (see [`stuck_since`](Self::stuck_since)).
     pub stuck: bool,
+    /// What the device-taint controller decides for it ([`show_devices`]), when its claims hold a
+    /// device with a NoExecute taint (boxed: most pods have none, and a plan holds every pod).
+    pub devices: Option<Box<DeviceReport>>,
 }
 
 impl<'a> PodPlan<'a> {
@@ -99,6 +108,12 @@ impl<'a> PodPlan<'a> {
     #[must_use]
     pub fn terminating(&self) -> bool {
         self.pod.terminating
+    }
+
+    /// The NoExecute taints on the DRA devices its claims hold; empty without.
+    #[must_use]
+    pub fn devices(&self) -> &[DeviceEviction] {
+        self.devices.as_ref().map_or(&[], |report| &report.evictions)
     }
 
     /// Since when the pod has been stuck terminating, when it is [`stuck`](Self::stuck): its
@@ -140,6 +155,9 @@ pub struct Plan<'a> {
     pub nodes: Vec<NodePlan<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted.
     pub zones: Option<Vec<ZoneForecast>>,
+    /// The Kubernetes minor version whose device-taint controller [`show_devices`] followed; `None`
+    /// when no pod uses a DRA claim.
+    pub device_taints: Option<u32>,
 }
 
 impl Plan<'_> {
@@ -153,8 +171,9 @@ impl Plan<'_> {
                 Verdict::EvictAt => Cause::Expired { seconds: pod.toleration_seconds? },
                 Verdict::Never | Verdict::Unaffected => return None,
             };
-            // A predicted taint is not there yet: nothing is queued for it.
-            if pod.basis == Some(Basis::PredictedTaint) {
+            // A predicted taint is not there yet: nothing is queued for it; a device taint is the
+            // other controller's.
+            if matches!(pod.basis, Some(Basis::PredictedTaint | Basis::DeviceTaint)) {
                 return None;
             }
             Some((pod.key().clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
