@@ -87,3 +87,99 @@ fn the_cases_cover_every_static_rule_and_all_three_api_shapes() {
     let shapes: BTreeSet<&str> = cases.iter().filter_map(|(_, case)| case["shape"].as_str()).collect();
     assert_eq!(shapes, BTreeSet::from(["v1", "v1beta1", "v1beta2"]));
 }
+
+/// A case's dump with `filler` more pods on another node, each carrying a long annotation: from
+/// 4 MiB on, a dump file is read a group of items at a time.
+fn padded(case: &Value, filler: usize) -> Vec<u8> {
+    let mut dump = case["dump"].clone();
+    let items = dump["items"].as_array_mut().expect("items");
+    let note = "x".repeat(2048);
+    // Half before the DRA objects, half after: they land in different groups.
+    let pod = |i: usize| {
+        serde_json::json!({"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": format!("filler-{i}"), "namespace": "batch", "uid": format!("uid-filler-{i}"),
+                         "annotations": {"note": note}},
+            "spec": {"nodeName": "cpu-1", "containers": [{"name": "c", "image": "app"}]},
+            "status": {"phase": "Running"}})
+    };
+    let (before, after): (Vec<Value>, Vec<Value>) = (0..filler).map(pod).partition(|p| {
+        p["metadata"]["name"]
+            .as_str()
+            .is_some_and(|n| n.trim_start_matches("filler-").parse::<usize>().unwrap_or(0) % 2 == 0)
+    });
+    items.splice(0..0, before);
+    items.extend(after);
+    items.push(serde_json::json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "cpu-1"}}));
+    serde_json::to_vec(&dump).expect("JSON")
+}
+
+#[test]
+fn a_large_dump_read_in_groups_finds_the_dra_objects_wherever_they_are() {
+    let (_, case) = cases().into_iter().find(|(name, _)| name == "s5-t2-many-taints").expect("the case");
+    let dump = padded(&case, 2_500);
+    assert!(dump.len() > 4 << 20, "{} bytes: read in groups", dump.len());
+    let path = crate::util::scratch("device-taints-grouped").join("dump.json");
+    std::fs::write(&path, &dump).expect("written");
+    let file = path.to_str().expect("UTF-8");
+    let result =
+        run(&["plan", "-f", file, "-o", "json", "--now", "2026-11-26T10:00:00Z", "--kube-version", "1.37"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: Value = serde_json::from_str(&result.stdout).expect("a plan");
+    let nodes: Vec<&str> = plan["nodes"].as_array().expect("nodes").iter().filter_map(|n| n["name"].as_str()).collect();
+    assert_eq!(nodes, ["gpu-1"], "the node is shown for its pod's tainted device, the other is not");
+    let trainer = pod(&plan, "trainer").expect("trainer");
+    assert_eq!(
+        (trainer["evictAt"].as_str(), trainer["devices"].as_array().map(Vec::len)),
+        (Some("2026-11-26T09:58:30Z"), Some(4))
+    );
+}
+
+#[test]
+fn a_pod_whose_only_taint_is_on_its_device_is_shown_and_explained() {
+    let (_, case) =
+        cases().into_iter().find(|(name, _)| name == "s1-s3-t1-evict-pod-resourceclaim-v1").expect("the case");
+    let dump = serde_json::to_vec(&case["dump"]).expect("JSON");
+    let now = ["--now", "2026-11-26T10:00:00Z", "--kube-version", "1.36"];
+    let table = run(&[&["plan", "-f", "-"][..], &now].concat(), Some(&dump));
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(
+        table.stdout.contains("untolerated device gpu.example.com/gpu-1/gpu-0 taint gpu.example.com/ecc:NoExecute"),
+        "{}",
+        table.stdout
+    );
+    let explained = run(&[&["explain", "trainer", "-n", "ml", "-f", "-"][..], &now].concat(), Some(&dump));
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    for line in [
+        "DRA devices (the device-taint controller of Kubernetes 1.36):",
+        "  claim gpu → trainer-gpu (resourceClaimName)",
+        "    device gpu.example.com/gpu-1/gpu-0 (request gpu): taint gpu.example.com/ecc:NoExecute since 2026-11-26T09:58:00Z",
+        "      set by ResourceSlice \"gpu-1-slice\"",
+        "      untolerated: deleted at its timeAdded, 2026-11-26T09:58:00Z",
+        "Result: a device taint decides: the device-taint controller deletes the pod at 2026-11-26T09:58:00Z, before any node taint would.",
+    ] {
+        assert!(explained.stdout.lines().any(|l| l == line), "missing {line:?} in\n{}", explained.stdout);
+    }
+    let json = run(&[&["explain", "trainer", "-n", "ml", "-f", "-", "-o", "json"][..], &now].concat(), Some(&dump));
+    let document: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(document["devices"]["kubeVersion"], "1.36");
+    assert_eq!(document["devices"]["claims"][0]["counted"], true);
+    assert_eq!(document["devices"]["taints"][0]["deadline"], "2026-11-26T09:58:00Z");
+}
+
+#[test]
+fn a_dump_without_a_version_says_which_controller_it_follows() {
+    let (_, case) =
+        cases().into_iter().find(|(name, _)| name == "s1-s3-t1-evict-pod-resourceclaim-v1").expect("the case");
+    let dump = serde_json::to_vec(&case["dump"]).expect("JSON");
+    let result = run(&["plan", "-f", "-", "--now", "2026-11-26T10:00:00Z", "-o", "json"], Some(&dump));
+    assert_eq!(result.code, 0);
+    assert_eq!(
+        result.stderr.trim_end(),
+        "warning: device taints follow the device-taint controller of Kubernetes 1.37; name the dump's version with \
+         --kube-version 1.MINOR"
+    );
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    assert_eq!(plan["deviceTaints"]["kubeVersion"], "1.37");
+    let old = run(&["plan", "-f", "-", "--now", "2026-11-26T10:00:00Z", "--kube-version", "1.32"], Some(&dump));
+    assert!(old.stderr.contains("Kubernetes 1.32 has no device-taint controller"), "{}", old.stderr);
+}

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
-use crate::decode::devices::DevicesBeside;
-use crate::decode::lifecycle::{Health, HealthBeside};
+use crate::decode::devices::HealthAndDevices;
+use crate::decode::lifecycle::Health;
 use crate::decode::{DumpError, KeepLabels};
 use crate::engine::devices::Devices;
 use crate::engine::snapshot::Snapshot;
@@ -72,7 +72,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
     });
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
-    let beside = (HealthBeside, DevicesBeside);
+    let beside = HealthAndDevices;
     let read = if path == "-" {
         bounded::read_stream_then(std::io::stdin().lock(), &keep, &beside)
     } else {

@@ -82,25 +82,6 @@ impl Beside for () {
     fn join(&self, (): ()) {}
 }
 
-/// Two readings beside the snapshot, from the same bytes.
-impl<A: Beside, B: Beside> Beside for (A, B) {
-    type Out = (A::Out, B::Out);
-    type Part = (A::Part, B::Part);
-    fn whole(&self, bytes: &[u8]) -> Self::Out {
-        (self.0.whole(bytes), self.1.whole(bytes))
-    }
-    fn part(&self, bytes: &[u8]) -> Option<Self::Part> {
-        Some((self.0.part(bytes)?, self.1.part(bytes)?))
-    }
-    fn add(&self, before: &mut Self::Part, later: Self::Part) {
-        self.0.add(&mut before.0, later.0);
-        self.1.add(&mut before.1, later.1);
-    }
-    fn join(&self, all: Self::Part) -> Self::Out {
-        (self.0.join(all.0), self.1.join(all.1))
-    }
-}
-
 /// Why reading stopped before a snapshot was made.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

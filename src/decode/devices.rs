@@ -3,9 +3,10 @@
 //! `basic`, a request's tolerations in the request; v1beta2 and v1 on the device, and under
 //! `exactly`), and the claims each pod names.
 //!
-//! Read beside the snapshot, from the same bytes, and only when they hold one of those kinds: a
-//! dump of a cluster without DRA costs a byte search. The objects are few (a claim per GPU pod, a
-//! slice per node and driver), so they are read with serde, apart from the streaming reader.
+//! Read beside the snapshot, from the same bytes, and only when the node health reading beside it
+//! counted one of those kinds: a dump of a cluster without DRA costs nothing more. The objects are
+//! few (a claim per GPU pod, a slice per node and driver), so they are read with serde, apart from
+//! the streaming reader.
 //!
 //! Owns: the DRA objects' JSON. Uses: the engine's model ([`crate::engine::devices`]).
 
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use super::lifecycle::{Health, HealthBeside, HealthPart};
 use super::{DumpError, parse_time};
 use crate::engine::devices::{
     Allocated, Claim, ClaimUse, DeviceId, Devices, Rule, RuleSelector, Slice, SliceDevice, Via,
@@ -58,32 +60,37 @@ pub fn read_devices(bytes: &[u8], kind: Option<&str>) -> Result<Devices, DumpErr
     Ok(devices)
 }
 
-/// What a dump's DRA objects were read into, for [`super::bounded::Beside`].
-pub struct DevicesBeside;
+/// Node health ([`HealthBeside`]) and, when the dump holds DRA objects (health's reading counts
+/// them), those objects: a dump without them is read once beside the snapshot, as before.
+pub struct HealthAndDevices;
 
-/// The DRA objects of the groups read so far, or the first group's failure.
-#[derive(Default)]
-pub struct DevicesPart(Option<Result<Devices, DumpError>>);
-
-impl super::bounded::Beside for DevicesBeside {
-    type Out = Result<Devices, DumpError>;
-    type Part = DevicesPart;
+impl super::bounded::Beside for HealthAndDevices {
+    type Out = (Result<Health, DumpError>, Result<Devices, DumpError>);
+    type Part = (HealthPart, Option<Result<Devices, DumpError>>);
     fn whole(&self, bytes: &[u8]) -> Self::Out {
-        read_devices(bytes, None)
+        let health = HealthBeside.whole(bytes);
+        let devices = match &health {
+            Ok(health) if health.dra_objects == 0 => Ok(Devices::default()),
+            _ => read_devices(bytes, None),
+        };
+        (health, devices)
     }
-    fn part(&self, bytes: &[u8]) -> Option<DevicesPart> {
-        Some(DevicesPart(Some(read_devices(bytes, None))))
+    fn part(&self, bytes: &[u8]) -> Option<Self::Part> {
+        let health = HealthBeside.part(bytes)?;
+        let devices = (health.dra_objects() > 0).then(|| read_devices(bytes, None));
+        Some((health, devices))
     }
-    fn add(&self, before: &mut DevicesPart, later: DevicesPart) {
-        match (&mut before.0, later.0) {
+    fn add(&self, before: &mut Self::Part, later: Self::Part) {
+        HealthBeside.add(&mut before.0, later.0);
+        match (&mut before.1, later.1) {
             (Some(Ok(all)), Some(Ok(more))) => all.merge(more),
-            (None, later) => before.0 = later,
+            (None, later) => before.1 = later,
             (Some(Err(_)), _) | (_, None) => {}
-            (Some(Ok(_)), Some(Err(error))) => before.0 = Some(Err(error)),
+            (Some(Ok(_)), Some(Err(error))) => before.1 = Some(Err(error)),
         }
     }
-    fn join(&self, all: DevicesPart) -> Self::Out {
-        all.0.unwrap_or_else(|| Ok(Devices::default()))
+    fn join(&self, (health, devices): Self::Part) -> Self::Out {
+        (HealthBeside.join(health), devices.unwrap_or_else(|| Ok(Devices::default())))
     }
 }
 

@@ -48,6 +48,9 @@ pub struct Health {
     pub controller: Option<ControllerLease>,
     /// How many Leases of `kube-node-lease` the dump holds (0: it was made without leases).
     pub node_leases: usize,
+    /// How many ResourceSlices, ResourceClaims and DeviceTaintRules it holds: the DRA objects are
+    /// read only when there are some.
+    pub dra_objects: usize,
 }
 
 impl Health {
@@ -140,6 +143,7 @@ impl Reading<'_> {
                 self.health.controller = Some(controller(index, item)?);
             }
             Some("Node") => self.health.nodes.push(node(index, item)?),
+            Some("ResourceSlice" | "ResourceClaim" | "DeviceTaintRule") => self.health.dra_objects += 1,
             _ => {}
         }
         Ok(())
@@ -385,7 +389,14 @@ impl HealthPart {
     pub fn merge(&mut self, later: HealthPart) {
         self.health.nodes.extend(later.health.nodes);
         self.health.controller = later.health.controller.or(self.health.controller.take());
+        self.health.dra_objects += later.health.dra_objects;
         self.renewed.extend(later.renewed);
+    }
+
+    /// How many DRA objects the groups read so far hold.
+    #[must_use]
+    pub fn dra_objects(&self) -> usize {
+        self.health.dra_objects
     }
 
     /// The health of every node read, with its Lease's renewal.
