@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::util::run;
 
 /// Every case: its dump, its arguments, the pods' expected verdicts.
@@ -182,4 +183,151 @@ fn a_dump_without_a_version_says_which_controller_it_follows() {
     assert_eq!(plan["deviceTaints"]["kubeVersion"], "1.37");
     let old = run(&["plan", "-f", "-", "--now", "2026-11-26T10:00:00Z", "--kube-version", "1.32"], Some(&dump));
     assert!(old.stderr.contains("Kubernetes 1.32 has no device-taint controller"), "{}", old.stderr);
+}
+
+/// A GPU node whose device `gpu-0` carries an untolerated ECC taint in its slice (shape `shape`),
+/// and a maintenance rule on the whole pool from 09:59 (version `rule_version`); `trainer` holds
+/// `gpu-0` with a 60 s toleration of the rule, `idle` has no claim.
+pub fn gpu_cluster(shape: &str, rule_version: &str) -> Value {
+    let resource = |version: &str| format!("resource.k8s.io/{version}");
+    let taints =
+        serde_json::json!([{"key": "gpu.example.com/ecc", "effect": "NoExecute", "timeAdded": "2026-11-26T09:58:00Z"}]);
+    let device = if shape == "v1beta1" {
+        serde_json::json!({"name": "gpu-0", "basic": {"taints": taints}})
+    } else {
+        serde_json::json!({"name": "gpu-0", "taints": taints})
+    };
+    let toleration = serde_json::json!([{"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+                                        {"key": "gpu.example.com/ecc", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 600}]);
+    serde_json::json!({"kind": "List", "apiVersion": "v1", "items": [
+        {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "gpu-1"}, "spec": {}},
+        {"kind": "Pod", "apiVersion": "v1",
+         "metadata": {"name": "trainer", "namespace": "ml", "uid": "uid-trainer", "creationTimestamp": "2026-11-26T08:00:00Z"},
+         "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "trainer"}],
+                  "resourceClaims": [{"name": "gpu", "resourceClaimName": "trainer-gpu"}]},
+         "status": {"phase": "Running"}},
+        {"kind": "Pod", "apiVersion": "v1",
+         "metadata": {"name": "idle", "namespace": "web", "uid": "uid-idle", "creationTimestamp": "2026-11-26T08:00:00Z"},
+         "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "web"}]},
+         "status": {"phase": "Running"}},
+        {"kind": "ResourceClaim", "apiVersion": resource(shape),
+         "metadata": {"name": "trainer-gpu", "namespace": "ml", "uid": "uid-claim"},
+         "spec": {"devices": {"requests": [{"name": "gpu"}]}},
+         "status": {"allocation": {"devices": {"results": [
+             {"request": "gpu", "driver": "gpu.example.com", "pool": "gpu-1", "device": "gpu-0", "tolerations": toleration}]}},
+                    "reservedFor": [{"resource": "pods", "name": "trainer", "uid": "uid-trainer"}]}},
+        {"kind": "ResourceSlice", "apiVersion": resource(shape), "metadata": {"name": "gpu-1-gpu.example.com"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "gpu-1", "pool": {"name": "gpu-1", "generation": 1, "resourceSliceCount": 1},
+                  "devices": [device]}},
+        {"kind": "DeviceTaintRule", "apiVersion": resource(rule_version), "metadata": {"name": "gpu-1-maintenance"},
+         "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "gpu-1"},
+                  "taint": {"key": "maintenance", "effect": "NoExecute", "timeAdded": "2026-11-26T09:59:00Z"}}},
+    ]})
+}
+
+fn live(server: &FakeApiServer, args: &[&str]) -> crate::util::Run {
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8 path").to_owned();
+    crate::util::run_command(crate::util::command().args(args).args(["--kubeconfig", &kubeconfig]), None)
+}
+
+#[test]
+fn live_reads_follow_the_versions_each_release_serves_and_equal_the_dump() {
+    // 1.33: v1beta1 slices and claims, v1alpha3 rules; 1.36: v1, rules in v1beta2; 1.37: all v1.
+    for (minor, shape, rule_version) in [(33, "v1beta1", "v1alpha3"), (36, "v1", "v1beta2"), (37, "v1", "v1")] {
+        let cluster = gpu_cluster(shape, rule_version);
+        let server = FakeApiServer::start(&crate::util::scratch(&format!("device-taints-live-{minor}")));
+        server.serve_version(minor);
+        server.serve_dra(minor);
+        server.load(&cluster);
+        let args = ["plan", "gpu-1", "--now", "2026-11-26T10:00:00Z", "-o", "json"];
+        let from_cluster = live(&server, &args);
+        assert_eq!(from_cluster.code, 0, "1.{minor}: {}", from_cluster.stderr);
+        assert_eq!(from_cluster.stderr, "", "1.{minor}: the version is the server's");
+        let dump = serde_json::to_vec(&cluster).expect("JSON");
+        let version = format!("1.{minor}");
+        let from_dump = run(&[&args[..], &["-f", "-", "--kube-version", &version]].concat(), Some(&dump));
+        assert_eq!(crate::util::as_from_dump(&from_cluster.stdout, "watch-cache"), from_dump.stdout, "1.{minor}");
+        let plan: Value = serde_json::from_str(&from_dump.stdout).expect("JSON");
+        let trainer = pod(&plan, "trainer").expect("trainer");
+        // The rule (09:59 + 60 s) comes before the slice's taint (09:58 + 600 s).
+        assert_eq!(
+            (trainer["evictAt"].as_str(), trainer["basis"].as_str()),
+            (Some("2026-11-26T10:00:00Z"), Some("device-taint"))
+        );
+        let paths: BTreeSet<String> = server
+            .requests()
+            .iter()
+            .filter(|r| r.path.starts_with("/apis/resource.k8s.io/") && r.path.matches('/').count() > 3)
+            .map(|r| r.path.clone())
+            .collect();
+        let expected: BTreeSet<String> = [
+            format!("/apis/resource.k8s.io/{shape}/resourceslices"),
+            format!("/apis/resource.k8s.io/{shape}/namespaces/ml/resourceclaims"),
+            format!("/apis/resource.k8s.io/{rule_version}/devicetaintrules"),
+        ]
+        .into();
+        assert_eq!(paths, expected, "1.{minor}: each resource in the most preferred version served");
+
+        // Without NODE: every node with a NoExecute taint, and the nodes of pods whose devices have one.
+        let every = live(&server, &["plan", "--now", "2026-11-26T10:00:00Z", "-o", "json"]);
+        assert_eq!(every.code, 0, "1.{minor}: {}", every.stderr);
+        let plan: Value = serde_json::from_str(&every.stdout).expect("JSON");
+        let nodes: Vec<&str> =
+            plan["nodes"].as_array().expect("nodes").iter().filter_map(|n| n["name"].as_str()).collect();
+        assert_eq!(nodes, ["gpu-1"], "1.{minor}");
+        let dump_every = run(
+            &["plan", "--now", "2026-11-26T10:00:00Z", "-o", "json", "-f", "-", "--kube-version", &version],
+            Some(&dump),
+        );
+        assert_eq!(
+            crate::util::as_from_dump(&every.stdout, "watch-cache"),
+            dump_every.stdout,
+            "1.{minor}: as from the dump"
+        );
+    }
+}
+
+#[test]
+fn a_cluster_whose_pods_name_no_claim_is_not_asked_about_devices() {
+    let mut cluster = gpu_cluster("v1", "v1");
+    cluster["items"].as_array_mut().expect("items").retain(|item| item["metadata"]["name"] != "trainer");
+    let server = FakeApiServer::start(&crate::util::scratch("device-taints-none"));
+    server.serve_dra(37);
+    server.load(&cluster);
+    let result = live(&server, &["plan", "gpu-1", "--now", "2026-11-26T10:00:00Z", "-o", "json"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let asked: Vec<String> =
+        server.requests().iter().filter(|r| r.path.contains("resource.k8s.io")).map(|r| r.path.clone()).collect();
+    assert_eq!(asked, Vec::<String>::new());
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    assert_eq!(plan.get("deviceTaints"), None);
+}
+
+#[test]
+fn device_reads_denied_or_not_served_leave_the_node_taints_and_say_so_once() {
+    let cluster = gpu_cluster("v1", "v1");
+    let server = FakeApiServer::start(&crate::util::scratch("device-taints-denied"));
+    server.serve_dra(37);
+    server.load(&cluster);
+    server.fail("GET", "/apis/resource.k8s.io/v1/resourceslices", Fault::Status(403, "forbidden".into()));
+    let result = live(&server, &["plan", "gpu-1", "--now", "2026-11-26T10:00:00Z", "-o", "json"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.trim_end(),
+        "warning: cannot list resourceslices.resource.k8s.io (forbidden): device taints are not shown (grant list on \
+         resourceslices, resourceclaims and devicetaintrules of resource.k8s.io: deploy/rbac-plan.yaml)"
+    );
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    assert_eq!(pod(&plan, "trainer").expect("trainer")["verdict"], "unaffected");
+
+    let old = FakeApiServer::start(&crate::util::scratch("device-taints-unserved"));
+    old.serve_version(29);
+    old.load(&cluster);
+    let result = live(&old, &["plan", "gpu-1", "--now", "2026-11-26T10:00:00Z"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.trim_end(),
+        "warning: pods use DRA claims, but the server serves no resource.k8s.io ResourceSlices and ResourceClaims: \
+         device taints are not shown"
+    );
 }

@@ -131,10 +131,13 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
             }
         };
         let read = Some(connection.read.as_str());
-        let LiveHealth { health, minor, lacks } = live;
+        let LiveHealth { health, minor, lacks, devices, devices_lack } = live;
+        if let Some(lack) = devices_lack {
+            eprintln!("warning: {}", crate::words::printable(&lack));
+        }
         let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
         let origin = connection.server.clone();
-        let devices = Ok(Devices::default());
+        let devices = Ok(devices);
         let loaded = Loaded { snapshot, origin, read, health: Some(Ok(health)), minor, lacks, time, devices };
         Ok((loaded, namespace))
     })

@@ -12,6 +12,7 @@
 
 pub mod client;
 mod date;
+pub mod devices;
 pub mod error;
 pub mod evict;
 pub mod lease;

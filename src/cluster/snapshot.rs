@@ -17,12 +17,16 @@ use futures::{StreamExt, TryStreamExt, stream};
 use kube::api::{GetParams, ListParams};
 use kube::core::Request;
 
+use super::devices::{ClaimScope, read_devices_for};
 use super::{ClusterError, Connection, ReadFrom};
+use crate::decode::devices::read_claim_uses;
 use crate::decode::lifecycle::{
     Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
 };
 use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
+use crate::engine::devices::{ClaimUse, DeviceTaints, Devices, NEWEST_MINOR};
 use crate::engine::lifecycle::{ControllerLease, NodeHealth};
+use crate::engine::model::PodKey;
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::runtime::skew::{Reading, Source};
@@ -47,7 +51,7 @@ pub enum NodeSelection {
 }
 
 impl Connection {
-    async fn send(
+    pub(super) async fn send(
         &self,
         request: http::Request<Vec<u8>>,
         verb: &'static str,
@@ -64,11 +68,6 @@ impl Connection {
             None => call.await,
         };
         result.map_err(|e| ClusterError::from_kube(e, &self.server, verb, resource))
-    }
-
-    /// GETs one object; `Ok(None)` on 404.
-    async fn get(&self, path: &str, name: &str, kind: &str, resource: &str) -> Result<Option<Snapshot>, ClusterError> {
-        Ok(self.get_read(path, name, kind, resource, |_| Ok(())).await?.map(|(snapshot, ())| snapshot))
     }
 
     /// GETs one object and reads its answer a second way too (`also`); `Ok(None)` on 404.
@@ -214,25 +213,99 @@ impl Connection {
         Ok(nodes)
     }
 
-    async fn pods_on(&self, nodes: &[String]) -> Result<Snapshot, ClusterError> {
+    /// The pods on `nodes`, and the DRA claims each names.
+    async fn pods_on(&self, nodes: &[String]) -> Result<(Snapshot, ClaimUses), ClusterError> {
+        let resource = "pods at the cluster scope";
         if nodes.len() > PER_NODE_LISTS_UP_TO {
             let params = ListParams::default().fields("spec.nodeName!=");
-            let mut all = self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope").await?;
+            let mut uses = ClaimUses::new();
+            let mut all = self.list_read("/api/v1/pods", params, "Pod", resource, claim_uses_into(&mut uses)).await?;
             let wanted: std::collections::HashSet<&str> = nodes.iter().map(String::as_str).collect();
             all.pods.retain(|p| p.pod.node.as_ref().is_some_and(|n| wanted.contains(n.as_str())));
-            return Ok(all);
+            uses.retain(|key, _| all.pods.iter().any(|p| p.pod.key == *key));
+            return Ok((all, uses));
         }
-        let pages: Vec<Snapshot> = stream::iter(nodes)
-            .map(|node| {
+        let pages: Vec<(Snapshot, ClaimUses)> = stream::iter(nodes)
+            .map(|node| async move {
                 let params = ListParams::default().fields(&format!("spec.nodeName={node}"));
-                self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope")
+                let mut uses = ClaimUses::new();
+                let page = self.list_read("/api/v1/pods", params, "Pod", resource, claim_uses_into(&mut uses)).await?;
+                Ok::<_, ClusterError>((page, uses))
             })
             .buffered(CONCURRENCY)
             .try_collect()
             .await?;
         let mut snapshot = Snapshot::default();
-        pages.into_iter().for_each(|page| snapshot.merge(page));
-        Ok(snapshot)
+        let mut uses = ClaimUses::new();
+        for (page, page_uses) in pages {
+            snapshot.merge(page);
+            uses.extend(page_uses);
+        }
+        Ok((snapshot, uses))
+    }
+
+    /// What the device-taint controller reads for the pods that name claims (`uses`): nothing when
+    /// none does; `read_before` when read already. With the server's minor version, which its rules
+    /// depend on (`known` when read).
+    async fn devices_for(
+        &self,
+        uses: ClaimUses,
+        known: Option<u32>,
+        read_before: Option<DevicesRead>,
+    ) -> Result<(Devices, Option<String>, Option<u32>), ClusterError> {
+        if uses.is_empty() {
+            return Ok((Devices::default(), None, known));
+        }
+        let namespaces = uses.keys().map(|key| key.namespace().to_owned()).collect();
+        let minor = async { if known.is_some() { known } else { self.server_minor().await } };
+        let read = async {
+            match read_before {
+                Some(read) => read,
+                None => read_devices_for(self, ClaimScope::Namespaces(&namespaces)).await,
+            }
+        };
+        let (read, minor) = tokio::join!(read, minor);
+        let (mut devices, lack) = read?;
+        // What was not read is said once, here: without the pods' claims nothing else says it again.
+        if lack.is_none() {
+            devices.uses = uses;
+        }
+        Ok((devices, lack, minor))
+    }
+}
+
+/// The claims each pod read names, by pod.
+type ClaimUses = std::collections::HashMap<PodKey, Vec<ClaimUse>>;
+
+/// The DRA objects read, and what they lack.
+type DevicesRead = Result<(Devices, Option<String>), ClusterError>;
+
+/// Before the pods of every affected node are read: the DRA objects (every claim), and the nodes
+/// whose pods hold a device with a NoExecute taint (one GET per such pod). Nothing when the
+/// server does not serve them.
+async fn device_tainted_nodes(connection: &Connection) -> (DevicesRead, Vec<String>) {
+    let read = read_devices_for(connection, ClaimScope::All).await;
+    let Ok((devices, None)) = &read else { return (read, Vec::new()) };
+    let pods = DeviceTaints::new(devices, NEWEST_MINOR).reserved_pods_on_tainted_devices();
+    let nodes: Vec<Option<String>> = stream::iter(&pods)
+        .map(|key| async move {
+            let path = format!("/api/v1/namespaces/{}/pods", key.namespace());
+            let resource = format!("pods in namespace \"{}\"", key.namespace());
+            let pod = connection.get_read(&path, key.name(), "Pod", &resource, |_| Ok(())).await;
+            let pod = pod.ok().flatten().and_then(|(snapshot, ())| snapshot.pods.into_iter().next());
+            pod.and_then(|pod| pod.pod.node).map(|node| node.to_string())
+        })
+        .buffered(CONCURRENCY)
+        .collect()
+        .await;
+    (read, nodes.into_iter().flatten().collect())
+}
+
+/// An `also` for [`Connection::list_read`]: each page's claim uses, into `uses`.
+fn claim_uses_into(uses: &mut ClaimUses) -> impl FnMut(&[u8]) -> Result<(), DumpError> + '_ {
+    |page| {
+        uses.extend(read_claim_uses(page)?);
+        Ok(())
     }
 }
 
@@ -247,6 +320,10 @@ pub struct LiveHealth {
     pub minor: Option<u32>,
     /// What the answer lacks because RBAC denied a read, as a warning to print.
     pub lacks: Option<String>,
+    /// What the DRA device-taint controller reads, when a pod read names a claim (empty otherwise).
+    pub devices: Devices,
+    /// What the device taints lack (a resource not served, or denied), as a warning to print.
+    pub devices_lack: Option<String>,
 }
 
 /// Whether a node may be tainted or held back by the node lifecycle controller (not `Ready=True`,
@@ -321,19 +398,22 @@ pub async fn read_snapshot(
         };
         Ok::<_, ClusterError>((snapshot, health))
     };
-    let (reads, nodes) = tokio::join!(health_reads(connection), nodes);
+    let complete = matches!(selection, NodeSelection::Tainted);
+    let devices = async { if complete { Some(device_tainted_nodes(connection).await) } else { None } };
+    let (reads, nodes, devices) = tokio::join!(health_reads(connection), nodes, devices);
     // The nodes' answer first: their failure is the one to report (the Leases are extras).
     let (mut snapshot, nodes) = nodes?;
+    let (devices_read, device_nodes) = devices.unzip();
     let (controller, leases) = reads?;
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health { nodes, ..Health::default() };
     health.apply_lease_renewals(renewals);
     let now = connection.time.clock().now();
     let unsettled = |node: &NodeHealth| unsettled(node, now);
-    let complete = matches!(selection, NodeSelection::Tainted);
     if complete {
-        let keep: std::collections::HashSet<&str> =
+        let mut keep: std::collections::HashSet<&str> =
             health.nodes.iter().filter(|node| unsettled(node)).map(|node| node.name.as_str()).collect();
+        keep.extend(device_nodes.iter().flatten().map(String::as_str));
         snapshot.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()) || keep.contains(n.name.as_str()));
     }
     let any_unsettled = health.nodes.iter().any(&unsettled);
@@ -342,7 +422,8 @@ pub async fn read_snapshot(
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
     let (pods, all_nodes, minor) =
         tokio::join!(connection.pods_on(&names), all_nodes, minor_if(connection, any_unsettled));
-    snapshot.merge(pods?);
+    let (pods, uses) = pods?;
+    snapshot.merge(pods);
     if let Some(nodes) = all_nodes? {
         health.nodes = nodes;
         health.apply_lease_renewals(renewals);
@@ -351,7 +432,8 @@ pub async fn read_snapshot(
         snapshot.merge(lease);
         health.controller = Some(lease_health);
     }
-    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err() }))
+    let (devices, devices_lack, minor) = connection.devices_for(uses, minor, devices_read).await?;
+    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack }))
 }
 
 /// Reads one pod, its node, and what the node lifecycle controller reads (as [`read_snapshot`]):
@@ -364,8 +446,9 @@ pub async fn read_pod(
 ) -> Result<(Snapshot, LiveHealth), ClusterError> {
     let path = format!("/api/v1/namespaces/{namespace}/pods");
     let resource = format!("pods in namespace \"{namespace}\"");
-    let (pod, reads) = tokio::join!(connection.get(&path, name, "Pod", &resource), health_reads(connection));
-    let mut snapshot = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
+    let get = connection.get_read(&path, name, "Pod", &resource, read_claim_uses);
+    let (pod, reads) = tokio::join!(get, health_reads(connection));
+    let (mut snapshot, uses) = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
     let (controller, leases) = reads?;
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health::default();
@@ -390,7 +473,8 @@ pub async fn read_pod(
         snapshot.merge(lease);
         health.controller = Some(lease_health);
     }
-    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err() }))
+    let (devices, devices_lack, minor) = connection.devices_for(uses, minor, None).await?;
+    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack }))
 }
 
 /// The minor version a `/version` answer names: `gitVersion`'s (`v1.32.4-gke.100`), else `minor`'s

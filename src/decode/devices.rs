@@ -19,7 +19,7 @@ use serde::de::IgnoredAny;
 use super::lifecycle::{Health, HealthBeside, HealthPart};
 use super::{DumpError, parse_time};
 use crate::engine::devices::{
-    Allocated, Claim, ClaimUse, DeviceId, Devices, Rule, RuleSelector, Slice, SliceDevice, Via,
+    Allocated, Claim, ClaimUse, Consumer, DeviceId, Devices, Rule, RuleSelector, Slice, SliceDevice, Via,
 };
 use crate::engine::model::{Effect, Operator, PodKey, Taint, Toleration, Uid};
 
@@ -58,6 +58,29 @@ pub fn read_devices(bytes: &[u8], kind: Option<&str>) -> Result<Devices, DumpErr
         }
     }
     Ok(devices)
+}
+
+/// The claims each bound pod of a page of pods (or one pod) names: only when the bytes name a
+/// claim at all, so that a page of pods without DRA costs a byte search.
+///
+/// # Errors
+/// The bytes are not JSON, or a pod's claims have the wrong shape.
+pub fn read_claim_uses(bytes: &[u8]) -> Result<HashMap<PodKey, Vec<ClaimUse>>, DumpError> {
+    if memchr::memmem::find(bytes, b"\"resourceClaims\"").is_none() {
+        return Ok(HashMap::new());
+    }
+    // A list page, or one pod (a GET's answer).
+    let json = |e: serde_json::Error| DumpError::Json(e.to_string());
+    let list: List = serde_json::from_slice(bytes).map_err(json)?;
+    let items =
+        if list.items.is_empty() { vec![serde_json::from_slice::<Item>(bytes).map_err(json)?] } else { list.items };
+    let mut uses = HashMap::new();
+    for item in items {
+        if let Some((key, claims)) = item.claim_uses() {
+            uses.insert(key, claims);
+        }
+    }
+    Ok(uses)
 }
 
 /// Node health ([`HealthBeside`]) and, when the dump holds DRA objects (health's reading counts
@@ -211,7 +234,7 @@ struct PodClaim {
 struct Status {
     // ResourceClaim.
     allocation: Lenient<Option<Allocation>>,
-    reserved_for: Lenient<Vec<Consumer>>,
+    reserved_for: Lenient<Vec<RawConsumer>>,
     // Pod.
     resource_claim_statuses: Lenient<Vec<PodClaimStatus>>,
     extended_resource_claim_status: Lenient<Option<ExtendedStatus>>,
@@ -251,7 +274,9 @@ struct RawToleration {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct Consumer {
+struct RawConsumer {
+    resource: String,
+    name: String,
     uid: String,
 }
 
@@ -397,7 +422,14 @@ impl Item {
             name: self.name(),
             owner: owner.map(|o| Uid::from(o.uid.as_str())),
             allocation,
-            reserved_for: reserved_for.iter().map(|c| Uid::from(c.uid.as_str())).collect(),
+            reserved_for: reserved_for
+                .iter()
+                .map(|c| Consumer {
+                    resource: c.resource.as_str().into(),
+                    name: c.name.as_str().into(),
+                    uid: Uid::from(c.uid.as_str()),
+                })
+                .collect(),
             requested_tolerations: requests,
         })
     }

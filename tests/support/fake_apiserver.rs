@@ -110,6 +110,9 @@ enum Resource {
     Leases,
     Events,
     Budgets,
+    Slices,
+    Claims,
+    TaintRules,
 }
 
 impl Resource {
@@ -120,6 +123,19 @@ impl Resource {
             "Lease" => Some(Self::Leases),
             "Event" => Some(Self::Events),
             "PodDisruptionBudget" => Some(Self::Budgets),
+            "ResourceSlice" => Some(Self::Slices),
+            "ResourceClaim" => Some(Self::Claims),
+            "DeviceTaintRule" => Some(Self::TaintRules),
+            _ => None,
+        }
+    }
+
+    /// A `resource.k8s.io` resource by its plural name.
+    fn of_dra_plural(plural: &str) -> Option<Self> {
+        match plural {
+            "resourceslices" => Some(Self::Slices),
+            "resourceclaims" => Some(Self::Claims),
+            "devicetaintrules" => Some(Self::TaintRules),
             _ => None,
         }
     }
@@ -131,6 +147,9 @@ impl Resource {
             Self::Leases => "Lease",
             Self::Events => "Event",
             Self::Budgets => "PodDisruptionBudget",
+            Self::Slices => "ResourceSlice",
+            Self::Claims => "ResourceClaim",
+            Self::TaintRules => "DeviceTaintRule",
         }
     }
 }
@@ -213,6 +232,12 @@ struct State {
     leases: Vec<Value>,
     events: Vec<Value>,
     budgets: Vec<Value>,
+    slices: Vec<Value>,
+    claims: Vec<Value>,
+    taint_rules: Vec<Value>,
+    /// The Kubernetes minor release whose `resource.k8s.io` versions are served; `None`: the group
+    /// is not served.
+    dra: Option<u32>,
     /// Where each object is in its list, by (resource, namespace, name): lookups stay O(1) with
     /// hundreds of thousands of objects.
     index: std::collections::HashMap<(Resource, String, String), usize>,
@@ -244,6 +269,9 @@ impl State {
             Resource::Leases => &self.leases,
             Resource::Events => &self.events,
             Resource::Budgets => &self.budgets,
+            Resource::Slices => &self.slices,
+            Resource::Claims => &self.claims,
+            Resource::TaintRules => &self.taint_rules,
         }
     }
 
@@ -254,6 +282,9 @@ impl State {
             Resource::Leases => &mut self.leases,
             Resource::Events => &mut self.events,
             Resource::Budgets => &mut self.budgets,
+            Resource::Slices => &mut self.slices,
+            Resource::Claims => &mut self.claims,
+            Resource::TaintRules => &mut self.taint_rules,
         }
     }
 
@@ -544,6 +575,14 @@ impl FakeApiServer {
         self.shared.update(|state| state.minor = minor);
     }
 
+    /// Serves `resource.k8s.io` as Kubernetes `1.minor` does (1.33: ResourceSlices and ResourceClaims
+    /// in v1beta1, DeviceTaintRules in v1alpha3; 1.36: slices and claims in v1, v1beta2 and v1beta1,
+    /// rules in v1beta2; 1.37: everything in v1 and v1beta2, slices and claims in v1beta1 too). The
+    /// objects are stored as added, whatever version is asked for.
+    pub fn serve_dra(&self, minor: u32) {
+        self.shared.update(|state| state.dra = Some(minor));
+    }
+
     /// Caps every LIST page at `items` items.
     pub fn cap_pages(&self, items: usize) {
         self.shared.update(|state| state.max_page = Some(items));
@@ -756,6 +795,50 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
             "groupVersion": "events.k8s.io/v1", "resources": [
             {"name": "events", "singularName": "event", "namespaced": true, "kind": "Event", "verbs": ["create", "get", "list", "patch"], "shortNames": ["ev"]}]}),
         ),
+        ("GET", ["apis", "resource.k8s.io"]) => match state.dra.map(dra_versions) {
+            Some(versions) => {
+                let entries: Vec<Value> = versions
+                    .iter()
+                    .map(|(version, _)| json!({"groupVersion": format!("resource.k8s.io/{version}"), "version": version}))
+                    .collect();
+                reply(
+                    200,
+                    &json!({"kind": "APIGroup", "apiVersion": "v1", "name": "resource.k8s.io",
+                                   "versions": entries, "preferredVersion": entries[0]}),
+                )
+            }
+            None => reply(404, &status(404, "the server could not find the requested resource")),
+        },
+        ("GET", ["apis", "resource.k8s.io", version]) => {
+            match state.dra.map(dra_versions).and_then(|all| all.into_iter().find(|(v, _)| v == version)) {
+                Some((version, resources)) => {
+                    let resources: Vec<Value> = resources
+                        .iter()
+                        .map(|plural| {
+                            let kind = Resource::of_dra_plural(plural).map_or("", Resource::kind);
+                            json!({"name": plural, "namespaced": *plural == "resourceclaims", "kind": kind,
+                                   "verbs": ["get", "list", "watch"]})
+                        })
+                        .collect();
+                    reply(
+                        200,
+                        &json!({"kind": "APIResourceList", "apiVersion": "v1",
+                                       "groupVersion": format!("resource.k8s.io/{version}"), "resources": resources}),
+                    )
+                }
+                None => reply(404, &status(404, "the server could not find the requested resource")),
+            }
+        }
+        ("GET", ["apis", "resource.k8s.io", version, plural]) if dra_serves(state, version, plural) => {
+            let resource = Resource::of_dra_plural(plural).expect("served");
+            collection(state, r, &format!("resource.k8s.io/{version}"), Selection::new(resource, None, r))
+        }
+        ("GET", ["apis", "resource.k8s.io", version, "namespaces", ns, plural])
+            if dra_serves(state, version, plural) =>
+        {
+            let resource = Resource::of_dra_plural(plural).expect("served");
+            collection(state, r, &format!("resource.k8s.io/{version}"), Selection::new(resource, Some(ns), r))
+        }
         ("GET", ["api", "v1", "nodes"]) => collection(state, r, "v1", Selection::new(Nodes, None, r)),
         ("GET", ["api", "v1", "nodes", name]) => get(state, Nodes, "", name, "nodes"),
         ("GET", ["api", "v1", "pods"]) => collection(state, r, "v1", Selection::new(Pods, None, r)),
@@ -804,6 +887,25 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         ("GET", _) => reply(404, &status(404, "the server could not find the requested resource")),
         _ => reply(405, &status(405, "method not allowed")),
     }
+}
+
+/// The `resource.k8s.io` versions Kubernetes `1.minor` serves, most preferred first, with the
+/// resources each serves (device taints: alpha 1.33, beta 1.36, GA 1.37).
+fn dra_versions(minor: u32) -> Vec<(String, Vec<&'static str>)> {
+    const BOTH: [&str; 2] = ["resourceslices", "resourceclaims"];
+    const ALL: [&str; 3] = ["resourceslices", "resourceclaims", "devicetaintrules"];
+    let versions: Vec<(&str, &[&str])> = match minor {
+        ..=33 => vec![("v1beta1", &BOTH), ("v1alpha3", &["devicetaintrules"])],
+        34..=35 => vec![("v1", &BOTH), ("v1beta2", &BOTH), ("v1beta1", &BOTH), ("v1alpha3", &["devicetaintrules"])],
+        36 => vec![("v1", &BOTH), ("v1beta2", &ALL), ("v1beta1", &BOTH)],
+        _ => vec![("v1", &ALL), ("v1beta2", &ALL), ("v1beta1", &BOTH)],
+    };
+    versions.into_iter().map(|(v, resources)| (v.to_owned(), resources.to_vec())).collect()
+}
+
+fn dra_serves(state: &State, version: &str, plural: &str) -> bool {
+    let versions = state.dra.map(dra_versions).unwrap_or_default();
+    versions.iter().any(|(v, resources)| v == version && resources.contains(&plural))
 }
 
 fn api_groups() -> Value {

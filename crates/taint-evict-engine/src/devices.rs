@@ -105,11 +105,30 @@ pub struct Claim {
     pub owner: Option<Uid>,
     /// `status.allocation.devices.results[]`; `None` when not allocated.
     pub allocation: Option<Vec<Allocated>>,
-    /// The UIDs of `status.reservedFor[]`.
-    pub reserved_for: Vec<Uid>,
+    /// `status.reservedFor[]`: who uses the claim.
+    pub reserved_for: Vec<Consumer>,
     /// How many tolerations the claim's requests write (`spec.devices.requests[]`): the controller
     /// reads only the allocation result's copy.
     pub requested_tolerations: usize,
+}
+
+/// One entry of a claim's `status.reservedFor`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Consumer {
+    /// `resource` (`pods` for a pod).
+    pub resource: Arc<str>,
+    /// `name`.
+    pub name: Arc<str>,
+    /// `uid`: what the controller compares.
+    pub uid: Uid,
+}
+
+impl Consumer {
+    /// The pod `name` with `uid`.
+    #[must_use]
+    pub fn pod(name: &str, uid: Uid) -> Self {
+        Self { resource: "pods".into(), name: name.into(), uid }
+    }
 }
 
 /// One allocated device of a claim (`status.allocation.devices.results[]`).
@@ -364,6 +383,25 @@ impl<'a> DeviceTaints<'a> {
         report
     }
 
+    /// The pods the claims are reserved for (namespace and name), when a device of the claim carries
+    /// a NoExecute taint, tolerated or not: where a plan of every affected node looks, before it has
+    /// read the pods.
+    #[must_use]
+    pub fn reserved_pods_on_tainted_devices(&self) -> Vec<PodKey> {
+        let mut pods = Vec::new();
+        for claim in &self.devices.claims {
+            let mut evictions = Vec::new();
+            for allocated in claim.allocation.iter().flatten() {
+                self.device_taints(claim, allocated, &mut evictions);
+            }
+            if !evictions.is_empty() {
+                let consumers = claim.reserved_for.iter().filter(|c| &*c.resource == "pods");
+                pods.extend(consumers.map(|c| PodKey::new(claim.namespace.clone(), c.name.clone())));
+            }
+        }
+        pods
+    }
+
     /// Whether the claim counts for the pod (S1), or why not.
     fn counted(&self, key: &PodKey, uid: &Uid, using: &ClaimUse) -> Option<Skipped> {
         if using.via == Via::Extended && self.minor < 37 {
@@ -377,7 +415,7 @@ impl<'a> DeviceTaints<'a> {
         if using.via != Via::Name && claim.owner.as_ref() != Some(uid) {
             return Some(Skipped::NotOwned);
         }
-        if !claim.reserved_for.contains(uid) {
+        if !claim.reserved_for.iter().any(|consumer| consumer.uid == *uid) {
             return Some(Skipped::NotReserved);
         }
         None

@@ -61,7 +61,7 @@ fn claim(tolerations: Vec<Toleration>) -> Claim {
         name: "my-claim".into(),
         owner: Some(pod_uid()),
         allocation: Some(vec![Allocated { request: "req-1".into(), device: id("instance"), tolerations }]),
-        reserved_for: vec![pod_uid()],
+        reserved_for: vec![Consumer::pod("my-pod", pod_uid())],
         requested_tolerations: 0,
     }
 }
@@ -120,7 +120,7 @@ fn s1_the_claim_must_be_allocated_and_reserved_for_the_pods_uid() {
     let d = devices(tainted_slice(), vec![unallocated], vec![], by_name());
     assert_eq!(report(&d, 36).claims[0].skipped, Some(Skipped::NotAllocated));
     let mut elsewhere = claim(vec![]);
-    elsewhere.reserved_for = vec![Uid::from("replaced-pod")];
+    elsewhere.reserved_for = vec![Consumer::pod("my-pod", Uid::from("replaced-pod"))];
     let d = devices(tainted_slice(), vec![elsewhere], vec![], by_name());
     assert_eq!(report(&d, 36).claims[0].skipped, Some(Skipped::NotReserved), "no-evict-wrong-pod");
     let d = devices(tainted_slice(), vec![], vec![], by_name());
@@ -313,4 +313,13 @@ fn a_pod_without_claims_has_an_empty_report() {
     let d = devices(tainted_slice(), vec![claim(vec![])], vec![], by_name());
     let other = DeviceTaints::new(&d, 36).pod(&PodKey::new("default", "other"), &pod_uid());
     assert_eq!(other, DeviceReport::default());
+}
+
+#[test]
+fn the_pods_reserved_on_tainted_devices_are_found_before_the_pods_are_read() {
+    let d = devices(tainted_slice(), vec![claim(vec![tol("", "Exists", "NoExecute", None)])], vec![], Vec::new());
+    let found = DeviceTaints::new(&d, 36).reserved_pods_on_tainted_devices();
+    assert_eq!(found, [key()], "tolerated or not, the pod is shown");
+    let clean = devices(vec![slice("slice", 1, &[("instance", vec![])])], vec![claim(vec![])], vec![], Vec::new());
+    assert_eq!(DeviceTaints::new(&clean, 36).reserved_pods_on_tainted_devices(), []);
 }
