@@ -8,6 +8,11 @@ use kube::config::{ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfi
 use kube::{Client, Config};
 
 use super::ClusterError;
+
+/// Objects per LIST page (client-go's default).
+pub const PAGE_SIZE: u32 = 500;
+/// Requests in flight at once.
+pub const CONCURRENCY: usize = 8;
 use super::date::DateLayer;
 use super::pushback::{Pushback, PushbackLayer};
 use crate::runtime::{Clock, Timekeeper};
@@ -405,6 +410,28 @@ fn bad_kubeconfig(path: Option<&str>, error: &kube::config::KubeconfigError) -> 
     let reason = error.to_string();
     let reason = reason.split(" (os error").next().unwrap_or(&reason).to_owned();
     ClusterError::BadKubeconfig { path: describe_sources(path), reason }
+}
+
+impl Connection {
+    /// Sends one request, within `--request-timeout`; the error names `verb` and `resource`.
+    pub(super) async fn send(
+        &self,
+        request: http::Request<Vec<u8>>,
+        verb: &'static str,
+        resource: &str,
+    ) -> Result<String, ClusterError> {
+        let call = self.client.request_text(request);
+        let result = match self.request_timeout {
+            Some(limit) => tokio::time::timeout(limit, call).await.map_err(|_| ClusterError::Timeout {
+                server: self.server.clone(),
+                verb,
+                resource: resource.to_owned(),
+                after: crate::words::std_duration(limit),
+            })?,
+            None => call.await,
+        };
+        result.map_err(|e| ClusterError::from_kube(e, &self.server, verb, resource))
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use kube::api::ListParams;
 use kube::core::Request;
 use serde::Deserialize;
 
-use super::snapshot::CONCURRENCY;
+use super::client::{CONCURRENCY, PAGE_SIZE};
 use super::{ClusterError, Connection};
 use crate::decode::devices::read_devices;
 use crate::engine::devices::Devices;
@@ -114,7 +114,7 @@ impl Connection {
         let mut devices = Devices::default();
         let mut params = match self.read {
             super::ReadFrom::Cache => ListParams::default().match_any(),
-            super::ReadFrom::Quorum => ListParams::default().limit(super::snapshot::PAGE_SIZE),
+            super::ReadFrom::Quorum => ListParams::default().limit(PAGE_SIZE),
         };
         loop {
             let request =

@@ -32,10 +32,7 @@ use crate::engine::time::Timestamp;
 use crate::runtime::skew::{Reading, Source};
 use crate::selector::Selector;
 
-/// Objects per LIST page (client-go's default).
-pub const PAGE_SIZE: u32 = 500;
-/// Requests in flight at once.
-pub const CONCURRENCY: usize = 8;
+pub use super::client::{CONCURRENCY, PAGE_SIZE};
 /// Above this many selected nodes, one cluster-wide pod LIST is cheaper than one per node.
 pub const PER_NODE_LISTS_UP_TO: usize = 5;
 
@@ -51,25 +48,6 @@ pub enum NodeSelection {
 }
 
 impl Connection {
-    pub(super) async fn send(
-        &self,
-        request: http::Request<Vec<u8>>,
-        verb: &'static str,
-        resource: &str,
-    ) -> Result<String, ClusterError> {
-        let call = self.client.request_text(request);
-        let result = match self.request_timeout {
-            Some(limit) => tokio::time::timeout(limit, call).await.map_err(|_| ClusterError::Timeout {
-                server: self.server.clone(),
-                verb,
-                resource: resource.to_owned(),
-                after: crate::words::std_duration(limit),
-            })?,
-            None => call.await,
-        };
-        result.map_err(|e| ClusterError::from_kube(e, &self.server, verb, resource))
-    }
-
     /// GETs one object and reads its answer a second way too (`also`); `Ok(None)` on 404.
     async fn get_read<T>(
         &self,

@@ -108,6 +108,8 @@ pub struct ClusterCounts {
     pub nodes: usize,
     pub tainted: usize,
     pub expected: usize,
+    /// Nodes shown, untainted, for their pods' tainted DRA devices.
+    pub devices: usize,
     /// Pods whose deadline is `now` or has passed.
     pub due_now: usize,
     /// Pods whose deadline is within [`SOON_NANOS`] of `now`.
@@ -129,6 +131,8 @@ impl ClusterCounts {
             let expected = node.lifecycle.as_ref().is_some_and(|l| l.forecast.taint.is_some());
             counts.tainted += usize::from(!node.taints.is_empty());
             counts.expected += usize::from(node.taints.is_empty() && expected);
+            let devices = node.pods.iter().any(|pod| !pod.devices().is_empty());
+            counts.devices += usize::from(node.taints.is_empty() && !expected && devices);
             for pod in &node.pods {
                 match (pod.verdict, pod.evict_at) {
                     (Verdict::Never, _) => counts.never += 1,
@@ -146,7 +150,7 @@ impl ClusterCounts {
     #[must_use]
     pub fn line(&self) -> String {
         let of = |k: usize| {
-            let all = self.tainted + self.expected == self.nodes;
+            let all = self.tainted + self.expected + self.devices == self.nodes;
             match (k, all) {
                 (1, true) => "1 node".to_owned(),
                 (k, true) => format!("{} nodes", count(k)),
@@ -154,11 +158,15 @@ impl ClusterCounts {
             }
         };
         // Tainted and expected to be are counted apart (see: issue 27).
-        let nodes = match (self.tainted, self.expected) {
-            (t, 0) => format!("{} tainted", of(t)),
-            (0, e) => format!("{} expected to be tainted", of(e)),
-            (t, e) => format!("{} tainted, {} expected to be", of(t), count(e)),
+        let mut nodes = match (self.tainted, self.expected, self.devices) {
+            (0, 0, d) if d > 0 => format!("{} with tainted devices", of(d)),
+            (t, 0, _) => format!("{} tainted", of(t)),
+            (0, e, _) => format!("{} expected to be tainted", of(e)),
+            (t, e, _) => format!("{} tainted, {} expected to be", of(t), count(e)),
         };
+        if self.devices > 0 && self.tainted + self.expected > 0 {
+            nodes.push_str(&format!(", {} with tainted devices", count(self.devices)));
+        }
         let pods = self.due_now + self.soon + self.later + self.never + self.unaffected;
         let plural = if pods == 1 { "pod" } else { "pods" };
         let mut line = format!(
@@ -253,6 +261,7 @@ mod tests {
             nodes: 3,
             tainted: 2,
             expected: 0,
+            devices: 0,
             due_now: 120_000,
             soon: 1,
             later: 0,
@@ -271,5 +280,12 @@ mod tests {
         assert_eq!(line(2, 4, 6), "2 nodes tainted, 4 expected to be");
         assert_eq!(line(0, 1, 1), "1 node expected to be tainted");
         assert_eq!(line(1, 1, 3), "1 of 3 nodes tainted, 1 expected to be");
+        // Nodes shown only for their pods' tainted DRA devices are not called tainted.
+        let with_devices = |tainted, devices, nodes| {
+            let counts = ClusterCounts { nodes, tainted, devices, ..ClusterCounts::default() };
+            counts.line().split(';').next().unwrap_or_default().to_owned()
+        };
+        assert_eq!(with_devices(0, 2, 2), "2 nodes with tainted devices");
+        assert_eq!(with_devices(1, 2, 3), "1 node tainted, 2 with tainted devices");
     }
 }
