@@ -8,6 +8,10 @@
 //! restart or a leader change computes the same instant. Nothing here is timed: a pod's report is a
 //! pure function of the objects and the version.
 
+mod engine;
+
+pub use engine::{DeviceEngine, DeviceInput, DevicePod};
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -323,3 +323,91 @@ fn the_pods_reserved_on_tainted_devices_are_found_before_the_pods_are_read() {
     let clean = devices(vec![slice("slice", 1, &[("instance", vec![])])], vec![claim(vec![])], vec![], Vec::new());
     assert_eq!(DeviceTaints::new(&clean, 36).reserved_pods_on_tainted_devices(), []);
 }
+
+mod engine {
+    use super::*;
+    use crate::Action;
+    use crate::model::{NodeName, PodRef};
+
+    fn trainer(terminating: bool) -> DevicePod {
+        let pod = PodRef { key: key(), uid: pod_uid(), node: NodeName::from("worker") };
+        DevicePod { pod, uses: by_name(), terminating }
+    }
+
+    fn actions(engine: &mut DeviceEngine) -> Vec<Action> {
+        std::iter::from_fn(|| engine.poll_action()).collect()
+    }
+
+    /// An engine at 1.36 with `claim` and `trainer`, told at t(10).
+    fn started(claim: Claim, slices: Vec<Slice>) -> DeviceEngine {
+        let mut engine = DeviceEngine::new(36);
+        engine.handle(DeviceInput::SlicesListed(slices), t(10));
+        engine.handle(DeviceInput::RulesListed(Vec::new()), t(10));
+        engine.handle(DeviceInput::ClaimsListed(vec![claim]), t(10));
+        engine.handle(DeviceInput::PodsListed(vec![trainer(false)]), t(10));
+        engine
+    }
+
+    #[test]
+    fn an_overdue_deadline_is_carried_out_at_once_with_the_uid() {
+        let mut engine = started(claim(vec![]), tainted_slice());
+        match actions(&mut engine).as_slice() {
+            [Action::Evict { pod, work, .. }] => {
+                assert_eq!((pod.uid.clone(), work.fire, work.created), (pod_uid(), t(0), t(0)));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_tolerated_taint_fires_at_time_added_plus_the_seconds_and_only_then() {
+        let mut engine = started(claim(vec![tol("", "Exists", "NoExecute", Some(60))]), tainted_slice());
+        assert!(matches!(actions(&mut engine).as_slice(), [Action::Scheduled { work, .. }] if work.fire == t(60)));
+        assert_eq!(engine.poll_timeout(), Some(t(60)));
+        engine.handle_timeout(t(59));
+        assert_eq!(actions(&mut engine), []);
+        engine.handle_timeout(t(60));
+        assert!(matches!(actions(&mut engine).as_slice(), [Action::Evict { .. }]));
+        assert_eq!(engine.poll_timeout(), None);
+    }
+
+    #[test]
+    fn the_taint_removed_cancels_with_an_event_and_the_pod_deleted_cancels_silently() {
+        let mut engine = started(claim(vec![tol("", "Exists", "NoExecute", Some(60))]), tainted_slice());
+        let _ = actions(&mut engine);
+        engine.handle(DeviceInput::SliceApplied(slice("slice", 1, &[("instance", vec![])])), t(20));
+        assert!(matches!(actions(&mut engine).as_slice(), [Action::Cancelled { .. }]), "cancel-eviction-remove-taint");
+
+        let mut engine = started(claim(vec![tol("", "Exists", "NoExecute", Some(60))]), tainted_slice());
+        let _ = actions(&mut engine);
+        engine.handle(DeviceInput::PodDeleted(key()), t(20));
+        assert_eq!(actions(&mut engine), [], "cancel-eviction-pod-deletion: no event");
+        assert_eq!(engine.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_deletion_under_way_is_withdrawn_when_no_longer_wanted_and_a_done_pod_is_not_deleted_again() {
+        let mut engine = started(claim(vec![]), tainted_slice());
+        let ticket = match actions(&mut engine).as_slice() {
+            [Action::Evict { ticket, .. }] => *ticket,
+            other => panic!("{other:?}"),
+        };
+        engine.handle(DeviceInput::SlicesListed(vec![slice("slice", 1, &[("instance", vec![])])]), t(11));
+        assert!(matches!(actions(&mut engine).as_slice(), [Action::Withdrawn { ticket: t, .. }] if *t == ticket));
+
+        let mut engine = started(claim(vec![]), tainted_slice());
+        let Some(Action::Evict { ticket, .. }) = engine.poll_action() else { panic!("evicted") };
+        engine.handle(DeviceInput::EvictionFinished { pod: key(), ticket }, t(11));
+        engine.handle(DeviceInput::RulesListed(Vec::new()), t(12));
+        assert_eq!(actions(&mut engine), [], "deleted once");
+    }
+
+    #[test]
+    fn a_pod_already_terminating_is_left_alone() {
+        let mut engine = DeviceEngine::new(36);
+        engine.handle(DeviceInput::SlicesListed(tainted_slice()), t(10));
+        engine.handle(DeviceInput::ClaimsListed(vec![claim(vec![])]), t(10));
+        engine.handle(DeviceInput::PodsListed(vec![trainer(true)]), t(10));
+        assert_eq!(actions(&mut engine), []);
+    }
+}

@@ -52,6 +52,15 @@ impl QueueKey for u32 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ticket(pub(super) u64);
 
+impl Ticket {
+    /// Ticket `n` of another queue than the engine's (the device-taint controller's): its numbers
+    /// never meet the engine's, so one executor can tell their deletions apart.
+    #[must_use]
+    pub const fn foreign(n: u64) -> Self {
+        Self(n | 1 << 63)
+    }
+}
+
 /// Why a pod is to be deleted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cause {
