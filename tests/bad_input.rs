@@ -946,7 +946,7 @@ fn evict_web_0(server: &FakeApiServer) -> Outcome {
 fn evict_web_0_on(server: &FakeApiServer, clock: taint_evict::runtime::Clock, notify: bool) -> Outcome {
     use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
     use taint_evict::engine::model::{PodKey, PodRef};
-    use taint_evict::runtime::{Evictor, Notice, Throttle};
+    use taint_evict::runtime::{Controller, Evictor, Notice, Throttle};
 
     let pod = PodRef { key: PodKey::new("default", "web-0"), uid: "uid-web-0".into(), node: "n1".into() };
     let options =
@@ -956,9 +956,9 @@ fn evict_web_0_on(server: &FakeApiServer, clock: taint_evict::runtime::Clock, no
         let connection = connect(&options).await.expect("connects");
         let evictor = KubeEvictor::new(connection.client, false, None, Throttle::unlimited(clock));
         if notify {
-            evictor.notify(&pod, Notice::Marking).await;
+            evictor.notify(&pod, Notice::Marking(Controller::NodeTaints)).await;
         }
-        evictor.evict(&pod).await
+        evictor.evict(&pod, Controller::NodeTaints).await
     })
 }
 

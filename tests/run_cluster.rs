@@ -291,7 +291,7 @@ pub fn one_attempt(
     mode: taint_evict::cluster::evict::Mode,
 ) -> taint_evict::runtime::Outcome {
     use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
-    use taint_evict::runtime::{Clock, Evictor, Throttle};
+    use taint_evict::runtime::{Clock, Controller, Evictor, Throttle};
 
     let options =
         ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };
@@ -299,7 +299,10 @@ pub fn one_attempt(
     runtime.block_on(async {
         let connection = connect(&options).await.expect("connects");
         let throttle = Throttle::unlimited(Clock::system());
-        KubeEvictor::new(connection.client, false, None, throttle).with_mode(mode).evict(pod).await
+        KubeEvictor::new(connection.client, false, None, throttle)
+            .with_mode(mode)
+            .evict(pod, Controller::NodeTaints)
+            .await
     })
 }
 

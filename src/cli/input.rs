@@ -35,8 +35,8 @@ pub struct Loaded {
     /// The control plane's time when a live read ended, and how it was read; `None` for a dump.
     pub time: Option<LiveTime>,
     /// The DRA objects the device-taint controller reads (empty when there are none), or why they
-    /// could not be read.
-    pub devices: Result<Devices, DumpError>,
+    /// could not be read; `None` when a live read could not read them (and said so).
+    pub devices: Option<Result<Devices, DumpError>>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -97,6 +97,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         _ => "default",
     };
     let health = Some(health);
+    let devices = Some(devices);
     let loaded = Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None, devices };
     Ok((loaded, namespace.to_owned()))
 }
@@ -132,12 +133,15 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         };
         let read = Some(connection.read.as_str());
         let LiveHealth { health, minor, lacks, devices, devices_lack } = live;
-        if let Some(lack) = devices_lack {
-            eprintln!("warning: {}", crate::words::printable(&lack));
-        }
+        let devices = match devices_lack {
+            Some(lack) => {
+                eprintln!("warning: {}", crate::words::printable(&lack));
+                None
+            }
+            None => Some(Ok(devices)),
+        };
         let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
         let origin = connection.server.clone();
-        let devices = Ok(devices);
         let loaded = Loaded { snapshot, origin, read, health: Some(Ok(health)), minor, lacks, time, devices };
         Ok((loaded, namespace))
     })

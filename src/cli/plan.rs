@@ -216,12 +216,16 @@ fn evaluated_at(input: &super::config::Input, loaded: &Loaded) -> (Timestamp, Op
 /// The DRA objects the device-taint controller reads, and the minor version to follow: the
 /// server's or `--kube-version`, else the newest modelled. Warns, once each, when they
 /// could not be read, when the version has no such controller, and for what a version cannot
-/// evaluate.
+/// evaluate (a live read said already what it could not read).
 fn device_taints(loaded: &mut Loaded) -> (Devices, Option<u32>) {
-    let devices = match std::mem::replace(&mut loaded.devices, Ok(Devices::default())) {
-        Ok(devices) if devices.uses.is_empty() => return (devices, None),
-        Ok(devices) => devices,
-        Err(error) => {
+    let bound = loaded.snapshot.pods.iter().filter(|pod| pod.pod.node.is_some());
+    let uses: std::collections::HashMap<_, _> =
+        bound.filter_map(|pod| Some((pod.pod.key.clone(), pod.claims.as_deref()?.to_vec()))).collect();
+    let devices = match loaded.devices.take() {
+        _ if uses.is_empty() => return (Devices::default(), None),
+        None => return (Devices::default(), None),
+        Some(Ok(devices)) => Devices { uses, ..devices },
+        Some(Err(error)) => {
             eprintln!("warning: device taints not read: {}", printable(&error.to_string()));
             return (Devices::default(), None);
         }

@@ -1,5 +1,6 @@
 //! Deleting a pod as upstream does, with a UID precondition: the `DisruptionTarget` condition on its
-//! status first, then DELETE; events `TaintManagerEviction` as the cluster's controller sends them,
+//! status first, then DELETE; events `TaintManagerEviction` (`DeviceTaintManagerEviction` for a device
+//! taint's) as the cluster's controllers send them,
 //! repeated ones aggregated into series as upstream's recorder does ([`super::series`]).
 //!
 //! Or, with `--mode evict`, evicting it through the Eviction API (`policy/v1`, `pods/NAME/eviction`),
@@ -24,12 +25,10 @@ use super::watch::WatchedPod;
 use crate::engine::model::{PodKey, PodRef, Uid};
 use crate::engine::time::Timestamp;
 use crate::metrics::FailureReason;
-use crate::runtime::{Evictor, Notice, Outcome, Throttle};
+use crate::runtime::{Controller, Evictor, Notice, Outcome, Throttle};
 
 /// The reporting controller named on events, so they can be told from the cluster's own.
 pub const CONTROLLER: &str = "kubectl-taint-evict";
-/// Upstream's event reason.
-pub const REASON: &str = "TaintManagerEviction";
 
 /// How a due pod is removed (`run --mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -160,8 +159,17 @@ impl KubeEvictor {
     /// The Event of `key`'s occurrences `series` (a series from the second on).
     fn event(&self, key: &EventKey, series: &Series) -> Event {
         let (note, action, type_) = match &key.notice {
-            Notice::Marking => (format!("Marking for deletion Pod {}", key.pod), "Delete", "Normal"),
-            Notice::Cancelling => (format!("Cancelling deletion of Pod {}", key.pod), "CancelDelete", "Normal"),
+            Notice::Marking(Controller::NodeTaints) => {
+                (format!("Marking for deletion Pod {}", key.pod), "Delete", "Normal")
+            }
+            Notice::Cancelling(Controller::NodeTaints) => {
+                (format!("Cancelling deletion of Pod {}", key.pod), "CancelDelete", "Normal")
+            }
+            // The device-taint controller's events name no pod (they are about it).
+            Notice::Marking(Controller::DeviceTaints) => ("Marking for deletion".to_owned(), "Delete", "Normal"),
+            Notice::Cancelling(Controller::DeviceTaints) => {
+                ("Cancelling deletion".to_owned(), "CancelDelete", "Normal")
+            }
             Notice::Blocked { budget } => {
                 let note = format!("Eviction of Pod {} refused by PodDisruptionBudget {budget}; retrying", key.pod);
                 (note, "Evict", "Warning")
@@ -178,7 +186,7 @@ impl KubeEvictor {
             event_time: Some(MicroTime(wall(series.first))),
             series: (series.count > 1).then(|| event_series(series)),
             type_: Some(type_.into()),
-            reason: Some(REASON.into()),
+            reason: Some(key.notice.controller().event_reason().into()),
             note: Some(note),
             action: Some(action.into()),
             reporting_controller: Some(CONTROLLER.into()),
@@ -334,7 +342,7 @@ impl Evictor for KubeEvictor {
         Some(&self.throttle)
     }
 
-    async fn evict(&self, pod: &PodRef) -> Outcome {
+    async fn evict(&self, pod: &PodRef, controller: Controller) -> Outcome {
         if self.mode == Mode::Evict {
             return self.evict_through_api(pod).await;
         }
@@ -346,13 +354,14 @@ impl Evictor for KubeEvictor {
         let name = pod.key.name();
         // Mirrors addConditionAndDeletePod: the condition first (carrying the UID, so a replacement is
         // never marked), then the DELETE with the UID as precondition (upstream sends none, #141568).
+        let (reason, message) = controller.condition();
         let condition = json!({
             "metadata": {"uid": pod.uid.text().as_str()},
             "status": {"conditions": [{
                 "type": "DisruptionTarget",
                 "status": "True",
-                "reason": "DeletionByTaintManager",
-                "message": "Taint manager: deleting due to NoExecute taint",
+                "reason": reason,
+                "message": message,
                 "lastTransitionTime": self.throttle.clock().api_now().to_string(),
             }]}
         });
@@ -482,7 +491,7 @@ mod tests {
     async fn repeated_event_is_one_post_then_the_series_at_once_and_its_last_count_when_it_ends() {
         let (evictor, log) = evictor(ok, false);
         for _ in 0..4 {
-            evictor.notify(&pod(), Notice::Cancelling).await;
+            evictor.notify(&pod(), Notice::Cancelling(Controller::NodeTaints)).await;
             pass(Duration::from_secs(10)).await;
         }
         let requests = sent(&log);
@@ -508,9 +517,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn series_of_an_event_gone_creates_it_again_with_its_series() {
         let (evictor, log) = evictor(|method| if method == "PATCH" { 404 } else { 201 }, false);
-        evictor.notify(&pod(), Notice::Marking).await;
+        evictor.notify(&pod(), Notice::Marking(Controller::NodeTaints)).await;
         pass(Duration::from_secs(10)).await;
-        evictor.notify(&pod(), Notice::Marking).await;
+        evictor.notify(&pod(), Notice::Marking(Controller::NodeTaints)).await;
         let requests = sent(&log);
         let methods: Vec<&str> = requests.iter().map(|(method, _)| method.as_str()).collect();
         assert_eq!(methods, ["POST", "PATCH", "POST"]);
@@ -525,7 +534,7 @@ mod tests {
     async fn counts_held_back_are_written_when_run_stops_and_a_dry_run_writes_nothing() {
         let (writing, log) = evictor(ok, false);
         for _ in 0..3 {
-            writing.notify(&pod(), Notice::Cancelling).await;
+            writing.notify(&pod(), Notice::Cancelling(Controller::NodeTaints)).await;
             pass(Duration::from_secs(1)).await;
         }
         writing.flush().await;
@@ -534,7 +543,7 @@ mod tests {
         assert_eq!(requests[2], ("PATCH".to_owned(), series_patch(3, 2)));
         let (dry, log) = evictor(ok, true);
         for _ in 0..3 {
-            dry.notify(&pod(), Notice::Cancelling).await;
+            dry.notify(&pod(), Notice::Cancelling(Controller::NodeTaints)).await;
         }
         dry.flush().await;
         assert!(sent(&log).is_empty());

@@ -19,14 +19,12 @@ use kube::core::Request;
 
 use super::devices::{ClaimScope, read_devices_for};
 use super::{ClusterError, Connection, ReadFrom};
-use crate::decode::devices::read_claim_uses;
 use crate::decode::lifecycle::{
     Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
 };
 use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
-use crate::engine::devices::{ClaimUse, DeviceTaints, Devices, NEWEST_MINOR};
+use crate::engine::devices::{DeviceTaints, Devices, NEWEST_MINOR};
 use crate::engine::lifecycle::{ControllerLease, NodeHealth};
-use crate::engine::model::PodKey;
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::runtime::skew::{Reading, Source};
@@ -191,50 +189,43 @@ impl Connection {
         Ok(nodes)
     }
 
-    /// The pods on `nodes`, and the DRA claims each names.
-    async fn pods_on(&self, nodes: &[String]) -> Result<(Snapshot, ClaimUses), ClusterError> {
-        let resource = "pods at the cluster scope";
+    async fn pods_on(&self, nodes: &[String]) -> Result<Snapshot, ClusterError> {
         if nodes.len() > PER_NODE_LISTS_UP_TO {
             let params = ListParams::default().fields("spec.nodeName!=");
-            let mut uses = ClaimUses::new();
-            let mut all = self.list_read("/api/v1/pods", params, "Pod", resource, claim_uses_into(&mut uses)).await?;
+            let mut all = self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope").await?;
             let wanted: std::collections::HashSet<&str> = nodes.iter().map(String::as_str).collect();
             all.pods.retain(|p| p.pod.node.as_ref().is_some_and(|n| wanted.contains(n.as_str())));
-            uses.retain(|key, _| all.pods.iter().any(|p| p.pod.key == *key));
-            return Ok((all, uses));
+            return Ok(all);
         }
-        let pages: Vec<(Snapshot, ClaimUses)> = stream::iter(nodes)
-            .map(|node| async move {
+        let pages: Vec<Snapshot> = stream::iter(nodes)
+            .map(|node| {
                 let params = ListParams::default().fields(&format!("spec.nodeName={node}"));
-                let mut uses = ClaimUses::new();
-                let page = self.list_read("/api/v1/pods", params, "Pod", resource, claim_uses_into(&mut uses)).await?;
-                Ok::<_, ClusterError>((page, uses))
+                self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope")
             })
             .buffered(CONCURRENCY)
             .try_collect()
             .await?;
         let mut snapshot = Snapshot::default();
-        let mut uses = ClaimUses::new();
-        for (page, page_uses) in pages {
-            snapshot.merge(page);
-            uses.extend(page_uses);
-        }
-        Ok((snapshot, uses))
+        pages.into_iter().for_each(|page| snapshot.merge(page));
+        Ok(snapshot)
     }
 
-    /// What the device-taint controller reads for the pods that name claims (`uses`): nothing when
-    /// none does; `read_before` when read already. With the server's minor version, which its rules
+    /// What the device-taint controller reads for the pods of `snapshot` that name claims: nothing
+    /// when none does; `read_before` when read already. With the server's minor version, which its rules
     /// depend on (`known` when read).
     async fn devices_for(
         &self,
-        uses: ClaimUses,
+        snapshot: &Snapshot,
         known: Option<u32>,
         read_before: Option<DevicesRead>,
     ) -> Result<(Devices, Option<String>, Option<u32>), ClusterError> {
-        if uses.is_empty() {
+        let mut namespaces = std::collections::BTreeSet::new();
+        for pod in snapshot.pods.iter().filter(|pod| pod.claims.is_some()) {
+            namespaces.insert(pod.pod.key.namespace().to_owned());
+        }
+        if namespaces.is_empty() {
             return Ok((Devices::default(), None, known));
         }
-        let namespaces = uses.keys().map(|key| key.namespace().to_owned()).collect();
         let minor = async { if known.is_some() { known } else { self.server_minor().await } };
         let read = async {
             match read_before {
@@ -243,17 +234,10 @@ impl Connection {
             }
         };
         let (read, minor) = tokio::join!(read, minor);
-        let (mut devices, lack) = read?;
-        // What was not read is said once, here: without the pods' claims nothing else says it again.
-        if lack.is_none() {
-            devices.uses = uses;
-        }
+        let (devices, lack) = read?;
         Ok((devices, lack, minor))
     }
 }
-
-/// The claims each pod read names, by pod.
-type ClaimUses = std::collections::HashMap<PodKey, Vec<ClaimUse>>;
 
 /// The DRA objects read, and what they lack.
 type DevicesRead = Result<(Devices, Option<String>), ClusterError>;
@@ -277,14 +261,6 @@ async fn device_tainted_nodes(connection: &Connection) -> (DevicesRead, Vec<Stri
         .collect()
         .await;
     (read, nodes.into_iter().flatten().collect())
-}
-
-/// An `also` for [`Connection::list_read`]: each page's claim uses, into `uses`.
-fn claim_uses_into(uses: &mut ClaimUses) -> impl FnMut(&[u8]) -> Result<(), DumpError> + '_ {
-    |page| {
-        uses.extend(read_claim_uses(page)?);
-        Ok(())
-    }
 }
 
 /// What a live read says of node health (contract §5), beside its snapshot.
@@ -400,8 +376,7 @@ pub async fn read_snapshot(
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
     let (pods, all_nodes, minor) =
         tokio::join!(connection.pods_on(&names), all_nodes, minor_if(connection, any_unsettled));
-    let (pods, uses) = pods?;
-    snapshot.merge(pods);
+    snapshot.merge(pods?);
     if let Some(nodes) = all_nodes? {
         health.nodes = nodes;
         health.apply_lease_renewals(renewals);
@@ -410,7 +385,7 @@ pub async fn read_snapshot(
         snapshot.merge(lease);
         health.controller = Some(lease_health);
     }
-    let (devices, devices_lack, minor) = connection.devices_for(uses, minor, devices_read).await?;
+    let (devices, devices_lack, minor) = connection.devices_for(&snapshot, minor, devices_read).await?;
     Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack }))
 }
 
@@ -424,9 +399,9 @@ pub async fn read_pod(
 ) -> Result<(Snapshot, LiveHealth), ClusterError> {
     let path = format!("/api/v1/namespaces/{namespace}/pods");
     let resource = format!("pods in namespace \"{namespace}\"");
-    let get = connection.get_read(&path, name, "Pod", &resource, read_claim_uses);
+    let get = connection.get_read(&path, name, "Pod", &resource, |_| Ok(()));
     let (pod, reads) = tokio::join!(get, health_reads(connection));
-    let (mut snapshot, uses) = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
+    let (mut snapshot, ()) = pod?.ok_or_else(|| ClusterError::PodNotFound(format!("{namespace}/{name}")))?;
     let (controller, leases) = reads?;
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health::default();
@@ -451,7 +426,7 @@ pub async fn read_pod(
         snapshot.merge(lease);
         health.controller = Some(lease_health);
     }
-    let (devices, devices_lack, minor) = connection.devices_for(uses, minor, None).await?;
+    let (devices, devices_lack, minor) = connection.devices_for(&snapshot, minor, None).await?;
     Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack }))
 }
 

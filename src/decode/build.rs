@@ -15,7 +15,8 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::error::{DumpError, object_name};
-use super::raw::{RawCondition, RawTaint, RawToleration};
+use super::raw::{RawClaimStatus, RawCondition, RawPodClaim, RawTaint, RawToleration};
+use crate::engine::devices::{ClaimUse, Via};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
 use crate::engine::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
@@ -114,6 +115,12 @@ pub(super) struct Fields<'a> {
     pub(super) phase: Option<Cow<'a, str>>,
     /// `status.conditions`.
     pub(super) conditions: Vec<RawCondition<'a>>,
+    /// `spec.resourceClaims` (a Pod).
+    pub(super) resource_claims: Vec<RawPodClaim<'a>>,
+    /// `status.resourceClaimStatuses` (a Pod).
+    pub(super) claim_statuses: Vec<RawClaimStatus<'a>>,
+    /// `status.extendedResourceClaimStatus.resourceClaimName` (a Pod).
+    pub(super) extended_claim: Option<Cow<'a, str>>,
     /// `metadata.resourceVersion`, read only when [`Fields::keep_version`] says so.
     pub(super) resource_version: Option<Cow<'a, str>>,
     /// Whether to read `metadata.resourceVersion` (a watch resumes from it; the same for every item).
@@ -136,7 +143,43 @@ impl Fields<'_> {
         self.acquire_time = None;
         self.phase = None;
         self.conditions.clear();
+        self.resource_claims.clear();
+        self.claim_statuses.clear();
+        self.extended_claim = None;
         self.resource_version = None;
+    }
+
+    /// The DRA claims a pod names (`spec.resourceClaims`, a template's claim named by
+    /// `status.resourceClaimStatuses`, the extended resources' claim); `None` for none.
+    fn claims(&self) -> Option<Arc<[ClaimUse]>> {
+        if self.resource_claims.is_empty() && self.extended_claim.is_none() {
+            return None;
+        }
+        let named = |entry: &str| {
+            let status = self.claim_statuses.iter().find(|s| s.name.as_deref() == Some(entry));
+            status.and_then(|s| s.resource_claim_name.as_deref()).map(Arc::from)
+        };
+        let mut uses: Vec<ClaimUse> = self
+            .resource_claims
+            .iter()
+            .filter_map(|entry| {
+                let name = entry.name.as_deref().unwrap_or_default();
+                let (claim, via) = match (&entry.resource_claim_name, &entry.resource_claim_template_name) {
+                    (Some(claim), _) => (Some(Arc::from(&**claim)), Via::Name),
+                    (None, Some(_)) => (named(name), Via::Template),
+                    (None, None) => return None,
+                };
+                Some(ClaimUse { entry: name.into(), claim, via })
+            })
+            .collect();
+        if let Some(claim) = &self.extended_claim {
+            uses.push(ClaimUse {
+                entry: "extended resources".into(),
+                claim: Some(Arc::from(&**claim)),
+                via: Via::Extended,
+            });
+        }
+        (!uses.is_empty()).then(|| uses.into())
     }
 }
 
@@ -325,6 +368,7 @@ impl Builder {
                     phase,
                     terminating: deleting.is_some(),
                     deletion_timestamp: deleting,
+                    claims: item.claims(),
                 });
             }
             "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {

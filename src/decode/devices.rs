@@ -1,7 +1,7 @@
 //! What the DRA device-taint controller reads from a dump: ResourceSlices, ResourceClaims and
 //! DeviceTaintRules in each API version's shape (v1alpha3 and v1beta1 keep a device's taints under
 //! `basic`, a request's tolerations in the request; v1beta2 and v1 on the device, and under
-//! `exactly`), and the claims each pod names.
+//! `exactly`). The claims each pod names are the pod's own (read with it).
 //!
 //! Read beside the snapshot, from the same bytes, and only when the node health reading beside it
 //! counted one of those kinds: a dump of a cluster without DRA costs nothing more. The objects are
@@ -10,7 +10,6 @@
 //!
 //! Owns: the DRA objects' JSON. Uses: the engine's model ([`crate::engine::devices`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -18,10 +17,8 @@ use serde::de::IgnoredAny;
 
 use super::lifecycle::{Health, HealthBeside, HealthPart};
 use super::{DumpError, parse_time};
-use crate::engine::devices::{
-    Allocated, Claim, ClaimUse, Consumer, DeviceId, Devices, Rule, RuleSelector, Slice, SliceDevice, Via,
-};
-use crate::engine::model::{Effect, Operator, PodKey, Taint, Toleration, Uid};
+use crate::engine::devices::{Allocated, Claim, Consumer, DeviceId, Devices, Rule, RuleSelector, Slice, SliceDevice};
+use crate::engine::model::{Effect, Operator, Taint, Toleration, Uid};
 
 /// The kinds that hold what the device-taint controller reads.
 const KINDS: [&[u8]; 3] = [b"ResourceSlice\"", b"ResourceClaim\"", b"DeviceTaintRule\""];
@@ -49,38 +46,10 @@ pub fn read_devices(bytes: &[u8], kind: Option<&str>) -> Result<Devices, DumpErr
             "ResourceSlice" => devices.slices.push(item.slice()?),
             "ResourceClaim" => devices.claims.push(item.claim()?),
             "DeviceTaintRule" => devices.rules.extend(item.rule()?),
-            "Pod" => {
-                if let Some((key, uses)) = item.claim_uses() {
-                    devices.uses.insert(key, uses);
-                }
-            }
             _ => {}
         }
     }
     Ok(devices)
-}
-
-/// The claims each bound pod of a page of pods (or one pod) names: only when the bytes name a
-/// claim at all, so that a page of pods without DRA costs a byte search.
-///
-/// # Errors
-/// The bytes are not JSON, or a pod's claims have the wrong shape.
-pub fn read_claim_uses(bytes: &[u8]) -> Result<HashMap<PodKey, Vec<ClaimUse>>, DumpError> {
-    if memchr::memmem::find(bytes, b"\"resourceClaims\"").is_none() {
-        return Ok(HashMap::new());
-    }
-    // A list page, or one pod (a GET's answer).
-    let json = |e: serde_json::Error| DumpError::Json(e.to_string());
-    let list: List = serde_json::from_slice(bytes).map_err(json)?;
-    let items =
-        if list.items.is_empty() { vec![serde_json::from_slice::<Item>(bytes).map_err(json)?] } else { list.items };
-    let mut uses = HashMap::new();
-    for item in items {
-        if let Some((key, claims)) = item.claim_uses() {
-            uses.insert(key, claims);
-        }
-    }
-    Ok(uses)
 }
 
 /// Node health ([`HealthBeside`]) and, when the dump holds DRA objects (health's reading counts
@@ -123,7 +92,7 @@ struct List {
     items: Vec<Item>,
 }
 
-/// One item: the union of the fields read of pods and of the DRA kinds; other fields are skipped.
+/// One item: the union of the fields read of the DRA kinds; other fields are skipped.
 /// Each field is read [`Lenient`]ly: an object of another kind may use the same name for something
 /// else, and only the kinds that own a field fail on it.
 #[derive(Deserialize, Default)]
@@ -162,9 +131,6 @@ struct Spec {
     // DeviceTaintRule.
     device_selector: Lenient<Option<Selector>>,
     taint: Lenient<Option<RawTaint>>,
-    // Pod.
-    node_name: Lenient<Option<String>>,
-    resource_claims: Lenient<Vec<PodClaim>>,
 }
 
 /// A field read as any JSON first, then as `T`: `Err` (what was wrong) when it is not a `T`.
@@ -187,11 +153,6 @@ impl<T> Lenient<T> {
     /// The value, or what was wrong with `field` of `object`.
     fn get(&self, object: &str, field: &str) -> Result<&T, DumpError> {
         self.0.as_ref().map_err(|e| DumpError::Json(format!("{object}: {field}: {e}")))
-    }
-
-    /// The value, or none when it was not a `T` (a pod's fields, read only to find its claims).
-    fn ok(&self) -> Option<&T> {
-        self.0.as_ref().ok()
     }
 }
 
@@ -223,21 +184,10 @@ struct RawTaint {
 
 #[derive(Deserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
-struct PodClaim {
-    name: String,
-    resource_claim_name: Option<String>,
-    resource_claim_template_name: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
 struct Status {
     // ResourceClaim.
     allocation: Lenient<Option<Allocation>>,
     reserved_for: Lenient<Vec<RawConsumer>>,
-    // Pod.
-    resource_claim_statuses: Lenient<Vec<PodClaimStatus>>,
-    extended_resource_claim_status: Lenient<Option<ExtendedStatus>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -278,19 +228,6 @@ struct RawConsumer {
     resource: String,
     name: String,
     uid: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct PodClaimStatus {
-    name: String,
-    resource_claim_name: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct ExtendedStatus {
-    resource_claim_name: Option<String>,
 }
 
 /// A slice's device, in any version's shape.
@@ -446,46 +383,5 @@ impl Item {
                 || s.selectors.as_ref().is_some_and(|s| !s.is_empty()),
         });
         Ok(Some(Rule { name: self.name(), selector, taint: taint(raw, &object)? }))
-    }
-
-    /// The claims a bound pod names; `None` when it names none.
-    fn claim_uses(&self) -> Option<(PodKey, Vec<ClaimUse>)> {
-        self.spec.node_name.ok()?.as_deref().filter(|n| !n.is_empty())?;
-        let statuses: HashMap<&str, Option<&str>> = self
-            .status
-            .resource_claim_statuses
-            .ok()
-            .into_iter()
-            .flatten()
-            .map(|s| (s.name.as_str(), s.resource_claim_name.as_deref()))
-            .collect();
-        let mut uses: Vec<ClaimUse> = self
-            .spec
-            .resource_claims
-            .ok()
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| {
-                let (claim, via) = match (&entry.resource_claim_name, &entry.resource_claim_template_name) {
-                    (Some(name), _) => (Some(name.as_str()), Via::Name),
-                    (None, Some(_)) => (statuses.get(entry.name.as_str()).copied().flatten(), Via::Template),
-                    (None, None) => return None,
-                };
-                Some(ClaimUse { entry: entry.name.as_str().into(), claim: claim.map(Into::into), via })
-            })
-            .collect();
-        let extended = self.status.extended_resource_claim_status.ok().and_then(Option::as_ref);
-        if let Some(name) = extended.and_then(|s| s.resource_claim_name.as_ref()) {
-            uses.push(ClaimUse {
-                entry: "extended resources".into(),
-                claim: Some(name.as_str().into()),
-                via: Via::Extended,
-            });
-        }
-        if uses.is_empty() {
-            return None;
-        }
-        let namespace = if self.metadata.namespace.is_empty() { "default" } else { &self.metadata.namespace };
-        Some((PodKey::new(namespace, self.metadata.name.as_str()), uses))
     }
 }

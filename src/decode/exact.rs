@@ -70,6 +70,9 @@ impl<'a> RawItem<'a> {
             acquire_time: spec.acquire_time,
             phase: status.phase,
             conditions: status.conditions.unwrap_or_default(),
+            resource_claims: spec.resource_claims.unwrap_or_default(),
+            claim_statuses: status.resource_claim_statuses.unwrap_or_default(),
+            extended_claim: status.extended_resource_claim_status.and_then(|s| s.resource_claim_name),
             resource_version: None,
             keep_version: false,
         };

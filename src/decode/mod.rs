@@ -100,6 +100,7 @@ pub fn read_object(bytes: &[u8], kind: &str) -> Result<Snapshot, DumpError> {
 mod tests {
     use super::exact::read_exactly;
     use super::*;
+    use crate::engine::devices::Via;
     use crate::engine::model::PodKey;
 
     fn item_error(json: &str) -> String {
@@ -131,6 +132,37 @@ mod tests {
         assert!(shared(p.pod.node.as_ref().expect("bound"), &snapshot.nodes[0].name));
         assert!(shared(p.pod.node.as_ref().expect("bound"), q.pod.node.as_ref().expect("bound")));
         assert!(std::sync::Arc::ptr_eq(&p.phase, &q.phase));
+    }
+
+    #[test]
+    fn a_pods_dra_claims_are_read_by_both_readers_resolved_through_its_status() {
+        let json = r#"{"kind":"List","items":[
+            {"kind":"Pod","metadata":{"name":"p","namespace":"ml","uid":"u1"},
+             "spec":{"nodeName":"n1","resourceClaims":[{"name":"gpu","resourceClaimTemplateName":"t"},
+                                                       {"name":"nic","resourceClaimName":"shared-nic"},{"name":"odd"}]},
+             "status":{"resourceClaimStatuses":[{"name":"gpu","resourceClaimName":"p-gpu-x7"}],
+                       "extendedResourceClaimStatus":{"resourceClaimName":"p-extended"}}},
+            {"kind":"Pod","metadata":{"name":"q","namespace":"ml","uid":"u2"},"spec":{"nodeName":"n1"}}]}"#;
+        let fast = read(json.as_bytes()).expect("valid dump");
+        let exact = read_exactly(json.as_bytes(), &KeepLabels::All).expect("valid dump");
+        assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
+        let claims: Vec<(String, Option<String>, Via)> = fast.pods[0]
+            .claims
+            .as_deref()
+            .expect("claims")
+            .iter()
+            .map(|c| (c.entry.to_string(), c.claim.as_deref().map(str::to_owned), c.via))
+            .collect();
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            claims,
+            [
+                ("gpu".to_owned(), some("p-gpu-x7"), Via::Template),
+                ("nic".to_owned(), some("shared-nic"), Via::Name),
+                ("extended resources".to_owned(), some("p-extended"), Via::Extended),
+            ]
+        );
+        assert_eq!(fast.pods[1].claims, None, "a pod without claims holds none");
     }
 
     #[test]

@@ -157,6 +157,35 @@ raw! {
         tolerations: Option<Vec<RawToleration<'a>>> = "tolerations",
         #[serde(borrow)]
         acquire_time: Option<Cow<'a, str>> = "acquireTime",
+        #[serde(borrow)]
+        resource_claims: Option<Vec<RawPodClaim<'a>>> = "resourceClaims",
+    }
+}
+
+raw! {
+    /// A Pod's `spec.resourceClaims[]` entry.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct RawPodClaim<'a> in pod_claim {
+        #[serde(borrow)]
+        name: Option<Cow<'a, str>> = "name",
+        #[serde(borrow)]
+        resource_claim_name: Option<Cow<'a, str>> = "resourceClaimName",
+        #[serde(borrow)]
+        resource_claim_template_name: Option<Cow<'a, str>> = "resourceClaimTemplateName",
+    }
+}
+
+raw! {
+    /// A Pod's `status.resourceClaimStatuses[]` entry, or its `status.extendedResourceClaimStatus`
+    /// (which has no `name`).
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct RawClaimStatus<'a> in claim_status {
+        #[serde(borrow)]
+        name: Option<Cow<'a, str>> = "name",
+        #[serde(borrow)]
+        resource_claim_name: Option<Cow<'a, str>> = "resourceClaimName",
     }
 }
 
@@ -202,6 +231,10 @@ raw! {
         phase: Option<Cow<'a, str>> = "phase",
         #[serde(borrow)]
         conditions: Option<Vec<RawCondition<'a>>> = "conditions",
+        #[serde(borrow)]
+        resource_claim_statuses: Option<Vec<RawClaimStatus<'a>>> = "resourceClaimStatuses",
+        #[serde(borrow)]
+        extended_resource_claim_status: Option<RawClaimStatus<'a>> = "extendedResourceClaimStatus",
     }
 }
 

@@ -24,7 +24,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::build::{Builder, Fields, KeepLabels};
-use super::raw::{self, RawCondition, RawListMeta};
+use super::raw::{self, RawClaimStatus, RawCondition, RawListMeta, RawPodClaim};
 use super::scan::Reader;
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
 use crate::engine::snapshot::Snapshot;
@@ -469,6 +469,10 @@ fn spec<'de, M: MapAccess<'de>>(
             once(&mut seen[3])?;
             fields.acquire_time = text(map)?;
         }
+        raw::spec::resource_claims => {
+            once(&mut seen[4])?;
+            fields.resource_claims = map.next_value::<Option<Vec<RawPodClaim<'de>>>>()?.unwrap_or_default();
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -489,6 +493,15 @@ fn status<'de, M: MapAccess<'de>>(
         raw::status::conditions => {
             once(&mut seen[1])?;
             map.next_value_seed(Opt(Conditions(&mut fields.conditions)))?;
+        }
+        raw::status::resource_claim_statuses => {
+            once(&mut seen[2])?;
+            fields.claim_statuses = map.next_value::<Option<Vec<RawClaimStatus<'de>>>>()?.unwrap_or_default();
+        }
+        raw::status::extended_resource_claim_status => {
+            once(&mut seen[3])?;
+            let status = map.next_value::<Option<RawClaimStatus<'de>>>()?;
+            fields.extended_claim = status.and_then(|s| s.resource_claim_name);
         }
         _ => return Ok(false),
     }

@@ -765,6 +765,7 @@ mod tests {
                         phase: phase.into(),
                         terminating,
                         deletion_timestamp: deletion,
+                        claims: None,
                     })),
                     verdict,
                     evict_at,

@@ -200,6 +200,7 @@ mod tests {
                 phase: "Running".into(),
                 terminating: false,
                 deletion_timestamp: None,
+                claims: None,
             })),
             verdict,
             evict_at: at.map(|s| Timestamp::from_unix_seconds(NOW + s)),

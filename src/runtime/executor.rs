@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::events::Notifier;
-use super::evictor::{Evictor, Notice, Outcome};
+use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::{Clock, Throttle};
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
@@ -44,6 +44,8 @@ pub struct Job {
     pub work: Work,
     /// The engine's ticket for it.
     pub ticket: Ticket,
+    /// Whose decision it carries out.
+    pub controller: Controller,
 }
 
 /// A finished deletion, reported back to the engine.
@@ -214,7 +216,7 @@ impl<E: Evictor> Executor<E> {
             // Upstream's recorder queues the event and goes on; so does this: the events' writer
             // writes it, after those sent before, and the deletion never waits for it (a shutdown
             // flushes the queue).
-            notifier.send(&job.pod, Notice::Marking);
+            notifier.send(&job.pod, Notice::Marking(job.controller));
             let mut delay = FIRST_RETRY;
             let mut blocked_delay = FIRST_BLOCKED_RETRY;
             // The budget refusing this pod now, counted in the metrics while it does.
@@ -244,7 +246,7 @@ impl<E: Evictor> Executor<E> {
                 }
                 attempt += 1;
                 let started = clock.instant();
-                let (resume, backs_off) = match evictor.evict(&job.pod).await {
+                let (resume, backs_off) = match evictor.evict(&job.pod, job.controller).await {
                     Outcome::Blocked { budget, message } => {
                         // A refusal for this pod only: it waits on its own backoff without holding a
                         // permit or counting in the limiter's backlog, and the writer goes on.

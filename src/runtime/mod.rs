@@ -30,7 +30,7 @@ use tokio::sync::{mpsc, watch};
 pub use clock::{Clock, Timekeeper};
 pub use driver::{Driver, Step};
 pub use events::{Notices, Notifier};
-pub use evictor::{Evictor, Notice, Outcome};
+pub use evictor::{Controller, Evictor, Notice, Outcome};
 pub use executor::{Done, Executor, Job, Outlets};
 pub use throttle::{Backlog, Throttle};
 
@@ -272,7 +272,14 @@ impl Lists {
             .map(|pod| {
                 let terminating = terminating.0.get(&pod.key) == Some(&pod.uid);
                 let bound_at = bound.get(&pod.key).copied();
-                let pod = SnapshotPod { pod, bound_at, phase: "".into(), terminating, deletion_timestamp: None };
+                let pod = SnapshotPod {
+                    pod,
+                    bound_at,
+                    phase: "".into(),
+                    terminating,
+                    deletion_timestamp: None,
+                    claims: None,
+                };
                 (pod.pod.key.clone(), pod)
             })
             .collect();
@@ -491,7 +498,7 @@ impl<E: Evictor> Loop<E> {
                 Action::Cancelled { pod, work } => {
                     self.summary.cancelled += 1;
                     self.metrics.cancelled();
-                    self.notices.send(&pod, Notice::Cancelling);
+                    self.notices.send(&pod, Notice::Cancelling(Controller::NodeTaints));
                     self.send(RunEvent::Cancelled { pod, work });
                 }
                 Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
@@ -500,7 +507,9 @@ impl<E: Evictor> Loop<E> {
                     self.send(RunEvent::Gone { pod: pod.clone(), reason });
                     term.engine.handle(Input::EvictionFinished { pod: pod.key, ticket }, self.clock.now());
                 }
-                Action::Evict { pod, work, ticket } => term.executor.submit(Job { pod, work, ticket }),
+                Action::Evict { pod, work, ticket } => {
+                    term.executor.submit(Job { pod, work, ticket, controller: Controller::NodeTaints });
+                }
                 Action::Withdrawn { pod, ticket } => term.executor.withdraw(&pod.key, ticket),
             }
         }

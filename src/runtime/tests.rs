@@ -64,7 +64,7 @@ impl Evictor for Recorder {
         false
     }
 
-    async fn evict(&self, pod: &PodRef) -> Outcome {
+    async fn evict(&self, pod: &PodRef, _: Controller) -> Outcome {
         let name = pod.key.name().to_owned();
         let latency = self.slow.lock().unwrap().iter().position(|(n, _)| *n == name);
         if let Some(index) = latency {
@@ -146,6 +146,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         phase: "Running".into(),
         terminating: false,
         deletion_timestamp: None,
+        claims: None,
     }
 }
 
@@ -392,7 +393,7 @@ async fn taint_removed_before_the_deadline_cancels_with_an_event() {
     let (summary, deletions, reports) = h.finish().await;
     assert_eq!(deletions, []);
     assert_eq!(summary.cancelled, 1);
-    assert_eq!(*notices.lock().unwrap(), [("tol30".to_owned(), Notice::Cancelling)]);
+    assert_eq!(*notices.lock().unwrap(), [("tol30".to_owned(), Notice::Cancelling(Controller::NodeTaints))]);
     let cancelled_at = reports.iter().find(|r| matches!(r.event, RunEvent::Cancelled { .. })).map(|r| r.at);
     assert_eq!(cancelled_at, Some(t(20)));
 }
@@ -719,7 +720,7 @@ async fn a_bursts_deletions_are_not_held_behind_slow_event_writes() {
     let last = deletions.iter().map(|(_, at)| *at).max().unwrap();
     assert!(last <= t(0).add_nanos(200_000_000), "last DELETE at {last:?}, {deletions:?}");
     // Every event is still written, in the order the deletions started.
-    let expected: Vec<_> = (0..10).map(|i| (format!("p{i}"), Notice::Marking)).collect();
+    let expected: Vec<_> = (0..10).map(|i| (format!("p{i}"), Notice::Marking(Controller::NodeTaints))).collect();
     assert_eq!(*notices.lock().unwrap(), expected);
 }
 
@@ -738,8 +739,11 @@ async fn events_are_written_in_order_per_pod_and_those_queued_are_flushed_on_sto
     let (summary, _, _) = h.finish().await;
     assert_eq!(summary.deleted, 6);
     // At the stop (+5), x's two events still wait behind the others: written before run returns.
-    let mut expected: Vec<_> = (0..5).map(|i| (format!("p{i}"), Notice::Marking)).collect();
-    expected.extend([("x".to_owned(), Notice::Cancelling), ("x".to_owned(), Notice::Marking)]);
+    let mut expected: Vec<_> = (0..5).map(|i| (format!("p{i}"), Notice::Marking(Controller::NodeTaints))).collect();
+    expected.extend([
+        ("x".to_owned(), Notice::Cancelling(Controller::NodeTaints)),
+        ("x".to_owned(), Notice::Marking(Controller::NodeTaints)),
+    ]);
     assert_eq!(*notices.lock().unwrap(), expected);
 }
 

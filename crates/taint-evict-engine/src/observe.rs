@@ -416,7 +416,14 @@ mod tests {
             node: Some("n1".into()),
             tolerations,
         };
-        SnapshotPod { pod, bound_at: None, phase: "Running".into(), terminating, deletion_timestamp: None }
+        SnapshotPod {
+            pod,
+            bound_at: None,
+            phase: "Running".into(),
+            terminating,
+            deletion_timestamp: None,
+            claims: None,
+        }
     }
 
     fn drain(observer: &mut Observer) -> Vec<Seen> {

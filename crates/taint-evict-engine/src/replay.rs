@@ -457,6 +457,7 @@ mod tests {
             phase: Arc::from("Running"),
             terminating: false,
             deletion_timestamp: None,
+            claims: None,
         };
         let snapshot = Snapshot {
             nodes: vec![SnapshotNode::new(
@@ -560,6 +561,7 @@ mod tests {
                         phase: "Running".into(),
                         terminating,
                         deletion_timestamp: None,
+                        claims: None,
                     })
                     .collect(),
                 controller_acquired,
@@ -630,6 +632,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            claims: None,
         };
         let snapshot = Snapshot {
             nodes: vec![node("n0"), node("n1")],

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::devices::ClaimUse;
 use crate::model::{Effect, NodeName, Pod, Taint, shared_list};
 use crate::time::Timestamp;
 
@@ -76,6 +77,9 @@ pub struct SnapshotPod {
     pub terminating: bool,
     /// `metadata.deletionTimestamp`: when its termination grace period ends.
     pub deletion_timestamp: Option<Timestamp>,
+    /// The DRA claims it names (`spec.resourceClaims`, resolved through its status); `None` for
+    /// none, as most pods.
+    pub claims: Option<Arc<[ClaimUse]>>,
 }
 
 impl SnapshotPod {

@@ -203,6 +203,7 @@ mod tests {
                 phase: status.and_then(|s| s.phase.clone()).unwrap_or_default().into(),
                 terminating: meta.deletion_timestamp.is_some(),
                 deletion_timestamp: meta.deletion_timestamp.as_ref().map(instant),
+                claims: None,
             }
         }
     }
