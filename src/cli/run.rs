@@ -337,7 +337,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         metrics,
         ..RunOptions::default()
     };
-    let sources = Sources { nodes, pods, controller_acquired, leadership };
+    let sources = Sources { nodes, pods, devices: None, controller_acquired, leadership };
     let _ = narrowed.clone().wait_for(|narrowed| *narrowed).await;
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });

@@ -204,6 +204,8 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 Some(Step::Pod(PodChange::Applied(pod), now)) => observer.handle_pod_applied(pod, now),
                 Some(Step::Pod(PodChange::Deleted(key), now)) => observer.handle_pod_deleted(key, now),
                 Some(Step::Timeout(now)) => observer.handle_timeout(now),
+                // The view follows node taints only.
+                Some(Step::Device(..)) => {}
                 None => break,
             },
             Some(report) = reports.recv() => match report.event {

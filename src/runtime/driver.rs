@@ -15,6 +15,7 @@ use tokio::time::Sleep;
 
 use super::Clock;
 use super::{NodeChange, PodChange};
+use crate::engine::devices::DeviceInput;
 use crate::engine::time::Timestamp;
 
 /// What happened next, at the control plane's instant `at`.
@@ -24,6 +25,8 @@ pub enum Step {
     Node(NodeChange, Timestamp),
     /// A pod changed.
     Pod(PodChange, Timestamp),
+    /// A DRA object the device-taint controller reads changed.
+    Device(DeviceInput, Timestamp),
     /// The deadline armed came (the sleeper may fire early, at its horizon, or late: the engine
     /// fires only what is due at `at`).
     Timeout(Timestamp),
@@ -33,6 +36,8 @@ pub enum Step {
 pub struct Driver {
     nodes: mpsc::Receiver<NodeChange>,
     pods: mpsc::Receiver<PodChange>,
+    /// The DRA objects' changes, when device taints are followed (`None`: not, or ended).
+    devices: Option<mpsc::Receiver<DeviceInput>>,
     clock: Clock,
     corrections: watch::Receiver<()>,
     sleep: Pin<Box<Sleep>>,
@@ -45,7 +50,14 @@ impl Driver {
     pub fn new(nodes: mpsc::Receiver<NodeChange>, pods: mpsc::Receiver<PodChange>, clock: Clock) -> Self {
         let sleep = Box::pin(tokio::time::sleep_until(clock.instant()));
         let corrections = clock.corrections();
-        Self { nodes, pods, clock, corrections, sleep, armed_for: None }
+        Self { nodes, pods, devices: None, clock, corrections, sleep, armed_for: None }
+    }
+
+    /// Also reads the DRA objects' changes from `devices` (after the nodes' and pods').
+    #[must_use]
+    pub fn with_devices(mut self, devices: Option<mpsc::Receiver<DeviceInput>>) -> Self {
+        self.devices = devices;
+        self
     }
 
     /// The control plane's instant now.
@@ -68,6 +80,10 @@ impl Driver {
                 biased;
                 Some(change) = self.nodes.recv() => return Some(Step::Node(change, self.clock.now())),
                 Some(change) = self.pods.recv() => return Some(Step::Pod(change, self.clock.now())),
+                change = recv(&mut self.devices), if self.devices.is_some() => match change {
+                    Some(change) => return Some(Step::Device(change, self.clock.now())),
+                    None => self.devices = None,
+                },
                 () = &mut self.sleep, if self.armed_for.is_some() => {
                     self.armed_for = None;
                     return Some(Step::Timeout(self.clock.now()));
@@ -79,6 +95,14 @@ impl Driver {
                 else => return None,
             }
         }
+    }
+}
+
+/// The next change of `devices` (never, without it).
+async fn recv(devices: &mut Option<mpsc::Receiver<DeviceInput>>) -> Option<DeviceInput> {
+    match devices {
+        Some(devices) => devices.recv().await,
+        None => std::future::pending().await,
     }
 }
 

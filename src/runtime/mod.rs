@@ -34,8 +34,9 @@ pub use evictor::{Controller, Evictor, Notice, Outcome};
 pub use executor::{Done, Executor, Job, Outlets};
 pub use throttle::{Backlog, Throttle};
 
+use crate::engine::devices::{DeviceEngine, DeviceInput, DevicePod};
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
-use crate::engine::queue::EntryState;
+use crate::engine::queue::{EntryState, Ticket};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::engine::{
@@ -139,6 +140,8 @@ pub struct Sources {
     pub nodes: mpsc::Receiver<NodeChange>,
     /// Pod changes.
     pub pods: mpsc::Receiver<PodChange>,
+    /// The DRA objects' changes, when device taints are enforced too.
+    pub devices: Option<mpsc::Receiver<DeviceInput>>,
     /// The controller manager Lease's `acquireTime`, for the start-up replay.
     pub controller_acquired: Option<Timestamp>,
     /// When this instance may decide.
@@ -157,6 +160,8 @@ pub struct RunOptions {
     pub drain_timeout: Duration,
     /// Where counts and readiness go.
     pub metrics: Arc<Metrics>,
+    /// Enforce DRA device taints too, as the device-taint controller of Kubernetes `1.minor` does.
+    pub device_minor: Option<u32>,
 }
 
 impl Default for RunOptions {
@@ -166,6 +171,7 @@ impl Default for RunOptions {
             concurrency: 16,
             drain_timeout: Duration::from_secs(10),
             metrics: Arc::default(),
+            device_minor: None,
         }
     }
 }
@@ -287,6 +293,26 @@ impl Lists {
     }
 }
 
+/// A pod change as the device-taint controller reads it: only pods bound to a node and naming a
+/// claim matter to it.
+fn device_pod_input(change: &PodChange) -> DeviceInput {
+    let device_pod = |pod: &SnapshotPod| {
+        Some(DevicePod {
+            pod: PodRef { key: pod.pod.key.clone(), uid: pod.pod.uid.clone(), node: pod.pod.node.clone()? },
+            uses: pod.claims.as_deref()?.to_vec(),
+            terminating: pod.terminating,
+        })
+    };
+    match change {
+        PodChange::Listed(pods) => DeviceInput::PodsListed(pods.iter().filter_map(device_pod).collect()),
+        PodChange::Applied(pod) => match device_pod(pod) {
+            Some(pod) => DeviceInput::PodApplied(pod),
+            None => DeviceInput::PodDeleted(pod.pod.key.clone()),
+        },
+        PodChange::Deleted(key) => DeviceInput::PodDeleted(key.clone()),
+    }
+}
+
 fn node_change_input(change: &NodeChange) -> Input {
     match change {
         NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(node_input).collect()),
@@ -317,8 +343,9 @@ pub async fn run<E: Evictor>(
     report: mpsc::UnboundedSender<Report>,
     shutdown: impl Future<Output = ()>,
 ) -> Summary {
-    let Sources { nodes, pods, controller_acquired, mut leadership } = sources;
-    let mut driver = Driver::new(nodes, pods, clock.clone());
+    let Sources { nodes, pods, devices, controller_acquired, mut leadership } = sources;
+    let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices);
+    let device_minor = options.device_minor;
     let notices = Notices::start(evictor.clone());
     let mut run = Loop {
         summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
@@ -329,6 +356,7 @@ pub async fn run<E: Evictor>(
         metrics: options.metrics.clone(),
         options,
         terminating: Terminating::default(),
+        devices: device_minor.map(DeviceEngine::new),
         notices,
     };
     tokio::pin!(shutdown);
@@ -343,11 +371,13 @@ pub async fn run<E: Evictor>(
                 () = &mut shutdown => return run.finish(None).await,
                 step = driver.next(None) => match step {
                     Some(Step::Node(change, _)) => lists.node(change),
-                    Some(Step::Pod(change, _)) => {
+                    Some(Step::Pod(change, now)) => {
                         run.terminating.track(&change);
+                        run.follow_devices(device_pod_input(&change), now);
                         lists.pod(change);
                         run.metrics.set_pods(lists.pod_count());
                     }
+                    Some(Step::Device(input, now)) => run.follow_devices(input, now),
                     Some(Step::Timeout(_)) => {}
                     None => return run.finish(None).await,
                 },
@@ -404,6 +434,9 @@ struct Loop<E> {
     options: RunOptions,
     /// Pods already being deleted: their work is done without another DELETE.
     terminating: Terminating,
+    /// The device-taint controller, when device taints are enforced: it follows the DRA objects
+    /// across terms, and acts while leading.
+    devices: Option<DeviceEngine>,
     /// The events' writer: every event goes through it, one at a time.
     notices: Notices,
 }
@@ -411,6 +444,14 @@ struct Loop<E> {
 impl<E: Evictor> Loop<E> {
     fn send(&self, event: RunEvent) {
         let _ = self.report.send(Report { at: self.clock.now(), event });
+    }
+
+    /// While not leading: the device-taint controller follows the change, deciding nothing.
+    fn follow_devices(&mut self, input: DeviceInput, now: Timestamp) {
+        if let Some(devices) = &mut self.devices {
+            devices.handle(input, now);
+            while devices.poll_action().is_some() {}
+        }
     }
 
     /// Seeds an engine from `snapshot` (contract §4: overdue at once, others keep the replay's
@@ -438,6 +479,9 @@ impl<E: Evictor> Loop<E> {
             let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
             let work = replay(snapshot, &selected, &[], now).work();
             term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
+        }
+        if let Some(devices) = &mut self.devices {
+            devices.restart(now);
         }
         self.send(RunEvent::Synced {
             nodes: snapshot.nodes.len(),
@@ -467,7 +511,7 @@ impl<E: Evictor> Loop<E> {
                 leading = leadership.changed() => if !leading {
                     return Ended::Lost;
                 },
-                step = driver.next(term.engine.poll_timeout()) => match step {
+                step = driver.next(self.poll_timeout(term)) => match step {
                     Some(Step::Node(change, now)) => {
                         term.engine.handle(node_change_input(&change), now);
                         if keep {
@@ -477,12 +521,25 @@ impl<E: Evictor> Loop<E> {
                     Some(Step::Pod(change, now)) => {
                         self.terminating.track(&change);
                         term.engine.handle(pod_change_input(&change), now);
+                        if let Some(devices) = &mut self.devices {
+                            devices.handle(device_pod_input(&change), now);
+                        }
                         self.metrics.set_pods(term.engine.pod_count());
                         if keep {
                             lists.bound(&change);
                         }
                     }
-                    Some(Step::Timeout(now)) => term.engine.handle_timeout(now),
+                    Some(Step::Device(input, now)) => {
+                        if let Some(devices) = &mut self.devices {
+                            devices.handle(input, now);
+                        }
+                    }
+                    Some(Step::Timeout(now)) => {
+                        term.engine.handle_timeout(now);
+                        if let Some(devices) = &mut self.devices {
+                            devices.handle_timeout(now);
+                        }
+                    }
                     None => return Ended::Stop,
                 },
                 Some(done) = term.done.recv() => self.finished(term, done, driver.now()),
@@ -491,29 +548,53 @@ impl<E: Evictor> Loop<E> {
         }
     }
 
+    /// The earliest deadline of both controllers.
+    fn poll_timeout(&self, term: &Term<E>) -> Option<Timestamp> {
+        let devices = self.devices.as_ref().and_then(DeviceEngine::poll_timeout);
+        term.engine.poll_timeout().into_iter().chain(devices).min()
+    }
+
     fn drain_actions(&mut self, term: &mut Term<E>) {
         while let Some(action) = term.engine.poll_action() {
-            match action {
-                Action::Scheduled { pod, work } => self.send(RunEvent::Scheduled { pod, work }),
-                Action::Cancelled { pod, work } => {
-                    self.summary.cancelled += 1;
-                    self.metrics.cancelled();
-                    self.notices.send(&pod, Notice::Cancelling(Controller::NodeTaints));
-                    self.send(RunEvent::Cancelled { pod, work });
-                }
-                Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
-                    self.summary.gone += 1;
-                    let reason = "already terminating: its deletion was issued before".to_owned();
-                    self.send(RunEvent::Gone { pod: pod.clone(), reason });
-                    term.engine.handle(Input::EvictionFinished { pod: pod.key, ticket }, self.clock.now());
-                }
-                Action::Evict { pod, work, ticket } => {
-                    term.executor.submit(Job { pod, work, ticket, controller: Controller::NodeTaints });
-                }
-                Action::Withdrawn { pod, ticket } => term.executor.withdraw(&pod.key, ticket),
-            }
+            self.act(term, action, Controller::NodeTaints);
         }
-        self.metrics.set_scheduled(term.engine.armed());
+        while let Some(action) = self.devices.as_mut().and_then(DeviceEngine::poll_action) {
+            self.act(term, action, Controller::DeviceTaints);
+        }
+        let devices = self.devices.as_ref().map_or(0, |devices| devices.scheduled().count());
+        self.metrics.set_scheduled(term.engine.armed() + devices);
+    }
+
+    /// Carries out one of `controller`'s decisions.
+    fn act(&mut self, term: &mut Term<E>, action: Action, controller: Controller) {
+        match action {
+            Action::Scheduled { pod, work } => self.send(RunEvent::Scheduled { pod, work }),
+            Action::Cancelled { pod, work } => {
+                self.summary.cancelled += 1;
+                self.metrics.cancelled();
+                self.notices.send(&pod, Notice::Cancelling(controller));
+                self.send(RunEvent::Cancelled { pod, work });
+            }
+            Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
+                self.summary.gone += 1;
+                let reason = "already terminating: its deletion was issued before".to_owned();
+                self.send(RunEvent::Gone { pod: pod.clone(), reason });
+                self.evicted(term, controller, pod.key, ticket);
+            }
+            Action::Evict { pod, work, ticket } => term.executor.submit(Job { pod, work, ticket, controller }),
+            Action::Withdrawn { pod, ticket } => term.executor.withdraw(&pod.key, ticket),
+        }
+    }
+
+    /// Tells `controller` its deletion of `pod` ended.
+    fn evicted(&mut self, term: &mut Term<E>, controller: Controller, pod: PodKey, ticket: Ticket) {
+        let now = self.clock.now();
+        match (controller, &mut self.devices) {
+            (Controller::DeviceTaints, Some(devices)) => {
+                devices.handle(DeviceInput::EvictionFinished { pod, ticket }, now)
+            }
+            _ => term.engine.handle(Input::EvictionFinished { pod, ticket }, now),
+        }
     }
 
     fn finished(&mut self, term: &mut Term<E>, done: Done, now: Timestamp) {
@@ -533,7 +614,7 @@ impl<E: Evictor> Loop<E> {
             }
             Some(Outcome::Failed { .. } | Outcome::Blocked { .. }) | None => {}
         }
-        term.engine.handle(Input::EvictionFinished { pod: job.pod.key, ticket: job.ticket }, now);
+        self.evicted(term, job.controller, job.pod.key, job.ticket);
     }
 
     /// Stops deciding, lets the deletions under way finish (up to the drain timeout), reports and
@@ -566,6 +647,9 @@ impl<E: Evictor> Loop<E> {
             .filter(|(_, entry)| entry.state == EntryState::Armed)
             .map(|(pod, entry)| (pod, entry.work.fire))
             .collect();
+        if let Some(devices) = &self.devices {
+            scheduled.extend(devices.scheduled().map(|(pod, work)| (pod.clone(), work.fire)));
+        }
         scheduled.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
         summary.scheduled = scheduled;
         self.send(RunEvent::Summary(summary.clone()));

@@ -204,7 +204,7 @@ fn start_recording(
     let (report_tx, reports) = mpsc::unbounded_channel();
     node_tx.try_send(NodeChange::Listed(nodes)).unwrap();
     pod_tx.try_send(PodChange::Listed(pods)).unwrap();
-    let sources = Sources { nodes: node_rx, pods: pod_rx, controller_acquired: None, leadership };
+    let sources = Sources { nodes: node_rx, pods: pod_rx, devices: None, controller_acquired: None, leadership };
     let stop = tokio::time::sleep(Duration::from_secs(stop_after as u64));
     let run = tokio::spawn(run(options, sources, evictor.clone(), clock, report_tx, stop));
     Harness { nodes: node_tx, pods: pod_tx, evictor, reports, run }
@@ -773,4 +773,137 @@ async fn a_correction_of_the_clock_moves_each_deletion_to_its_control_plane_inst
     let (_, mut deletions, _) = h.finish().await;
     deletions.sort();
     assert_eq!(deletions, [deleted("early", 30), deleted("late", 60)]);
+}
+
+mod devices {
+    //! Device taints enforced beside node taints, by the device-taint controller's rules.
+
+    use super::*;
+    use crate::engine::devices::{
+        Allocated, Claim, ClaimUse, Consumer, DeviceId, DeviceInput, Slice, SliceDevice, Via,
+    };
+
+    /// Pod `name` on `n1`, naming claim `name-gpu` (by name).
+    fn gpu_pod(name: &str) -> SnapshotPod {
+        let mut pod = pod(name, "n1", &[], -60);
+        let uses = vec![ClaimUse { entry: "gpu".into(), claim: Some(format!("{name}-gpu").into()), via: Via::Name }];
+        pod.claims = Some(uses.into());
+        pod
+    }
+
+    /// The claim of `gpu_pod(pod)`, holding `device`, tolerating its taint for `seconds`.
+    fn claim(pod: &str, device: &str, seconds: i64) -> Claim {
+        let toleration = Toleration {
+            key: "".into(),
+            operator: "Exists".into(),
+            value: "".into(),
+            effect: Some(Effect::NoExecute),
+            seconds: Some(seconds),
+        };
+        let id = DeviceId { driver: "gpu".into(), pool: "n1".into(), device: device.into() };
+        Claim {
+            namespace: "default".into(),
+            name: format!("{pod}-gpu").into(),
+            owner: None,
+            allocation: Some(vec![Allocated { request: "gpu".into(), device: id, tolerations: vec![toleration] }]),
+            reserved_for: vec![Consumer::pod(pod, Uid::from(format!("uid-{pod}")))],
+            requested_tolerations: 1,
+        }
+    }
+
+    /// The pool's slice: `tainted` devices carry an ECC taint added at `t(added)`.
+    fn slice(generation: i64, tainted: &[&str], added: i64) -> Slice {
+        let taint = Taint::new("ecc", "", Effect::NoExecute).with_time_added(t(added));
+        let device = |name: &str| SliceDevice {
+            name: name.into(),
+            taints: if tainted.contains(&name) { vec![taint.clone()] } else { Vec::new() },
+        };
+        Slice {
+            name: "n1-gpu".into(),
+            driver: "gpu".into(),
+            pool: "n1".into(),
+            generation,
+            devices: vec![device("g0"), device("g1")],
+        }
+    }
+
+    fn device_at(devices: &mpsc::Sender<DeviceInput>, at: i64, input: DeviceInput) {
+        let tx = devices.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(tokio::time::Instant::now() + Duration::from_secs(at as u64)).await;
+            tx.send(input).await.unwrap();
+        });
+    }
+
+    /// `run` with device taints (Kubernetes 1.36), the DRA objects listed at start.
+    fn start_with_devices(
+        pods: Vec<SnapshotPod>,
+        claims: Vec<Claim>,
+        slice: Slice,
+    ) -> (Harness, mpsc::Sender<DeviceInput>) {
+        let clock = Clock::starting_at(t(0));
+        let evictor = Recorder::default();
+        *evictor.clock.lock().unwrap() = Some(clock.clone());
+        let (node_tx, node_rx) = mpsc::channel(64);
+        let (pod_tx, pod_rx) = mpsc::channel(64);
+        let (device_tx, device_rx) = mpsc::channel(64);
+        let (report_tx, reports) = mpsc::unbounded_channel();
+        node_tx.try_send(NodeChange::Listed(vec![node("n1", &[])])).unwrap();
+        pod_tx.try_send(PodChange::Listed(pods)).unwrap();
+        device_tx.try_send(DeviceInput::SlicesListed(vec![slice])).unwrap();
+        device_tx.try_send(DeviceInput::ClaimsListed(claims)).unwrap();
+        device_tx.try_send(DeviceInput::RulesListed(Vec::new())).unwrap();
+        let sources = Sources {
+            nodes: node_rx,
+            pods: pod_rx,
+            devices: Some(device_rx),
+            controller_acquired: None,
+            leadership: Leadership::always(),
+        };
+        let options = RunOptions { device_minor: Some(36), ..RunOptions::default() };
+        let stop = tokio::time::sleep(Duration::from_secs(1000));
+        let run = tokio::spawn(run(options, sources, evictor.clone(), clock, report_tx, stop));
+        (Harness { nodes: node_tx, pods: pod_tx, evictor, reports, run }, device_tx)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_device_taint_deletes_at_time_added_plus_the_claims_toleration_with_its_controllers_words() {
+        // The taint was added 10 s before `run` started: the deadline is absolute, not restarted.
+        let (h, _devices) =
+            start_with_devices(vec![gpu_pod("train")], vec![claim("train", "g0", 30)], slice(1, &["g0"], -10));
+        let notices = h.evictor.notices.clone();
+        let (summary, deletions, _) = h.finish().await;
+        assert_eq!(deletions, [deleted("train", 20)]);
+        assert_eq!(summary.deleted, 1);
+        assert_eq!(*notices.lock().unwrap(), [("train".to_owned(), Notice::Marking(Controller::DeviceTaints))]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_device_untainted_before_the_deadline_cancels_with_the_device_controllers_event() {
+        let pods = vec![gpu_pod("train"), gpu_pod("infer")];
+        let claims = vec![claim("train", "g0", 60), claim("infer", "g1", 5)];
+        let (h, devices) = start_with_devices(pods, claims, slice(1, &["g0", "g1"], 0));
+        // At 30 s the driver publishes a new generation without the taint on g0.
+        device_at(&devices, 30, DeviceInput::SliceApplied(slice(2, &["g1"], 0)));
+        let notices = h.evictor.notices.clone();
+        let (summary, deletions, _) = h.finish().await;
+        assert_eq!(deletions, [deleted("infer", 5)]);
+        assert_eq!(summary.cancelled, 1);
+        let cancelled = ("train".to_owned(), Notice::Cancelling(Controller::DeviceTaints));
+        assert!(notices.lock().unwrap().contains(&cancelled), "{:?}", notices.lock().unwrap());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pod_deleted_before_its_device_deadline_is_not_deleted_and_a_terminating_one_is_left_alone() {
+        let mut terminating = gpu_pod("leaving");
+        terminating.terminating = true;
+        let pods = vec![gpu_pod("train"), terminating];
+        let claims = vec![claim("train", "g0", 60), claim("leaving", "g1", 0)];
+        let (h, _devices) = start_with_devices(pods, claims, slice(1, &["g0", "g1"], 0));
+        pod_at(&h, 30, PodChange::Deleted(PodKey::new("default", "train")));
+        let notices = h.evictor.notices.clone();
+        let (_, deletions, _) = h.finish().await;
+        assert_eq!(deletions, []);
+        assert_eq!(*notices.lock().unwrap(), [], "a deleted pod's deletion goes silently");
+    }
 }

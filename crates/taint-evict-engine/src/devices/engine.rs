@@ -145,6 +145,14 @@ impl DeviceEngine {
         self.evaluate(now);
     }
 
+    /// Starts afresh at `now` from what it knows (a new term as leader): the deletions pending are
+    /// forgotten, unannounced, and evaluated again; those due are given again.
+    pub fn restart(&mut self, now: Timestamp) {
+        self.pending.clear();
+        self.actions.clear();
+        self.evaluate(now);
+    }
+
     /// Gives [`Action::Evict`] for every deadline due at `now`.
     pub fn handle_timeout(&mut self, now: Timestamp) {
         for pending in self.pending.values_mut().filter(|p| !p.fired && p.work.fire <= now) {
