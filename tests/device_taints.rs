@@ -331,3 +331,101 @@ fn device_reads_denied_or_not_served_leave_the_node_taints_and_say_so_once() {
          device taints are not shown"
     );
 }
+
+/// A GPU node (Kubernetes 1.36) whose slice taints `gpu-0` (ECC, `added`): `train` holds it with
+/// `train_seconds` of toleration, `infer` holds `gpu-1` (ECC too) with `infer_seconds`.
+fn gpu_run_cluster(
+    added: jiff::Timestamp,
+    train_seconds: i64,
+    infer_seconds: i64,
+    generation: i64,
+    tainted: &[&str],
+) -> Value {
+    let taint = serde_json::json!([{"key": "ecc", "effect": "NoExecute", "timeAdded": added.round(jiff::Unit::Second).expect("round").to_string()}]);
+    let device = |name: &str| {
+        let taints = if tainted.contains(&name) { taint.clone() } else { serde_json::json!([]) };
+        serde_json::json!({"name": name, "taints": taints})
+    };
+    let pod = |name: &str| {
+        serde_json::json!({"kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": name, "namespace": "ml", "uid": format!("uid-{name}"), "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "app"}],
+                     "resourceClaims": [{"name": "gpu", "resourceClaimName": format!("{name}-gpu")}]},
+            "status": {"phase": "Running"}})
+    };
+    let claim = |name: &str, device: &str, seconds: i64| {
+        serde_json::json!({"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+            "metadata": {"name": format!("{name}-gpu"), "namespace": "ml", "uid": format!("uid-{name}-gpu")},
+            "spec": {"devices": {"requests": [{"name": "gpu"}]}},
+            "status": {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "gpu-1",
+                "device": device, "tolerations": [{"key": "ecc", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds}]}]}},
+                       "reservedFor": [{"resource": "pods", "name": name, "uid": format!("uid-{name}")}]}})
+    };
+    serde_json::json!({"kind": "List", "apiVersion": "v1", "items": [
+        {"kind": "Node", "apiVersion": "v1", "metadata": {"name": "gpu-1", "labels": {"kubernetes.io/hostname": "gpu-1"}}, "spec": {}},
+        pod("train"), pod("infer"),
+        claim("train", "gpu-0", train_seconds), claim("infer", "gpu-1", infer_seconds),
+        {"kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1", "metadata": {"name": "gpu-1-slice"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "gpu-1", "pool": {"name": "gpu-1", "generation": generation, "resourceSliceCount": 1},
+                  "devices": [device("gpu-0"), device("gpu-1")]}},
+    ]})
+}
+
+fn dra_server(name: &str, cluster: &Value) -> FakeApiServer {
+    let server = FakeApiServer::start(&crate::util::scratch(name));
+    server.serve_version(36);
+    server.serve_dra(36);
+    server.load(cluster);
+    server
+}
+
+#[test]
+fn run_deletes_for_a_device_taint_in_the_device_controllers_words_and_cancels_when_untainted() {
+    // `train` tolerates the ECC taint 5 s and it was added 60 s ago: overdue, deleted at once.
+    // `infer` tolerates it an hour: scheduled, then cancelled when the driver clears the taint.
+    let added = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(60);
+    let server = dra_server("device-taints-run", &gpu_run_cluster(added, 5, 3600, 1, &["gpu-0", "gpu-1"]));
+    let mut run = crate::support::running::Running::start(&server, &[]);
+    let requests = server.wait_for("train's DELETE", std::time::Duration::from_secs(20), |r| {
+        crate::run_cluster::deletes_in(r, "ml", "train") == 1
+    });
+    let patch =
+        requests.iter().find(|r| r.method == "PATCH" && r.path.ends_with("/pods/train/status")).expect("patched");
+    let condition = &patch.body.as_ref().expect("a body")["status"]["conditions"][0];
+    assert_eq!(
+        (condition["reason"].as_str(), condition["message"].as_str()),
+        (Some("DeletionByDeviceTaintManager"), Some("Device Taint manager: deleting due to NoExecute taint"))
+    );
+    let delete = requests.iter().find(|r| r.method == "DELETE" && r.path.ends_with("/pods/train")).expect("deleted");
+    assert_eq!(delete.body.as_ref().expect("DeleteOptions")["preconditions"]["uid"], "uid-train");
+    let scheduled = run.expect("infer scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "infer");
+    assert_eq!(scheduled["tolerationSeconds"], 3600);
+
+    // The driver publishes a new generation without the taints: infer's deletion is cancelled.
+    server.add(gpu_run_cluster(added, 5, 3600, 2, &[])["items"][5].clone());
+    run.expect("infer cancelled", |l| l["type"] == "cancelled" && l["pod"]["name"] == "infer");
+    server.wait_until_state("the events", std::time::Duration::from_secs(20), |view| view.events().len() >= 2);
+    let notes: Vec<(String, String)> = server
+        .events()
+        .iter()
+        .map(|e| {
+            (e["reason"].as_str().unwrap_or_default().to_owned(), e["note"].as_str().unwrap_or_default().to_owned())
+        })
+        .collect();
+    let words = |note: &str| ("DeviceTaintManagerEviction".to_owned(), note.to_owned());
+    assert_eq!(notes, [words("Marking for deletion"), words("Cancelling deletion")]);
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64(), summary["cancelled"].as_u64()), (0, Some(1), Some(1)));
+    assert_eq!(crate::run_cluster::deletes_in(&server.requests(), "ml", "infer"), 0);
+}
+
+#[test]
+fn run_with_device_taints_false_leaves_them_to_the_cluster_and_asks_nothing_of_them() {
+    let added = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(60);
+    let server = dra_server("device-taints-off", &gpu_run_cluster(added, 5, 5, 1, &["gpu-0", "gpu-1"]));
+    let run = crate::support::running::Running::start(&server, &["--device-taints=false"]);
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(0)));
+    let asked = server.requests().iter().filter(|r| r.path.contains("resource.k8s.io")).count();
+    assert_eq!(asked, 0);
+}

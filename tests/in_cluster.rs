@@ -170,7 +170,17 @@ fn two_instances_one_deletes_and_the_other_takes_over_when_the_leader_dies() {
     assert_eq!(missing(&server, "deploy/in-cluster.yaml"), Vec::<(String, String)>::new());
     // `create pods/eviction` is for `--mode evict` (the Deployment deletes): rbac.rs runs both modes.
     // The series of a repeated event is a PATCH: the flapping node of `run_cluster` stages it.
-    let elsewhere = [("create", "/pods/eviction"), ("patch", "events.k8s.io/events")];
+    // The DRA watches: `rbac.rs` stages a server that serves them.
+    let elsewhere = [
+        ("create", "/pods/eviction"),
+        ("patch", "events.k8s.io/events"),
+        ("list", "resource.k8s.io/resourceslices"),
+        ("watch", "resource.k8s.io/resourceslices"),
+        ("list", "resource.k8s.io/resourceclaims"),
+        ("watch", "resource.k8s.io/resourceclaims"),
+        ("list", "resource.k8s.io/devicetaintrules"),
+        ("watch", "resource.k8s.io/devicetaintrules"),
+    ];
     assert_eq!(unused(&server, "deploy/in-cluster.yaml", &elsewhere), Vec::<(String, String)>::new(), "nothing more");
 }
 

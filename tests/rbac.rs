@@ -99,6 +99,8 @@ fn plan_rbac_grants_every_request_plan_and_explain_make() {
 #[test]
 fn run_rbac_grants_every_request_run_makes() {
     let server = FakeApiServer::start(&scratch("rbac-run"));
+    // A server with DRA: run watches what the device-taint controller reads.
+    server.serve_dra(37);
     server.add(json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"},
         "spec": {"taints": [{"key": "k", "effect": "NoExecute", "timeAdded": "2026-01-01T00:00:00Z"}]}}));
     server
@@ -136,6 +138,9 @@ fn run_rbac_grants_every_request_run_makes() {
         ("patch", "/pods/status"),
         ("create", "/pods/eviction"),
         ("create", "events.k8s.io/events"),
+        ("watch", "resource.k8s.io/resourceslices"),
+        ("watch", "resource.k8s.io/resourceclaims"),
+        ("watch", "resource.k8s.io/devicetaintrules"),
     ] {
         assert!(used.contains(&(expected.0.to_owned(), expected.1.to_owned())), "run used {expected:?}: {used:?}");
     }

@@ -508,6 +508,8 @@ pub struct RunConfig {
     pub metrics_bind_address: Option<SocketAddr>,
     /// The node lifecycle flags.
     pub lifecycle: Lifecycle,
+    /// Enforce DRA device taints too.
+    pub device_taints: bool,
 }
 
 impl RunConfig {
@@ -520,6 +522,7 @@ impl RunConfig {
             election: Election::new(&args.election).map_err(Error::Usage)?,
             nodes: args.nodes.clone(),
             selector: args.selector.clone(),
+            device_taints: args.device_taints,
             dry_run: args.dry_run,
             mode: args.mode.into(),
             restart_countdowns: args.restart_countdowns,

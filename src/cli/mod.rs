@@ -348,6 +348,10 @@ pub struct RunArgs {
     /// Only enforce on these nodes (default: every node).
     #[arg(value_name = "NODE", value_parser = parse_node_name)]
     pub nodes: Vec<String>,
+    /// Also enforce DRA device taints (Kubernetes 1.33+), as kube-controller-manager's
+    /// device-taint-eviction-controller does; false leaves them to the cluster.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, help_heading = "Controller")]
+    pub device_taints: bool,
     /// Only enforce on nodes matching this label selector.
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
     pub selector: Option<Selector>,

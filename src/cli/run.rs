@@ -14,6 +14,7 @@ use crate::cluster::lease::{self, ElectionConfig, KubeLock};
 use crate::cluster::lifecycle;
 use crate::cluster::timekeeping;
 use crate::cluster::watch::{self, NodeScope};
+use crate::engine::devices::{FIRST_MINOR, NEWEST_MINOR};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
@@ -273,6 +274,27 @@ pub(super) async fn foresee_nodes(
     Ok(minor)
 }
 
+/// Whether device taints can be enforced, and as which version's controller: the server serves
+/// the DRA objects and RBAC lets them be watched; a warning says what it denies.
+async fn device_taints(
+    connection: &cluster::Connection,
+    minor: Option<u32>,
+    report: &mpsc::UnboundedSender<Report>,
+    clock: &Clock,
+) -> Option<(cluster::devices::Served, u32)> {
+    let minor = minor.unwrap_or(NEWEST_MINOR).min(NEWEST_MINOR);
+    if minor < FIRST_MINOR {
+        return None;
+    }
+    match cluster::devices::watchable(connection).await {
+        Ok(served) => served.map(|served| (served, minor)),
+        Err(message) => {
+            let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+            None
+        }
+    }
+}
+
 async fn enforce(args: &RunConfig) -> Result<()> {
     let metrics = Arc::new(Metrics::new());
     if let Some(address) = args.metrics_bind_address {
@@ -325,8 +347,10 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let minor = foresee(args, &connection, &report_tx, clock.clone(), narrowed.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
-    let watch::Watches { nodes, pods, mut fatal } =
-        watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone());
+    let devices = if args.device_taints { device_taints(&connection, minor, &report_tx, &clock).await } else { None };
+    let served = devices.as_ref().map(|(served, _)| served);
+    let watch::Watches { nodes, pods, devices: device_changes, mut fatal } =
+        watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone(), served);
     let pods = gate_comparison_operators(pods, &args.lifecycle, minor, report_tx.clone(), clock.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());
@@ -335,9 +359,10 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         restart_countdowns: args.restart_countdowns,
         concurrency: args.concurrency,
         metrics,
+        device_minor: devices.map(|(_, minor)| minor),
         ..RunOptions::default()
     };
-    let sources = Sources { nodes, pods, devices: None, controller_acquired, leadership };
+    let sources = Sources { nodes, pods, devices: device_changes, controller_acquired, leadership };
     let _ = narrowed.clone().wait_for(|narrowed| *narrowed).await;
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });

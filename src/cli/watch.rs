@@ -175,8 +175,9 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
     let minor =
         super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
-    let watch::Watches { nodes, pods, mut fatal } =
-        watch::spawn(&connection.client, scope(args), report_tx.clone(), clock.clone(), Arc::new(Metrics::new()));
+    let metrics = Arc::new(Metrics::new());
+    let watch::Watches { nodes, pods, mut fatal, .. } =
+        watch::spawn(&connection.client, scope(args), report_tx.clone(), clock.clone(), metrics, None);
     let pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
     let mut driver = Driver::new(nodes, pods, clock.clone());
     let mut failure = None;

@@ -13,6 +13,7 @@ use kube::core::Request;
 use serde::Deserialize;
 
 use super::client::{CONCURRENCY, PAGE_SIZE};
+pub use super::watch::Served;
 use super::{ClusterError, Connection};
 use crate::decode::devices::read_devices;
 use crate::engine::devices::Devices;
@@ -65,14 +66,6 @@ struct Continue {
     token: Option<String>,
 }
 
-/// The version each resource is served in; `None` for one the server does not serve.
-#[derive(Debug, Default)]
-struct Served {
-    slices: Option<String>,
-    claims: Option<String>,
-    rules: Option<String>,
-}
-
 impl Connection {
     /// A GET of a discovery document; `Ok(None)` on 404 (not served).
     async fn discover<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<Option<T>, ClusterError> {
@@ -90,7 +83,7 @@ impl Connection {
     }
 
     /// Which version serves each resource read.
-    async fn served(&self) -> Result<Served, ClusterError> {
+    pub async fn served(&self) -> Result<Served, ClusterError> {
         let Some(group) = self.discover::<Group>(&format!("/apis/{GROUP}")).await? else {
             return Ok(Served::default());
         };
@@ -206,6 +199,38 @@ pub async fn read_devices_for(
         }
     }
     Ok((devices, None))
+}
+
+/// For `run`: which versions serve the DRA objects, when the server serves ResourceSlices and
+/// ResourceClaims and RBAC lets them be listed (one LIST of one item each); `Ok(None)` when the
+/// server serves none (nothing to enforce); `Err` says, as a warning, what RBAC denies.
+///
+/// # Errors
+/// In words, the LIST denied.
+pub async fn watchable(connection: &Connection) -> Result<Option<Served>, String> {
+    let served = connection.served().await.map_err(|e| format!("device taints are not enforced: {e}"))?;
+    if served.slices.is_none() || served.claims.is_none() {
+        return Ok(None);
+    }
+    let wanted = [(&served.slices, SLICES.0), (&served.claims, CLAIMS.0), (&served.rules, RULES.0)];
+    for (version, plural) in wanted {
+        let Some(version) = version else { continue };
+        let path = format!("/apis/{GROUP}/{version}/{plural}");
+        let resource = format!("{plural}.{GROUP}");
+        let request = Request::new(&path).list(&ListParams::default().limit(1)).map_err(|e| e.to_string())?;
+        match connection.send(request, "list", &resource).await {
+            Ok(_) => {}
+            Err(ClusterError::Forbidden { verb, resource, .. }) => {
+                return Err(format!(
+                    "device taints are not enforced: cannot {verb} {resource} (forbidden) (grant list and watch on \
+                     resourceslices, resourceclaims and devicetaintrules of {GROUP}: deploy/rbac-run.yaml), or \
+                     leave them to the cluster with --device-taints=false"
+                ));
+            }
+            Err(error) => return Err(format!("device taints are not enforced: {error}")),
+        }
+    }
+    Ok(Some(served))
 }
 
 fn merged(mut all: Devices, more: Devices) -> Devices {

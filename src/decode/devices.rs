@@ -52,6 +52,22 @@ pub fn read_devices(bytes: &[u8], kind: Option<&str>) -> Result<Devices, DumpErr
     Ok(devices)
 }
 
+/// One DRA object of `kind` (a watch's), as [`Devices`] holding it alone (nothing for another kind).
+///
+/// # Errors
+/// The bytes are not JSON, or a field has the wrong type.
+pub fn read_device_object(bytes: &[u8], kind: &str) -> Result<Devices, DumpError> {
+    let item: Item = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
+    let mut devices = Devices::default();
+    match kind {
+        "ResourceSlice" => devices.slices.push(item.slice()?),
+        "ResourceClaim" => devices.claims.push(item.claim()?),
+        "DeviceTaintRule" => devices.rules.extend(item.rule()?),
+        _ => {}
+    }
+    Ok(devices)
+}
+
 /// Node health ([`HealthBeside`]) and, when the dump holds DRA objects (health's reading counts
 /// them), those objects: a dump without them is read once beside the snapshot, as before.
 pub struct HealthAndDevices;

@@ -11,6 +11,7 @@
 //! the runtime's changes and clock.
 
 mod decoded;
+mod devices;
 mod outage;
 pub mod pods;
 mod scope;
@@ -28,6 +29,7 @@ use crate::runtime::report::Report;
 use crate::runtime::{Clock, NodeChange, PodChange};
 use decoded::WatchedNode;
 pub use decoded::WatchedPod;
+pub use devices::Served;
 use outage::{Health, backoff};
 use pods::Selected;
 pub use scope::NodeScope;
@@ -82,13 +84,15 @@ async fn forward<K, T, C>(
     }
 }
 
-/// Starts the node watch and the pod watches; their changes arrive on the returned channels.
+/// Starts the node watch and the pod watches, and the DRA objects' when `devices` says which
+/// versions serve them; their changes arrive on the returned channels.
 pub fn spawn(
     client: &Client,
     scope: NodeScope,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
     metrics: Arc<Metrics>,
+    devices: Option<&Served>,
 ) -> Watches {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
@@ -123,9 +127,13 @@ pub fn spawn(
     let health = Health::new("nodes", report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
     tokio::spawn(forward(nodes, adapter, health, node_tx, observe));
 
+    let devices = devices.map(|served| {
+        let health = |what| Health::new(what, report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
+        devices::spawn(client, served, health)
+    });
     let health = Health::new("pods", report, clock, metrics, fatal_tx);
     pods::spawn(client, pod_nodes, health, pod_tx);
-    Watches { nodes: node_rx, pods: pod_rx, fatal }
+    Watches { nodes: node_rx, pods: pod_rx, devices, fatal }
 }
 
 /// The watches' changes, and what ends them for good.
@@ -134,6 +142,8 @@ pub struct Watches {
     pub nodes: mpsc::Receiver<NodeChange>,
     /// The pod changes.
     pub pods: mpsc::Receiver<PodChange>,
+    /// The DRA objects' changes, when they are watched.
+    pub devices: Option<mpsc::Receiver<crate::engine::devices::DeviceInput>>,
     /// A failure no retry can mend (the server refuses the request as malformed, forbidden or not
     /// found, or it cannot be built): the command ends with it.
     pub fatal: mpsc::UnboundedReceiver<crate::cluster::ClusterError>,
