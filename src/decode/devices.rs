@@ -42,12 +42,7 @@ pub fn read_devices(bytes: &[u8], kind: Option<&str>) -> Result<Devices, DumpErr
     let list: List = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
     for item in list.items {
         let kind = item.kind.as_deref().or(kind).unwrap_or_default();
-        match kind {
-            "ResourceSlice" => devices.slices.push(item.slice()?),
-            "ResourceClaim" => devices.claims.push(item.claim()?),
-            "DeviceTaintRule" => devices.rules.extend(item.rule()?),
-            _ => {}
-        }
+        item.add_to(&mut devices, kind)?;
     }
     Ok(devices)
 }
@@ -59,12 +54,7 @@ pub fn read_devices(bytes: &[u8], kind: Option<&str>) -> Result<Devices, DumpErr
 pub fn read_device_object(bytes: &[u8], kind: &str) -> Result<Devices, DumpError> {
     let item: Item = serde_json::from_slice(bytes).map_err(|e| DumpError::Json(e.to_string()))?;
     let mut devices = Devices::default();
-    match kind {
-        "ResourceSlice" => devices.slices.push(item.slice()?),
-        "ResourceClaim" => devices.claims.push(item.claim()?),
-        "DeviceTaintRule" => devices.rules.extend(item.rule()?),
-        _ => {}
-    }
+    item.add_to(&mut devices, kind)?;
     Ok(devices)
 }
 
@@ -314,6 +304,17 @@ fn toleration(raw: &RawToleration) -> Toleration {
 }
 
 impl Item {
+    /// Adds the item, an object of `kind`, to `devices` (nothing for another kind).
+    fn add_to(&self, devices: &mut Devices, kind: &str) -> Result<(), DumpError> {
+        match kind {
+            "ResourceSlice" => devices.slices.push(self.slice()?),
+            "ResourceClaim" => devices.claims.push(self.claim()?),
+            "DeviceTaintRule" => devices.rules.extend(self.rule()?),
+            _ => {}
+        }
+        Ok(())
+    }
+
     fn name(&self) -> Arc<str> {
         self.metadata.name.as_str().into()
     }
