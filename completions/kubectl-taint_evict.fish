@@ -36,6 +36,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l down -d 'What if these nodes\' kubelets stopped heartbeating now (a zone\'s power work, a rack lost): the node lifecycle controller\'s taints and the deletions they bring. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
@@ -84,6 +85,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l down -d 'What if these nodes\' kubelets stopped heartbeating now (a zone\'s power work, a rack lost): the node lifecycle controller\'s taints and the deletions they bring. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r

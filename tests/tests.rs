@@ -9,6 +9,7 @@ mod comparison_operators;
 mod complete_names;
 mod completions;
 mod device_taints;
+mod down;
 mod explain_chain;
 mod fake_apiserver;
 mod fixtures;

@@ -122,6 +122,8 @@ pub struct Input {
     pub now: Option<Timestamp>,
     /// The what-if changes in the order they apply: additions, then removals.
     pub what_if: Vec<WhatIf>,
+    /// `--down`: the nodes whose kubelets go silent now, in a what-if.
+    pub down: Vec<String>,
     /// Read from etcd instead of the watch cache.
     pub quorum_read: bool,
     /// How to connect to the live cluster.
@@ -136,6 +138,7 @@ impl Input {
             file: args.file.clone(),
             now: args.now,
             what_if: args.taints.iter().chain(&args.remove_taints).cloned().collect(),
+            down: args.down.clone(),
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
         }
@@ -373,8 +376,8 @@ impl WatchConfig {
         if args.input.now.is_some() {
             return refuse("it runs on the current time, not --now");
         }
-        if !args.input.taints.is_empty() || !args.input.remove_taints.is_empty() {
-            return refuse("--taint and --remove-taint are for a one-shot plan");
+        if !args.input.taints.is_empty() || !args.input.remove_taints.is_empty() || !args.input.down.is_empty() {
+            return refuse("--taint, --remove-taint and --down are for a one-shot plan");
         }
         if matches!(args.output, PlanOutput::Yaml | PlanOutput::Wide | PlanOutput::Name) {
             return refuse("it prints a live table, or JSON lines with -o json");
@@ -596,6 +599,7 @@ mod tests {
         assert!(usage(watch(&["-f", "d.json"])).ends_with("it cannot read a file (-f)"));
         assert!(usage(watch(&["--now", "2026-01-01T00:00:00Z"])).ends_with("not --now"));
         assert!(usage(watch(&["n1", "--remove-taint", "k"])).ends_with("are for a one-shot plan"));
+        assert!(usage(watch(&["--down", "n1"])).ends_with("are for a one-shot plan"));
         assert!(usage(watch(&["-o", "yaml"])).ends_with("or JSON lines with -o json"));
         // See: issue 27. These were accepted and ignored.
         for output in ["wide", "name"] {

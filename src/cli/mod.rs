@@ -93,6 +93,10 @@ pub struct InputArgs {
     #[allow(rustdoc::broken_intra_doc_links)]
     #[arg(long = "remove-taint", value_name = "KEY[:EFFECT]", value_parser = parse_remove_taint, help_heading = "What-if")]
     pub remove_taints: Vec<WhatIf>,
+    /// What if these nodes' kubelets stopped heartbeating now (a zone's power work, a rack lost):
+    /// the node lifecycle controller's taints and the deletions they bring. Repeatable.
+    #[arg(long = "down", value_name = "NODE[,NODE…]", value_parser = parse_node_name, value_delimiter = ',', help_heading = "What-if")]
+    pub down: Vec<String>,
     /// Read from etcd (a quorum read, paged) instead of the API server's watch cache: the latest
     /// objects, at the cost of etcd scanning every pod for each node's pod list.
     #[arg(long, help_heading = "Cluster")]

@@ -120,17 +120,33 @@ const MAX_UNSETTLED: usize = 200;
 
 /// The node lifecycle controller's prediction over what a dump says of node health, with a warning
 /// for what the dump lacks (or why it could not be read).
-fn foresee(loaded: &mut Loaded, live: bool, now: Timestamp, lifecycle: &Lifecycle) -> Option<Foreseen> {
-    let health = match loaded.health.take()? {
-        Ok(health) => health,
-        Err(error) => {
+fn foresee(
+    loaded: &mut Loaded,
+    live: bool,
+    now: Timestamp,
+    lifecycle: &Lifecycle,
+    down: &HashSet<String>,
+) -> Result<Option<Foreseen>> {
+    let mut health = match loaded.health.take() {
+        None => return Ok(None),
+        Some(Ok(health)) => health,
+        Some(Err(error)) => {
             eprintln!("warning: node health not predicted: {}", printable(&error.to_string()));
-            return None;
+            return Ok(None);
         }
     };
+    // `--down`: these nodes' kubelets go silent now.
+    for name in down {
+        let node = health.nodes.iter_mut().find(|node| node.name.as_str() == name);
+        let node = node.ok_or_else(|| Error::NodeNotFound { node: name.clone(), input: loaded.origin.clone() })?;
+        node.down = true;
+    }
     // A dump without node status (written by hand, or stripped) says nothing of node health.
     if health.nodes.iter().all(|node| node.ready.is_none()) {
-        return None;
+        if !down.is_empty() {
+            eprintln!("warning: --down: the input has no node status: nothing is predicted");
+        }
+        return Ok(None);
     }
     let lacks = if live {
         loaded.lacks.take()
@@ -156,7 +172,7 @@ fn foresee(loaded: &mut Loaded, live: bool, now: Timestamp, lifecycle: &Lifecycl
         }
         _ => Some(predict(&observation)),
     };
-    Some(Foreseen { observation, prediction, lacks })
+    Ok(Some(Foreseen { observation, prediction, lacks }))
 }
 
 /// The node lifecycle controller's prediction, and what the dump lacked for it.
@@ -188,6 +204,7 @@ fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
             ready: None,
             lease_renewed: None,
             taints: node.taints.clone(),
+            down: false,
         })
         .collect()
 }
@@ -279,7 +296,11 @@ impl Prepared {
         }
         let wants_nodes = matches!(want, Want::Nodes(_));
         let (fixed, silent_after) = (input.now, config.silent_after);
-        let unsettled = move |node: &NodeHealth, now| is_unsettled(node, fixed.unwrap_or(now), silent_after);
+        let down: HashSet<String> = input.down.iter().cloned().collect();
+        // A node going down is read as an unsettled one is (every node's health, for its zone).
+        let unsettled = |node: &NodeHealth, now| {
+            down.contains(node.name.as_str()) || is_unsettled(node, fixed.unwrap_or(now), silent_after)
+        };
         let (mut loaded, namespace) = load(input, want, &unsettled)?;
         if let Some(minor) = config.kube_version() {
             loaded.minor = Some(minor);
@@ -299,7 +320,7 @@ impl Prepared {
             eprintln!("warning: {warning}");
         }
         let flags = config.flags(loaded.minor);
-        let lifecycle = foresee(&mut loaded, !from_dump, now, config);
+        let lifecycle = foresee(&mut loaded, !from_dump, now, config, &down)?;
         let (devices, device_minor) = device_taints(&mut loaded);
         Ok((Self { loaded, now, clock, flags, lifecycle, from_dump, devices, device_minor }, namespace))
     }

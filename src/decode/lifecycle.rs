@@ -568,6 +568,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         lease_renewed: None,
         // A node without the condition taints (most) allocates no list.
         taints: shared_list(taints),
+        down: false,
     })
 }
 

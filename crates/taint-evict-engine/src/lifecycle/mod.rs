@@ -33,6 +33,7 @@
 //!     })),
 //!     lease_renewed: Some(t(renewed)),
 //!     taints: Vec::new().into(),
+//!     down: false,
 //! };
 //! // node-x last renewed its Lease at 1000 s; its five neighbours a second ago.
 //! let mut nodes: Vec<NodeHealth> = (0..5).map(|i| node(&format!("ok-{i}"), 1019)).collect();
@@ -188,6 +189,10 @@ pub struct NodeHealth {
     /// `spec.taints`, in order: the NLC reads only the `NoExecute` ones with the two keys above (a
     /// dump's reader keeps no other).
     pub taints: Arc<[Taint]>,
+    /// A what-if (`plan --down`): its kubelet stops heartbeating at the observation instant at the
+    /// latest, after the last heartbeat recorded: it is predicted as a silent node whose heartbeat
+    /// is known only to within that span.
+    pub down: bool,
 }
 
 impl NodeHealth {
@@ -469,6 +474,9 @@ pub fn unsettled(observation: &Observation) -> usize {
 /// [`unsettled`]): only such a node can be tainted or held back by the controller.
 #[must_use]
 pub fn is_unsettled(node: &NodeHealth, now: Timestamp, silent_after: Duration) -> bool {
+    if node.down {
+        return true;
+    }
     let silent_after = i128::try_from(silent_after.as_nanos()).unwrap_or(i128::MAX);
     let Some(ready) = node.ready.as_ref().filter(|ready| ready.status == Ready::True) else { return true };
     match node.lease_renewed {

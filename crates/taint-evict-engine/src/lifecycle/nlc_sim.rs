@@ -301,6 +301,7 @@ impl Nlc {
                         .iter()
                         .map(|(key, at)| Taint::new(key.key(), "", Effect::NoExecute).with_time_added(whole(*at)))
                         .collect(),
+                    down: false,
                 }
             })
             .collect();

@@ -216,6 +216,8 @@ impl Course {
         let Some(ready) = &node.ready else {
             let created = node.created.map_or(now, Timestamp::as_nanos);
             return match lease {
+                // Down (a what-if): its renewals stop by now.
+                Some(renewed) if node.down => Self::NeverReady { zone, counted, since: (renewed.max(created), now) },
                 Some(renewed) if now - renewed <= silent_after => Self::Settled { zone, counted, not_ready: true },
                 Some(renewed) => {
                     Self::NeverReady { zone, counted, since: (renewed.max(created), renewed.max(created)) }
@@ -242,6 +244,12 @@ impl Course {
                 // Without its Lease a node cannot be called silent: a healthy kubelet rewrites
                 // `lastHeartbeatTime` only when its status changes, or every 5 minutes.
                 match (low, high) {
+                    // Down (a what-if): the last heartbeat is the last one recorded, or any instant
+                    // up to now.
+                    _ if node.down => {
+                        let low = low.unwrap_or(now).min(now);
+                        Self::Silent { zone, counted, heartbeat: (low, now.max(high.unwrap_or(now))) }
+                    }
                     (Some(low), Some(high)) if lease.is_some() && now - low > silent_after => {
                         Self::Silent { zone, counted, heartbeat: (low, high) }
                     }

@@ -68,6 +68,7 @@ mod tests {
             })),
             lease_renewed: renewed.map(t),
             taints: Vec::new().into(),
+            down: false,
         }
     }
 

@@ -45,6 +45,7 @@ impl Case {
             ready: None,
             lease_renewed: None,
             taints: Vec::new().into(),
+            down: false,
         }
     }
 
@@ -536,4 +537,36 @@ fn without_its_lease_a_ready_node_is_not_called_silent() {
     let mut case = Case::at(71.0).healthy("z", 3).unknown("x", "z", 70.6);
     case.nodes.last_mut().expect("x").lease_renewed = None;
     assert_window(&case.predict(), "x", 75.6, 0.6, 0.7);
+}
+
+/// `plan --down`: a healthy node whose kubelet goes silent now is predicted as a node silent since
+/// its last heartbeat recorded, or since now: the window spans both (issue 31, v01 as a what-if).
+#[test]
+fn down_a_healthy_node_goes_silent_between_its_last_heartbeat_and_now() {
+    // v01 as a what-if: the lease was renewed at 100 s, the snapshot is at 103 s.
+    let mut case = Case::at(103.0).healthy("z1", 2).silent("n1", "z1", 100.0);
+    case.nodes.last_mut().expect("n1").down = true;
+    let down = window(&case.predict(), "n1");
+    // The same node really silent since 100 s, or since 103 s, observed later.
+    let since = |renew: f64| window(&Case::at(renew + 20.0).healthy("z1", 2).silent("n1", "z1", renew).predict(), "n1");
+    let (from_last, from_now) = (since(100.0), since(103.0));
+    assert_eq!(down.0, from_last.0, "the earliest: silent since the last heartbeat recorded");
+    assert_eq!(down.1, from_now.1, "the latest: silent from now");
+    // Without the what-if, the node is healthy: nothing is predicted.
+    let healthy = Case::at(103.0).healthy("z1", 2).silent("n1", "z1", 100.0).predict();
+    assert_eq!(node(&healthy, "n1").taint, None);
+}
+
+#[test]
+fn down_nodes_of_a_whole_small_zone_are_each_predicted_a_taint() {
+    // Two of two nodes of a small zone go down: the zone is fully disrupted and tainted at the
+    // normal rate (v10), where one of three down leaves it normal.
+    let mut case = Case::at(103.0).silent("a1", "z1", 100.0).silent("a2", "z1", 100.0).healthy("z2", 3);
+    for node in &mut case.nodes[..2] {
+        node.down = true;
+    }
+    let prediction = case.predict();
+    assert!(node(&prediction, "a1").taint.is_some() && node(&prediction, "a2").taint.is_some());
+    let zone = prediction.zones.iter().find(|z| z.zone == ZoneKey::new("r1", "z1")).expect("z1");
+    assert_eq!(zone.not_ready, 0, "not ready only once the controller marks them");
 }

@@ -107,6 +107,7 @@ mod tests {
             }),
             lease_renewed: renewed.map(t),
             taints: Vec::new().into(),
+            down: false,
         }
     }
 
