@@ -73,6 +73,10 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
     let mut drawn = 0;
     let mut batch = Vec::with_capacity(BATCH);
     let mut text = Vec::new();
+    // What is foreseen is said after the state at the start (synced, then the pods), whichever
+    // reaches the printer first.
+    let mut synced = false;
+    let mut foreseen: Vec<Report> = Vec::new();
     loop {
         tokio::select! {
             received = reports.recv_many(&mut batch, BATCH) => if received == 0 { break },
@@ -85,14 +89,28 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
         text.clear();
         let mut last = false;
         for report in batch.drain(..) {
-            view.observe(&report);
-            // Writing into memory cannot fail.
-            let _ = match printing {
-                Printing::Text { color, .. } => write_text(&report, color, &mut text),
-                Printing::Json => write_json(&report, &mut text),
-                Printing::Log(format) => write_log(&report, format == LogFormat::Json, &mut text),
-            };
-            last = matches!(report.event, RunEvent::Summary(_));
+            match &report.event {
+                RunEvent::Foreseen(_) if !synced => {
+                    foreseen.push(report);
+                    continue;
+                }
+                RunEvent::Synced { .. } => synced = true,
+                _ => {}
+            }
+            let summary = matches!(report.event, RunEvent::Summary(_));
+            // Held back until synced, or said before the summary of a run stopped before it.
+            let held = if synced || summary { std::mem::take(&mut foreseen) } else { Vec::new() };
+            let (first, then) = if summary { (held, vec![report]) } else { (vec![report], held) };
+            for report in first.into_iter().chain(then) {
+                view.observe(&report);
+                // Writing into memory cannot fail.
+                let _ = match printing {
+                    Printing::Text { color, .. } => write_text(&report, color, &mut text),
+                    Printing::Json => write_json(&report, &mut text),
+                    Printing::Log(format) => write_log(&report, format == LogFormat::Json, &mut text),
+                };
+            }
+            last = summary;
             if last {
                 break;
             }
