@@ -429,3 +429,14 @@ fn run_with_device_taints_false_leaves_them_to_the_cluster_and_asks_nothing_of_t
     let asked = server.requests().iter().filter(|r| r.path.contains("resource.k8s.io")).count();
     assert_eq!(asked, 0);
 }
+
+#[test]
+fn run_follows_the_kube_version_given_as_plan_does() {
+    // Kubernetes 1.32 has no device-taint controller: nothing to enforce, nothing to watch.
+    let added = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(60);
+    let server = dra_server("device-taints-version", &gpu_run_cluster(added, 5, 5, 1, &["gpu-0", "gpu-1"]));
+    let run = crate::support::running::Running::start(&server, &["--kube-version", "1.32"]);
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(0)));
+    assert_eq!(server.requests().iter().filter(|r| r.path.contains("resource.k8s.io")).count(), 0);
+}

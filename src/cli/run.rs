@@ -257,8 +257,9 @@ pub(super) struct Shown<'a> {
 }
 
 /// Starts reporting the node lifecycle controller's expected taints of the nodes shown, for `run` and
-/// `plan -w`: read now, predicted once `narrowed` says the clock was narrowed. Returns the server's
-/// minor version it read (`/version`), for the other defaults that follow it.
+/// `plan -w`: read now, predicted once `narrowed` says the clock was narrowed. Returns the minor
+/// version to follow (`--kube-version`, else the server's `/version`), for the other defaults that
+/// follow it.
 pub(super) async fn foresee_nodes(
     connection: &cluster::Connection,
     shown: Shown<'_>,
@@ -273,6 +274,8 @@ pub(super) async fn foresee_nodes(
         cluster::snapshot::read_controller_health(connection),
         cluster::snapshot::node_leases_readable(connection),
     );
+    // `--kube-version` names the version whose controllers to follow, as for `plan`.
+    let minor = lifecycle.kube_version().or(minor);
     if let Err(message) = &leases {
         let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message: message.clone() } });
     }

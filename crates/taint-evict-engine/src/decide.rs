@@ -65,25 +65,8 @@ mod tests {
     use super::*;
     use crate::model::Effect;
     use crate::queue::Ticket;
+    use crate::sim::{t, taint, tol};
     use crate::time::NANOS_PER_SECOND;
-
-    fn t(s: i64) -> Timestamp {
-        Timestamp::from_unix_seconds(s)
-    }
-
-    fn taint(key: &str) -> Taint {
-        Taint::new(key, "", Effect::NoExecute)
-    }
-
-    fn tol(key: &str, seconds: Option<i64>) -> Toleration {
-        Toleration {
-            key: key.into(),
-            operator: "Exists".into(),
-            value: Box::default(),
-            effect: Some(Effect::NoExecute),
-            seconds,
-        }
-    }
 
     fn armed(created: i64, fire: i64, seconds: i64) -> Entry {
         Entry {

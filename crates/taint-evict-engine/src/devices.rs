@@ -182,12 +182,6 @@ pub struct Devices {
 }
 
 impl Devices {
-    /// Whether nothing was read: no pod uses a claim.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.uses.is_empty() && self.claims.is_empty()
-    }
-
     /// Adds `other`'s objects (another group of the same dump).
     pub fn merge(&mut self, other: Devices) {
         self.slices.extend(other.slices);

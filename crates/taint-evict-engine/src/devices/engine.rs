@@ -79,8 +79,10 @@ struct Pending {
 #[derive(Debug)]
 pub struct DeviceEngine {
     minor: u32,
+    /// The DRA objects, and the claims of the pods that name any (`uses`, the one place they are kept).
     devices: Devices,
-    pods: BTreeMap<PodKey, DevicePod>,
+    /// The bound pods that name a claim, and whether each is terminating.
+    pods: BTreeMap<PodKey, (PodRef, bool)>,
     pending: BTreeMap<PodKey, Pending>,
     /// The UIDs deleted once: never again.
     deleted: HashSet<Uid>,
@@ -103,7 +105,7 @@ impl DeviceEngine {
         }
     }
 
-    /// Applies `input` at `now` and evaluates the pods again.
+    /// Applies `input` at `now` and evaluates the pods again (unless it changed nothing they read).
     pub fn handle(&mut self, input: DeviceInput, now: Timestamp) {
         let devices = &mut self.devices;
         match input {
@@ -121,16 +123,34 @@ impl DeviceEngine {
             DeviceInput::RuleApplied(rule) => upsert(&mut devices.rules, rule, |a, b| a.name == b.name),
             DeviceInput::RuleDeleted(name) => devices.rules.retain(|r| r.name != name),
             DeviceInput::PodsListed(pods) => {
-                self.pods = pods.into_iter().filter(|p| !p.uses.is_empty()).map(|p| (p.pod.key.clone(), p)).collect();
+                let pods = pods.into_iter().filter(|p| !p.uses.is_empty());
+                let (pods, uses) = pods
+                    .map(|p| {
+                        let key = p.pod.key.clone();
+                        ((key.clone(), (p.pod, p.terminating)), (key, p.uses))
+                    })
+                    .unzip();
+                (self.pods, devices.uses) = (pods, uses);
             }
+            // A change of a pod that names no claim, and named none, changes nothing: most pods.
+            DeviceInput::PodApplied(pod) if pod.uses.is_empty() && !self.pods.contains_key(&pod.pod.key) => return,
+            DeviceInput::PodDeleted(key) if !self.pods.contains_key(&key) => return,
             DeviceInput::PodApplied(pod) if pod.uses.is_empty() => {
                 self.pods.remove(&pod.pod.key);
+                devices.uses.remove(&pod.pod.key);
             }
-            DeviceInput::PodApplied(pod) => {
-                self.pods.insert(pod.pod.key.clone(), pod);
+            DeviceInput::PodApplied(DevicePod { pod, uses, terminating }) => {
+                let same = self.pods.get(&pod.key) == Some(&(pod.clone(), terminating))
+                    && devices.uses.get(&pod.key) == Some(&uses);
+                if same {
+                    return;
+                }
+                devices.uses.insert(pod.key.clone(), uses);
+                self.pods.insert(pod.key.clone(), (pod, terminating));
             }
             DeviceInput::PodDeleted(key) => {
                 self.pods.remove(&key);
+                devices.uses.remove(&key);
             }
             DeviceInput::EvictionFinished { pod, ticket } => {
                 if self.pending.get(&pod).is_some_and(|p| p.ticket == ticket)
@@ -141,7 +161,6 @@ impl DeviceEngine {
                 return;
             }
         }
-        devices.uses = self.pods.iter().map(|(key, pod)| (key.clone(), pod.uses.clone())).collect();
         self.evaluate(now);
     }
 
@@ -182,11 +201,11 @@ impl DeviceEngine {
     fn evaluate(&mut self, now: Timestamp) {
         let taints = DeviceTaints::new(&self.devices, self.minor);
         let mut wanted: BTreeMap<PodKey, (PodRef, Work)> = BTreeMap::new();
-        for (key, pod) in &self.pods {
-            if pod.terminating || self.deleted.contains(&pod.pod.uid) {
+        for (key, (pod, terminating)) in &self.pods {
+            if *terminating || self.deleted.contains(&pod.uid) {
                 continue;
             }
-            let report = taints.pod(key, &pod.pod.uid);
+            let report = taints.pod(key, &pod.uid);
             let Some(deciding) = report.deciding() else { continue };
             let Some(fire) = deciding.deadline else { continue };
             let cause = match deciding.tolerance {
@@ -194,7 +213,7 @@ impl DeviceEngine {
                 DeviceTolerance::Untolerated | DeviceTolerance::Forever => Cause::Untolerated,
             };
             let created = deciding.taint.time_added.unwrap_or(fire);
-            wanted.insert(key.clone(), (pod.pod.clone(), Work { created, fire, cause }));
+            wanted.insert(key.clone(), (pod.clone(), Work { created, fire, cause }));
         }
         let gone: Vec<PodKey> = self.pending.keys().filter(|key| !wanted.contains_key(*key)).cloned().collect();
         for key in gone {
