@@ -81,7 +81,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__explain)
-            opts="-n -f -s -o -h --namespace --filename --now --taint --remove-taint --down --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --output --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
+            opts="-n -f -s -o -h --namespace --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --output --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -138,6 +138,10 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --down)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-selector)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -381,7 +385,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --taint --remove-taint --down --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --namespace --all-namespaces --output --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
+            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --namespace --all-namespaces --output --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -438,6 +442,10 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --down)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --down-selector)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

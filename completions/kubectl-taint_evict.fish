@@ -37,6 +37,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l down -d 'What if these nodes\' kubelets stopped heartbeating now (a zone\'s power work, a rack lost): the node lifecycle controller\'s taints and the deletions they bring. Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l down-selector -d 'What if the kubelets of the nodes this label selector selects stopped heartbeating now (`topology.kubernetes.io/zone=za`: a zone going dark), as --down does' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
@@ -86,6 +87,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l down -d 'What if these nodes\' kubelets stopped heartbeating now (a zone\'s power work, a rack lost): the node lifecycle controller\'s taints and the deletions they bring. Repeatable' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l down-selector -d 'What if the kubelets of the nodes this label selector selects stopped heartbeating now (`topology.kubernetes.io/zone=za`: a zone going dark), as --down does' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r

@@ -72,9 +72,11 @@ pub enum Error {
         /// A pod's two UIDs.
         uids: Option<(String, String)>,
     },
-    /// `-l` selected no node.
-    #[error("no node matched -l {selector} in {input}")]
+    /// `-l` or `--down-selector` selected no node.
+    #[error("no node matched {flag} {selector} in {input}")]
     NoNodeMatched {
+        /// `-l` or `--down-selector`.
+        flag: &'static str,
         /// The selector, as given.
         selector: String,
         /// Where nodes were looked for.

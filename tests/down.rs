@@ -56,3 +56,100 @@ fn a_node_going_down_that_does_not_exist_is_named() {
         result.stderr
     );
 }
+
+#[test]
+fn a_down_selector_takes_down_the_nodes_it_selects_as_down_names_them() {
+    let selected = plan(&["--down-selector", "topology.kubernetes.io/zone=eu-west-1a"]);
+    let named = plan(&["--down", "worker-4,worker-1"]);
+    assert_eq!((selected.code, named.code), (0, 0), "{}{}", selected.stderr, named.stderr);
+    let (selected, named): (Value, Value) =
+        (serde_json::from_str(&selected.stdout).expect("JSON"), serde_json::from_str(&named.stdout).expect("JSON"));
+    for field in ["nodes", "zones", "owners"] {
+        assert_eq!(selected[field], named[field], "{field}");
+    }
+    assert_eq!(selected["whatIf"]["down"], serde_json::json!(["worker-1", "worker-4"]));
+    assert_eq!(named["whatIf"]["down"], serde_json::json!(["worker-4", "worker-1"]), "as given");
+    assert_eq!(selected["whatIf"]["downSelector"], "topology.kubernetes.io/zone=eu-west-1a");
+    assert_eq!(named["whatIf"]["downSelector"], Value::Null);
+
+    let none = plan(&["--down-selector", "topology.kubernetes.io/zone=nowhere"]);
+    assert_eq!(none.code, 1);
+    assert!(
+        none.stderr.starts_with(
+            "error: no node matched --down-selector topology.kubernetes.io/zone=nowhere in examples/incident.json"
+        ),
+        "{}",
+        none.stderr
+    );
+}
+
+#[test]
+fn a_game_day_says_what_it_assumed_and_rolls_up_each_owner() {
+    let down = plan(&["--down", "worker-1"]);
+    let plan: Value = serde_json::from_str(&down.stdout).expect("JSON");
+    let what_if = &plan["whatIf"];
+    assert_eq!(
+        (&what_if["down"], &what_if["taints"], &what_if["removeTaints"]),
+        (&serde_json::json!(["worker-1"]), &serde_json::json!([]), &serde_json::json!([]))
+    );
+    let note = what_if["note"].as_str().expect("a note");
+    assert!(note.contains("stop heartbeating at 2026-11-22T10:00:00Z at the latest"), "{note}");
+    let owners = plan["owners"].as_array().expect("owners");
+    let owner = |name: &str| owners.iter().find(|o| o["name"] == name).cloned().unwrap_or_default();
+    // frontend's three running replicas: one on worker-1 (down), two on tainted nodes; the fourth
+    // is terminating already.
+    assert_eq!(
+        owner("frontend-7d9c6b8f5"),
+        serde_json::json!({"namespace": "web", "kind": "ReplicaSet", "name": "frontend-7d9c6b8f5", "pods": 3,
+                           "deleted": 3, "firstDeletion": "2026-11-22T10:00:00Z",
+                           "lastDeletion": "2026-11-22T10:05:46.288999999Z", "noneLeft": true})
+    );
+    // payments-api keeps its replica on a healthy node.
+    assert_eq!(
+        (&owner("payments-api-6c8d9f7b5")["pods"], &owner("payments-api-6c8d9f7b5")["noneLeft"]),
+        (&2.into(), &false.into())
+    );
+    let first_kept = owners.iter().position(|o| o["noneLeft"] == false).expect("one keeps a replica");
+    assert!(owners[..first_kept].iter().all(|o| o["noneLeft"] == true), "those left with none come first");
+
+    // Without --down, neither.
+    let as_is: Value = serde_json::from_str(&self::plan(&[]).stdout).expect("JSON");
+    assert!(as_is.get("whatIf").is_none() && as_is.get("owners").is_none(), "{as_is}");
+}
+
+#[test]
+fn the_table_opens_with_the_assumption_and_closes_with_the_owners() {
+    let table = run(&["plan", "-f", "examples/incident.json", "--now", NOW, "--down", "worker-1"], None);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert_eq!(lines[0], "What if: worker-1's kubelet stops heartbeating now (10:00:00)");
+    let heading = lines.iter().position(|l| *l == "7 owners lose pods; 6 with none left").expect("the roll-up");
+    assert!(lines[heading + 1].starts_with("NAMESPACE    OWNER "), "{}", lines[heading + 1]);
+    assert!(
+        lines.contains(&"web          ReplicaSet/frontend-7d9c6b8f5       3 of 3    10:00:00   10:05:47   none"),
+        "{}",
+        table.stdout
+    );
+    let summary = run(&["plan", "-f", "examples/incident.json", "--now", NOW, "--down", "worker-1", "--summary"], None);
+    assert!(summary.stdout.starts_with("What if: worker-1's kubelet") && summary.stdout.contains("owners lose pods"));
+}
+
+#[test]
+fn explain_under_down_walks_from_the_node_going_down_to_the_deletion() {
+    let args = ["explain", "-f", "examples/incident.json", "--now", NOW, "--down", "worker-1", "-n", "web"];
+    let explained = run(&[&args[..], &["frontend-7d9c6b8f5-r4nq8"]].concat(), None);
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    let text = &explained.stdout;
+    assert!(text.contains("What if node worker-1 went down now (the node lifecycle controller, predicted):"), "{text}");
+    for step in [
+        "  1. node down (what-if, --down): its kubelet stops heartbeating at 2026-11-22T10:00:00Z at the latest",
+        "  3. Ready=Unknown expected 10:00:39–10:00:42",
+        "  5. unreachable taint expected 10:00:44–10:00:47 (lost-heartbeat)",
+        "  7. deletion expected 10:05:44–10:05:47",
+    ] {
+        assert!(text.contains(step), "{step}\n{text}");
+    }
+    let json = run(&[&args[..], &["frontend-7d9c6b8f5-r4nq8", "-o", "json"]].concat(), None);
+    let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(doc["beforeTaint"]["down"], true, "{doc}");
+}

@@ -124,6 +124,8 @@ pub struct Input {
     pub what_if: Vec<WhatIf>,
     /// `--down`: the nodes whose kubelets go silent now, in a what-if.
     pub down: Vec<String>,
+    /// `--down-selector`: the nodes it selects go silent now too.
+    pub down_selector: Option<Selector>,
     /// Read from etcd instead of the watch cache.
     pub quorum_read: bool,
     /// How to connect to the live cluster.
@@ -139,6 +141,7 @@ impl Input {
             now: args.now,
             what_if: args.taints.iter().chain(&args.remove_taints).cloned().collect(),
             down: args.down.clone(),
+            down_selector: args.down_selector.clone(),
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
         }
@@ -376,8 +379,10 @@ impl WatchConfig {
         if args.input.now.is_some() {
             return refuse("it runs on the current time, not --now");
         }
-        if !args.input.taints.is_empty() || !args.input.remove_taints.is_empty() || !args.input.down.is_empty() {
-            return refuse("--taint, --remove-taint and --down are for a one-shot plan");
+        let input = &args.input;
+        let down = !input.down.is_empty() || input.down_selector.is_some();
+        if !input.taints.is_empty() || !input.remove_taints.is_empty() || down {
+            return refuse("--taint, --remove-taint, --down and --down-selector are for a one-shot plan");
         }
         if matches!(args.output, PlanOutput::Yaml | PlanOutput::Wide | PlanOutput::Name) {
             return refuse("it prints a live table, or JSON lines with -o json");
@@ -600,6 +605,7 @@ mod tests {
         assert!(usage(watch(&["--now", "2026-01-01T00:00:00Z"])).ends_with("not --now"));
         assert!(usage(watch(&["n1", "--remove-taint", "k"])).ends_with("are for a one-shot plan"));
         assert!(usage(watch(&["--down", "n1"])).ends_with("are for a one-shot plan"));
+        assert!(usage(watch(&["--down-selector", "zone=a"])).ends_with("are for a one-shot plan"));
         assert!(usage(watch(&["-o", "yaml"])).ends_with("or JSON lines with -o json"));
         // See: issue 27. These were accepted and ignored.
         for output in ["wide", "name"] {

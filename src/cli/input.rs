@@ -10,11 +10,13 @@ use crate::decode::devices::HealthAndDevices;
 use crate::decode::lifecycle::Health;
 use crate::decode::{DumpError, KeepLabels};
 use crate::engine::devices::Devices;
+use crate::engine::lifecycle::NodeHealth;
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::error::{Error, Result};
 use crate::output::ClockDoc;
 use crate::runtime::skew::Estimate;
+use crate::selector::Selector;
 
 use super::config::Input;
 
@@ -37,6 +39,8 @@ pub struct Loaded {
     /// The DRA objects the device-taint controller reads (empty when there are none), or why they
     /// could not be read; `None` when a live read could not read them (and said so).
     pub devices: Option<Result<Devices, DumpError>>,
+    /// The nodes `--down-selector` selects, by name (none without it).
+    pub down_selected: Vec<String>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -65,11 +69,13 @@ pub enum Want<'a> {
 pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(Loaded, String)> {
     let Some(path) = args.file.as_deref() else { return load_live(args, want, unsettled) };
     let origin = if path == "-" { "stdin" } else { path }.to_owned();
-    // Only `-l` reads node labels: a dump's other labels are not kept.
-    let keep = KeepLabels::Only(match want {
+    // Only `-l` and `--down-selector` read node labels: a dump's other labels are not kept.
+    let mut keys: Vec<String> = match want {
         Want::Nodes(NodeSelection::Labels(selector)) => selector.keys().map(str::to_owned).collect(),
-        _ => Arc::default(),
-    });
+        _ => Vec::new(),
+    };
+    keys.extend(args.down_selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)));
+    let keep = KeepLabels::Only(Arc::from(keys));
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;
@@ -96,9 +102,17 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         Want::Pod(Some(namespace), _) => namespace,
         _ => "default",
     };
-    let health = Some(health);
-    let devices = Some(devices);
-    let loaded = Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None, devices };
+    let down_selected = match &args.down_selector {
+        Some(selector) => {
+            let nodes = snapshot.nodes.iter().filter(|node| selector.matches(&node.labels));
+            let names: Vec<String> = nodes.map(|node| node.name.to_string()).collect();
+            down_selected(selector, names, &origin)?
+        }
+        None => Vec::new(),
+    };
+    let (health, devices) = (Some(health), Some(devices));
+    let loaded =
+        Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None, devices, down_selected };
     Ok((loaded, namespace.to_owned()))
 }
 
@@ -113,9 +127,24 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         if args.quorum_read {
             connection.read = cluster::ReadFrom::Quorum;
         }
+        // The nodes going down are read as unsettled ones are (every node's health, for its zone).
+        let down_selected = match &args.down_selector {
+            Some(selector) => {
+                let names = cluster::snapshot::node_names_selected(&connection, selector).await?;
+                down_selected(selector, names, &connection.server)?
+            }
+            None => Vec::new(),
+        };
+        let unsettled = |node: &NodeHealth, now| {
+            down_selected.iter().any(|name| name == node.name.as_str()) || unsettled(node, now)
+        };
+        let unsettled: Unsettled<'_> = &unsettled;
         let ((snapshot, live), namespace) = match want {
             Want::Nodes(selection) => {
-                (cluster::read_snapshot(&connection, selection, unsettled).await?, connection.default_namespace.clone())
+                // A game day rolls up each owner's pods across the cluster: every pod is read.
+                let every_pod = !args.down.is_empty() || args.down_selector.is_some();
+                let read = cluster::read_snapshot(&connection, selection, unsettled, every_pod).await?;
+                (read, connection.default_namespace.clone())
             }
             Want::Pod(given, pod) => {
                 let namespace = given.map_or_else(|| connection.default_namespace.clone(), str::to_owned);
@@ -142,9 +171,20 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         };
         let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
         let origin = connection.server.clone();
-        let loaded = Loaded { snapshot, origin, read, health: Some(Ok(health)), minor, lacks, time, devices };
+        let health = Some(Ok(health));
+        let loaded = Loaded { snapshot, origin, read, health, minor, lacks, time, devices, down_selected };
         Ok((loaded, namespace))
     })
+}
+
+/// The names `--down-selector` selected, sorted; none is an error.
+fn down_selected(selector: &Selector, mut names: Vec<String>, origin: &str) -> Result<Vec<String>> {
+    if names.is_empty() {
+        let selector = selector.as_str().to_owned();
+        return Err(Error::NoNodeMatched { flag: "--down-selector", selector, input: origin.to_owned() });
+    }
+    names.sort();
+    Ok(names)
 }
 
 fn read_failed(path: &str, e: &std::io::Error) -> Error {

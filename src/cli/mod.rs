@@ -97,6 +97,10 @@ pub struct InputArgs {
     /// the node lifecycle controller's taints and the deletions they bring. Repeatable.
     #[arg(long = "down", value_name = "NODE[,NODE…]", value_parser = parse_node_name, value_delimiter = ',', help_heading = "What-if")]
     pub down: Vec<String>,
+    /// What if the kubelets of the nodes this label selector selects stopped heartbeating now
+    /// (`topology.kubernetes.io/zone=za`: a zone going dark), as --down does.
+    #[arg(long = "down-selector", value_name = "SELECTOR", value_parser = parse_selector, help_heading = "What-if")]
+    pub down_selector: Option<Selector>,
     /// Read from etcd (a quorum read, paged) instead of the API server's watch cache: the latest
     /// objects, at the cost of etcd scanning every pod for each node's pod list.
     #[arg(long, help_heading = "Cluster")]

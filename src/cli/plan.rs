@@ -8,8 +8,8 @@ use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::devices::{DeviceTaints, DeviceTolerance, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
 use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled};
-use crate::engine::model::Taint;
-use crate::engine::plan::{Plan, device_affected_nodes, mark_stuck, show_devices, show_in_plan};
+use crate::engine::model::{NodeName, Taint};
+use crate::engine::plan::{Assumed, Plan, device_affected_nodes, mark_stuck, owner_losses, show_devices, show_in_plan};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::engine::{
@@ -286,6 +286,8 @@ struct Prepared {
     /// pod uses a claim, or the version has no such controller).
     devices: Devices,
     device_minor: Option<u32>,
+    /// The nodes going down in a what-if (`--down`, `--down-selector`).
+    down: HashSet<String>,
 }
 
 impl Prepared {
@@ -320,9 +322,11 @@ impl Prepared {
             eprintln!("warning: {warning}");
         }
         let flags = config.flags(loaded.minor);
+        let mut down = down;
+        down.extend(loaded.down_selected.iter().cloned());
         let lifecycle = foresee(&mut loaded, !from_dump, now, config, &down)?;
         let (devices, device_minor) = device_taints(&mut loaded);
-        Ok((Self { loaded, now, clock, flags, lifecycle, from_dump, devices, device_minor }, namespace))
+        Ok((Self { loaded, now, clock, flags, lifecycle, from_dump, devices, device_minor, down }, namespace))
     }
 
     /// The device-taint controller's view of the DRA objects read.
@@ -375,6 +379,17 @@ impl Prepared {
     }
 }
 
+/// What the what-if flags assumed; `None` without them.
+fn assumed(input: &super::config::Input, loaded: &Loaded) -> Option<Assumed> {
+    // As given: `--down`'s names in order, then those `--down-selector` selects (by name), each once.
+    let mut seen = HashSet::new();
+    let names = input.down.iter().chain(&loaded.down_selected).filter(|name| seen.insert(name.as_str()));
+    let down: Vec<NodeName> = names.map(|name| name.as_str().into()).collect();
+    let down_selector = input.down_selector.as_ref().map(|selector| selector.as_str().to_owned());
+    let changes = input.what_if.clone();
+    (!changes.is_empty() || !down.is_empty()).then_some(Assumed { changes, down, down_selector })
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanConfig) -> Result<()> {
     let what_if = &args.input.what_if;
@@ -392,7 +407,8 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     }
     let selected = select(snapshot, &args.nodes, args.selector.as_ref(), &shown, origin)?;
     if let (Some(selector), true) = (&args.selector, selected.is_empty()) {
-        return Err(Error::NoNodeMatched { selector: selector.as_str().to_owned(), input: origin.clone() });
+        let selector = selector.as_str().to_owned();
+        return Err(Error::NoNodeMatched { flag: "-l", selector, input: origin.clone() });
     }
     // A tainted node without pods is a real answer, but a dump without a single pod is one written
     // without `pods`: "No pods." would be a false all-clear.
@@ -403,6 +419,15 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
         eprintln!("warning: {}", printable(&warning));
     }
     let mut plan = prepared.replay(&selected, what_if);
+    plan.assumed = assumed(&args.input, &prepared.loaded);
+    // A game day says, per workload, how many pods go and whether any is left.
+    if plan.assumed.as_ref().is_some_and(|assumed| !assumed.down.is_empty()) {
+        let mut owners = owner_losses(&plan, snapshot);
+        if let Some(namespace) = &args.namespace {
+            owners.retain(|owner| owner.namespace == namespace);
+        }
+        plan.owners = Some(owners);
+    }
     if let Some(namespace) = &args.namespace {
         for node in &mut plan.nodes {
             node.pods.retain(|p| p.key().namespace() == namespace);
@@ -466,7 +491,8 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
             let predicted = Taint::new(taint.key.key(), "", crate::engine::model::Effect::NoExecute);
             match_taints(&[predicted], &pod.pod.tolerations).remove(0).used
         });
-        BeforeTaint { node, zone, flags: prepared.flags, used: predicted.flatten() }
+        let down = prepared.down.contains(node_name.as_str());
+        BeforeTaint { node, zone, flags: prepared.flags, used: predicted.flatten(), down }
     });
     let devices = prepared.device_taints().and_then(|taints| {
         let report = taints.pod(&pod.pod.key, &pod.pod.uid);

@@ -3,6 +3,7 @@
 //! - named nodes: one GET per node and one LIST of pods per node (`fieldSelector=spec.nodeName=NODE`);
 //! - `-l` or no node: one LIST of nodes (label selector server-side), then the pods of the selected
 //!   nodes: per node, or one cluster-wide LIST (`spec.nodeName!=`) when more than a handful;
+//! - a game day (`--down`): every pod, one cluster-wide LIST, for the roll-up per owner;
 //! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart);
 //! - what the node lifecycle controller reads, beside those: one LIST of the node Leases in
 //!   `kube-node-lease` (a 403 is a warning: the prediction then rests on Ready conditions); when a
@@ -189,10 +190,14 @@ impl Connection {
         Ok(nodes)
     }
 
-    async fn pods_on(&self, nodes: &[String]) -> Result<Snapshot, ClusterError> {
-        if nodes.len() > PER_NODE_LISTS_UP_TO {
+    /// The pods bound to `nodes`; with `every_pod`, those of every node.
+    async fn pods_on(&self, nodes: &[String], every_pod: bool) -> Result<Snapshot, ClusterError> {
+        if nodes.len() > PER_NODE_LISTS_UP_TO || every_pod {
             let params = ListParams::default().fields("spec.nodeName!=");
             let mut all = self.list("/api/v1/pods", params, "Pod", "pods at the cluster scope").await?;
+            if every_pod {
+                return Ok(all);
+            }
             let wanted: std::collections::HashSet<&str> = nodes.iter().map(String::as_str).collect();
             all.pods.retain(|p| p.pod.node.as_ref().is_some_and(|n| wanted.contains(n.as_str())));
             return Ok(all);
@@ -305,11 +310,12 @@ async fn minor_if(connection: &Connection, needed: bool) -> Option<u32> {
 /// Reads the nodes `selection` names, their pods, and what the node lifecycle controller reads (the
 /// controller Lease, the node Leases, the server version; every node when a selected one is
 /// `unsettled`). Without a node or `-l`, the nodes kept are those with a NoExecute taint and those
-/// `unsettled`.
+/// `unsettled`. With `every_pod`, the pods of every node are read, not only the selected nodes'.
 pub async fn read_snapshot(
     connection: &Connection,
     selection: &NodeSelection,
     unsettled: Unsettled<'_>,
+    every_pod: bool,
 ) -> Result<(Snapshot, LiveHealth), ClusterError> {
     let nodes = async {
         let mut health = Vec::new();
@@ -375,7 +381,7 @@ pub async fn read_snapshot(
     let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
     let (pods, all_nodes, minor) =
-        tokio::join!(connection.pods_on(&names), all_nodes, minor_if(connection, any_unsettled));
+        tokio::join!(connection.pods_on(&names, every_pod), all_nodes, minor_if(connection, any_unsettled));
     snapshot.merge(pods?);
     if let Some(nodes) = all_nodes? {
         health.nodes = nodes;
@@ -522,6 +528,13 @@ pub async fn node_names(connection: &Connection) -> Result<Vec<String>, ClusterE
     tainted.sort_by(|a, b| a.name.cmp(&b.name));
     others.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(tainted.into_iter().chain(others).map(|node| node.name.to_string()).collect())
+}
+
+/// The names of the nodes `selector` selects (server-side), in the server's order.
+pub async fn node_names_selected(connection: &Connection, selector: &Selector) -> Result<Vec<String>, ClusterError> {
+    let params = ListParams::default().labels(selector.as_str());
+    let nodes = connection.list("/api/v1/nodes", params, "Node", "nodes").await?.nodes;
+    Ok(nodes.into_iter().map(|node| node.name.to_string()).collect())
 }
 
 /// The names of the pods of `namespace`, sorted, for shell completion.

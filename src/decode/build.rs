@@ -15,10 +15,10 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::error::{DumpError, object_name};
-use super::raw::{RawClaimStatus, RawCondition, RawPodClaim, RawTaint, RawToleration};
+use super::raw::{RawClaimStatus, RawCondition, RawOwnerRef, RawPodClaim, RawTaint, RawToleration};
 use crate::engine::devices::{ClaimUse, Via};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-use crate::engine::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
+use crate::engine::snapshot::{Owner, Snapshot, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
 
 /// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
@@ -103,6 +103,8 @@ pub(super) struct Fields<'a> {
     pub(super) labels: Vec<(Cow<'a, str>, Cow<'a, str>)>,
     /// The labels to keep (the same for every item).
     pub(super) keep_labels: KeepLabels,
+    /// `metadata.ownerReferences` (a Pod's controller is read from it).
+    pub(super) owner_refs: Vec<RawOwnerRef<'a>>,
     /// `spec.taints`.
     pub(super) taints: Vec<RawTaint<'a>>,
     /// `spec.nodeName`.
@@ -137,6 +139,7 @@ impl Fields<'_> {
         self.creation_timestamp = None;
         self.deletion_timestamp = None;
         self.labels.clear();
+        self.owner_refs.clear();
         self.taints.clear();
         self.node_name = None;
         self.tolerations.clear();
@@ -201,6 +204,9 @@ pub(super) struct Builder {
     tolerations: Interner,
     /// The previous node's taints: the nodes of a pool carry the same ones, and share them.
     taints: Option<NodeTaints>,
+    /// The previous pod's controller: a workload's pods are listed one after another (by name),
+    /// and share it.
+    owner: Option<Arc<Owner>>,
 }
 
 impl Builder {
@@ -230,6 +236,20 @@ impl Builder {
             self.phases.push(Arc::clone(&known));
         }
         known
+    }
+
+    /// The controller among a pod's `ownerReferences` (the entry with `controller: true`).
+    fn owner(&mut self, refs: &[RawOwnerRef<'_>]) -> Option<Arc<Owner>> {
+        let controller = refs.iter().find(|r| r.controller == Some(true))?;
+        let (kind, name) = (controller.kind.as_deref().unwrap_or_default(), controller.name.as_deref()?);
+        if let Some(last) = &self.owner
+            && *last.kind == *kind
+            && *last.name == *name
+        {
+            return Some(Arc::clone(last));
+        }
+        let owner = Arc::new(Owner { kind: kind.into(), name: name.into() });
+        Some(Arc::clone(self.owner.insert(owner)))
     }
 
     /// Adds the objects another builder built from the items that follow this one's (the second
@@ -357,6 +377,7 @@ impl Builder {
                 };
                 let node = item.node_name.as_deref().filter(|n| !n.is_empty()).map(|n| self.node_name(n));
                 let phase = self.phase(item.phase.as_deref().unwrap_or_default());
+                let owner = self.owner(&item.owner_refs);
                 self.snapshot.pods.push(SnapshotPod {
                     pod: Pod {
                         key: PodKey::new(namespace, name),
@@ -369,6 +390,7 @@ impl Builder {
                     terminating: deleting.is_some(),
                     deletion_timestamp: deleting,
                     claims: item.claims(),
+                    owner,
                 });
             }
             "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {

@@ -63,6 +63,7 @@ impl<'a> RawItem<'a> {
             creation_timestamp: meta.creation_timestamp,
             deletion_timestamp: meta.deletion_timestamp,
             labels: meta.labels.into_iter().flatten().collect(),
+            owner_refs: meta.owner_references.unwrap_or_default(),
             keep_labels: KeepLabels::All,
             taints: spec.taints.unwrap_or_default(),
             node_name: spec.node_name,

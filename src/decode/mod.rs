@@ -166,6 +166,27 @@ mod tests {
     }
 
     #[test]
+    fn a_pods_controller_is_read_by_both_readers_and_shared_by_its_pods() {
+        let json = r#"{"kind":"List","items":[
+            {"kind":"Pod","metadata":{"name":"web-1","namespace":"shop","ownerReferences":[
+                {"apiVersion":"v1","kind":"ConfigMap","name":"not-a-controller","uid":"c"},
+                {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d9c","uid":"r","controller":true,"blockOwnerDeletion":true}]},
+             "spec":{"nodeName":"n1"}},
+            {"kind":"Pod","metadata":{"name":"web-2","namespace":"shop","ownerReferences":[
+                {"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d9c","uid":"r","controller":true}]},"spec":{"nodeName":"n1"}},
+            {"kind":"Pod","metadata":{"name":"bare","namespace":"shop","ownerReferences":[
+                {"apiVersion":"v1","kind":"ConfigMap","name":"cm","uid":"c","controller":false}]},"spec":{"nodeName":"n1"}}]}"#;
+        let fast = read(json.as_bytes()).expect("valid dump");
+        let exact = read_exactly(json.as_bytes(), &KeepLabels::All).expect("valid dump");
+        assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
+        let owner = fast.pods[0].owner.as_deref().expect("web-1's controller");
+        assert_eq!((&*owner.kind, &*owner.name), ("ReplicaSet", "web-7d9c"));
+        let (first, second) = (fast.pods[0].owner.as_ref(), fast.pods[1].owner.as_ref());
+        assert!(std::sync::Arc::ptr_eq(first.expect("owned"), second.expect("owned")), "one owner, held once");
+        assert_eq!(fast.pods[2].owner, None, "an owner that is not the controller is none");
+    }
+
+    #[test]
     fn reads_nodes_pods_and_the_controller_lease() {
         let json = r#"{"apiVersion":"v1","kind":"List","items":[
             {"kind":"Node","metadata":{"name":"n1","labels":{"zone":"a"}},"spec":{"taints":[

@@ -137,6 +137,21 @@ raw! {
         deletion_timestamp: Option<Cow<'a, str>> = "deletionTimestamp",
         #[serde(borrow)]
         labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>> = "labels",
+        #[serde(borrow)]
+        owner_references: Option<Vec<RawOwnerRef<'a>>> = "ownerReferences",
+    }
+}
+
+raw! {
+    /// An entry of `metadata.ownerReferences`.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    fast struct RawOwnerRef<'a> in owner_ref {
+        #[serde(borrow)]
+        kind: Option<Cow<'a, str>> = "kind",
+        #[serde(borrow)]
+        name: Option<Cow<'a, str>> = "name",
+        controller: Option<bool> = "controller",
     }
 }
 

@@ -163,6 +163,12 @@ impl<'de> FastField<'de> for Option<i64> {
     }
 }
 
+impl<'de> FastField<'de> for Option<bool> {
+    fn read<M: MapAccess<'de>>(map: &mut M) -> Result<Self, M::Error> {
+        map.next_value()
+    }
+}
+
 /// Appends an array's elements to a list.
 pub(super) struct Extend<'v, T>(pub(super) &'v mut Vec<T>);
 

@@ -307,7 +307,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         let Part(fields, section) = self;
-        let mut seen = [false; 7];
+        let mut seen = [false; 8];
         while let Some(key) = map.next_key::<Key<'de>>()? {
             let known = match section {
                 Section::Metadata => metadata(&key.0, &mut map, fields, &mut seen)?,
@@ -423,7 +423,7 @@ fn metadata<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 7],
+    seen: &mut [bool; 8],
 ) -> Result<bool, M::Error> {
     let (slot, i) = match key {
         raw::meta::name => (&mut fields.name, 0),
@@ -435,6 +435,11 @@ fn metadata<'de, M: MapAccess<'de>>(
             once(&mut seen[5])?;
             let keep = fields.kind.as_deref() != Some("Pod");
             map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep_labels)))))?;
+            return Ok(true);
+        }
+        raw::meta::owner_references => {
+            once(&mut seen[7])?;
+            map.next_value_seed(Opt(Extend(&mut fields.owner_refs)))?;
             return Ok(true);
         }
         raw::RESOURCE_VERSION if fields.keep_version => (&mut fields.resource_version, 6),
@@ -450,7 +455,7 @@ fn spec<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 7],
+    seen: &mut [bool; 8],
 ) -> Result<bool, M::Error> {
     match key {
         raw::spec::taints => {
@@ -483,7 +488,7 @@ fn status<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 7],
+    seen: &mut [bool; 8],
 ) -> Result<bool, M::Error> {
     match key {
         raw::status::phase => {
@@ -603,6 +608,8 @@ mod tests {
         "\"creationTimestamp\"",
         "\"deletionTimestamp\"",
         "\"labels\"",
+        "\"ownerReferences\"",
+        "\"controller\"",
         "\"taints\"",
         "\"tolerations\"",
         "\"nodeName\"",
@@ -697,6 +704,15 @@ mod tests {
                 .prop_map(|pairs| Json::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
                 .boxed(),
         );
+        let controller =
+            usually(prop_oneof![Just(Json::Text("true".into())), Just(Json::Text("false".into()))].boxed());
+        let owner = object(vec![
+            ("apiVersion", text()),
+            ("kind", text()),
+            ("name", name()),
+            ("uid", text()),
+            ("controller", controller),
+        ]);
         let metadata = object(vec![
             ("name", name()),
             ("namespace", text()),
@@ -705,6 +721,7 @@ mod tests {
             ("deletionTimestamp", time()),
             ("labels", labels),
             ("annotations", any_json()),
+            ("ownerReferences", array(owner)),
         ]);
         let taint = object(vec![("key", text()), ("value", text()), ("effect", text()), ("timeAdded", time())]);
         let seconds = usually(prop_oneof![Just(Json::Text("300".into())), Just(Json::Text("-5".into()))].boxed());

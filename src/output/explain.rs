@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
+use super::human::{short_key, time_of_day, until};
 use super::json::{API_VERSION, DeviceDoc, TaintDoc, basis_name, verdict_name};
-use super::table::{short_key, time_of_day, until};
 use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTolerance, Via};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
@@ -54,6 +54,8 @@ pub struct BeforeTaint<'a> {
     pub flags: Flags,
     /// The toleration (index) that tolerates the predicted taint; `None` when none does.
     pub used: Option<usize>,
+    /// The node goes down in a what-if (`--down`): its kubelet stops heartbeating at `now`.
+    pub down: bool,
 }
 
 impl BeforeTaint<'_> {
@@ -74,9 +76,30 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
         || "none seen".to_owned(),
         |at| format!("{} ({} ago)", rfc3339(at), countdown(Some(at), e.now).trim_start_matches("overdue by ")),
     );
-    lines.push(format!("last heartbeat: {heartbeat}"));
+    if b.down {
+        lines.push(format!(
+            "node down (what-if, --down): its kubelet stops heartbeating at {} at the latest",
+            rfc3339(e.now)
+        ));
+        lines.push(format!("last heartbeat recorded: {heartbeat}; the last one falls between it and then"));
+    } else {
+        lines.push(format!("last heartbeat: {heartbeat}"));
+    }
     let ready = forecast.ready.map_or("never posted", Ready::as_str);
+    let latest_unknown = b.unknown_expected().zip(forecast.taint.and_then(|taint| taint.latest)).map(|(at, latest)| {
+        let period = i64::try_from(b.flags.node_monitor_period.as_nanos()).unwrap_or(0);
+        (at, latest.add_nanos(-period))
+    });
     match (forecast.ready, b.node.ready_since, b.unknown_expected()) {
+        (Some(Ready::True), _, Some(_)) if b.down && latest_unknown.is_some() => {
+            let (at, latest) = latest_unknown.unwrap_or_default();
+            lines.push(format!(
+                "Ready=Unknown expected {}–{} ({} of silence after the controller's pass that saw the last heartbeat)",
+                time_of_day(at, false),
+                until(at, latest),
+                std_duration(b.flags.node_monitor_grace_period)
+            ));
+        }
         (Some(Ready::True), _, Some(at)) => lines.push(format!(
             "Ready=Unknown expected about {} ({} of silence after the controller's pass that saw the heartbeat)",
             time_of_day(at, false),
@@ -293,7 +316,11 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
         && (before.node.forecast.taint.is_some() || before.node.forecast.held.is_some())
     {
         writeln!(out)?;
-        writeln!(out, "Before the taint (the node lifecycle controller, predicted):")?;
+        if before.down {
+            writeln!(out, "What if node {} went down now (the node lifecycle controller, predicted):", e.node)?;
+        } else {
+            writeln!(out, "Before the taint (the node lifecycle controller, predicted):")?;
+        }
         for (n, line) in chain_lines(before, e).iter().enumerate() {
             writeln!(out, "  {}. {}", n + 1, super::human::printable(line))?;
         }
@@ -442,6 +469,9 @@ struct ClaimDoc<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct BeforeTaintDoc {
+    /// Present (`true`) when the node goes down in a what-if (`--down`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    down: bool,
     ready: Option<&'static str>,
     ready_since: Option<String>,
     ready_unknown_expected: Option<String>,
@@ -476,6 +506,7 @@ struct HeldDoc {
 fn before_taint_doc(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> BeforeTaintDoc {
     let forecast = &b.node.forecast;
     BeforeTaintDoc {
+        down: b.down,
         ready: forecast.ready.map(Ready::as_str),
         ready_since: b.node.ready_since.map(rfc3339),
         ready_unknown_expected: b.unknown_expected().map(rfc3339),

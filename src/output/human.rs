@@ -152,6 +152,31 @@ pub fn countdown(deadline: Option<Timestamp>, now: Timestamp) -> String {
     }
 }
 
+/// The time of day of `at` (UTC), to the second: rounded up when `up`, else down.
+pub fn time_of_day(at: Timestamp, up: bool) -> String {
+    let second = i128::from(NANOS_PER_SECOND);
+    let nanos = at.as_nanos();
+    let rest = nanos.rem_euclid(second);
+    let whole = if up && rest != 0 { nanos - rest + second } else { nanos - rest };
+    let text = rfc3339(Timestamp::from_nanos(whole));
+    text.split_once('T').map_or_else(|| text.clone(), |(_, time)| time.trim_end_matches('Z').to_owned())
+}
+
+/// The end of a window that starts at `start`: its time of day (rounded up), with its date when the
+/// window crosses midnight (UTC): `23:59:50–2026-11-24T00:00:20`.
+pub fn until(start: Timestamp, end: Timestamp) -> String {
+    let day = |t: Timestamp| t.as_nanos().div_euclid(i128::from(NANOS_PER_SECOND) * 86_400);
+    let second = i128::from(NANOS_PER_SECOND);
+    let rest = end.as_nanos().rem_euclid(second);
+    let up = if rest == 0 { end } else { Timestamp::from_nanos(end.as_nanos() - rest + second) };
+    if day(up) == day(start) { time_of_day(end, true) } else { rfc3339_seconds(up).trim_end_matches('Z').to_owned() }
+}
+
+/// The short name of a condition taint (`unreachable`, `not-ready`).
+pub fn short_key(key: crate::engine::lifecycle::ConditionTaint) -> &'static str {
+    key.key().rsplit('/').next().unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::Just;

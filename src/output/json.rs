@@ -11,8 +11,9 @@ use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
 use super::timeline::Timeline;
 use crate::engine::devices::{DeviceEviction, DeviceTolerance};
 use crate::engine::lifecycle::{Ready, ZoneForecast};
-use crate::engine::model::Taint;
-use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::model::{Effect, NodeName, Taint};
+use crate::engine::plan::{Assumed, Basis, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, Verdict};
+use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
 
 /// The document's `apiVersion`; bump it for any change that is not an addition.
@@ -34,13 +35,123 @@ pub struct EvictionPlan<'a> {
     /// Whose device-taint controller was followed; absent when no pod uses a DRA claim.
     #[serde(skip_serializing_if = "Option::is_none")]
     device_taints: Option<DeviceTaintsDoc>,
+    /// What a what-if assumed; absent for the cluster as it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    what_if: Option<WhatIfDoc<'a>>,
     nodes: Each<'a, NodePlan<'a>, NodeDoc<'a>>,
     /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
     #[serde(skip_serializing_if = "Option::is_none")]
     zones: Option<Vec<ZoneDoc>>,
+    /// The owners losing pods, with `--down`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owners: Option<Vec<OwnerDoc<'a>>>,
     /// The deletions per interval, with `--timeline`.
     #[serde(skip_serializing_if = "Option::is_none")]
     timeline: Option<TimelineDoc>,
+}
+
+/// `whatIf`: what the plan assumed, and a sentence that says it.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct WhatIfDoc<'a> {
+    /// `--taint`: added (or replaced) on the selected nodes at `now`.
+    taints: Vec<TaintDoc<'a>>,
+    /// `--remove-taint`: removed from the selected nodes at `now` (`effect` null: every effect).
+    remove_taints: Vec<RemovedDoc<'a>>,
+    /// `--down` and `--down-selector`: the nodes whose kubelets stop heartbeating at `now`.
+    down: Vec<&'a str>,
+    down_selector: Option<&'a str>,
+    note: String,
+}
+
+#[derive(Serialize, Debug)]
+struct RemovedDoc<'a> {
+    key: &'a str,
+    effect: Option<&'a str>,
+}
+
+impl<'a> WhatIfDoc<'a> {
+    fn new(assumed: &'a Assumed, now: Timestamp) -> Self {
+        let mut taints = Vec::new();
+        let mut remove_taints = Vec::new();
+        for change in &assumed.changes {
+            match change {
+                WhatIf::Taint(taint) => taints.push(TaintDoc {
+                    key: &taint.key,
+                    value: &taint.value,
+                    effect: taint.effect.as_str(),
+                    time_added: Some(rfc3339(now)),
+                }),
+                WhatIf::RemoveTaint { key, effect } => {
+                    remove_taints.push(RemovedDoc { key, effect: effect.as_ref().map(Effect::as_str) });
+                }
+            }
+        }
+        Self {
+            taints,
+            remove_taints,
+            down: assumed.down.iter().map(NodeName::as_str).collect(),
+            down_selector: assumed.down_selector.as_deref(),
+            note: what_if_note(assumed, now),
+        }
+    }
+}
+
+/// What a what-if assumed, in a sentence.
+#[must_use]
+pub fn what_if_note(assumed: &Assumed, now: Timestamp) -> String {
+    let at = rfc3339(now);
+    let mut clauses = Vec::new();
+    let added = assumed.changes.iter().filter(|c| matches!(c, WhatIf::Taint(_))).count();
+    let removed = assumed.changes.len() - added;
+    if added > 0 {
+        clauses.push(format!("{added} taint(s) added to the selected nodes at {at}"));
+    }
+    if removed > 0 {
+        clauses.push(format!("{removed} taint key(s) removed from the selected nodes at {at}"));
+    }
+    if !assumed.down.is_empty() {
+        clauses.push(format!(
+            "the kubelets of {} node(s) stop heartbeating at {at} at the latest, after their last heartbeat recorded at \
+             the earliest; the node lifecycle controller and the taint-eviction controller act on them as on nodes \
+             really silent",
+            assumed.down.len()
+        ));
+    }
+    clauses.push("everything else stays as it is".to_owned());
+    clauses.join("; ")
+}
+
+/// One owner losing pods (`owners[]`).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct OwnerDoc<'a> {
+    namespace: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    /// Its running pods, on any node.
+    pods: usize,
+    /// Of those, the ones deleted.
+    deleted: usize,
+    first_deletion: String,
+    /// `null`: a predicted taint may never come, so neither may the last deletion.
+    last_deletion: Option<String>,
+    none_left: bool,
+}
+
+impl<'a> From<&'a OwnerLoss<'a>> for OwnerDoc<'a> {
+    fn from(loss: &'a OwnerLoss<'a>) -> Self {
+        Self {
+            namespace: loss.namespace,
+            kind: &loss.owner.kind,
+            name: &loss.owner.name,
+            pods: loss.pods,
+            deleted: loss.deleted,
+            first_deletion: rfc3339(loss.first),
+            last_deletion: loss.last.map(rfc3339),
+            none_left: loss.none_left(),
+        }
+    }
 }
 
 /// `deviceTaints`: the Kubernetes version whose device-taint controller the plan follows.
@@ -407,8 +518,10 @@ impl<'a> From<&'a Plan<'a>> for EvictionPlan<'a> {
             read: None,
             clock: None,
             device_taints: plan.device_taints.map(|minor| DeviceTaintsDoc { kube_version: format!("1.{minor}") }),
+            what_if: plan.assumed.as_ref().map(|assumed| WhatIfDoc::new(assumed, plan.now)),
             nodes: Each::new(&plan.nodes),
             zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
+            owners: plan.owners.as_ref().map(|owners| owners.iter().map(OwnerDoc::from).collect()),
             timeline: None,
         }
     }
@@ -453,6 +566,10 @@ pub fn write_plan_json_with(
     if let Some(minor) = plan.device_taints {
         write!(out, ",\n  \"deviceTaints\": {{\n    \"kubeVersion\": \"1.{minor}\"\n  }}")?;
     }
+    if let Some(assumed) = &plan.assumed {
+        out.write_all(b",\n  \"whatIf\": ")?;
+        indented(out, &WhatIfDoc::new(assumed, plan.now))?;
+    }
     out.write_all(b",\n  \"nodes\": [")?;
     for (i, node) in plan.nodes.iter().enumerate() {
         out.write_all(if i == 0 { b"\n    {\n      \"name\": " } else { b",\n    {\n      \"name\": " })?;
@@ -489,13 +606,21 @@ pub fn write_plan_json_with(
         }
         out.write_all(if zones.is_empty() { b"]" } else { b"\n  ]" })?;
     }
+    if let Some(owners) = &plan.owners {
+        out.write_all(b",\n  \"owners\": ")?;
+        indented(out, &owners.iter().map(OwnerDoc::from).collect::<Vec<_>>())?;
+    }
     if let Some(timeline) = timeline {
-        // Small: written by serde_json, indented one level.
-        let text = serde_json::to_string_pretty(&TimelineDoc::from(timeline)).map_err(io::Error::other)?;
         out.write_all(b",\n  \"timeline\": ")?;
-        out.write_all(text.replace('\n', "\n  ").as_bytes())?;
+        indented(out, &TimelineDoc::from(timeline))?;
     }
     out.write_all(b"\n}\n")
+}
+
+/// Writes a small document (one per plan, not per pod) with serde_json, indented one level.
+fn indented(out: &mut impl Write, document: &impl Serialize) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(document).map_err(io::Error::other)?;
+    out.write_all(text.replace('\n', "\n  ").as_bytes())
 }
 
 /// A [`LifecycleDoc`]'s fields, after a node's taints.
@@ -766,6 +891,7 @@ mod tests {
                         terminating,
                         deletion_timestamp: deletion,
                         claims: None,
+                        owner: None,
                     })),
                     verdict,
                     evict_at,
@@ -872,9 +998,41 @@ mod tests {
                 lifecycle,
             });
         let device_taints = prop::option::of(33u32..40);
-        (instant(), prop::collection::vec(node, 0..3), zones(), device_taints).prop_map(
-            |(now, nodes, zones, device_taints)| Plan { now: now.unwrap_or_default(), nodes, zones, device_taints },
-        )
+        (instant(), prop::collection::vec(node, 0..3), zones(), device_taints, prop::option::of(assumed()), owners())
+            .prop_map(|(now, nodes, zones, device_taints, assumed, owners)| Plan {
+                now: now.unwrap_or_default(),
+                nodes,
+                zones,
+                device_taints,
+                owners,
+                assumed,
+            })
+    }
+
+    fn assumed() -> impl Strategy<Value = Assumed> {
+        let change = prop_oneof![
+            taint().prop_map(WhatIf::Taint),
+            (text(), prop::option::of(Just(Effect::NoExecute)))
+                .prop_map(|(key, effect)| WhatIf::RemoveTaint { key, effect }),
+        ];
+        let down = prop::collection::vec(text().prop_map(NodeName::from), 0..3);
+        (prop::collection::vec(change, 0..3), down, prop::option::of(text()))
+            .prop_map(|(changes, down, down_selector)| Assumed { changes, down, down_selector })
+    }
+
+    fn owners() -> impl Strategy<Value = Option<Vec<OwnerLoss<'static>>>> {
+        let owner = (text(), text(), text(), 0usize..5, 0usize..5, instant(), instant()).prop_map(
+            |(namespace, kind, name, pods, deleted, first, last)| OwnerLoss {
+                // A test's owners are kept for the rest of the run.
+                namespace: Box::leak(namespace.into_boxed_str()),
+                owner: Box::leak(Box::new(crate::engine::snapshot::Owner { kind: kind.into(), name: name.into() })),
+                pods: pods.max(deleted),
+                deleted,
+                first: first.unwrap_or_default(),
+                last,
+            },
+        );
+        prop::option::of(prop::collection::vec(owner, 0..3))
     }
 
     proptest! {

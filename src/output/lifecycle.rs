@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::human::{printable_display as shown, rfc3339};
-use super::table::{short_key, time_of_day, until};
+use super::human::{short_key, time_of_day, until};
 use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready};
 
 /// The fields of a `foreseen` JSON line (contract §5's node fields).

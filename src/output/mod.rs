@@ -10,6 +10,7 @@ pub mod explain;
 pub mod human;
 pub mod json;
 pub mod lifecycle;
+pub mod owners;
 pub mod redraw;
 pub mod run;
 pub mod summary;

@@ -5,6 +5,8 @@ use std::io::{self, Write};
 
 use super::View;
 use super::human::{count, countdown, printable, short_time};
+use super::human::{short_key, time_of_day, until};
+use crate::engine::lifecycle::HeldReason;
 use crate::engine::plan::{NodePlan, Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
@@ -206,6 +208,25 @@ pub fn cut(text: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// What the node lifecycle controller is expected to do to a node not tainted yet, in a few words:
+/// `unreachable taint expected 10:00:44–10:00:47`, `held: zone z2 partially disrupted`.
+fn forecast_note(node: &NodePlan) -> Option<String> {
+    let forecast = &node.lifecycle.as_ref()?.forecast;
+    if let Some(taint) = forecast.taint {
+        let when = match taint.latest {
+            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), until(taint.earliest, latest)),
+            None => format!("from {}", time_of_day(taint.earliest, false)),
+        };
+        return Some(format!("{} taint expected {when}", short_key(taint.key)));
+    }
+    let held = forecast.held.as_ref()?;
+    Some(match held.reason {
+        HeldReason::PartialDisruption => format!("held: zone {} partially disrupted", held.zone),
+        HeldReason::AllZonesDown => "held: every zone fully disrupted".to_owned(),
+        HeldReason::NoEvictionRate => format!("held: zone {} has no taint left to give (rate 0)", held.zone),
+    })
+}
+
 /// `--summary`: the cluster line (with several nodes), then one line per node, most urgent first.
 pub fn render(plan: &Plan, view: &View, out: &mut impl Write) -> io::Result<()> {
     if plan.nodes.is_empty() {
@@ -216,9 +237,11 @@ pub fn render(plan: &Plan, view: &View, out: &mut impl Write) -> io::Result<()> 
         writeln!(out, "{}", cut(&ClusterCounts::of(plan).line(), view.width))?;
     }
     for i in by_urgency(plan, &counts) {
-        let name = printable(plan.nodes[i].name.as_str());
-        let room = view.width.map(|width| width.saturating_sub(name.chars().count() + 2));
-        let line = format!("{name}: {}", counts[i].line(plan.now, room));
+        let node = &plan.nodes[i];
+        let name = printable(node.name.as_str());
+        let note = forecast_note(node).map(|note| format!("{}; ", printable(note.as_str()))).unwrap_or_default();
+        let room = view.width.map(|width| width.saturating_sub(name.chars().count() + 2 + note.chars().count()));
+        let line = format!("{name}: {note}{}", counts[i].line(plan.now, room));
         writeln!(out, "{}", cut(&line, view.width))?;
     }
     Ok(())

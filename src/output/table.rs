@@ -4,10 +4,12 @@ use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
 
-use super::human::{compact_countdown, countdown, printable, rfc3339, rfc3339_seconds, short_time};
+use super::human::{
+    compact_countdown, countdown, printable, rfc3339, rfc3339_seconds, short_key, short_time, time_of_day, until,
+};
 use super::json::{basis_name, verdict_name};
 use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
-use super::{ColorMode, SortBy, View};
+use super::{ColorMode, SortBy, View, owners};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::PodKey;
 use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
@@ -133,26 +135,6 @@ fn verdict_tone(verdict: Verdict) -> Tone {
     }
 }
 
-/// The time of day of `at` (UTC), to the second: rounded up when `up`, else down.
-pub(super) fn time_of_day(at: Timestamp, up: bool) -> String {
-    let second = i128::from(NANOS_PER_SECOND);
-    let nanos = at.as_nanos();
-    let rest = nanos.rem_euclid(second);
-    let whole = if up && rest != 0 { nanos - rest + second } else { nanos - rest };
-    let text = rfc3339(Timestamp::from_nanos(whole));
-    text.split_once('T').map_or_else(|| text.clone(), |(_, time)| time.trim_end_matches('Z').to_owned())
-}
-
-/// The end of a window that starts at `start`: its time of day (rounded up), with its date when the
-/// window crosses midnight (UTC): `23:59:50–2026-11-24T00:00:20`.
-pub(super) fn until(start: Timestamp, end: Timestamp) -> String {
-    let day = |t: Timestamp| t.as_nanos().div_euclid(i128::from(NANOS_PER_SECOND) * 86_400);
-    let second = i128::from(NANOS_PER_SECOND);
-    let rest = end.as_nanos().rem_euclid(second);
-    let up = if rest == 0 { end } else { Timestamp::from_nanos(end.as_nanos() - rest + second) };
-    if day(up) == day(start) { time_of_day(end, true) } else { rfc3339_seconds(up).trim_end_matches('Z').to_owned() }
-}
-
 /// A predicted window: `2026-11-23T10:00:06Z–10:00:16` (`–?` when it may never close).
 fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
     let start = rfc3339_seconds(earliest);
@@ -160,11 +142,6 @@ fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
         Some(latest) => format!("{start}–{}", until(earliest, latest)),
         None => format!("{start}–?"),
     }
-}
-
-/// The short name of a condition taint (`unreachable`, `not-ready`).
-pub(super) fn short_key(key: ConditionTaint) -> &'static str {
-    key.key().rsplit('/').next().unwrap_or_default()
 }
 
 /// The line under a node's heading that says what the node lifecycle controller is expected to do:
@@ -603,8 +580,12 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
     if plan.nodes.is_empty() {
         return writeln!(out, "No node has a NoExecute taint.");
     }
+    if view.headers {
+        owners::write_down_line(plan, view, out)?;
+    }
     if view.summary {
-        return summary::render(plan, view, out);
+        summary::render(plan, view, out)?;
+        return owners::write_roll_up(plan, view, out);
     }
     let counts: Vec<NodeCounts> = plan.nodes.iter().map(|node| NodeCounts::of(node, plan.now)).collect();
     let order = by_urgency(plan, &counts);
@@ -664,7 +645,7 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
             }
         }
     }
-    Ok(())
+    owners::write_roll_up(plan, view, out)
 }
 
 /// The sort key of `pod` under `sort`, for sorting pods of several nodes together.

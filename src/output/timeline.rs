@@ -133,6 +133,7 @@ pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Writ
     if plan.nodes.is_empty() {
         return writeln!(out, "No node has a NoExecute taint.");
     }
+    super::owners::write_down_line(plan, view, out)?;
     if view.summary {
         summary::render(plan, view, out)?;
         writeln!(out)?;
@@ -175,7 +176,8 @@ pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Writ
         ),
         None => "No deletion ahead.".to_owned(),
     };
-    writeln!(out, "{}", cut(&cliff, view.width))
+    writeln!(out, "{}", cut(&cliff, view.width))?;
+    super::owners::write_roll_up(plan, view, out)
 }
 
 #[cfg(test)]
@@ -201,6 +203,7 @@ mod tests {
                 terminating: false,
                 deletion_timestamp: None,
                 claims: None,
+                owner: None,
             })),
             verdict,
             evict_at: at.map(|s| Timestamp::from_unix_seconds(NOW + s)),
@@ -221,6 +224,8 @@ mod tests {
             nodes: vec![NodePlan { name: "n".into(), taints: Vec::new().into(), pods, lifecycle: None }],
             zones: None,
             device_taints: None,
+            owners: None,
+            assumed: None,
         }
     }
 

@@ -285,6 +285,7 @@ impl Lists {
                     terminating,
                     deletion_timestamp: None,
                     claims: None,
+                    owner: None,
                 };
                 (pod.pod.key.clone(), pod)
             })

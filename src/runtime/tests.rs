@@ -147,6 +147,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         terminating: false,
         deletion_timestamp: None,
         claims: None,
+        owner: None,
     }
 }
 

@@ -423,6 +423,7 @@ mod tests {
             terminating,
             deletion_timestamp: None,
             claims: None,
+            owner: None,
         }
     }
 

@@ -75,7 +75,7 @@ fn replay_in_two_from<'a>(
         let pods = pods_on(snapshot, &nodes);
         let plans =
             replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, now, &mut Vec::new(), &mut Shared::default());
-        return Plan { now, nodes: plans, zones: None, device_taints: None };
+        return Plan { now, nodes: plans, zones: None, device_taints: None, owners: None, assumed: None };
     };
     // The nodes from `range` on, one engine each, handing the interned values on.
     let replay_range = |range: Range<usize>| {
@@ -121,7 +121,14 @@ fn replay_in_two_from<'a>(
         plans
     };
     if order.len() < in_two_from || nodes.len() < 2 {
-        return Plan { now, nodes: replay_range(0..nodes.len()), zones: None, device_taints: None };
+        return Plan {
+            now,
+            nodes: replay_range(0..nodes.len()),
+            zones: None,
+            device_taints: None,
+            owners: None,
+            assumed: None,
+        };
     }
     // Two threads, each with the nodes of about half the pods; the plans are the same either way.
     let half = starts.partition_point(|&start| start < order.len() / 2).clamp(1, nodes.len() - 1);
@@ -131,7 +138,7 @@ fn replay_in_two_from<'a>(
         plans.extend(second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
         plans
     });
-    Plan { now, nodes: plans, zones: None, device_taints: None }
+    Plan { now, nodes: plans, zones: None, device_taints: None, owners: None, assumed: None }
 }
 
 /// Every pod on `nodes`, in snapshot order: (its index in the snapshot, its node's in `nodes`).
@@ -458,6 +465,7 @@ mod tests {
             terminating: false,
             deletion_timestamp: None,
             claims: None,
+            owner: None,
         };
         let snapshot = Snapshot {
             nodes: vec![SnapshotNode::new(
@@ -562,6 +570,7 @@ mod tests {
                         terminating,
                         deletion_timestamp: None,
                         claims: None,
+                        owner: None,
                     })
                     .collect(),
                 controller_acquired,
@@ -582,7 +591,7 @@ mod tests {
             &mut Vec::new(),
             &mut Shared::default(),
         );
-        Plan { now: at(NOW), nodes: plans, zones: None, device_taints: None }
+        Plan { now: at(NOW), nodes: plans, zones: None, device_taints: None, owners: None, assumed: None }
     }
 
     proptest! {
@@ -633,6 +642,7 @@ mod tests {
             terminating: false,
             deletion_timestamp: None,
             claims: None,
+            owner: None,
         };
         let snapshot = Snapshot {
             nodes: vec![node("n0"), node("n1")],

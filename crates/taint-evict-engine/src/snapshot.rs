@@ -80,6 +80,19 @@ pub struct SnapshotPod {
     /// The DRA claims it names (`spec.resourceClaims`, resolved through its status); `None` for
     /// none, as most pods.
     pub claims: Option<Arc<[ClaimUse]>>,
+    /// Its controller (the `ownerReferences` entry with `controller: true`), for a plan's roll-up
+    /// per owner; `None` for a bare pod, or when not read (shared by the owner's pods).
+    pub owner: Option<Arc<Owner>>,
+}
+
+/// A pod's controller, as its `ownerReferences` name it: a ReplicaSet, a StatefulSet, a DaemonSet,
+/// a Job, or any other kind (in the pod's namespace).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Owner {
+    /// `kind`.
+    pub kind: Box<str>,
+    /// `name`.
+    pub name: Box<str>,
 }
 
 impl SnapshotPod {

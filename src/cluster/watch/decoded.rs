@@ -204,6 +204,12 @@ mod tests {
                 terminating: meta.deletion_timestamp.is_some(),
                 deletion_timestamp: meta.deletion_timestamp.as_ref().map(instant),
                 claims: None,
+                owner: meta.owner_references.iter().flatten().find(|r| r.controller == Some(true)).map(|r| {
+                    Arc::new(crate::engine::snapshot::Owner {
+                        kind: r.kind.as_str().into(),
+                        name: r.name.as_str().into(),
+                    })
+                }),
             }
         }
     }

@@ -3,10 +3,12 @@
 //! terminating ([`mark_stuck`]).
 
 mod devices;
+mod owners;
 mod predicted;
 mod stuck;
 
 pub use devices::{device_affected_nodes, show_devices};
+pub use owners::{OwnerLoss, owner_losses};
 pub use predicted::show_in_plan;
 pub use stuck::mark_stuck;
 
@@ -16,7 +18,7 @@ use crate::devices::{DeviceEviction, DeviceReport};
 use crate::lifecycle::{NodeForecast, ZoneForecast};
 use crate::model::{NodeName, PodKey, Taint, Uid};
 use crate::queue::{Cause, Work};
-use crate::snapshot::SnapshotPod;
+use crate::snapshot::{SnapshotPod, WhatIf};
 use crate::time::Timestamp;
 
 /// What the replay predicts for one pod.
@@ -158,6 +160,22 @@ pub struct Plan<'a> {
     /// The Kubernetes minor version whose device-taint controller [`show_devices`] followed; `None`
     /// when no pod uses a DRA claim.
     pub device_taints: Option<u32>,
+    /// The owners losing pods ([`owner_losses`]), when the roll-up was asked for.
+    pub owners: Option<Vec<OwnerLoss<'a>>>,
+    /// What a what-if assumed; `None` for the cluster as it is.
+    pub assumed: Option<Assumed>,
+}
+
+/// What a what-if plan assumed: taints added or removed on the selected nodes, and nodes whose
+/// kubelets stop heartbeating at the plan's `now`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Assumed {
+    /// The taints added and removed, in order.
+    pub changes: Vec<WhatIf>,
+    /// The nodes going down, by name, in order.
+    pub down: Vec<NodeName>,
+    /// The label selector that chose nodes going down, as written.
+    pub down_selector: Option<String>,
 }
 
 impl Plan<'_> {

@@ -1,0 +1,251 @@
+//! The roll-up per owner: for each workload (the controller its pods name in `ownerReferences`),
+//! how many of its running pods a plan deletes, by when, and whether any is left running.
+
+use std::collections::HashMap;
+
+use super::{Basis, Plan, Verdict};
+use crate::snapshot::{Owner, Snapshot, SnapshotPod};
+use crate::time::Timestamp;
+
+/// How one owner's pods fare in a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerLoss<'a> {
+    /// The owner's namespace (its pods').
+    pub namespace: &'a str,
+    /// The owner.
+    pub owner: &'a Owner,
+    /// Its running pods in the snapshot, on any node: bound, not terminating, not finished.
+    pub pods: usize,
+    /// Of those, the pods the plan deletes.
+    pub deleted: usize,
+    /// The earliest deletion.
+    pub first: Timestamp,
+    /// When the last of them is deleted at the latest; `None` when a predicted taint's window is
+    /// open-ended (it may never come).
+    pub last: Option<Timestamp>,
+}
+
+impl OwnerLoss<'_> {
+    /// Whether the plan deletes every running pod of the owner: no replica is left.
+    #[must_use]
+    pub fn none_left(&self) -> bool {
+        self.deleted == self.pods
+    }
+}
+
+/// Whether a pod counts as one of its owner's running replicas.
+fn running(pod: &SnapshotPod) -> bool {
+    pod.pod.node.is_some() && !pod.terminating && !matches!(&*pod.phase, "Succeeded" | "Failed")
+}
+
+/// The owners losing pods in `plan` (replayed from `snapshot`): those that lose every running pod
+/// first, then by their first deletion, then by namespace, kind and name. Pods of nodes the plan
+/// does not show count as running on.
+#[must_use]
+pub fn owner_losses<'a>(plan: &Plan<'a>, snapshot: &'a Snapshot) -> Vec<OwnerLoss<'a>> {
+    type Key<'a> = (&'a str, &'a Owner);
+    let mut losses: HashMap<Key<'a>, OwnerLoss<'a>> = HashMap::new();
+    let pods = plan.nodes.iter().flat_map(|node| &node.pods);
+    for pod in pods.filter(|pod| matches!(pod.verdict, Verdict::EvictNow | Verdict::EvictAt)) {
+        let (Some(owner), Some(at)) = (pod.pod.owner.as_deref(), pod.evict_at) else { continue };
+        if !running(pod.pod) {
+            continue;
+        }
+        let namespace = pod.pod.pod.key.namespace();
+        let latest = match pod.basis {
+            Some(Basis::PredictedTaint) => pod.evict_at_latest,
+            _ => Some(at),
+        };
+        let loss = losses.entry((namespace, owner)).or_insert(OwnerLoss {
+            namespace,
+            owner,
+            pods: 0,
+            deleted: 0,
+            first: at,
+            last: latest,
+        });
+        loss.deleted += 1;
+        loss.first = loss.first.min(at);
+        loss.last = loss.last.zip(latest).map(|(a, b)| a.max(b));
+    }
+    if losses.is_empty() {
+        return Vec::new();
+    }
+    for pod in snapshot.pods.iter().filter(|pod| running(pod)) {
+        let Some(owner) = pod.owner.as_deref() else { continue };
+        if let Some(loss) = losses.get_mut(&(pod.pod.key.namespace(), owner)) {
+            loss.pods += 1;
+        }
+    }
+    let mut losses: Vec<OwnerLoss<'a>> = losses.into_values().collect();
+    losses.sort_by(|a, b| {
+        let (a_key, b_key) = ((a.first, a.namespace, a.owner), (b.first, b.namespace, b.owner));
+        b.none_left().cmp(&a.none_left()).then_with(|| a_key.cmp(&b_key))
+    });
+    losses
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::model::{Pod, PodKey};
+    use crate::plan::{NodePlan, PodPlan};
+
+    const NOW: i64 = 1_795_341_600; // 2026-11-22T10:00:00Z
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_seconds(NOW + seconds)
+    }
+
+    fn owner(kind: &str, name: &str) -> Arc<Owner> {
+        Arc::new(Owner { kind: kind.into(), name: name.into() })
+    }
+
+    fn pod(namespace: &str, name: &str, node: &str, owner: Option<&Arc<Owner>>) -> SnapshotPod {
+        SnapshotPod {
+            pod: Pod {
+                key: PodKey::new(namespace, name),
+                uid: name.into(),
+                node: Some(node.into()),
+                tolerations: Arc::default(),
+            },
+            bound_at: None,
+            phase: "Running".into(),
+            terminating: false,
+            deletion_timestamp: None,
+            claims: None,
+            owner: owner.cloned(),
+        }
+    }
+
+    /// A plan of `zone-a`'s nodes: each pod of `snapshot` on a node of `down` with its verdict,
+    /// deadline and (for a predicted taint) latest deadline.
+    fn plan<'a>(snapshot: &'a Snapshot, fate: &dyn Fn(&SnapshotPod) -> PodPlanFate) -> Plan<'a> {
+        let mut nodes: Vec<NodePlan<'a>> = Vec::new();
+        for pod in &snapshot.pods {
+            let PodPlanFate::Shown(verdict, evict_at, latest, basis) = fate(pod) else { continue };
+            let name = pod.pod.node.clone().expect("bound");
+            let node = match nodes.iter_mut().position(|n| n.name == name) {
+                Some(i) => &mut nodes[i],
+                None => {
+                    nodes.push(NodePlan { name, taints: Arc::default(), pods: Vec::new(), lifecycle: None });
+                    nodes.last_mut().expect("pushed")
+                }
+            };
+            node.pods.push(PodPlan {
+                pod,
+                verdict,
+                evict_at,
+                evict_at_latest: latest,
+                since: None,
+                basis: Some(basis),
+                toleration_seconds: None,
+                untolerated: Arc::default(),
+                overdue: false,
+                stuck: false,
+                devices: None,
+            });
+        }
+        Plan { now: at(0), nodes, zones: None, device_taints: None, owners: None, assumed: None }
+    }
+
+    enum PodPlanFate {
+        Shown(Verdict, Option<Timestamp>, Option<Timestamp>, Basis),
+        NotShown,
+    }
+
+    #[test]
+    fn owners_spread_across_zones_lose_what_the_down_zone_holds() {
+        let (web, db, agent, job) = (
+            owner("ReplicaSet", "web-7d9c"),
+            owner("StatefulSet", "db"),
+            owner("DaemonSet", "agent"),
+            owner("Job", "report"),
+        );
+        let snapshot = Snapshot {
+            pods: vec![
+                // web: two replicas in zone a (down), one in zone b.
+                pod("shop", "web-1", "a1", Some(&web)),
+                pod("shop", "web-2", "a2", Some(&web)),
+                pod("shop", "web-3", "b1", Some(&web)),
+                // db: every replica in zone a.
+                pod("shop", "db-0", "a1", Some(&db)),
+                pod("shop", "db-1", "a2", Some(&db)),
+                // agent: tolerates the taints forever.
+                pod("kube-system", "agent-a1", "a1", Some(&agent)),
+                pod("kube-system", "agent-b1", "b1", Some(&agent)),
+                // report: done on b1 already, running on a1.
+                SnapshotPod { phase: "Succeeded".into(), ..pod("batch", "report-old", "b1", Some(&job)) },
+                pod("batch", "report-new", "a1", Some(&job)),
+                // A bare pod has no owner to roll up.
+                pod("shop", "debug", "a1", None),
+                // A namesake in another namespace is another owner.
+                pod("staging", "web-1", "b1", Some(&web)),
+            ],
+            ..Snapshot::default()
+        };
+        let plan = plan(&snapshot, &|pod| {
+            let zone_a = pod.pod.node.as_ref().is_some_and(|n| n.as_str().starts_with('a'));
+            match (zone_a, pod.pod.key.name()) {
+                (false, _) => PodPlanFate::NotShown,
+                (true, name) if name.starts_with("agent") => {
+                    PodPlanFate::Shown(Verdict::Never, None, None, Basis::PredictedTaint)
+                }
+                (true, "db-1") => PodPlanFate::Shown(Verdict::EvictAt, Some(at(340)), None, Basis::PredictedTaint),
+                (true, "web-2") => {
+                    PodPlanFate::Shown(Verdict::EvictAt, Some(at(350)), Some(at(360)), Basis::PredictedTaint)
+                }
+                (true, _) => PodPlanFate::Shown(Verdict::EvictAt, Some(at(345)), Some(at(347)), Basis::PredictedTaint),
+            }
+        });
+        let losses = owner_losses(&plan, &snapshot);
+        // Namespace, name, pods, deleted, none left, first, last.
+        type Row<'a> = (&'a str, &'a str, usize, usize, bool, Timestamp, Option<Timestamp>);
+        let rows: Vec<Row<'_>> = losses
+            .iter()
+            .map(|l| (l.namespace, &*l.owner.name, l.pods, l.deleted, l.none_left(), l.first, l.last))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                // Every running pod goes: first the StatefulSet (its last one's window is open-ended),
+                // then the Job (its finished pod is not a replica).
+                ("shop", "db", 2, 2, true, at(340), None),
+                ("batch", "report", 1, 1, true, at(345), Some(at(347))),
+                // One replica of web is left, in zone b; staging's web is another owner.
+                ("shop", "web-7d9c", 3, 2, false, at(345), Some(at(360))),
+            ]
+        );
+    }
+
+    #[test]
+    fn terminating_and_unbound_pods_are_not_replicas_and_a_plan_without_deletions_has_no_roll_up() {
+        let web = owner("ReplicaSet", "web");
+        let snapshot = Snapshot {
+            pods: vec![
+                pod("shop", "web-1", "a1", Some(&web)),
+                SnapshotPod { terminating: true, ..pod("shop", "web-2", "b1", Some(&web)) },
+                SnapshotPod {
+                    pod: Pod { node: None, ..pod("shop", "web-3", "b1", Some(&web)).pod },
+                    ..pod("shop", "web-3", "b1", Some(&web))
+                },
+            ],
+            ..Snapshot::default()
+        };
+        let deleted = plan(&snapshot, &|pod| match pod.pod.key.name() {
+            "web-1" => PodPlanFate::Shown(Verdict::EvictNow, Some(at(0)), None, Basis::TaintTimeAdded),
+            _ => PodPlanFate::NotShown,
+        });
+        let losses = owner_losses(&deleted, &snapshot);
+        assert_eq!(losses.len(), 1);
+        assert_eq!((losses[0].pods, losses[0].deleted, losses[0].none_left()), (1, 1, true));
+        assert_eq!(losses[0].last, Some(at(0)), "a deletion that is not predicted is due at its instant");
+        let kept = plan(&snapshot, &|pod| match pod.pod.key.name() {
+            "web-1" => PodPlanFate::Shown(Verdict::Never, None, None, Basis::TaintTimeAdded),
+            _ => PodPlanFate::NotShown,
+        });
+        assert!(owner_losses(&kept, &snapshot).is_empty());
+    }
+}
