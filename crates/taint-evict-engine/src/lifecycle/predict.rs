@@ -652,15 +652,21 @@ impl Replay<'_> {
             let variants = consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]);
             for ((&consumed, tick), drain) in variants.flat_map(|v| [(v, false), (v, true)]) {
                 let services = serve(&queue, consumed, floor, tick, drain);
+                // Services come in time order. A node's latest is the first service at or after its
+                // release by which every other node queued then has been served: that depends on the
+                // service only, so it is found once for each, from the last.
+                let mut latest_from: Vec<Option<i128>> = vec![None; services.len() + 1];
+                for (k, &s) in services.iter().enumerate().rev() {
+                    let others = releases.partition_point(|&r| r <= s).saturating_sub(1);
+                    latest_from[k] = if others <= k { Some(s) } else { latest_from[k + 1] };
+                }
                 for &i in &members {
                     let job = plans[i].1.expect("filtered");
                     // A token ready just before the node is queued may be used by a tick just after.
                     let slack = TICK_SLACK - tick;
-                    let earliest = services.iter().find(|&&s| s + slack >= job.release).map(|&s| s.max(job.release));
-                    let latest = services.iter().enumerate().find_map(|(k, &s)| {
-                        let others = releases.partition_point(|&r| r <= s) - 1;
-                        (s >= job.release && others <= k).then_some(s)
-                    });
+                    let first = services.partition_point(|&s| s + slack < job.release);
+                    let earliest = services.get(first).map(|&s| s.max(job.release));
+                    let latest = latest_from[services.partition_point(|&s| s < job.release)];
                     results[i].record(job, earliest, latest, timeline.reason(self.flags), &services);
                 }
             }
@@ -885,7 +891,9 @@ impl Outcomes {
             None => self.unserved = Some(self.unserved.map_or(reason, |held| held.min(reason))),
         }
         if let (Some(earliest), Some(latest)) = (earliest, latest) {
-            let ahead = services.iter().filter(|&&s| s >= earliest && s < latest).count();
+            // Services are in time order.
+            let ahead =
+                services.partition_point(|&s| s < latest).saturating_sub(services.partition_point(|&s| s < earliest));
             self.queued_with = self.queued_with.max(ahead);
         }
     }
