@@ -71,6 +71,14 @@ pub fn predict(observation: &Observation) -> Prediction {
 
     let recoveries = recoveries(observation, zones.len(), &zone_of);
     let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
+    // Settled nodes do the same in every reading: their plans are made once, and each reading
+    // replans only the others (a game day's 50 silent nodes among thousands).
+    let mut plans: Vec<Plan> = courses.iter().map(Course::settled_plan).collect();
+    let moving: Vec<usize> = (0..courses.len()).filter(|&i| !matches!(courses[i], Course::Settled { .. })).collect();
+    let mut by_zone: Vec<Vec<usize>> = vec![Vec::new(); zones.len()];
+    for &i in &moving {
+        by_zone[courses[i].zone().0].push(i);
+    }
     let mut always_master = true;
     for world in phase.worlds(&courses, &flags, leader.start) {
         for high in readings(&world, &courses, &flags) {
@@ -84,7 +92,10 @@ pub fn predict(observation: &Observation) -> Prediction {
                 zones: zones.len(),
                 recoveries: &recoveries,
             };
-            always_master &= replay.run(&last_taint, &mut results);
+            for &i in &moving {
+                plans[i] = replay.plan(i, &courses[i]);
+            }
+            always_master &= replay.run(&plans, &by_zone, &last_taint, &mut results);
         }
     }
 
@@ -295,6 +306,14 @@ impl Course {
         }
     }
 
+    /// The plan of a settled node, the same in every reading (`None` for another course).
+    fn settled_plan(&self) -> Plan {
+        match *self {
+            Self::Settled { not_ready, .. } => (not_ready.then_some(i128::MIN), None),
+            _ => (None, None),
+        }
+    }
+
     /// Instants at which a pass landing exactly there changes what this node does.
     fn critical(&self, flags: &Timing) -> Vec<i128> {
         match *self {
@@ -475,6 +494,10 @@ impl Phase {
     }
 }
 
+/// A node's plan in one reading: when it stops counting as ready (`i128::MIN`: already), and its
+/// job.
+type Plan = (Option<i128>, Option<Job>);
+
 /// A node's job in one reading.
 #[derive(Clone, Copy, Debug)]
 struct Job {
@@ -522,13 +545,13 @@ impl Replay<'_> {
         if self.high[i] { high } else { low }
     }
 
-    fn plan(&self, i: usize, course: &Course) -> (Option<i128>, Option<Job>) {
+    fn plan(&self, i: usize, course: &Course) -> Plan {
         let world = self.world;
         let now = self.now;
         let restarted = |at: i128| world.start.is_some_and(|start| at < start);
         let first_pass = || world.start.map_or(now, |start| world.at_or_after(start)).max(now);
         match *course {
-            Course::Settled { not_ready, .. } => (not_ready.then_some(i128::MIN), None),
+            Course::Settled { .. } => course.settled_plan(),
             Course::Retaint { key, .. } => {
                 let release = first_pass();
                 (
@@ -590,15 +613,20 @@ impl Replay<'_> {
     }
 
     /// Replays this reading into `results`; whether it ends in master disruption mode.
-    fn run(&self, last_taint: &[Option<i128>], results: &mut [Outcomes]) -> bool {
+    /// `plans` holds each node's plan in this reading, `by_zone` the nodes that may have a job, per
+    /// zone.
+    fn run(
+        &self,
+        plans: &[Plan],
+        by_zone: &[Vec<usize>],
+        last_taint: &[Option<i128>],
+        results: &mut [Outcomes],
+    ) -> bool {
         let world = self.world;
-        let plans: Vec<(Option<i128>, Option<Job>)> =
-            self.courses.iter().enumerate().map(|(i, course)| self.plan(i, course)).collect();
-        let timeline = self.timeline(&plans);
+        let timeline = self.timeline(plans);
         for (zone, &last) in last_taint.iter().enumerate() {
-            let members: Vec<usize> = (0..self.courses.len())
-                .filter(|&i| self.courses[i].zone().0 == zone && plans[i].1.is_some_and(|job| !job.swap))
-                .collect();
+            let members: Vec<usize> =
+                by_zone[zone].iter().copied().filter(|&i| plans[i].1.is_some_and(|job| !job.swap)).collect();
             let mut releases: Vec<i128> = members.iter().map(|&i| plans[i].1.expect("filtered").release).collect();
             releases.sort_unstable();
             let changes = &timeline.changes[zone];
@@ -682,7 +710,7 @@ impl Replay<'_> {
     }
 
     /// Zone states from now on: the rate interval each zone starts with, and its changes.
-    fn timeline(&self, plans: &[(Option<i128>, Option<Job>)]) -> Timeline {
+    fn timeline(&self, plans: &[Plan]) -> Timeline {
         // Past flips too (those the controller wrote a time for): a state change just before the
         // snapshot rebuilt the zone's bucket.
         let mut flips: Vec<i128> = plans.iter().filter_map(|plan| plan.0).filter(|&at| at > i128::MIN).collect();
@@ -829,7 +857,15 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128,
             // The rate-0 bucket's one token.
             (true, None) => spare.then(|| cursor.max(floor) + tick),
         };
-        let first = [next_release, next_change, consumption, next_service].into_iter().flatten().min();
+        // The earliest of the four (written out: this is the prediction's innermost loop).
+        let mut first = next_release;
+        for candidate in [next_change, consumption, next_service] {
+            if let Some(at) = candidate
+                && first.is_none_or(|first| at < first)
+            {
+                first = Some(at);
+            }
+        }
         let Some(at) = first else { return services };
         cursor = cursor.max(at);
         if next_release == Some(at) {
