@@ -2,7 +2,9 @@
 //! and 20,000 pods, beside kubectl fetching the same data from the same server, same run:
 //! - `plan NODE` (watch-cache read) and `plan NODE --quorum-read` vs
 //!   `kubectl get pods -A --field-selector spec.nodeName=NODE -o json`;
-//! - `plan` over every tainted node (all 200) vs `kubectl get nodes,pods -A -o json`.
+//! - `plan` over every tainted node (all 200) vs `kubectl get nodes,pods -A -o json`;
+//! - a game day, `plan -l ZONE --down-selector ZONE` (a zone of 50 nodes going dark: every pod read,
+//!   the node lifecycle controller predicted for 50 silent nodes, the owners rolled up), vs the same.
 //!
 //! `cargo bench --bench real_apiserver` (release build). Prints medians, spread and the ratios.
 //! `TAINT_EVICT_BENCH_BASELINE=PATH` also times `plan NODE` of another build, interleaved (before/after).
@@ -29,10 +31,16 @@ const PODS_PER_NODE: usize = 100;
 fn cluster() -> Vec<Vec<serde_json::Value>> {
     let added = "2026-11-23T11:58:00Z";
     let mut batches = Vec::new();
+    // Ready, in four zones, without Leases (so never silent: only `--down` takes a zone down).
+    let ready = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "lastHeartbeatTime": added, "lastTransitionTime": added}]});
     let nodes: Vec<_> = (0..NODES)
         .map(|i| {
-            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": format!("node-{i:03}")},
-                   "spec": {"taints": [{"key": "example.com/drain", "effect": "NoExecute", "timeAdded": added}]}})
+            json!({"apiVersion": "v1", "kind": "Node",
+                   "metadata": {"name": format!("node-{i:03}"),
+                                "labels": {"topology.kubernetes.io/zone": format!("z{}", i % 4)}},
+                   "spec": {"taints": [{"key": "example.com/drain", "effect": "NoExecute", "timeAdded": added}]},
+                   "status": ready})
         })
         .collect();
     batches.push(nodes);
@@ -41,7 +49,10 @@ fn cluster() -> Vec<Vec<serde_json::Value>> {
             .map(|j| {
                 json!({"apiVersion": "v1", "kind": "Pod",
                        "metadata": {"name": format!("pod-{i:03}-{j:03}"), "namespace": "default",
-                                    "labels": {"app": format!("app-{}", j % 10)}},
+                                    "labels": {"app": format!("app-{}", j % 10)},
+                                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                         "name": format!("app-{}", j % 10), "controller": true,
+                                                         "uid": "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21"}]},
                        "spec": {"nodeName": format!("node-{i:03}"), "containers": [{"name": "c", "image": "app"}],
                                 "tolerations": [{"key": "example.com/drain", "operator": "Exists",
                                                  "effect": "NoExecute", "tolerationSeconds": 60 * (j as i64 % 7)}]}})
@@ -97,14 +108,18 @@ fn main() {
     let plan_all = || command(plugin, &["plan", "-o", "json"]);
     let plan_all_quorum = || command(plugin, &["plan", "-o", "json", "--quorum-read"]);
     let kubectl_all = || command("kubectl", &["get", "nodes,pods", "-A", "-o", "json"]);
+    let zone = "topology.kubernetes.io/zone=z0";
+    let plan_down = || command(plugin, &["plan", "-l", zone, "--down-selector", zone, "-o", "json"]);
 
     let baseline = std::env::var("TAINT_EVICT_BENCH_BASELINE").ok();
     let plan_node_before = || command(baseline.as_deref().unwrap_or(plugin), &["plan", node, "-o", "json"]);
-    for make in [&plan_node as &dyn Fn() -> Command, &plan_node_quorum, &kubectl_node, &plan_all, &kubectl_all] {
+    let warm: [&dyn Fn() -> Command; 6] =
+        [&plan_node, &plan_node_quorum, &kubectl_node, &plan_all, &kubectl_all, &plan_down];
+    for make in warm {
         timed(&mut make()); // warm up, and kubectl's discovery cache, as in daily use
     }
     let mut commands: Vec<&dyn Fn() -> Command> =
-        vec![&plan_node, &plan_node_quorum, &kubectl_node, &plan_all, &plan_all_quorum, &kubectl_all];
+        vec![&plan_node, &plan_node_quorum, &kubectl_node, &plan_all, &plan_all_quorum, &kubectl_all, &plan_down];
     if baseline.is_some() {
         timed(&mut plan_node_before());
         commands.push(&plan_node_before);
@@ -126,6 +141,7 @@ fn main() {
     let all = report("kubectl-taint_evict plan -o json (watch cache)", next());
     let all_quorum = report("kubectl-taint_evict plan -o json --quorum-read", next());
     let all_theirs = report("kubectl get nodes,pods -A -o json", next());
+    let down = report("kubectl-taint_evict plan -l ZONE --down-selector ZONE -o json", next());
     if baseline.is_some() {
         let before = report("baseline plan node-005 -o json (watch cache)", next());
         println!("  ratio plan NODE now / baseline (medians): {:.3}", ratio_of(ours, before));
@@ -139,5 +155,10 @@ fn main() {
         "  ratio plan / kubectl get nodes,pods (medians): {:.3} (quorum read: {:.3})",
         ratio_of(all, all_theirs),
         ratio_of(all_quorum, all_theirs)
+    );
+    println!(
+        "  ratio plan --down-selector / kubectl get nodes,pods (medians): {:.3} (/ plan: {:.3})",
+        ratio_of(down, all_theirs),
+        ratio_of(down, all)
     );
 }

@@ -29,14 +29,14 @@ use taint_evict::decode::lifecycle::read_health;
 use taint_evict::engine::lifecycle::{ConditionTaint, Flags, predict};
 use taint_evict::engine::time::Timestamp;
 
-const SLACK: i128 = 1_500_000_000;
-const SECOND: i128 = 1_000_000_000;
+pub(super) const SLACK: i128 = 1_500_000_000;
+pub(super) const SECOND: i128 = 1_000_000_000;
 
 fn zone_node(name: &str) -> Value {
     node(name, &[("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", "z")], &[])
 }
 
-fn unreachable_pod(name: &str, node: &str, seconds: i64) -> Value {
+pub(super) fn unreachable_pod(name: &str, node: &str, seconds: i64) -> Value {
     json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "app"}],
                     "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
@@ -151,30 +151,30 @@ fn real_apiserver_lost_heartbeat_taint_and_deletion_land_in_the_predicted_window
 // then (the binary, with the controller's own flags), and the real controllers act on it.
 
 /// Nanoseconds since the epoch, now.
-fn clock() -> i128 {
+pub(super) fn clock() -> i128 {
     jiff::Timestamp::now().as_nanosecond()
 }
 
 /// `nanos` as RFC 3339 (UTC, with the fraction).
-fn rfc3339(nanos: i128) -> String {
+pub(super) fn rfc3339(nanos: i128) -> String {
     jiff::Timestamp::from_nanosecond(nanos).expect("a representable instant").to_string()
 }
 
 /// Waits, without a sleep of fixed length, until the clock reaches `nanos`.
-fn wait_until(nanos: i128) {
+pub(super) fn wait_until(nanos: i128) {
     while clock() < nanos {
         std::thread::park_timeout(Duration::from_millis(20));
     }
 }
 
 /// A node of zone `zone` (region `r`).
-fn in_zone(name: &str, zone: &str) -> Value {
+pub(super) fn in_zone(name: &str, zone: &str) -> Value {
     node(name, &[("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", zone)], &[])
 }
 
 /// A pod on `node` that tolerates `unreachable:NoExecute` for `seconds` and has a 1 s termination
 /// grace period (its `deletionTimestamp` is the deletion call + 1 s).
-fn short_grace_pod(name: &str, node: &str, seconds: i64) -> Value {
+pub(super) fn short_grace_pod(name: &str, node: &str, seconds: i64) -> Value {
     let mut pod = unreachable_pod(name, node, seconds);
     pod["spec"]["terminationGracePeriodSeconds"] = json!(1);
     pod
@@ -182,7 +182,7 @@ fn short_grace_pod(name: &str, node: &str, seconds: i64) -> Value {
 
 /// Waits until the controller manager has synced, the Leases of all `count` nodes exist, and
 /// `watched`'s has been renewed once more since: every node has been seen heartbeating.
-fn wait_heartbeats(plane: &super::ControlPlane, count: usize, watched: &str) {
+pub(super) fn wait_heartbeats(plane: &super::ControlPlane, count: usize, watched: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     let renewed = |plane: &super::ControlPlane| -> (usize, Option<String>) {
         let leases = plane.get(&["leases", "-n", "kube-node-lease"]);
@@ -214,13 +214,13 @@ pub const SILENT_AFTER: &str = "--silent-after=4500ms";
 const ASK_AFTER: i128 = 5 * SECOND;
 
 /// A dump as `kubectl get nodes,pods,leases -A -o json` writes it, and the instant it was taken.
-fn dump(plane: &super::ControlPlane) -> (String, i128) {
+pub(super) fn dump(plane: &super::ControlPlane) -> (String, i128) {
     let dump = plane.kubectl_ok(&["get", "nodes,pods,leases", "-A", "-o", "json"], None);
     (dump, clock())
 }
 
 /// `plan -f -` over `dump` at `now`, with the controller's flags `kcm` and `more` arguments.
-fn plan(dump: &str, now: i128, kcm: &[&str], more: &[&str]) -> String {
+pub(super) fn plan(dump: &str, now: i128, kcm: &[&str], more: &[&str]) -> String {
     let now = rfc3339(now);
     let mut args = vec!["plan", "-f", "-", "--now", &now, SILENT_AFTER];
     args.extend(kcm);
@@ -264,13 +264,13 @@ fn the_readme_shows(which: usize, table: &str, kcm: &[&str]) {
 }
 
 /// The node named `name` in a plan document.
-fn plan_node<'a>(plan: &'a Value, name: &str) -> &'a Value {
+pub(super) fn plan_node<'a>(plan: &'a Value, name: &str) -> &'a Value {
     let nodes = plan["nodes"].as_array().expect("nodes");
     nodes.iter().find(|n| n["name"] == name).unwrap_or_else(|| panic!("{name} is in the plan: {plan}"))
 }
 
 /// The node's `predictedTaint` window, in nanoseconds.
-fn predicted_window(plan: &Value, name: &str) -> (i128, i128) {
+pub(super) fn predicted_window(plan: &Value, name: &str) -> (i128, i128) {
     let taint = &plan_node(plan, name)["predictedTaint"];
     let earliest = instant(taint["earliest"].as_str().unwrap_or_else(|| panic!("{name} predicted: {taint}")));
     let latest = instant(taint["latest"].as_str().unwrap_or_else(|| panic!("{name}'s window is bounded: {taint}")));
@@ -278,7 +278,7 @@ fn predicted_window(plan: &Value, name: &str) -> (i128, i128) {
 }
 
 /// The `unreachable`/`not-ready` NoExecute taints on the nodes now: node → `timeAdded`.
-fn condition_taints(plane: &super::ControlPlane) -> std::collections::BTreeMap<String, i128> {
+pub(super) fn condition_taints(plane: &super::ControlPlane) -> std::collections::BTreeMap<String, i128> {
     let nodes = plane.get(&["nodes"]);
     let mut found = std::collections::BTreeMap::new();
     for node in nodes["items"].as_array().into_iter().flatten() {
@@ -295,13 +295,13 @@ fn condition_taints(plane: &super::ControlPlane) -> std::collections::BTreeMap<S
 }
 
 /// Seconds from `from` to `to`, for messages.
-fn after(from: i128, to: i128) -> String {
+pub(super) fn after(from: i128, to: i128) -> String {
     format!("{:.3} s", (to - from) as f64 / 1e9)
 }
 
 /// Asserts a taint written at `added` (whole seconds: the real instant is in `[added, added + 1 s)`)
 /// and first seen at `seen` lies in `window` (±1.5 s).
-fn assert_in_window(name: &str, added: i128, seen: i128, window: (i128, i128), stopped: i128) {
+pub(super) fn assert_in_window(name: &str, added: i128, seen: i128, window: (i128, i128), stopped: i128) {
     let (earliest, latest) = window;
     let text = format!(
         "{name}: taint timeAdded {} (seen {}) after the stop, predicted {}..{}",
@@ -440,7 +440,7 @@ fn ready(plane: &super::ControlPlane) -> std::collections::BTreeMap<String, Stri
 }
 
 /// Polls until every node of `names` is `Ready=Unknown`; the instant that was first seen.
-fn wait_unknown(plane: &super::ControlPlane, names: &[&str]) -> i128 {
+pub(super) fn wait_unknown(plane: &super::ControlPlane, names: &[&str]) -> i128 {
     let deadline = Instant::now() + Duration::from_secs(40);
     loop {
         let ready = ready(plane);
@@ -453,7 +453,7 @@ fn wait_unknown(plane: &super::ControlPlane, names: &[&str]) -> i128 {
 }
 
 /// Polls the nodes until `until`; fails at the first `unreachable`/`not-ready` NoExecute taint seen.
-fn assert_no_condition_taint_until(plane: &super::ControlPlane, until: i128, why: &str) {
+pub(super) fn assert_no_condition_taint_until(plane: &super::ControlPlane, until: i128, why: &str) {
     while clock() < until {
         let taints = condition_taints(plane);
         assert!(taints.is_empty(), "{why}, yet the controller tainted: {taints:?}");

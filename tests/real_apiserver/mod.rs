@@ -7,6 +7,7 @@ mod connect;
 mod election;
 mod evict;
 mod faults;
+mod game_day;
 mod harness;
 mod lifecycle;
 mod live_lifecycle;
