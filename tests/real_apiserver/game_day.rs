@@ -14,12 +14,13 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::lifecycle::{
-    SECOND, SILENT_AFTER, after, assert_in_window, clock, condition_taints, dump, in_zone, plan, plan_node,
-    predicted_window, rfc3339, short_grace_pod, wait_heartbeats, wait_unknown,
+    SECOND, SILENT_AFTER, after, assert_deleted_in_window, assert_in_window, clock, condition_taints, deletions_of,
+    dump, in_zone, plan, plan_node, predicted_window, rfc3339, short_grace_pod, taints_seen, wait_heartbeats,
+    wait_unknown,
 };
 use super::{Options, node};
 use crate::control_plane;
-use crate::util::{command, instant, run_command};
+use crate::util::{command, run_command};
 
 const FLAGS: [&str; 3] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.25"];
 
@@ -134,16 +135,7 @@ fn real_apiserver_game_day_predicted_on_a_healthy_dump_comes_true_when_the_kubel
     }
 
     // For real: every taint of z1 inside its window, none in z2.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen: BTreeMap<String, (i128, i128)> = BTreeMap::new();
-    while seen.len() < lost_z1.len() {
-        let at = clock();
-        for (name, added) in condition_taints(&plane) {
-            seen.entry(name).or_insert((added, at));
-        }
-        assert!(Instant::now() < deadline, "not every node of z1 tainted within 60 s: {seen:?}");
-        std::thread::park_timeout(Duration::from_millis(100));
-    }
+    let seen = taints_seen(&plane, lost_z1.len());
     assert_eq!(seen.keys().map(String::as_str).collect::<Vec<_>>(), lost_z1, "only the down nodes of z1");
     for (name, window) in &windows {
         let (added, at) = seen[*name];
@@ -152,31 +144,9 @@ fn real_apiserver_game_day_predicted_on_a_healthy_dump_comes_true_when_the_kubel
 
     // The taint-eviction controller's deletions, inside each pod's window.
     let pods = [("web-a", "n01"), ("web-b", "n02"), ("db-0", "n03"), ("db-1", "n04")];
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let deletions = loop {
-        let deletions = plane.controller_deletions();
-        if pods.iter().all(|(pod, _)| deletions.contains_key(*pod)) {
-            break deletions;
-        }
-        assert!(Instant::now() < deadline, "not every pod deleted within 30 s of the taints: {deletions:?}");
-        std::thread::park_timeout(Duration::from_millis(100));
-    };
+    let deletions = deletions_of(&plane, &pods.map(|(pod, _)| pod.to_owned()));
     for (name, node) in pods {
-        let pods = plan_node(&prediction, node)["pods"].as_array().cloned().unwrap_or_default();
-        let pod = pods.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} in the plan"));
-        let from = instant(pod["evictAt"].as_str().expect("evictAt"));
-        let to = instant(pod["evictAtLatest"].as_str().expect("evictAtLatest"));
-        let deleted = deletions[name][0];
-        eprintln!(
-            "{name}: deleted {} after the stop, predicted {}..{}",
-            after(stopped, deleted),
-            after(stopped, from),
-            after(stopped, to)
-        );
-        assert!(
-            deleted >= from - super::lifecycle::SLACK && deleted <= to + super::lifecycle::SLACK,
-            "{name}: deletion outside its window"
-        );
+        assert_deleted_in_window(&prediction, node, name, &deletions, stopped);
     }
     assert!(!deletions.contains_key("web-c") && !deletions.contains_key("cache-a"), "{deletions:?}");
 

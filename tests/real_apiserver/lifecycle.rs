@@ -315,6 +315,66 @@ pub(super) fn assert_in_window(name: &str, added: i128, seen: i128, window: (i12
     assert!(seen >= earliest - SLACK, "seen before the window: {text}");
 }
 
+/// Polls the nodes until `count` carry a condition taint (at most 60 s): each node's `timeAdded`, and
+/// when it was first seen.
+pub(super) fn taints_seen(
+    plane: &super::ControlPlane,
+    count: usize,
+) -> std::collections::BTreeMap<String, (i128, i128)> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = std::collections::BTreeMap::new();
+    while seen.len() < count {
+        let at = clock();
+        for (name, added) in condition_taints(plane) {
+            seen.entry(name).or_insert((added, at));
+        }
+        assert!(Instant::now() < deadline, "not {count} nodes tainted within 60 s: {seen:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+    seen
+}
+
+/// Polls the controller manager's log until the taint-eviction controller has deleted every one of
+/// `pods` (at most 30 s); every pod's deletions.
+pub(super) fn deletions_of(
+    plane: &super::ControlPlane,
+    pods: &[String],
+) -> std::collections::BTreeMap<String, Vec<i128>> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let deletions = plane.controller_deletions();
+        if pods.iter().all(|pod| deletions.contains_key(pod)) {
+            return deletions;
+        }
+        assert!(Instant::now() < deadline, "not every pod deleted within 30 s of the taints: {deletions:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+/// Asserts that pod `name` of `node` waits on a predicted taint in `prediction`, and that its first
+/// deletion in `deletions` lies in its window (±1.5 s).
+pub(super) fn assert_deleted_in_window(
+    prediction: &Value,
+    node: &str,
+    name: &str,
+    deletions: &std::collections::BTreeMap<String, Vec<i128>>,
+    stopped: i128,
+) {
+    let pods = plan_node(prediction, node)["pods"].as_array().cloned().unwrap_or_default();
+    let pod = pods.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} in the plan"));
+    assert_eq!(pod["basis"], "predicted-taint", "{pod}");
+    let from = instant(pod["evictAt"].as_str().expect("evictAt"));
+    let to = instant(pod["evictAtLatest"].as_str().expect("evictAtLatest"));
+    let deleted = deletions[name][0];
+    eprintln!(
+        "{name}: deleted {} after the stop, predicted {}..{}",
+        after(stopped, deleted),
+        after(stopped, from),
+        after(stopped, to)
+    );
+    assert!(deleted >= from - SLACK && deleted <= to + SLACK, "{name}: deletion outside its window");
+}
+
 const ZONE_FLAGS: [&str; 3] =
     ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.25"];
 
@@ -350,16 +410,7 @@ fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_w
     let windows: Vec<(i128, i128)> = lost.iter().map(|n| predicted_window(&prediction, n)).collect();
 
     // The real controller: every taint, when it was first seen.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen: std::collections::BTreeMap<String, (i128, i128)> = std::collections::BTreeMap::new();
-    while seen.len() < lost.len() {
-        let at = clock();
-        for (name, added) in condition_taints(&plane) {
-            seen.entry(name).or_insert((added, at));
-        }
-        assert!(Instant::now() < deadline, "not every silent node tainted within 60 s: {seen:?}");
-        std::thread::park_timeout(Duration::from_millis(100));
-    }
+    let seen = taints_seen(&plane, lost.len());
     assert!(healthy.iter().all(|n| !seen.contains_key(*n)), "a healthy node was tainted: {seen:?}");
     for (name, window) in lost.iter().zip(&windows) {
         let (added, at) = seen[*name];
@@ -373,33 +424,10 @@ fn real_apiserver_four_of_twelve_in_a_zone_are_tainted_one_by_one_inside_their_w
     }
 
     // The taint-eviction controller deletes each pod 2 s after its node's taint, inside the pod's window.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let deletions = loop {
-        let deletions = plane.controller_deletions();
-        if lost.iter().all(|n| deletions.contains_key(&format!("p-{n}"))) {
-            break deletions;
-        }
-        assert!(Instant::now() < deadline, "not every pod deleted within 30 s of the taints: {deletions:?}");
-        std::thread::park_timeout(Duration::from_millis(100));
-    };
+    let pods: Vec<String> = lost.iter().map(|n| format!("p-{n}")).collect();
+    let deletions = deletions_of(&plane, &pods);
     for n in &lost {
-        let name = format!("p-{n}");
-        let pod =
-            plan_node(&prediction, n)["pods"].as_array().expect("pods").iter().find(|p| p["name"] == *name).cloned();
-        let pod = pod.unwrap_or_else(|| panic!("{name} in the plan"));
-        assert_eq!(pod["basis"], "predicted-taint", "{pod}");
-        let (from, to) = (
-            instant(pod["evictAt"].as_str().expect("evictAt")),
-            instant(pod["evictAtLatest"].as_str().expect("evictAtLatest")),
-        );
-        let deleted = deletions[&name][0];
-        eprintln!(
-            "{name}: deleted {} after the stop, predicted {}..{}",
-            after(stopped, deleted),
-            after(stopped, from),
-            after(stopped, to)
-        );
-        assert!(deleted >= from - SLACK && deleted <= to + SLACK, "{name}: deletion outside its window");
+        assert_deleted_in_window(&prediction, n, &format!("p-{n}"), &deletions, stopped);
     }
 
     // After: the taints are there, and the pods, deleted, stay Terminating on nodes without a
