@@ -4,7 +4,7 @@
 //! the same bytes as `cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30
 //! --seed 1`), then measures in the same run:
 //! - `plan/parse_ignored_any`: `serde_json::from_slice::<serde::de::IgnoredAny>` on the bytes, the floor;
-//! - `plan/read_replay_render_json`: `decode::read` + `replay` over every node + the JSON plan
+//! - `plan/read_replay_render_json`: `decode::read_keeping` as `plan -f` reads (no pod owner outside a game day) + `replay` over every node + the JSON plan
 //!   rendered into a `Vec<u8>`, everything dropped inside the timing, as the binary does;
 //! - `plan_breakdown/*`: the three stages of the second one alone, to say where the time goes, and
 //!   the `--summary` and `--timeline` renderings of the same plan (target: less than the JSON's).
@@ -20,6 +20,11 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use taint_evict::decode as file;
+
+/// What `plan -f` keeps of a dump outside a game day: no pod's owner.
+fn as_plan_reads() -> file::Keep {
+    file::Keep { owners: false, ..file::Keep::default() }
+}
 use taint_evict::engine::time::Timestamp;
 use taint_evict::engine::{plan::Plan, replay::replay, snapshot::Snapshot};
 use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
@@ -96,7 +101,7 @@ fn plan(c: &mut Criterion) {
                 &plan_log,
                 || (),
                 |()| {
-                    let snapshot = file::read(&dump).expect("the dump is valid");
+                    let snapshot = file::read_keeping(&dump, &as_plan_reads()).expect("the dump is valid");
                     let plan = run_plan(&snapshot);
                     render(&plan, &mut out.borrow_mut());
                     // Dropped inside the timing: the binary frees them too.
@@ -109,7 +114,7 @@ fn plan(c: &mut Criterion) {
     group.finish();
 
     // Checked outside the timing, whether or not the benchmarks above ran (a filter may skip them).
-    let snapshot = file::read(&dump).expect("the dump is valid");
+    let snapshot = file::read_keeping(&dump, &as_plan_reads()).expect("the dump is valid");
     let plan = run_plan(&snapshot);
     assert_eq!(plan.nodes.len(), config.nodes);
     assert_eq!(plan.nodes.iter().map(|n| n.pods.len()).sum::<usize>(), pods, "the plan reports every pod");
@@ -143,7 +148,9 @@ fn plan(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(6));
     let read_log = RefCell::new(Vec::new());
     group.bench_function(format!("read/{label}"), |b| {
-        b.iter_custom(|iters| timed(iters, &read_log, || (), |()| file::read(&dump).expect("the dump is valid")));
+        b.iter_custom(|iters| {
+            timed(iters, &read_log, || (), |()| file::read_keeping(&dump, &as_plan_reads()).expect("the dump is valid"))
+        });
     });
     let replay_log = RefCell::new(Vec::new());
     group.bench_function(format!("replay/{label}"), |b| {

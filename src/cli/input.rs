@@ -8,7 +8,7 @@ use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
 use crate::decode::devices::HealthAndDevices;
 use crate::decode::lifecycle::Health;
-use crate::decode::{DumpError, KeepLabels};
+use crate::decode::{DumpError, Keep, KeepLabels};
 use crate::engine::devices::Devices;
 use crate::engine::lifecycle::NodeHealth;
 use crate::engine::snapshot::Snapshot;
@@ -75,7 +75,9 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         _ => Vec::new(),
     };
     keys.extend(args.down_selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)));
-    let keep = KeepLabels::Only(Arc::from(keys));
+    // A pod's controller only for a game day's roll-up per owner.
+    let owners = !args.down.is_empty() || args.down_selector.is_some();
+    let keep = Keep { labels: KeepLabels::Only(Arc::from(keys)), owners };
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;

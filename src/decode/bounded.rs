@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::build::Builder;
-use super::{DumpError, KeepLabels, groups, read_keeping, stream};
+use super::{DumpError, Keep, groups, read_keeping, stream};
 use crate::engine::snapshot::Snapshot;
 
 /// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces
@@ -98,7 +98,7 @@ pub enum ReadError {
 /// # Errors
 /// A read failure, or what is wrong with the input (at its first wrong byte).
 pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
-    read_stream_then(source, &KeepLabels::All, &()).map(|(snapshot, ())| snapshot)
+    read_stream_then(source, &Keep::default(), &()).map(|(snapshot, ())| snapshot)
 }
 
 /// [`read_stream`], and what `beside` reads of the same bytes (which are dropped after it).
@@ -107,7 +107,7 @@ pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
 /// As [`read_stream`].
 pub fn read_stream_then<B: Beside>(
     source: impl Read,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
     beside: &B,
 ) -> Result<(Snapshot, B::Out), ReadError> {
     let mut tee = Tee::new(source, Vec::new());
@@ -123,7 +123,7 @@ pub fn read_stream_then<B: Beside>(
         ))
         .into());
     }
-    finish_then(&bytes, checked, keep_labels, |bytes| beside.whole(bytes))
+    finish_then(&bytes, checked, keep, |bytes| beside.whole(bytes))
 }
 
 /// Reads a regular file of `size` bytes: the first [`PREFIX`] bytes are checked before the rest is
@@ -133,7 +133,7 @@ pub fn read_stream_then<B: Beside>(
 /// # Errors
 /// A read failure, or what is wrong with the input.
 pub fn read_file(source: impl Read + Seek + Send, size: u64) -> Result<Snapshot, ReadError> {
-    read_file_then(source, size, &KeepLabels::All, &()).map(|(snapshot, ())| snapshot)
+    read_file_then(source, size, &Keep::default(), &()).map(|(snapshot, ())| snapshot)
 }
 
 /// [`read_file`], and what `beside` reads of the same bytes.
@@ -143,17 +143,17 @@ pub fn read_file(source: impl Read + Seek + Send, size: u64) -> Result<Snapshot,
 pub fn read_file_then<B: Beside>(
     source: impl Read + Seek + Send,
     size: u64,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
     beside: &B,
 ) -> Result<(Snapshot, B::Out), ReadError> {
-    read_file_in_groups(source, size, keep_labels, beside, GROUPED_FROM, group_for(size))
+    read_file_in_groups(source, size, keep, beside, GROUPED_FROM, group_for(size))
 }
 
 /// [`read_file_then`], in groups of `group` bytes from `grouped_from` bytes on.
 fn read_file_in_groups<B: Beside>(
     mut source: impl Read + Seek + Send,
     size: u64,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
     beside: &B,
     grouped_from: u64,
     group: usize,
@@ -169,10 +169,10 @@ fn read_file_in_groups<B: Beside>(
     if let Err(error) = IgnoredAny::deserialize(&mut prefix).and_then(|_| prefix.end())
         && !error.is_eof()
     {
-        return finish_then(&bytes, Err(error), keep_labels, |bytes| beside.whole(bytes));
+        return finish_then(&bytes, Err(error), keep, |bytes| beside.whole(bytes));
     }
     if grouped {
-        if let Some(read) = read_grouped(Cursor::new(&bytes).chain(&mut source), keep_labels, beside, group)? {
+        if let Some(read) = read_grouped(Cursor::new(&bytes).chain(&mut source), keep, beside, group)? {
             return Ok(read);
         }
         // Not a List read in groups: the whole file, as a smaller one is read.
@@ -181,7 +181,7 @@ fn read_file_in_groups<B: Beside>(
         bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
     }
     source.read_to_end(&mut bytes)?;
-    finish_then(&bytes, Ok(()), keep_labels, |bytes| beside.whole(bytes))
+    finish_then(&bytes, Ok(()), keep, |bytes| beside.whole(bytes))
 }
 
 /// The snapshot and what `beside` reads, a group of `source`'s items at a time: one thread cuts the
@@ -190,11 +190,11 @@ fn read_file_in_groups<B: Beside>(
 /// whole, to say exactly what is wrong).
 fn read_grouped<B: Beside>(
     source: impl Read + Send,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
     beside: &B,
     group: usize,
 ) -> io::Result<Option<(Snapshot, B::Out)>> {
-    let mut whole = Builder::new(keep_labels.clone());
+    let mut whole = Builder::new(keep.clone());
     let mut together = B::Part::default();
     std::thread::scope(|scope| {
         // One group waits while one is read and the next is cut: the bytes held are three groups'.
@@ -204,7 +204,7 @@ fn read_grouped<B: Beside>(
         for bytes in groups {
             let (list, part) = std::thread::scope(|scope| {
                 let part = scope.spawn(|| beside.part(&bytes));
-                let list = stream::read_list(&bytes, None, true, keep_labels);
+                let list = stream::read_list(&bytes, None, true, keep);
                 (list, part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
             });
             match (list, part) {
@@ -229,19 +229,19 @@ fn read_grouped<B: Beside>(
 fn finish_then<T: Send>(
     bytes: &[u8],
     checked: Result<(), serde_json::Error>,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
     then: impl FnOnce(&[u8]) -> T + Send,
 ) -> Result<(Snapshot, T), ReadError> {
     std::thread::scope(|scope| {
         let other = scope.spawn(|| then(bytes));
-        let snapshot = finish(bytes, checked, keep_labels);
+        let snapshot = finish(bytes, checked, keep);
         let other = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         Ok((snapshot?, other))
     })
 }
 
 /// The snapshot, or the exact reader's words for what the check found.
-fn finish(bytes: &[u8], checked: Result<(), serde_json::Error>, keep: &KeepLabels) -> Result<Snapshot, ReadError> {
+fn finish(bytes: &[u8], checked: Result<(), serde_json::Error>, keep: &Keep) -> Result<Snapshot, ReadError> {
     match (read_keeping(bytes, keep), checked) {
         (Ok(snapshot), Ok(())) => Ok(snapshot),
         (Err(error), _) => Err(error.into()),
@@ -441,14 +441,14 @@ mod tests {
             let read = read_file_in_groups(
                 Cursor::new(dump),
                 dump.len() as u64,
-                &KeepLabels::All,
+                &Keep::default(),
                 &beside,
                 grouped_from,
                 group,
             );
             format!("{:?}", read.map_err(|e| e.to_string()))
         };
-        let grouped = read_grouped(dump, &KeepLabels::All, &beside, group).expect("no read error").is_some();
+        let grouped = read_grouped(dump, &Keep::default(), &beside, group).expect("no read error").is_some();
         ([read(u64::MAX), read(0)], grouped)
     }
 

@@ -6,7 +6,7 @@
 //! every item to [`Builder::add`] as a [`Fields`] that borrows from the input, so they agree on every
 //! conversion and every error.
 //!
-//! Owns: [`Builder`], [`Fields`], [`KeepLabels`], [`Page`] and the time rules. Uses: `raw`, `error`
+//! Owns: [`Builder`], [`Fields`], [`Keep`], [`KeepLabels`], [`Page`] and the time rules. Uses: `raw`, `error`
 //! and the engine's model; no reader.
 
 use std::borrow::Cow;
@@ -82,6 +82,22 @@ impl KeepLabels {
     }
 }
 
+/// What a reading keeps beyond what every plan needs. The default keeps everything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Keep {
+    /// The labels of a Node kept.
+    pub labels: KeepLabels,
+    /// Whether a pod's controller is read (`metadata.ownerReferences`): only a game day's roll-up
+    /// per owner needs it, and a dump's every pod has one.
+    pub owners: bool,
+}
+
+impl Default for Keep {
+    fn default() -> Self {
+        Self { labels: KeepLabels::All, owners: true }
+    }
+}
+
 /// The fields of one item the snapshot needs. The streaming reader reuses one for every item, so its
 /// lists keep their capacity.
 #[derive(Default)]
@@ -99,10 +115,10 @@ pub(super) struct Fields<'a> {
     /// `metadata.deletionTimestamp`.
     pub(super) deletion_timestamp: Option<Cow<'a, str>>,
     /// `metadata.labels`, in the input's order (a repeated key: the last wins); a reader may leave
-    /// out those [`Fields::keep_labels`] does not keep.
+    /// out those [`Fields::keep`] does not keep.
     pub(super) labels: Vec<(Cow<'a, str>, Cow<'a, str>)>,
-    /// The labels to keep (the same for every item).
-    pub(super) keep_labels: KeepLabels,
+    /// What to keep (the same for every item).
+    pub(super) keep: Keep,
     /// `metadata.ownerReferences` (a Pod's controller is read from it).
     pub(super) owner_refs: Vec<RawOwnerRef<'a>>,
     /// `spec.taints`.
@@ -193,8 +209,8 @@ type NodeTaints = (Arc<[Taint]>, Arc<[Taint]>);
 #[derive(Default)]
 pub(super) struct Builder {
     snapshot: Snapshot,
-    /// The labels kept.
-    keep_labels: KeepLabels,
+    /// What is kept.
+    keep: Keep,
     /// The namespace of the previous pod: dumps list pods by namespace, so most pods share it.
     namespace: Option<Arc<str>>,
     /// Every node name met, as a Node or as a pod's `spec.nodeName`: the pods of a node share one.
@@ -210,9 +226,9 @@ pub(super) struct Builder {
 }
 
 impl Builder {
-    /// A builder that keeps the labels `keep_labels` keeps.
-    pub(super) fn new(keep_labels: KeepLabels) -> Self {
-        Self { keep_labels, ..Self::default() }
+    /// A builder that keeps what `keep` keeps.
+    pub(super) fn new(keep: Keep) -> Self {
+        Self { keep, ..Self::default() }
     }
 
     /// The shared name of node `name`.
@@ -349,7 +365,7 @@ impl Builder {
                     self.taints = Some((Arc::clone(&taints), Arc::clone(&other_taints)));
                 }
                 let mut labels = BTreeMap::new();
-                for (key, value) in item.labels.iter().filter(|(key, _)| self.keep_labels.keeps(key)) {
+                for (key, value) in item.labels.iter().filter(|(key, _)| self.keep.labels.keeps(key)) {
                     labels.insert(key.clone().into_owned(), value.clone().into_owned());
                 }
                 let name = self.node_name(name);
@@ -377,7 +393,7 @@ impl Builder {
                 };
                 let node = item.node_name.as_deref().filter(|n| !n.is_empty()).map(|n| self.node_name(n));
                 let phase = self.phase(item.phase.as_deref().unwrap_or_default());
-                let owner = self.owner(&item.owner_refs);
+                let owner = if self.keep.owners { self.owner(&item.owner_refs) } else { None };
                 self.snapshot.pods.push(SnapshotPod {
                     pod: Pod {
                         key: PodKey::new(namespace, name),

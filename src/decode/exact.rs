@@ -11,20 +11,20 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_path_to_error::Segment;
 
-use super::build::{Builder, Fields, KeepLabels, Page};
+use super::build::{Builder, Fields, Keep, Page};
 use super::error::{DumpError, object_name, printable};
 use super::raw::{RawItem, RawList};
 use crate::engine::snapshot::Snapshot;
 
 /// Reads a dump without the streaming reader: every item is deserialized first, and when that fails,
 /// the input is read again item by item to say where it is wrong.
-pub(super) fn read_exactly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
+pub(super) fn read_exactly(bytes: &[u8], keep: &Keep) -> Result<Snapshot, DumpError> {
     // serde reads a struct from an array too (`[]` as a list with no kind and no items): only an
     // object takes the fast path, so that an array is named as one.
     let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     match serde_json::from_slice::<RawList<'_>>(bytes) {
-        Ok(list) if object => convert_list(list.kind.as_deref(), list.items, keep_labels),
-        _ => read_slowly(bytes, keep_labels),
+        Ok(list) if object => convert_list(list.kind.as_deref(), list.items, keep),
+        _ => read_slowly(bytes, keep),
     }
 }
 
@@ -64,7 +64,7 @@ impl<'a> RawItem<'a> {
             deletion_timestamp: meta.deletion_timestamp,
             labels: meta.labels.into_iter().flatten().collect(),
             owner_refs: meta.owner_references.unwrap_or_default(),
-            keep_labels: KeepLabels::All,
+            keep: Keep::default(),
             taints: spec.taints.unwrap_or_default(),
             node_name: spec.node_name,
             tolerations: spec.tolerations.unwrap_or_default(),
@@ -126,17 +126,13 @@ fn json_path(segments: &[&Segment]) -> String {
     printable(&path)
 }
 
-fn convert_list(
-    kind: Option<&str>,
-    items: Option<Vec<RawItem<'_>>>,
-    keep_labels: &KeepLabels,
-) -> Result<Snapshot, DumpError> {
+fn convert_list(kind: Option<&str>, items: Option<Vec<RawItem<'_>>>, keep: &Keep) -> Result<Snapshot, DumpError> {
     let items = match (kind, items) {
         (Some("List") | None, Some(items)) => items,
         (Some(kind), _) => return Err(DumpError::NotAList(format!("kind {kind:?}"))),
         (None, None) => return Err(DumpError::NotAList("an object with no kind and no items".into())),
     };
-    let mut builder = Builder::new(keep_labels.clone());
+    let mut builder = Builder::new(keep.clone());
     for (index, item) in items.into_iter().enumerate() {
         let (kind, fields) = item.into_fields();
         builder.add(index, kind.as_deref().unwrap_or_default(), &fields)?;
@@ -161,7 +157,7 @@ fn encoding(bytes: &[u8]) -> Option<&'static str> {
 }
 
 /// The diagnostic path: parse to a tree, then each item of a known kind on its own, tracking paths.
-fn read_slowly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
+fn read_slowly(bytes: &[u8], keep: &Keep) -> Result<Snapshot, DumpError> {
     let document: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         // YAML opens with a key, `---` or a comment, in text; zeros or random bytes are not YAML.
         let head = &bytes[..bytes.len().min(256)];
@@ -189,9 +185,9 @@ fn read_slowly(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpE
         Some(other) if kind.as_deref().is_none_or(|k| k == "List") => {
             return Err(DumpError::NotAList(format!("\"items\" holding a JSON {}", json_type(&other))));
         }
-        _ => return convert_list(kind.as_deref(), None, keep_labels),
+        _ => return convert_list(kind.as_deref(), None, keep),
     };
-    let mut builder = Builder::new(keep_labels.clone());
+    let mut builder = Builder::new(keep.clone());
     for (index, value) in items.iter().enumerate() {
         let item_kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
         if !matches!(item_kind, "Node" | "Pod" | "Lease") {

@@ -41,29 +41,29 @@ mod stream;
 use std::borrow::Cow;
 
 use crate::engine::snapshot::Snapshot;
-pub use build::{CONTROLLER_LEASE, KeepLabels, Page, parse_time, time_error};
+pub use build::{CONTROLLER_LEASE, Keep, KeepLabels, Page, parse_time, time_error};
 pub use error::DumpError;
 use exact::{read_exactly, read_page_exactly};
 
 /// Reads a dump. See the module docs.
 pub fn read(bytes: &[u8]) -> Result<Snapshot, DumpError> {
-    read_keeping(bytes, &KeepLabels::All)
+    read_keeping(bytes, &Keep::default())
 }
 
-/// [`read`], keeping only the node labels `keep_labels` keeps.
-pub fn read_keeping(bytes: &[u8], keep_labels: &KeepLabels) -> Result<Snapshot, DumpError> {
-    if let Some(list) = stream::read_list(bytes, None, true, keep_labels)
+/// [`read`], keeping only the node labels `keep` keeps.
+pub fn read_keeping(bytes: &[u8], keep: &Keep) -> Result<Snapshot, DumpError> {
+    if let Some(list) = stream::read_list(bytes, None, true, keep)
         && matches!(list.kind.as_deref(), Some("List") | None)
         && list.has_items
     {
         return Ok(list.snapshot);
     }
-    read_exactly(bytes, keep_labels)
+    read_exactly(bytes, keep)
 }
 
 /// Reads one page of a typed list the API server returned (`kind` names its items: `Pod`, `Node`).
 pub fn read_page(bytes: &[u8], kind: &str) -> Result<Page, DumpError> {
-    if let Some(list) = stream::read_list(bytes, Some(kind), false, &KeepLabels::All) {
+    if let Some(list) = stream::read_list(bytes, Some(kind), false, &Keep::default()) {
         let continue_token = list.metadata.and_then(|m| m.continue_).filter(|c| !c.is_empty()).map(Cow::into_owned);
         return Ok(Page { snapshot: list.snapshot, continue_token });
     }
@@ -113,15 +113,18 @@ mod tests {
             {"kind":"Node","metadata":{"name":"n1","labels":{"zone":"a","role":"db","big":"x"}}},
             {"kind":"Pod","metadata":{"name":"p","namespace":"d","uid":"u1"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}},
             {"kind":"Pod","metadata":{"name":"q","namespace":"d","uid":"u2"},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}}]}"#;
-        let only = |keys: &[&str]| KeepLabels::Only(keys.iter().map(|k| (*k).to_owned()).collect());
-        let labels = |keep: &KeepLabels| {
+        let only = |keys: &[&str]| Keep {
+            labels: KeepLabels::Only(keys.iter().map(|k| (*k).to_owned()).collect()),
+            ..Keep::default()
+        };
+        let labels = |keep: &Keep| {
             // The fast reader, and the exact one it falls back to, keep the same labels.
             let fast = read_keeping(json.as_bytes(), keep).expect("valid dump");
             let exact = read_exactly(json.as_bytes(), keep).expect("valid dump");
             assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
             fast.nodes[0].labels.keys().cloned().collect::<Vec<_>>()
         };
-        assert_eq!(labels(&KeepLabels::All), ["big", "role", "zone"]);
+        assert_eq!(labels(&Keep::default()), ["big", "role", "zone"]);
         assert_eq!(labels(&only(&["zone", "absent"])), ["zone"]);
         assert!(labels(&only(&[])).is_empty());
         let snapshot = read(json.as_bytes()).expect("valid dump");
@@ -144,7 +147,7 @@ mod tests {
                        "extendedResourceClaimStatus":{"resourceClaimName":"p-extended"}}},
             {"kind":"Pod","metadata":{"name":"q","namespace":"ml","uid":"u2"},"spec":{"nodeName":"n1"}}]}"#;
         let fast = read(json.as_bytes()).expect("valid dump");
-        let exact = read_exactly(json.as_bytes(), &KeepLabels::All).expect("valid dump");
+        let exact = read_exactly(json.as_bytes(), &Keep::default()).expect("valid dump");
         assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
         let claims: Vec<(String, Option<String>, Via)> = fast.pods[0]
             .claims
@@ -177,13 +180,18 @@ mod tests {
             {"kind":"Pod","metadata":{"name":"bare","namespace":"shop","ownerReferences":[
                 {"apiVersion":"v1","kind":"ConfigMap","name":"cm","uid":"c","controller":false}]},"spec":{"nodeName":"n1"}}]}"#;
         let fast = read(json.as_bytes()).expect("valid dump");
-        let exact = read_exactly(json.as_bytes(), &KeepLabels::All).expect("valid dump");
+        let exact = read_exactly(json.as_bytes(), &Keep::default()).expect("valid dump");
         assert_eq!(format!("{fast:?}"), format!("{exact:?}"));
         let owner = fast.pods[0].owner.as_deref().expect("web-1's controller");
         assert_eq!((&*owner.kind, &*owner.name), ("ReplicaSet", "web-7d9c"));
         let (first, second) = (fast.pods[0].owner.as_ref(), fast.pods[1].owner.as_ref());
         assert!(std::sync::Arc::ptr_eq(first.expect("owned"), second.expect("owned")), "one owner, held once");
         assert_eq!(fast.pods[2].owner, None, "an owner that is not the controller is none");
+        // Without a game day, no reader keeps them.
+        let without = Keep { owners: false, ..Keep::default() };
+        let fast = read_keeping(json.as_bytes(), &without).expect("valid dump");
+        let exact = read_exactly(json.as_bytes(), &without).expect("valid dump");
+        assert!(fast.pods.iter().chain(&exact.pods).all(|pod| pod.owner.is_none()));
     }
 
     #[test]

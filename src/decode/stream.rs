@@ -23,7 +23,7 @@ use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::build::{Builder, Fields, KeepLabels};
+use super::build::{Builder, Fields, Keep, KeepLabels};
 use super::raw::{self, RawClaimStatus, RawCondition, RawListMeta, RawPodClaim};
 use super::scan::Reader;
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
@@ -53,12 +53,12 @@ pub(super) fn read_list<'a>(
     bytes: &'a [u8],
     kind: Option<&str>,
     skip_other_kinds: bool,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
 ) -> Option<List<'a>> {
     let split = (bytes.len() >= SPLIT_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2))
         .then(|| item_boundary(bytes, bytes.len() / 2))
         .flatten();
-    read_list_split(bytes, split, kind, skip_other_kinds, keep_labels).map(|(list, _)| list)
+    read_list_split(bytes, split, kind, skip_other_kinds, keep).map(|(list, _)| list)
 }
 
 /// How large a list must be for [`read_list`] to read it with two threads.
@@ -71,23 +71,23 @@ fn read_list_split<'a>(
     split: Option<usize>,
     kind: Option<&str>,
     skip_other_kinds: bool,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
 ) -> Option<(List<'a>, bool)> {
     let Some(at) = split else {
-        let (builder, list, _) = read_list_with(Reader::new(bytes), kind, skip_other_kinds, keep_labels)?;
+        let (builder, list, _) = read_list_with(Reader::new(bytes), kind, skip_other_kinds, keep)?;
         return Some((List { snapshot: builder.finish(), ..list }, false));
     };
     std::thread::scope(|scope| {
         let (tell, resume) = std::sync::mpsc::sync_channel(1);
         let second = scope.spawn(move || {
-            let items = read_items_at(bytes, at, kind, skip_other_kinds, keep_labels);
+            let items = read_items_at(bytes, at, kind, skip_other_kinds, keep);
             // The first reader may have finished without arriving there: then nobody listens.
             let _ = tell.send(items.as_ref().map(|(_, end)| *end));
             items.map(|(snapshot, _)| snapshot)
         });
         let mut reader = Reader::new(bytes);
         reader.hand_over_at(at, resume);
-        let first = read_list_with(reader, kind, skip_other_kinds, keep_labels);
+        let first = read_list_with(reader, kind, skip_other_kinds, keep);
         let second = second.join().ok().flatten();
         let (mut builder, list, handed_over) = first?;
         if handed_over {
@@ -103,10 +103,10 @@ fn read_list_with<'a>(
     mut reader: Reader<'a>,
     kind: Option<&str>,
     skip_other_kinds: bool,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
 ) -> Option<(Builder, List<'a>, bool)> {
     let (builder, (kind, metadata, has_items)) =
-        with_builder(kind, skip_other_kinds, keep_labels, |items| reader.deserialize_map(ListVisitor { items }).ok())?;
+        with_builder(kind, skip_other_kinds, keep, |items| reader.deserialize_map(ListVisitor { items }).ok())?;
     reader.end().ok()?;
     let list = List { snapshot: Snapshot::default(), kind, metadata, has_items };
     Some((builder, list, reader.handed_over()))
@@ -116,11 +116,11 @@ fn read_list_with<'a>(
 fn with_builder<'de, T>(
     kind: Option<&str>,
     skip_other_kinds: bool,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
     read: impl FnOnce(ItemsSeed<'_, 'de>) -> Option<T>,
 ) -> Option<(Builder, T)> {
-    let mut builder = Builder::new(keep_labels.clone());
-    let mut fields = Fields { keep_labels: keep_labels.clone(), ..Fields::default() };
+    let mut builder = Builder::new(keep.clone());
+    let mut fields = Fields { keep: keep.clone(), ..Fields::default() };
     let value = read(ItemsSeed { builder: &mut builder, fields: &mut fields, kind, skip_other_kinds })?;
     Some((builder, value))
 }
@@ -132,11 +132,10 @@ fn read_items_at(
     at: usize,
     kind: Option<&str>,
     skip_other_kinds: bool,
-    keep_labels: &KeepLabels,
+    keep: &Keep,
 ) -> Option<(Snapshot, usize)> {
     let mut reader = Reader::at(bytes, at);
-    let (builder, ((), end)) =
-        with_builder(kind, skip_other_kinds, keep_labels, |items| reader.rest_of_array(items).ok())?;
+    let (builder, ((), end)) = with_builder(kind, skip_other_kinds, keep, |items| reader.rest_of_array(items).ok())?;
     Some((builder.finish(), end))
 }
 
@@ -434,10 +433,10 @@ fn metadata<'de, M: MapAccess<'de>>(
         raw::meta::labels => {
             once(&mut seen[5])?;
             let keep = fields.kind.as_deref() != Some("Pod");
-            map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep_labels)))))?;
+            map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep.labels)))))?;
             return Ok(true);
         }
-        raw::meta::owner_references => {
+        raw::meta::owner_references if fields.keep.owners => {
             once(&mut seen[7])?;
             map.next_value_seed(Opt(Extend(&mut fields.owner_refs)))?;
             return Ok(true);
@@ -523,7 +522,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::{item_boundary, read_list, read_list_split};
-    use crate::decode::build::KeepLabels;
+    use crate::decode::build::Keep;
     use crate::decode::exact::{read_exactly, read_page_exactly};
     use crate::engine::snapshot::Snapshot;
 
@@ -774,15 +773,15 @@ mod tests {
             let mut text = String::new();
             dump.write(&mut text);
             let bytes = text.as_bytes();
-            if let Some(list) = read_list(bytes, None, true, &KeepLabels::All)
+            if let Some(list) = read_list(bytes, None, true, &Keep::default())
                 && matches!(list.kind.as_deref(), Some("List") | None)
                 && list.has_items
             {
-                let exact = read_exactly(bytes, &KeepLabels::All);
+                let exact = read_exactly(bytes, &Keep::default());
                 prop_assert!(exact.is_ok(), "the fast path read {text}, the exact one says {exact:?}");
                 prop_assert!(same(&list.snapshot, &exact.expect("checked")), "different snapshots for {text}");
             }
-            if let Some(list) = read_list(bytes, Some("Pod"), false, &KeepLabels::All) {
+            if let Some(list) = read_list(bytes, Some("Pod"), false, &Keep::default()) {
                 let exact = read_page_exactly(bytes, "Pod");
                 prop_assert!(exact.is_ok(), "the fast path read the page {text}, the exact one says {exact:?}");
                 let exact = exact.expect("checked");
@@ -801,8 +800,8 @@ mod tests {
             let opens: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'{').collect();
             let at = if opens.is_empty() || at.index(4) == 0 { at.index(bytes.len() + 1) } else { opens[at.index(opens.len())] };
             for (kind, skip) in [(None, true), (Some("Pod"), false)] {
-                let one = read_list_split(bytes, None, kind, skip, &KeepLabels::All);
-                let two = read_list_split(bytes, Some(at), kind, skip, &KeepLabels::All);
+                let one = read_list_split(bytes, None, kind, skip, &Keep::default());
+                let two = read_list_split(bytes, Some(at), kind, skip, &Keep::default());
                 prop_assert_eq!(one.is_some(), two.is_some(), "split at {} of {}", at, text);
                 if let (Some((one, _)), Some((two, _))) = (one, two) {
                     prop_assert!(same(&one.snapshot, &two.snapshot), "split at {} of {}", at, text);
@@ -837,9 +836,9 @@ mod tests {
         let bytes = text.as_bytes();
         let at = item_boundary(bytes, bytes.len() / 2).expect("an item in the middle");
         assert!(text[at..].starts_with("{\n            \"kind\": \"Pod\""), "{}", &text[at..at + 40]);
-        let (two, handed_over) = read_list_split(bytes, Some(at), None, true, &KeepLabels::All).expect("a dump");
+        let (two, handed_over) = read_list_split(bytes, Some(at), None, true, &Keep::default()).expect("a dump");
         assert!(handed_over, "the first reader took the second's items");
-        let (one, _) = read_list_split(bytes, None, None, true, &KeepLabels::All).expect("a dump");
+        let (one, _) = read_list_split(bytes, None, None, true, &Keep::default()).expect("a dump");
         assert!(same(&one.snapshot, &two.snapshot));
         let pods = &two.snapshot.pods;
         assert_eq!(pods.len(), 200);
