@@ -570,3 +570,93 @@ fn down_nodes_of_a_whole_small_zone_are_each_predicted_a_taint() {
     let zone = prediction.zones.iter().find(|z| z.zone == ZoneKey::new("r1", "z1")).expect("z1");
     assert_eq!(zone.not_ready, 0, "not ready only once the controller marks them");
 }
+
+// The vectors again as what-ifs (`plan --down`): a healthy snapshot at 30.0, the nodes that fail in
+// the vector renewed their Lease last between 28.5 and 29.9 and go down now. Every instant from
+// the last renewal to now falls before the pass at 30.6, so each outcome is the vector's own.
+
+/// Marks `names` as going down now.
+fn down(mut case: Case, names: &[&str]) -> Case {
+    for node in case.nodes.iter_mut().filter(|node| names.contains(&node.name.as_str())) {
+        node.down = true;
+    }
+    case
+}
+
+#[test]
+fn down_v04_four_of_twelve_share_the_slots_in_any_order() {
+    let case = Case::at(30.0)
+        .healthy("z", 8)
+        .silent("a", "z", 28.5)
+        .silent("b", "z", 29.0)
+        .silent("c", "z", 29.4)
+        .silent("d", "z", 29.9);
+    let p = down(case, &["a", "b", "c", "d"]).predict();
+    for name in ["a", "b", "c", "d"] {
+        assert_window(&p, name, 75.6, 0.6, 31.0);
+        assert_window(&p, name, 105.6, 31.0, 1.0);
+    }
+}
+
+#[test]
+fn down_v06_three_of_a_small_zone_of_four_are_held() {
+    let case = Case::at(30.0)
+        .healthy("z", 1)
+        .silent("a", "z", 29.2)
+        .silent("b", "z", 29.3)
+        .silent("c", "z", 29.4)
+        .healthy("y", 3);
+    let p = down(case, &["a", "b", "c"]).predict();
+    for name in ["a", "b", "c"] {
+        assert_held(&p, name, HeldReason::PartialDisruption);
+    }
+}
+
+#[test]
+fn down_v08_two_of_four_keep_the_zone_normal() {
+    let case = Case::at(30.0).healthy("z", 2).silent("a", "z", 29.2).silent("b", "z", 29.3);
+    let p = down(case, &["a", "b"]).predict();
+    for name in ["a", "b"] {
+        assert_window(&p, name, 75.6, 0.6, 11.0);
+        assert_window(&p, name, 85.6, 11.0, 0.8);
+    }
+}
+
+#[test]
+fn down_v09_34_of_a_large_zone_of_60_go_at_the_secondary_rate() {
+    let mut case = Case::at(30.0).healthy("z", 26);
+    let names: Vec<String> = (0..34).map(|i| format!("s{i:02}")).collect();
+    for (i, name) in (0..).zip(&names) {
+        case = case.silent(name, "z", 29.0 + f64::from(i) * 0.02);
+    }
+    let p = down(case, &names.iter().map(String::as_str).collect::<Vec<_>>()).predict();
+    for name in &names {
+        assert_window(&p, name, 75.6, 0.6, 3310.0);
+        assert_window(&p, name, 3375.6, 3310.0, 6.0);
+    }
+}
+
+#[test]
+fn down_v10_a_small_zone_down_whole_is_tainted_at_the_normal_rate() {
+    let case = Case::at(30.0).healthy("y", 3).silent("a", "z", 29.2).silent("b", "z", 29.3);
+    let p = down(case, &["a", "b"]).predict();
+    assert_window(&p, "a", 75.6, 0.6, 11.0);
+    assert_window(&p, "b", 85.6, 11.0, 0.8);
+}
+
+#[test]
+fn down_v11_every_zone_down_holds_every_taint() {
+    let case = Case::at(30.0).silent("a", "y", 29.2).silent("b", "z", 29.3).silent("c", "z", 29.4);
+    let p = down(case, &["a", "b", "c"]).predict();
+    for name in ["a", "b", "c"] {
+        assert_held(&p, name, HeldReason::AllZonesDown);
+    }
+}
+
+#[test]
+fn down_v12_an_excluded_healthy_node_does_not_keep_the_zones_up() {
+    let case = Case::at(30.0).silent("a", "y", 29.2).silent("b", "z", 29.3).healthy("x", 1).excluded();
+    let p = down(case, &["a", "b"]).predict();
+    assert_held(&p, "a", HeldReason::AllZonesDown);
+    assert_held(&p, "b", HeldReason::AllZonesDown);
+}
