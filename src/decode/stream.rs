@@ -156,15 +156,17 @@ fn item_boundary(bytes: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Reads one object alone (a watch event's, or an API answer's) as an item of kind `kind` unless it
-/// says otherwise, and builds it; also its `metadata.resourceVersion`. There is no exact reader to
+/// says otherwise, and builds it (without its owner); also its `metadata.resourceVersion`. There is no exact reader to
 /// fall back to here (the deserializer is the caller's), so an error is the answer.
 pub(super) fn read_item<'de, D: Deserializer<'de>>(
     deserializer: D,
     kind: &str,
 ) -> Result<(Snapshot, Option<Cow<'de, str>>), D::Error> {
-    let mut fields = Fields { keep_version: true, ..Fields::default() };
+    // A watch feeds `run` and `plan -w`, which roll up no owner.
+    let keep = Keep { owners: false, ..Keep::default() };
+    let mut fields = Fields { keep_version: true, keep: keep.clone(), ..Fields::default() };
     ItemSeed { fields: &mut fields, skip_other_kinds: false }.deserialize(deserializer)?;
-    let mut builder = Builder::default();
+    let mut builder = Builder::new(keep);
     let item_kind = fields.kind.as_deref().unwrap_or(kind);
     builder.add(0, item_kind, &fields).map_err(|e| D::Error::custom(e.to_string()))?;
     Ok((builder.finish(), fields.resource_version.take()))
