@@ -148,6 +148,14 @@ impl Input {
     }
 }
 
+impl Input {
+    /// Whether nodes go down in this what-if (`--down`, `--down-selector`): a game day.
+    #[must_use]
+    pub fn game_day(&self) -> bool {
+        !self.down.is_empty() || self.down_selector.is_some()
+    }
+}
+
 /// kube-controller-manager's node lifecycle flags as given, and when a Ready node counts as silent.
 #[derive(Clone, Debug)]
 pub struct Lifecycle {

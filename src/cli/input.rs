@@ -76,8 +76,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
     };
     keys.extend(args.down_selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)));
     // A pod's controller only for a game day's roll-up per owner.
-    let owners = !args.down.is_empty() || args.down_selector.is_some();
-    let keep = Keep { labels: KeepLabels::Only(Arc::from(keys)), owners };
+    let keep = Keep { labels: KeepLabels::Only(Arc::from(keys)), owners: args.game_day() };
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;
@@ -144,8 +143,7 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         let ((snapshot, live), namespace) = match want {
             Want::Nodes(selection) => {
                 // A game day rolls up each owner's pods across the cluster: every pod is read.
-                let every_pod = !args.down.is_empty() || args.down_selector.is_some();
-                let read = cluster::read_snapshot(&connection, selection, unsettled, every_pod).await?;
+                let read = cluster::read_snapshot(&connection, selection, unsettled, args.game_day()).await?;
                 (read, connection.default_namespace.clone())
             }
             Want::Pod(given, pod) => {

@@ -125,7 +125,7 @@ fn foresee(
     live: bool,
     now: Timestamp,
     lifecycle: &Lifecycle,
-    down: &HashSet<String>,
+    down: &[String],
 ) -> Result<Option<Foreseen>> {
     let mut health = match loaded.health.take() {
         None => return Ok(None),
@@ -286,8 +286,8 @@ struct Prepared {
     /// pod uses a claim, or the version has no such controller).
     devices: Devices,
     device_minor: Option<u32>,
-    /// The nodes going down in a what-if (`--down`, `--down-selector`).
-    down: HashSet<String>,
+    /// The nodes going down in a what-if (`--down`, then `--down-selector`'s), each once.
+    down: Vec<String>,
 }
 
 impl Prepared {
@@ -298,10 +298,10 @@ impl Prepared {
         }
         let wants_nodes = matches!(want, Want::Nodes(_));
         let (fixed, silent_after) = (input.now, config.silent_after);
-        let down: HashSet<String> = input.down.iter().cloned().collect();
         // A node going down is read as an unsettled one is (every node's health, for its zone).
         let unsettled = |node: &NodeHealth, now| {
-            down.contains(node.name.as_str()) || is_unsettled(node, fixed.unwrap_or(now), silent_after)
+            input.down.iter().any(|name| name == node.name.as_str())
+                || is_unsettled(node, fixed.unwrap_or(now), silent_after)
         };
         let (mut loaded, namespace) = load(input, want, &unsettled)?;
         if let Some(minor) = config.kube_version() {
@@ -322,8 +322,10 @@ impl Prepared {
             eprintln!("warning: {warning}");
         }
         let flags = config.flags(loaded.minor);
-        let mut down = down;
-        down.extend(loaded.down_selected.iter().cloned());
+        // As given: `--down`'s names in order, then those `--down-selector` selects (by name), each once.
+        let mut seen = HashSet::new();
+        let down: Vec<String> =
+            input.down.iter().chain(&loaded.down_selected).filter(|name| seen.insert(name.as_str())).cloned().collect();
         let lifecycle = foresee(&mut loaded, !from_dump, now, config, &down)?;
         let (devices, device_minor) = device_taints(&mut loaded);
         Ok((Self { loaded, now, clock, flags, lifecycle, from_dump, devices, device_minor, down }, namespace))
@@ -379,12 +381,9 @@ impl Prepared {
     }
 }
 
-/// What the what-if flags assumed; `None` without them.
-fn assumed(input: &super::config::Input, loaded: &Loaded) -> Option<Assumed> {
-    // As given: `--down`'s names in order, then those `--down-selector` selects (by name), each once.
-    let mut seen = HashSet::new();
-    let names = input.down.iter().chain(&loaded.down_selected).filter(|name| seen.insert(name.as_str()));
-    let down: Vec<NodeName> = names.map(|name| name.as_str().into()).collect();
+/// What the what-if flags assumed (`down`: the nodes going down); `None` without them.
+fn assumed(input: &super::config::Input, down: &[String]) -> Option<Assumed> {
+    let down: Vec<NodeName> = down.iter().map(|name| name.as_str().into()).collect();
     let down_selector = input.down_selector.as_ref().map(|selector| selector.as_str().to_owned());
     let changes = input.what_if.clone();
     (!changes.is_empty() || !down.is_empty()).then_some(Assumed { changes, down, down_selector })
@@ -419,7 +418,7 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
         eprintln!("warning: {}", printable(&warning));
     }
     let mut plan = prepared.replay(&selected, what_if);
-    plan.assumed = assumed(&args.input, &prepared.loaded);
+    plan.assumed = assumed(&args.input, &prepared.down);
     // A game day says, per workload, how many pods go and whether any is left.
     if plan.assumed.as_ref().is_some_and(|assumed| !assumed.down.is_empty()) {
         let mut owners = owner_losses(&plan, snapshot);
@@ -491,7 +490,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
             let predicted = Taint::new(taint.key.key(), "", crate::engine::model::Effect::NoExecute);
             match_taints(&[predicted], &pod.pod.tolerations).remove(0).used
         });
-        let down = prepared.down.contains(node_name.as_str());
+        let down = prepared.down.iter().any(|name| name == node_name.as_str());
         BeforeTaint { node, zone, flags: prepared.flags, used: predicted.flatten(), down }
     });
     let devices = prepared.device_taints().and_then(|taints| {

@@ -60,11 +60,18 @@ pub struct BeforeTaint<'a> {
 
 impl BeforeTaint<'_> {
     /// When the controller marks (or marked) the node `Ready=Unknown`: it queues the node one pass
-    /// after that, so about a monitor period before the earliest taint.
-    fn unknown_expected(&self) -> Option<Timestamp> {
+    /// after that, so about a monitor period before the taint's window; the earliest, and the
+    /// latest when the window closes.
+    fn unknown_window(&self) -> Option<(Timestamp, Option<Timestamp>)> {
         let taint = self.node.forecast.taint?;
+        let period = -i64::try_from(self.flags.node_monitor_period.as_nanos()).unwrap_or(0);
         (taint.basis == Basis::LostHeartbeat && self.node.forecast.ready == Some(Ready::True))
-            .then(|| taint.earliest.add_nanos(-i64::try_from(self.flags.node_monitor_period.as_nanos()).unwrap_or(0)))
+            .then(|| (taint.earliest.add_nanos(period), taint.latest.map(|latest| latest.add_nanos(period))))
+    }
+
+    /// The earliest of [`unknown_window`](Self::unknown_window).
+    fn unknown_expected(&self) -> Option<Timestamp> {
+        self.unknown_window().map(|(earliest, _)| earliest)
     }
 }
 
@@ -86,13 +93,9 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
         lines.push(format!("last heartbeat: {heartbeat}"));
     }
     let ready = forecast.ready.map_or("never posted", Ready::as_str);
-    let latest_unknown = b.unknown_expected().zip(forecast.taint.and_then(|taint| taint.latest)).map(|(at, latest)| {
-        let period = i64::try_from(b.flags.node_monitor_period.as_nanos()).unwrap_or(0);
-        (at, latest.add_nanos(-period))
-    });
-    match (forecast.ready, b.node.ready_since, b.unknown_expected()) {
-        (Some(Ready::True), _, Some(_)) if b.down && latest_unknown.is_some() => {
-            let (at, latest) = latest_unknown.unwrap_or_default();
+    match (forecast.ready, b.node.ready_since, b.unknown_window()) {
+        // A node going down: its last heartbeat spans up to now, and so does the instant.
+        (Some(Ready::True), _, Some((at, Some(latest)))) if b.down => {
             lines.push(format!(
                 "Ready=Unknown expected {}–{} ({} of silence after the controller's pass that saw the last heartbeat)",
                 time_of_day(at, false),
@@ -100,7 +103,7 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
                 std_duration(b.flags.node_monitor_grace_period)
             ));
         }
-        (Some(Ready::True), _, Some(at)) => lines.push(format!(
+        (Some(Ready::True), _, Some((at, _))) => lines.push(format!(
             "Ready=Unknown expected about {} ({} of silence after the controller's pass that saw the heartbeat)",
             time_of_day(at, false),
             std_duration(b.flags.node_monitor_grace_period)

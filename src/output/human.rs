@@ -93,8 +93,15 @@ fn rfc3339_jiff(at: Timestamp) -> String {
 /// RFC 3339 in UTC to the second (rounded down): for logs and live views, where nanoseconds are noise.
 #[must_use]
 pub fn rfc3339_seconds(at: Timestamp) -> String {
-    let nanos = at.as_nanos();
-    rfc3339(Timestamp::from_nanos(nanos - nanos.rem_euclid(i128::from(NANOS_PER_SECOND))))
+    rfc3339(to_second(at, false))
+}
+
+/// `at` to the whole second: rounded up when `up` (the end of a window), else down.
+#[must_use]
+pub fn to_second(at: Timestamp, up: bool) -> Timestamp {
+    let second = i128::from(NANOS_PER_SECOND);
+    let rest = at.as_nanos().rem_euclid(second);
+    Timestamp::from_nanos(at.as_nanos() - rest + if up && rest != 0 { second } else { 0 })
 }
 
 /// `at` as the time of day (`10:02:10`, a fraction kept) when it falls on the same UTC day as `now`,
@@ -154,11 +161,7 @@ pub fn countdown(deadline: Option<Timestamp>, now: Timestamp) -> String {
 
 /// The time of day of `at` (UTC), to the second: rounded up when `up`, else down.
 pub fn time_of_day(at: Timestamp, up: bool) -> String {
-    let second = i128::from(NANOS_PER_SECOND);
-    let nanos = at.as_nanos();
-    let rest = nanos.rem_euclid(second);
-    let whole = if up && rest != 0 { nanos - rest + second } else { nanos - rest };
-    let text = rfc3339(Timestamp::from_nanos(whole));
+    let text = rfc3339(to_second(at, up));
     text.split_once('T').map_or_else(|| text.clone(), |(_, time)| time.trim_end_matches('Z').to_owned())
 }
 
@@ -166,9 +169,7 @@ pub fn time_of_day(at: Timestamp, up: bool) -> String {
 /// window crosses midnight (UTC): `23:59:50–2026-11-24T00:00:20`.
 pub fn until(start: Timestamp, end: Timestamp) -> String {
     let day = |t: Timestamp| t.as_nanos().div_euclid(i128::from(NANOS_PER_SECOND) * 86_400);
-    let second = i128::from(NANOS_PER_SECOND);
-    let rest = end.as_nanos().rem_euclid(second);
-    let up = if rest == 0 { end } else { Timestamp::from_nanos(end.as_nanos() - rest + second) };
+    let up = to_second(end, true);
     if day(up) == day(start) { time_of_day(end, true) } else { rfc3339_seconds(up).trim_end_matches('Z').to_owned() }
 }
 

@@ -5,10 +5,10 @@
 use std::io::{self, Write};
 
 use super::View;
-use super::human::{count, printable, short_time};
+use super::human::{count, printable, short_time, to_second};
 use super::summary::cut;
 use crate::engine::plan::{Assumed, OwnerLoss, Plan};
-use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+use crate::engine::time::Timestamp;
 
 /// The most node names the line of a game day lists before counting the rest.
 const NAMED: usize = 5;
@@ -99,13 +99,6 @@ fn row(owner: &OwnerLoss<'_>, now: Timestamp) -> [String; 6] {
         owner.last.map_or_else(|| "open".to_owned(), |last| short_time(to_second(last, true), now)),
         if left == 0 { "none".to_owned() } else { count(left) },
     ]
-}
-
-/// `at` to the second: rounded up when `up`, else down (the table's windows are written so).
-fn to_second(at: Timestamp, up: bool) -> Timestamp {
-    let second = i128::from(NANOS_PER_SECOND);
-    let rest = at.as_nanos().rem_euclid(second);
-    Timestamp::from_nanos(at.as_nanos() - rest + if up && rest != 0 { second } else { 0 })
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::View;
 use super::human::{count, countdown, printable, short_time};
-use super::human::{short_key, time_of_day, until};
+use super::human::{short_key, time_of_day, to_second, until};
 use crate::engine::lifecycle::HeldReason;
 use crate::engine::plan::{NodePlan, Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
@@ -76,8 +76,7 @@ impl NodeCounts {
         match self.next {
             Some(next) => {
                 // To the second: a summary has no use for the fraction.
-                let second = i128::from(NANOS_PER_SECOND);
-                let shown = Timestamp::from_nanos(next.as_nanos() - next.as_nanos().rem_euclid(second));
+                let shown = to_second(next, false);
                 // Spaced as the rows write it (`in 2m 10s`).
                 line.push_str(&format!("; next {} ({})", short_time(shown, now), countdown(Some(next), now)));
             }

@@ -5,7 +5,8 @@ use std::io::{self, Write};
 use owo_colors::OwoColorize;
 
 use super::human::{
-    compact_countdown, countdown, printable, rfc3339, rfc3339_seconds, short_key, short_time, time_of_day, until,
+    compact_countdown, countdown, printable, rfc3339, rfc3339_seconds, short_key, short_time, time_of_day, to_second,
+    until,
 };
 use super::json::{basis_name, verdict_name};
 use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
@@ -13,7 +14,7 @@ use super::{ColorMode, SortBy, View, owners};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::PodKey;
 use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
-use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+use crate::engine::time::Timestamp;
 
 /// How a cell is coloured.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -339,8 +340,7 @@ impl PodRow {
         let deadline = |full: bool| match (pod.basis, pod.evict_at) {
             (Some(Basis::PredictedTaint), Some(at)) if full => window(at, pod.evict_at_latest),
             (Some(Basis::PredictedTaint), Some(at)) => {
-                let second = i128::from(NANOS_PER_SECOND);
-                let earliest = short_time(Timestamp::from_nanos(at.as_nanos() - at.as_nanos().rem_euclid(second)), now);
+                let earliest = short_time(to_second(at, false), now);
                 match pod.evict_at_latest {
                     Some(latest) => format!("{earliest}–{}", until(at, latest)),
                     None => format!("{earliest}–?"),
