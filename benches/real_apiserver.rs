@@ -4,7 +4,11 @@
 //!   `kubectl get pods -A --field-selector spec.nodeName=NODE -o json`;
 //! - `plan` over every tainted node (all 200) vs `kubectl get nodes,pods -A -o json`;
 //! - a game day, `plan -l ZONE --down-selector ZONE` (a zone of 50 nodes going dark: every pod read,
-//!   the node lifecycle controller predicted for 50 silent nodes, the owners rolled up), vs the same.
+//!   the node lifecycle controller predicted for 50 silent nodes, the owners rolled up), vs the same;
+//! - protobuf (the default) vs `--content-type json`: the wall time and kube-apiserver's CPU (from
+//!   `/proc/PID/stat`) per whole-cluster `plan`, per `plan NODE` and per `run` start-up to "synced"; one
+//!   `LIST /api/v1/pods?resourceVersion=0` each way (wall, CPU, bytes), and this decoder's speed on those
+//!   very answers (pods per second: protobuf rewritten then read, vs the JSON read).
 //!
 //! `cargo bench --bench real_apiserver` (release build). Prints medians, spread and the ratios.
 //! `TAINT_EVICT_BENCH_BASELINE=PATH` also times `plan NODE` of another build, interleaved (before/after).
@@ -18,7 +22,8 @@ mod control_plane;
 #[path = "support/process.rs"]
 mod process;
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use process::{median_and_spread, timed};
@@ -73,6 +78,49 @@ fn report(name: &str, samples: Vec<Duration>) -> Duration {
     median
 }
 
+/// CPU seconds (user + system) process `pid` has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or(vec![], |(_, rest)| rest.split_whitespace().collect());
+    let ticks: f64 = fields.get(11..13).map_or(f64::NAN, |f| f.iter().filter_map(|v| v.parse::<f64>().ok()).sum());
+    // SAFETY: sysconf reads a constant of the system.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks / per_second
+}
+
+/// `report` of CPU seconds (as durations), for kube-apiserver's CPU per command.
+fn report_cpu(name: &str, seconds: &[f64]) -> Duration {
+    report(name, seconds.iter().map(|s| Duration::from_secs_f64(s.max(0.0))).collect())
+}
+
+/// Starts `run --dry-run -o json` and waits for its initial sync ("synced"); how long that took.
+fn run_until_synced(mut command: Command) -> Duration {
+    let start = Instant::now();
+    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("run starts");
+    let stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let synced = stdout
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| serde_json::from_str::<serde_json::Value>(&line).is_ok_and(|event| event["type"] == "synced"));
+    let elapsed = start.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(synced, "run reached its initial sync");
+    elapsed
+}
+
+/// One raw `GET` through kube-rs, `accept`ing a content type: the answer's bytes and the wall time.
+fn raw_get(client: &kube::Client, runtime: &tokio::runtime::Runtime, path: &str, accept: &str) -> (Vec<u8>, Duration) {
+    runtime.block_on(async {
+        let request = http::Request::get(path).header(http::header::ACCEPT, accept).body(kube::client::Body::empty());
+        let start = Instant::now();
+        let response = client.send(request.expect("a request")).await.expect("an answer");
+        let bytes = response.into_body().collect_bytes().await.expect("a body");
+        (bytes.to_vec(), start.elapsed())
+    })
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // test harnesses list benchmarks; this one has no parts to list
@@ -110,6 +158,11 @@ fn main() {
     let kubectl_all = || command("kubectl", &["get", "nodes,pods", "-A", "-o", "json"]);
     let zone = "topology.kubernetes.io/zone=z0";
     let plan_down = || command(plugin, &["plan", "-l", zone, "--down-selector", zone, "-o", "json"]);
+    let plan_node_json = || command(plugin, &["plan", node, "-o", "json", "--content-type", "json"]);
+    let plan_all_json = || command(plugin, &["plan", "-o", "json", "--content-type", "json"]);
+    let run_protobuf = || command(plugin, &["run", "--dry-run", "-o", "json"]);
+    let run_json = || command(plugin, &["run", "--dry-run", "-o", "json", "--content-type", "json"]);
+    let apiserver = plane.pids().into_iter().find(|(name, _)| *name == "kube-apiserver").expect("kube-apiserver").1;
 
     let baseline = std::env::var("TAINT_EVICT_BENCH_BASELINE").ok();
     let plan_node_before = || command(baseline.as_deref().unwrap_or(plugin), &["plan", node, "-o", "json"]);
@@ -118,16 +171,37 @@ fn main() {
     for make in warm {
         timed(&mut make()); // warm up, and kubectl's discovery cache, as in daily use
     }
-    let mut commands: Vec<&dyn Fn() -> Command> =
-        vec![&plan_node, &plan_node_quorum, &kubectl_node, &plan_all, &plan_all_quorum, &kubectl_all, &plan_down];
+    let mut commands: Vec<&dyn Fn() -> Command> = vec![
+        &plan_node,
+        &plan_node_quorum,
+        &kubectl_node,
+        &plan_all,
+        &plan_all_quorum,
+        &kubectl_all,
+        &plan_down,
+        &plan_node_json,
+        &plan_all_json,
+    ];
     if baseline.is_some() {
         timed(&mut plan_node_before());
         commands.push(&plan_node_before);
     }
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); commands.len()];
+    // `run` to its initial sync, each way: wall and kube-apiserver CPU.
+    let starts: [&dyn Fn() -> Command; 2] = [&run_protobuf, &run_json];
+    let mut start_samples: Vec<Vec<Duration>> = vec![Vec::new(); 2];
+    let mut start_cpu: Vec<Vec<f64>> = vec![Vec::new(); 2];
     for _ in 0..RUNS {
-        for (make, log) in commands.iter().zip(samples.iter_mut()) {
+        for ((make, log), used) in commands.iter().zip(samples.iter_mut()).zip(cpu.iter_mut()) {
+            let before = cpu_seconds(apiserver);
             log.push(timed(&mut make()));
+            used.push(cpu_seconds(apiserver) - before);
+        }
+        for ((make, log), used) in starts.iter().zip(start_samples.iter_mut()).zip(start_cpu.iter_mut()) {
+            let before = cpu_seconds(apiserver);
+            log.push(run_until_synced(make()));
+            used.push(cpu_seconds(apiserver) - before);
         }
     }
     let mut samples = samples.into_iter();
@@ -142,10 +216,43 @@ fn main() {
     let all_quorum = report("kubectl-taint_evict plan -o json --quorum-read", next());
     let all_theirs = report("kubectl get nodes,pods -A -o json", next());
     let down = report("kubectl-taint_evict plan -l ZONE --down-selector ZONE -o json", next());
+    let node_json = report("kubectl-taint_evict plan node-005 -o json --content-type json", next());
+    let all_json = report("kubectl-taint_evict plan -o json --content-type json", next());
     if baseline.is_some() {
         let before = report("baseline plan node-005 -o json (watch cache)", next());
         println!("  ratio plan NODE now / baseline (medians): {:.3}", ratio_of(ours, before));
     }
+    let mut start_samples = start_samples.into_iter();
+    let run_start = report("kubectl-taint_evict run --dry-run: start to synced", start_samples.next().expect("run"));
+    let run_start_json = report(
+        "kubectl-taint_evict run --dry-run --content-type json: start to synced",
+        start_samples.next().expect("run"),
+    );
+    println!("real_apiserver: kube-apiserver CPU per command (medians of {RUNS})");
+    let cpu_of = |index: usize| cpu[index].clone();
+    let cpu_all = report_cpu("plan -o json (protobuf)", &cpu_of(3));
+    let cpu_all_json = report_cpu("plan -o json --content-type json", &cpu_of(8));
+    let cpu_node = report_cpu("plan node-005 -o json (protobuf)", &cpu_of(0));
+    let cpu_node_json = report_cpu("plan node-005 -o json --content-type json", &cpu_of(7));
+    let cpu_kubectl_all = report_cpu("kubectl get nodes,pods -A -o json", &cpu_of(5));
+    let cpu_run = report_cpu("run --dry-run to synced (protobuf)", &start_cpu[0]);
+    let cpu_run_json = report_cpu("run --dry-run to synced --content-type json", &start_cpu[1]);
+    println!(
+        "  ratio protobuf / json, kube-apiserver CPU (medians): plan {:.3} (target <= 0.25), run start-up {:.3} \
+         (target <= 0.25), plan NODE {:.3}; kubectl get nodes,pods {:.3?}",
+        ratio_of(cpu_all, cpu_all_json),
+        ratio_of(cpu_run, cpu_run_json),
+        ratio_of(cpu_node, cpu_node_json),
+        cpu_kubectl_all
+    );
+    println!(
+        "  ratio protobuf / json, wall (medians): plan {:.3} (target <= 0.5), run start-up {:.3}, plan NODE {:.3} \
+         (target <= 1)",
+        ratio_of(all, all_json),
+        ratio_of(run_start, run_start_json),
+        ratio_of(ours, node_json)
+    );
+    raw_lists(&plane, apiserver);
     println!(
         "  ratio plan NODE / kubectl (medians): {:.3} (quorum read: {:.3})",
         ratio_of(ours, theirs),
@@ -160,5 +267,64 @@ fn main() {
         "  ratio plan --down-selector / kubectl get nodes,pods (medians): {:.3} (/ plan: {:.3})",
         ratio_of(down, all_theirs),
         ratio_of(down, all)
+    );
+}
+
+/// One `LIST /api/v1/pods?resourceVersion=0` (every pod, from the watch cache) in each content type,
+/// interleaved: wall, kube-apiserver CPU, bytes; then this decoder on those very answers.
+fn raw_lists(plane: &control_plane::ControlPlane, apiserver: u32) {
+    use taint_evict::decode::{protobuf::to_json, read_page};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let client = runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig()).expect("the kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("a config");
+        kube::Client::try_from(config).expect("a client")
+    });
+    let path = "/api/v1/pods?resourceVersion=0";
+    let accepts = ["application/vnd.kubernetes.protobuf", "application/json"];
+    let mut answers: Vec<Vec<u8>> = vec![Vec::new(); 2];
+    let (mut walls, mut cpus): (Vec<Vec<Duration>>, Vec<Vec<f64>>) = (vec![Vec::new(); 2], vec![Vec::new(); 2]);
+    for _ in 0..5 {
+        for (i, accept) in accepts.iter().enumerate() {
+            let before = cpu_seconds(apiserver);
+            let (bytes, wall) = raw_get(&client, &runtime, path, accept);
+            cpus[i].push(cpu_seconds(apiserver) - before);
+            walls[i].push(wall);
+            answers[i] = bytes;
+        }
+    }
+    println!("real_apiserver: LIST {path}, medians of 5, interleaved");
+    for (i, name) in ["protobuf", "json"].iter().enumerate() {
+        let wall = report(&format!("{name}: wall"), walls[i].clone());
+        let cpu = report_cpu(&format!("{name}: kube-apiserver CPU"), &cpus[i]);
+        println!("    {name}: {:.1} MB, wall {wall:.3?}, CPU {cpu:.3?}", answers[i].len() as f64 / 1e6);
+    }
+    let (protobuf, json) = (&answers[0], &answers[1]);
+    let pods = read_page(json, "Pod").expect("a page").snapshot.pods.len();
+    assert_eq!(read_page(&to_json(protobuf).expect("reads"), "Pod").expect("a page").snapshot.pods.len(), pods);
+    let mut rewrite = Vec::new();
+    let mut protobuf_read = Vec::new();
+    let mut json_read = Vec::new();
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let slim = to_json(protobuf).expect("reads");
+        rewrite.push(start.elapsed());
+        std::hint::black_box(read_page(&slim, "Pod").expect("a page"));
+        protobuf_read.push(start.elapsed());
+        let start = Instant::now();
+        std::hint::black_box(read_page(json, "Pod").expect("a page"));
+        json_read.push(start.elapsed());
+    }
+    println!("real_apiserver: decoding those answers ({pods} pods), medians of {RUNS}");
+    let rewritten = report("protobuf rewritten as the JSON of the fields read", rewrite);
+    let protobuf = report("protobuf: rewritten, then read", protobuf_read);
+    let json = report("json: read (the streaming reader)", json_read);
+    let per_second = |d: Duration| pods as f64 / d.as_secs_f64();
+    println!(
+        "  pods per second: protobuf {:.0} (the rewrite alone {:.0}), json {:.0}; ratio {:.3}",
+        per_second(protobuf),
+        per_second(rewritten),
+        per_second(json),
+        ratio_of(protobuf, json)
     );
 }

@@ -709,10 +709,38 @@ fn tls_failure_names_the_server() {
 }
 
 #[test]
+fn undecodable_protobuf_answer_names_the_resource_and_what_does_not_read() {
+    // A server answering protobuf whose object is cut short.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("bound address"));
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let mut request = [0; 4096];
+            let _ = stream.read(&mut request);
+            let body = b"k8s\0\x0a\x0c\x0a\x02v1\x12\x04Node\x12\x09\x0a\x30";
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.kubernetes.protobuf\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&[head.as_bytes(), body].concat());
+        }
+    });
+    let config = kubeconfig(&scratch("undecodable-protobuf"), "kubeconfig", &url, "    token: t\n");
+    let stderr = fails_with(
+        &live(&config, &["plan", "n1"]),
+        &format!(
+            "error: cannot decode nodes from {url}: the server's protobuf answer does not read: a field runs past its message"
+        ),
+    );
+    assert!(stderr.contains("hint: --content-type json asks the server for JSON instead"), "{stderr}");
+}
+
+#[test]
 fn undecodable_answer_names_the_resource_and_field() {
     let server = FakeApiServer::start(&scratch("undecodable"));
     server.add(json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"}, "spec": {"taints": "none"}}));
-    let result = live(server.kubeconfig(), &["plan", "n1"]);
+    // A field of the wrong type is JSON's to carry (protobuf's types cannot).
+    let result = live(server.kubeconfig(), &["plan", "n1", "--content-type", "json"]);
     assert_eq!(result.code, 1, "{}", result.stderr);
     let first = result.stderr.lines().next().unwrap_or_default();
     let expected = format!(

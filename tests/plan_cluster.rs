@@ -47,6 +47,27 @@ fn live_plan_equals_the_plan_of_the_same_objects_in_a_file() {
 }
 
 #[test]
+fn reads_ask_for_protobuf_and_take_json_from_a_server_that_answers_it() {
+    let from_file = run(&["plan", "--now", NOW, "-o", "json", "-f", "examples/incident.json"], None);
+    let server = server_with("content-types", &incident());
+    let answered = |run: &Run| {
+        let plan: Value = serde_json::from_str(&run.stdout).expect("JSON");
+        plan["contentType"].as_str().map(str::to_owned)
+    };
+    let protobuf = live(&server, &["plan", "--now", NOW, "-o", "json"]);
+    assert_eq!(answered(&protobuf).as_deref(), Some("protobuf"), "{}", protobuf.stderr);
+    let json = live(&server, &["plan", "--now", NOW, "-o", "json", "--content-type", "json"]);
+    assert_eq!(answered(&json).as_deref(), Some("json"));
+    // A server that answers JSON to a read asking for protobuf first: read as JSON.
+    server.json_only();
+    let fallback = live(&server, &["plan", "--now", NOW, "-o", "json"]);
+    assert_eq!(answered(&fallback).as_deref(), Some("json"));
+    for read in [protobuf, json, fallback] {
+        assert_eq!(as_from_dump(&read.stdout, "watch-cache"), from_file.stdout);
+    }
+}
+
+#[test]
 fn named_node_is_one_get_and_one_field_selected_pod_list() {
     let server = server_with("request-shape-named", &incident());
     // worker-4 is Ready=True: nothing the node lifecycle controller would do to it needs other nodes.

@@ -80,10 +80,15 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A live `plan -o json` without its `"read"` field, which must say `read` (`watch-cache` or
-/// `quorum`): the document a dump of the same objects gives.
+/// A live `plan -o json` without its `"read"` and `"contentType"` fields, which must say `read`
+/// (`watch-cache` or `quorum`) and what the answers came in: the document a dump of the same
+/// objects gives.
 pub fn as_from_dump(live: &str, read: &str) -> String {
     let field = format!(",\n  \"read\": \"{read}\"");
     assert!(live.contains(&field), "a live plan says it was read from {read}: {live}");
-    live.replacen(&field, "", 1)
+    let live = live.replacen(&field, "", 1);
+    let content_type =
+        ["protobuf", "json"].iter().map(|t| format!(",\n  \"contentType\": \"{t}\"")).find(|f| live.contains(f));
+    let content_type = content_type.unwrap_or_else(|| panic!("a live plan says what it was answered in: {live}"));
+    live.replacen(&content_type, "", 1)
 }

@@ -150,6 +150,11 @@ pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
             "--tls-server-name" => cluster.tls_server_name = value(),
             "-n" | "--namespace" => namespace = value(),
             "--insecure-skip-tls-verify" => cluster.insecure_skip_tls_verify = true,
+            "--content-type" => {
+                use clap::ValueEnum as _;
+                let given = value().and_then(|v| crate::cluster::protobuf::ContentType::from_str(&v, false).ok());
+                cluster.content_type = given.unwrap_or_default();
+            }
             // Names come from the dump, not the cluster.
             "-f" | "--filename" => return None,
             _ => {}

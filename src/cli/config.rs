@@ -61,6 +61,7 @@ pub fn connect_options(args: &ClusterArgs) -> ConnectOptions {
             Some(limit) => Some(limit),
         },
         insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+        content_type: args.content_type,
     }
 }
 

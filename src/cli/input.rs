@@ -28,6 +28,8 @@ pub struct Loaded {
     pub origin: String,
     /// How a live cluster answered (`watch-cache` or `quorum`); `None` for a dump.
     pub read: Option<&'static str>,
+    /// What a live cluster's reads were answered in (`protobuf`, `json`); `None` for a dump.
+    pub content_type: Option<&'static str>,
     /// What the input says about node health; `None` when not read.
     pub health: Option<Result<Health, DumpError>>,
     /// The server's minor version, when read from a live cluster (a dump does not say).
@@ -112,8 +114,18 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         None => Vec::new(),
     };
     let (health, devices) = (Some(health), Some(devices));
-    let loaded =
-        Loaded { snapshot, origin, read: None, health, minor: None, lacks: None, time: None, devices, down_selected };
+    let loaded = Loaded {
+        snapshot,
+        origin,
+        read: None,
+        content_type: None,
+        health,
+        minor: None,
+        lacks: None,
+        time: None,
+        devices,
+        down_selected,
+    };
     Ok((loaded, namespace.to_owned()))
 }
 
@@ -161,6 +173,7 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
             }
         };
         let read = Some(connection.read.as_str());
+        let content_type = connection.answers.described();
         let LiveHealth { health, minor, lacks, devices, devices_lack } = live;
         let devices = match devices_lack {
             Some(lack) => {
@@ -172,7 +185,8 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
         let origin = connection.server.clone();
         let health = Some(Ok(health));
-        let loaded = Loaded { snapshot, origin, read, health, minor, lacks, time, devices, down_selected };
+        let loaded =
+            Loaded { snapshot, origin, read, content_type, health, minor, lacks, time, devices, down_selected };
         Ok((loaded, namespace))
     })
 }

@@ -162,6 +162,18 @@ pub struct ClusterArgs {
     /// the traffic, the credentials included).
     #[arg(long, help_heading = "Cluster")]
     pub insecure_skip_tls_verify: bool,
+    /// What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as
+    /// kube-controller-manager reads; the server encodes it several times cheaper than JSON) or
+    /// json. A server that cannot answer protobuf answers JSON.
+    #[arg(
+        long,
+        value_name = "TYPE",
+        value_enum,
+        default_value_t,
+        env = "TAINT_EVICT_CONTENT_TYPE",
+        help_heading = "Cluster"
+    )]
+    pub content_type: crate::cluster::protobuf::ContentType,
 }
 
 /// `plan -o` (the output's [`crate::output::OutputFormat`], as the flag spells it).

@@ -432,7 +432,8 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
             node.pods.retain(|p| p.key().namespace() == namespace);
         }
     }
-    let live = prepared.loaded.read.map(|read| Live { read, clock: prepared.clock });
+    let content_type = prepared.loaded.content_type;
+    let live = prepared.loaded.read.map(|read| Live { read, content_type, clock: prepared.clock });
     let mut out = BufWriter::new(std::io::stdout().lock());
     render_plan_view(&plan, args.format, &args.view, live.as_ref(), &mut out)?;
     out.flush()?;

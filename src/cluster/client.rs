@@ -14,6 +14,7 @@ pub const PAGE_SIZE: u32 = 500;
 /// Requests in flight at once.
 pub const CONCURRENCY: usize = 8;
 use super::date::DateLayer;
+use super::protobuf::{Answers, ContentType, ProtobufLayer};
 use super::pushback::{Pushback, PushbackLayer};
 use crate::runtime::{Clock, Timekeeper};
 
@@ -50,6 +51,8 @@ pub struct ConnectOptions {
     pub request_timeout: Option<Duration>,
     /// `--insecure-skip-tls-verify`: the only way certificate verification is turned off.
     pub insecure_skip_tls_verify: bool,
+    /// `--content-type`: what reads of pods, nodes and Leases ask for.
+    pub content_type: ContentType,
 }
 
 /// A client, the server it talks to and the per-request time limit.
@@ -69,6 +72,8 @@ pub struct Connection {
     pub default_namespace: String,
     /// How reads are served: from the API server's watch cache (the default) or from etcd.
     pub read: ReadFrom,
+    /// The content types the reads of pods, nodes and Leases were answered in.
+    pub answers: Answers,
 }
 
 /// Where the API server serves `plan`'s and `explain`'s reads from.
@@ -184,10 +189,12 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     let default_namespace = config.default_namespace.clone();
     let pushback = Pushback::default();
     let time = Timekeeper::new(Clock::system());
+    let answers = Answers::default();
     let client = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?
         .with_layer(&PushbackLayer(pushback.clone()))
         .with_layer(&DateLayer(time.clone()))
+        .with_layer(&ProtobufLayer { asked: options.content_type, answers: answers.clone() })
         .build();
     Ok(Connection {
         client,
@@ -197,6 +204,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
         request_timeout: options.request_timeout,
         default_namespace,
         read: ReadFrom::Cache,
+        answers,
     })
 }
 

@@ -203,6 +203,9 @@ impl ClusterError {
                 "a request's URL holds at most 64 KiB: shorten the label selector (-l), or name the nodes instead"
                     .into()
             }
+            Self::Decode { reason, .. } if reason.starts_with(crate::decode::protobuf::UNREAD) => {
+                "--content-type json asks the server for JSON instead".into()
+            }
             Self::ApiFailed { .. } | Self::Decode { .. } | Self::InvalidName { .. } => return None,
         })
     }
@@ -243,6 +246,9 @@ impl ClusterError {
             },
             kube::Error::SerdeError(e) => Self::Decode { server, resource, reason: e.to_string() },
             other => {
+                if let Some(error) = find_cause::<crate::decode::protobuf::ProtobufError>(&other) {
+                    return Self::Decode { server, resource, reason: error.to_string() };
+                }
                 if let Some(auth) = find_cause::<kube::client::AuthError>(&other) {
                     return Self::Credentials { server, reason: credentials_reason(auth) };
                 }

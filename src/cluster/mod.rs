@@ -17,6 +17,7 @@ pub mod error;
 pub mod evict;
 pub mod lease;
 pub mod lifecycle;
+pub mod protobuf;
 pub mod pushback;
 pub mod series;
 pub mod snapshot;

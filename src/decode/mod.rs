@@ -28,6 +28,7 @@
 pub mod bounded;
 pub mod devices;
 pub mod lifecycle;
+pub mod protobuf;
 
 mod build;
 mod error;

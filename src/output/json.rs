@@ -29,6 +29,10 @@ pub struct EvictionPlan<'a> {
     /// How a live cluster answered: `watch-cache` or `quorum`; absent for a dump.
     #[serde(skip_serializing_if = "Option::is_none")]
     read: Option<&'static str>,
+    /// What the reads of pods, nodes and Leases were answered in: `protobuf`, `json`, or `protobuf
+    /// and json`; absent for a dump.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content_type: Option<&'static str>,
     /// How the control plane's time was read; absent for a dump or with `--now`.
     #[serde(skip_serializing_if = "Option::is_none")]
     clock: Option<ClockDoc>,
@@ -166,6 +170,8 @@ struct DeviceTaintsDoc {
 pub struct Live {
     /// `watch-cache` or `quorum`.
     pub read: &'static str,
+    /// What the reads were answered in (`protobuf`, `json`, `protobuf and json`), when any was.
+    pub content_type: Option<&'static str>,
     /// How the control plane's time was read; `None` when `--now` fixed it.
     pub clock: Option<ClockDoc>,
 }
@@ -497,6 +503,7 @@ impl EvictionPlan<'_> {
     #[must_use]
     pub fn read(mut self, live: Option<&Live>) -> Self {
         self.read = live.map(|live| live.read);
+        self.content_type = live.and_then(|live| live.content_type);
         self.clock = live.and_then(|live| live.clock);
         self
     }
@@ -516,6 +523,7 @@ impl<'a> From<&'a Plan<'a>> for EvictionPlan<'a> {
             kind: "EvictionPlan",
             now: rfc3339(plan.now),
             read: None,
+            content_type: None,
             clock: None,
             device_taints: plan.device_taints.map(|minor| DeviceTaintsDoc { kube_version: format!("1.{minor}") }),
             what_if: plan.assumed.as_ref().map(|assumed| WhatIfDoc::new(assumed, plan.now)),
@@ -553,6 +561,10 @@ pub fn write_plan_json_with(
     if let Some(live) = live {
         out.write_all(b",\n  \"read\": ")?;
         string(out, live.read)?;
+        if let Some(content_type) = live.content_type {
+            out.write_all(b",\n  \"contentType\": ")?;
+            string(out, content_type)?;
+        }
     }
     if let Some(clock) = live.and_then(|live| live.clock) {
         out.write_all(b",\n  \"clock\": {\n    \"offset\": ")?;
@@ -1040,12 +1052,13 @@ mod tests {
         fn plan_json_is_written_as_serde_json_writes_the_document(
             plan in plan(),
             read in prop::option::of(prop::sample::select(vec!["watch-cache", "quorum"])),
+            content_type in prop::option::of(prop::sample::select(vec!["protobuf", "json", "protobuf and json"])),
             clock in prop::option::of((any::<i64>(), 0..i64::MAX, prop::sample::select(vec!["date-header", "node-lease"]))),
             with_timeline in any::<bool>(),
         ) {
             let timeline = with_timeline.then(|| Timeline::of(&plan));
             let clock = clock.map(|(offset, uncertainty, source)| ClockDoc::new(offset, uncertainty, source));
-            let live = read.map(|read| Live { read, clock });
+            let live = read.map(|read| Live { read, content_type, clock });
             let mut direct = Vec::new();
             write_plan_json_with(&plan, live.as_ref(), timeline.as_ref(), &mut direct).expect("a Vec");
             let mut serde = Vec::new();

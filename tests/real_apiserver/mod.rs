@@ -12,6 +12,7 @@ mod harness;
 mod lifecycle;
 mod live_lifecycle;
 mod plan;
+mod protobuf;
 mod rbac;
 mod run;
 mod side_by_side;

@@ -9,6 +9,9 @@ use crate::util::{Run, as_from_dump, command, run_command, scratch};
 
 const NOW: &str = "2026-11-23T12:00:00Z";
 
+/// What `--content-type` may ask for.
+const CONTENT_TYPES: [&str; 2] = ["protobuf", "json"];
+
 /// Runs the binary against the control plane's admin kubeconfig.
 fn live(kubeconfig: &std::path::Path, args: &[&str]) -> Run {
     run_command(command().args(args).arg("--kubeconfig").arg(kubeconfig), None)
@@ -62,11 +65,17 @@ fn real_apiserver_live_plan_equals_the_plan_of_a_kubectl_dump_over_paged_lists()
         args.extend(extra);
         let from_file = run_command(command().args(&args).args(["-f", file]), None);
         assert_eq!(from_file.code, 0, "plan -f {extra:?}: {}", from_file.stderr);
-        // From the watch cache (one unlimited LIST) and from etcd (pages of 500).
+        // From the watch cache (one unlimited LIST) and from etcd (pages of 500), as protobuf (the
+        // default) and as JSON.
         for (flags, read) in [(&[][..], "watch-cache"), (&["--quorum-read"][..], "quorum")] {
-            let from_cluster = live(plane.kubeconfig(), &[&args[..], flags].concat());
-            assert_eq!(from_cluster.code, 0, "plan {extra:?} {read}: {}", from_cluster.stderr);
-            assert_eq!(as_from_dump(&from_cluster.stdout, read), from_file.stdout, "plan {extra:?} {read}");
+            for content_type in CONTENT_TYPES {
+                let flags = [flags, &["--content-type", content_type]].concat();
+                let from_cluster = live(plane.kubeconfig(), &[&args[..], &flags].concat());
+                assert_eq!(from_cluster.code, 0, "plan {extra:?} {read}: {}", from_cluster.stderr);
+                let answered = format!("\"contentType\": \"{content_type}\"");
+                assert!(from_cluster.stdout.contains(&answered), "plan {extra:?} {flags:?}: {}", from_cluster.stdout);
+                assert_eq!(as_from_dump(&from_cluster.stdout, read), from_file.stdout, "plan {extra:?} {flags:?}");
+            }
         }
         let plan: Value = serde_json::from_str(&from_file.stdout).expect("JSON");
         let pods: usize =
@@ -83,7 +92,7 @@ fn real_apiserver_live_plan_equals_the_plan_of_a_kubectl_dump_over_paged_lists()
     {
         let args = ["explain", "-n", namespace, name, "--now", NOW, "-o", "json"];
         let from_file = run_command(command().args(args).args(["-f", file]), None);
-        for read in [&[][..], &["--quorum-read"][..]] {
+        for read in [&[][..], &["--quorum-read"][..], &["--content-type", "json"][..]] {
             let from_cluster = live(plane.kubeconfig(), &[&args[..], read].concat());
             assert_eq!(from_cluster.code, 0, "explain {name} {read:?}: {}", from_cluster.stderr);
             assert_eq!(from_cluster.stdout, from_file.stdout, "explain {namespace}/{name} {read:?}");
@@ -94,10 +103,14 @@ fn real_apiserver_live_plan_equals_the_plan_of_a_kubectl_dump_over_paged_lists()
 #[test]
 fn real_apiserver_unknown_node_and_pod_are_clear_errors() {
     let plane = control_plane!("unknown-names");
-    let node = live(plane.kubeconfig(), &["plan", "no-such-node"]);
-    assert_ne!(node.code, 0);
-    assert!(node.stderr.starts_with("error: node \"no-such-node\" not found\n"), "{}", node.stderr);
-    let pod = live(plane.kubeconfig(), &["explain", "-n", "default", "no-such-pod"]);
-    assert_ne!(pod.code, 0);
-    assert!(pod.stderr.starts_with("error: pod \"default/no-such-pod\" not found"), "{}", pod.stderr);
+    // The server's `Status` comes back in the content type asked for: read either way alike.
+    for content_type in CONTENT_TYPES {
+        let node = live(plane.kubeconfig(), &["plan", "no-such-node", "--content-type", content_type]);
+        assert_ne!(node.code, 0);
+        assert!(node.stderr.starts_with("error: node \"no-such-node\" not found\n"), "{}", node.stderr);
+        let pod =
+            live(plane.kubeconfig(), &["explain", "-n", "default", "no-such-pod", "--content-type", content_type]);
+        assert_ne!(pod.code, 0);
+        assert!(pod.stderr.starts_with("error: pod \"default/no-such-pod\" not found"), "{}", pod.stderr);
+    }
 }

@@ -2,7 +2,9 @@
 //!
 //! It serves what a client of nodes, pods, leases and events uses: `/version` (its minor version
 //! settable), discovery, GET/LIST of nodes, pods and Leases (label and field selectors, `limit` and `continue`), WATCH of nodes and pods
-//! (resource versions, selectors, `410 Expired`, bookmarks on request), DELETE of pods (uid and
+//! (resource versions, selectors, `410 Expired`, bookmarks on request), each read of nodes, pods and
+//! Leases (and its errors) as protobuf when asked for it (`Accept`, as the real server; or JSON only,
+//! as a server that cannot), DELETE of pods (uid and
 //! resourceVersion preconditions, `dryRun`), PATCH of `pods/status` (strategic-merge or merge patch),
 //! POST/PATCH/LIST of Events, the Eviction API (`pods/NAME/eviction`, with PodDisruptionBudgets:
 //! a selector and `status.disruptionsAllowed`, decremented by each eviction, 429 naming the budget
@@ -245,6 +247,8 @@ struct State {
     rules: Vec<Rule>,
     /// The most items one LIST page holds, whatever `limit` asks (servers may return fewer).
     max_page: Option<usize>,
+    /// Whether reads are answered in JSON whatever they ask for.
+    json_only: bool,
     /// Whether a DELETE of a pod bound to a node only marks it terminating, as on a real cluster whose
     /// node has no running kubelet to finish the deletion.
     kubelet_gone: bool,
@@ -583,6 +587,12 @@ impl FakeApiServer {
         self.shared.update(|state| state.dra = Some(minor));
     }
 
+    /// From now on, answers JSON to every read, also one that asks for protobuf first (as a server
+    /// does for a type it cannot encode as protobuf).
+    pub fn json_only(&self) {
+        self.shared.update(|state| state.json_only = true);
+    }
+
     /// Caps every LIST page at `items` items.
     pub fn cap_pages(&self, items: usize) {
         self.shared.update(|state| state.max_page = Some(items));
@@ -713,6 +723,71 @@ fn not_found(resource: &str, name: &str) -> Reply {
 }
 
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
+    let accept = request.headers().get("accept").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let protobuf =
+        accept.starts_with(PROTOBUF).then(|| read_of(request.method().as_str(), request.uri().path())).flatten();
+    let protobuf = protobuf.filter(|_| !shared.lock().json_only);
+    let watch = request.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    let answer = answer(shared, request).await;
+    match protobuf {
+        Some(kind) => as_protobuf(answer?, kind, watch).await,
+        None => answer,
+    }
+}
+
+/// The protobuf media type.
+const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The kind a GET of pods, nodes or Leases reads (a collection or one object); `None` otherwise.
+fn read_of(method: &str, path: &str) -> Option<&'static str> {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
+    let (resource, rest) = match segments.as_slice() {
+        ["api", "v1", "namespaces", _, resource, rest @ ..] | ["api", "v1", resource, rest @ ..] => (*resource, rest),
+        ["apis", "coordination.k8s.io", "v1", "namespaces", _, "leases", rest @ ..] => ("leases", rest),
+        _ => return None,
+    };
+    let kind = match resource {
+        "pods" => "Pod",
+        "nodes" => "Node",
+        "leases" => "Lease",
+        _ => return None,
+    };
+    (method == "GET" && rest.len() <= 1).then_some(kind)
+}
+
+/// A JSON answer as the real server sends it in protobuf: one enveloped object (a list, an object, a
+/// `Status`), or a watch's events in length-prefixed frames.
+async fn as_protobuf(response: Response<ResponseBody>, kind: &'static str, watch: bool) -> Reply {
+    use taint_evict::decode::protobuf::{encode, encode_watch_event};
+    let (mut parts, body) = response.into_parts();
+    let media =
+        if watch && parts.status.is_success() { "application/vnd.kubernetes.protobuf;stream=watch" } else { PROTOBUF };
+    parts.headers.insert("content-type", hyper::header::HeaderValue::from_static(media));
+    parts.headers.remove("content-length");
+    if watch && parts.status.is_success() {
+        // One JSON line a frame (`Watch::send`): one protobuf frame each.
+        let frames = body.map_frame(move |frame| {
+            frame.map_data(|line| {
+                let event: Value = serde_json::from_slice(&line).expect("the fake's own JSON");
+                let event = encode_watch_event(&event, kind).expect("encodes");
+                let mut framed = u32::try_from(event.len()).expect("a frame under 4 GiB").to_be_bytes().to_vec();
+                framed.extend(event);
+                Bytes::from(framed)
+            })
+        });
+        return Ok(Response::from_parts(parts, frames.boxed()));
+    }
+    let bytes = body.collect().await?.to_bytes();
+    let mut value: Value = serde_json::from_slice(&bytes).expect("the fake's own JSON");
+    if value.get("kind").is_none() {
+        value["kind"] = json!(kind);
+    }
+    let encoded = encode(&value).expect("encodes");
+    Ok(Response::from_parts(parts, Full::new(Bytes::from(encoded)).map_err(|never| match never {}).boxed()))
+}
+
+/// The answer to one request, as JSON.
+async fn answer(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
     let (parts, body) = request.into_parts();
     let bytes = body.collect().await.map_err(std::io::Error::other)?.to_bytes();
     let recorded = Recorded {
