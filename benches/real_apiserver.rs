@@ -1,5 +1,8 @@
 //! `plan` against the real kube-apiserver (v1.29, started from the envtest binaries) holding 200 nodes
-//! and 20,000 pods, beside kubectl fetching the same data from the same server, same run:
+//! and 20,000 pods (each as a Deployment's pod is once admitted and running: a container with its
+//! environment, probe, resources and mounts, the token volume, the default not-ready/unreachable
+//! tolerations, and the status its kubelet writes: some 4 KB of JSON), beside kubectl fetching the same
+//! data from the same server, same run:
 //! - `plan NODE` (watch-cache read) and `plan NODE --quorum-read` vs
 //!   `kubectl get pods -A --field-selector spec.nodeName=NODE -o json`;
 //! - `plan` over every tainted node (all 200) vs `kubectl get nodes,pods -A -o json`;
@@ -58,14 +61,92 @@ fn cluster() -> Vec<Vec<serde_json::Value>> {
                                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
                                                          "name": format!("app-{}", j % 10), "controller": true,
                                                          "uid": "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21"}]},
-                       "spec": {"nodeName": format!("node-{i:03}"), "containers": [{"name": "c", "image": "app"}],
+                       "spec": {"nodeName": format!("node-{i:03}"), "containers": [container()],
+                                "volumes": volumes(),
                                 "tolerations": [{"key": "example.com/drain", "operator": "Exists",
-                                                 "effect": "NoExecute", "tolerationSeconds": 60 * (j as i64 % 7)}]}})
+                                                 "effect": "NoExecute", "tolerationSeconds": 60 * (j as i64 % 7)},
+                                                {"key": "node.kubernetes.io/not-ready", "operator": "Exists",
+                                                 "effect": "NoExecute", "tolerationSeconds": 300},
+                                                {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                                                 "effect": "NoExecute", "tolerationSeconds": 300}]}})
             })
             .collect();
         batches.push(pods);
     }
     batches
+}
+
+/// A container as a Deployment's pod template has it (the API server adds its defaults).
+fn container() -> serde_json::Value {
+    json!({"name": "app", "image": "registry.example.com/team/app:1.4.2",
+           "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+           "env": [{"name": "LOG_LEVEL", "value": "info"},
+                   {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                   {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+           "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+           "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 10},
+           "volumeMounts": [{"name": "config", "mountPath": "/etc/app"},
+                            {"name": "kube-api-access", "readOnly": true,
+                             "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]})
+}
+
+/// A config map and the service account's projected volume as admission adds it (but its token: this
+/// control plane has no service accounts).
+fn volumes() -> serde_json::Value {
+    json!([{"name": "config", "configMap": {"name": "app-config"}},
+           {"name": "kube-api-access", "projected": {"sources": [
+               {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+               {"downwardAPI": {"items": [{"path": "namespace",
+                                           "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}])
+}
+
+/// A running pod's status as its kubelet writes it.
+fn status(node: usize, pod: usize) -> serde_json::Value {
+    let at = "2026-11-23T11:00:00Z";
+    let hex = |seed: usize| format!("{:016x}", seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)).repeat(4);
+    let conditions: Vec<_> = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+        .iter()
+        .map(|kind| json!({"type": kind, "status": "True", "lastProbeTime": null, "lastTransitionTime": at}))
+        .collect();
+    let ip = format!("10.{}.{}.{}", 64 + node / 250, node % 250, pod + 2);
+    json!({"status": {"phase": "Running", "hostIP": format!("192.168.{}.{}", node / 250, node % 250 + 1),
+        "hostIPs": [{"ip": format!("192.168.{}.{}", node / 250, node % 250 + 1)}],
+        "podIP": ip, "podIPs": [{"ip": ip}], "startTime": at, "qosClass": "Burstable",
+        "conditions": conditions,
+        "containerStatuses": [{"name": "app", "ready": true, "started": true, "restartCount": 0,
+            "image": "registry.example.com/team/app:1.4.2",
+            "imageID": format!("registry.example.com/team/app@sha256:{}", hex(node * 1000 + pod)),
+            "containerID": format!("containerd://{}", hex(node * 1000 + pod + 7)),
+            "state": {"running": {"startedAt": at}}}]}})
+}
+
+/// kube-rs' plain client (no layer of the plugin's) for the admin kubeconfig.
+fn admin_client(plane: &control_plane::ControlPlane, runtime: &tokio::runtime::Runtime) -> kube::Client {
+    runtime.block_on(async {
+        let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig()).expect("the kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("a config");
+        kube::Client::try_from(config).expect("a client")
+    })
+}
+
+/// Writes every pod's status, as the kubelets would.
+fn write_statuses(plane: &control_plane::ControlPlane) {
+    use futures::StreamExt;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, Patch, PatchParams};
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    let client = admin_client(plane, &runtime);
+    let api: Api<Pod> = Api::namespaced(client, "default");
+    runtime.block_on(async {
+        let patches = (0..NODES).flat_map(|i| (0..PODS_PER_NODE).map(move |j| (i, j))).map(|(i, j)| {
+            let api = api.clone();
+            async move {
+                let name = format!("pod-{i:03}-{j:03}");
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(status(i, j))).await.expect("a status")
+            }
+        });
+        futures::stream::iter(patches).buffer_unordered(32).for_each(|_| async {}).await;
+    });
 }
 
 fn ratio_of(a: Duration, b: Duration) -> f64 {
@@ -89,6 +170,22 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / per_second
 }
 
+/// Waits until kube-apiserver has used no CPU for 300 ms (its garbage collector done with the last
+/// command's garbage, so that the next command is charged with its own work only), at most 5 s; the
+/// CPU seconds it has used by then.
+fn settled(pid: u32) -> f64 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut last = cpu_seconds(pid);
+    loop {
+        std::thread::park_timeout(Duration::from_millis(300));
+        let now = cpu_seconds(pid);
+        if now == last || Instant::now() > deadline {
+            return now;
+        }
+        last = now;
+    }
+}
+
 /// `report` of CPU seconds (as durations), for kube-apiserver's CPU per command.
 fn report_cpu(name: &str, seconds: &[f64]) -> Duration {
     report(name, seconds.iter().map(|s| Duration::from_secs_f64(s.max(0.0))).collect())
@@ -110,10 +207,20 @@ fn run_until_synced(mut command: Command) -> Duration {
     elapsed
 }
 
-/// One raw `GET` through kube-rs, `accept`ing a content type: the answer's bytes and the wall time.
-fn raw_get(client: &kube::Client, runtime: &tokio::runtime::Runtime, path: &str, accept: &str) -> (Vec<u8>, Duration) {
+/// One raw `GET` through kube-rs, `accept`ing a content type and an `encoding` (`gzip`, as the
+/// plugin, or `identity`): the answer's bytes (uncompressed) and the wall time.
+fn raw_get(
+    client: &kube::Client,
+    runtime: &tokio::runtime::Runtime,
+    path: &str,
+    accept: &str,
+    encoding: &str,
+) -> (Vec<u8>, Duration) {
     runtime.block_on(async {
-        let request = http::Request::get(path).header(http::header::ACCEPT, accept).body(kube::client::Body::empty());
+        let request = http::Request::get(path)
+            .header(http::header::ACCEPT, accept)
+            .header(http::header::ACCEPT_ENCODING, encoding)
+            .body(kube::client::Body::empty());
         let start = Instant::now();
         let response = client.send(request.expect("a request")).await.expect("an answer");
         let bytes = response.into_body().collect_bytes().await.expect("a body");
@@ -137,7 +244,12 @@ fn main() {
             scope.spawn(move || chunk.iter().for_each(|batch| plane.create(batch)));
         }
     });
-    println!("real_apiserver: {NODES} nodes, {} pods created in {:.1?}", NODES * PODS_PER_NODE, start.elapsed());
+    write_statuses(&plane);
+    println!(
+        "real_apiserver: {NODES} nodes, {} pods created, their statuses written, in {:.1?}",
+        NODES * PODS_PER_NODE,
+        start.elapsed()
+    );
 
     let dir = std::env::temp_dir().join(format!("taint-evict-bench-real-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch");
@@ -193,15 +305,17 @@ fn main() {
     let mut start_samples: Vec<Vec<Duration>> = vec![Vec::new(); 2];
     let mut start_cpu: Vec<Vec<f64>> = vec![Vec::new(); 2];
     for _ in 0..RUNS {
+        // kube-apiserver's CPU per command: from idle before it to idle after it (its garbage
+        // collection included).
         for ((make, log), used) in commands.iter().zip(samples.iter_mut()).zip(cpu.iter_mut()) {
-            let before = cpu_seconds(apiserver);
+            let before = settled(apiserver);
             log.push(timed(&mut make()));
-            used.push(cpu_seconds(apiserver) - before);
+            used.push(settled(apiserver) - before);
         }
         for ((make, log), used) in starts.iter().zip(start_samples.iter_mut()).zip(start_cpu.iter_mut()) {
-            let before = cpu_seconds(apiserver);
+            let before = settled(apiserver);
             log.push(run_until_synced(make()));
-            used.push(cpu_seconds(apiserver) - before);
+            used.push(settled(apiserver) - before);
         }
     }
     let mut samples = samples.into_iter();
@@ -275,29 +389,35 @@ fn main() {
 fn raw_lists(plane: &control_plane::ControlPlane, apiserver: u32) {
     use taint_evict::decode::{protobuf::to_json, read_page};
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
-    let client = runtime.block_on(async {
-        let kubeconfig = kube::config::Kubeconfig::read_from(plane.kubeconfig()).expect("the kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("a config");
-        kube::Client::try_from(config).expect("a client")
-    });
+    let client = admin_client(plane, &runtime);
     let path = "/api/v1/pods?resourceVersion=0";
-    let accepts = ["application/vnd.kubernetes.protobuf", "application/json"];
-    let mut answers: Vec<Vec<u8>> = vec![Vec::new(); 2];
-    let (mut walls, mut cpus): (Vec<Vec<Duration>>, Vec<Vec<f64>>) = (vec![Vec::new(); 2], vec![Vec::new(); 2]);
+    let ways = [
+        ("protobuf, gzip", "application/vnd.kubernetes.protobuf", "gzip"),
+        ("json, gzip", "application/json", "gzip"),
+        ("protobuf, identity", "application/vnd.kubernetes.protobuf", "identity"),
+        ("json, identity", "application/json", "identity"),
+    ];
+    let mut answers: Vec<Vec<u8>> = vec![Vec::new(); ways.len()];
+    let (mut walls, mut cpus): (Vec<Vec<Duration>>, Vec<Vec<f64>>) =
+        (vec![Vec::new(); ways.len()], vec![Vec::new(); ways.len()]);
     for _ in 0..5 {
-        for (i, accept) in accepts.iter().enumerate() {
-            let before = cpu_seconds(apiserver);
-            let (bytes, wall) = raw_get(&client, &runtime, path, accept);
-            cpus[i].push(cpu_seconds(apiserver) - before);
+        for (i, (_, accept, encoding)) in ways.iter().enumerate() {
+            let before = settled(apiserver);
+            let (bytes, wall) = raw_get(&client, &runtime, path, accept, encoding);
+            cpus[i].push(settled(apiserver) - before);
             walls[i].push(wall);
             answers[i] = bytes;
         }
     }
     println!("real_apiserver: LIST {path}, medians of 5, interleaved");
-    for (i, name) in ["protobuf", "json"].iter().enumerate() {
+    for (i, (name, _, _)) in ways.iter().enumerate() {
         let wall = report(&format!("{name}: wall"), walls[i].clone());
         let cpu = report_cpu(&format!("{name}: kube-apiserver CPU"), &cpus[i]);
         println!("    {name}: {:.1} MB, wall {wall:.3?}, CPU {cpu:.3?}", answers[i].len() as f64 / 1e6);
+    }
+    if let Ok(dir) = std::env::var("TAINT_EVICT_BENCH_SAVE") {
+        std::fs::write(format!("{dir}/pods.pb"), &answers[0]).expect("saved");
+        std::fs::write(format!("{dir}/pods.json"), &answers[1]).expect("saved");
     }
     let (protobuf, json) = (&answers[0], &answers[1]);
     let pods = read_page(json, "Pod").expect("a page").snapshot.pods.len();

@@ -1,5 +1,5 @@
-//! Words for people that every layer writes: text from dumps and servers made safe to print, and
-//! durations (`1d 8h 3m 2s`). Uses nothing else of the crate: the cluster layer's messages and the
+//! Words for people that every layer writes: text from dumps and servers made safe to print,
+//! durations (`1d 8h 3m 2s`) and instants (RFC 3339). Uses nothing else of the crate: the cluster layer's messages and the
 //! renderers write them alike.
 
 use std::borrow::Cow;
@@ -8,6 +8,73 @@ use std::time::Duration;
 
 /// Nanoseconds in a second.
 const NANOS_PER_SECOND: u128 = 1_000_000_000;
+
+/// The longest [`rfc3339_ascii`] text: `9999-12-31T23:59:59.999999999Z`.
+pub const RFC3339_MAX: usize = 30;
+
+/// The instant `nanos` (nanoseconds since 1970-01-01T00:00:00Z) as RFC 3339 in UTC (`Z`), with a
+/// fraction only when it has one, written into `buffer`, for the years 0000 to 9999 (the API's
+/// range); `None` for other instants.
+pub fn rfc3339_ascii(nanos: i128, buffer: &mut [u8; RFC3339_MAX]) -> Option<&[u8]> {
+    /// 0000-01-01T00:00:00Z.
+    const YEAR_ZERO: i128 = -62_167_219_200 * NANOS_PER_SECOND as i128;
+    // Past jiff's last instant `rfc3339` prints that instant; leave that to it.
+    if nanos < YEAR_ZERO || nanos > jiff::Timestamp::MAX.as_nanosecond() {
+        return None;
+    }
+    const SECOND: i128 = NANOS_PER_SECOND as i128;
+    let seconds = i64::try_from(nanos.div_euclid(SECOND)).ok()?;
+    let fraction = i64::try_from(nanos.rem_euclid(SECOND)).ok()?;
+    let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    let (year, month, day) = civil(days);
+    let mut len = 0;
+    write_digits(buffer, &mut len, year, 4, b'-');
+    write_digits(buffer, &mut len, i64::from(month), 2, b'-');
+    write_digits(buffer, &mut len, i64::from(day), 2, b'T');
+    write_digits(buffer, &mut len, time / 3600, 2, b':');
+    write_digits(buffer, &mut len, time / 60 % 60, 2, b':');
+    write_digits(buffer, &mut len, time % 60, 2, 0);
+    if fraction != 0 {
+        buffer[len] = b'.';
+        len += 1;
+        let mut width = 9;
+        let mut fraction = fraction;
+        while fraction % 10 == 0 {
+            fraction /= 10;
+            width -= 1;
+        }
+        write_digits(buffer, &mut len, fraction, width, 0);
+    }
+    buffer[len] = b'Z';
+    Some(&buffer[..=len])
+}
+
+/// Writes `value` as `width` decimal digits (zero-padded) at `len`, then `end` unless it is 0.
+fn write_digits(buffer: &mut [u8], len: &mut usize, mut value: i64, width: usize, end: u8) {
+    for i in (0..width).rev() {
+        buffer[*len + i] = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
+    *len += width;
+    if end != 0 {
+        buffer[*len] = end;
+        *len += 1;
+    }
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
 
 /// A duration in days, hours, minutes and seconds (`1d 8h 3m 2s`), whole seconds, or milliseconds
 /// below one second (`250ms`): one set of unit letters everywhere, at any size (humantime would

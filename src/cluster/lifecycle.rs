@@ -90,7 +90,7 @@ pub fn spawn(
 ) {
     let (tx, rx) = mpsc::channel(1024);
     let shown = settings.shown.clone();
-    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), watcher::Config::default()).default_backoff();
+    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), super::watch::from_watch_cache()).default_backoff();
     let node_tx = tx.clone();
     tokio::spawn(async move {
         let mut nodes = std::pin::pin!(nodes);
@@ -120,7 +120,7 @@ pub fn spawn(
     });
     if settings.leases {
         let api = Api::<Lease>::namespaced(client.clone(), NODE_LEASE_NAMESPACE);
-        let leases = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        let leases = watcher::watcher(api, super::watch::from_watch_cache()).default_backoff();
         tokio::spawn(async move {
             let mut leases = std::pin::pin!(leases);
             let mut listing = Vec::new();

@@ -202,7 +202,8 @@ fn complete_frames(buffer: &mut Vec<u8>, kind: &str) -> Result<Vec<u8>, Protobuf
 
 /// The kind a request reads, when it reads pods, nodes or Leases (a GET of a collection or of one
 /// object, not of a subresource); `None` for anything else.
-fn read_of(method: &Method, path: &str) -> Option<&'static str> {
+#[must_use]
+pub fn read_of(method: &Method, path: &str) -> Option<&'static str> {
     if method != Method::GET {
         return None;
     }

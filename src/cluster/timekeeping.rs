@@ -108,7 +108,7 @@ pub fn keep(connection: &Connection) {
     });
     let (namespace, name) = CONTROLLER_LEASE;
     let api = Api::<Lease>::namespaced(connection.client.clone(), namespace);
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let config = super::watch::from_watch_cache().fields(&format!("metadata.name={name}"));
     let keeper = connection.time.clone();
     tokio::spawn(async move {
         let events = watcher::watcher(api, config).default_backoff();

@@ -4,7 +4,7 @@
 //!
 //! Kubernetes encodes a built-in object as `k8s\0` and a `runtime.Unknown` (its `apiVersion` and
 //! `kind`, the object's bytes); a watch as frames of a 4-byte big-endian length and a `WatchEvent`
-//! (its type and the object, enveloped). Only the field numbers of [`Shape`]'s tables are read;
+//! (its type and the object, enveloped). Only the field numbers of the tables below are read;
 //! everything else (containers, volumes, `managedFields`: most of a pod) is skipped by its length,
 //! unread. Each field is written as the API server's JSON writes it: an empty `omitempty` string or
 //! number is left out, a set pointer is written even when empty, a zero `Time` is no time, and a
@@ -14,6 +14,8 @@
 //! (the readers read what it writes).
 
 use std::fmt::Write as _;
+
+use crate::words::{RFC3339_MAX, rfc3339_ascii};
 
 /// How [`ProtobufError`]'s message begins.
 pub const UNREAD: &str = "the server's protobuf answer does not read";
@@ -365,24 +367,48 @@ pub fn watch_event_to_json(frame: &[u8], kind: &str) -> Result<Vec<u8>, Protobuf
     Ok(out)
 }
 
+/// The most fields a table has.
+const MOST_FIELDS: usize = 8;
+
 /// Writes the fields of message `bytes` that `fields` reads as members of an object, each once
-/// (`written`: a member was written before them).
+/// (`written`: a member was written before them). One pass finds each field's last occurrence (a
+/// field given twice: the last wins, as protobuf reads it) and a repeated field's first; the members
+/// are then written in the table's order.
 fn members(bytes: &[u8], fields: &'static [Field], mut written: bool, out: &mut Vec<u8>) -> Result<(), ProtobufError> {
-    for field in fields {
-        let start = out.len();
+    debug_assert!(fields.len() <= MOST_FIELDS);
+    let mut last: [Option<Wire<'_>>; MOST_FIELDS] = [None; MOST_FIELDS];
+    let mut first_at: [Option<usize>; MOST_FIELDS] = [None; MOST_FIELDS];
+    let mut wire = Fields::of(bytes);
+    loop {
+        let at = bytes.len() - wire.rest.len();
+        let Some(next) = wire.next() else { break };
+        let (number, value) = next?;
+        if let Some(index) = fields.iter().position(|field| field.number == number) {
+            last[index] = Some(value);
+            first_at[index].get_or_insert(at);
+        }
+    }
+    for (index, field) in fields.iter().enumerate() {
         if field.repeated || matches!(field.shape, Shape::Map) {
             // Every occurrence, in order: an array, or (a map) an object of its entries.
             let (open, close) = if field.repeated { (b'[', b']') } else { (b'{', b'}') };
+            let Some(at) = first_at[index] else {
+                if field.present {
+                    key(written, field.json, out);
+                    out.extend_from_slice(&[open, close]);
+                    written = true;
+                }
+                continue;
+            };
+            key(written, field.json, out);
+            out.push(open);
             let mut count = 0usize;
-            for wire in Fields::of(bytes) {
+            for wire in Fields::of(&bytes[at..]) {
                 let (number, value) = wire?;
                 if number != field.number {
                     continue;
                 }
-                if count == 0 {
-                    key(written, field.json, out);
-                    out.push(open);
-                } else {
+                if count > 0 {
                     out.push(b',');
                 }
                 match (field.shape, value) {
@@ -393,25 +419,12 @@ fn members(bytes: &[u8], fields: &'static [Field], mut written: bool, out: &mut 
                 }
                 count += 1;
             }
-            if count > 0 {
-                out.push(close);
-                written = true;
-            } else if field.present {
-                key(written, field.json, out);
-                out.extend_from_slice(&[open, close]);
-                written = true;
-            }
+            out.push(close);
+            written = true;
             continue;
         }
-        // A field given twice: the last wins, as protobuf reads it.
-        let mut last = None;
-        for wire in Fields::of(bytes) {
-            let (number, value) = wire?;
-            if number == field.number {
-                last = Some(value);
-            }
-        }
-        let Some(value) = last else { continue };
+        let Some(value) = last[index] else { continue };
+        let start = out.len();
         key(written, field.json, out);
         if value_of(field, value, out)? || field.present && !matches!(field.shape, Shape::Time | Shape::MicroTime) {
             written = true;
@@ -480,12 +493,13 @@ fn value_of(field: &Field, value: Wire<'_>, out: &mut Vec<u8>) -> Result<bool, P
             // A Time's nanoseconds are never written (its JSON has seconds); a MicroTime's are cut
             // to microseconds, as its JSON is.
             let nanos = if matches!(field.shape, Shape::MicroTime) { nanos - nanos % 1000 } else { 0 };
-            let at = i32::try_from(nanos)
-                .ok()
-                .and_then(|nanos| jiff::Timestamp::new(seconds, nanos).ok())
-                .ok_or_else(|| bad(format!("{} is out of range ({seconds} s)", field.json)))?;
+            let mut buffer = [0; RFC3339_MAX];
+            let at = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+            let text = rfc3339_ascii(at, &mut buffer)
+                .filter(|_| (0..1_000_000_000).contains(&nanos))
+                .ok_or_else(|| bad(format!("{} is out of range ({seconds} s, {nanos} ns)", field.json)))?;
             out.push(b'"');
-            let _ = write!(Writer(out), "{at}");
+            out.extend_from_slice(text);
             out.push(b'"');
             Ok(true)
         }
@@ -513,6 +527,11 @@ impl std::fmt::Write for Writer<'_> {
 fn string(text: &str, out: &mut Vec<u8>) {
     out.push(b'"');
     let bytes = text.as_bytes();
+    if !bytes.iter().any(|&byte| byte < 0x20 || byte == b'"' || byte == b'\\') {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &byte) in bytes.iter().enumerate() {
         let escape: &[u8] = match byte {

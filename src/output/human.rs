@@ -17,70 +17,12 @@ pub fn rfc3339(at: Timestamp) -> String {
     }
 }
 
-/// The longest [`rfc3339_ascii`] text: `9999-12-31T23:59:59.999999999Z`.
-pub const RFC3339_MAX: usize = 30;
+pub use crate::words::RFC3339_MAX;
 
 /// [`rfc3339`]'s text written into `buffer`, for the years 0000 to 9999 (the API's range);
 /// `None` for other instants.
 pub fn rfc3339_ascii(at: Timestamp, buffer: &mut [u8; RFC3339_MAX]) -> Option<&[u8]> {
-    /// 0000-01-01T00:00:00Z.
-    const YEAR_ZERO: i128 = -62_167_219_200 * NANOS_PER_SECOND as i128;
-    let nanos = at.as_nanos();
-    // Past jiff's last instant `rfc3339` prints that instant; leave that to it.
-    if nanos < YEAR_ZERO || nanos > jiff::Timestamp::MAX.as_nanosecond() {
-        return None;
-    }
-    let seconds = i64::try_from(nanos.div_euclid(i128::from(NANOS_PER_SECOND))).ok()?;
-    let fraction = i64::try_from(nanos.rem_euclid(i128::from(NANOS_PER_SECOND))).ok()?;
-    let (days, time) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let (year, month, day) = civil(days);
-    let mut len = 0;
-    write_digits(buffer, &mut len, year, 4, b'-');
-    write_digits(buffer, &mut len, i64::from(month), 2, b'-');
-    write_digits(buffer, &mut len, i64::from(day), 2, b'T');
-    write_digits(buffer, &mut len, time / 3600, 2, b':');
-    write_digits(buffer, &mut len, time / 60 % 60, 2, b':');
-    write_digits(buffer, &mut len, time % 60, 2, 0);
-    if fraction != 0 {
-        buffer[len] = b'.';
-        len += 1;
-        let mut width = 9;
-        let mut fraction = fraction;
-        while fraction % 10 == 0 {
-            fraction /= 10;
-            width -= 1;
-        }
-        write_digits(buffer, &mut len, fraction, width, 0);
-    }
-    buffer[len] = b'Z';
-    Some(&buffer[..=len])
-}
-
-/// Writes `value` as `width` decimal digits (zero-padded) at `len`, then `end` unless it is 0.
-fn write_digits(buffer: &mut [u8], len: &mut usize, mut value: i64, width: usize, end: u8) {
-    for i in (0..width).rev() {
-        buffer[*len + i] = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
-    *len += width;
-    if end != 0 {
-        buffer[*len] = end;
-        *len += 1;
-    }
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    crate::words::rfc3339_ascii(at.as_nanos(), buffer)
 }
 
 /// [`rfc3339`] through jiff, for any instant (clamped to jiff's range).

@@ -63,8 +63,11 @@ fn real_apiserver_run_deletes_untolerated_pods_at_once_and_tolerating_ones_at_th
     let added = add_taint(&plane, "n1");
 
     let first = run.expect("untolerated deleted", |l| deleted(l, "untolerated"));
+    // "At once": within kubectl's patch (a process started after `added`), the watch's delivery and
+    // the condition's PATCH; on a loaded two-core machine that has taken 1.35 s. The next pod's
+    // deadline is 4 s.
     let late = instant(first["time"].as_str().expect("time")) - added;
-    assert!((0..SECOND).contains(&late), "deleted {late} ns after the taint");
+    assert!((0..2 * SECOND).contains(&late), "deleted {late} ns after the taint");
 
     let second = run.expect("four-seconds deleted", |l| deleted(l, "four-seconds"));
     let at = instant(second["time"].as_str().expect("time"));

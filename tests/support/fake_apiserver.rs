@@ -724,8 +724,9 @@ fn not_found(resource: &str, name: &str) -> Reply {
 
 async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
     let accept = request.headers().get("accept").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
-    let protobuf =
-        accept.starts_with(PROTOBUF).then(|| read_of(request.method().as_str(), request.uri().path())).flatten();
+    // What the plugin reads as protobuf is what this server answers in it.
+    let read = taint_evict::cluster::protobuf::read_of(request.method(), request.uri().path());
+    let protobuf = read.filter(|_| accept.starts_with(PROTOBUF));
     let protobuf = protobuf.filter(|_| !shared.lock().json_only);
     let watch = request.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
     let answer = answer(shared, request).await;
@@ -737,23 +738,6 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
 
 /// The protobuf media type.
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
-
-/// The kind a GET of pods, nodes or Leases reads (a collection or one object); `None` otherwise.
-fn read_of(method: &str, path: &str) -> Option<&'static str> {
-    let segments: Vec<&str> = path.trim_end_matches('/').split('/').skip(1).collect();
-    let (resource, rest) = match segments.as_slice() {
-        ["api", "v1", "namespaces", _, resource, rest @ ..] | ["api", "v1", resource, rest @ ..] => (*resource, rest),
-        ["apis", "coordination.k8s.io", "v1", "namespaces", _, "leases", rest @ ..] => ("leases", rest),
-        _ => return None,
-    };
-    let kind = match resource {
-        "pods" => "Pod",
-        "nodes" => "Node",
-        "leases" => "Lease",
-        _ => return None,
-    };
-    (method == "GET" && rest.len() <= 1).then_some(kind)
-}
 
 /// A JSON answer as the real server sends it in protobuf: one enveloped object (a list, an object, a
 /// `Status`), or a watch's events in length-prefixed frames.

@@ -53,7 +53,7 @@ pub(super) fn spawn(
     let (changes, received) = mpsc::channel(256);
     let watch = |version: &str, plural: &str, kind: &str| {
         let api = Api::<DynamicObject>::all_with(client.clone(), &resource(version, plural, kind));
-        watcher::watcher(api, watcher::Config::default()).backoff(backoff()).boxed()
+        watcher::watcher(api, super::cache::from_watch_cache()).backoff(backoff()).boxed()
     };
     if let Some(version) = &served.slices {
         let adapter = Adapter {

@@ -1,6 +1,7 @@
 //! Watches of nodes and pods, turned into the runtime's changes.
 //!
-//! kube-runtime's watcher lists (paged), then watches from the list's resource version, follows
+//! kube-runtime's watcher lists (from the API server's watch cache: [`from_watch_cache`]), then watches
+//! from the list's resource version, follows
 //! bookmarks, re-lists on 410 Gone and backs off on errors (`outage::WatchBackoff`). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are decoded straight into the engine's model
@@ -10,6 +11,7 @@
 //! Owns: the node watch and the start of both. Uses: `pod_watch`, `watched`, `scope`, `outage`,
 //! the runtime's changes and clock.
 
+mod cache;
 mod decoded;
 mod devices;
 mod outage;
@@ -27,6 +29,7 @@ use tokio::sync::mpsc;
 use crate::metrics::Metrics;
 use crate::runtime::report::Report;
 use crate::runtime::{Clock, NodeChange, PodChange};
+pub use cache::from_watch_cache;
 use decoded::WatchedNode;
 pub use decoded::WatchedPod;
 pub use devices::Served;
@@ -98,7 +101,7 @@ pub fn spawn(
     let (pod_tx, pod_rx) = mpsc::channel(1024);
     let (fatal_tx, fatal) = mpsc::unbounded_channel();
 
-    let mut config = watcher::Config::default();
+    let mut config = from_watch_cache();
     match &scope {
         NodeScope::Named(names) if names.len() == 1 => config = config.fields(&format!("metadata.name={}", names[0])),
         NodeScope::Labels(selector) => config = config.labels(selector.as_str()),

@@ -171,7 +171,8 @@ async fn list_node(
     found: mpsc::UnboundedSender<(String, Vec<WatchedPod>)>,
     clock: Clock,
 ) {
-    let params = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    // From the watch cache, as the watch's own lists.
+    let params = ListParams::default().fields(&format!("spec.nodeName={node}")).match_any();
     let mut delays = backoff();
     loop {
         match api.list(&params).await {
@@ -217,7 +218,8 @@ impl Pickups {
 
 /// One cluster-wide watch of the bound pods, filtered on arrival.
 async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, changes: mpsc::Sender<PodChange>) {
-    let events = watcher::watcher(api.clone(), watcher::Config::default().fields("spec.nodeName!=")).backoff(backoff());
+    let events =
+        watcher::watcher(api.clone(), super::cache::from_watch_cache().fields("spec.nodeName!=")).backoff(backoff());
     let mut events = std::pin::pin!(events);
     let (found_tx, mut found) = mpsc::unbounded_channel();
     let mut pickups = Pickups::default();
@@ -387,7 +389,7 @@ impl Merge {
 /// One watch per named node (`spec.nodeName=NODE`), merged.
 async fn per_node(api: Api<WatchedPod>, names: Vec<String>, mut health: Health, changes: mpsc::Sender<PodChange>) {
     let watches = names.iter().enumerate().map(|(watch, name)| {
-        let config = watcher::Config::default().fields(&format!("spec.nodeName={name}"));
+        let config = super::cache::from_watch_cache().fields(&format!("spec.nodeName={name}"));
         watcher::watcher(api.clone(), config).backoff(backoff()).map(move |event| (watch, event)).boxed()
     });
     let mut events = futures::stream::select_all(watches);
