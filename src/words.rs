@@ -1,5 +1,5 @@
-//! Words for people that every layer writes: text from dumps and servers made safe to print,
-//! durations (`1d 8h 3m 2s`) and instants (RFC 3339). Uses nothing else of the crate: the cluster layer's messages and the
+//! Words for people that every layer writes: text from dumps and servers made safe to print (and to
+//! quote in JSON), durations (`1d 8h 3m 2s`) and instants (RFC 3339). Uses nothing else of the crate: the cluster layer's messages and the
 //! renderers write them alike.
 
 use std::borrow::Cow;
@@ -130,6 +130,37 @@ pub fn printable_display(value: &impl std::fmt::Display) -> String {
 fn is_unprintable(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` as a JSON string, escaped as serde_json escapes it.
+pub fn json_string(out: &mut impl std::io::Write, text: &str) -> std::io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.write_all(b"\"")?;
+    // Most strings need no escape: one pass without branches (it vectorizes) says so.
+    if !bytes.iter().fold(false, |any, &b| any | (b < 0x20) | (b == b'"') | (b == b'\\')) {
+        out.write_all(bytes)?;
+        return out.write_all(b"\"");
+    }
+    let mut start = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]],
+            _ => continue,
+        };
+        out.write_all(&bytes[start..i])?;
+        out.write_all(escape)?;
+        start = i + 1;
+    }
+    out.write_all(&bytes[start..])?;
+    out.write_all(b"\"")
 }
 
 #[cfg(test)]

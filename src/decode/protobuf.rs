@@ -525,34 +525,8 @@ impl std::fmt::Write for Writer<'_> {
 
 /// Writes `text` as a JSON string.
 fn string(text: &str, out: &mut Vec<u8>) {
-    out.push(b'"');
-    let bytes = text.as_bytes();
-    if !bytes.iter().any(|&byte| byte < 0x20 || byte == b'"' || byte == b'\\') {
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
-    }
-    let mut start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0..=0x1f => b"",
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i]);
-        if escape.is_empty() {
-            let _ = write!(Writer(out), "\\u{byte:04x}");
-        } else {
-            out.extend_from_slice(escape);
-        }
-        start = i + 1;
-    }
-    out.extend_from_slice(&bytes[start..]);
-    out.push(b'"');
+    // Writing to a `Vec` cannot fail.
+    let _ = crate::words::json_string(out, text);
 }
 
 /// The protobuf a server holding only the fields read would send for `value` (an object, a typed

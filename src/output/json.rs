@@ -15,6 +15,7 @@ use crate::engine::model::{Effect, NodeName, Taint};
 use crate::engine::plan::{Assumed, Basis, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, Verdict};
 use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
+use crate::words::json_string as string;
 
 /// The document's `apiVersion`; bump it for any change that is not an addition.
 pub const API_VERSION: &str = "taint-evict/v1";
@@ -782,37 +783,6 @@ fn time(out: &mut impl Write, at: Option<Timestamp>) -> io::Result<()> {
         }
         None => string(out, &rfc3339(at)),
     }
-}
-
-/// `text` as a JSON string, escaped as serde_json escapes it.
-fn string(out: &mut impl Write, text: &str) -> io::Result<()> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    out.write_all(b"\"")?;
-    // Most strings need no escape: one pass without branches (it vectorizes) says so.
-    if !bytes.iter().fold(false, |any, &b| any | (b < 0x20) | (b == b'"') | (b == b'\\')) {
-        out.write_all(bytes)?;
-        return out.write_all(b"\"");
-    }
-    let mut start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => &[b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]],
-            _ => continue,
-        };
-        out.write_all(&bytes[start..i])?;
-        out.write_all(escape)?;
-        start = i + 1;
-    }
-    out.write_all(&bytes[start..])?;
-    out.write_all(b"\"")
 }
 
 /// Writes `document` as YAML, as it is serialized.
