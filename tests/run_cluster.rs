@@ -88,6 +88,9 @@ fn taint_deletes_untolerated_pods_at_once_and_schedules_tolerated_ones() {
     assert!((seen_after + 2_000_000_000..=seen_by + 2_000_000_000).contains(&evict_at), "{line}");
     assert_eq!(deletes(&server.requests(), "tol2"), 0, "not before its deadline");
 
+    // The event is written beside the deletion: wait for it, then read them all.
+    let marked = |e: &Value| e["note"] == "Marking for deletion Pod default/bare";
+    server.wait_until_state("bare's marking event", WAIT, |view| view.events().iter().any(marked));
     let marking: Vec<String> = server
         .events()
         .iter()
