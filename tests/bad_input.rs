@@ -1236,7 +1236,7 @@ fn escaped_names_read_as_rust_writes_them() {
     let result = run(&["plan", "-f", "-", "--now", "2026-01-01T00:00:00Z"], Some(&dump));
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(
-        result.stdout.starts_with(r"Node n\n\u{1b}[31m: k\n\u{1b}[31m=\n\u{1b}[31m:NoExecute (no timeAdded)"),
+        result.stdout.starts_with(r"Node n\n\u{1b}[31m: k\n\u{1b}[31m=\n\u{1b}[31m:NoExecute (no timeAdded, so now)"),
         "{}",
         result.stdout
     );

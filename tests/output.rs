@@ -428,3 +428,52 @@ fn explain_says_when_a_huge_toleration_wraps_as_upstreams_nanoseconds_do() {
         result.stdout
     );
 }
+
+/// A dump of `kubectl get --show-managed-fields -o json`: node n1 tainted with `kubectl taint` (no
+/// `timeAdded`) at 09:58:12; `keep` false drops its `managedFields`, as `kubectl get -o json` does.
+fn tainted_by_hand(keep: bool) -> String {
+    let managed = r#","managedFields":[
+        {"manager":"kubelet","operation":"Update","time":"2026-11-22T09:00:00Z","fieldsV1":{"f:metadata":{"f:labels":{}}}},
+        {"manager":"kubectl-taint","operation":"Update","time":"2026-11-22T09:58:12Z","fieldsV1":{"f:spec":{"f:taints":{}}}}]"#;
+    format!(
+        r#"{{"kind":"List","items":[
+        {{"kind":"Node","metadata":{{"name":"n1"{}}},"spec":{{"taints":[{{"key":"maint","value":"true","effect":"NoExecute"}}]}}}},
+        {{"kind":"Pod","metadata":{{"name":"p","namespace":"web","uid":"u","creationTimestamp":"2026-11-22T09:00:00Z"}},
+         "spec":{{"nodeName":"n1","tolerations":[{{"key":"maint","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}}]}}}}]}}"#,
+        if keep { managed } else { "" }
+    )
+}
+
+#[test]
+fn a_taint_without_time_added_counts_from_its_write_asked_at_any_time() {
+    let dump = tainted_by_hand(true);
+    for now in ["2026-11-22T10:00:00Z", "2026-11-22T10:02:00Z", "2026-11-23T10:00:00Z"] {
+        let result = run(&["plan", "-f", "-", "--now", now, "-o", "json"], Some(dump.as_bytes()));
+        assert_eq!(result.code, 0, "{}", result.stderr);
+        let plan: serde_json::Value = serde_json::from_str(&result.stdout).expect("JSON");
+        let node = &plan["nodes"][0];
+        assert_eq!(
+            node["taintsWritten"],
+            serde_json::json!({"time": "2026-11-22T09:58:12Z", "manager": "kubectl-taint"})
+        );
+        assert_eq!(node["pods"][0]["evictAt"], "2026-11-22T10:03:12Z", "asked at {now}");
+        assert_eq!(node["pods"][0]["basis"], "taint-written");
+    }
+    let table = run(&["plan", "-f", "-", "--now", NOW], Some(dump.as_bytes()));
+    assert!(
+        table.stdout.starts_with("Node n1: maint=true:NoExecute (no timeAdded; written 09:58:12 by kubectl-taint)\n")
+    );
+    let explain = run(&["explain", "-f", "-", "--now", NOW, "-n", "web", "p"], Some(dump.as_bytes()));
+    assert!(explain.stdout.contains("Clock started: 2026-11-22T09:58:12Z (taint-written)\n  The taint has no timeAdded: counted from when kubectl-taint last wrote"), "{}", explain.stdout);
+
+    // Without `managedFields`: from `now`, and explain says what cannot be known.
+    let dump = tainted_by_hand(false);
+    let table = run(&["plan", "-f", "-", "--now", NOW], Some(dump.as_bytes()));
+    assert!(table.stdout.starts_with("Node n1: maint=true:NoExecute (no timeAdded, so now)\n"), "{}", table.stdout);
+    let explain = run(&["explain", "-f", "-", "--now", NOW, "-n", "web", "p", "-o", "json"], Some(dump.as_bytes()));
+    let explain: serde_json::Value = serde_json::from_str(&explain.stdout).expect("JSON");
+    assert_eq!(explain["basis"], "now");
+    let note = explain["basisNote"].as_str().expect("a note");
+    assert!(note.contains("does not say when it was written") && note.contains("the deadline be earlier"), "{note}");
+    assert!(explain.get("taintsWritten").is_none());
+}

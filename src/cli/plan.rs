@@ -503,6 +503,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         node: &node_name,
         tolerations: &pod.pod.tolerations,
         plan: pod_plan,
+        taints_written: node_plan.taints_written.as_ref(),
         matches,
         window,
         before_taint,

@@ -15,10 +15,10 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use super::error::{DumpError, object_name};
-use super::raw::{RawClaimStatus, RawCondition, RawOwnerRef, RawPodClaim, RawTaint, RawToleration};
+use super::raw::{RawClaimStatus, RawCondition, RawManagedField, RawOwnerRef, RawPodClaim, RawTaint, RawToleration};
 use crate::engine::devices::{ClaimUse, Via};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-use crate::engine::snapshot::{Owner, Snapshot, SnapshotNode, SnapshotPod};
+use crate::engine::snapshot::{Owner, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten};
 use crate::engine::time::Timestamp;
 
 /// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
@@ -121,6 +121,8 @@ pub(super) struct Fields<'a> {
     pub(super) keep: Keep,
     /// `metadata.ownerReferences` (a Pod's controller is read from it).
     pub(super) owner_refs: Vec<RawOwnerRef<'a>>,
+    /// `metadata.managedFields` (a Node's: when its taints were written; a Pod's are not read).
+    pub(super) managed_fields: Vec<RawManagedField<'a>>,
     /// `spec.taints`.
     pub(super) taints: Vec<RawTaint<'a>>,
     /// `spec.nodeName`.
@@ -156,6 +158,7 @@ impl Fields<'_> {
         self.deletion_timestamp = None;
         self.labels.clear();
         self.owner_refs.clear();
+        self.managed_fields.clear();
         self.taints.clear();
         self.node_name = None;
         self.tolerations.clear();
@@ -368,8 +371,24 @@ impl Builder {
                 for (key, value) in item.labels.iter().filter(|(key, _)| self.keep.labels.keeps(key)) {
                     labels.insert(key.clone().into_owned(), value.clone().into_owned());
                 }
+                // The `managedFields` entry that owns `spec.taints` (the earliest, should several
+                // apply the same list) says when a taint without `timeAdded` was written.
+                let mut taints_written: Option<TaintsWritten> = None;
+                for (i, entry) in item.managed_fields.iter().enumerate() {
+                    let owned = entry.fields_v1.as_ref().and_then(|owned| owned.spec.as_ref());
+                    if owned.is_none_or(|spec| spec.taints.is_none()) {
+                        continue;
+                    }
+                    let Some(at) = time(entry.time.as_deref(), &|| format!("metadata.managedFields[{i}].time"))? else {
+                        continue;
+                    };
+                    if taints_written.as_ref().is_none_or(|earliest| at < earliest.at) {
+                        let manager = entry.manager.as_deref().unwrap_or_default().into();
+                        taints_written = Some(TaintsWritten { at, manager });
+                    }
+                }
                 let name = self.node_name(name);
-                self.snapshot.nodes.push(SnapshotNode { name, labels, taints, other_taints });
+                self.snapshot.nodes.push(SnapshotNode { name, labels, taints, other_taints, taints_written });
             }
             "Pod" => {
                 if name.is_empty() {

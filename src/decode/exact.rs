@@ -64,6 +64,7 @@ impl<'a> RawItem<'a> {
             deletion_timestamp: meta.deletion_timestamp,
             labels: meta.labels.into_iter().flatten().collect(),
             owner_refs: meta.owner_references.unwrap_or_default(),
+            managed_fields: meta.managed_fields.unwrap_or_default(),
             keep: Keep::default(),
             taints: spec.taints.unwrap_or_default(),
             node_name: spec.node_name,

@@ -258,4 +258,50 @@ mod tests {
             "item 0 (Pod): metadata.name: missing"
         );
     }
+
+    #[test]
+    fn a_node_s_managed_fields_say_when_its_taints_were_written_by_every_reader() {
+        // As kube-apiserver writes them after `kubectl taint`: the kubelet owns the labels, kubectl
+        // the taints (an atomic list: one owner), the status its own entry.
+        let node = r#"{"kind":"Node","metadata":{"name":"n1","managedFields":[
+            {"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-11-22T09:00:00Z",
+             "fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:zone":{}}}}},
+            {"manager":"kubectl-taint","operation":"Update","apiVersion":"v1","time":"2026-11-22T09:58:12Z",
+             "fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:taints":{}}}},
+            {"manager":"kubelet","operation":"Update","apiVersion":"v1","time":"2026-11-22T09:59:50Z",
+             "fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{}}},"subresource":"status"}]},
+            "spec":{"taints":[{"key":"maint","value":"true","effect":"NoExecute"}]}}"#;
+        let pod = r#"{"kind":"Pod","metadata":{"name":"p","namespace":"web","managedFields":[
+            {"manager":"kubectl","time":"2026-11-22T09:00:00Z","fieldsV1":{"f:spec":{"f:taints":{}}}}]},
+            "spec":{"nodeName":"n1"}}"#;
+        let json = format!(r#"{{"kind":"List","items":[{node},{pod}]}}"#);
+        let fast = read(json.as_bytes()).expect("valid dump");
+        let exact = read_exactly(json.as_bytes(), &Keep::default()).expect("valid dump");
+        let written = fast.nodes[0].taints_written.as_ref().expect("the entry that owns spec.taints");
+        assert_eq!(
+            (written.at, &*written.manager),
+            (parse_time("2026-11-22T09:58:12Z").expect("time"), "kubectl-taint")
+        );
+        assert_eq!(exact.nodes[0].taints_written, fast.nodes[0].taints_written);
+        // A page and a watch event read it alike.
+        let page = read_page(format!(r#"{{"kind":"NodeList","items":[{node}]}}"#).as_bytes(), "Node").expect("page");
+        assert_eq!(page.snapshot.nodes[0].taints_written, fast.nodes[0].taints_written);
+        // So does the API server's protobuf, rewritten.
+        let mut value: serde_json::Value = serde_json::from_str(node).expect("JSON");
+        value["apiVersion"] = "v1".into();
+        let rewritten = protobuf::to_json(&protobuf::encode(&value).expect("encoded")).expect("rewritten");
+        let object = read_object(&rewritten, "Node").expect("rewritten node");
+        assert_eq!(object.nodes[0].taints_written, fast.nodes[0].taints_written);
+        // Without an entry that owns the taints (a dump of `kubectl get -o json`): none.
+        let bare = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[
+            {"key":"maint","effect":"NoExecute"}]}}]}"#;
+        assert_eq!(read(bare.as_bytes()).expect("valid dump").nodes[0].taints_written, None);
+        // A time that is not one is named.
+        let bad = node.replace("2026-11-22T09:58:12Z", "soon");
+        let json = format!(r#"{{"kind":"List","items":[{bad}]}}"#);
+        assert_eq!(
+            item_error(&json),
+            "item 0 (Node n1): metadata.managedFields[1].time: \"soon\" is not an RFC 3339 time"
+        );
+    }
 }

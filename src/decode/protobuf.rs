@@ -117,6 +117,8 @@ enum Shape {
     MicroTime,
     /// A `map<string, string>` (labels).
     Map,
+    /// A `metav1.FieldsV1`: its one field holds JSON, written as it is.
+    FieldsV1,
     /// A message of these fields.
     Message(&'static [Field]),
 }
@@ -168,6 +170,28 @@ const OBJECT_META: &[Field] = &[
     opt(11, "labels", Shape::Map),
     many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
 ];
+const MANAGED_FIELDS_ENTRY: &[Field] = &[
+    opt(1, "manager", Shape::Str),
+    opt(2, "operation", Shape::Str),
+    opt(3, "apiVersion", Shape::Str),
+    opt(4, "time", Shape::Time),
+    opt(6, "fieldsType", Shape::Str),
+    opt(7, "fieldsV1", Shape::FieldsV1),
+    opt(8, "subresource", Shape::Str),
+];
+/// A Node's metadata: an object's, and who wrote its taints when (`managedFields`). A Pod's are
+/// left out: they are large and nothing reads them.
+const NODE_META: &[Field] = &[
+    opt(1, "name", Shape::Str),
+    opt(3, "namespace", Shape::Str),
+    opt(5, "uid", Shape::Str),
+    opt(6, "resourceVersion", Shape::Str),
+    opt(8, "creationTimestamp", Shape::Time),
+    set(9, "deletionTimestamp", Shape::Time),
+    opt(11, "labels", Shape::Map),
+    many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
+    many(17, "managedFields", Shape::Message(MANAGED_FIELDS_ENTRY)),
+];
 const TOLERATION: &[Field] = &[
     opt(1, "key", Shape::Str),
     opt(2, "operator", Shape::Str),
@@ -216,7 +240,7 @@ const NODE_CONDITION: &[Field] = &[
 ];
 const NODE_STATUS: &[Field] = &[many(4, "conditions", Shape::Message(NODE_CONDITION))];
 const NODE: &[Field] = &[
-    set(1, "metadata", Shape::Message(OBJECT_META)),
+    set(1, "metadata", Shape::Message(NODE_META)),
     set(2, "spec", Shape::Message(NODE_SPEC)),
     set(3, "status", Shape::Message(NODE_STATUS)),
 ];
@@ -368,7 +392,7 @@ pub fn watch_event_to_json(frame: &[u8], kind: &str) -> Result<Vec<u8>, Protobuf
 }
 
 /// The most fields a table has.
-const MOST_FIELDS: usize = 8;
+const MOST_FIELDS: usize = 9;
 
 /// Writes the fields of message `bytes` that `fields` reads as members of an object, each once
 /// (`written`: a member was written before them). One pass finds each field's last occurrence (a
@@ -509,6 +533,18 @@ fn value_of(field: &Field, value: Wire<'_>, out: &mut Vec<u8>) -> Result<bool, P
             out.push(b'}');
             Ok(true)
         }
+        (Shape::FieldsV1, Wire::Bytes(bytes)) => {
+            let mut raw: &[u8] = b"{}";
+            for wire in Fields::of(bytes) {
+                if let (1, Wire::Bytes(json)) = wire? {
+                    raw = json;
+                }
+            }
+            serde_json::from_slice::<serde::de::IgnoredAny>(raw)
+                .map_err(|error| bad(format!("{} does not hold JSON: {error}", field.json)))?;
+            out.extend_from_slice(raw);
+            Ok(true)
+        }
         _ => Err(wrong()),
     }
 }
@@ -631,6 +667,11 @@ fn encode_value(field: &Field, value: &serde_json::Value, out: &mut Vec<u8>) -> 
             put_bytes(field.number, &time, out);
         }
         Shape::Map => return Err(wrong()),
+        Shape::FieldsV1 => {
+            let mut fields = Vec::new();
+            put_bytes(1, value.to_string().as_bytes(), &mut fields);
+            put_bytes(field.number, &fields, out);
+        }
         Shape::Message(fields) => put_bytes(field.number, &encode_message(value, fields)?, out),
     }
     Ok(())

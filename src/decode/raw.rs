@@ -139,7 +139,38 @@ raw! {
         labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>> = "labels",
         #[serde(borrow)]
         owner_references: Option<Vec<RawOwnerRef<'a>>> = "ownerReferences",
+        #[serde(borrow)]
+        managed_fields: Option<Vec<RawManagedField<'a>>> = "managedFields",
     }
+}
+
+raw! {
+    /// An entry of `metadata.managedFields`: a manager, when it last wrote, and the fields it owns.
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    struct RawManagedField<'a> in managed_field {
+        #[serde(borrow)]
+        manager: Option<Cow<'a, str>> = "manager",
+        #[serde(borrow)]
+        time: Option<Cow<'a, str>> = "time",
+        fields_v1: Option<RawOwned> = "fieldsV1",
+    }
+}
+
+/// An entry's `fieldsV1`, as far as `f:spec` → `f:taints`: whether it owns a node's taints.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default)]
+pub(super) struct RawOwned {
+    #[serde(rename = "f:spec")]
+    pub(super) spec: Option<RawOwnedSpec>,
+}
+
+/// `f:spec` of an entry's `fieldsV1`.
+#[derive(Deserialize, Default)]
+#[serde(expecting = "an object", default)]
+pub(super) struct RawOwnedSpec {
+    #[serde(rename = "f:taints")]
+    pub(super) taints: Option<serde::de::IgnoredAny>,
 }
 
 raw! {

@@ -24,7 +24,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::build::{Builder, Fields, Keep, KeepLabels};
-use super::raw::{self, RawClaimStatus, RawCondition, RawListMeta, RawPodClaim};
+use super::raw::{self, RawClaimStatus, RawCondition, RawListMeta, RawManagedField, RawPodClaim};
 use super::scan::Reader;
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
 use crate::engine::snapshot::Snapshot;
@@ -308,7 +308,7 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
         let Part(fields, section) = self;
-        let mut seen = [false; 8];
+        let mut seen = [false; 9];
         while let Some(key) = map.next_key::<Key<'de>>()? {
             let known = match section {
                 Section::Metadata => metadata(&key.0, &mut map, fields, &mut seen)?,
@@ -424,7 +424,7 @@ fn metadata<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 8],
+    seen: &mut [bool; 9],
 ) -> Result<bool, M::Error> {
     let (slot, i) = match key {
         raw::meta::name => (&mut fields.name, 0),
@@ -443,6 +443,11 @@ fn metadata<'de, M: MapAccess<'de>>(
             map.next_value_seed(Opt(Extend(&mut fields.owner_refs)))?;
             return Ok(true);
         }
+        raw::meta::managed_fields if fields.kind.as_deref() != Some("Pod") => {
+            once(&mut seen[8])?;
+            fields.managed_fields = map.next_value::<Option<Vec<RawManagedField<'de>>>>()?.unwrap_or_default();
+            return Ok(true);
+        }
         raw::RESOURCE_VERSION if fields.keep_version => (&mut fields.resource_version, 6),
         _ => return Ok(false),
     };
@@ -456,7 +461,7 @@ fn spec<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 8],
+    seen: &mut [bool; 9],
 ) -> Result<bool, M::Error> {
     match key {
         raw::spec::taints => {
@@ -489,7 +494,7 @@ fn status<'de, M: MapAccess<'de>>(
     key: &[u8],
     map: &mut M,
     fields: &mut Fields<'de>,
-    seen: &mut [bool; 8],
+    seen: &mut [bool; 9],
 ) -> Result<bool, M::Error> {
     match key {
         raw::status::phase => {

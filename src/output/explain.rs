@@ -7,12 +7,13 @@ use serde::Serialize;
 
 use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
 use super::human::{short_key, time_of_day, until};
-use super::json::{API_VERSION, DeviceDoc, TaintDoc, basis_name, verdict_name};
+use super::json::{API_VERSION, DeviceDoc, TaintDoc, WrittenDoc, basis_name, verdict_name};
 use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTolerance, Via};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Operator, Taint, Toleration};
 use crate::engine::plan::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
+use crate::engine::snapshot::TaintsWritten;
 use crate::engine::time::Timestamp;
 
 use crate::engine::tolerate::{Mismatch, TolerationWindow, integer};
@@ -28,6 +29,8 @@ pub struct Explanation<'a> {
     pub tolerations: &'a [Toleration],
     /// The replay's result for the pod.
     pub plan: &'a PodPlan<'a>,
+    /// When the node's taints were last written, when one has no `timeAdded` and the input says.
+    pub taints_written: Option<&'a TaintsWritten>,
     /// Each NoExecute taint of the node at `now`, matched.
     pub matches: Vec<TaintMatch>,
     /// The window the used tolerations give now (`None` when some taint is untolerated or there are
@@ -298,6 +301,26 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
     parts
 }
 
+/// What the clock's start rests on, when a taint has no `timeAdded` (docs/plan.md, "When the clock
+/// started"): the write `managedFields` records, or nothing the input says.
+fn basis_note(e: &Explanation<'_>) -> Option<String> {
+    match (e.plan.basis?, e.taints_written) {
+        (PlanBasis::TaintWritten, Some(written)) => Some(format!(
+            "The taint has no timeAdded: counted from when {} last wrote the node's taints (managedFields, \
+             whole seconds: the controller began counting within the second after, or earlier if {} \
+             wrote them again since).",
+            written.manager, written.manager
+        )),
+        (PlanBasis::Now, _) if e.matches.iter().any(|m| m.taint.time_added.is_none()) => Some(
+            "The taint has no timeAdded and the input does not say when it was written (`kubectl get -o json` \
+             leaves out managedFields): counted from now; the controller may have started counting earlier, \
+             and the deadline be earlier."
+                .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
 /// Writes the explanation as text.
 fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     let plan = e.plan;
@@ -307,6 +330,9 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "Verdict: {}{deadline}", verdict_name(plan.verdict))?;
     if let (Some(since), Some(basis)) = (plan.since, plan.basis) {
         writeln!(out, "Clock started: {} ({})", rfc3339(since), basis_name(basis))?;
+    }
+    if let Some(note) = basis_note(e) {
+        writeln!(out, "  {}", super::human::printable(&note))?;
     }
     if let Some(since) = plan.stuck_since() {
         for line in super::table::stuck_lines(e.node.as_str(), &[(plan.key(), since)]) {
@@ -429,6 +455,12 @@ struct ExplanationDoc<'a> {
     evict_at: Option<String>,
     since: Option<String>,
     basis: Option<&'static str>,
+    /// What the clock's start rests on, for a taint without `timeAdded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    basis_note: Option<String>,
+    /// When the node's taints were last written, for a taint without `timeAdded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    taints_written: Option<WrittenDoc<'a>>,
     overdue: bool,
     toleration_seconds: Option<i64>,
     /// Present (`true`) only for a pod stuck terminating.
@@ -571,6 +603,8 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
         evict_at: plan.evict_at.map(rfc3339),
         since: plan.since.map(rfc3339),
         basis: plan.basis.map(basis_name),
+        basis_note: basis_note(e),
+        taints_written: e.taints_written.map(WrittenDoc::from),
         overdue: plan.overdue,
         toleration_seconds: plan.toleration_seconds,
         stuck: plan.stuck_since().map(|_| true),

@@ -13,7 +13,7 @@ use crate::engine::devices::{DeviceEviction, DeviceTolerance};
 use crate::engine::lifecycle::{Ready, ZoneForecast};
 use crate::engine::model::{Effect, NodeName, Taint};
 use crate::engine::plan::{Assumed, Basis, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, Verdict};
-use crate::engine::snapshot::WhatIf;
+use crate::engine::snapshot::{TaintsWritten, WhatIf};
 use crate::engine::time::Timestamp;
 use crate::words::json_string as string;
 
@@ -275,6 +275,9 @@ impl<'a, T, D: From<&'a T> + fmt::Debug> fmt::Debug for Each<'a, T, D> {
 struct NodeDoc<'a> {
     name: &'a str,
     taints: Each<'a, Taint, TaintDoc<'a>>,
+    /// When the taints were last written, for a taint without `timeAdded` (docs/output.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    taints_written: Option<WrittenDoc<'a>>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     lifecycle: Option<LifecycleDoc>,
     pods: Each<'a, PodPlan<'a>, PodDoc<'a>>,
@@ -316,6 +319,20 @@ struct ZoneDoc {
     nodes: usize,
     not_ready: usize,
     rate_per_second: f32,
+}
+
+/// The `managedFields` entry that owns a node's taints: when it wrote them, and who.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct WrittenDoc<'a> {
+    time: String,
+    manager: &'a str,
+}
+
+impl<'a> From<&'a TaintsWritten> for WrittenDoc<'a> {
+    fn from(written: &'a TaintsWritten) -> Self {
+        Self { time: rfc3339(written.at), manager: &written.manager }
+    }
 }
 
 /// A taint as the API writes it.
@@ -412,6 +429,7 @@ pub fn verdict_name(verdict: Verdict) -> &'static str {
 pub fn basis_name(basis: Basis) -> &'static str {
     match basis {
         Basis::TaintTimeAdded => "taint-time-added",
+        Basis::TaintWritten => "taint-written",
         Basis::PodScheduled => "pod-scheduled",
         Basis::ControllerRestart => "controller-restart",
         Basis::Now => "now",
@@ -459,6 +477,7 @@ impl<'a> From<&'a NodePlan<'a>> for NodeDoc<'a> {
         Self {
             name: node.name.as_str(),
             taints: Each::new(&node.taints),
+            taints_written: node.taints_written.as_ref().map(WrittenDoc::from),
             lifecycle: node.lifecycle.as_ref().map(LifecycleDoc::from),
             pods: Each::new(&node.pods),
         }
@@ -589,6 +608,13 @@ pub fn write_plan_json_with(
         string(out, node.name.as_str())?;
         out.write_all(b",\n      \"taints\": [")?;
         taints(out, &node.taints, 4)?;
+        if let Some(written) = &node.taints_written {
+            out.write_all(b",\n      \"taintsWritten\": {\n        \"time\": ")?;
+            time(out, Some(written.at))?;
+            out.write_all(b",\n        \"manager\": ")?;
+            string(out, &written.manager)?;
+            out.write_all(b"\n      }")?;
+        }
         if let Some(lifecycle) = &node.lifecycle {
             lifecycle_fields(out, lifecycle)?;
         }
@@ -836,6 +862,7 @@ mod tests {
         let basis = prop::option::of(prop::sample::select(
             &[
                 Basis::TaintTimeAdded,
+                Basis::TaintWritten,
                 Basis::PodScheduled,
                 Basis::ControllerRestart,
                 Basis::Now,
@@ -967,15 +994,19 @@ mod tests {
     }
 
     fn plan() -> impl Strategy<Value = Plan<'static>> {
+        let written = prop::option::of((instant(), text()))
+            .prop_map(|w| w.map(|(at, manager)| TaintsWritten { at: at.unwrap_or_default(), manager: manager.into() }));
         let node = (
             text(),
             prop::collection::vec(taint(), 0..3),
+            written,
             prop::collection::vec(pod(), 0..3),
             prop::option::of(lifecycle()),
         )
-            .prop_map(|(name, taints, pods, lifecycle)| NodePlan {
+            .prop_map(|(name, taints, taints_written, pods, lifecycle)| NodePlan {
                 name: NodeName::from(name),
                 taints: taints.into(),
+                taints_written,
                 pods,
                 lifecycle,
             });

@@ -272,9 +272,10 @@ fn node_heading(node: &NodePlan, now: Option<Timestamp>) -> String {
     let taints: Vec<String> = node
         .taints
         .iter()
-        .map(|t| match t.time_added {
-            Some(added) => format!("{t} (added {})", at(added)),
-            None => format!("{t} (no timeAdded)"),
+        .map(|t| match (t.time_added, &node.taints_written) {
+            (Some(added), _) => format!("{t} (added {})", at(added)),
+            (None, Some(written)) => format!("{t} (no timeAdded; written {} by {})", at(written.at), written.manager),
+            (None, None) => format!("{t} (no timeAdded, so now)"),
         })
         .collect();
     format!("Node {}: {}", node.name, taints.join(", "))

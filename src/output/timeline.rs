@@ -221,7 +221,13 @@ mod tests {
     fn plan(pods: Vec<PodPlan<'static>>) -> Plan<'static> {
         Plan {
             now: Timestamp::from_unix_seconds(NOW),
-            nodes: vec![NodePlan { name: "n".into(), taints: Vec::new().into(), pods, lifecycle: None }],
+            nodes: vec![NodePlan {
+                name: "n".into(),
+                taints: Vec::new().into(),
+                taints_written: None,
+                pods,
+                lifecycle: None,
+            }],
             zones: None,
             device_taints: None,
             owners: None,

@@ -17,6 +17,7 @@ mod rbac;
 mod run;
 mod side_by_side;
 mod skew;
+mod taint_written;
 
 use serde_json::{Value, json};
 

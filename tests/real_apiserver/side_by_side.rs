@@ -16,7 +16,7 @@ use crate::util::{command, instant, run_command};
 const SECOND: i128 = 1_000_000_000;
 
 /// Waits until the controller manager's taint-eviction controller has synced its caches.
-fn wait_for_controller(plane: &ControlPlane) {
+pub fn wait_for_controller(plane: &ControlPlane) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let log = plane.log("kube-controller-manager");
@@ -28,7 +28,7 @@ fn wait_for_controller(plane: &ControlPlane) {
     }
 }
 
-fn wait_for_deletions(plane: &ControlPlane, names: &[&str]) -> BTreeMap<String, Vec<i128>> {
+pub fn wait_for_deletions(plane: &ControlPlane, names: &[&str]) -> BTreeMap<String, Vec<i128>> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let deletions = plane.controller_deletions();

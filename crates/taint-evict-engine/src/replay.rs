@@ -1,7 +1,8 @@
 //! `plan`: reconstruct a history from a snapshot and replay the engine over it on a virtual clock.
 //!
-//! A snapshot has no history, so the replay infers one (contract §2): each NoExecute taint is observed
-//! at its `timeAdded` (clamped to `now`; at `now` without one), each pod is bound at its `PodScheduled`
+//! A snapshot has no history, so the replay infers one (docs/plan.md): each NoExecute taint is observed
+//! at its `timeAdded`; without one, when the node's `managedFields` say its taints were written;
+//! without either, at `now` (each clamped to `now`). Each pod is bound at its `PodScheduled`
 //! transition or creation (clamped; before everything without either), and the controller restarts
 //! at the `kube-controller-manager` Lease's `acquireTime`. The engine sees those events in time order
 //! (ties: timers due, restart, node passes, pod passes by namespace/name), then the what-if taints as
@@ -205,8 +206,14 @@ fn timeline(
     }
     for (i, node) in nodes.iter().enumerate() {
         let mut seen: Vec<(Timestamp, Basis)> =
-            node.taints.iter().filter(|t| t.is_no_execute()).map(|t| observed(t, now)).collect();
-        seen.sort_unstable_by_key(|(at, basis)| (*at, *basis != Basis::TaintTimeAdded));
+            node.taints.iter().filter(|t| t.is_no_execute()).map(|t| observed(t, node, now)).collect();
+        // At one instant, the firmest basis names the pass: `timeAdded`, then a write, then `now`.
+        let firmness = |basis: &Basis| match basis {
+            Basis::TaintTimeAdded => 0,
+            Basis::TaintWritten => 1,
+            _ => 2,
+        };
+        seen.sort_unstable_by_key(|(at, basis)| (*at, firmness(basis)));
         seen.dedup_by_key(|(at, _)| *at);
         timeline.extend(seen.into_iter().map(|(at, basis)| (at, Step::NodePass(i), basis)));
     }
@@ -239,7 +246,7 @@ fn run<S: BuildHasher>(
             Step::Restart => Input::ControllerRestarted,
             Step::NodePass(i) => {
                 let all = &nodes[i].taints;
-                let seen = |t: &&Taint| t.is_no_execute() && observed(t, now).0 <= at;
+                let seen = |t: &&Taint| t.is_no_execute() && observed(t, nodes[i], now).0 <= at;
                 // Usually the whole list by the last pass: then the node's own list is shared.
                 let taints = if all.iter().all(|t| seen(&t)) {
                     Arc::clone(all)
@@ -285,6 +292,7 @@ fn replay_nodes<'a, S: BuildHasher + Default>(
         .zip(final_taints)
         .map(|(node, taints)| NodePlan {
             name: node.name.clone(),
+            taints_written: node.taints_written.clone().filter(|_| taints.iter().any(|t| t.time_added.is_none())),
             taints: no_execute(taints),
             pods: Vec::new(),
             lifecycle: None,
@@ -309,10 +317,12 @@ fn replay_nodes<'a, S: BuildHasher + Default>(
     plans
 }
 
-/// When the replay observes a taint, and the basis of work started then.
-fn observed(taint: &Taint, now: Timestamp) -> (Timestamp, Basis) {
-    match taint.time_added {
-        Some(added) if added <= now => (added, Basis::TaintTimeAdded),
+/// When the replay observes a taint of `node`, and the basis of work started then: its `timeAdded`;
+/// without one, when the node's taints were last written (`managedFields`); else `now`.
+fn observed(taint: &Taint, node: &SnapshotNode, now: Timestamp) -> (Timestamp, Basis) {
+    match (taint.time_added, &node.taints_written) {
+        (Some(added), _) if added <= now => (added, Basis::TaintTimeAdded),
+        (None, Some(written)) if written.at <= now => (written.at, Basis::TaintWritten),
         _ => (now, Basis::Now),
     }
 }
@@ -652,5 +662,59 @@ mod tests {
         let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
         assert!(pods_by_node(&snapshot, &nodes).is_none());
         assert_eq!(replay(&snapshot, &[0, 1], &[], at(NOW)), together(&snapshot, &[0, 1], &[]));
+    }
+
+    #[test]
+    fn a_taint_without_time_added_counts_from_when_the_node_s_taints_were_written() {
+        let toleration = Toleration {
+            key: "maint".into(),
+            operator: Operator::Exists,
+            value: "".into(),
+            effect: Some(Effect::NoExecute),
+            seconds: Some(30),
+        };
+        let pod = SnapshotPod {
+            pod: Pod {
+                key: PodKey::new("web", "api-0"),
+                uid: Uid::from("u"),
+                node: Some(NodeName::from("n")),
+                tolerations: Arc::from([toleration]),
+            },
+            bound_at: Some(at(NOW - 600)),
+            phase: "Running".into(),
+            terminating: false,
+            deletion_timestamp: None,
+            claims: None,
+            owner: None,
+        };
+        let taint = Taint::new("maint", "true", Effect::NoExecute);
+        let plan_at = |written: Option<i64>, now: i64| {
+            let mut node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), [taint.clone()]);
+            if let Some(written) = written {
+                node = node.with_taints_written(at(written), "kubectl-taint");
+            }
+            let snapshot =
+                Snapshot { nodes: vec![node], pods: vec![pod.clone()], controller_acquired: Some(at(NOW - 3600)) };
+            let plan = replay(&snapshot, &[0], &[], at(now));
+            let pod = &plan.nodes[0].pods[0];
+            (pod.evict_at, pod.since, pod.basis, plan.nodes[0].taints_written.is_some())
+        };
+        // Written at NOW - 8: asked at NOW, at NOW + 10 and after the deadline, the same deadline.
+        for now in [NOW, NOW + 10, NOW + 60] {
+            let written = plan_at(Some(NOW - 8), now);
+            assert_eq!(written, (Some(at(NOW + 22)), Some(at(NOW - 8)), Some(Basis::TaintWritten), true), "{now}");
+        }
+        // Without a record, from `now`: a later question, a later answer.
+        assert_eq!(plan_at(None, NOW), (Some(at(NOW + 30)), Some(at(NOW)), Some(Basis::Now), false));
+        assert_eq!(plan_at(None, NOW + 10).0, Some(at(NOW + 40)));
+        // A record after `now` (a skewed clock) is clamped to `now`.
+        assert_eq!(plan_at(Some(NOW + 5), NOW).2, Some(Basis::Now));
+        // Counted from the controller's restart when that came later.
+        let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), [taint.clone()])
+            .with_taints_written(at(NOW - 20), "kubectl-taint");
+        let snapshot = Snapshot { nodes: vec![node], pods: vec![pod.clone()], controller_acquired: Some(at(NOW - 10)) };
+        let plan = replay(&snapshot, &[0], &[], at(NOW));
+        assert_eq!(plan.nodes[0].pods[0].evict_at, Some(at(NOW + 20)));
+        assert_eq!(plan.nodes[0].pods[0].basis, Some(Basis::ControllerRestart));
     }
 }

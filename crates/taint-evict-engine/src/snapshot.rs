@@ -48,6 +48,22 @@ pub struct SnapshotNode {
     /// Apart, so that a node of many taints of mixed effects holds each once: the plan and the
     /// engine share the `NoExecute` list instead of each filtering a copy of it.
     pub other_taints: Arc<[Taint]>,
+    /// When `spec.taints` was last written, as the node's `managedFields` say; `None` when the
+    /// input has none (a `kubectl get -o json` dump leaves them out).
+    pub taints_written: Option<TaintsWritten>,
+}
+
+/// The `managedFields` entry that owns a node's `spec.taints`: when it last wrote them, and who.
+///
+/// A taint without `timeAdded` started counting when the taint-eviction controller saw it, about
+/// when it was written: at this `time` (whole seconds: within the second after it), or earlier when
+/// the same manager wrote the list again since (docs/plan.md, "When the clock started").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaintsWritten {
+    /// The entry's `time`.
+    pub at: Timestamp,
+    /// The entry's `manager` (`kubectl-taint`, `kube-controller-manager`, …).
+    pub manager: Arc<str>,
 }
 
 impl SnapshotNode {
@@ -55,7 +71,14 @@ impl SnapshotNode {
     #[must_use]
     pub fn new(name: NodeName, labels: BTreeMap<String, String>, taints: impl IntoIterator<Item = Taint>) -> Self {
         let (no_execute, other): (Vec<Taint>, Vec<Taint>) = taints.into_iter().partition(Taint::is_no_execute);
-        Self { name, labels, taints: shared_list(no_execute), other_taints: shared_list(other) }
+        Self { name, labels, taints: shared_list(no_execute), other_taints: shared_list(other), taints_written: None }
+    }
+
+    /// The same node, its taints written at `at` by `manager`.
+    #[must_use]
+    pub fn with_taints_written(mut self, at: Timestamp, manager: &str) -> Self {
+        self.taints_written = Some(TaintsWritten { at, manager: manager.into() });
+        self
     }
 
     /// Its taints of every effect: the `NoExecute` ones, then the others.

@@ -18,7 +18,7 @@ use crate::devices::{DeviceEviction, DeviceReport};
 use crate::lifecycle::{NodeForecast, ZoneForecast};
 use crate::model::{NodeName, PodKey, Taint, Uid};
 use crate::queue::{Cause, Work};
-use crate::snapshot::{SnapshotPod, WhatIf};
+use crate::snapshot::{SnapshotPod, TaintsWritten, WhatIf};
 use crate::time::Timestamp;
 
 /// What the replay predicts for one pod.
@@ -39,11 +39,15 @@ pub enum Verdict {
 pub enum Basis {
     /// A taint's `timeAdded`.
     TaintTimeAdded,
+    /// When a taint without `timeAdded` was written: the node's `managedFields` entry that owns
+    /// `spec.taints` (its `time`, whole seconds).
+    TaintWritten,
     /// The pod's binding (its `PodScheduled` transition or creation).
     PodScheduled,
     /// The controller's restart (its Lease's `acquireTime`).
     ControllerRestart,
-    /// The evaluation instant (a taint without `timeAdded`, a clamped time, a what-if).
+    /// The evaluation instant (a taint without `timeAdded` or a record of its writing, a clamped
+    /// time, a what-if).
     Now,
     /// A NoExecute taint the node lifecycle controller is expected to add (contract §5): the clock
     /// starts when it is added, somewhere in its window.
@@ -133,6 +137,9 @@ pub struct NodePlan<'a> {
     pub name: NodeName,
     /// Its NoExecute taints at `now` (what-ifs applied).
     pub taints: Arc<[Taint]>,
+    /// When its taints were last written (`managedFields`), when one of them has no `timeAdded`
+    /// and the input says; else `None`.
+    pub taints_written: Option<TaintsWritten>,
     /// Its pods, by (`evict_at`, none last; namespace; name).
     pub pods: Vec<PodPlan<'a>>,
     /// What the node lifecycle controller is expected to do to it; `None` when not predicted.

@@ -130,7 +130,13 @@ mod tests {
             let node = match nodes.iter_mut().position(|n| n.name == name) {
                 Some(i) => &mut nodes[i],
                 None => {
-                    nodes.push(NodePlan { name, taints: Arc::default(), pods: Vec::new(), lifecycle: None });
+                    nodes.push(NodePlan {
+                        name,
+                        taints: Arc::default(),
+                        taints_written: None,
+                        pods: Vec::new(),
+                        lifecycle: None,
+                    });
                     nodes.last_mut().expect("pushed")
                 }
             };

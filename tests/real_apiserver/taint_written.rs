@@ -1,0 +1,110 @@
+//! A taint put on with `kubectl taint` (no `timeAdded`): the real taint-eviction controller counts
+//! from when its watch saw the taint, which is when it was written. `plan` reads that instant from the
+//! node's `managedFields` (docs/upstream.md), so every way of asking, at any time, gives one deadline:
+//! the real controller's.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::side_by_side::{wait_for_controller, wait_for_deletions};
+use super::{ControlPlane, Options, TAINT, node, pod};
+use crate::control_plane;
+use crate::support::running::Running;
+use crate::util::{command, instant, run_command};
+
+const SECOND: i128 = 1_000_000_000;
+
+/// `kubectl taint nodes n1 example.com/drain=now:NoExecute`, written early in a second: the
+/// `managedFields` time is the write's whole second, so the prediction is then off by the
+/// controller's own latency only (any later in the second and it is up to a second early, by design).
+/// Returns when it was written.
+fn kubectl_taint(plane: &ControlPlane) -> i128 {
+    let into_second = jiff::Timestamp::now().subsec_nanosecond();
+    if into_second > 100_000_000 {
+        // Not a wait for something to happen: the moment the taint is written is chosen.
+        std::thread::sleep(Duration::from_nanos((1_000_000_000 - into_second + 20_000_000).unsigned_abs().into()));
+    }
+    let before = jiff::Timestamp::now().as_nanosecond();
+    plane.kubectl_ok(&["taint", "nodes", "n1", &format!("{TAINT}=now:NoExecute")], None);
+    before
+}
+
+/// The plan of node n1 (`--now` when given), as JSON.
+fn plan(plane: &ControlPlane, now: Option<i128>) -> Value {
+    let mut plan = command();
+    plan.args(["plan", "n1", "-o", "json"]).arg("--kubeconfig").arg(plane.kubeconfig());
+    if let Some(now) = now {
+        let now = jiff::Timestamp::from_nanosecond(now).expect("an instant").to_string();
+        plan.args(["--now", &now]);
+    }
+    let result = run_command(&mut plan, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    serde_json::from_str(&result.stdout).expect("JSON")
+}
+
+/// Pod `name`'s deadline in `plan`, and its basis.
+fn deadline(plan: &Value, name: &str) -> (i128, String) {
+    let pods = plan["nodes"][0]["pods"].as_array().expect("pods");
+    let pod = pods.iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("{name} in {plan:#}"));
+    let at = pod["evictAt"].as_str().unwrap_or_else(|| panic!("{name}: no deadline in {plan:#}"));
+    (instant(at), pod["basis"].as_str().unwrap_or_default().to_owned())
+}
+
+fn cluster(plane: &mut ControlPlane) -> crate::support::control_plane::Heartbeats {
+    plane.create(&[
+        node("n1", &[], &[]),
+        pod("default", "untolerated", "n1", None),
+        pod("default", "t12", "n1", Some(Some(12))),
+        pod("default", "forever", "n1", Some(None)),
+    ]);
+    plane.keep_healthy(&["n1"])
+}
+
+#[test]
+fn real_apiserver_a_taint_put_on_by_hand_has_one_deadline_whenever_it_is_asked() {
+    let options = Options { controller_manager: true, ..Options::default() };
+    let mut plane = control_plane!("kubectl-taint", &options);
+    let _heartbeats = cluster(&mut plane);
+    wait_for_controller(&plane);
+    let written = kubectl_taint(&plane);
+
+    // Asked at once (live), then as if at +8 s and at +18 s (after the deletion: overdue, same instant).
+    let live = plan(&plane, None);
+    assert_eq!(live["nodes"][0]["taintsWritten"]["manager"], "kubectl-taint", "{live:#}");
+    let (at, basis) = deadline(&live, "t12");
+    assert_eq!(basis, "taint-written");
+    for later in [8, 18] {
+        assert_eq!(deadline(&plan(&plane, Some(written + later * SECOND)), "t12").0, at, "asked at +{later} s");
+    }
+    // `plan -w` started after the taint schedules the same deadline.
+    let mut watching = Running::spawn(command().args(["plan", "-w", "n1", "--kubeconfig"]).arg(plane.kubeconfig()));
+    let scheduled = watching.expect("t12 scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "t12");
+    assert_eq!(instant(scheduled["evictAt"].as_str().expect("evictAt")), at, "{scheduled}");
+
+    let real = wait_for_deletions(&plane, &["untolerated", "t12"]);
+    let deleted = real["t12"][0];
+    eprintln!("t12: the real controller deleted {:+.3} s from the plan's instant", (deleted - at) as f64 / 1e9);
+    assert!((deleted - at).abs() <= SECOND, "plan {at}, the real controller {deleted}");
+    assert!(!real.contains_key("forever"), "{real:?}");
+    drop(watching);
+}
+
+#[test]
+fn real_apiserver_run_started_after_a_taint_put_on_by_hand_continues_its_countdown() {
+    let mut plane = control_plane!("kubectl-taint-run");
+    let _heartbeats = cluster(&mut plane);
+    let written = kubectl_taint(&plane);
+    let (at, _) = deadline(&plan(&plane, None), "t12");
+    assert!((at - (written + 12 * SECOND)).abs() <= SECOND, "written {written}, deadline {at}");
+
+    let mut run = Running::start_with(plane.kubeconfig(), &[]);
+    let deleted = run.expect("t12 deleted", |l| l["type"] == "deleted" && l["pod"]["name"] == "t12");
+    let when = instant(deleted["time"].as_str().expect("time"));
+    eprintln!("t12: run deleted it {:+.3} s from the plan's instant", (when - at) as f64 / 1e9);
+    assert!((when - at).abs() <= SECOND, "plan {at}, run {when}");
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(lines.iter().any(|l| l["type"] == "deleted" && l["pod"]["name"] == "untolerated"), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l["pod"]["name"] == "forever" && l["type"] == "deleted"), "{lines:#?}");
+}
