@@ -5,11 +5,18 @@
 FROM rust:1.95-alpine AS build
 RUN apk add --no-cache musl-dev gcc
 WORKDIR /src
+# What `cargo build` reads, and nothing else (tests/in_cluster.rs lays the context out from these COPYs
+# and checks it). The workspace's manifest and lock file:
 COPY Cargo.toml Cargo.lock ./
+# the engine, a member of the workspace and the binary's dependency (its README is its crate docs);
+COPY crates/taint-evict-engine ./crates/taint-evict-engine
+# the library and the binary;
 COPY src ./src
-COPY benches ./benches
-COPY examples ./examples
-COPY tests ./tests
+# the benches' files: Cargo.toml declares them by name only, and cargo looks for each one's file when it
+# loads the manifest, whatever it builds. (The tests' file is declared by path: looked for only when the
+# tests are built. The examples are found by looking: none, none needed.)
+COPY benches/engine.rs benches/plan.rs benches/plan_live.rs benches/run_live.rs \
+     benches/real_apiserver.rs ./benches/
 RUN cargo build --release --locked --bin kubectl-taint_evict \
  && strip target/release/kubectl-taint_evict
 

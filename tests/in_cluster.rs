@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -337,4 +338,360 @@ fn the_dockerfile_builds_the_binary_cargo_defines_and_runs_it_as_the_deployment_
     let cmd = dockerfile.lines().find_map(|l| l.strip_prefix("CMD ")).expect("CMD");
     let args: Vec<String> = serde_json::from_str(cmd).expect("CMD is a JSON array");
     Cli::try_parse_from(std::iter::once("kubectl-taint_evict".to_owned()).chain(args)).expect("CMD parses");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The image's build context: laid out as the Dockerfile's build stage copies it
+// ---------------------------------------------------------------------------------------------------
+
+/// The instructions of a Dockerfile as `(INSTRUCTION, arguments)`: comment and empty lines dropped (within
+/// a continued instruction too), a line ending in `\` joined to the next.
+fn instructions(dockerfile: &str) -> Vec<(String, String)> {
+    let mut instructions = Vec::new();
+    let mut pending = String::new();
+    for line in dockerfile.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(part) = line.strip_suffix('\\') {
+            pending.push_str(part);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(line);
+        let (word, arguments) = pending.split_once(char::is_whitespace).unwrap_or((&pending, ""));
+        instructions.push((word.to_uppercase(), arguments.trim().to_owned()));
+        pending.clear();
+    }
+    instructions
+}
+
+/// `path`'s components, `.` and empty ones dropped and `..` taken back; `None` when it leaves its root.
+fn components(path: &str) -> Option<Vec<String>> {
+    let mut kept: Vec<String> = Vec::new();
+    for component in path.split('/') {
+        match component {
+            "" | "." => {}
+            ".." => {
+                kept.pop()?;
+            }
+            name => kept.push(name.to_owned()),
+        }
+    }
+    Some(kept)
+}
+
+/// One `COPY` from the build context: its sources, relative to the context, and its destination,
+/// relative to the image's root (a directory when it ends in `/` or takes several sources).
+#[derive(Clone, Debug)]
+struct ContextCopy {
+    sources: Vec<String>,
+    destination: String,
+    into_directory: bool,
+}
+
+/// The build stage's (the first `FROM`'s) `COPY`s from the context, and its `WORKDIR` (where its `RUN`
+/// runs) relative to the image's root.
+fn build_stage(dockerfile: &str) -> (Vec<ContextCopy>, String) {
+    let mut workdir: Vec<String> = Vec::new();
+    let mut copies = Vec::new();
+    let mut stages = 0;
+    // Docker's rules: a relative path is the working directory's, an absolute one the image's.
+    let resolve = |workdir: &[String], path: &str| {
+        let joined = if path.starts_with('/') { path.to_owned() } else { format!("{}/{path}", workdir.join("/")) };
+        components(&joined).unwrap_or_else(|| panic!("{path} leaves the image's root"))
+    };
+    for (instruction, arguments) in instructions(dockerfile) {
+        match instruction.as_str() {
+            "FROM" if stages == 1 => break,
+            "FROM" => stages += 1,
+            "WORKDIR" => workdir = resolve(&workdir, &arguments),
+            "ADD" => panic!("ADD {arguments}: the build stage's files are read from its COPYs only"),
+            "COPY" => {
+                let mut rest = arguments.as_str();
+                let mut from_elsewhere = false;
+                while let Some(flag) = rest.strip_prefix("--") {
+                    let (flag, after) = flag.split_once(char::is_whitespace).unwrap_or((flag, ""));
+                    let known = ["from=", "chown=", "chmod=", "link"].iter().any(|known| flag.starts_with(known));
+                    assert!(known, "COPY --{flag}: a flag not read here");
+                    from_elsewhere |= flag.starts_with("from=");
+                    rest = after.trim_start();
+                }
+                // `--from` copies from another stage or image, not from the context.
+                if from_elsewhere {
+                    continue;
+                }
+                let words: Vec<String> = if rest.starts_with('[') {
+                    serde_json::from_str(rest).unwrap_or_else(|e| panic!("COPY {rest}: {e}"))
+                } else {
+                    rest.split_whitespace().map(str::to_owned).collect()
+                };
+                let Some((destination, sources)) = words.split_last().filter(|(_, sources)| !sources.is_empty()) else {
+                    panic!("COPY {arguments}: no source or no destination")
+                };
+                let into_directory = destination.ends_with('/') || sources.len() > 1;
+                assert!(
+                    destination.ends_with('/') || sources.len() == 1,
+                    "COPY {arguments}: several sources need a destination ending in / (Docker refuses it)"
+                );
+                for source in sources {
+                    assert!(!source.contains(['*', '?', '[']), "COPY {source}: wildcards are not read here");
+                }
+                copies.push(ContextCopy {
+                    sources: sources.to_vec(),
+                    destination: resolve(&workdir, destination).join("/"),
+                    into_directory,
+                });
+            }
+            _ => {}
+        }
+    }
+    (copies, workdir.join("/"))
+}
+
+/// `.dockerignore` as Docker reads it: each rule is a path pattern relative to the context (`*` and `?`
+/// within a component, `**` for any components; `!` takes back what an earlier rule left out), and the
+/// last rule matching a path or one of its parent directories decides.
+struct Ignore(Vec<(bool, Vec<String>)>);
+
+impl Ignore {
+    fn read(text: &str) -> Ignore {
+        let rules = text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#'));
+        Ignore(
+            rules
+                .map(|rule| {
+                    let (left_out, pattern) = rule.strip_prefix('!').map_or((true, rule), |kept| (false, kept));
+                    assert!(!pattern.contains(['[', '\\']), "{rule}: character classes are not read here");
+                    (left_out, components(pattern).unwrap_or_else(|| panic!("{rule} leaves the context")))
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether `path`, relative to the context, is left out of it.
+    fn ignores(&self, path: &str) -> bool {
+        let path = components(path).expect("a path in the context");
+        let mut ignored = false;
+        for (left_out, pattern) in &self.0 {
+            if (1..=path.len()).any(|n| Self::matches(pattern, &path[..n])) {
+                ignored = *left_out;
+            }
+        }
+        ignored
+    }
+
+    fn matches(pattern: &[String], path: &[String]) -> bool {
+        match pattern.split_first() {
+            None => path.is_empty(),
+            Some((any, rest)) if any == "**" => (0..=path.len()).any(|skip| Self::matches(rest, &path[skip..])),
+            Some((first, rest)) => path.split_first().is_some_and(|(name, path)| {
+                Self::wildcard(first.as_bytes(), name.as_bytes()) && Self::matches(rest, path)
+            }),
+        }
+    }
+
+    fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some((b'*', rest)) => (0..=name.len()).any(|skip| Self::wildcard(rest, &name[skip..])),
+            Some((b'?', rest)) => !name.is_empty() && Self::wildcard(rest, &name[1..]),
+            Some((byte, rest)) => name.first() == Some(byte) && Self::wildcard(rest, &name[1..]),
+        }
+    }
+}
+
+/// Lays out `root`, the image's filesystem, as `copies` leave it from this repository's working tree
+/// minus what `ignore` leaves out: a directory's content goes into the destination, a file into it
+/// (a directory) or to it. An error is what Docker would fail on: a source not in the context.
+fn lay_out(copies: &[ContextCopy], ignore: &Ignore, root: &Path) -> Result<(), String> {
+    fn copy_tree(from: &Path, relative: &str, to: &Path, ignore: &Ignore) {
+        std::fs::create_dir_all(to).expect("a directory in the layout");
+        for entry in std::fs::read_dir(from).expect("a directory of the context") {
+            let entry = entry.expect("an entry");
+            let name = entry.file_name().into_string().expect("a UTF-8 name");
+            let relative = format!("{relative}/{name}");
+            if ignore.ignores(&relative) {
+                continue;
+            }
+            if entry.path().is_dir() {
+                copy_tree(&entry.path(), &relative, &to.join(&name), ignore);
+            } else {
+                std::fs::copy(entry.path(), to.join(&name)).expect("a file copied");
+            }
+        }
+    }
+    for copy in copies {
+        let destination = root.join(&copy.destination);
+        for source in &copy.sources {
+            let relative = components(source).ok_or_else(|| format!("COPY {source}: outside the context"))?.join("/");
+            let from = repo().join(&relative);
+            if !from.exists() || ignore.ignores(&relative) {
+                return Err(format!("COPY {source}: not in the build context"));
+            }
+            if from.is_dir() {
+                copy_tree(&from, &relative, &destination, ignore);
+            } else {
+                let to = match from.file_name() {
+                    Some(name) if copy.into_directory => destination.join(name),
+                    _ => destination.clone(),
+                };
+                std::fs::create_dir_all(to.parent().expect("a parent")).expect("a directory in the layout");
+                std::fs::copy(&from, &to).expect("a file copied");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The lines of a Rust source outside its `#[cfg(test)] mod … { … }` blocks (closed, in this project's
+/// layout, by a `}` as indented as their `mod`).
+fn outside_tests(source: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut closing: Option<String> = None;
+    let mut for_tests = false;
+    for line in source.lines() {
+        if let Some(close) = &closing {
+            if line == close {
+                closing = None;
+            }
+            continue;
+        }
+        let trimmed = line.trim_start();
+        if for_tests && trimmed.ends_with('{') && trimmed.split_whitespace().any(|word| word == "mod") {
+            closing = Some(format!("{}}}", &line[..line.len() - trimmed.len()]));
+            continue;
+        }
+        for_tests = if trimmed.starts_with("#[") { for_tests || trimmed == "#[cfg(test)]" } else { false };
+        lines.push(line);
+    }
+    lines
+}
+
+/// `files` below `directory`, recursively.
+fn files_below(directory: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(directory).unwrap_or_else(|e| panic!("{}: {e}", directory.display())) {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() { files_below(&path, files) } else { files.push(path) }
+    }
+}
+
+/// `cargo` run in `directory`: its stdout, or its stderr as the error.
+fn cargo(directory: &Path, args: &[&str]) -> Result<String, String> {
+    let output =
+        std::process::Command::new(env!("CARGO")).args(args).current_dir(directory).output().expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if output.status.success() { Ok(stdout) } else { Err(format!("cargo {}: {}", args.join(" "), stderr.trim())) }
+}
+
+/// Whether the laid-out `workdir` has what `cargo build --release --locked --bin kubectl-taint_evict`
+/// reads, checked without compiling: every manifest loads as a build loads it (`cargo fetch`: the
+/// workspace's members, the lock file, each declared target's file), each compiled target's module
+/// tree (the libraries' and binaries' of the workspace) is there whole, and so is each file those
+/// sources include outside their tests. (`cargo metadata` alone loads a manifest whose declared benches
+/// are missing: it leaves them out, where `cargo build` stops.)
+fn builds(workdir: &Path) -> Result<(), String> {
+    let host = cargo(workdir, &["-vV"])?;
+    let host = host.lines().find_map(|line| line.strip_prefix("host: ")).expect("cargo -vV names the host");
+    cargo(workdir, &["fetch", "--locked", "--offline", "--target", host])?;
+    let metadata = cargo(workdir, &["metadata", "--locked", "--offline", "--no-deps", "--format-version", "1"])?;
+    let metadata: Value = serde_json::from_str(&metadata).expect("cargo metadata's JSON");
+    let workdir = workdir.canonicalize().expect("the working directory");
+    let compiled = ["lib", "bin", "proc-macro", "custom-build"];
+    for package in metadata["packages"].as_array().expect("packages") {
+        for target in package["targets"].as_array().expect("targets") {
+            let kinds = target["kind"].as_array().expect("kinds");
+            if !kinds.iter().any(|kind| compiled.iter().any(|c| kind == c)) {
+                continue;
+            }
+            let root = Path::new(target["src_path"].as_str().expect("src_path"));
+            let root = root.strip_prefix(&workdir).map_err(|_| format!("{}: outside the build", root.display()))?;
+            let mut sources = Vec::new();
+            files_below(&repo().join(root.parent().expect("a directory")), &mut sources);
+            for source in sources.iter().filter(|path| path.extension().is_some_and(|e| e == "rs")) {
+                let relative = source.strip_prefix(repo()).expect("in the repository");
+                if !workdir.join(relative).is_file() {
+                    return Err(format!("{}: not in the image", relative.display()));
+                }
+                let text = std::fs::read_to_string(source).expect("a source");
+                for line in outside_tests(&text) {
+                    for include in ["include_str!(\"", "include_bytes!(\"", "include!(\""] {
+                        for (_, after) in line.match_indices(include).map(|(at, _)| line.split_at(at + include.len())) {
+                            let included = after.split('"').next().expect("a path");
+                            let directory = relative.parent().expect("a directory").to_str().expect("UTF-8");
+                            let included = components(&format!("{directory}/{included}"))
+                                .ok_or_else(|| format!("{}: {included} is outside the build", relative.display()))?
+                                .join("/");
+                            if !workdir.join(&included).is_file() {
+                                return Err(format!(
+                                    "{included} (included by {}): not in the image",
+                                    relative.display()
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_image_builds_from_what_the_dockerfile_copies_and_from_nothing_less() {
+    let dockerfile = std::fs::read_to_string(repo().join("Dockerfile")).expect("Dockerfile");
+    let ignore = Ignore::read(&std::fs::read_to_string(repo().join(".dockerignore")).expect(".dockerignore"));
+    // The context sent to the builder leaves out the build's output and the repository's history.
+    for path in ["target", "target/release/kubectl-taint_evict", ".git/HEAD"] {
+        assert!(ignore.ignores(path), ".dockerignore keeps {path} in the build context");
+    }
+    let (copies, workdir) = build_stage(&dockerfile);
+    let build = |copies: &[ContextCopy]| -> Result<(), String> {
+        let root = scratch("image-build-stage");
+        lay_out(copies, &ignore, &root)?;
+        builds(&root.join(&workdir))
+    };
+    if let Err(error) = build(&copies) {
+        let copies: Vec<String> =
+            copies.iter().map(|c| format!("COPY {} → /{}", c.sources.join(" "), c.destination)).collect();
+        panic!("the build stage, laid out as {copies:?}, cannot build:\n{error}");
+    }
+    // Each source is needed: without it the build fails.
+    for (at, copy) in copies.iter().enumerate() {
+        for source in &copy.sources {
+            let mut fewer = copies.clone();
+            fewer[at].sources.retain(|s| s != source);
+            assert!(build(&fewer).is_err(), "COPY {source} (to /{}): the build needs none of it", copy.destination);
+        }
+    }
+}
+
+#[test]
+fn copies_and_ignored_paths_are_read_as_docker_reads_them() {
+    let dockerfile = "# syntax=docker/dockerfile:1\nFROM rust AS build\nWORKDIR /src\nCOPY a.toml ./b.lock ./\n\
+                      WORKDIR sub\nCOPY --chown=1:1 \\\n  # a comment\n  dir ../dir\nCOPY [\"x y\", \"/abs/\"]\n\
+                      copy one ./renamed\nRUN true\nFROM scratch\nCOPY --from=build /src/out /out\nCOPY late /late\n";
+    let (copies, workdir) = build_stage(dockerfile);
+    assert_eq!(workdir, "src/sub");
+    let read: Vec<(Vec<&str>, &str, bool)> = copies
+        .iter()
+        .map(|c| (c.sources.iter().map(String::as_str).collect(), c.destination.as_str(), c.into_directory))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (vec!["a.toml", "./b.lock"], "src", true),
+            (vec!["dir"], "src/dir", false),
+            (vec!["x y"], "abs", true),
+            (vec!["one"], "src/sub/renamed", false),
+        ]
+    );
+    let ignore = Ignore::read("# the output\n**/target/\n/.git\n*.gz\n!keep.gz\ndocs/*.md\n");
+    let ignored = |path: &str| ignore.ignores(path);
+    assert!(ignored("target") && ignored("./target/release/x") && ignored("crates/engine/target/debug"));
+    assert!(ignored(".git/HEAD") && ignored("dump.json.gz") && ignored("docs/in-cluster.md"));
+    assert!(!ignored("keep.gz") && !ignored("data/dump.json.gz") && !ignored("docs/sub/page.md"));
+    assert!(!ignored("src/target.rs") && !ignored("crates/engine/src/lib.rs"));
+    let source = "fn a() {}\n#[cfg(test)]\n#[allow(x)]\nmod tests {\n    include_str!(\"t\");\n}\nfn b() {}\n";
+    assert_eq!(outside_tests(source), ["fn a() {}", "#[cfg(test)]", "#[allow(x)]", "fn b() {}"]);
 }
