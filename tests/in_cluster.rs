@@ -285,6 +285,10 @@ fn the_deployment_runs_the_elected_controller_safely_with_probes_on_its_metrics_
             && container["resources"]["requests"]["cpu"].is_string()
     );
 
+    // The image the release workflow pushes for this version (tests/workflows.rs).
+    let repository = env!("CARGO_PKG_REPOSITORY").strip_prefix("https://github.com/").expect("a GitHub repository");
+    assert_eq!(container["image"], format!("ghcr.io/{repository}:{}", env!("CARGO_PKG_VERSION")));
+
     // The arguments are the binary's own: parsed by its command line.
     let args: Vec<&str> = container["args"].as_array().expect("args").iter().filter_map(Value::as_str).collect();
     let cli = Cli::try_parse_from(std::iter::once("kubectl-taint_evict").chain(args.iter().copied()))

@@ -77,6 +77,37 @@ fn release_workflow_archives_with_the_release_script_publishes_and_opens_the_kre
 }
 
 #[test]
+fn release_workflow_builds_the_image_from_the_dockerfile_and_pushes_it_as_the_version() {
+    let release = workflow("release.yml");
+    let all = steps(&release);
+    let uses = |job: &str, action: &str| {
+        all.iter()
+            .find(|(j, s)| *j == job && s["uses"].as_str().is_some_and(|u| u.starts_with(action)))
+            .map(|(_, s)| *s)
+    };
+    let (job, _) = all
+        .iter()
+        .find(|(_, s)| s["uses"].as_str().is_some_and(|u| u.starts_with("docker/build-push-action@")))
+        .expect("a docker/build-push-action step");
+    let build = uses(job, "docker/build-push-action@").expect("the build");
+    assert_eq!((&build["with"]["context"], &build["with"]["file"]), (&".".into(), &"Dockerfile".into()));
+    assert_eq!((&build["with"]["pull"], &build["with"]["push"]), (&true.into(), &true.into()), "{build}");
+    // What deploy/in-cluster.yaml runs (tests/in_cluster.rs): the repository's name and the version.
+    let tags = build["with"]["tags"].as_str().expect("tags");
+    assert_eq!(tags, "ghcr.io/${{ github.repository }}:${{ steps.version.outputs.version }}");
+    let version = all.iter().find(|(j, s)| j == job && s["id"] == "version").expect("a step with id version");
+    assert_eq!(version.1["run"], "echo \"version=${GITHUB_REF_NAME#v}\" >> \"$GITHUB_OUTPUT\"");
+    assert!(uses(job, "docker/setup-buildx-action@").is_some(), "{job}: no buildx");
+    let login = uses(job, "docker/login-action@").expect("a login to the registry");
+    assert_eq!(
+        (&login["with"]["registry"], &login["with"]["password"]),
+        (&"ghcr.io".into(), &"${{ github.token }}".into())
+    );
+    assert_eq!(release["jobs"][job]["permissions"]["packages"], "write");
+    assert_actions_pinned(&release);
+}
+
+#[test]
 fn ci_workflow_runs_the_ci_script_on_pushes() {
     let ci = workflow("ci.yml");
     assert!(ci["on"].as_object().is_some_and(|on| on.contains_key("push")), "ci.yml does not run on push");
