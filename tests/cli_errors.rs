@@ -403,3 +403,49 @@ fn an_unhealthy_zone_threshold_above_one_is_taken_and_said_to_disable_partial_di
         run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--unhealthy-zone-threshold", "0.55"], None);
     assert!(!usual.stderr.contains("--unhealthy-zone-threshold"), "{}", usual.stderr);
 }
+
+#[test]
+fn a_silent_after_that_makes_every_node_silent_is_refused_and_one_that_takes_renewing_nodes_as_silent_warned() {
+    for value in ["0s", "1ns", "999ms"] {
+        fails(
+            &["plan", "-f", INCIDENT, "--silent-after", value],
+            None,
+            2,
+            &format!(
+                "error: invalid value '{value}' for '--silent-after <DURATION>': expected 1s or more, not {value}: a \
+                 node is silent when its Lease was last renewed longer ago than this, and kubelets renew every 10s \
+                 by default"
+            ),
+        );
+    }
+    // Kubelets of the example renewed 2 s and 4 s before --now: 2s takes two as silent.
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--silent-after", "2s"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.lines().next(),
+        Some(
+            "warning: --silent-after 2s takes 2 nodes as silent whose kubelet renewed its Lease within the last 10s \
+             (the kubelet's default interval): keep it only if your kubelets renew more often"
+        )
+    );
+    // 5s takes none that the default would not: nothing to say.
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--silent-after", "5s"], None);
+    assert_eq!(result.stderr, "");
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z"], None);
+    assert_eq!(result.stderr, "", "the default says nothing");
+}
+
+#[test]
+fn a_kube_version_no_release_has_is_warned() {
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--kube-version", "1.99"], None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stderr.lines().next(),
+        Some(
+            "warning: --kube-version 1.99: no release this build knows (the newest is 1.37): its controllers are \
+             taken to behave as 1.37's"
+        )
+    );
+    let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--kube-version", "1.37"], None);
+    assert_eq!(result.stderr, "");
+}

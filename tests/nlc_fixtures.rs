@@ -387,3 +387,55 @@ fn plan_and_explain_say_what_unblocks_a_pod_stuck_terminating_and_that_they_do_n
     let doc: Value = serde_json::from_str(&def.stdout).expect("JSON");
     assert!(doc.get("stuck").is_none(), "{doc}");
 }
+
+/// What a plan says of each node and pod that does not depend on when it is read: the predicted
+/// taints, the holds, the verdicts and deadlines.
+fn verdicts(plan: &Value) -> Vec<Value> {
+    let mut all = Vec::new();
+    for node in plan["nodes"].as_array().expect("nodes") {
+        all.push(serde_json::json!([node["name"], node["predictedTaint"], node["held"]]));
+        for pod in node["pods"].as_array().expect("pods") {
+            all.push(serde_json::json!([
+                pod["name"],
+                pod["verdict"],
+                pod["evictAt"],
+                pod["evictAtLatest"],
+                pod["since"]
+            ]));
+        }
+    }
+    all
+}
+
+#[test]
+fn a_dump_read_late_gives_the_plan_it_gave_when_it_was_taken() {
+    let cases = [
+        ("a-single-unreachable.json", "18:25:43.315", "40s"),
+        ("b-rate-limit-4-of-12.json", "18:27:23.291", "40s"),
+        ("c-partial-z2-full-z3.json", "18:37:09.139", "20s"),
+        ("d-all-zones-down.json", "18:38:16.697", "20s"),
+    ];
+    for (file, captured, grace) in cases {
+        let flags = ["--node-monitor-grace-period", grace];
+        let fresh = plan_json(file, captured, &flags);
+        let taken = at(&format!("2026-11-23T{captured}Z")).as_nanos();
+        for later in [20, 300, 86_400] {
+            let now = jiff::Timestamp::from_nanosecond(taken + i128::from(later) * 1_000_000_000).expect("instant");
+            let now = now.to_string();
+            let path = format!("tests/data/nlc/{file}");
+            let args = ["plan", "-f", &path, "--now", &now, "--silent-after", "5s", "-o", "json", flags[0], flags[1]];
+            let result = crate::util::run(&args, None);
+            assert_eq!(result.code, 0, "{}", result.stderr);
+            let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+            assert_eq!(verdicts(&plan), verdicts(&fresh), "{file} read {later} s late");
+            // No pod the fresh plan deletes is unaffected later.
+            let unaffected =
+                plan["nodes"].as_array().into_iter().flatten().flat_map(|n| n["pods"].as_array()).flatten();
+            assert!(
+                unaffected.filter(|p| p["verdict"] == "unaffected").count()
+                    <= verdicts(&fresh).iter().filter(|v| v[1] == "unaffected").count()
+            );
+            assert!(result.stderr.contains("note: the dump was taken at "), "{file}: {}", result.stderr);
+        }
+    }
+}

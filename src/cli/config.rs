@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
+use crate::engine::devices::NEWEST_MINOR;
 use crate::engine::lifecycle::Flags;
 use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
@@ -25,6 +26,9 @@ use super::{
     ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, PlanArgs,
     PlanOutput, RunArgs, RunFormat, RunMode, SortKey, screen_size,
 };
+
+/// How often a kubelet renews its node Lease by default (`nodeLeaseDurationSeconds` 40 / 4).
+pub const KUBELET_RENEW_INTERVAL: Duration = Duration::from_secs(10);
 
 /// `--request-timeout` when not given (kubectl waits forever by default; a command that may be run
 /// during an incident should not).
@@ -181,6 +185,12 @@ impl Lifecycle {
             warnings.push(format!(
                 "--unhealthy-zone-threshold {threshold} is above 1: no zone can be partially disrupted (no share \
                  of a zone's nodes reaches it), as in kube-controller-manager, which accepts it too"
+            ));
+        }
+        if let Some(minor) = self.given.kube_version.filter(|minor| *minor > NEWEST_MINOR) {
+            warnings.push(format!(
+                "--kube-version 1.{minor}: no release this build knows (the newest is 1.{NEWEST_MINOR}): its \
+                 controllers are taken to behave as 1.{NEWEST_MINOR}'s"
             ));
         }
         warnings

@@ -273,7 +273,7 @@ pub struct LifecycleArgs {
     pub large_cluster_size_threshold: Option<u32>,
     /// A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent
     /// (kubelets renew every 10s).
-    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, default_value = "12s", help_heading = "Node lifecycle")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_silent_after, default_value = "12s", help_heading = "Node lifecycle")]
     pub silent_after: std::time::Duration,
     /// kube-controller-manager's feature gates this tool follows, in its flag's form:
     /// `TaintTolerationComparisonOperators=true|false` (the `Lt`/`Gt` toleration operators) [default:
@@ -536,6 +536,19 @@ fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
         Ok(seconds) => std::time::Duration::from_secs(seconds),
         Err(_) => humantime::parse_duration(text).map_err(|e| format!("expected a duration such as 5s or 1m: {e}"))?,
     };
+    Ok(duration)
+}
+
+/// `--silent-after`: a second at least. Below that every node is silent between two renewals,
+/// and the answer is every zone down.
+fn parse_silent_after(text: &str) -> Result<std::time::Duration, String> {
+    let duration = parse_timeout(text)?;
+    if duration < std::time::Duration::from_secs(1) {
+        return Err(format!(
+            "expected 1s or more, not {text}: a node is silent when its Lease was last renewed longer ago than \
+             this, and kubelets renew every 10s by default"
+        ));
+    }
     Ok(duration)
 }
 

@@ -23,7 +23,7 @@ use crate::selector::Selector;
 use crate::words::printable;
 
 use super::ExplainFormat;
-use super::config::{ExplainConfig, Lifecycle, PlanConfig};
+use super::config::{ExplainConfig, KUBELET_RENEW_INTERVAL, Lifecycle, PlanConfig};
 use super::future::{self, NowFrom};
 use super::input::{Loaded, Source, Want, load, now, pod_hint, skew_warning};
 use crate::cluster::NodeSelection;
@@ -118,6 +118,11 @@ fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf
 /// their number (about a second for this many).
 const MAX_UNSETTLED: usize = 200;
 
+/// Whether a node of `observation` is taken as silent or not ready with `silent_after`.
+fn is_unsettled_at(observation: &Observation, silent_after: std::time::Duration) -> impl Fn(&NodeHealth) -> bool {
+    move |node| is_unsettled(node, observation.now, silent_after)
+}
+
 /// The node lifecycle controller's prediction over what a dump says of node health, with a warning
 /// for what the dump lacks (or why it could not be read).
 fn foresee(
@@ -158,7 +163,42 @@ fn foresee(
             )
         })
     };
-    let observation = health.observe(now, lifecycle.flags(loaded.minor), lifecycle.silent_after);
+    let mut observation = health.observe(now, lifecycle.flags(loaded.minor), lifecycle.silent_after);
+    // A dump's heartbeats stopped when it was written: read late, it is judged as of then, however
+    // late (docs/node-lifecycle.md, "A dump read late").
+    let taken = match (live, down.is_empty()) {
+        (true, _) => None,
+        (false, true) => observation.judge_when_taken(),
+        (false, false) => observation.carry_forward(),
+    };
+    loaded.snapshot.taken = taken;
+    // A `--silent-after` below the kubelets' renewal interval takes healthy nodes as silent: said
+    // when it does so to some node.
+    let renewing = |silent_after| is_unsettled_at(&observation, silent_after);
+    let early = observation
+        .nodes
+        .iter()
+        .filter(|node| renewing(lifecycle.silent_after)(node) && !renewing(KUBELET_RENEW_INTERVAL)(node))
+        .count();
+    if early > 0 {
+        eprintln!(
+            "warning: --silent-after {} takes {} as silent whose kubelet renewed its Lease within the last {} (the \
+             kubelet's default interval): keep it only if your kubelets renew more often",
+            humantime::format_duration(lifecycle.silent_after),
+            if early == 1 { "1 node".to_owned() } else { format!("{early} nodes") },
+            humantime::format_duration(KUBELET_RENEW_INTERVAL),
+        );
+    }
+    let read_late = taken.map(|taken| {
+        let age = crate::words::duration(u128::try_from(now.as_nanos() - taken.as_nanos()).unwrap_or_default());
+        format!(
+            "note: the dump was taken at {} or later (its newest heartbeat), {age} before {}: node health is \
+             judged as it was then{}",
+            crate::output::human::rfc3339(taken),
+            crate::output::human::rfc3339(now),
+            if down.is_empty() { "" } else { ", the other nodes taken to heartbeat until now" }
+        )
+    });
     // A healthy cluster (the usual case) is answered without the prediction's search; a cluster
     // where too many nodes fail at once is answered without it too, and says so.
     let prediction = match unsettled(&observation) {
@@ -172,6 +212,7 @@ fn foresee(
         }
         _ => Some(predict(&observation)),
     };
+    let lacks = read_late.into_iter().chain(lacks.map(|lacks| format!("warning: {lacks}"))).collect();
     Ok(Some(Foreseen { observation, prediction, lacks }))
 }
 
@@ -180,8 +221,8 @@ struct Foreseen {
     observation: Observation,
     /// `None` when no node is silent or not ready: nothing to foresee.
     prediction: Option<Prediction>,
-    /// A warning to print after the plan.
-    lacks: Option<String>,
+    /// The lines to print after the plan: how old a dump read late is, what it lacks.
+    lacks: Vec<String>,
 }
 
 impl Foreseen {
@@ -375,9 +416,9 @@ impl Prepared {
         plan
     }
 
-    /// What the input lacked for the prediction, as a warning to print after the answer.
-    fn take_lacks(&mut self) -> Option<String> {
-        self.lifecycle.as_mut().and_then(|lifecycle| lifecycle.lacks.take())
+    /// What to say after the answer: how old a dump read late is, what it lacked for the prediction.
+    fn take_lacks(&mut self) -> Vec<String> {
+        self.lifecycle.as_mut().map(|lifecycle| std::mem::take(&mut lifecycle.lacks)).unwrap_or_default()
     }
 }
 
@@ -437,8 +478,8 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     render_plan_view(&plan, args.format, &args.view, live.as_ref(), &mut out)?;
     out.flush()?;
-    if let Some(lacks) = lacks {
-        eprintln!("warning: {lacks}");
+    for line in lacks {
+        eprintln!("{line}");
     }
     Ok(())
 }
@@ -517,8 +558,8 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,
     }
     out.flush()?;
-    if let Some(lacks) = lacks {
-        eprintln!("warning: {lacks}");
+    for line in lacks {
+        eprintln!("{line}");
     }
     Ok(())
 }

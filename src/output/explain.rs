@@ -311,6 +311,13 @@ fn basis_note(e: &Explanation<'_>) -> Option<String> {
              wrote them again since).",
             written.manager, written.manager
         )),
+        (PlanBasis::InputTaken, _) => Some(
+            "The taint has no timeAdded and the dump does not say when it was written (`kubectl get -o json` \
+             leaves out managedFields): counted from when the dump was taken (its newest heartbeat), the \
+             latest it can have started; the controller may have started counting earlier, and the deadline \
+             be earlier."
+                .to_owned(),
+        ),
         (PlanBasis::Now, _) if e.matches.iter().any(|m| m.taint.time_added.is_none()) => Some(
             "The taint has no timeAdded and the input does not say when it was written (`kubectl get -o json` \
              leaves out managedFields): counted from now; the controller may have started counting earlier, \

@@ -430,6 +430,7 @@ pub fn basis_name(basis: Basis) -> &'static str {
     match basis {
         Basis::TaintTimeAdded => "taint-time-added",
         Basis::TaintWritten => "taint-written",
+        Basis::InputTaken => "input-taken",
         Basis::PodScheduled => "pod-scheduled",
         Basis::ControllerRestart => "controller-restart",
         Basis::Now => "now",
@@ -863,6 +864,7 @@ mod tests {
             &[
                 Basis::TaintTimeAdded,
                 Basis::TaintWritten,
+                Basis::InputTaken,
                 Basis::PodScheduled,
                 Basis::ControllerRestart,
                 Basis::Now,

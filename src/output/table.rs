@@ -275,6 +275,9 @@ fn node_heading(node: &NodePlan, now: Option<Timestamp>) -> String {
         .map(|t| match (t.time_added, &node.taints_written) {
             (Some(added), _) => format!("{t} (added {})", at(added)),
             (None, Some(written)) => format!("{t} (no timeAdded; written {} by {})", at(written.at), written.manager),
+            (None, None) if node.pods.iter().any(|p| p.basis == Some(Basis::InputTaken)) => {
+                format!("{t} (no timeAdded, so when the dump was taken)")
+            }
             (None, None) => format!("{t} (no timeAdded, so now)"),
         })
         .collect();

@@ -265,7 +265,7 @@ impl Lists {
         }
         nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
-        Snapshot { nodes, pods, controller_acquired }
+        Snapshot { nodes, pods, controller_acquired, taken: None }
     }
 }
 

@@ -318,6 +318,7 @@ impl Observer {
             nodes: nodes.into_values().collect(),
             pods: pods.into_values().collect(),
             controller_acquired: self.controller_acquired,
+            taken: None,
         };
         self.terminating =
             snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();

@@ -206,7 +206,7 @@ fn timeline(
     }
     for (i, node) in nodes.iter().enumerate() {
         let mut seen: Vec<(Timestamp, Basis)> =
-            node.taints.iter().filter(|t| t.is_no_execute()).map(|t| observed(t, node, now)).collect();
+            node.taints.iter().filter(|t| t.is_no_execute()).map(|t| observed(t, node, snapshot.taken, now)).collect();
         // At one instant, the firmest basis names the pass: `timeAdded`, then a write, then `now`.
         let firmness = |basis: &Basis| match basis {
             Basis::TaintTimeAdded => 0,
@@ -246,7 +246,7 @@ fn run<S: BuildHasher>(
             Step::Restart => Input::ControllerRestarted,
             Step::NodePass(i) => {
                 let all = &nodes[i].taints;
-                let seen = |t: &&Taint| t.is_no_execute() && observed(t, nodes[i], now).0 <= at;
+                let seen = |t: &&Taint| t.is_no_execute() && observed(t, nodes[i], snapshot.taken, now).0 <= at;
                 // Usually the whole list by the last pass: then the node's own list is shared.
                 let taints = if all.iter().all(|t| seen(&t)) {
                     Arc::clone(all)
@@ -318,11 +318,13 @@ fn replay_nodes<'a, S: BuildHasher + Default>(
 }
 
 /// When the replay observes a taint of `node`, and the basis of work started then: its `timeAdded`;
-/// without one, when the node's taints were last written (`managedFields`); else `now`.
-fn observed(taint: &Taint, node: &SnapshotNode, now: Timestamp) -> (Timestamp, Basis) {
-    match (taint.time_added, &node.taints_written) {
-        (Some(added), _) if added <= now => (added, Basis::TaintTimeAdded),
-        (None, Some(written)) if written.at <= now => (written.at, Basis::TaintWritten),
+/// without one, when the node's taints were last written (`managedFields`); else when a dump read
+/// late was `taken`, or `now`.
+fn observed(taint: &Taint, node: &SnapshotNode, taken: Option<Timestamp>, now: Timestamp) -> (Timestamp, Basis) {
+    match (taint.time_added, &node.taints_written, taken) {
+        (Some(added), _, _) if added <= now => (added, Basis::TaintTimeAdded),
+        (None, Some(written), _) if written.at <= now => (written.at, Basis::TaintWritten),
+        (None, None, Some(taken)) if taken < now => (taken, Basis::InputTaken),
         _ => (now, Basis::Now),
     }
 }
@@ -485,6 +487,7 @@ mod tests {
             )],
             pods: vec![pod("a"), pod("b")],
             controller_acquired: None,
+            taken: None,
         };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         let [a, b] = [&plan.nodes[0].pods[0], &plan.nodes[0].pods[1]];
@@ -507,7 +510,7 @@ mod tests {
         let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), taints.clone());
         assert_eq!(&*node.taints, &[taints[1].clone(), taints[3].clone()]);
         assert_eq!(&*node.other_taints, &[taints[0].clone(), taints[2].clone()]);
-        let snapshot = Snapshot { nodes: vec![node], pods: Vec::new(), controller_acquired: None };
+        let snapshot = Snapshot { nodes: vec![node], pods: Vec::new(), controller_acquired: None, taken: None };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         // Held once: a node may carry very many taints of mixed effects.
         assert!(Arc::ptr_eq(&plan.nodes[0].taints, &snapshot.nodes[0].taints));
@@ -555,8 +558,10 @@ mod tests {
             prop::collection::vec(node, 1..5),
             prop::collection::vec(pod, 0..30),
             prop::option::weighted(0.3, (NOW - 900..NOW + 100).prop_map(at)),
+            prop::option::weighted(0.3, (NOW - 900..NOW + 100).prop_map(at)),
         )
-            .prop_map(|(nodes, pods, controller_acquired)| Snapshot {
+            .prop_map(|(nodes, pods, controller_acquired, taken)| Snapshot {
+                taken,
                 nodes: nodes
                     .into_iter()
                     .enumerate()
@@ -658,6 +663,7 @@ mod tests {
             nodes: vec![node("n0"), node("n1")],
             pods: vec![pod("n0"), pod("n1")],
             controller_acquired: None,
+            taken: None,
         };
         let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
         assert!(pods_by_node(&snapshot, &nodes).is_none());
@@ -693,8 +699,12 @@ mod tests {
             if let Some(written) = written {
                 node = node.with_taints_written(at(written), "kubectl-taint");
             }
-            let snapshot =
-                Snapshot { nodes: vec![node], pods: vec![pod.clone()], controller_acquired: Some(at(NOW - 3600)) };
+            let snapshot = Snapshot {
+                nodes: vec![node],
+                pods: vec![pod.clone()],
+                controller_acquired: Some(at(NOW - 3600)),
+                taken: None,
+            };
             let plan = replay(&snapshot, &[0], &[], at(now));
             let pod = &plan.nodes[0].pods[0];
             (pod.evict_at, pod.since, pod.basis, plan.nodes[0].taints_written.is_some())
@@ -712,7 +722,12 @@ mod tests {
         // Counted from the controller's restart when that came later.
         let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), [taint.clone()])
             .with_taints_written(at(NOW - 20), "kubectl-taint");
-        let snapshot = Snapshot { nodes: vec![node], pods: vec![pod.clone()], controller_acquired: Some(at(NOW - 10)) };
+        let snapshot = Snapshot {
+            nodes: vec![node],
+            pods: vec![pod.clone()],
+            controller_acquired: Some(at(NOW - 10)),
+            taken: None,
+        };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         assert_eq!(plan.nodes[0].pods[0].evict_at, Some(at(NOW + 20)));
         assert_eq!(plan.nodes[0].pods[0].basis, Some(Basis::ControllerRestart));

@@ -17,6 +17,10 @@ pub struct Snapshot {
     pub pods: Vec<SnapshotPod>,
     /// `spec.acquireTime` of the `kube-system/kube-controller-manager` Lease, when it was read.
     pub controller_acquired: Option<Timestamp>,
+    /// For a dump evaluated after it was taken: when it was taken (its newest heartbeat). A taint
+    /// without `timeAdded` or a record of its writing was there by then: its countdowns start then
+    /// at the latest, instead of at `now` (docs/upstream.md).
+    pub taken: Option<Timestamp>,
 }
 
 impl Snapshot {

@@ -268,6 +268,61 @@ pub struct Observation {
     pub silent_after: Duration,
 }
 
+impl Observation {
+    /// When the input was taken, at the earliest: the newest heartbeat or renewal it holds (a node's
+    /// Lease or `lastHeartbeatTime`, the controller's Lease); `None` when it holds none.
+    #[must_use]
+    pub fn taken(&self) -> Option<Timestamp> {
+        let nodes = self.nodes.iter().flat_map(|node| {
+            [node.lease_renewed, node.ready.as_ref().and_then(|ready| ready.last_heartbeat)].into_iter().flatten()
+        });
+        let controller = self.controller.as_ref().and_then(|lease| lease.renewed);
+        nodes.chain(controller).max()
+    }
+
+    /// When the input was taken ([`Observation::taken`]), when that is more than `silent_after`
+    /// before `now`: read so late, every node would look silent.
+    #[must_use]
+    pub fn read_late(&self) -> Option<Timestamp> {
+        let silent_after = i128::try_from(self.silent_after.as_nanos()).unwrap_or(i128::MAX);
+        self.taken().filter(|taken| self.now.as_nanos() - taken.as_nanos() > silent_after)
+    }
+
+    /// A snapshot read late ([`Observation::read_late`]): its heartbeats stopped when it was
+    /// written, the kubelets did not. So the controller is predicted as of then:
+    /// a node heartbeating then is not predicted to go silent later, one silent then still is, its
+    /// windows where they were (docs/node-lifecycle.md, "A dump read late"). Returns that instant,
+    /// which `now` becomes.
+    pub fn judge_when_taken(&mut self) -> Option<Timestamp> {
+        let taken = self.read_late()?;
+        self.now = taken;
+        Some(taken)
+    }
+
+    /// [`Observation::judge_when_taken`] for a what-if at `now` (`--down`): silence is judged when the
+    /// snapshot was taken, and each `Ready=True` node heard from within `silent_after` of then is
+    /// taken to heartbeat until `now` (its Lease renewed then; the controller's leader too, when it
+    /// held its Lease then); a node going down in the what-if goes down at `now`. Returns when the
+    /// snapshot was taken, when it was read late.
+    pub fn carry_forward(&mut self) -> Option<Timestamp> {
+        let taken = self.read_late()?;
+        for node in &mut self.nodes {
+            let heard = NodeHealth { down: false, ..node.clone() };
+            if node.lease_renewed.is_some() && !is_unsettled(&heard, taken, self.silent_after) {
+                node.lease_renewed = Some(self.now);
+            }
+        }
+        // So does the controller's leader, when it held its Lease then.
+        if let Some(lease) = &mut self.controller
+            && let (Some(renewed), Some(duration)) = (lease.renewed, lease.duration)
+            && taken.as_nanos() - renewed.as_nanos() <= i128::try_from(duration.as_nanos()).unwrap_or(i128::MAX)
+        {
+            lease.renewed = Some(self.now);
+        }
+        Some(taken)
+    }
+}
+
 /// The taint the NLC adds, by condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ConditionTaint {
@@ -448,6 +503,8 @@ pub struct Prediction {
     /// Whether the controller's pass phase was recovered (windows about 1 s wide) rather than unknown
     /// (windows one monitor period wide).
     pub phase_known: bool,
+    /// The instant it was made at: the observation's (for a dump read late, when it was taken).
+    pub at: Timestamp,
 }
 
 /// When a pod would be deleted once a predicted taint is added.

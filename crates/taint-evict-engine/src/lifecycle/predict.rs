@@ -119,7 +119,7 @@ pub fn predict(observation: &Observation) -> Prediction {
             rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
         })
         .collect();
-    Prediction { nodes, zones, phase_known: phase.known }
+    Prediction { nodes, zones, phase_known: phase.known, at: observation.now }
 }
 
 /// Which end of its own uncertain instant each node takes, in the readings of one world.

@@ -660,3 +660,57 @@ fn down_v12_an_excluded_healthy_node_does_not_keep_the_zones_up() {
     assert_held(&p, "a", HeldReason::AllZonesDown);
     assert_held(&p, "b", HeldReason::AllZonesDown);
 }
+
+impl Case {
+    /// The observation [`Case::predict`] reads, evaluated at `later` instead (a dump read late).
+    fn read_at(&self, later: f64) -> Observation {
+        let controller = ControllerLease {
+            acquired: self.acquired.map(at),
+            renewed: Some(at(self.now - 0.5)),
+            duration: Some(Duration::from_secs(15)),
+        };
+        Observation {
+            now: at(later),
+            nodes: self.nodes.clone(),
+            controller: Some(controller),
+            flags: self.flags,
+            silent_after: Duration::from_secs(12),
+        }
+    }
+}
+
+#[test]
+fn a_dump_read_late_is_judged_when_it_was_taken() {
+    // v01's cluster: six healthy nodes and x, silent since 29.2, dumped at 45.
+    let case = Case::at(45.0).healthy("z", 6).silent("x", "z", 29.2);
+    let fresh = case.predict();
+    for later in [45.0, 65.0, 45.0 + 300.0, 45.0 + 86_400.0] {
+        let mut observation = case.read_at(later);
+        let taken = observation.judge_when_taken();
+        // The controller's renewal is the newest; read within `silent_after`, as if read now.
+        assert_eq!(taken.map(secs), (later > 45.0).then_some(44.5), "read at {later}");
+        assert_eq!(unsettled(&observation), 1, "only x is silent, read at {later}");
+        let late = predict(&observation);
+        assert_eq!(node(&late, "x").taint, node(&fresh, "x").taint, "x's window stays where it was, read at {later}");
+        assert!(late.nodes.iter().all(|n| n.held.is_none()), "nothing held, read at {later}");
+        assert!(late.zones.iter().all(|z| z.state == ZoneState::Normal), "read at {later}: {:?}", late.zones);
+    }
+    // Judged when read, a day later every node looks silent.
+    assert_eq!(unsettled(&case.read_at(45.0 + 86_400.0)), 7);
+}
+
+#[test]
+fn a_what_if_on_a_dump_read_late_carries_the_healthy_nodes_forward_to_now() {
+    let mut case = Case::at(45.0).healthy("z", 6).silent("x", "z", 29.2);
+    case.nodes[0].down = true;
+    let later = 45.0 + 86_400.0;
+    let mut observation = case.read_at(later);
+    assert_eq!(observation.carry_forward().map(secs), Some(44.5));
+    // x (silent then) and the node going down now; the five others heartbeat on, as does the leader.
+    assert_eq!(unsettled(&observation), 2);
+    let renewed = observation.controller.as_ref().and_then(|lease| lease.renewed);
+    assert_eq!(renewed.map(secs), Some(later));
+    let p = predict(&observation);
+    let down = node(&p, case.nodes[0].name.as_str()).taint.expect("the node going down is tainted");
+    assert!(secs(down.earliest) > later, "after it goes down now: {down:?}");
+}

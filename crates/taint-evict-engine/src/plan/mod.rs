@@ -46,6 +46,9 @@ pub enum Basis {
     PodScheduled,
     /// The controller's restart (its Lease's `acquireTime`).
     ControllerRestart,
+    /// When a dump read after it was taken was taken (its newest heartbeat): a taint without
+    /// `timeAdded` or a record of its writing was there by then.
+    InputTaken,
     /// The evaluation instant (a taint without `timeAdded` or a record of its writing, a clamped
     /// time, a what-if).
     Now,

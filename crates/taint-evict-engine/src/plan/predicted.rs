@@ -69,7 +69,10 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
         }
         let all_down = forecast.held.as_ref().is_some_and(|held| held.reason == HeldReason::AllZonesDown);
         if all_down && node.taints.iter().all(|taint| ConditionTaint::from_key(&taint.key).is_some()) {
-            for pod in node.pods.iter_mut().filter(|pod| !pod.overdue && pod.evict_at.is_some()) {
+            // Removed at the controller's next pass after the prediction's instant (for a dump read
+            // late, when it was taken): every deletion not due by then is cancelled.
+            let pending = |pod: &&mut super::PodPlan| pod.evict_at.is_some_and(|at| at >= prediction.at);
+            for pod in node.pods.iter_mut().filter(pending) {
                 pod.verdict = Verdict::Unaffected;
                 (pod.evict_at, pod.since, pod.basis, pod.toleration_seconds) = (None, None, None, None);
             }
