@@ -227,7 +227,7 @@ pub(super) fn gate_comparison_operators(
                 PodChange::Applied(pod) => {
                     pod.gate_comparison_operators(enabled);
                 }
-                PodChange::Deleted(_) => {}
+                PodChange::Deleted(_) | PodChange::Interrupted | PodChange::Resumed => {}
             }
             if tx.send(change).await.is_err() {
                 return;

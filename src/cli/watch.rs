@@ -204,6 +204,11 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 Some(Step::Pod(PodChange::Listed(list), now)) => observer.handle_pods_listed(list, now),
                 Some(Step::Pod(PodChange::Applied(pod), now)) => observer.handle_pod_applied(pod, now),
                 Some(Step::Pod(PodChange::Deleted(key), now)) => observer.handle_pod_deleted(key, now),
+                // `plan -w` carries nothing out: a re-list follows, and replaces what it showed.
+                Some(
+                    Step::Node(NodeChange::Interrupted, _)
+                    | Step::Pod(PodChange::Interrupted | PodChange::Resumed, _),
+                ) => {}
                 Some(Step::Timeout(now)) => observer.handle_timeout(now),
                 // The view follows node taints only.
                 Some(Step::Device(..)) => {}

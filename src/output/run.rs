@@ -80,6 +80,13 @@ pub fn to_json(report: &Report) -> Value {
             "pod": pod_json(pod), "budget": budget, "message": message, "attempt": attempt,
             "retryAt": rfc3339(*retry_at)}),
         RunEvent::Withdrawn { pod, budget } => json!({"type": "withdrawn", "pod": pod_json(pod), "budget": budget}),
+        RunEvent::Held { pod, work, watches, since } => {
+            let mut o = json!({"type": "held", "pod": pod_json(pod), "watches": watches, "since": rfc3339(*since)});
+            work_json(&mut o, work);
+            o
+        }
+        RunEvent::Released { count } => json!({"type": "released", "count": count}),
+        RunEvent::Dropped { pod } => json!({"type": "dropped", "pod": pod_json(pod)}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
         RunEvent::Foreseen(forecast) => super::lifecycle::to_json(forecast),
@@ -123,7 +130,9 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
 #[must_use]
 pub fn level(event: &RunEvent) -> &'static str {
     match event {
-        RunEvent::Failed { .. } | RunEvent::Blocked { .. } | RunEvent::Warning { .. } => "warning",
+        RunEvent::Failed { .. } | RunEvent::Blocked { .. } | RunEvent::Warning { .. } | RunEvent::Held { .. } => {
+            "warning"
+        }
         RunEvent::Connection { connected: false, .. } => "warning",
         RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
         _ => "info",
@@ -227,6 +236,26 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 "{} on {}: no longer due; its eviction, refused by PodDisruptionBudget {budget}, is given up",
                 pod.key, pod.node
             ),
+        ),
+        RunEvent::Held { pod, work, watches, since } => (
+            paint("held", color, |t| t.yellow().to_string()),
+            format!(
+                "{} on {}: due {} ({}), held: the watch of {watches} is interrupted since {}; deleted only if still \
+                 due once they are listed again",
+                pod.key,
+                pod.node,
+                rfc3339_seconds(work.fire),
+                cause_text(work),
+                rfc3339_seconds(*since)
+            ),
+        ),
+        RunEvent::Released { count } => (
+            "released".into(),
+            format!("the watches are listed again: {count} deletions held go ahead, the engine having decided again"),
+        ),
+        RunEvent::Dropped { pod } => (
+            "dropped".into(),
+            format!("{} on {}: no longer due once the watches listed again; not deleted", pod.key, pod.node),
         ),
         RunEvent::Connection { watch, connected: false, reason, .. } => (
             paint("lost", color, |t| t.yellow().bold().to_string()),

@@ -55,6 +55,9 @@ pub struct Done {
     pub job: Job,
     /// How it ended (`None`: abandoned, because `run` is stopping or the deletion was withdrawn).
     pub outcome: Option<Outcome>,
+    /// Its retries stopped because a watch broke ([`Executor::suspend`]): the decision waits for
+    /// the re-lists.
+    pub suspended: bool,
 }
 
 /// A pod's running job and the ones queued behind it.
@@ -77,6 +80,8 @@ pub struct Executor<E> {
     done: mpsc::UnboundedSender<Done>,
     report: mpsc::UnboundedSender<Report>,
     stopping: watch::Receiver<bool>,
+    /// Set while a watch is interrupted: the jobs make no further attempt.
+    suspended: watch::Sender<bool>,
     /// Pods whose last attempt failed, with the reason, until one succeeds.
     failing: Arc<Mutex<HashMap<PodKey, (PodRef, String)>>>,
     metrics: Arc<Metrics>,
@@ -108,7 +113,8 @@ impl<E: Evictor> Executor<E> {
         let failing = Arc::default();
         let Outlets { done, report, notifier } = outlets;
         let running = HashMap::new();
-        Self { evictor, clock, permits, running, done, report, stopping, failing, metrics, notifier }
+        let suspended = watch::Sender::new(false);
+        Self { evictor, clock, permits, running, done, report, stopping, suspended, failing, metrics, notifier }
     }
 
     /// The evictor.
@@ -153,6 +159,19 @@ impl<E: Evictor> Executor<E> {
         }
     }
 
+    /// A watch broke: every job makes no further attempt (an attempt under way completes) and comes
+    /// back [`Done::suspended`], queued ones too, until [`Executor::resume`]. Returns how many jobs
+    /// were started or waiting.
+    pub fn suspend(&mut self) -> usize {
+        self.suspended.send_replace(true);
+        self.in_flight()
+    }
+
+    /// The watches are listed again: jobs submitted from now on are carried out.
+    pub fn resume(&mut self) {
+        self.suspended.send_replace(false);
+    }
+
     /// Stops every job at once, mid-request if need be, and forgets the queued ones (leadership was
     /// lost: another instance decides now). Returns how many jobs were started or waiting.
     pub fn abort(&mut self) -> usize {
@@ -190,6 +209,7 @@ impl<E: Evictor> Executor<E> {
         let done = self.done.clone();
         let report = self.report.clone();
         let mut stopping = self.stopping.clone();
+        let mut suspended = self.suspended.subscribe();
         let failing = self.failing.clone();
         let metrics = self.metrics.clone();
         let notifier = self.notifier.clone();
@@ -230,7 +250,12 @@ impl<E: Evictor> Executor<E> {
                 }
             };
             let mut attempt = 0;
+            let mut held = false;
             let outcome = loop {
+                if *suspended.borrow_and_update() {
+                    held = true;
+                    break None;
+                }
                 if permit.is_none() {
                     tokio::select! {
                         acquired = permits.clone().acquire_owned() => match acquired {
@@ -240,6 +265,10 @@ impl<E: Evictor> Executor<E> {
                         _ = stopping.wait_for(|stop| *stop) => break None,
                         _ = withdrawn.wait_for(|gone| *gone) => {
                             give_up(blocked.as_ref());
+                            break None;
+                        }
+                        _ = suspended.wait_for(|held| *held) => {
+                            held = true;
                             break None;
                         }
                     }
@@ -304,6 +333,10 @@ impl<E: Evictor> Executor<E> {
                         give_up(blocked.as_ref());
                         break None;
                     }
+                    _ = suspended.wait_for(|held| *held) => {
+                        held = true;
+                        break None;
+                    }
                 }
                 if backs_off {
                     delay = (delay * 2).min(MAX_RETRY);
@@ -313,7 +346,7 @@ impl<E: Evictor> Executor<E> {
                 }
             };
             drop((blocked, permit, due));
-            let _ = done.send(Done { job, outcome });
+            let _ = done.send(Done { job, outcome, suspended: held });
         });
         Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }
     }

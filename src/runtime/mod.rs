@@ -55,6 +55,9 @@ pub enum NodeChange {
     Applied(SnapshotNode),
     /// A node was deleted.
     Deleted(NodeName),
+    /// The watch broke: what it said may be out of date until its next `Listed`, and no deletion
+    /// is carried out until then (docs/run.md, "Continuous watches").
+    Interrupted,
 }
 
 /// A change to the pods bound to nodes.
@@ -66,6 +69,11 @@ pub enum PodChange {
     Applied(SnapshotPod),
     /// A pod was deleted.
     Deleted(PodKey),
+    /// The watch broke: as [`NodeChange::Interrupted`].
+    Interrupted,
+    /// The watches interrupted (one per node, merged) have all listed again: the changes since
+    /// [`PodChange::Interrupted`] brought the pods up to date, as a `Listed` would have.
+    Resumed,
 }
 
 /// The pods whose deletion is already under way, by key, with the UID that is terminating.
@@ -88,6 +96,7 @@ impl Terminating {
             PodChange::Deleted(key) => {
                 self.0.remove(key);
             }
+            PodChange::Interrupted | PodChange::Resumed => {}
         }
     }
 
@@ -214,7 +223,7 @@ impl Lists {
             (NodeChange::Deleted(name), Some(nodes)) => {
                 nodes.remove(&name);
             }
-            (_, None) => {}
+            (NodeChange::Interrupted, _) | (_, None) => {}
         }
     }
 
@@ -229,7 +238,7 @@ impl Lists {
             (PodChange::Deleted(key), Some(pods)) => {
                 pods.remove(&key);
             }
-            (_, None) => {}
+            (PodChange::Interrupted | PodChange::Resumed, _) | (_, None) => {}
         }
     }
 
@@ -248,6 +257,7 @@ impl Lists {
             PodChange::Deleted(key) => {
                 self.bound.remove(key);
             }
+            PodChange::Interrupted | PodChange::Resumed => {}
         }
     }
 
@@ -296,7 +306,7 @@ impl Lists {
 
 /// A pod change as the device-taint controller reads it: only pods bound to a node and naming a
 /// claim matter to it.
-fn device_pod_input(change: &PodChange) -> DeviceInput {
+fn device_pod_input(change: &PodChange) -> Option<DeviceInput> {
     let device_pod = |pod: &SnapshotPod| {
         Some(DevicePod {
             pod: PodRef { key: pod.pod.key.clone(), uid: pod.pod.uid.clone(), node: pod.pod.node.clone()? },
@@ -304,29 +314,70 @@ fn device_pod_input(change: &PodChange) -> DeviceInput {
             terminating: pod.terminating,
         })
     };
-    match change {
+    Some(match change {
         PodChange::Listed(pods) => DeviceInput::PodsListed(pods.iter().filter_map(device_pod).collect()),
         PodChange::Applied(pod) => match device_pod(pod) {
             Some(pod) => DeviceInput::PodApplied(pod),
             None => DeviceInput::PodDeleted(pod.pod.key.clone()),
         },
         PodChange::Deleted(key) => DeviceInput::PodDeleted(key.clone()),
-    }
+        PodChange::Interrupted | PodChange::Resumed => return None,
+    })
 }
 
-fn node_change_input(change: &NodeChange) -> Input {
-    match change {
+fn node_change_input(change: &NodeChange) -> Option<Input> {
+    Some(match change {
         NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(node_input).collect()),
         NodeChange::Applied(node) => Input::NodeUpserted(node_input(node)),
         NodeChange::Deleted(name) => Input::NodeDeleted(name.clone()),
-    }
+        NodeChange::Interrupted => return None,
+    })
 }
 
-fn pod_change_input(change: &PodChange) -> Input {
-    match change {
+fn pod_change_input(change: &PodChange) -> Option<Input> {
+    Some(match change {
         PodChange::Listed(list) => Input::PodsReplaced(list.iter().map(|p| p.pod.clone()).collect()),
         PodChange::Applied(pod) => Input::PodUpserted(pod.pod.clone()),
         PodChange::Deleted(key) => Input::PodDeleted(key.clone()),
+        PodChange::Interrupted | PodChange::Resumed => return None,
+    })
+}
+
+/// Which watches are interrupted: until each one's re-list is in, what the engine decides may rest
+/// on what it can no longer see (docs/run.md, "Continuous watches").
+#[derive(Clone, Copy, Debug, Default)]
+struct Gaps {
+    nodes: Option<Timestamp>,
+    pods: Option<Timestamp>,
+}
+
+impl Gaps {
+    /// Since when the oldest open gap began, and which watches are in one.
+    fn open(&self) -> Option<(Timestamp, &'static str)> {
+        match (self.nodes, self.pods) {
+            (Some(n), Some(p)) => Some((n.min(p), "nodes and pods")),
+            (Some(n), None) => Some((n, "nodes")),
+            (None, Some(p)) => Some((p, "pods")),
+            (None, None) => None,
+        }
+    }
+
+    /// Follows a node change: an interruption opens the nodes' gap, a re-list closes it.
+    fn node(&mut self, change: &NodeChange, now: Timestamp) {
+        match change {
+            NodeChange::Interrupted => self.nodes = self.nodes.or(Some(now)),
+            NodeChange::Listed(_) => self.nodes = None,
+            _ => {}
+        }
+    }
+
+    /// Follows a pod change, as [`Gaps::node`].
+    fn pod(&mut self, change: &PodChange, now: Timestamp) {
+        match change {
+            PodChange::Interrupted => self.pods = self.pods.or(Some(now)),
+            PodChange::Listed(_) | PodChange::Resumed => self.pods = None,
+            _ => {}
+        }
     }
 }
 
@@ -357,6 +408,7 @@ pub async fn run<E: Evictor>(
         metrics: options.metrics.clone(),
         options,
         terminating: Terminating::default(),
+        gaps: Gaps::default(),
         devices: device_minor.map(DeviceEngine::new),
         notices,
     };
@@ -371,10 +423,16 @@ pub async fn run<E: Evictor>(
                 biased;
                 () = &mut shutdown => return run.finish(None).await,
                 step = driver.next(None) => match step {
-                    Some(Step::Node(change, _)) => lists.node(change),
+                    Some(Step::Node(change, now)) => {
+                        run.gaps.node(&change, now);
+                        lists.node(change);
+                    }
                     Some(Step::Pod(change, now)) => {
+                        run.gaps.pod(&change, now);
                         run.terminating.track(&change);
-                        run.follow_devices(device_pod_input(&change), now);
+                        if let Some(input) = device_pod_input(&change) {
+                            run.follow_devices(input, now);
+                        }
                         lists.pod(change);
                         run.metrics.set_pods(lists.pod_count());
                     }
@@ -422,6 +480,10 @@ struct Term<E> {
     executor: Executor<E>,
     done: mpsc::UnboundedReceiver<Done>,
     stop: watch::Sender<bool>,
+    /// Deletions due while a watch is interrupted, or whose retries an interruption stopped: each
+    /// waits for the re-lists, which the engine decides again from (it withdraws those it no longer
+    /// wants), and is then carried out.
+    held: Vec<Job>,
 }
 
 /// What lasts across terms.
@@ -435,6 +497,8 @@ struct Loop<E> {
     options: RunOptions,
     /// Pods already being deleted: their work is done without another DELETE.
     terminating: Terminating,
+    /// The watches interrupted and not yet listed again.
+    gaps: Gaps,
     /// The device-taint controller, when device taints are enforced: it follows the DRA objects
     /// across terms, and acts while leading.
     devices: Option<DeviceEngine>,
@@ -469,7 +533,7 @@ impl<E: Evictor> Loop<E> {
             stop_rx,
             self.metrics.clone(),
         );
-        let mut term = Term { engine: Engine::new(), executor, done, stop };
+        let mut term = Term { engine: Engine::new(), executor, done, stop, held: Vec::new() };
         let now = self.clock.now();
         let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
         let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
@@ -514,16 +578,24 @@ impl<E: Evictor> Loop<E> {
                 },
                 step = driver.next(self.poll_timeout(term)) => match step {
                     Some(Step::Node(change, now)) => {
-                        term.engine.handle(node_change_input(&change), now);
+                        self.interrupted(term, matches!(change, NodeChange::Interrupted));
+                        self.gaps.node(&change, now);
+                        if let Some(input) = node_change_input(&change) {
+                            term.engine.handle(input, now);
+                        }
                         if keep {
                             lists.node(change);
                         }
                     }
                     Some(Step::Pod(change, now)) => {
+                        self.interrupted(term, matches!(change, PodChange::Interrupted));
+                        self.gaps.pod(&change, now);
                         self.terminating.track(&change);
-                        term.engine.handle(pod_change_input(&change), now);
-                        if let Some(devices) = &mut self.devices {
-                            devices.handle(device_pod_input(&change), now);
+                        if let Some(input) = pod_change_input(&change) {
+                            term.engine.handle(input, now);
+                        }
+                        if let (Some(devices), Some(input)) = (&mut self.devices, device_pod_input(&change)) {
+                            devices.handle(input, now);
                         }
                         self.metrics.set_pods(term.engine.pod_count());
                         if keep {
@@ -546,7 +618,47 @@ impl<E: Evictor> Loop<E> {
                 Some(done) = term.done.recv() => self.finished(term, done, driver.now()),
             }
             self.drain_actions(term);
+            self.release(term);
         }
+    }
+
+    /// A watch broke (`interrupted`): the deletions under way make no further attempt on decisions
+    /// taken before it; they wait with those that fall due meanwhile (docs/run.md, "Continuous
+    /// watches").
+    fn interrupted(&mut self, term: &mut Term<E>, interrupted: bool) {
+        if interrupted && self.gaps.open().is_none() {
+            let suspended = term.executor.suspend();
+            if suspended > 0 {
+                self.send(RunEvent::Warning {
+                    message: format!(
+                        "a watch broke: {suspended} deletions under way make no further attempt until the nodes \
+                         and pods are listed again"
+                    ),
+                });
+            }
+        }
+    }
+
+    /// Once every watch is listed again, the deletions held are carried out: the engine has decided
+    /// again from the new lists, and withdrawn those it no longer wants.
+    fn release(&mut self, term: &mut Term<E>) {
+        if self.gaps.open().is_some() || term.held.is_empty() {
+            return;
+        }
+        term.executor.resume();
+        let held = std::mem::take(&mut term.held);
+        self.send(RunEvent::Released { count: held.len() });
+        for job in held {
+            term.executor.submit(job);
+        }
+    }
+
+    /// Holds `job` until the interrupted watches are listed again, and says so.
+    fn hold(&mut self, term: &mut Term<E>, job: Job) {
+        if let Some((since, watches)) = self.gaps.open() {
+            self.send(RunEvent::Held { pod: job.pod.clone(), work: job.work, watches, since });
+        }
+        term.held.push(job);
     }
 
     /// The earliest deadline of both controllers.
@@ -582,8 +694,20 @@ impl<E: Evictor> Loop<E> {
                 self.send(RunEvent::Gone { pod: pod.clone(), reason });
                 self.evicted(term, controller, pod.key, ticket);
             }
+            Action::Evict { pod, work, ticket } if self.gaps.open().is_some() => {
+                self.hold(term, Job { pod, work, ticket, controller });
+            }
             Action::Evict { pod, work, ticket } => term.executor.submit(Job { pod, work, ticket, controller }),
-            Action::Withdrawn { pod, ticket } => term.executor.withdraw(&pod.key, ticket),
+            Action::Withdrawn { pod, ticket } => {
+                match term.held.iter().position(|job| job.ticket == ticket && job.pod.key == pod.key) {
+                    // Held, and no longer wanted: never sent.
+                    Some(at) => {
+                        let job = term.held.remove(at);
+                        self.send(RunEvent::Dropped { pod: job.pod });
+                    }
+                    None => term.executor.withdraw(&pod.key, ticket),
+                }
+            }
         }
     }
 
@@ -600,7 +724,11 @@ impl<E: Evictor> Loop<E> {
 
     fn finished(&mut self, term: &mut Term<E>, done: Done, now: Timestamp) {
         term.executor.finished(&done);
-        let Done { job, outcome } = done;
+        if done.suspended {
+            // Its retries stopped at an interruption: it waits for the re-lists.
+            return self.hold(term, done.job);
+        }
+        let Done { job, outcome, .. } = done;
         match outcome {
             Some(Outcome::Deleted) => {
                 self.summary.deleted += 1;

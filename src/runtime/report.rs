@@ -111,6 +111,29 @@ pub enum RunEvent {
         /// The budget that was refusing it, `NAMESPACE/NAME`.
         budget: String,
     },
+    /// A deletion fell due (or its retries stopped) while a watch was interrupted: it waits for the
+    /// re-lists (docs/run.md, "Continuous watches").
+    Held {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+        /// The watches interrupted: `nodes`, `pods`, `nodes and pods`.
+        watches: &'static str,
+        /// Since when.
+        since: Timestamp,
+    },
+    /// The interrupted watches are listed again: the deletions held that the engine still wants
+    /// go ahead.
+    Released {
+        /// How many.
+        count: usize,
+    },
+    /// A deletion held is no longer wanted once the watches listed again: it is not sent.
+    Dropped {
+        /// The pod.
+        pod: PodRef,
+    },
     /// A watch lost its connection to the API server, or got it back (reported once each way, not
     /// per retry).
     Connection {

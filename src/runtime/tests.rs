@@ -908,3 +908,65 @@ mod devices {
         assert_eq!(*notices.lock().unwrap(), [], "a deleted pod's deletion goes silently");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_deletion_due_while_a_watch_is_interrupted_waits_for_the_relist_and_is_dropped_if_no_longer_due() {
+    // n1 tainted at T0; `t10` tolerates 10 s, `t30` 30 s. The nodes watch breaks at +5; while it is
+    // down the taint is removed elsewhere; it lists again at +25, without the taint.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("t10", "n1", &[("a", Some(10))], -60), pod("t30", "n1", &[("a", Some(30))], -60)];
+    let h = start(nodes, pods, RunOptions::default(), 60);
+    node_at(&h, 5, NodeChange::Interrupted);
+    node_at(&h, 25, NodeChange::Listed(vec![node("n1", &[])]));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [], "nothing deleted on a decision the re-list undid");
+    let held: Vec<_> = reports.iter().filter(|r| matches!(r.event, RunEvent::Held { .. })).collect();
+    assert_eq!(held.len(), 1, "t10 came due at +10 while the nodes watch was down: {reports:#?}");
+    assert_eq!(held[0].at, t(10));
+    assert!(
+        matches!(&held[0].event, RunEvent::Held { watches: "nodes", since, .. } if *since == t(5)),
+        "{:?}",
+        held[0].event
+    );
+    let dropped = reports.iter().filter(|r| matches!(&r.event, RunEvent::Dropped { pod } if pod.key.name() == "t10"));
+    assert_eq!(dropped.map(|r| r.at).collect::<Vec<_>>(), [t(25)]);
+    assert!(!reports.iter().any(|r| matches!(r.event, RunEvent::Evicting { .. })), "never started");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deletion_held_goes_ahead_once_the_relist_says_it_is_still_due() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("t10", "n1", &[("a", Some(10))], -60)];
+    let h = start(nodes.clone(), pods.clone(), RunOptions::default(), 60);
+    pod_at(&h, 5, PodChange::Interrupted);
+    // The pods listed again at +20 (unchanged): the engine still wants t10 deleted.
+    pod_at(&h, 20, PodChange::Listed(pods));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("t10", 20)]);
+    assert!(reports.iter().any(|r| matches!(r.event, RunEvent::Released { count: 1 }) && r.at == t(20)));
+    // A merged per-node pod view says it is up to date with `Resumed` instead of a list.
+    let h = start(nodes, vec![pod("t10", "n1", &[("a", Some(10))], -60)], RunOptions::default(), 60);
+    pod_at(&h, 5, PodChange::Interrupted);
+    pod_at(&h, 30, PodChange::Resumed);
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("t10", 30)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_deletion_is_not_retried_on_a_decision_older_than_the_last_gap() {
+    // t10's deletion fails (the API server is gone) from +10 on, retried 1 s, 2 s, 4 s … later; the
+    // watch breaks at +12 (the same outage), and the re-list at +40 finds the taint gone.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("t10", "n1", &[("a", Some(10))], -60)];
+    let recorder = Recorder { failures: Arc::new(Mutex::new(vec![("t10".into(), 100)])), ..Recorder::default() };
+    let h = start_recording(nodes, pods, RunOptions::default(), 60, Leadership::always(), recorder);
+    node_at(&h, 12, NodeChange::Interrupted);
+    node_at(&h, 40, NodeChange::Listed(vec![node("n1", &[])]));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, []);
+    let attempts: Vec<Timestamp> =
+        reports.iter().filter(|r| matches!(r.event, RunEvent::Failed { .. })).map(|r| r.at).collect();
+    // At +10 and +11 (1 s later); the next, due at +13, never comes.
+    assert_eq!(attempts, [t(10), t(11)], "{reports:#?}");
+    assert!(reports.iter().any(|r| matches!(&r.event, RunEvent::Dropped { pod } if pod.key.name() == "t10")));
+}

@@ -153,6 +153,8 @@ pub struct ControlPlane {
     etcd_url: String,
     apiserver: Option<Child>,
     apiserver_port: u16,
+    /// A second kube-apiserver over the same etcd (as behind a load balancer), when started.
+    second: Option<Child>,
     controller_manager: Option<Child>,
     controller_manager_args: Vec<String>,
     kubeconfigs: BTreeMap<String, PathBuf>,
@@ -217,6 +219,7 @@ impl ControlPlane {
             etcd_url,
             apiserver: None,
             apiserver_port: secure,
+            second: None,
             controller_manager: None,
             controller_manager_args: options.controller_manager_args.clone(),
             kubeconfigs: BTreeMap::new(),
@@ -243,12 +246,54 @@ impl ControlPlane {
 
     /// Starts kube-apiserver on its port against the same etcd, and waits until `/readyz` says ok.
     fn start_apiserver(&mut self) -> Result<(), String> {
+        let port = self.apiserver_port;
+        let child = self.spawn_apiserver(port, "kube-apiserver.log")?;
+        self.apiserver = Some(child);
+        self.wait_for("kube-apiserver /readyz", move |_| readyz(port))
+    }
+
+    /// Starts a second kube-apiserver over the same etcd, on a port of its own (two API servers
+    /// behind a load balancer, reached here one by one); returns the admin's kubeconfig for it.
+    pub fn start_second_apiserver(&mut self) -> PathBuf {
+        let port = free_port();
+        let child = self.spawn_apiserver(port, "kube-apiserver-2.log").expect("a second kube-apiserver starts");
+        self.second = Some(child);
+        self.wait_for("the second kube-apiserver's /readyz", move |_| readyz(port)).expect("it gets ready");
+        write_kubeconfig(&self.dir, "admin-2", port, ADMIN_TOKEN).expect("its kubeconfig")
+    }
+
+    /// Stops kube-controller-manager (its controllers act no more until it starts again).
+    pub fn stop_controller_manager(&mut self) {
+        if let Some(child) = self.controller_manager.take() {
+            stop(child);
+        }
+    }
+
+    /// Starts kube-controller-manager again, with the flags it was started with.
+    pub fn start_controller_manager_again(&mut self) {
+        self.start_controller_manager().expect("kube-controller-manager starts again");
+    }
+
+    /// Kills kube-apiserver at once (SIGKILL): its clients' connections break without a goodbye.
+    pub fn kill_apiserver(&mut self) {
+        if let Some(mut child) = self.apiserver.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts kube-apiserver again on its port (after [`ControlPlane::kill_apiserver`]).
+    pub fn start_apiserver_again(&mut self) {
+        self.start_apiserver().expect("kube-apiserver starts again");
+    }
+
+    fn spawn_apiserver(&self, port: u16, log: &str) -> Result<Child, String> {
         let d = &self.dir;
         let path = |name: &str| d.join(name).to_str().expect("UTF-8 path").to_owned();
-        let child = spawn(
+        spawn(
             Command::new(self.binaries.join("kube-apiserver"))
                 .arg(format!("--etcd-servers={}", self.etcd_url))
-                .args(["--bind-address=127.0.0.1", &format!("--secure-port={}", self.apiserver_port)])
+                .args(["--bind-address=127.0.0.1", &format!("--secure-port={port}")])
                 .arg(format!("--tls-cert-file={}", path("server.crt")))
                 .arg(format!("--tls-private-key-file={}", path("server.key")))
                 .arg(format!("--client-ca-file={}", path("ca.crt")))
@@ -259,11 +304,8 @@ impl ControlPlane {
                 .arg(format!("--service-account-signing-key-file={}", path("sa.key")))
                 .args(["--service-cluster-ip-range=10.0.0.0/24", "--disable-admission-plugins=ServiceAccount"])
                 .args(["--endpoint-reconciler-type=none", "--v=0"]),
-            &self.dir.join("kube-apiserver.log"),
-        )?;
-        self.apiserver = Some(child);
-        let port = self.apiserver_port;
-        self.wait_for("kube-apiserver /readyz", move |_| readyz(port))
+            &self.dir.join(log),
+        )
     }
 
     fn start_controller_manager(&mut self) -> Result<(), String> {
@@ -485,6 +527,9 @@ impl Drop for ControlPlane {
             stop(child);
         }
         self.stop_apiserver();
+        if let Some(child) = self.second.take() {
+            stop(child);
+        }
         let _ = self.etcd.kill();
         let _ = self.etcd.wait();
         if !std::thread::panicking() {

@@ -61,6 +61,7 @@ pub(super) fn spawn(
             deleted: |object: DynamicObject| Some(DeviceInput::SliceDeleted(name(&object).into())),
             listed: DeviceInput::SlicesListed as fn(Vec<Slice>) -> DeviceInput,
             applied: DeviceInput::SliceApplied as fn(Slice) -> DeviceInput,
+            interrupted: None,
         };
         let events = watch(version, "resourceslices", "ResourceSlice");
         tokio::spawn(forward(events, adapter, health("resourceslices"), changes.clone(), |_| {}));
@@ -74,6 +75,7 @@ pub(super) fn spawn(
             },
             listed: DeviceInput::ClaimsListed as fn(Vec<Claim>) -> DeviceInput,
             applied: DeviceInput::ClaimApplied as fn(Claim) -> DeviceInput,
+            interrupted: None,
         };
         let events = watch(version, "resourceclaims", "ResourceClaim");
         tokio::spawn(forward(events, adapter, health("resourceclaims"), changes.clone(), |_| {}));
@@ -84,6 +86,7 @@ pub(super) fn spawn(
             deleted: |object: DynamicObject| Some(DeviceInput::RuleDeleted(name(&object).into())),
             listed: DeviceInput::RulesListed as fn(Vec<Rule>) -> DeviceInput,
             applied: DeviceInput::RuleApplied as fn(Rule) -> DeviceInput,
+            interrupted: None,
         };
         let events = watch(version, "devicetaintrules", "DeviceTaintRule");
         tokio::spawn(forward(events, adapter, health("devicetaintrules"), changes, |_| {}));

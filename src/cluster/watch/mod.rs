@@ -1,8 +1,8 @@
 //! Watches of nodes and pods, turned into the runtime's changes.
 //!
 //! kube-runtime's watcher lists (from the API server's watch cache: [`from_watch_cache`]), then watches
-//! from the list's resource version, follows
-//! bookmarks, re-lists on 410 Gone and backs off on errors (`outage::WatchBackoff`). A
+//! from the list's resource version and follows bookmarks; after any error the watch says it is
+//! interrupted and starts over with a list (`relist`), backing off (`outage::WatchBackoff`). A
 //! (re-)list reaches the runtime as one complete list, so an object that comes back unchanged changes
 //! nothing and a vanished one is deleted. Objects are decoded straight into the engine's model
 //! ([`decoded`]). Which pods are
@@ -16,6 +16,7 @@ mod decoded;
 mod devices;
 mod outage;
 pub mod pods;
+mod relist;
 mod scope;
 
 use std::sync::Arc;
@@ -45,6 +46,8 @@ struct Adapter<View, Deleted, T, C> {
     deleted: Deleted,
     listed: fn(Vec<T>) -> C,
     applied: fn(T) -> C,
+    /// Said once when the watch breaks, before it lists again (`None`: nothing is said).
+    interrupted: Option<fn() -> C>,
 }
 
 /// Forwards one watch's events as changes: a (re-)list as one complete list, then each change.
@@ -57,10 +60,17 @@ async fn forward<K, T, C>(
 ) {
     let mut events = std::pin::pin!(events);
     let mut listing = Vec::new();
+    let mut interrupted = false;
     while let Some(event) = events.next().await {
         let change = match event {
             Err(error) => {
                 if health.failed(&error) {
+                    return;
+                }
+                if !std::mem::replace(&mut interrupted, true)
+                    && let Some(said) = adapter.interrupted
+                    && changes.send(said()).await.is_err()
+                {
                     return;
                 }
                 continue;
@@ -74,7 +84,10 @@ async fn forward<K, T, C>(
                 listing.extend((adapter.view)(object));
                 None
             }
-            Ok(Event::InitDone) => Some((adapter.listed)(std::mem::take(&mut listing))),
+            Ok(Event::InitDone) => {
+                interrupted = false;
+                Some((adapter.listed)(std::mem::take(&mut listing)))
+            }
             Ok(Event::Apply(object)) => (adapter.view)(object).map(adapter.applied),
             Ok(Event::Delete(object)) => (adapter.deleted)(object),
         };
@@ -107,7 +120,8 @@ pub fn spawn(
         NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
         _ => {}
     }
-    let nodes = watcher::watcher(Api::<WatchedNode>::all(client.clone()), config).backoff(backoff());
+    let api = Api::<WatchedNode>::all(client.clone());
+    let nodes = relist::relisting(move || watcher::watcher(api.clone(), config.clone()).boxed()).backoff(backoff());
     let deleted_scope = scope.clone();
     let (pod_nodes, selected) = pods::Nodes::of(&scope);
     let adapter = Adapter {
@@ -118,6 +132,7 @@ pub fn spawn(
         },
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
+        interrupted: Some(|| NodeChange::Interrupted),
     };
     let observe = move |change: &NodeChange| {
         let Some(selected) = &selected else { return };
@@ -125,6 +140,7 @@ pub fn spawn(
             NodeChange::Listed(nodes) => Selected::Listed(nodes.iter().map(|n| n.name.clone()).collect()),
             NodeChange::Applied(node) => Selected::Applied(node.name.clone()),
             NodeChange::Deleted(name) => Selected::Deleted(name.clone()),
+            NodeChange::Interrupted => return,
         });
     };
     let health = Health::new("nodes", report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());

@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 
 use super::decoded::WatchedPod;
 use super::outage::{Health, backoff};
+use super::relist::relisting;
 use super::scope::NodeScope;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::snapshot::SnapshotPod;
@@ -218,8 +219,9 @@ impl Pickups {
 
 /// One cluster-wide watch of the bound pods, filtered on arrival.
 async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, changes: mpsc::Sender<PodChange>) {
-    let events =
-        watcher::watcher(api.clone(), super::cache::from_watch_cache().fields("spec.nodeName!=")).backoff(backoff());
+    let (watched, config) = (api.clone(), super::cache::from_watch_cache().fields("spec.nodeName!="));
+    let events = relisting(move || watcher::watcher(watched.clone(), config.clone()).boxed()).backoff(backoff());
+    let mut interrupted = false;
     let mut events = std::pin::pin!(events);
     let (found_tx, mut found) = mpsc::unbounded_channel();
     let mut pickups = Pickups::default();
@@ -252,7 +254,10 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
                     if health.failed(&error) {
                         return;
                     }
-                    continue;
+                    if std::mem::replace(&mut interrupted, true) {
+                        continue;
+                    }
+                    Some(PodChange::Interrupted)
                 }
                 Some(Ok(Event::Init)) => {
                     // Said before the list is requested: nothing is known of the connection yet.
@@ -265,7 +270,10 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
                     }
                     None
                 }
-                Some(Ok(Event::InitDone)) => Some(PodChange::Listed(std::mem::take(&mut listing))),
+                Some(Ok(Event::InitDone)) => {
+                    interrupted = false;
+                    Some(PodChange::Listed(std::mem::take(&mut listing)))
+                }
                 Some(Ok(Event::Apply(pod))) => {
                     pickups.seen(&pod);
                     filter.keeps(&pod).then(|| PodChange::Applied(convert(&pod)))
@@ -390,20 +398,30 @@ impl Merge {
 async fn per_node(api: Api<WatchedPod>, names: Vec<String>, mut health: Health, changes: mpsc::Sender<PodChange>) {
     let watches = names.iter().enumerate().map(|(watch, name)| {
         let config = super::cache::from_watch_cache().fields(&format!("spec.nodeName={name}"));
-        watcher::watcher(api.clone(), config).backoff(backoff()).map(move |event| (watch, event)).boxed()
+        let api = api.clone();
+        relisting(move || watcher::watcher(api.clone(), config.clone()).boxed())
+            .backoff(backoff())
+            .map(move |event| (watch, event))
+            .boxed()
     });
     let mut events = futures::stream::select_all(watches);
     let mut merge = Merge::new(names.len());
     // The watches failing now: the outage is over when none is.
     let mut failing = HashSet::new();
+    // The watches that broke and have not listed again: the merged view is interrupted until none.
+    let mut broken = HashSet::new();
     while let Some((watch, event)) = events.next().await {
         let event = match event {
             Ok(event) => event,
             Err(error) => {
-                failing.insert(watch);
                 if health.failed(&error) {
                     return;
                 }
+                failing.insert(watch);
+                if broken.is_empty() && changes.send(PodChange::Interrupted).await.is_err() {
+                    return;
+                }
+                broken.insert(watch);
                 continue;
             }
         };
@@ -414,7 +432,14 @@ async fn per_node(api: Api<WatchedPod>, names: Vec<String>, mut health: Health, 
                 health.ok();
             }
         }
-        for change in merge.event(watch, event) {
+        let relisted = matches!(event, Event::InitDone) && broken.remove(&watch) && broken.is_empty();
+        let mut merged = merge.event(watch, event);
+        // Every broken watch has listed again: what the merge said since is the state (the first
+        // complete list says so itself).
+        if relisted && !merged.iter().any(|change| matches!(change, PodChange::Listed(_))) {
+            merged.push(PodChange::Resumed);
+        }
+        for change in merged {
             if changes.send(change).await.is_err() {
                 return;
             }
@@ -445,6 +470,8 @@ mod tests {
                 }
                 PodChange::Applied(pod) => format!("applied {}", pod.pod.key.name()),
                 PodChange::Deleted(key) => format!("deleted {}", key.name()),
+                PodChange::Interrupted => "interrupted".to_owned(),
+                PodChange::Resumed => "resumed".to_owned(),
             })
             .collect()
     }
