@@ -9,7 +9,9 @@ use crate::engine::devices::{DeviceTaints, DeviceTolerance, Devices, FIRST_MINOR
 use crate::engine::explain::explain as match_taints;
 use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled};
 use crate::engine::model::{NodeName, Taint};
-use crate::engine::plan::{Assumed, Plan, device_affected_nodes, mark_stuck, owner_losses, show_devices, show_in_plan};
+use crate::engine::plan::{
+    Assumed, Plan, device_affected_nodes, mark_recovering, mark_stuck, owner_losses, show_devices, show_in_plan,
+};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::engine::{
@@ -393,6 +395,15 @@ impl Prepared {
             && let Some(prediction) = &lifecycle.prediction
         {
             show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
+        }
+        // A node back that still carries the controller's taint loses it at the next pass (not when
+        // a what-if adds one: that asks what if the node were not back).
+        if let Some(lifecycle) = &self.lifecycle
+            && !what_if.iter().any(|change| matches!(change, WhatIf::Taint(_)))
+        {
+            let observation = &lifecycle.observation;
+            let period = self.flags.node_monitor_period;
+            mark_recovering(&mut plan, &observation.nodes, observation.now, observation.silent_after, period);
         }
         if let Some(taints) = self.device_taints() {
             show_devices(&mut plan, &taints);

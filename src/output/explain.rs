@@ -123,6 +123,14 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
                 _ => format!("zone {} is about to be partially disrupted", held.zone),
             },
             HeldReason::AllZonesDown => "every zone is fully disrupted".to_owned(),
+            HeldReason::Recovered => {
+                lines.push(
+                    "held: the node is back (Ready=True, heartbeating): the controller removes its taint at its \
+                     next pass, and the deletions not due by then with it"
+                        .to_owned(),
+                );
+                return lines;
+            }
             HeldReason::NoEvictionRate => format!(
                 "--node-eviction-rate is 0: zone {}'s queue started with one taint to give (a token bucket of rate 0 \
                  and burst 1), and gave it",

@@ -967,7 +967,12 @@ mod tests {
             },
         ));
         let reason = prop::sample::select(
-            &[HeldReason::PartialDisruption, HeldReason::AllZonesDown, HeldReason::NoEvictionRate][..],
+            &[
+                HeldReason::PartialDisruption,
+                HeldReason::AllZonesDown,
+                HeldReason::NoEvictionRate,
+                HeldReason::Recovered,
+            ][..],
         );
         let held = prop::option::of((reason, zone()).prop_map(|(reason, zone)| Held { reason, zone }));
         (text(), zone(), ready, instant(), taint, held, instant()).prop_map(

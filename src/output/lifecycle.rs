@@ -44,6 +44,9 @@ fn expected(forecast: &NodeForecast) -> String {
         Some(HeldReason::AllZonesDown) => {
             "held: every zone is fully disrupted — the controller adds no NoExecute taints".to_owned()
         }
+        Some(HeldReason::Recovered) => {
+            "back (Ready=True, heartbeating) — the controller removes its taint at its next pass".to_owned()
+        }
         Some(HeldReason::NoEvictionRate) => format!(
             "held: --node-eviction-rate is 0 — zone {}'s queue had one taint to give and gave it",
             shown(&forecast.zone)

@@ -223,6 +223,7 @@ fn forecast_note(node: &NodePlan) -> Option<String> {
         HeldReason::PartialDisruption => format!("held: zone {} partially disrupted", held.zone),
         HeldReason::AllZonesDown => "held: every zone fully disrupted".to_owned(),
         HeldReason::NoEvictionRate => format!("held: zone {} has no taint left to give (rate 0)", held.zone),
+        HeldReason::Recovered => "back: its taint is removed at the next pass".to_owned(),
     })
 }
 

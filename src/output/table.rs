@@ -94,7 +94,7 @@ impl Layout<'_> {
 }
 
 /// Why: the deciding taint or toleration.
-fn reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> String {
+fn reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) -> String {
     if let (Some(Basis::PredictedTaint), Some(taint)) = (pod.basis, predicted) {
         return match (pod.verdict, pod.toleration_seconds) {
             (Verdict::Never, _) => format!("tolerates the expected {taint} taint forever"),
@@ -122,7 +122,7 @@ fn reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> String {
         }
         Verdict::EvictAt => format!("tolerationSeconds={}", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
-        Verdict::Unaffected if removing => "the controller removes the taint (every zone down)".to_owned(),
+        Verdict::Unaffected if let Some(why) = removing => format!("the controller removes the taint ({why})"),
         Verdict::Unaffected => "no NoExecute taint".to_owned(),
     }
 }
@@ -192,6 +192,9 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<S
             HeldReason::AllZonesDown => "held: every zone is fully disrupted — the controller adds no NoExecute \
                                          taints and removes the ones it added"
                 .to_owned(),
+            HeldReason::Recovered => {
+                "back (Ready=True, heartbeating) — the controller removes its taint at its next pass".to_owned()
+            }
         });
     }
     (!parts.is_empty()).then(|| parts.join("; "))
@@ -243,7 +246,7 @@ fn fit_command(line: &str, width: Option<usize>) -> Vec<String> {
 }
 
 /// [`reason`] in fewer columns: taint keys without their prefix, `tolerates 300s`.
-fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> String {
+fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) -> String {
     if let (Some(Basis::PredictedTaint), Some(taint)) = (pod.basis, predicted) {
         return match (pod.verdict, pod.toleration_seconds) {
             (Verdict::Never, _) => format!("tolerates {taint} forever"),
@@ -259,7 +262,7 @@ fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: bool) -> Strin
         }
         Verdict::EvictAt => format!("tolerates {}s", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
-        Verdict::Unaffected if removing => "taint being removed".to_owned(),
+        Verdict::Unaffected if removing.is_some() => "taint being removed".to_owned(),
         Verdict::Unaffected => "no NoExecute taint".to_owned(),
     }
 }
@@ -340,7 +343,7 @@ struct PodRow {
 }
 
 impl PodRow {
-    fn new(pod: &PodPlan, now: Timestamp, predicted: Option<&str>, removing: bool) -> Self {
+    fn new(pod: &PodPlan, now: Timestamp, predicted: Option<&str>, removing: Option<&str>) -> Self {
         let deadline = |full: bool| match (pod.basis, pod.evict_at) {
             (Some(Basis::PredictedTaint), Some(at)) if full => window(at, pod.evict_at_latest),
             (Some(Basis::PredictedTaint), Some(at)) => {
@@ -511,20 +514,20 @@ fn choose_fit(widths: &Widths, width: Option<usize>, headers: bool) -> (Fit, usi
     (FITS[FITS.len() - 1], 0)
 }
 
-/// What a node's reasons need to know: the expected taint's short key, and whether the controller
-/// removes the node's taints.
-fn node_context(node: &NodePlan) -> (Option<ConditionTaint>, bool) {
-    let removing = !node.taints.is_empty()
-        && node
-            .lifecycle
-            .as_ref()
-            .and_then(|l| l.forecast.held.as_ref())
-            .is_some_and(|held| held.reason == HeldReason::AllZonesDown);
+/// What a node's reasons need to know: the expected taint's short key, and why the controller
+/// removes the node's taints, when it does.
+fn node_context(node: &NodePlan) -> (Option<ConditionTaint>, Option<&'static str>) {
+    let held = node.lifecycle.as_ref().and_then(|l| l.forecast.held.as_ref()).filter(|_| !node.taints.is_empty());
+    let removing = match held.map(|held| held.reason) {
+        Some(HeldReason::AllZonesDown) => Some("every zone down"),
+        Some(HeldReason::Recovered) => Some("the node is back"),
+        _ => None,
+    };
     (node.lifecycle.as_ref().and_then(|l| l.forecast.taint).map(|taint| taint.key), removing)
 }
 
 /// A pod to write as a row, with its node's context (see [`node_context`]).
-type Listed<'a> = (&'a PodPlan<'a>, Option<ConditionTaint>, bool);
+type Listed<'a> = (&'a PodPlan<'a>, Option<ConditionTaint>, Option<&'static str>);
 
 /// Writes `pods` as a table: every value in full when `wide`, else fitted to `view.width`. Each
 /// row is made twice, to measure the columns and to write it, and never kept.

@@ -11,6 +11,7 @@ mod game_day;
 mod harness;
 mod lifecycle;
 mod live_lifecycle;
+mod node_back;
 mod outage;
 mod plan;
 mod protobuf;

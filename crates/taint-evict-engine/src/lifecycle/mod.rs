@@ -415,6 +415,9 @@ pub enum HeldReason {
     /// one taint and then none (`SwapLimiter` keeps it, the rate not changing), and its one token is
     /// spent.
     NoEvictionRate,
+    /// The node is back (`Ready=True`, heard from within `--silent-after`) and still carries the
+    /// controller's `unreachable`/`not-ready` taint: the controller removes it at its next pass.
+    Recovered,
 }
 
 impl HeldReason {
@@ -425,6 +428,7 @@ impl HeldReason {
             Self::PartialDisruption => "partial-disruption",
             Self::AllZonesDown => "all-zones-down",
             Self::NoEvictionRate => "no-eviction-rate",
+            Self::Recovered => "recovered",
         }
     }
 }

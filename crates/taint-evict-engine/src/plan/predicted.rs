@@ -2,11 +2,15 @@
 //! taint, and the pods of a node about to be tainted get the deletion window that taint opens.
 
 use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 use super::{Basis, NodeLifecycle, Plan, Verdict, sort_pods};
-use crate::lifecycle::{ConditionTaint, HeldReason, NodeHealth, Prediction, deletion};
+use crate::lifecycle::{
+    ConditionTaint, Held, HeldReason, NodeForecast, NodeHealth, Prediction, Ready, deletion, is_unsettled,
+};
 use crate::model::{NodeName, Taint};
 use crate::snapshot::Snapshot;
+use crate::time::Timestamp;
 
 /// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`.
 ///
@@ -86,6 +90,61 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
     plan.zones = Some(prediction.zones.clone());
 }
 
+/// Marks the nodes of `plan` that are back (`Ready=True`, heard from within `silent_after` of
+/// `at`, the instant node health was judged at) yet still carry the node lifecycle controller's
+/// `unreachable`/`not-ready` taint: the controller removes it at its next pass, within
+/// `monitor_period` of `at`, which cancels every deletion not due by then. On such a node that only
+/// carries those taints, those pods are `unaffected`, and the node's forecast says it is held
+/// ([`HeldReason::Recovered`]). Nodes not in `nodes` are left as they are.
+pub fn mark_recovering(
+    plan: &mut Plan,
+    nodes: &[NodeHealth],
+    at: Timestamp,
+    silent_after: Duration,
+    monitor_period: Duration,
+) {
+    let health: HashMap<&NodeName, &NodeHealth> = nodes.iter().map(|node| (&node.name, node)).collect();
+    let removed_by = at.add_nanos(i64::try_from(monitor_period.as_nanos()).unwrap_or(i64::MAX));
+    for node in &mut plan.nodes {
+        let Some(health) = health.get(&node.name) else { continue };
+        let only_condition_taints =
+            !node.taints.is_empty() && node.taints.iter().all(|taint| ConditionTaint::from_key(&taint.key).is_some());
+        let back = health.ready.as_ref().is_some_and(|ready| ready.status == Ready::True)
+            && health.lease_renewed.is_some()
+            && !is_unsettled(health, at, silent_after);
+        if !only_condition_taints || !back {
+            continue;
+        }
+        for pod in node.pods.iter_mut().filter(|pod| pod.evict_at.is_some_and(|due| due > removed_by)) {
+            pod.verdict = Verdict::Unaffected;
+            (pod.evict_at, pod.evict_at_latest, pod.since, pod.basis, pod.toleration_seconds) =
+                (None, None, None, None, None);
+            pod.overdue = false;
+        }
+        sort_pods(&mut node.pods);
+        let held = Held { reason: HeldReason::Recovered, zone: health.zone.clone() };
+        match &mut node.lifecycle {
+            Some(lifecycle) => {
+                lifecycle.forecast.held = Some(held);
+                lifecycle.forecast.taint = None;
+            }
+            None => {
+                node.lifecycle = Some(NodeLifecycle {
+                    forecast: NodeForecast {
+                        name: node.name.clone(),
+                        zone: health.zone.clone(),
+                        ready: Some(Ready::True),
+                        last_heartbeat: health.lease_renewed,
+                        taint: None,
+                        held: Some(held),
+                    },
+                    ready_since: health.ready.as_ref().and_then(|ready| ready.last_transition),
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -139,5 +198,60 @@ mod tests {
             node(Some(Ready::True), Some(999)),
         ];
         assert_eq!(count(nodes), 4);
+    }
+
+    #[test]
+    fn a_node_back_loses_its_condition_taint_at_the_next_pass_and_its_later_deletions_with_it() {
+        use std::collections::BTreeMap;
+        use std::sync::Arc;
+
+        use crate::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
+        use crate::plan::{Verdict, mark_recovering};
+        use crate::replay::replay;
+        use crate::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
+
+        let t = Timestamp::from_unix_seconds;
+        let unreachable = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute).with_time_added(t(900));
+        let pod = |name: &str, seconds: i64| SnapshotPod {
+            pod: Pod {
+                key: PodKey::new("d", name),
+                uid: name.into(),
+                node: Some(NodeName::from("n")),
+                tolerations: Arc::from([Toleration {
+                    key: "node.kubernetes.io/unreachable".into(),
+                    operator: "Exists".into(),
+                    value: Box::default(),
+                    effect: Some(Effect::NoExecute),
+                    seconds: Some(seconds),
+                }]),
+            },
+            bound_at: Some(t(0)),
+            phase: "Running".into(),
+            terminating: false,
+            deletion_timestamp: None,
+            claims: None,
+            owner: None,
+        };
+        // Tainted at 900; back: Ready=True, its Lease renewed at 995. `p99` is due at 999 (within the
+        // next pass, 1005 at the latest), `p300` at 1200.
+        let snapshot = Snapshot {
+            nodes: vec![SnapshotNode::new("n".into(), BTreeMap::new(), [unreachable])],
+            pods: vec![pod("p99", 99), pod("p300", 300)],
+            controller_acquired: None,
+            taken: None,
+        };
+        let mut plan = replay(&snapshot, &[0], &[], t(1000));
+        let health = node(Some(Ready::True), Some(995));
+        mark_recovering(&mut plan, &[health], t(1000), Duration::from_secs(12), Duration::from_secs(5));
+        let verdict = |name: &str| plan.nodes[0].pods.iter().find(|p| p.pod.pod.key.name() == name).map(|p| p.verdict);
+        assert_eq!(verdict("p300"), Some(Verdict::Unaffected), "cancelled with the taint");
+        assert_eq!(verdict("p99"), Some(Verdict::EvictAt), "due before the next pass: the controller may delete it");
+        let held = plan.nodes[0].lifecycle.as_ref().and_then(|l| l.forecast.held.as_ref()).map(|h| h.reason);
+        assert_eq!(held, Some(super::HeldReason::Recovered));
+        // A node still silent keeps its deadlines.
+        let mut plan = replay(&snapshot, &[0], &[], t(1000));
+        let silent = node(Some(Ready::True), Some(900));
+        mark_recovering(&mut plan, &[silent], t(1000), Duration::from_secs(12), Duration::from_secs(5));
+        assert!(plan.nodes[0].pods.iter().all(|p| p.verdict == Verdict::EvictAt));
     }
 }
