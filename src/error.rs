@@ -6,7 +6,7 @@ use std::io;
 
 use crate::decode::DumpError;
 
-/// Exit code for success (a broken pipe included).
+/// Exit code for success (a broken pipe included, but for `run`'s: see [`Error::Unrecorded`]).
 pub const EXIT_OK: u8 = 0;
 /// Exit code for a runtime, API or input failure.
 pub const EXIT_FAILURE: u8 = 1;
@@ -110,6 +110,17 @@ pub enum Error {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] io::Error),
+    /// `run`'s lines cannot be written (their reader went away, a full disk): it stopped enforcing.
+    #[error("{}: run stops enforcing, since every deletion must be recorded", unwritable(.0))]
+    Unrecorded(io::Error),
+}
+
+/// Why stdout cannot be written, in words.
+fn unwritable(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::BrokenPipe => "standard output is closed (broken pipe)".to_owned(),
+        _ => format!("cannot write to standard output: {error}"),
+    }
 }
 
 impl Error {

@@ -29,6 +29,7 @@ mod run_cluster;
 mod run_evict;
 mod run_foreseen;
 mod run_live_view;
+mod run_record;
 mod run_scope;
 mod soak;
 mod support;

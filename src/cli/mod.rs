@@ -4,6 +4,7 @@
 //!
 //! Owns: the flags, their validation, and the glue of each command. Uses: every other module.
 
+mod closed;
 pub mod complete;
 pub mod config;
 mod future;

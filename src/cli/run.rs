@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use std::sync::Arc;
 
-use tokio::sync::{mpsc, watch as channel};
+use tokio::sync::{mpsc, oneshot, watch as channel};
 
 use super::LogFormat;
 use super::config::{Printing, RunConfig};
@@ -61,8 +61,15 @@ fn scope(args: &RunConfig) -> (NodeScope, String) {
 /// each, and the live view is redrawn once per batch.
 const BATCH: usize = 512;
 
-/// Prints reports until the summary.
-async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing, clock: Clock, throttle: Throttle) {
+/// Prints reports until the summary; if stdout's reader goes away or a write fails, stops
+/// printing and sends why on `unrecorded`, so that `run` stops enforcing.
+async fn print(
+    mut reports: mpsc::UnboundedReceiver<Report>,
+    printing: Printing,
+    clock: Clock,
+    throttle: Throttle,
+    unrecorded: oneshot::Sender<std::io::Error>,
+) {
     let (color, live) = match printing {
         Printing::Text { color, live } => (color, live),
         _ => (ColorMode::Plain, false),
@@ -77,9 +84,15 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
     // reaches the printer first.
     let mut synced = false;
     let mut foreseen: Vec<Report> = Vec::new();
+    let closed = super::closed::closed();
+    tokio::pin!(closed);
     loop {
         tokio::select! {
             received = reports.recv_many(&mut batch, BATCH) => if received == 0 { break },
+            () = &mut closed => {
+                let _ = unrecorded.send(std::io::ErrorKind::BrokenPipe.into());
+                return;
+            }
             _ = tick.tick(), if live => {
                 view.set_backlog(throttle.backlog().map(|b| (b.deletions, b.drains_at)));
                 drawn = redraw(&mut out, drawn, &view.render(clock.now(), color));
@@ -118,15 +131,15 @@ async fn print(mut reports: mpsc::UnboundedReceiver<Report>, printing: Printing,
         if live {
             drawn = redraw(&mut out, drawn, &[]);
         }
-        if out.write_all(&text).is_err() {
-            // The reader went away; keep enforcing, stop printing.
+        if let Err(error) = out.write_all(&text).and_then(|()| out.flush()) {
+            // Nothing more can be recorded: nothing more may be done.
+            let _ = unrecorded.send(error);
             return;
         }
         if live && !last {
             view.set_backlog(throttle.backlog().map(|b| (b.deletions, b.drains_at)));
             drawn = redraw(&mut out, 0, &view.render(clock.now(), color));
         }
-        let _ = out.flush();
         if last {
             return;
         }
@@ -346,7 +359,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     } else {
         throttle::WRITES_PER_DELETION
     });
-    let printer = tokio::spawn(print(report_rx, args.printing, clock.clone(), throttle.clone()));
+    let (unrecorded_tx, mut unrecorded) = oneshot::channel();
+    let printer = tokio::spawn(print(report_rx, args.printing, clock.clone(), throttle.clone(), unrecorded_tx));
 
     let server = connection.server.clone();
     let started = RunEvent::Started { server, watching: watched, dry_run: args.dry_run, evict };
@@ -388,13 +402,15 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     if let Some(message) = connection.time.estimate().as_ref().and_then(super::input::skew_warning) {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
-    // Ctrl-C, or a watch failing for good (RBAC revoked, a request the server refuses): either ends
-    // the loop as a stop does; the second, then, with the error.
+    // Ctrl-C, a watch failing for good (RBAC revoked, a request the server refuses), or stdout
+    // that cannot be written (no deletion without its line): each ends the loop as a stop does;
+    // the last two, then, with the error.
     let failure = std::sync::Mutex::new(None);
     let stop = async {
         tokio::select! {
             () = interrupted() => {}
-            Some(error) = fatal.recv() => *failure.lock().expect("failure") = Some(error),
+            Some(error) = fatal.recv() => *failure.lock().expect("failure") = Some(error.into()),
+            Ok(error) = &mut unrecorded => *failure.lock().expect("failure") = Some(Error::Unrecorded(error)),
         }
     };
     runtime::run(options, sources, evictor, clock, report_tx, stop).await;
@@ -405,7 +421,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
     let _ = printer.await;
     match failure.into_inner().expect("failure") {
-        Some(error) => Err(error.into()),
+        Some(error) => Err(error),
         None => Ok(()),
     }
 }
