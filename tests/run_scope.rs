@@ -122,3 +122,44 @@ fn a_pod_bound_to_a_selected_node_after_start_is_enforced() {
         assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)), "{case}");
     }
 }
+
+#[test]
+fn a_named_node_not_there_or_a_selector_matching_none_is_said_once_and_a_node_joining_is_enforced() {
+    let named = r#"node "worker-03" not found: run keeps watching and enforces its pods if it joins"#;
+    let selected =
+        "no node matched -l zone=nowhere: run keeps watching and enforces the pods of nodes that start matching";
+    for (case, args, said, nodes_selected) in [
+        ("named", &["worker-03"][..], named, ("fieldSelector", "metadata.name=worker-03")),
+        ("labels", &["-l", "zone=nowhere"][..], selected, ("labelSelector", "zone=nowhere")),
+    ] {
+        let server = FakeApiServer::start(&scratch(&format!("scope-absent-{case}")));
+        server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+        server.add(pod("on-n1", "n1", None));
+        let mut run = Running::start(&server, args);
+        let warning = run.expect("the warning", |l| l["type"] == "warning");
+        assert_eq!(warning["message"], said, "{case}");
+        let at = |kind: &str, seen: &[Value]| seen.iter().position(|l| l["type"] == kind);
+        assert!(at("synced", &run.seen) < at("warning", &run.seen), "{case}: said after the sync: {:#?}", run.seen);
+
+        // The watches end on a compacted history: the nodes are listed again, still without it.
+        let (param, value) = nodes_selected;
+        let node_lists = |r: &[crate::support::fake_apiserver::Recorded]| {
+            r.iter().filter(|r| r.path == "/api/v1/nodes" && !r.is_watch() && r.param(param) == value).count()
+        };
+        server.compact();
+        server.close_watches();
+        server.wait_for("the nodes listed again", WAIT, |r| node_lists(r) >= 2);
+
+        // It joins, tainted, with a pod: enforced, as any node's.
+        let mut joining = node("worker-03", &[taint(jiff::Timestamp::now())]);
+        joining["metadata"]["labels"]["zone"] = json!("nowhere");
+        server.add(joining);
+        server.add(pod("on-w3", "worker-03", None));
+        server.wait_for("on-w3's DELETE", WAIT, |r| deletes(r, "on-w3") == 1);
+        let (summary, code, lines) = run.interrupt_and_read();
+        assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)), "{case}");
+        let warnings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "warning").collect();
+        assert_eq!(warnings, [&warning], "{case}: said once");
+        assert_eq!(deletes(&server.requests(), "on-n1"), 0, "{case}: n1 is not asked for");
+    }
+}

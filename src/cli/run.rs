@@ -22,7 +22,7 @@ use crate::output::redraw::fit;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
 use crate::runtime::election::{self, Candidate, Periods};
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{self, Clock, Leadership, PodChange, RunOptions, Sources, Throttle, throttle};
+use crate::runtime::{self, Asked, Clock, Leadership, PodChange, RunOptions, Sources, Throttle, throttle};
 
 /// Resolves at the first SIGINT or SIGTERM; a second one ends the process at once with 130.
 pub(super) async fn interrupted() {
@@ -54,6 +54,15 @@ fn scope(args: &RunConfig) -> (NodeScope, String) {
         (Some(selector), _) => (NodeScope::Labels(selector.clone()), format!("nodes matching \"{selector}\"")),
         (None, false) => (NodeScope::Named(args.nodes.clone()), format!("nodes {}", args.nodes.join(", "))),
         (None, true) => (NodeScope::All, "every node".to_owned()),
+    }
+}
+
+/// The nodes asked for, for the runtime to say when a list lacks them.
+fn asked(args: &RunConfig) -> Asked {
+    match (&args.selector, args.nodes.is_empty()) {
+        (Some(selector), _) => Asked::Selected(selector.as_str().to_owned()),
+        (None, false) => Asked::Named(args.nodes.iter().map(|name| name.as_str().into()).collect()),
+        (None, true) => Asked::Every,
     }
 }
 
@@ -395,6 +404,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         concurrency: args.concurrency,
         metrics,
         device_minor: devices.map(|(_, minor)| minor),
+        asked: asked(args),
         ..RunOptions::default()
     };
     let sources = Sources { nodes, pods, devices: device_changes, controller_acquired, leadership };

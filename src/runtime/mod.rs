@@ -10,6 +10,7 @@
 //! another DELETE when its work fires; it is reported gone. Upstream re-deletes it (a no-op on the
 //! server, but one more request and event per pod after a failover or beside the cluster's controller).
 
+pub mod absent;
 pub mod clock;
 pub mod driver;
 pub mod election;
@@ -27,6 +28,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
+pub use absent::Asked;
 pub use clock::{Clock, Timekeeper};
 pub use driver::{Driver, Step};
 pub use events::{Notices, Notifier};
@@ -45,6 +47,7 @@ use crate::engine::{
 };
 use crate::metrics::Metrics;
 use crate::runtime::report::{Report, RunEvent, Summary};
+use absent::Absent;
 
 /// A change to the watched nodes.
 #[derive(Clone, Debug)]
@@ -171,6 +174,8 @@ pub struct RunOptions {
     pub metrics: Arc<Metrics>,
     /// Enforce DRA device taints too, as the device-taint controller of Kubernetes `1.minor` does.
     pub device_minor: Option<u32>,
+    /// The nodes asked for: each list of nodes that lacks one is said once.
+    pub asked: Asked,
 }
 
 impl Default for RunOptions {
@@ -181,6 +186,7 @@ impl Default for RunOptions {
             drain_timeout: Duration::from_secs(10),
             metrics: Arc::default(),
             device_minor: None,
+            asked: Asked::Every,
         }
     }
 }
@@ -399,6 +405,7 @@ pub async fn run<E: Evictor>(
     let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices);
     let device_minor = options.device_minor;
     let notices = Notices::start(evictor.clone());
+    let absent = Absent::new(options.asked.clone());
     let mut run = Loop {
         summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
         dry_run: evictor.is_dry_run(),
@@ -411,6 +418,7 @@ pub async fn run<E: Evictor>(
         gaps: Gaps::default(),
         devices: device_minor.map(DeviceEngine::new),
         notices,
+        absent,
     };
     tokio::pin!(shutdown);
 
@@ -425,6 +433,7 @@ pub async fn run<E: Evictor>(
                 step = driver.next(None) => match step {
                     Some(Step::Node(change, now)) => {
                         run.gaps.node(&change, now);
+                        run.follow_absent(&change);
                         lists.node(change);
                     }
                     Some(Step::Pod(change, now)) => {
@@ -444,6 +453,10 @@ pub async fn run<E: Evictor>(
             }
             if lists.complete() {
                 run.metrics.set_ready();
+                // A leader says it after its `synced` line; this instance follows (or lists again).
+                if !leadership.leading() {
+                    run.check_absent(lists.nodes.iter().flat_map(HashMap::keys));
+                }
             }
         }
         let snapshot = lists.snapshot(keep, controller_acquired);
@@ -504,11 +517,29 @@ struct Loop<E> {
     devices: Option<DeviceEngine>,
     /// The events' writer: every event goes through it, one at a time.
     notices: Notices,
+    /// The nodes asked for and missing from the lists, said once.
+    absent: Absent,
 }
 
 impl<E: Evictor> Loop<E> {
     fn send(&self, event: RunEvent) {
         let _ = self.report.send(Report { at: self.clock.now(), event });
+    }
+
+    /// Notes a list of nodes for the next check of the nodes asked for, and a node that came.
+    fn follow_absent(&mut self, change: &NodeChange) {
+        match change {
+            NodeChange::Listed(_) => self.absent.listed(),
+            NodeChange::Applied(node) => self.absent.seen(&node.name),
+            NodeChange::Deleted(_) | NodeChange::Interrupted => {}
+        }
+    }
+
+    /// Says which nodes asked for the latest list lacks, if it was not said before.
+    fn check_absent<'a>(&mut self, nodes: impl IntoIterator<Item = &'a NodeName>) {
+        if let Some(message) = self.absent.check(nodes) {
+            self.send(RunEvent::Warning { message });
+        }
     }
 
     /// While not leading: the device-taint controller follows the change, deciding nothing.
@@ -555,6 +586,7 @@ impl<E: Evictor> Loop<E> {
             due: term.engine.pending().filter(|(_, entry)| entry.state == EntryState::InFlight).count(),
             restarted_countdowns: self.options.restart_countdowns,
         });
+        self.check_absent(snapshot.nodes.iter().map(|node| &node.name));
         self.drain_actions(&mut term);
         term
     }
@@ -582,6 +614,10 @@ impl<E: Evictor> Loop<E> {
                         self.gaps.node(&change, now);
                         if let Some(input) = node_change_input(&change) {
                             term.engine.handle(input, now);
+                        }
+                        self.follow_absent(&change);
+                        if let NodeChange::Listed(nodes) = &change {
+                            self.check_absent(nodes.iter().map(|node| &node.name));
                         }
                         if keep {
                             lists.node(change);
