@@ -477,3 +477,53 @@ fn a_taint_without_time_added_counts_from_its_write_asked_at_any_time() {
     assert!(note.contains("does not say when it was written") && note.contains("the deadline be earlier"), "{note}");
     assert!(explain.get("taintsWritten").is_none());
 }
+
+/// Five nodes of zone za, za-0 and za-1 silent since 09:59:40 (their Leases), each with a pod
+/// tolerating `unreachable` for 30 s; the controller's Lease renewed at 09:59:59.5.
+fn two_silent_nodes_of_one_zone() -> String {
+    let mut items = Vec::new();
+    let mut node = |name: &str, renewed: &str| {
+        items.push(serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name,
+            "creationTimestamp": "2026-11-22T08:00:00Z", "labels": {"topology.kubernetes.io/region": "r",
+            "topology.kubernetes.io/zone": "za"}}, "status": {"conditions": [{"type": "Ready", "status": "True",
+            "reason": "KubeletReady", "lastHeartbeatTime": renewed, "lastTransitionTime": "2026-11-22T08:00:00Z"}]}}));
+        items.push(
+            serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name,
+            "namespace": "kube-node-lease"}, "spec": {"holderIdentity": name, "leaseDurationSeconds": 40,
+            "renewTime": renewed}}),
+        );
+    };
+    for name in ["za-ok0", "za-ok1", "za-ok2"] {
+        node(name, "2026-11-22T09:59:59Z");
+    }
+    for name in ["za-0", "za-1"] {
+        node(name, "2026-11-22T09:59:40Z");
+    }
+    for name in ["za-0", "za-1"] {
+        items.push(serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": format!("p-{name}"),
+            "namespace": "d", "uid": name, "creationTimestamp": "2026-11-22T09:00:00Z"}, "spec": {"nodeName": name,
+            "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+            "tolerationSeconds": 30}]}}));
+    }
+    items.push(serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata":
+        {"name": "kube-controller-manager", "namespace": "kube-system"}, "spec": {"holderIdentity": "x",
+        "leaseDurationSeconds": 15, "acquireTime": "2026-11-22T08:00:00.500000Z", "renewTime": "2026-11-22T09:59:59.500000Z"}}));
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+}
+
+#[test]
+fn with_node_eviction_rate_0_two_nodes_queued_together_tie_for_one_taint() {
+    let dump = two_silent_nodes_of_one_zone();
+    let plan = |rate: &str| {
+        let result = run(&["plan", "-f", "-", "--now", NOW, "--node-eviction-rate", rate], Some(dump.as_bytes()));
+        assert_eq!(result.code, 0, "{}", result.stderr);
+        result.stdout
+    };
+    let tied = plan("0");
+    assert!(tied.starts_with("1 of 2 nodes expected to be tainted (one of za-0, za-1); 2 pods:"), "{tied}");
+    assert_eq!(tied.matches("(zone za; rate 0: only one of za-0, za-1 is tainted)").count(), 2, "{tied}");
+    // At the default rate both are tainted, one after the other.
+    let both = plan("0.1");
+    assert!(both.starts_with("2 nodes expected to be tainted; 2 pods:"), "{both}");
+    assert!(!both.contains("only one of"), "{both}");
+}

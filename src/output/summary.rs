@@ -7,7 +7,7 @@ use super::View;
 use super::human::{count, countdown, printable, short_time};
 use super::human::{short_key, time_of_day, to_second, until};
 use crate::engine::lifecycle::HeldReason;
-use crate::engine::plan::{NodePlan, Plan, Verdict};
+use crate::engine::plan::{NodePlan, Plan, Verdict, rate_zero_ties};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
 /// How far ahead the cluster line's "within 5m" looks.
@@ -102,7 +102,7 @@ impl NodeCounts {
 }
 
 /// The whole plan's pods, counted by when they go.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ClusterCounts {
     /// Nodes shown, those with a NoExecute taint, and those only expected to get one (the node
     /// lifecycle controller's predicted taint).
@@ -121,6 +121,9 @@ pub struct ClusterCounts {
     pub never: usize,
     /// Pods on nodes without a NoExecute taint.
     pub unaffected: usize,
+    /// Nodes expected to be tainted that tie for one taint (a rate-0 zone's one token): each group
+    /// counts as one in `expected`.
+    pub ties: Vec<Vec<String>>,
 }
 
 impl ClusterCounts {
@@ -128,6 +131,8 @@ impl ClusterCounts {
     #[must_use]
     pub fn of(plan: &Plan) -> Self {
         let mut counts = Self { nodes: plan.nodes.len(), ..Self::default() };
+        counts.ties =
+            rate_zero_ties(plan).into_iter().map(|names| names.iter().map(ToString::to_string).collect()).collect();
         for node in &plan.nodes {
             let expected = node.lifecycle.as_ref().is_some_and(|l| l.forecast.taint.is_some());
             counts.tainted += usize::from(!node.taints.is_empty());
@@ -144,6 +149,8 @@ impl ClusterCounts {
                 }
             }
         }
+        // A tie is one taint, given to one of its nodes.
+        counts.expected -= counts.ties.iter().map(|names| names.len() - 1).sum::<usize>();
         counts
     }
 
@@ -165,6 +172,9 @@ impl ClusterCounts {
             (0, e, _) => format!("{} expected to be tainted", of(e)),
             (t, e, _) => format!("{} tainted, {} expected to be", of(t), count(e)),
         };
+        for names in &self.ties {
+            nodes.push_str(&format!(" (one of {})", names.join(", ")));
+        }
         if self.devices > 0 && self.tainted + self.expected > 0 {
             nodes.push_str(&format!(", {} with tainted devices", count(self.devices)));
         }
@@ -290,6 +300,7 @@ mod tests {
             later: 0,
             never: 5,
             unaffected: 2,
+            ties: Vec::new(),
         };
         assert_eq!(
             counts.line(),

@@ -12,8 +12,8 @@ use super::json::{basis_name, verdict_name};
 use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
 use super::{ColorMode, SortBy, View, owners};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
-use crate::engine::model::PodKey;
-use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict};
+use crate::engine::model::{NodeName, PodKey};
+use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict, rate_zero_ties};
 use crate::engine::time::Timestamp;
 
 /// How a cell is coloured.
@@ -147,7 +147,7 @@ fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
 
 /// The line under a node's heading that says what the node lifecycle controller is expected to do:
 /// `None` for a healthy node it leaves alone.
-fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<String> {
+fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast], ties: &[Vec<NodeName>]) -> Option<String> {
     let forecast = &lifecycle.forecast;
     let mut parts = Vec::new();
     let ready = forecast.ready.map_or("never posted", Ready::as_str);
@@ -170,7 +170,12 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast]) -> Option<S
             Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), until(taint.earliest, latest)),
             None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
         };
-        parts.push(format!("{} taint expected {when} (zone {zone}{queue})", short_key(taint.key)));
+        // A rate-0 zone's one taint goes to one of the nodes queued together (docs/node-lifecycle.md).
+        let tie = ties.iter().find(|names| names.contains(&forecast.name)).map_or_else(String::new, |names| {
+            let names: Vec<&str> = names.iter().map(NodeName::as_str).collect();
+            format!("; rate 0: only one of {} is tainted", names.join(", "))
+        });
+        parts.push(format!("{} taint expected {when} (zone {zone}{queue}{tie})", short_key(taint.key)));
     }
     if let Some(held) = &forecast.held {
         parts.push(match held.reason {
@@ -611,6 +616,7 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         writeln!(out, "{}", cut(&ClusterCounts::of(plan).line(), width))?;
     }
     let zones = plan.zones.as_deref().unwrap_or_default();
+    let ties = rate_zero_ties(plan);
     for (n, &i) in order.iter().enumerate() {
         let node = &plan.nodes[i];
         if n > 0 || plan.nodes.len() > 1 {
@@ -618,7 +624,7 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         }
         let heading = node_heading(node, (!wide).then_some(plan.now));
         writeln!(out, "{}", cut(&printable(&heading), width))?;
-        if let Some(line) = node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones)) {
+        if let Some(line) = node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones, &ties)) {
             let line = printable(&line);
             match width {
                 // Too long for the terminal: one line per part, each cut if it must be.

@@ -9,7 +9,7 @@ mod stuck;
 
 pub use devices::{device_affected_nodes, show_devices};
 pub use owners::{OwnerLoss, owner_losses};
-pub use predicted::{mark_recovering, show_in_plan};
+pub use predicted::{mark_recovering, rate_zero_ties, show_in_plan};
 pub use stuck::mark_stuck;
 
 use std::sync::Arc;

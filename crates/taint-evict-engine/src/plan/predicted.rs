@@ -90,6 +90,29 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
     plan.zones = Some(prediction.zones.clone());
 }
 
+/// The nodes of `plan` expected to be tainted that tie for one taint: in a zone whose queue gives
+/// none but the one it was made with (rate 0: `--node-eviction-rate 0`), with no end to their window,
+/// the controller taints whichever its lister hands the token first, and not the others
+/// (docs/node-lifecycle.md). Each group has two nodes or more, in plan order.
+#[must_use]
+pub fn rate_zero_ties(plan: &Plan) -> Vec<Vec<NodeName>> {
+    let Some(zones) = &plan.zones else { return Vec::new() };
+    let mut groups: Vec<(&crate::lifecycle::ZoneKey, Vec<NodeName>)> = Vec::new();
+    for node in plan.nodes.iter().filter(|node| node.taints.is_empty()) {
+        let Some(forecast) = node.lifecycle.as_ref().map(|lifecycle| &lifecycle.forecast) else { continue };
+        let open = forecast.taint.is_some_and(|taint| taint.latest.is_none());
+        let rate_zero = zones.iter().any(|zone| zone.zone == forecast.zone && zone.rate_per_second <= 0.0);
+        if !open || !rate_zero {
+            continue;
+        }
+        match groups.iter_mut().find(|(zone, _)| **zone == forecast.zone) {
+            Some((_, names)) => names.push(node.name.clone()),
+            None => groups.push((&forecast.zone, vec![node.name.clone()])),
+        }
+    }
+    groups.into_iter().map(|(_, names)| names).filter(|names| names.len() > 1).collect()
+}
+
 /// Marks the nodes of `plan` that are back (`Ready=True`, heard from within `silent_after` of
 /// `at`, the instant node health was judged at) yet still carry the node lifecycle controller's
 /// `unreachable`/`not-ready` taint: the controller removes it at its next pass, within
