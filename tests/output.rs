@@ -527,3 +527,18 @@ fn with_node_eviction_rate_0_two_nodes_queued_together_tie_for_one_taint() {
     assert!(both.starts_with("2 nodes expected to be tainted; 2 pods:"), "{both}");
     assert!(!both.contains("only one of"), "{both}");
 }
+
+#[test]
+fn removing_the_taint_of_a_node_still_unreachable_predicts_it_put_back() {
+    let args = ["plan", "worker-3", "--remove-taint", "node.kubernetes.io/unreachable", "-f", INCIDENT, "--now", NOW];
+    let result = run(&[&args[..], &["-o", "json"]].concat(), None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let node = &plan["nodes"][0];
+    assert_eq!(node["predictedTaint"]["key"], "node.kubernetes.io/unreachable", "{plan:#}");
+    assert!(node["predictedTaint"]["earliest"].as_str().expect("earliest") >= NOW, "not before the removal");
+    let pods = node["pods"].as_array().expect("pods");
+    assert!(pods.iter().all(|pod| pod["verdict"] != "unaffected"), "{plan:#}");
+    let netprobe = pods.iter().find(|pod| pod["name"] == "netprobe-7f6c5d8b9-tw6zn").expect("netprobe");
+    assert_eq!((&netprobe["verdict"], &netprobe["basis"]), (&"evict-at".into(), &"predicted-taint".into()));
+}

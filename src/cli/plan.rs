@@ -7,7 +7,9 @@ use std::io::{BufWriter, Write};
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::devices::{DeviceTaints, DeviceTolerance, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled};
+use crate::engine::lifecycle::{
+    ConditionTaint, NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled,
+};
 use crate::engine::model::{NodeName, Taint};
 use crate::engine::plan::{
     Assumed, Plan, device_affected_nodes, mark_recovering, mark_stuck, owner_losses, show_devices, show_in_plan,
@@ -16,7 +18,7 @@ use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::engine::{
     replay::replay,
-    snapshot::{Snapshot, WhatIf},
+    snapshot::{Snapshot, WhatIf, apply_what_if},
 };
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
@@ -395,6 +397,28 @@ impl Prepared {
             && let Some(prediction) = &lifecycle.prediction
         {
             show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
+        }
+        // A what-if that removes the controller's own taint from a node it still sees silent or not
+        // ready: the controller puts it back, as for a node never tainted (docs/plan.md).
+        let removes_condition_taint = what_if
+            .iter()
+            .any(|change| matches!(change, WhatIf::RemoveTaint { key, .. } if ConditionTaint::from_key(key).is_some()));
+        if removes_condition_taint && let Some(lifecycle) = &self.lifecycle {
+            let mut observation = lifecycle.observation.clone();
+            for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
+                if let Some(health) = observation.nodes.iter_mut().find(|health| health.name == node.name) {
+                    health.taints = apply_what_if(&health.taints, what_if, self.now);
+                }
+            }
+            if unsettled(&observation) > 0 {
+                let mut prediction = predict(&observation);
+                // Removed at `now`: put back no sooner.
+                for taint in prediction.nodes.iter_mut().filter_map(|forecast| forecast.taint.as_mut()) {
+                    taint.earliest = taint.earliest.max(self.now);
+                    taint.latest = taint.latest.map(|latest| latest.max(self.now));
+                }
+                show_in_plan(&mut plan, snapshot, &observation.nodes, &prediction);
+            }
         }
         // A node back that still carries the controller's taint loses it at the next pass (not when
         // a what-if adds one: that asks what if the node were not back).

@@ -88,3 +88,72 @@ fn real_apiserver_a_node_back_while_tainted_has_no_pod_due() {
     assert!(pod["metadata"]["deletionTimestamp"].is_null(), "{pod}");
     assert!(!plane.controller_deletions().contains_key("t300"));
 }
+
+/// The `timeAdded` of n1's `unreachable` NoExecute taint, when it has one.
+fn unreachable_added(plane: &super::ControlPlane) -> Option<i128> {
+    let node = plane.get(&["node", "n1"]);
+    let taints = node["spec"]["taints"].as_array().cloned().unwrap_or_default();
+    let taint = taints.iter().find(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute")?;
+    taint["timeAdded"].as_str().map(crate::util::instant)
+}
+
+#[test]
+fn real_apiserver_removing_the_taint_of_a_node_still_silent_is_predicted_to_be_undone() {
+    let options = Options {
+        controller_manager: true,
+        controller_manager_args: vec!["--node-monitor-period=2s".into(), "--node-monitor-grace-period=10s".into()],
+        ..Options::default()
+    };
+    let mut plane = control_plane!("untaint-silent", &options);
+    let zone = [("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", "z")];
+    plane.create(&[
+        node("n1", &zone, &[]),
+        node("n2", &zone, &[]),
+        node("n3", &zone, &[]),
+        unreachable_pod("t60", "n1", 60),
+    ]);
+    let lost = plane.keep_healthy(&["n1"]);
+    let _others = plane.keep_healthy(&["n2", "n3"]);
+    wait("the controller synced", Duration::from_secs(60), || {
+        plane.log("kube-controller-manager").contains("Caches are synced")
+    });
+    lost.stop();
+    wait("n1 tainted unreachable", Duration::from_secs(60), || unreachable(&plane));
+    let first = unreachable_added(&plane).expect("timeAdded");
+
+    // What if the taint were removed now? The controller still hears nothing from n1: it puts the
+    // taint back, and t60's deletion follows that.
+    let mut plan = command();
+    plan.args(["plan", "n1", "-o", "json", "--remove-taint", "node.kubernetes.io/unreachable"])
+        .args(["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--kubeconfig"])
+        .arg(plane.kubeconfig());
+    let result = run_command(&mut plan, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let predicted = &plan["nodes"][0]["predictedTaint"];
+    assert_eq!(predicted["key"], "node.kubernetes.io/unreachable", "{plan:#}");
+    let pod = &plan["nodes"][0]["pods"][0];
+    assert_eq!(pod["verdict"], "evict-at", "not unaffected: {plan:#}");
+    let (earliest, latest) = (
+        crate::util::instant(predicted["earliest"].as_str().expect("earliest")),
+        crate::util::instant(predicted["latest"].as_str().expect("a bounded window")),
+    );
+
+    // And so it does.
+    let removed = jiff::Timestamp::now().as_nanosecond();
+    plane.kubectl_ok(&["taint", "nodes", "n1", "node.kubernetes.io/unreachable:NoExecute-"], None);
+    wait("the taint put back", Duration::from_secs(30), || unreachable_added(&plane).is_some_and(|at| at > first));
+    let again = unreachable_added(&plane).expect("timeAdded");
+    eprintln!(
+        "put back {:.3} s after the removal; predicted {:.3}..{:.3} s after the plan",
+        (again - removed) as f64 / 1e9,
+        (earliest - removed) as f64 / 1e9,
+        (latest - removed) as f64 / 1e9
+    );
+    // `timeAdded` is whole seconds: the real instant lies in [again, again + 1 s).
+    let slack = 1_500_000_000;
+    assert!(
+        again + 1_000_000_000 >= earliest - slack && again <= latest + slack,
+        "put back at {again}, predicted {earliest}..{latest}"
+    );
+}
