@@ -61,6 +61,10 @@ enum Change {
     NodeGone(String),
     Leases(Vec<(String, Option<Timestamp>)>),
     Lease(String, Option<Timestamp>),
+    /// The node watch broke: nothing is foreseen from it until it has listed again.
+    NodesInterrupted,
+    /// The Lease watch broke: as [`Change::NodesInterrupted`].
+    LeasesInterrupted,
 }
 
 fn health(node: &Node, shown: &Shown) -> Option<(NodeHealth, bool)> {
@@ -90,7 +94,12 @@ pub fn spawn(
 ) {
     let (tx, rx) = mpsc::channel(1024);
     let shown = settings.shown.clone();
-    let nodes = watcher::watcher(Api::<Node>::all(client.clone()), super::watch::from_watch_cache()).default_backoff();
+    // After an error each watch says so and lists again (`watch::relisting`): while it cannot see,
+    // nothing is foreseen (a node whose Lease renewals it cannot hear is not silent for that).
+    let api = Api::<Node>::all(client.clone());
+    let nodes =
+        super::watch::relisting(move || watcher::watcher(api.clone(), super::watch::from_watch_cache()).boxed())
+            .default_backoff();
     let node_tx = tx.clone();
     tokio::spawn(async move {
         let mut nodes = std::pin::pin!(nodes);
@@ -109,7 +118,7 @@ pub fn spawn(
                 Ok(Event::Apply(node)) => health(&node, &shown).map(|(h, v)| Change::Node(Box::new(h), v)),
                 Ok(Event::Delete(node)) => Some(Change::NodeGone(node.metadata.name.unwrap_or_default())),
                 // The enforcing node watch reports outages; this one retries quietly.
-                Err(_) => None,
+                Err(_) => Some(Change::NodesInterrupted),
             };
             if let Some(change) = change
                 && node_tx.send(change).await.is_err()
@@ -120,7 +129,9 @@ pub fn spawn(
     });
     if settings.leases {
         let api = Api::<Lease>::namespaced(client.clone(), NODE_LEASE_NAMESPACE);
-        let leases = watcher::watcher(api, super::watch::from_watch_cache()).default_backoff();
+        let leases =
+            super::watch::relisting(move || watcher::watcher(api.clone(), super::watch::from_watch_cache()).boxed())
+                .default_backoff();
         tokio::spawn(async move {
             let mut leases = std::pin::pin!(leases);
             let mut listing = Vec::new();
@@ -137,7 +148,7 @@ pub fn spawn(
                     Ok(Event::InitDone) => Some(Change::Leases(std::mem::take(&mut listing))),
                     Ok(Event::Apply(lease)) => renewal(&lease).map(|(name, at)| Change::Lease(name, at)),
                     Ok(Event::Delete(lease)) => Some(Change::Lease(lease.metadata.name.unwrap_or_default(), None)),
-                    Err(_) => None,
+                    Err(_) => Some(Change::LeasesInterrupted),
                 };
                 if let Some(change) = change
                     && tx.send(change).await.is_err()
@@ -188,6 +199,8 @@ async fn foresee(
                 Some(Change::Lease(name, at)) => {
                     renewed.insert(name, at);
                 }
+                Some(Change::NodesInterrupted) => nodes_listed = false,
+                Some(Change::LeasesInterrupted) => leases_listed = !settings.leases,
             },
             _ = tick.tick(), if nodes_listed && leases_listed => {
                 let now = clock.now();

@@ -36,6 +36,7 @@ pub use decoded::WatchedPod;
 pub use devices::Served;
 use outage::{Health, backoff};
 use pods::Selected;
+pub(crate) use relist::relisting;
 pub use scope::NodeScope;
 
 /// How one watch's objects become the runtime's changes.

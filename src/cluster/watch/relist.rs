@@ -13,7 +13,7 @@ use futures::stream::{BoxStream, Stream, StreamExt};
 use kube::runtime::watcher::{self, Event};
 
 /// The watch `start` makes, started again after each error it yields.
-pub(super) fn relisting<K: Send + 'static>(
+pub(crate) fn relisting<K: Send + 'static>(
     start: impl Fn() -> BoxStream<'static, Result<Event<K>, watcher::Error>> + Send + 'static,
 ) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send {
     futures::stream::unfold(None, move |current: Option<BoxStream<'static, _>>| {
