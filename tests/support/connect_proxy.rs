@@ -1,16 +1,21 @@
 //! A proxy on loopback, as corporate and bastion setups put in front of an API server: it speaks HTTP
 //! CONNECT and SOCKS5 (no authentication) on one port, tunnels each request to its target and counts
-//! the tunnels it opened.
+//! the tunnels it opened. It can also cut every tunnel and refuse new ones for a while, as a network
+//! between a client and its API server does.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A running proxy; it stops with the test process.
 pub struct ConnectProxy {
     port: u16,
     tunnels: Arc<AtomicUsize>,
+    /// Set while the network is cut: connections are closed as they come.
+    cut: Arc<AtomicBool>,
+    /// The clients' sockets, to cut.
+    open: Arc<Mutex<Vec<TcpStream>>>,
 }
 
 impl ConnectProxy {
@@ -19,14 +24,34 @@ impl ConnectProxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
         let port = listener.local_addr().expect("its address").port();
         let tunnels = Arc::new(AtomicUsize::new(0));
-        let counted = tunnels.clone();
+        let (cut, open): (Arc<AtomicBool>, Arc<Mutex<Vec<TcpStream>>>) = Default::default();
+        let (counted, refusing, sockets) = (tunnels.clone(), cut.clone(), open.clone());
         std::thread::spawn(move || {
             for client in listener.incoming().map_while(Result::ok) {
+                if refusing.load(Ordering::SeqCst) {
+                    continue;
+                }
+                if let Ok(socket) = client.try_clone() {
+                    sockets.lock().expect("sockets").push(socket);
+                }
                 let counted = counted.clone();
                 std::thread::spawn(move || tunnel(client, &counted));
             }
         });
-        Self { port, tunnels }
+        Self { port, tunnels, cut, open }
+    }
+
+    /// Cuts every tunnel and refuses new connections until [`ConnectProxy::restore`].
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for socket in self.open.lock().expect("sockets").drain(..) {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Lets connections through again.
+    pub fn restore(&self) {
+        self.cut.store(false, Ordering::SeqCst);
     }
 
     /// `http://127.0.0.1:PORT`.
