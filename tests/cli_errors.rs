@@ -1,7 +1,7 @@
 //! Bad input: one line that says what is wrong (and a hint where one helps), the documented exit
 //! code, no panic.
 
-use crate::util::{run, scratch};
+use crate::util::{run, run_command, scratch};
 
 const INCIDENT: &str = "examples/incident.json";
 
@@ -448,4 +448,26 @@ fn a_kube_version_no_release_has_is_warned() {
     );
     let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--kube-version", "1.37"], None);
     assert_eq!(result.stderr, "");
+}
+
+#[test]
+fn a_content_type_variable_that_names_none_is_named() {
+    let result = run_command(
+        crate::util::command().args(["plan", "-f", INCIDENT]).env("TAINT_EVICT_CONTENT_TYPE", "garbage"),
+        None,
+    );
+    assert_eq!(result.code, 2, "{}", result.stderr);
+    assert_eq!(
+        result.stderr,
+        "error: TAINT_EVICT_CONTENT_TYPE=\"garbage\" is not a content type: expected protobuf or json\n\
+         hint: it sets --content-type's default: unset it, or set it to protobuf or json\n"
+    );
+    // The flag given on the command line wins over the variable, and is named itself when wrong.
+    let result = run_command(
+        crate::util::command()
+            .args(["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--content-type", "json"])
+            .env("TAINT_EVICT_CONTENT_TYPE", "garbage"),
+        None,
+    );
+    assert_eq!(result.code, 0, "{}", result.stderr);
 }

@@ -367,7 +367,7 @@ fn plan_and_explain_say_what_unblocks_a_pod_stuck_terminating_and_that_they_do_n
         "  kubectl taint nodes f1 node.kubernetes.io/out-of-service=nodeshutdown:NoExecute\n",
         "  (non-graceful node shutdown: only if the node is really down); or\n",
         "  kubectl delete pod -n exp zero-f1 --force --grace-period=0\n",
-        "  taint-evict does neither itself.\n",
+        "  taint-evict does none of these itself.\n",
     ] {
         assert!(table.stdout.contains(line), "{line:?} in:\n{}", table.stdout);
     }

@@ -98,7 +98,7 @@ fn plan_watch_redraws_an_80x24_terminal_in_place_counting_down_and_marks_the_con
     });
     assert_no_stale_rows(&screen);
     let rows = screen.lines();
-    assert!(rows[0].contains("1 tainted nodes · 1 due · 1 scheduled · 0 done"), "{rows:#?}");
+    assert!(rows[0].contains("1 tainted node · 1 due · 1 scheduled · 0 done"), "{rows:#?}");
     assert!(rows.iter().any(|l| l == &format!("node n1: {TAINT}:NoExecute")), "{rows:#?}");
     assert!(row(&rows, "forever").is_none(), "tolerated forever: nothing to follow");
     // The countdown: tol600 is deleted 600 s after the taint's timeAdded.

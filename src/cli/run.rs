@@ -380,10 +380,18 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
         && count > 0
     {
-        let message = format!(
-            "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last hour: \
-             both would delete pods; disable one (kube-controller-manager --controllers=*,-taint-eviction-controller) or use --dry-run"
-        );
+        let message = if args.dry_run {
+            format!(
+                "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last \
+                 hour: it deletes pods, this dry run says what it would delete beside it"
+            )
+        } else {
+            format!(
+                "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last \
+                 hour: both would delete pods; disable one (kube-controller-manager \
+                 --controllers=*,-taint-eviction-controller) or use --dry-run"
+            )
+        };
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;

@@ -220,7 +220,7 @@ pub(super) fn stuck_lines(node: &str, stuck: &[(&PodKey, Timestamp)]) -> Vec<Str
         format!("  kubectl taint nodes {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"),
         "  (non-graceful node shutdown: only if the node is really down); or".to_owned(),
         format!("  {force}"),
-        "  taint-evict does neither itself.".to_owned(),
+        "  taint-evict does none of these itself.".to_owned(),
     ]
 }
 

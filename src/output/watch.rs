@@ -180,7 +180,11 @@ impl WatchView {
         let total = self.rows.len();
         rows.sort_by(order);
 
-        let counts = format!("{} tainted nodes · {due} due · {waiting} scheduled · {done} done", self.taints.len());
+        let nodes = match self.taints.len() {
+            1 => "1 tainted node".to_owned(),
+            n => format!("{n} tainted nodes"),
+        };
+        let counts = format!("{nodes} · {due} due · {waiting} scheduled · {done} done");
         let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
             Some((watch, since)) => format!("disconnected since {} ({watch}) · ", rfc3339_seconds(*since)),
             None if !self.synced => "connecting: waiting for the first lists · ".to_owned(),
@@ -199,7 +203,8 @@ impl WatchView {
             lines.push(format!("node {}: {}", printable(node.as_str()), listed.join(", ")));
         }
         if nodes.len() > shown_nodes {
-            lines.push(format!("… and {} more tainted nodes", nodes.len() - shown_nodes));
+            let more = nodes.len() - shown_nodes;
+            lines.push(format!("… and {more} more tainted node{}", if more == 1 { "" } else { "s" }));
         }
         // Then those about to be tainted, in what is left of that quarter.
         let foreseen_room = node_room.saturating_sub(shown_nodes).max(1);
@@ -292,7 +297,7 @@ mod tests {
             view.observe(&change);
         }
         let lines = view.render(t(60), TermSize::default(), ColorMode::Plain);
-        assert_eq!(lines[0], "── 00:01:00Z · 1 tainted nodes · 1 due · 1 scheduled · 1 done ── Ctrl-C ends");
+        assert_eq!(lines[0], "── 00:01:00Z · 1 tainted node · 1 due · 1 scheduled · 1 done ── Ctrl-C ends");
         assert_eq!(lines[1], "node n1: example.com/drain:NoExecute");
         assert!(lines[2].starts_with("STATE"), "{lines:#?}");
         let row = |state: &str, deadline: &str, pod: &str| format!("{state:<18} {deadline:<9}  {pod:<9}  n1");
