@@ -127,6 +127,8 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l mode -d 'How a due pod goes: `delete` (upstream\'s controller) or `evict` (the Eviction API, which respects PodDisruptionBudgets)' -r -f -a "delete\t'DELETE, after the DisruptionTarget condition: what the cluster\'s controller does; PodDisruptionBudgets are not consulted'
 evict\t'The Eviction API (policy/v1): a pod whose PodDisruptionBudget allows no disruption waits, retried until the budget allows it'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l concurrency -d 'Deletions in flight at once' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l max-deletions -d 'A brake: at most this many deletions per `--max-deletions-window`; past it the due pods are held (and listed) until the window frees a slot [default: no cap]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l max-deletions-window -d 'The sliding window `--max-deletions` counts in' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l qps -d 'Writes per second to the API server (DELETE, status PATCH, event POST); 0: unlimited' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l burst -d 'Writes that may go at once before `--qps` paces them (kube-controller-manager\'s `--kube-api-burst`: 30)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l kubeconfig -d 'Path to the kubeconfig file' -r -F

@@ -521,6 +521,8 @@ pub struct RunConfig {
     pub restart_countdowns: bool,
     /// Deletions in flight at once.
     pub concurrency: usize,
+    /// At most this many deletions per window.
+    pub max_deletions: Option<(u32, Duration)>,
     /// Writes per second; 0: unlimited.
     pub qps: f64,
     /// Writes that may go at once.
@@ -554,6 +556,7 @@ impl RunConfig {
             mode: args.mode.into(),
             restart_countdowns: args.restart_countdowns,
             concurrency: usize::from(args.concurrency),
+            max_deletions: args.max_deletions.map(|max| (max, args.max_deletions_window)),
             qps: args.qps,
             burst: args.burst,
             connect: connect_options(&args.cluster),

@@ -401,6 +401,13 @@ pub struct RunArgs {
     /// Deletions in flight at once.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..), help_heading = "Run")]
     pub concurrency: u16,
+    /// A brake: at most this many deletions per `--max-deletions-window`; past it the due pods are
+    /// held (and listed) until the window frees a slot [default: no cap].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Run")]
+    pub max_deletions: Option<u32>,
+    /// The sliding window `--max-deletions` counts in.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_timeout, help_heading = "Run")]
+    pub max_deletions_window: std::time::Duration,
     /// Writes per second to the API server (DELETE, status PATCH, event POST); 0: unlimited.
     ///
     /// One token bucket paces every write `run` makes, as kube-controller-manager's

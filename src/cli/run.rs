@@ -410,6 +410,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let options = RunOptions {
         restart_countdowns: args.restart_countdowns,
         concurrency: args.concurrency,
+        max_deletions: args.max_deletions,
         metrics,
         device_minor: devices.map(|(_, minor)| minor),
         asked: asked(args),

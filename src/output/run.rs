@@ -86,6 +86,12 @@ pub fn to_json(report: &Report) -> Value {
             o
         }
         RunEvent::Released { count } => json!({"type": "released", "count": count}),
+        RunEvent::Capped { pod, work, max, window, until } => {
+            let mut o = json!({"type": "capped", "pod": pod_json(pod), "maxDeletions": max,
+                "windowSeconds": window.as_secs_f64(), "nextSlot": rfc3339(*until)});
+            work_json(&mut o, work);
+            o
+        }
         RunEvent::Dropped { pod } => json!({"type": "dropped", "pod": pod_json(pod)}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
@@ -130,9 +136,11 @@ pub fn write_text(report: &Report, color: ColorMode, out: &mut impl Write) -> io
 #[must_use]
 pub fn level(event: &RunEvent) -> &'static str {
     match event {
-        RunEvent::Failed { .. } | RunEvent::Blocked { .. } | RunEvent::Warning { .. } | RunEvent::Held { .. } => {
-            "warning"
-        }
+        RunEvent::Failed { .. }
+        | RunEvent::Blocked { .. }
+        | RunEvent::Warning { .. }
+        | RunEvent::Held { .. }
+        | RunEvent::Capped { .. } => "warning",
         RunEvent::Connection { connected: false, .. } => "warning",
         RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
         _ => "info",
@@ -247,6 +255,19 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 rfc3339_seconds(work.fire),
                 cause_text(work),
                 rfc3339_seconds(*since)
+            ),
+        ),
+        RunEvent::Capped { pod, work, max, window, until } => (
+            paint("capped", color, |t| t.yellow().bold().to_string()),
+            format!(
+                "{} on {}: due {} ({}), held: --max-deletions {max} per {} reached; the next slot frees at {} \
+                 (deletions held go in the order they fell due), or restart run with a higher --max-deletions",
+                pod.key,
+                pod.node,
+                rfc3339_seconds(work.fire),
+                cause_text(work),
+                humantime::format_duration(*window),
+                rfc3339_seconds(*until)
             ),
         ),
         RunEvent::Released { count } => (

@@ -168,6 +168,9 @@ pub struct RunOptions {
     pub restart_countdowns: bool,
     /// Deletions in flight at once.
     pub concurrency: usize,
+    /// A brake: at most this many deletions in any window of this length (docs/run.md, "A cap on
+    /// deletions"); `None`: none.
+    pub max_deletions: Option<(u32, Duration)>,
     /// How long in-flight deletions may take to finish after the first interrupt.
     pub drain_timeout: Duration,
     /// Where counts and readiness go.
@@ -183,6 +186,7 @@ impl Default for RunOptions {
         Self {
             restart_countdowns: false,
             concurrency: 16,
+            max_deletions: None,
             drain_timeout: Duration::from_secs(10),
             metrics: Arc::default(),
             device_minor: None,
@@ -497,6 +501,11 @@ struct Term<E> {
     /// waits for the re-lists, which the engine decides again from (it withdraws those it no longer
     /// wants), and is then carried out.
     held: Vec<Job>,
+    /// Deletions due past `--max-deletions`, in the order they fell due: each goes when the window
+    /// frees a slot.
+    capped: std::collections::VecDeque<Job>,
+    /// When each deletion in the window was started.
+    started: std::collections::VecDeque<Timestamp>,
 }
 
 /// What lasts across terms.
@@ -564,7 +573,15 @@ impl<E: Evictor> Loop<E> {
             stop_rx,
             self.metrics.clone(),
         );
-        let mut term = Term { engine: Engine::new(), executor, done, stop, held: Vec::new() };
+        let mut term = Term {
+            engine: Engine::new(),
+            executor,
+            done,
+            stop,
+            held: Vec::new(),
+            capped: std::collections::VecDeque::new(),
+            started: std::collections::VecDeque::new(),
+        };
         let now = self.clock.now();
         let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
         let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
@@ -655,6 +672,9 @@ impl<E: Evictor> Loop<E> {
             }
             self.drain_actions(term);
             self.release(term);
+            if self.gaps.open().is_none() {
+                self.uncap(term);
+            }
         }
     }
 
@@ -685,7 +705,7 @@ impl<E: Evictor> Loop<E> {
         let held = std::mem::take(&mut term.held);
         self.send(RunEvent::Released { count: held.len() });
         for job in held {
-            term.executor.submit(job);
+            self.start(term, job);
         }
     }
 
@@ -700,7 +720,60 @@ impl<E: Evictor> Loop<E> {
     /// The earliest deadline of both controllers.
     fn poll_timeout(&self, term: &Term<E>) -> Option<Timestamp> {
         let devices = self.devices.as_ref().and_then(DeviceEngine::poll_timeout);
-        term.engine.poll_timeout().into_iter().chain(devices).min()
+        let slot = self.next_slot(term).filter(|_| !term.capped.is_empty());
+        term.engine.poll_timeout().into_iter().chain(devices).chain(slot).min()
+    }
+
+    /// When `--max-deletions` next allows a deletion: now when the window has room, else when its
+    /// oldest deletion leaves it; `None` without a cap.
+    fn next_slot(&self, term: &Term<E>) -> Option<Timestamp> {
+        let (max, window) = self.options.max_deletions?;
+        let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
+        let now = self.clock.now();
+        let recent = term.started.iter().filter(|at| at.add_nanos(window) > now).count();
+        if recent < max as usize {
+            return Some(now);
+        }
+        term.started.iter().rev().nth(max as usize - 1).map(|at| at.add_nanos(window))
+    }
+
+    /// Forgets the deletions that left `--max-deletions`' window.
+    fn prune(&self, term: &mut Term<E>) {
+        if let Some((_, window)) = self.options.max_deletions {
+            let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
+            let now = self.clock.now();
+            while term.started.front().is_some_and(|at| at.add_nanos(window) <= now) {
+                term.started.pop_front();
+            }
+        }
+    }
+
+    /// Starts `job`, unless `--max-deletions` is reached: then it waits for a slot, and says so.
+    fn start(&mut self, term: &mut Term<E>, job: Job) {
+        self.prune(term);
+        let now = self.clock.now();
+        match (self.options.max_deletions, self.next_slot(term)) {
+            (Some((max, window)), Some(slot)) if slot > now || !term.capped.is_empty() => {
+                self.send(RunEvent::Capped { pod: job.pod.clone(), work: job.work, max, window, until: slot });
+                term.capped.push_back(job);
+            }
+            (cap, _) => {
+                if cap.is_some() {
+                    term.started.push_back(now);
+                }
+                term.executor.submit(job);
+            }
+        }
+    }
+
+    /// Starts the deletions `--max-deletions` held back, as the window frees slots.
+    fn uncap(&mut self, term: &mut Term<E>) {
+        self.prune(term);
+        while !term.capped.is_empty() && self.next_slot(term).is_some_and(|slot| slot <= self.clock.now()) {
+            let job = term.capped.pop_front().expect("not empty");
+            term.started.push_back(self.clock.now());
+            term.executor.submit(job);
+        }
     }
 
     fn drain_actions(&mut self, term: &mut Term<E>) {
@@ -733,15 +806,18 @@ impl<E: Evictor> Loop<E> {
             Action::Evict { pod, work, ticket } if self.gaps.open().is_some() => {
                 self.hold(term, Job { pod, work, ticket, controller });
             }
-            Action::Evict { pod, work, ticket } => term.executor.submit(Job { pod, work, ticket, controller }),
+            Action::Evict { pod, work, ticket } => self.start(term, Job { pod, work, ticket, controller }),
             Action::Withdrawn { pod, ticket } => {
-                match term.held.iter().position(|job| job.ticket == ticket && job.pod.key == pod.key) {
+                let same = |job: &Job| job.ticket == ticket && job.pod.key == pod.key;
+                if let Some(at) = term.held.iter().position(same) {
                     // Held, and no longer wanted: never sent.
-                    Some(at) => {
-                        let job = term.held.remove(at);
-                        self.send(RunEvent::Dropped { pod: job.pod });
-                    }
-                    None => term.executor.withdraw(&pod.key, ticket),
+                    let job = term.held.remove(at);
+                    self.send(RunEvent::Dropped { pod: job.pod });
+                } else if let Some(at) = term.capped.iter().position(same) {
+                    let job = term.capped.remove(at).expect("found");
+                    self.send(RunEvent::Dropped { pod: job.pod });
+                } else {
+                    term.executor.withdraw(&pod.key, ticket);
                 }
             }
         }

@@ -123,6 +123,19 @@ pub enum RunEvent {
         /// Since when.
         since: Timestamp,
     },
+    /// A deletion fell due past `--max-deletions`: it waits for the window to free a slot.
+    Capped {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+        /// The cap.
+        max: u32,
+        /// Its window.
+        window: std::time::Duration,
+        /// When the window frees the next slot (later ones wait behind it).
+        until: Timestamp,
+    },
     /// The interrupted watches are listed again: the deletions held that the engine still wants
     /// go ahead.
     Released {

@@ -970,3 +970,26 @@ async fn a_failing_deletion_is_not_retried_on_a_decision_older_than_the_last_gap
     assert_eq!(attempts, [t(10), t(11)], "{reports:#?}");
     assert!(reports.iter().any(|r| matches!(&r.event, RunEvent::Dropped { pod } if pod.key.name() == "t10")));
 }
+
+#[tokio::test(start_paused = true)]
+async fn past_max_deletions_the_due_pods_wait_for_the_window_to_free_a_slot() {
+    // Five pods due at once; at most 2 deletions per 60 s.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods: Vec<SnapshotPod> = (1..=5).map(|i| pod(&format!("p{i}"), "n1", &[], -60)).collect();
+    let options = RunOptions { max_deletions: Some((2, Duration::from_secs(60))), ..RunOptions::default() };
+    let h = start(nodes, pods, options, 150);
+    let (_, deletions, reports) = h.finish().await;
+    let at = |name: &str| deletions.iter().find(|(n, _)| n == name).map(|(_, at)| *at);
+    assert_eq!([at("p1"), at("p2")], [Some(t(0)), Some(t(0))], "{deletions:?}");
+    assert_eq!([at("p3"), at("p4")], [Some(t(60)), Some(t(60))], "two more when the first two leave the window");
+    assert_eq!(at("p5"), Some(t(120)));
+    let capped: Vec<(String, Timestamp)> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Capped { pod, until, .. } => Some((pod.key.name().to_owned(), *until)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(capped.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["p3", "p4", "p5"], "each said once");
+    assert!(capped.iter().all(|(_, until)| *until == t(60)), "{capped:?}");
+}

@@ -246,3 +246,38 @@ fn real_apiserver_dry_run_writes_nothing() {
     let (_, code) = run.interrupt();
     assert_eq!(code, 0);
 }
+
+#[test]
+fn real_apiserver_a_taint_on_every_node_deletes_exactly_the_cap_and_lists_the_rest() {
+    let plane = crate::control_plane!("run-cap");
+    let mut objects = Vec::new();
+    for n in ["n1", "n2", "n3"] {
+        objects.push(node(n, &[], &[]));
+        for p in 1..=2 {
+            objects.push(pod("default", &format!("{n}-p{p}"), n, None));
+        }
+    }
+    plane.create(&objects);
+    let mut run = Running::start_with(plane.kubeconfig(), &["--max-deletions", "2", "--max-deletions-window", "10m"]);
+    for n in ["n1", "n2", "n3"] {
+        add_taint(&plane, n);
+    }
+    run.expect_count("the cap reached", 2, |l| l["type"] == "deleted");
+    run.expect_count("the rest held and listed", 4, |l| l["type"] == "capped");
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    let deleted: Vec<&str> =
+        lines.iter().filter(|l| l["type"] == "deleted").filter_map(|l| l["pod"]["name"].as_str()).collect();
+    assert_eq!(deleted.len(), 2, "exactly the cap: {lines:#?}");
+    let capped = lines.iter().filter(|l| l["type"] == "capped").collect::<Vec<_>>();
+    assert!(capped.iter().all(|l| l["maxDeletions"] == 2 && l["windowSeconds"] == 600.0), "{capped:#?}");
+    let standing = objects
+        .iter()
+        .filter(|o| o["kind"] == "Pod")
+        .filter_map(|o| o["metadata"]["name"].as_str())
+        .filter(|name| {
+            server_pod(&plane, "default", name).is_some_and(|p| p["metadata"]["deletionTimestamp"].is_null())
+        })
+        .count();
+    assert_eq!(standing, 4, "the four held pods still stand");
+}
