@@ -291,6 +291,8 @@ fn cluster_controller_activity_is_warned_about() {
         l["type"] == "warning"
             && l["message"].as_str().is_some_and(|m| m.contains("--controllers=*,-taint-eviction-controller"))
     });
+    // A dry run is not told to use --dry-run.
+    assert!(!run.seen.iter().any(|l| l["message"].as_str().is_some_and(|m| m.contains("or use --dry-run"))));
     let (_, code) = run.interrupt();
     assert_eq!(code, 0);
 }

@@ -383,7 +383,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         let message = if args.dry_run {
             format!(
                 "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last \
-                 hour: it deletes pods, this dry run says what it would delete beside it"
+                 hour: it deletes pods, this dry run says what run would delete beside it; for run to enforce, \
+                 disable it (kube-controller-manager --controllers=*,-taint-eviction-controller)"
             )
         } else {
             format!(
