@@ -542,3 +542,20 @@ fn removing_the_taint_of_a_node_still_unreachable_predicts_it_put_back() {
     let netprobe = pods.iter().find(|pod| pod["name"] == "netprobe-7f6c5d8b9-tw6zn").expect("netprobe");
     assert_eq!((&netprobe["verdict"], &netprobe["basis"]), (&"evict-at".into(), &"predicted-taint".into()));
 }
+
+#[test]
+fn explain_says_a_terminating_pod_on_an_untainted_node_is_terminating_not_that_nothing_happens() {
+    let dump = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"},"spec":{}},
+        {"kind":"Pod","metadata":{"name":"p","namespace":"d","uid":"u","creationTimestamp":"2026-11-22T09:00:00Z",
+         "deletionTimestamp":"2026-11-22T09:59:30Z"},"spec":{"nodeName":"n1"}}]}"#;
+    let result = run(&["explain", "-n", "d", "p", "-f", "-", "--now", NOW], Some(dump.as_bytes()));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(
+        result.stdout.ends_with(
+            "Result: the pod is terminating: its deletion was issued already; the node is not NoExecute-tainted now.\n"
+        ),
+        "{}",
+        result.stdout
+    );
+    assert!(!result.stdout.contains("nothing to do"), "{}", result.stdout);
+}

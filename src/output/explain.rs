@@ -417,6 +417,10 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
         _ if e.matches.is_empty() && plan.basis == Some(PlanBasis::PredictedTaint) => {
             writeln!(out, "Result: no NoExecute taint yet; the deletion follows the expected taint (see above).")?;
         }
+        (_, Verdict::Unaffected) if plan.terminating() => writeln!(
+            out,
+            "Result: the pod is terminating: its deletion was issued already; the node is not NoExecute-tainted now."
+        )?,
         (_, Verdict::Unaffected) => writeln!(out, "Result: nothing to do, the node is not NoExecute-tainted.")?,
         _ if e.matches.is_empty() && plan.verdict == Verdict::Never => {
             writeln!(out, "Result: every device taint is tolerated forever; the node is not NoExecute-tainted.")?;
