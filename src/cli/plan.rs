@@ -177,14 +177,15 @@ fn foresee(
     };
     loaded.snapshot.taken = taken;
     // A `--silent-after` below the kubelets' renewal interval takes healthy nodes as silent: said
-    // when it does so to some node.
+    // when it takes every node as silent, some of them renewing within that interval.
     let renewing = |silent_after| is_unsettled_at(&observation, silent_after);
     let early = observation
         .nodes
         .iter()
         .filter(|node| renewing(lifecycle.silent_after)(node) && !renewing(KUBELET_RENEW_INTERVAL)(node))
         .count();
-    if early > 0 {
+    let every = observation.nodes.len() > 1 && observation.nodes.iter().all(renewing(lifecycle.silent_after));
+    if early > 0 && every {
         eprintln!(
             "warning: --silent-after {} takes {} as silent whose kubelet renewed its Lease within the last {} (the \
              kubelet's default interval): keep it only if your kubelets renew more often",

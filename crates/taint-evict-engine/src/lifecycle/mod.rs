@@ -273,19 +273,29 @@ impl Observation {
     /// Lease or `lastHeartbeatTime`, the controller's Lease); `None` when it holds none.
     #[must_use]
     pub fn taken(&self) -> Option<Timestamp> {
+        // The controller's `Unknown` mark is an instant it wrote too.
         let nodes = self.nodes.iter().flat_map(|node| {
-            [node.lease_renewed, node.ready.as_ref().and_then(|ready| ready.last_heartbeat)].into_iter().flatten()
+            let ready = node.ready.as_ref();
+            let marked = ready.filter(|ready| ready.is_written_by_controller()).and_then(|ready| ready.last_transition);
+            [node.lease_renewed, ready.and_then(|ready| ready.last_heartbeat), marked].into_iter().flatten()
         });
         let controller = self.controller.as_ref().and_then(|lease| lease.renewed);
         nodes.chain(controller).max()
     }
 
-    /// When the input was taken ([`Observation::taken`]), when that is more than `silent_after`
-    /// before `now`: read so late, every node would look silent.
+    /// When the input was taken ([`Observation::taken`]), when that is so long before `now` that
+    /// the input must be old, not its kubelets silent: more than `silent_after` when it holds the
+    /// controller's Lease (renewed every 2 s, so the input was taken about then); without it, more
+    /// than the grace period and a monitor period (by then the controller would have marked silent
+    /// nodes `Unknown`, a later instant the input would hold).
     #[must_use]
     pub fn read_late(&self) -> Option<Timestamp> {
-        let silent_after = i128::try_from(self.silent_after.as_nanos()).unwrap_or(i128::MAX);
-        self.taken().filter(|taken| self.now.as_nanos() - taken.as_nanos() > silent_after)
+        let nanos = |duration: Duration| i128::try_from(duration.as_nanos()).unwrap_or(i128::MAX);
+        let bound = match self.controller.as_ref().and_then(|lease| lease.renewed) {
+            Some(_) => nanos(self.silent_after),
+            None => nanos(self.flags.node_monitor_grace_period) + nanos(self.flags.node_monitor_period),
+        };
+        self.taken().filter(|taken| self.now.as_nanos() - taken.as_nanos() > bound)
     }
 
     /// A snapshot read late ([`Observation::read_late`]): its heartbeats stopped when it was

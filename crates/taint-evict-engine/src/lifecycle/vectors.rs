@@ -714,3 +714,14 @@ fn a_what_if_on_a_dump_read_late_carries_the_healthy_nodes_forward_to_now() {
     let down = node(&p, case.nodes[0].name.as_str()).taint.expect("the node going down is tainted");
     assert!(secs(down.earliest) > later, "after it goes down now: {down:?}");
 }
+
+#[test]
+fn without_the_controller_lease_a_dump_is_read_late_only_past_the_grace_and_a_pass() {
+    // Every kubelet silent since 29.2 in a fresh dump looks like a dump read late; only the
+    // controller's own marks (or their absence past the grace period) tell them apart.
+    let case = Case::at(45.0).healthy("z", 6).silent("x", "z", 29.2);
+    let without = |later: f64| Observation { controller: None, ..case.read_at(later) };
+    assert_eq!(without(45.0 + 20.0).read_late(), None, "20 s: kubelets may all have gone silent");
+    assert_eq!(without(45.0 + 300.0).read_late().map(secs), Some(44.0), "5 min: the dump is old");
+    assert_eq!(case.read_at(45.0 + 20.0).read_late().map(secs), Some(44.5), "with the Lease: old at once");
+}
