@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::lifecycle::unreachable_pod;
 use super::{Options, node};
-use crate::control_plane;
+use crate::support::control_plane::Heartbeats;
 use crate::util::{command, run_command};
 
 fn unreachable(plane: &super::ControlPlane) -> bool {
@@ -26,33 +26,40 @@ fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
     }
 }
 
-#[test]
-fn real_apiserver_a_node_back_while_tainted_has_no_pod_due() {
+/// A control plane (the controller manager with a 2 s monitor period and a 10 s grace period) of
+/// three nodes of one zone and `pod` on n1, whose kubelet then stops: returns once the controller has
+/// tainted n1 `unreachable`, with the other two kept renewing.
+fn n1_tainted_silent(name: &str, pod: Value) -> Option<(super::ControlPlane, Heartbeats)> {
     let options = Options {
         controller_manager: true,
         controller_manager_args: vec!["--node-monitor-period=2s".into(), "--node-monitor-grace-period=10s".into()],
         ..Options::default()
     };
-    let mut plane = control_plane!("node-back", &options);
+    let mut plane = super::ControlPlane::start(name, &options)?;
     let zone = [("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", "z")];
-    plane.create(&[
-        node("n1", &zone, &[]),
-        node("n2", &zone, &[]),
-        node("n3", &zone, &[]),
-        unreachable_pod("t300", "n1", 300),
-    ]);
+    plane.create(&[node("n1", &zone, &[]), node("n2", &zone, &[]), node("n3", &zone, &[]), pod]);
     let lost = plane.keep_healthy(&["n1"]);
-    let _others = plane.keep_healthy(&["n2", "n3"]);
-    let renewed = |plane: &super::ControlPlane| -> Option<String> {
-        let output = plane.kubectl(&["get", "lease", "-n", "kube-node-lease", "n1", "-o", "json"], None);
-        let lease: Value = serde_json::from_slice(&output.stdout).ok()?;
-        lease["spec"]["renewTime"].as_str().map(str::to_owned)
-    };
+    let others = plane.keep_healthy(&["n2", "n3"]);
     wait("the controller synced and n1 renewed", Duration::from_secs(60), || {
         plane.log("kube-controller-manager").contains("Caches are synced") && renewed(&plane).is_some()
     });
     lost.stop();
     wait("n1 tainted unreachable", Duration::from_secs(60), || unreachable(&plane));
+    Some((plane, others))
+}
+
+/// n1's Lease renewal, once it has one.
+fn renewed(plane: &super::ControlPlane) -> Option<String> {
+    let output = plane.kubectl(&["get", "lease", "-n", "kube-node-lease", "n1", "-o", "json"], None);
+    let lease: Value = serde_json::from_slice(&output.stdout).ok()?;
+    lease["spec"]["renewTime"].as_str().map(str::to_owned)
+}
+
+#[test]
+fn real_apiserver_a_node_back_while_tainted_has_no_pod_due() {
+    let Some((mut plane, _others)) = n1_tainted_silent("node-back", unreachable_pod("t300", "n1", 300)) else {
+        return;
+    };
 
     // n1 comes back: its kubelet posts Ready=True and renews its Lease; the controller is held still
     // meanwhile, so that the taint stays for `plan` to see.
@@ -99,26 +106,9 @@ fn unreachable_added(plane: &super::ControlPlane) -> Option<i128> {
 
 #[test]
 fn real_apiserver_removing_the_taint_of_a_node_still_silent_is_predicted_to_be_undone() {
-    let options = Options {
-        controller_manager: true,
-        controller_manager_args: vec!["--node-monitor-period=2s".into(), "--node-monitor-grace-period=10s".into()],
-        ..Options::default()
+    let Some((plane, _others)) = n1_tainted_silent("untaint-silent", unreachable_pod("t60", "n1", 60)) else {
+        return;
     };
-    let mut plane = control_plane!("untaint-silent", &options);
-    let zone = [("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", "z")];
-    plane.create(&[
-        node("n1", &zone, &[]),
-        node("n2", &zone, &[]),
-        node("n3", &zone, &[]),
-        unreachable_pod("t60", "n1", 60),
-    ]);
-    let lost = plane.keep_healthy(&["n1"]);
-    let _others = plane.keep_healthy(&["n2", "n3"]);
-    wait("the controller synced", Duration::from_secs(60), || {
-        plane.log("kube-controller-manager").contains("Caches are synced")
-    });
-    lost.stop();
-    wait("n1 tainted unreachable", Duration::from_secs(60), || unreachable(&plane));
     let first = unreachable_added(&plane).expect("timeAdded");
 
     // What if the taint were removed now? The controller still hears nothing from n1: it puts the
