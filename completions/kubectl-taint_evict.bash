@@ -81,7 +81,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__explain)
-            opts="-n -f -s -o -h --namespace --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --content-type --output --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
+            opts="-n -f -s -o -h --namespace --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -246,6 +246,10 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -389,7 +393,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
+            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -557,6 +561,10 @@ _kubectl__taint_evict() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --content-type)
                     COMPREPLY=($(compgen -W "protobuf json" -- "${cur}"))
                     return 0
@@ -629,7 +637,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__run)
-            opts="-l -A -s -o -h --device-taints --selector --all-namespaces --dry-run --mode --restart-countdowns --concurrency --max-deletions --max-deletions-window --qps --burst --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --insecure-skip-tls-verify --content-type --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
+            opts="-l -A -s -o -h --device-taints --selector --all-namespaces --dry-run --mode --restart-countdowns --concurrency --qps --burst --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -652,14 +660,6 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --concurrency)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-deletions)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --max-deletions-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -772,6 +772,10 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

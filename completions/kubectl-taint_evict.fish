@@ -52,6 +52,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l client-key -d 'A client key file for TLS' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l max-response-size -d 'The most bytes one answer of the API server (a list page, an object) or a dump (-f) may hold (`512Mi`, `4Gi`); one event of a watch may hold a 32nd of it, 64 MiB at least' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l content-type -d 'What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as kube-controller-manager reads; the server encodes it several times cheaper than JSON) or json. A server that cannot answer protobuf answers JSON' -r -f -a "protobuf\t'Protobuf, with JSON as the fallback: the API server\'s cheapest encoding'
 json\t'JSON only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s n -l namespace -d 'Only show pods of this namespace' -r
@@ -104,6 +105,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l client-key -d 'A client key file for TLS' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l max-response-size -d 'The most bytes one answer of the API server (a list page, an object) or a dump (-f) may hold (`512Mi`, `4Gi`); one event of a watch may hold a 32nd of it, 64 MiB at least' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l content-type -d 'What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as kube-controller-manager reads; the server encodes it several times cheaper than JSON) or json. A server that cannot answer protobuf answers JSON' -r -f -a "protobuf\t'Protobuf, with JSON as the fallback: the API server\'s cheapest encoding'
 json\t'JSON only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
@@ -145,6 +147,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l client-key -d 'A client key file for TLS' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l max-response-size -d 'The most bytes one answer of the API server (a list page, an object) or a dump (-f) may hold (`512Mi`, `4Gi`); one event of a watch may hold a 32nd of it, 64 MiB at least' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l content-type -d 'What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as kube-controller-manager reads; the server encodes it several times cheaper than JSON) or json. A server that cannot answer protobuf answers JSON' -r -f -a "protobuf\t'Protobuf, with JSON as the fallback: the API server\'s cheapest encoding'
 json\t'JSON only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s o -l output -d 'Output format (default: text on a terminal, JSON Lines otherwise)' -r -f -a "text\t'One line per event for people (coloured on a terminal, with a status line)'

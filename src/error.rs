@@ -51,6 +51,14 @@ pub enum Error {
         /// Where it was looked for.
         input: String,
     },
+    /// A dump is larger than `--max-response-size` (reading stopped there).
+    #[error("{path}: the dump is larger than {limit} (--max-response-size)")]
+    DumpTooLarge {
+        /// The path, or `stdin`.
+        path: String,
+        /// The bound, in words (`2 GiB`).
+        limit: String,
+    },
     /// A dump holds no object of a kind every answer needs (written without `nodes` or `pods`).
     #[error("{path}: the dump has no {kind} objects: write it with `kubectl get nodes,pods -A -o json`")]
     IncompleteDump {
@@ -150,6 +158,11 @@ impl Error {
                 Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())
             }
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
+            Self::DumpTooLarge { .. } => Some(
+                "a dump of a cluster this large needs a larger bound (--max-response-size 4Gi); input that never \
+                 ends (a generator, a pipe that is never closed) is not a dump"
+                    .into(),
+            ),
             _ => None,
         }
     }

@@ -639,6 +639,18 @@ fn bad_request_timeout_is_a_usage_error() {
 }
 
 #[test]
+fn bad_max_response_size_is_a_usage_error() {
+    usage_error(
+        &["plan", "--max-response-size", "2GB"],
+        "error: invalid value '2GB' for '--max-response-size <SIZE>': expected a size such as 2Gi, 512Mi or 1000000 (bytes), not \"2GB\"",
+    );
+    usage_error(
+        &["run", "--max-response-size", "0"],
+        "error: invalid value '0' for '--max-response-size <SIZE>': expected a size of 1 byte or more such as 2Gi, not \"0\"",
+    );
+}
+
+#[test]
 fn zero_concurrency_is_a_usage_error() {
     usage_error(
         &["run", "--concurrency", "0"],
@@ -1278,6 +1290,11 @@ fn limited(args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
 /// own, which reserves 64 MiB of address space at once, so whether the limit is met would depend on
 /// how the threads met (3 runs in 16 failed at 110 MB, where 80 MB is enough with one arena).
 fn limited_to(limit_kib: u32, args: &[&str], feed: Option<&'static [u8]>) -> (Run, Duration) {
+    limited_fed(limit_kib, args, feed.map(|pattern| (&b""[..], pattern)))
+}
+
+/// [`limited_to`], fed `head` and then `pattern` over and over.
+fn limited_fed(limit_kib: u32, args: &[&str], feed: Option<(&'static [u8], &'static [u8])>) -> (Run, Duration) {
     let mut command = limited_command(limit_kib, args, "");
     let started = std::time::Instant::now();
     let mut child = command
@@ -1286,11 +1303,14 @@ fn limited_to(limit_kib: u32, args: &[&str], feed: Option<&'static [u8]>) -> (Ru
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    if let (Some(pattern), Some(mut stdin)) = (feed, child.stdin.take()) {
+    if let (Some((head, pattern)), Some(mut stdin)) = (feed, child.stdin.take()) {
         std::thread::spawn(move || {
-            let block: Vec<u8> = pattern.iter().copied().cycle().take(64 << 10).collect();
+            // Whole patterns, about 64 KiB of them.
+            let block = pattern.repeat(((64 << 10) / pattern.len()).max(1));
             // Ends when the binary exits and the pipe breaks.
-            while stdin.write_all(&block).is_ok() {}
+            if stdin.write_all(head).is_ok() {
+                while stdin.write_all(&block).is_ok() {}
+            }
         });
     }
     let run = wait_within(child, &format!("{args:?}, reading,"));
@@ -1343,6 +1363,60 @@ fn endless_or_binary_input_fails_at_once_in_bounded_memory() {
     assert_eq!(result.code, 1, "{}", result.stderr);
     assert!(result.stderr.starts_with("error: /dev/urandom: not valid JSON: "), "{}", result.stderr);
     assert!(!result.stderr.contains("YAML"), "random bytes are not YAML: {}", result.stderr);
+}
+
+/// The address space a command may take while it reads 64 MiB of an answer that never ends, the
+/// program included: the bound, and room for the program and the bound's copies.
+const PAST_64_MIB_KIB: u32 = (64 + 100) * 1024;
+
+/// The same for `run`, whose watches read an event as a line into a buffer that doubles as the line
+/// grows (kube's), beside its runtime's threads.
+const RUN_PAST_64_MIB_KIB: u32 = (64 + 192) * 1024;
+
+#[test]
+fn an_endless_stream_of_list_items_on_stdin_ends_at_the_bound_in_bounded_memory() {
+    // Valid JSON all along: no check of the input can stop it, only its size.
+    let head = br#"{"kind":"List","apiVersion":"v1","items":["#;
+    let item = br#"{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"d"},"spec":{"nodeName":"n"}},"#;
+    let args = ["plan", "-f", "-", "--max-response-size", "64Mi"];
+    let (result, took) = limited_fed(PAST_64_MIB_KIB, &args, Some((head, item)));
+    let stderr = fails_with(&result, "error: stdin: the dump is larger than 64 MiB (--max-response-size)");
+    assert!(stderr.contains("hint: a dump of a cluster this large needs a larger bound"), "{stderr}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}
+
+#[test]
+fn a_list_that_never_ends_ends_at_the_bound_in_bounded_memory_whatever_the_request_timeout() {
+    let server = FakeApiServer::start(&scratch("endless-list"));
+    server.fail("GET", "/api/v1/nodes", Fault::EndlessList);
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    for timeout in ["30s", "0"] {
+        let args = ["plan", "--kubeconfig", &kubeconfig, "--max-response-size", "64Mi", "--request-timeout", timeout];
+        let (result, took) = limited_to(PAST_64_MIB_KIB, &args, None);
+        let first =
+            format!("error: list nodes at {}: the answer is larger than 64 MiB (--max-response-size)", server.url());
+        let stderr = fails_with(&result, &first);
+        assert!(
+            stderr.contains("hint: a cluster this large needs a larger bound (--max-response-size 4Gi)"),
+            "{stderr}"
+        );
+        assert!(took < Duration::from_secs(30), "--request-timeout {timeout} took {took:?}");
+    }
+}
+
+#[test]
+fn a_watch_event_that_never_ends_stops_run_at_the_bound_in_bounded_memory() {
+    let server = FakeApiServer::start(&scratch("endless-event"));
+    server.add(json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1"}, "spec": {}}));
+    server.fail("GET", "/api/v1/nodes", Fault::EndlessEvent);
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let args = ["run", "--kubeconfig", &kubeconfig, "--max-response-size", "64Mi", "-o", "json"];
+    let (result, took) = limited_to(RUN_PAST_64_MIB_KIB, &args, None);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let first = format!("error: watch nodes at {}: an event is larger than 64 MiB (--max-response-size)", server.url());
+    assert_eq!(result.stderr.lines().next(), Some(first.as_str()), "{}", result.stderr);
+    assert!(result.stderr.contains("hint: one event holds one object"), "{}", result.stderr);
+    assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
 /// How many of [`tiny_pods`]' pods the bounded plan reads.

@@ -66,6 +66,7 @@ pub fn connect_options(args: &ClusterArgs) -> ConnectOptions {
         },
         insecure_skip_tls_verify: args.insecure_skip_tls_verify,
         content_type: args.content_type,
+        max_response_size: args.max_response_size,
     }
 }
 

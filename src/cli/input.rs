@@ -82,8 +82,9 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;
+    let max = args.connect.max_response_size;
     let read = if path == "-" {
-        bounded::read_stream_then(std::io::stdin().lock(), &keep, &beside)
+        bounded::read_stream_then(std::io::stdin().lock(), &keep, &beside, max)
     } else {
         let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
         let metadata = file.metadata().map_err(|e| read_failed(&origin, &e))?;
@@ -92,14 +93,15 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         }
         // A device or a pipe (`/dev/zero`, `<(…)`) has no size: it is read as a stream.
         if metadata.is_file() {
-            bounded::read_file_then(file, metadata.len(), &keep, &beside)
+            bounded::read_file_then(file, metadata.len(), &keep, &beside, max)
         } else {
-            bounded::read_stream_then(file, &keep, &beside)
+            bounded::read_stream_then(file, &keep, &beside, max)
         }
     };
     let (snapshot, (health, devices)) = read.map_err(|e| match e {
         ReadError::Io(e) => read_failed(&origin, &e),
         ReadError::Dump(source) => Error::BadDump { path: origin.clone(), source },
+        ReadError::TooLarge(limit) => Error::DumpTooLarge { path: origin.clone(), limit: limit.to_string() },
     })?;
     let namespace = match want {
         Want::Pod(Some(namespace), _) => namespace,

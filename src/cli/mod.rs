@@ -159,6 +159,14 @@ pub struct ClusterArgs {
     /// reads of `run` (its watches are long by design and reconnect on their own).
     #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Cluster")]
     pub request_timeout: Option<std::time::Duration>,
+    /// The most bytes one answer of the API server (a list page, an object) or a dump (-f) may
+    /// hold (`512Mi`, `4Gi`); one event of a watch may hold a 32nd of it, 64 MiB at least.
+    ///
+    /// Past it the command ends with an error naming this flag, so that a server (or a pipe) that
+    /// never ends its answer cannot take the machine's memory. The default fits a LIST of 150,000
+    /// pods (about 1 GB of JSON).
+    #[arg(long, value_name = "SIZE", value_parser = crate::decode::bounded::MaxSize::parse, default_value = "2Gi", help_heading = "Cluster")]
+    pub max_response_size: crate::decode::bounded::MaxSize,
     /// Do not verify the server's TLS certificate (insecure: anyone on the path can read and change
     /// the traffic, the credentials included).
     #[arg(long, help_heading = "Cluster")]

@@ -2,6 +2,7 @@
 //! when run in a pod, all through `kube::Config`.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::time::Duration;
 
 use kube::config::{ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
@@ -13,9 +14,11 @@ use super::ClusterError;
 pub const PAGE_SIZE: u32 = 500;
 /// Requests in flight at once.
 pub const CONCURRENCY: usize = 8;
+use super::bound::BoundLayer;
 use super::date::DateLayer;
 use super::protobuf::{Answers, ContentType, ProtobufLayer};
 use super::pushback::{Pushback, PushbackLayer};
+use crate::decode::bounded::MaxSize;
 use crate::runtime::{Clock, Timekeeper};
 
 /// How to connect: kubectl's connection flags, each over the kubeconfig's value.
@@ -53,6 +56,8 @@ pub struct ConnectOptions {
     pub insecure_skip_tls_verify: bool,
     /// `--content-type`: what reads of pods, nodes and Leases ask for.
     pub content_type: ContentType,
+    /// `--max-response-size`: the most bytes of one answer (and of one event of a watch).
+    pub max_response_size: MaxSize,
 }
 
 /// A client, the server it talks to and the per-request time limit.
@@ -192,6 +197,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     let answers = Answers::default();
     let client = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?
+        .with_layer(&BoundLayer { server: Arc::from(server.as_str()), limit: options.max_response_size })
         .with_layer(&PushbackLayer(pushback.clone()))
         .with_layer(&DateLayer(time.clone()))
         .with_layer(&ProtobufLayer { asked: options.content_type, answers: answers.clone() })

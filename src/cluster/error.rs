@@ -41,6 +41,24 @@ pub enum ClusterError {
         /// What failed.
         reason: String,
     },
+    /// An answer of the API server, or one event of a watch, is larger than `--max-response-size`
+    /// allows: reading stopped there.
+    #[error(
+        "{verb} {resource} at {server}: {} is larger than {bound} (--max-response-size)",
+        if *.event { "an event" } else { "the answer" }
+    )]
+    TooLarge {
+        /// The API server URL.
+        server: String,
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+        /// The bound passed, in words (`2 GiB`).
+        bound: String,
+        /// Whether one event of a watch passed its bound, rather than a whole answer.
+        event: bool,
+    },
     /// The TLS handshake failed.
     #[error("TLS handshake with {server} failed: {reason}")]
     Tls {
@@ -170,6 +188,17 @@ impl ClusterError {
                  to see why it fails, or log in again"
                     .into()
             }
+            Self::TooLarge { event: false, .. } => {
+                "a cluster this large needs a larger bound (--max-response-size 4Gi); an answer that never ends is a \
+                 fault of the server or of a proxy in front of it"
+                    .into()
+            }
+            Self::TooLarge { event: true, .. } => {
+                "one event holds one object, which the API server keeps under a few MiB: this one is a fault of the \
+                 server or of a proxy in front of it (an event may take a 32nd of --max-response-size, 64 MiB at \
+                 least)"
+                    .into()
+            }
             Self::Tls { .. } => {
                 "the server's certificate is not trusted by the kubeconfig's certificate-authority".into()
             }
@@ -223,6 +252,18 @@ impl ClusterError {
         Self::Unsendable { verb, resource: resource.to_owned(), reason }
     }
 
+    /// The error for an answer to `verb resource` that passed its bound.
+    #[must_use]
+    pub fn too_large(large: &super::bound::TooLarge, verb: &'static str, resource: &str) -> Self {
+        Self::TooLarge {
+            server: large.server.to_string(),
+            verb,
+            resource: resource.to_owned(),
+            bound: large.bound(),
+            event: large.event,
+        }
+    }
+
     /// Maps a kube-rs error for `verb resource` against `server`.
     #[must_use]
     pub fn from_kube(error: kube::Error, server: &str, verb: &'static str, resource: &str) -> Self {
@@ -246,6 +287,9 @@ impl ClusterError {
             },
             kube::Error::SerdeError(e) => Self::Decode { server, resource, reason: e.to_string() },
             other => {
+                if let Some(large) = find_cause::<super::bound::TooLarge>(&other) {
+                    return Self::too_large(large, verb, &resource);
+                }
                 if let Some(error) = find_cause::<crate::decode::protobuf::ProtobufError>(&other) {
                     return Self::Decode { server, resource, reason: error.to_string() };
                 }
@@ -271,14 +315,21 @@ impl ClusterError {
     }
 }
 
-/// The first error of type `E` in `error`'s chain.
-fn find_cause<'a, E: std::error::Error + 'static>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a E> {
+/// The first error of type `E` in `error`'s chain, the errors an `io::Error` wraps included (its
+/// `source()` skips the one it wraps: a watch's failed read wraps the body's error so).
+pub(crate) fn find_cause<'a, E: std::error::Error + 'static>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a E> {
     let mut cause = Some(error);
     while let Some(current) = cause {
         if let Some(found) = current.downcast_ref::<E>() {
             return Some(found);
         }
-        cause = current.source();
+        let wrapped = current.downcast_ref::<std::io::Error>().and_then(std::io::Error::get_ref);
+        cause = match wrapped {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => current.source(),
+        };
     }
     None
 }

@@ -10,6 +10,7 @@
 //! engine's model, the runtime's seams (clock, evictor, throttle), the metrics, the selector, and
 //! `output::human` for durations in messages.
 
+pub mod bound;
 pub mod client;
 mod date;
 pub mod devices;

@@ -9,8 +9,13 @@
 //! in one allocation of its size. Either way the bytes then go to [`read`](super::read), which says
 //! exactly what is wrong and where; this module only decides when to stop reading.
 //!
-//! Owns: reading a dump's bytes from a stream or a file. Uses: the facade ([`read_keeping`]), the
-//! streaming reader and the builder (a group at a time).
+//! Neither is read past [`MaxSize`] (`--max-response-size`, 2 GiB unless given): a regular file larger
+//! than that is refused before it is read, and a stream once that many bytes came (an endless list of
+//! items that is valid JSON all along). The live cluster's answers are held to the same bound
+//! (`cluster::bound`).
+//!
+//! Owns: reading a dump's bytes from a stream or a file, and the size bound. Uses: the facade
+//! ([`read_keeping`]), the streaming reader and the builder (a group at a time).
 
 use std::io::{self, BufReader, Cursor, Read, Seek, SeekFrom};
 
@@ -48,6 +53,85 @@ const SMALLEST_GROUP: usize = 1 << 20;
 /// [`SMALLEST_GROUP`]..=[`GROUP`], so that the groups in flight (three) hold a tenth of the file.
 fn group_for(size: u64) -> usize {
     usize::try_from(size / 32).unwrap_or(usize::MAX).clamp(SMALLEST_GROUP, GROUP)
+}
+
+/// `--max-response-size`: the most bytes a dump, or one answer of the API server (a list page, an
+/// object), may hold. One event of a watch holds one object: it may take a 32nd of this, 64 MiB at
+/// least (and never more than the whole). See docs/errors.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaxSize(u64);
+
+impl MaxSize {
+    /// 2 GiB: a LIST of 150,000 pods from the watch cache is one page of about 1 GB of JSON.
+    pub const DEFAULT: Self = Self(2 << 30);
+
+    /// The least one event of a watch may take: the API server stores no object larger than a few
+    /// MiB (etcd's 1.5 MiB by default), so this leaves room for any JSON of one.
+    const EVENT_AT_LEAST: u64 = 64 << 20;
+
+    /// A bound of `bytes`; `None` for 0.
+    #[must_use]
+    pub const fn new(bytes: u64) -> Option<Self> {
+        if bytes > 0 { Some(Self(bytes)) } else { None }
+    }
+
+    /// The bound, in bytes.
+    #[must_use]
+    pub fn bytes(self) -> u64 {
+        self.0
+    }
+
+    /// The most bytes one event of a watch may take.
+    #[must_use]
+    pub fn event(self) -> u64 {
+        (self.0 / 32).max(Self::EVENT_AT_LEAST).min(self.0)
+    }
+
+    /// Parses `--max-response-size`: bytes, or a number with a unit as Kubernetes writes quantities
+    /// (`512Mi`, `2Gi`, `2G`; `MiB` and `GiB` are taken too).
+    ///
+    /// # Errors
+    /// What is wrong with `text`, in words.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let usage = || format!("expected a size such as 2Gi, 512Mi or 1000000 (bytes), not {text:?}");
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let (number, unit) = text.split_at(digits);
+        let number: u64 = number.parse().map_err(|_| usage())?;
+        let unit: u64 = match unit.strip_suffix('B').filter(|binary| binary.ends_with('i')).unwrap_or(unit) {
+            "" => 1,
+            "k" => 1_000,
+            "M" => 1_000_000,
+            "G" => 1_000_000_000,
+            "T" => 1_000_000_000_000,
+            "Ki" => 1 << 10,
+            "Mi" => 1 << 20,
+            "Gi" => 1 << 30,
+            "Ti" => 1 << 40,
+            _ => return Err(usage()),
+        };
+        let bytes = number.checked_mul(unit).ok_or_else(|| format!("{text:?} is more bytes than can be counted"))?;
+        Self::new(bytes).ok_or_else(|| format!("expected a size of 1 byte or more such as 2Gi, not {text:?}"))
+    }
+}
+
+impl Default for MaxSize {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// `2 GiB`, `64 MiB`: the largest unit that says it exactly.
+impl std::fmt::Display for MaxSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = ["TiB", "GiB", "MiB", "KiB"]
+            .iter()
+            .zip([40, 30, 20, 10])
+            .find(|(_, shift)| self.0.is_multiple_of(1 << shift));
+        match unit {
+            Some((unit, shift)) => write!(f, "{} {unit}", self.0 >> shift),
+            None => write!(f, "{} bytes", self.0),
+        }
+    }
 }
 
 /// What is read beside the snapshot, from the same bytes: from the whole file, or from each group of
@@ -91,6 +175,9 @@ pub enum ReadError {
     /// The bytes are not a dump.
     #[error(transparent)]
     Dump(#[from] DumpError),
+    /// The dump is larger than `--max-response-size`; reading stopped there.
+    #[error("the dump is larger than {0} (--max-response-size)")]
+    TooLarge(MaxSize),
 }
 
 /// Reads a dump from a stream, checking the JSON as it arrives. See the module docs.
@@ -98,22 +185,27 @@ pub enum ReadError {
 /// # Errors
 /// A read failure, or what is wrong with the input (at its first wrong byte).
 pub fn read_stream(source: impl Read) -> Result<Snapshot, ReadError> {
-    read_stream_then(source, &Keep::default(), &()).map(|(snapshot, ())| snapshot)
+    read_stream_then(source, &Keep::default(), &(), MaxSize::DEFAULT).map(|(snapshot, ())| snapshot)
 }
 
-/// [`read_stream`], and what `beside` reads of the same bytes (which are dropped after it).
+/// [`read_stream`], and what `beside` reads of the same bytes (which are dropped after it); no more
+/// than `max` bytes are read.
 ///
 /// # Errors
-/// As [`read_stream`].
+/// As [`read_stream`], and [`ReadError::TooLarge`] past `max`.
 pub fn read_stream_then<B: Beside>(
     source: impl Read,
     keep: &Keep,
     beside: &B,
+    max: MaxSize,
 ) -> Result<(Snapshot, B::Out), ReadError> {
-    let mut tee = Tee::new(source, Vec::new());
+    let mut tee = Tee::new(source, Vec::new(), max);
     let checked = check(&mut tee);
     if let Some(error) = tee.failed.take() {
         return Err(ReadError::Io(error));
+    }
+    if tee.too_large {
+        return Err(ReadError::TooLarge(max));
     }
     let bytes = tee.copy;
     if let Some(at) = tee.blank_since {
@@ -133,20 +225,21 @@ pub fn read_stream_then<B: Beside>(
 /// # Errors
 /// A read failure, or what is wrong with the input.
 pub fn read_file(source: impl Read + Seek + Send, size: u64) -> Result<Snapshot, ReadError> {
-    read_file_then(source, size, &Keep::default(), &()).map(|(snapshot, ())| snapshot)
+    read_file_then(source, size, &Keep::default(), &(), MaxSize::DEFAULT).map(|(snapshot, ())| snapshot)
 }
 
-/// [`read_file`], and what `beside` reads of the same bytes.
+/// [`read_file`], and what `beside` reads of the same bytes; a file larger than `max` is not read.
 ///
 /// # Errors
-/// As [`read_file`].
+/// As [`read_file`], and [`ReadError::TooLarge`] past `max`.
 pub fn read_file_then<B: Beside>(
     source: impl Read + Seek + Send,
     size: u64,
     keep: &Keep,
     beside: &B,
+    max: MaxSize,
 ) -> Result<(Snapshot, B::Out), ReadError> {
-    read_file_in_groups(source, size, keep, beside, GROUPED_FROM, group_for(size))
+    read_file_in_groups(source, size, keep, beside, GROUPED_FROM, group_for(size), max)
 }
 
 /// [`read_file_then`], in groups of `group` bytes from `grouped_from` bytes on.
@@ -157,7 +250,13 @@ fn read_file_in_groups<B: Beside>(
     beside: &B,
     grouped_from: u64,
     group: usize,
+    max: MaxSize,
 ) -> Result<(Snapshot, B::Out), ReadError> {
+    if size > max.bytes() {
+        return Err(ReadError::TooLarge(max));
+    }
+    // A file that grows while it is read is read no further than the bound, and one byte past it.
+    let past = max.bytes().saturating_add(1);
     let capacity = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
     let mut bytes = Vec::new();
     let grouped = size >= grouped_from;
@@ -172,7 +271,8 @@ fn read_file_in_groups<B: Beside>(
         return finish_then(&bytes, Err(error), keep, |bytes| beside.whole(bytes));
     }
     if grouped {
-        if let Some(read) = read_grouped(Cursor::new(&bytes).chain(&mut source), keep, beside, group)? {
+        let rest = (&mut source).take(past.saturating_sub(PREFIX as u64));
+        if let Some(read) = read_grouped(Cursor::new(&bytes).chain(rest), keep, beside, group)? {
             return Ok(read);
         }
         // Not a List read in groups: the whole file, as a smaller one is read.
@@ -180,7 +280,11 @@ fn read_file_in_groups<B: Beside>(
         bytes = Vec::new();
         bytes.try_reserve_exact(capacity).map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
     }
-    source.read_to_end(&mut bytes)?;
+    let read = bytes.len() as u64;
+    source.take(past.saturating_sub(read)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max.bytes() {
+        return Err(ReadError::TooLarge(max));
+    }
     finish_then(&bytes, Ok(()), keep, |bytes| beside.whole(bytes))
 }
 
@@ -257,10 +361,14 @@ fn check<R: Read>(tee: &mut Tee<R>) -> Result<(), serde_json::Error> {
     json.end()
 }
 
-/// Keeps a copy of what passes through, and watches for endless white space.
+/// Keeps a copy of what passes through, and watches for endless white space and for the bound.
 struct Tee<R> {
     source: R,
     copy: Vec<u8>,
+    /// The most bytes kept; reading stops past it.
+    max: u64,
+    /// More than `max` bytes came; reading has stopped.
+    too_large: bool,
     /// Inside a string, and just after a backslash in one.
     in_string: bool,
     escaped: bool,
@@ -275,8 +383,35 @@ struct Tee<R> {
 }
 
 impl<R> Tee<R> {
-    fn new(source: R, copy: Vec<u8>) -> Self {
-        Self { source, copy, in_string: false, escaped: false, blank: 0, depth: 0, blank_since: None, failed: None }
+    fn new(source: R, copy: Vec<u8>, max: MaxSize) -> Self {
+        Self {
+            source,
+            copy,
+            max: max.bytes(),
+            too_large: false,
+            in_string: false,
+            escaped: false,
+            blank: 0,
+            depth: 0,
+            blank_since: None,
+            failed: None,
+        }
+    }
+
+    /// Keeps `bytes`, growing the copy by doubling but never past the bound; `false`, keeping
+    /// nothing, when they would pass it.
+    fn keep(&mut self, bytes: &[u8]) -> bool {
+        let len = self.copy.len() as u64 + bytes.len() as u64;
+        if len > self.max {
+            self.too_large = true;
+            return false;
+        }
+        if self.copy.capacity() - self.copy.len() < bytes.len() {
+            let wanted = (self.copy.capacity() as u64).saturating_mul(2).clamp(len, self.max);
+            self.copy.reserve_exact(usize::try_from(wanted).unwrap_or(usize::MAX) - self.copy.len());
+        }
+        self.copy.extend_from_slice(bytes);
+        true
     }
 
     /// Follows the strings, nesting and white space in `bytes`; `false` once a run is too long or
@@ -317,7 +452,7 @@ impl<R> Tee<R> {
 
 impl<R: Read> Read for Tee<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.blank_since.is_some() || self.depth > MAX_DEPTH || self.failed.is_some() {
+        if self.blank_since.is_some() || self.depth > MAX_DEPTH || self.failed.is_some() || self.too_large {
             return Ok(0);
         }
         let n = loop {
@@ -331,7 +466,9 @@ impl<R: Read> Read for Tee<R> {
             }
         };
         let more = self.scan(&buf[..n]);
-        self.copy.extend_from_slice(&buf[..n]);
+        if !self.keep(&buf[..n]) {
+            return Ok(0);
+        }
         Ok(if more { n } else { 0 })
     }
 }
@@ -340,16 +477,32 @@ impl<R: Read> Read for Tee<R> {
 mod tests {
     use super::*;
 
-    /// An endless source of `pattern`, counting what it gave.
+    /// An endless source of `pattern` (after `head`), counting what it gave. Past 64 MiB it fails
+    /// the read, so that a reader that would read on forever fails its test instead of taking the
+    /// machine's memory.
     struct Endless {
+        head: &'static [u8],
         pattern: &'static [u8],
         given: usize,
     }
 
+    impl Endless {
+        fn new(pattern: &'static [u8]) -> Self {
+            Self { head: b"", pattern, given: 0 }
+        }
+    }
+
     impl Read for Endless {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.given > 64 << 20 {
+                return Err(io::Error::other("read on past 64 MiB of an endless source"));
+            }
             for (i, b) in buf.iter_mut().enumerate() {
-                *b = self.pattern[(self.given + i) % self.pattern.len()];
+                let at = self.given + i;
+                *b = match self.head.get(at) {
+                    Some(b) => *b,
+                    None => self.pattern[(at - self.head.len()) % self.pattern.len()],
+                };
             }
             self.given += buf.len();
             Ok(buf.len())
@@ -364,7 +517,7 @@ mod tests {
     }
 
     fn endless(pattern: &'static [u8]) -> (Result<Snapshot, ReadError>, usize) {
-        let mut source = Endless { pattern, given: 0 };
+        let mut source = Endless::new(pattern);
         let result = read_stream(&mut source);
         (result, source.given)
     }
@@ -427,10 +580,70 @@ mod tests {
 
     #[test]
     fn a_regular_file_of_zeros_fails_before_it_is_read_whole() {
-        let mut source = Endless { pattern: b"\0", given: 0 };
+        let mut source = Endless::new(b"\0");
         let error = read_file(&mut source, 1 << 30).expect_err("not JSON");
         assert_eq!(error.to_string(), "not valid JSON: expected value at line 1 column 1");
         assert_eq!(source.given, PREFIX, "only the prefix is read");
+    }
+
+    /// A list whose items never end: valid JSON as far as it goes.
+    fn endless_items() -> Endless {
+        Endless {
+            head: br#"{"kind":"List","items":["#,
+            pattern: br#"{"kind":"Node","metadata":{"name":"n"}},"#,
+            given: 0,
+        }
+    }
+
+    const ONE_MIB: MaxSize = MaxSize(1 << 20);
+
+    #[test]
+    fn an_endless_stream_of_items_stops_at_the_bound() {
+        let mut source = endless_items();
+        let error = read_stream_then(&mut source, &Keep::default(), &(), ONE_MIB).expect_err("endless");
+        assert_eq!(error.to_string(), "the dump is larger than 1 MiB (--max-response-size)");
+        assert!(source.given <= (1 << 20) + 2 * PREFIX, "read {} bytes", source.given);
+    }
+
+    #[test]
+    fn a_file_larger_than_the_bound_is_not_read_and_one_growing_past_it_stops_there() {
+        let eight_mib = MaxSize(8 << 20);
+        // Refused before a byte is read; declared small (read whole) or large (read in groups) and
+        // growing: read no further than the bound and a byte (twice, when the groups fail first).
+        for (size, max, read_at_most) in [
+            ((1 << 20) + 1, ONE_MIB, 0),
+            (1000, ONE_MIB, (1 << 20) + 1),
+            (GROUPED_FROM, eight_mib, 2 * ((8 << 20) + 1)),
+        ] {
+            let mut source = endless_items();
+            let error = read_file_then(&mut source, size, &Keep::default(), &(), max).expect_err("too large");
+            assert!(matches!(error, ReadError::TooLarge(m) if m == max), "{size}: {error}");
+            assert!(source.given <= read_at_most, "{size}: read {} bytes", source.given);
+        }
+        let dump = include_bytes!("../../examples/incident.json");
+        let exact = MaxSize::new(dump.len() as u64).expect("not empty");
+        assert!(read_file_then(Cursor::new(dump), dump.len() as u64, &Keep::default(), &(), exact).is_ok());
+        assert!(read_stream_then(&dump[..], &Keep::default(), &(), exact).is_ok(), "the bound itself is allowed");
+    }
+
+    #[test]
+    fn sizes_read_as_kubernetes_quantities_and_an_event_takes_a_32nd_at_least_64_mib() {
+        let parsed = |text| MaxSize::parse(text).map(MaxSize::bytes);
+        assert_eq!(parsed("2Gi"), Ok(2 << 30));
+        assert_eq!(parsed("512Mi"), Ok(512 << 20));
+        assert_eq!(parsed("64MiB"), Ok(64 << 20));
+        assert_eq!(parsed("2G"), Ok(2_000_000_000));
+        assert_eq!(parsed("1048576"), Ok(1 << 20));
+        for bad in ["", "0", "2 Gi", "Gi", "-1", "2gi", "1.5Gi", "2MB", "99999999999Ti"] {
+            assert!(MaxSize::parse(bad).is_err(), "{bad:?} was taken");
+        }
+        assert_eq!(MaxSize::DEFAULT.to_string(), "2 GiB");
+        assert_eq!(MaxSize(1536 << 20).to_string(), "1536 MiB");
+        assert_eq!(MaxSize(1000).to_string(), "1000 bytes");
+        assert_eq!(MaxSize::DEFAULT.event(), 64 << 20);
+        assert_eq!(MaxSize(8 << 30).event(), 256 << 20);
+        assert_eq!(MaxSize(256 << 20).event(), 64 << 20);
+        assert_eq!(MaxSize(16 << 20).event(), 16 << 20);
     }
 
     /// `dump` read whole and a group at a time (`group` bytes), snapshot and node health as text,
@@ -445,6 +658,7 @@ mod tests {
                 &beside,
                 grouped_from,
                 group,
+                MaxSize::DEFAULT,
             );
             format!("{:?}", read.map_err(|e| e.to_string()))
         };

@@ -93,6 +93,19 @@ pub enum Fault {
     Slow(Duration),
     /// Close the connection without answering.
     Drop,
+    /// Answer 200 with a JSON body that never ends: a NodeList whose items never end, as a server
+    /// (or a proxy) that never ends its answer.
+    EndlessList,
+    /// Answer a WATCH (only: other requests are answered as usual) with an event that never ends:
+    /// one JSON line, a Node with an annotation that grows forever.
+    EndlessEvent,
+}
+
+impl Fault {
+    /// Whether the fault applies to `request`.
+    fn applies(&self, request: &Recorded) -> bool {
+        !matches!(self, Self::EndlessEvent) || request.is_watch()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -729,10 +742,40 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
     let protobuf = read.filter(|_| accept.starts_with(PROTOBUF));
     let protobuf = protobuf.filter(|_| !shared.lock().json_only);
     let watch = request.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
-    let answer = answer(shared, request).await;
+    let answer = answer(shared, request).await?;
     match protobuf {
-        Some(kind) => as_protobuf(answer?, kind, watch).await,
-        None => answer,
+        Some(kind) if answer.extensions().get::<Endless>().is_none() => as_protobuf(answer, kind, watch).await,
+        _ => Ok(answer),
+    }
+}
+
+/// Marks an answer that never ends: it goes as JSON, whatever was asked (a server may answer JSON).
+#[derive(Clone, Copy)]
+struct Endless;
+
+/// A 200 answer of `head`, then `pattern` over and over, forever.
+fn endless(head: &str, pattern: &str) -> Reply {
+    let chunk = Bytes::from(pattern.repeat((64 << 10) / pattern.len()));
+    let body = EndlessBody { head: Some(Bytes::from(head.to_owned())), chunk };
+    let mut response = respond(200, body.boxed())?;
+    response.extensions_mut().insert(Endless);
+    Ok(response)
+}
+
+/// The body of [`endless`].
+struct EndlessBody {
+    head: Option<Bytes>,
+    chunk: Bytes,
+}
+
+impl Body for EndlessBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = self.get_mut();
+        let data = this.head.take().unwrap_or_else(|| this.chunk.clone());
+        Poll::Ready(Some(Ok(Frame::data(data))))
     }
 }
 
@@ -796,6 +839,14 @@ async fn answer(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
         Err(Fault::Status(code, message)) => reply(code, &status(code, &message)),
         Err(Fault::RetryAfter(code, seconds)) => pushback(code, seconds),
         Err(Fault::Drop) => Err(std::io::Error::other("connection dropped by the test")),
+        Err(Fault::EndlessList) => endless(
+            r#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"1"},"items":["#,
+            r#"{"kind":"Node","apiVersion":"v1","metadata":{"name":"n","uid":"u"},"spec":{"taints":[]}},"#,
+        ),
+        Err(Fault::EndlessEvent) => endless(
+            r#"{"type":"ADDED","object":{"kind":"Node","apiVersion":"v1","metadata":{"name":"n","resourceVersion":"2","annotations":{"a":""#,
+            "x",
+        ),
         Err(Fault::Slow(delay)) => {
             // Simulated server latency (not synchronisation): the answer leaves this much later.
             tokio::time::sleep_until(tokio::time::Instant::now() + delay).await;
@@ -806,7 +857,10 @@ async fn answer(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
 
 /// The fault of the first rule that matches the request, counting down a transient one.
 fn take_fault(state: &mut State, r: &Recorded) -> Option<Fault> {
-    let index = state.rules.iter().position(|rule| rule.method == r.method && r.path.starts_with(&rule.path_prefix))?;
+    let index = state
+        .rules
+        .iter()
+        .position(|rule| rule.method == r.method && r.path.starts_with(&rule.path_prefix) && rule.fault.applies(r))?;
     let rule = &mut state.rules[index];
     let fault = rule.fault.clone();
     if let Some(remaining) = &mut rule.remaining {

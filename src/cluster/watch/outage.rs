@@ -82,8 +82,9 @@ impl Health {
     }
 
     /// Reports a failed list or watch; `true` when it is permanent (a request the server refuses as
-    /// malformed, forbidden or not found, or one that cannot be built): the watch must stop, and the
-    /// command ends with the error. Anything else is retried.
+    /// malformed, forbidden or not found, one that cannot be built, or an answer past
+    /// `--max-response-size`): the watch must stop, and the command ends with the error. Anything
+    /// else is retried.
     pub(super) fn failed(&mut self, error: &watcher::Error) -> bool {
         if let Some(permanent) = permanent(error, self.what) {
             let _ = self.fatal.send(permanent);
@@ -123,6 +124,11 @@ fn permanent(error: &watcher::Error, what: &str) -> Option<ClusterError> {
         "pods" => "pods at the cluster scope".to_owned(),
         other => other.to_owned(),
     };
+    // The same answer would come again: a server that does not end its answer, or that sends an
+    // event larger than any object.
+    if let Some(large) = crate::cluster::error::find_cause::<crate::cluster::bound::TooLarge>(error) {
+        return Some(ClusterError::too_large(large, verb, &resource));
+    }
     match error {
         kube::Error::Api(status) if status.code == 403 => {
             Some(ClusterError::Forbidden { verb, resource, message: status.message.clone() })
