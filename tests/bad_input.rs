@@ -827,6 +827,33 @@ fn exec_plugin_without_a_terminal_is_run_as_kubectl_runs_it() {
 }
 
 #[test]
+fn an_exec_plugin_that_does_not_answer_is_given_up_at_the_request_timeout() {
+    // The plugin waits (a login that never completes) and says where it is, to be stopped after.
+    let dir = scratch("exec-hangs");
+    let plugin = dir.join("plugin.sh");
+    let pid = dir.join("pid");
+    std::fs::write(&plugin, format!("echo $$ > {}\nexec sleep 600\n", pid.display())).expect("write the plugin");
+    let user = format!(
+        "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: /bin/sh\n      args: [\"{}\"]\n      interactiveMode: Never\n",
+        plugin.display()
+    );
+    let server = closed_port("http");
+    let config = kubeconfig(&dir, "kubeconfig", &server, &user);
+    let started = std::time::Instant::now();
+    let result = live(&config, &["plan", "n1", "--request-timeout", "2s"]);
+    let took = started.elapsed();
+    if let Ok(pid) = std::fs::read_to_string(&pid) {
+        let _ = Command::new("kill").args(["-KILL", pid.trim()]).status();
+    }
+    let stderr = fails_with(
+        &result,
+        &format!("error: cannot get credentials for {server}: the exec plugin \"/bin/sh\" did not answer within 2s"),
+    );
+    assert!(stderr.contains("hint: raise --request-timeout if the plugin needs longer"), "{stderr}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+#[test]
 fn token_with_a_line_break_is_a_kubeconfig_error_not_a_panic() {
     // Was: a panic in tower-http building the Authorization header.
     let dir = scratch("token-line-break");

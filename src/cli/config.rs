@@ -64,6 +64,7 @@ pub fn connect_options(args: &ClusterArgs) -> ConnectOptions {
             Some(limit) if limit.is_zero() => None,
             Some(limit) => Some(limit),
         },
+        request_timeout_given: args.request_timeout.is_some(),
         insecure_skip_tls_verify: args.insecure_skip_tls_verify,
         content_type: args.content_type,
         max_response_size: args.max_response_size,

@@ -52,6 +52,9 @@ pub struct ConnectOptions {
     pub tls_server_name: Option<String>,
     /// `--request-timeout`: the most one request may take.
     pub request_timeout: Option<Duration>,
+    /// Whether `--request-timeout` was given (rather than its default): only then does it bound an
+    /// exec plugin that has the terminal.
+    pub request_timeout_given: bool,
     /// `--insecure-skip-tls-verify`: the only way certificate verification is turned off.
     pub insecure_skip_tls_verify: bool,
     /// `--content-type`: what reads of pods, nodes and Leases ask for.
@@ -163,8 +166,11 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             )));
         }
     };
+    let mut plugin_has_terminal = false;
     if let Some(exec) = &mut config.auth_info.exec {
-        interactive_as_kubectl(exec, std::io::stdin().is_terminal(), &config.cluster_url)?;
+        let terminal = std::io::stdin().is_terminal();
+        interactive_as_kubectl(exec, terminal, &config.cluster_url)?;
+        plugin_has_terminal = terminal && exec.interactive_mode != Some(ExecInteractiveMode::Never);
     }
     if let Some(exec) = &config.auth_info.exec
         && let Some(command) = exec.command.as_deref().filter(|command| !installed(command))
@@ -192,11 +198,20 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     }
     let server = config.cluster_url.to_string().trim_end_matches('/').to_owned();
     let default_namespace = config.default_namespace.clone();
+    let command = credential_command(&config.auth_info);
     let pushback = Pushback::default();
     let time = Timekeeper::new(Clock::system());
     let answers = Answers::default();
-    let client = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?
+    let build = move || kube::client::ClientBuilder::try_from(config);
+    let builder = match command {
+        Some(command) => {
+            let within = credentials_bound(options.request_timeout, options.request_timeout_given, plugin_has_terminal);
+            build_within(build, within, &server, command).await?
+        }
+        None => build(),
+    }
+    .map_err(|e| ClusterError::from_kube(e, &server, "connect to", "the server"))?;
+    let client = builder
         .with_layer(&BoundLayer { server: Arc::from(server.as_str()), limit: options.max_response_size })
         .with_layer(&PushbackLayer(pushback.clone()))
         .with_layer(&DateLayer(time.clone()))
@@ -214,8 +229,60 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     })
 }
 
-/// Whether an exec plugin's `command`, a name, is found on `PATH` (a path is left to the plugin's
-/// start to judge).
+/// The command that gives the kubeconfig user's credentials, in words (`the exec plugin "corp-login"`);
+/// `None` when no command runs.
+fn credential_command(auth: &kube::config::AuthInfo) -> Option<String> {
+    let printable = crate::words::printable;
+    if let Some(provider) = &auth.auth_provider {
+        // kube runs a command for the `gcp` provider only, and takes its other providers' tokens as
+        // they are.
+        let command = provider.config.get("cmd-path")?;
+        return Some(format!("auth provider \"{}\"'s command \"{}\"", printable(&provider.name), printable(command)));
+    }
+    let exec = auth.exec.as_ref()?;
+    exec.command.as_deref().map(|command| format!("exec plugin \"{}\"", printable(command)))
+}
+
+/// How long the credential command may take: `--request-timeout`, but for an exec plugin that has the
+/// terminal, whose user may be logging in (a browser, a second factor): it waits unless the flag is
+/// given.
+fn credentials_bound(timeout: Option<Duration>, given: bool, plugin_has_terminal: bool) -> Option<Duration> {
+    if plugin_has_terminal && !given { None } else { timeout }
+}
+
+/// Runs `build`, which runs the credential command and waits for it (kube runs it as it builds the
+/// client's layers), on a thread of its own, and waits `within`; past that, the error names `command`. The
+/// thread is left to the command, which ends with the process at the latest.
+async fn build_within<T: Send + 'static>(
+    build: impl FnOnce() -> T + Send + 'static,
+    within: Option<Duration>,
+    server: &str,
+    command: String,
+) -> Result<T, ClusterError> {
+    let (give, built) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new().name("credentials".into()).spawn(move || {
+        let _ = give.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(build)));
+    });
+    if let Err(error) = started {
+        let reason = format!("cannot start the {command}: {}", super::error::root_cause(&error));
+        return Err(ClusterError::Credentials { server: server.to_owned(), reason });
+    }
+    let waited = match within {
+        Some(limit) => tokio::time::timeout(limit, built).await.map_err(|_| ClusterError::CredentialsTimeout {
+            server: server.to_owned(),
+            command,
+            after: crate::words::std_duration(limit),
+        })?,
+        None => built.await,
+    };
+    // The thread always sends before it ends; a panic of `build` goes on here, as it would have.
+    match waited {
+        Ok(Ok(built)) => Ok(built),
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => unreachable!("the thread sends before it ends"),
+    }
+}
+
 /// kubectl's reading of `interactiveMode`: the plugin gets the terminal only when there is one. Without
 /// one, `IfAvailable` (v1beta1's default when unset) runs it as `Never` does (told it is not interactive,
 /// its stderr kept for the error line), and `Always` is refused before it runs.
@@ -236,6 +303,8 @@ fn interactive_as_kubectl(exec: &mut ExecConfig, terminal: bool, server: &http::
     }
 }
 
+/// Whether an exec plugin's `command`, a name, is found on `PATH` (a path is left to the plugin's
+/// start to judge).
 fn installed(command: &str) -> bool {
     if command.contains(std::path::MAIN_SEPARATOR) || command.contains('/') {
         return true;
@@ -510,6 +579,23 @@ mod tests {
             apply_flags(&mut kubeconfig(), &missing).err().as_deref(),
             Some("no cluster \"qa\" in it (clusters: prod, dr)")
         );
+    }
+
+    #[test]
+    fn the_credential_command_waits_the_request_timeout_but_with_the_terminal_only_when_it_is_given() {
+        let (thirty, five) = (Some(Duration::from_secs(30)), Some(Duration::from_secs(5)));
+        assert_eq!(credentials_bound(thirty, false, false), thirty, "the default, without a terminal");
+        assert_eq!(credentials_bound(five, true, false), five);
+        assert_eq!(credentials_bound(thirty, false, true), None, "a login in a browser may take longer");
+        assert_eq!(credentials_bound(five, true, true), five, "unless the flag says otherwise");
+        assert_eq!(credentials_bound(None, true, false), None, "--request-timeout 0");
+    }
+
+    #[test]
+    fn the_credential_command_is_named_by_its_command_never_its_arguments() {
+        let config = kubeconfig();
+        assert_eq!(credential_command(user(&config, "sso")).as_deref(), Some("exec plugin \"corp-login\""));
+        assert_eq!(credential_command(user(&config, "breakglass")), None);
     }
 
     #[test]

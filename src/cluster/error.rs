@@ -41,6 +41,17 @@ pub enum ClusterError {
         /// What failed.
         reason: String,
     },
+    /// The kubeconfig user's credential command (an exec plugin) did not answer within
+    /// `--request-timeout`.
+    #[error("cannot get credentials for {server}: the {command} did not answer within {after}")]
+    CredentialsTimeout {
+        /// The API server URL.
+        server: String,
+        /// The command, in words (`exec plugin "corp-login"`): its name, never its arguments.
+        command: String,
+        /// The limit, human-readable.
+        after: String,
+    },
     /// An answer of the API server, or one event of a watch, is larger than `--max-response-size`
     /// allows: reading stopped there.
     #[error(
@@ -186,6 +197,11 @@ impl ClusterError {
             Self::Credentials { .. } => {
                 "check the kubeconfig's user (kubectl get nodes should fail the same way); run its exec plugin by hand \
                  to see why it fails, or log in again"
+                    .into()
+            }
+            Self::CredentialsTimeout { .. } => {
+                "raise --request-timeout if the plugin needs longer (0 waits as long as it takes), or run it by hand \
+                 to see what it waits for"
                     .into()
             }
             Self::TooLarge { event: false, .. } => {
