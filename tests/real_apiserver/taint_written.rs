@@ -3,10 +3,9 @@
 //! node's `managedFields` (docs/upstream.md), so every way of asking, at any time, gives one deadline:
 //! the real controller's.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
+use super::lifecycle::{clock, wait_until};
 use super::side_by_side::{wait_for_controller, wait_for_deletions};
 use super::{ControlPlane, Options, TAINT, node, pod};
 use crate::control_plane;
@@ -20,10 +19,10 @@ const SECOND: i128 = 1_000_000_000;
 /// controller's own latency only (any later in the second and it is up to a second early, by design).
 /// Returns when it was written.
 fn kubectl_taint(plane: &ControlPlane) -> i128 {
-    let into_second = jiff::Timestamp::now().subsec_nanosecond();
-    if into_second > 100_000_000 {
-        // Not a wait for something to happen: the moment the taint is written is chosen.
-        std::thread::sleep(Duration::from_nanos((1_000_000_000 - into_second + 20_000_000).unsigned_abs().into()));
+    let now = clock();
+    if now.rem_euclid(SECOND) > 100_000_000 {
+        // The moment the taint is written is chosen: 20 ms into the next second.
+        wait_until(now - now.rem_euclid(SECOND) + SECOND + 20_000_000);
     }
     let before = jiff::Timestamp::now().as_nanosecond();
     plane.kubectl_ok(&["taint", "nodes", "n1", &format!("{TAINT}=now:NoExecute")], None);
