@@ -1,6 +1,7 @@
 //! Gathering a snapshot and the evaluation instant for `plan` and `explain`: from a dump (`-f`) or
 //! from the live cluster.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
@@ -11,6 +12,7 @@ use crate::decode::lifecycle::Health;
 use crate::decode::{DumpError, Keep, KeepLabels};
 use crate::engine::devices::Devices;
 use crate::engine::lifecycle::NodeHealth;
+use crate::engine::model::NodeName;
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::error::{Error, Result};
@@ -43,6 +45,10 @@ pub struct Loaded {
     pub devices: Option<Result<Devices, DumpError>>,
     /// The nodes `--down-selector` selects, by name (none without it).
     pub down_selected: Vec<String>,
+    /// When each node carrying a condition taint last became not ready, as its Events say (the
+    /// evidence of a swapped taint); `None` when the input holds no events (a dump) or they could
+    /// not be read.
+    pub not_ready: Option<BTreeMap<NodeName, Timestamp>>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -127,6 +133,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         time: None,
         devices,
         down_selected,
+        not_ready: None,
     };
     Ok((loaded, namespace.to_owned()))
 }
@@ -174,6 +181,12 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
                 }
             }
         };
+        let tainted = cluster::snapshot::condition_tainted(&snapshot);
+        let not_ready = if tainted.is_empty() {
+            Some(BTreeMap::new())
+        } else {
+            cluster::snapshot::not_ready_since(&connection, &tainted).await
+        };
         let read = Some(connection.read.as_str());
         let content_type = connection.answers.described();
         let LiveHealth { health, minor, lacks, devices, devices_lack } = live;
@@ -187,8 +200,19 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         let time = Some(LiveTime { now: connection.time.clock().now(), estimate: connection.time.estimate() });
         let origin = connection.server.clone();
         let health = Some(Ok(health));
-        let loaded =
-            Loaded { snapshot, origin, read, content_type, health, minor, lacks, time, devices, down_selected };
+        let loaded = Loaded {
+            snapshot,
+            origin,
+            read,
+            content_type,
+            health,
+            minor,
+            lacks,
+            time,
+            devices,
+            down_selected,
+            not_ready,
+        };
         Ok((loaded, namespace))
     })
 }

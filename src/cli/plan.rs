@@ -12,7 +12,8 @@ use crate::engine::lifecycle::{
 };
 use crate::engine::model::{NodeName, Taint};
 use crate::engine::plan::{
-    Assumed, Plan, device_affected_nodes, mark_recovering, mark_stuck, owner_losses, show_devices, show_in_plan,
+    Assumed, Plan, device_affected_nodes, mark_recovering, mark_stuck, mark_swapped, owner_losses, show_devices,
+    show_in_plan,
 };
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
@@ -394,6 +395,9 @@ impl Prepared {
     fn replay(&self, selected: &[usize], what_if: &[WhatIf]) -> Plan<'_> {
         let snapshot = &self.loaded.snapshot;
         let mut plan = replay(snapshot, selected, what_if, self.now);
+        if let Some(not_ready) = &self.loaded.not_ready {
+            mark_swapped(&mut plan, not_ready, self.flags.node_monitor_period);
+        }
         if let Some(lifecycle) = self.lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
             && let Some(prediction) = &lifecycle.prediction
         {
@@ -581,6 +585,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         tolerations: &pod.pod.tolerations,
         plan: pod_plan,
         taints_written: node_plan.taints_written.as_ref(),
+        not_ready: prepared.loaded.not_ready.as_ref().map(|not_ready| not_ready.get(&node_name).copied()),
         matches,
         window,
         before_taint,

@@ -14,6 +14,8 @@
 //! lists) unless a quorum read is asked for ([`ReadFrom`]), which is paged (`limit`/`continue`); a
 //! continue token is followed in both. Requests for different nodes run concurrently, bounded.
 
+use std::collections::BTreeMap;
+
 use futures::{StreamExt, TryStreamExt, stream};
 use kube::api::{GetParams, ListParams};
 use kube::core::Request;
@@ -25,7 +27,8 @@ use crate::decode::lifecycle::{
 };
 use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::devices::{DeviceTaints, Devices, NEWEST_MINOR};
-use crate::engine::lifecycle::{ControllerLease, NodeHealth};
+use crate::engine::lifecycle::{ConditionTaint, ControllerLease, NodeHealth};
+use crate::engine::model::NodeName;
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::Timestamp;
 use crate::runtime::skew::{Reading, Source};
@@ -517,6 +520,57 @@ pub async fn recent_upstream_evictions(connection: &Connection, now: Timestamp) 
         })
         .count();
     Some(recent)
+}
+
+/// The nodes of `snapshot` whose `unreachable`/`not-ready` NoExecute taint has a `timeAdded`: those
+/// a swap may have given a new one.
+#[must_use]
+pub fn condition_tainted(snapshot: &Snapshot) -> Vec<&str> {
+    let tainted = |node: &&crate::engine::snapshot::SnapshotNode| {
+        node.taints.iter().any(|t| t.time_added.is_some() && ConditionTaint::from_key(&t.key).is_some())
+    };
+    snapshot.nodes.iter().filter(tainted).map(|node| node.name.as_str()).collect()
+}
+
+/// When the node's Events last said each of `nodes` became not ready (its newest `NodeNotReady`,
+/// from its kubelet or the node lifecycle controller, with no `NodeReady` after it): the evidence
+/// of a swapped condition taint (docs/upstream.md, "A taint swapped"). `None` when events cannot
+/// be read.
+pub async fn not_ready_since(connection: &Connection, nodes: &[&str]) -> Option<BTreeMap<NodeName, Timestamp>> {
+    let mut newest: BTreeMap<&str, (Option<Timestamp>, Option<Timestamp>)> =
+        nodes.iter().map(|&node| (node, (None, None))).collect();
+    let mut params = ListParams::default().fields("involvedObject.kind=Node").limit(PAGE_SIZE);
+    loop {
+        let request = Request::new("/api/v1/events").list(&params).ok()?;
+        let body = connection.send(request, "list", "events").await.ok()?;
+        let list: serde_json::Value = serde_json::from_str(&body).ok()?;
+        for event in list["items"].as_array()? {
+            let Some(seen) = event["involvedObject"]["name"].as_str().and_then(|name| newest.get_mut(name)) else {
+                continue;
+            };
+            let slot = match event["reason"].as_str() {
+                Some("NodeNotReady") => &mut seen.0,
+                Some("NodeReady") => &mut seen.1,
+                _ => continue,
+            };
+            let at = [&event["lastTimestamp"], &event["series"]["lastObservedTime"], &event["eventTime"]]
+                .into_iter()
+                .chain([&event["firstTimestamp"]])
+                .find_map(|field| field.as_str().and_then(crate::decode::parse_time));
+            if let Some(at) = at {
+                *slot = (*slot).max(Some(at));
+            }
+        }
+        match list["metadata"]["continue"].as_str().filter(|token| !token.is_empty()) {
+            Some(token) => params.continue_token = Some(token.to_owned()),
+            None => break,
+        }
+    }
+    let spells = newest.into_iter().filter_map(|(node, (not_ready, ready))| match (not_ready, ready) {
+        (Some(not_ready), ready) if ready.is_none_or(|ready| ready < not_ready) => Some((node.into(), not_ready)),
+        _ => None,
+    });
+    Some(spells.collect())
 }
 
 /// Every node's name, for shell completion: those with a NoExecute taint first, then the others,

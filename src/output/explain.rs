@@ -10,7 +10,7 @@ use super::human::{short_key, time_of_day, until};
 use super::json::{API_VERSION, DeviceDoc, TaintDoc, WrittenDoc, basis_name, verdict_name};
 use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTolerance, Via};
 use crate::engine::explain::TaintMatch;
-use crate::engine::lifecycle::{Basis, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
+use crate::engine::lifecycle::{Basis, ConditionTaint, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Operator, Taint, Toleration};
 use crate::engine::plan::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
 use crate::engine::snapshot::TaintsWritten;
@@ -31,6 +31,9 @@ pub struct Explanation<'a> {
     pub plan: &'a PodPlan<'a>,
     /// When the node's taints were last written, when one has no `timeAdded` and the input says.
     pub taints_written: Option<&'a TaintsWritten>,
+    /// When the node's Events say it became not ready: `None` when the input holds no events (a
+    /// dump), `Some(None)` when they say nothing of a not-ready spell.
+    pub not_ready: Option<Option<Timestamp>>,
     /// Each NoExecute taint of the node at `now`, matched.
     pub matches: Vec<TaintMatch>,
     /// The window the used tolerations give now (`None` when some taint is untolerated or there are
@@ -332,6 +335,28 @@ fn basis_note(e: &Explanation<'_>) -> Option<String> {
              and the deadline be earlier."
                 .to_owned(),
         ),
+        (PlanBasis::NodeNotReady, _) => {
+            let since = e.not_ready.flatten().map_or_else(|| "?".to_owned(), rfc3339);
+            Some(format!(
+                "The node's Events say it became not ready at {since}, before its condition taint was added: the \
+                 node lifecycle controller swapped its first not-ready or unreachable taint for this one, and the \
+                 controller kept the countdown it began with the first, added within a monitor period of the \
+                 event (unless its zone's queue held it back, which would make the deadline later)."
+            ))
+        }
+        (PlanBasis::TaintTimeAdded, _)
+            if e.not_ready.is_none()
+                && e.matches
+                    .iter()
+                    .any(|m| m.taint.time_added.is_some() && ConditionTaint::from_key(&m.taint.key).is_some()) =>
+        {
+            Some(
+                "If the node was not ready before it was unreachable (or the reverse), the node lifecycle controller \
+                 swapped its taints and the countdown begun with the first runs on: the deadline may be earlier. Only \
+                 the node's Events say (a live read looks at them); this input has none, so it cannot be known."
+                    .to_owned(),
+            )
+        }
         _ => None,
     }
 }
@@ -340,8 +365,13 @@ fn basis_note(e: &Explanation<'_>) -> Option<String> {
 fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     let plan = e.plan;
     writeln!(out, "Pod {} (uid {}) on node {}", shown(plan.key()), shown(plan.uid()), shown(e.node))?;
-    let deadline =
-        plan.evict_at.map_or_else(String::new, |at| format!(" {} ({})", rfc3339(at), countdown(Some(at), e.now)));
+    let deadline = match (plan.evict_at, plan.evict_at_latest) {
+        (Some(at), Some(latest)) if plan.basis == Some(PlanBasis::NodeNotReady) => {
+            format!(" {}–{} ({})", rfc3339(at), rfc3339(latest), countdown(Some(at), e.now))
+        }
+        (Some(at), _) => format!(" {} ({})", rfc3339(at), countdown(Some(at), e.now)),
+        (None, _) => String::new(),
+    };
     writeln!(out, "Verdict: {}{deadline}", verdict_name(plan.verdict))?;
     if let (Some(since), Some(basis)) = (plan.since, plan.basis) {
         writeln!(out, "Clock started: {} ({})", rfc3339(since), basis_name(basis))?;

@@ -433,6 +433,7 @@ pub fn basis_name(basis: Basis) -> &'static str {
         Basis::InputTaken => "input-taken",
         Basis::PodScheduled => "pod-scheduled",
         Basis::ControllerRestart => "controller-restart",
+        Basis::NodeNotReady => "node-not-ready",
         Basis::Now => "now",
         Basis::PredictedTaint => "predicted-taint",
         Basis::DeviceTaint => "device-taint",
@@ -462,7 +463,7 @@ impl<'a> From<&'a PodPlan<'a>> for PodDoc<'a> {
             stuck_since: pod.stuck_since().map(rfc3339),
             verdict: verdict_name(pod.verdict),
             evict_at: pod.evict_at.map(rfc3339),
-            evict_at_latest: (pod.basis == Some(Basis::PredictedTaint)).then(|| pod.evict_at_latest.map(rfc3339)),
+            evict_at_latest: pod.basis.is_some_and(Basis::windowed).then(|| pod.evict_at_latest.map(rfc3339)),
             since: pod.since.map(rfc3339),
             overdue: pod.overdue,
             toleration_seconds: pod.toleration_seconds,
@@ -726,7 +727,7 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     string(out, verdict_name(pod.verdict))?;
     out.write_all(b",\n          \"evictAt\": ")?;
     time(out, pod.evict_at)?;
-    if pod.basis == Some(Basis::PredictedTaint) {
+    if pod.basis.is_some_and(Basis::windowed) {
         out.write_all(b",\n          \"evictAtLatest\": ")?;
         time(out, pod.evict_at_latest)?;
     }
@@ -867,6 +868,7 @@ mod tests {
                 Basis::InputTaken,
                 Basis::PodScheduled,
                 Basis::ControllerRestart,
+                Basis::NodeNotReady,
                 Basis::Now,
                 Basis::PredictedTaint,
                 Basis::DeviceTaint,

@@ -350,8 +350,8 @@ struct PodRow {
 impl PodRow {
     fn new(pod: &PodPlan, now: Timestamp, predicted: Option<&str>, removing: Option<&str>) -> Self {
         let deadline = |full: bool| match (pod.basis, pod.evict_at) {
-            (Some(Basis::PredictedTaint), Some(at)) if full => window(at, pod.evict_at_latest),
-            (Some(Basis::PredictedTaint), Some(at)) => {
+            (Some(basis), Some(at)) if full && basis.windowed() => window(at, pod.evict_at_latest),
+            (Some(basis), Some(at)) if basis.windowed() => {
                 let earliest = short_time(to_second(at, false), now);
                 match pod.evict_at_latest {
                     Some(latest) => format!("{earliest}–{}", until(at, latest)),

@@ -19,6 +19,7 @@ mod rbac;
 mod run;
 mod side_by_side;
 mod skew;
+mod swap;
 mod taint_written;
 
 use serde_json::{Value, json};

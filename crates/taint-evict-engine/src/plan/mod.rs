@@ -6,11 +6,13 @@ mod devices;
 mod owners;
 mod predicted;
 mod stuck;
+mod swapped;
 
 pub use devices::{device_affected_nodes, show_devices};
 pub use owners::{OwnerLoss, owner_losses};
 pub use predicted::{mark_recovering, rate_zero_ties, show_in_plan};
 pub use stuck::mark_stuck;
+pub use swapped::mark_swapped;
 
 use std::sync::Arc;
 
@@ -46,6 +48,10 @@ pub enum Basis {
     PodScheduled,
     /// The controller's restart (its Lease's `acquireTime`).
     ControllerRestart,
+    /// The first condition taint of the node's not-ready spell, which the node lifecycle controller
+    /// has swapped since ([`mark_swapped`]): it went on within a window after the node's
+    /// `NodeNotReady` event, and so the deadline is a window.
+    NodeNotReady,
     /// When a dump read after it was taken was taken (its newest heartbeat): a taint without
     /// `timeAdded` or a record of its writing was there by then.
     InputTaken,
@@ -60,6 +66,15 @@ pub enum Basis {
     DeviceTaint,
 }
 
+impl Basis {
+    /// Whether a deadline counted from it is a window (`evict_at` to `evict_at_latest`): a taint
+    /// predicted, or a swapped taint's first.
+    #[must_use]
+    pub fn windowed(self) -> bool {
+        matches!(self, Self::PredictedTaint | Self::NodeNotReady)
+    }
+}
+
 /// The prediction for one pod: the pod as the snapshot has it, and what the replay decided.
 ///
 /// A plan borrows its pods from the snapshot it was replayed from instead of copying their name,
@@ -70,10 +85,11 @@ pub struct PodPlan<'a> {
     pub pod: &'a SnapshotPod,
     /// The verdict.
     pub verdict: Verdict,
-    /// When the pod is (or was) deleted; for a [`Basis::PredictedTaint`], the earliest instant.
+    /// When the pod is (or was) deleted; for a [`windowed`](Basis::windowed) basis, the earliest
+    /// instant.
     pub evict_at: Option<Timestamp>,
-    /// For a [`Basis::PredictedTaint`] with a deletion, the latest instant (`None`: the taint may
-    /// never come); `None` otherwise.
+    /// For a [`windowed`](Basis::windowed) basis with a deletion, the latest instant (`None`: the
+    /// predicted taint may never come); `None` otherwise.
     pub evict_at_latest: Option<Timestamp>,
     /// When the deciding countdown started.
     pub since: Option<Timestamp>,

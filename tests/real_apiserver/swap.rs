@@ -1,0 +1,107 @@
+//! A node not ready, then silent: the node lifecycle controller taints it `not-ready`, then swaps
+//! that taint for `unreachable` (a new `timeAdded`), and the taint-eviction controller keeps the
+//! countdown it began with the first. `plan` and `explain`, asked after the swap, read the node's
+//! `NodeNotReady` event and give the deletion of the first countdown.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::{Options, node};
+use crate::util::{command, instant, run_command};
+
+/// Waits, polling with a deadline, until `condition` holds.
+fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + within;
+    while !condition() {
+        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
+        std::thread::park_timeout(Duration::from_millis(100));
+    }
+}
+
+/// n1's NoExecute taint with `key`, when it carries one: its `timeAdded`.
+fn tainted(plane: &super::ControlPlane, key: &str) -> Option<String> {
+    let node = plane.get(&["node", "n1"]);
+    let taints = node["spec"]["taints"].as_array().cloned().unwrap_or_default();
+    let taint = taints.iter().find(|t| t["key"] == key && t["effect"] == "NoExecute")?;
+    Some(taint["timeAdded"].as_str().unwrap_or_default().to_owned())
+}
+
+#[test]
+fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
+    let options = Options {
+        controller_manager: true,
+        controller_manager_args: vec!["--node-monitor-period=2s".into(), "--node-monitor-grace-period=10s".into()],
+        ..Options::default()
+    };
+    let Some(mut plane) = super::ControlPlane::start("swap", &options) else { return };
+    let zone = [("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", "z")];
+    let tolerating =
+        |key: &str| json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 40});
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t40", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "app"}],
+                 "tolerations": [tolerating("node.kubernetes.io/not-ready"), tolerating("node.kubernetes.io/unreachable")]}});
+    plane.create(&[node("n1", &zone, &[]), node("n2", &zone, &[]), node("n3", &zone, &[]), pod]);
+    let kubelet = plane.keep_healthy(&["n1"]);
+    let _others = plane.keep_healthy(&["n2", "n3"]);
+    wait("the controller synced and n1 renewed", Duration::from_secs(60), || {
+        let lease = plane.kubectl(&["get", "lease", "-n", "kube-node-lease", "n1", "-o", "name"], None);
+        plane.log("kube-controller-manager").contains("Caches are synced") && lease.status.success()
+    });
+
+    // n1's kubelet posts Ready=False, and records the event a kubelet records then.
+    let now = jiff::Timestamp::now().round(jiff::Unit::Second).expect("round").to_string();
+    let status = json!({"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady",
+        "message": "container runtime is down", "lastHeartbeatTime": now, "lastTransitionTime": now}]}});
+    plane.kubectl_ok(
+        &["patch", "node", "n1", "--subresource=status", "--type=strategic", "-p", &status.to_string()],
+        None,
+    );
+    let event = json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "n1.not-ready", "namespace": "default"},
+        "involvedObject": {"kind": "Node", "name": "n1", "uid": "n1"},
+        "reason": "NodeNotReady", "message": "Node n1 status is now: NodeNotReady", "type": "Normal",
+        "source": {"component": "kubelet", "host": "n1"}, "count": 1, "firstTimestamp": now, "lastTimestamp": now});
+    plane.create(&[event]);
+    wait("n1 tainted not-ready", Duration::from_secs(30), || tainted(&plane, "node.kubernetes.io/not-ready").is_some());
+
+    // Then it falls silent: the controller swaps the taint for `unreachable`.
+    kubelet.stop();
+    wait("the taint swapped", Duration::from_secs(60), || tainted(&plane, "node.kubernetes.io/unreachable").is_some());
+    let swapped = instant(&tainted(&plane, "node.kubernetes.io/unreachable").expect("timeAdded"));
+
+    let mut plan = command();
+    plan.args(["plan", "n1", "-o", "json", "--node-monitor-period=2s", "--node-monitor-grace-period=10s"])
+        .arg("--kubeconfig")
+        .arg(plane.kubeconfig());
+    let result = run_command(&mut plan, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let pod = &plan["nodes"][0]["pods"][0];
+    assert_eq!(pod["basis"], "node-not-ready", "{plan:#}");
+    let (earliest, latest) = (
+        instant(pod["evictAt"].as_str().expect("evictAt")),
+        instant(pod["evictAtLatest"].as_str().expect("evictAtLatest")),
+    );
+    assert!(latest < swapped + 40_000_000_000, "the first countdown's, not the swapped taint's: {plan:#}");
+
+    let mut explain = command();
+    explain.args(["explain", "t40", "--node-monitor-period=2s", "--kubeconfig"]).arg(plane.kubeconfig());
+    let explained = run_command(&mut explain, None);
+    assert_eq!(explained.code, 0, "{}", explained.stderr);
+    assert!(explained.stdout.contains("swapped its first not-ready or unreachable taint"), "{}", explained.stdout);
+
+    wait("the controller deletes t40", Duration::from_secs(60), || plane.controller_deletions().contains_key("t40"));
+    let deleted = plane.controller_deletions()["t40"][0];
+    eprintln!(
+        "deleted {:.3} s after the swap; predicted {:.3}..{:.3} s",
+        (deleted - swapped) as f64 / 1e9,
+        (earliest - swapped) as f64 / 1e9,
+        (latest - swapped) as f64 / 1e9
+    );
+    let slack = 1_000_000_000;
+    assert!(
+        earliest - slack <= deleted && deleted <= latest + slack,
+        "deleted at {deleted}, predicted {earliest}..{latest}"
+    );
+}
