@@ -12,9 +12,10 @@ use crate::decode::lifecycle::Health;
 use crate::decode::{DumpError, Keep, KeepLabels};
 use crate::engine::devices::Devices;
 use crate::engine::lifecycle::NodeHealth;
-use crate::engine::model::NodeName;
-use crate::engine::snapshot::Snapshot;
+use crate::engine::model::{NodeName, PodKey};
+use crate::engine::snapshot::{Snapshot, TaintsWritten};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+use crate::engine::tolerate::{Tolerance, TolerationWindow, tolerance};
 use crate::error::{Error, Result};
 use crate::output::ClockDoc;
 use crate::runtime::skew::Estimate;
@@ -49,6 +50,9 @@ pub struct Loaded {
     /// evidence of a swapped taint); `None` when the input holds no events (a dump) or they could
     /// not be read.
     pub not_ready: Option<BTreeMap<NodeName, Timestamp>>,
+    /// When pods counting down had their tolerations written after their creation, by whom
+    /// (`managedFields`, read live; empty for a dump).
+    pub tolerations_written: BTreeMap<PodKey, TaintsWritten>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -134,6 +138,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         devices,
         down_selected,
         not_ready: None,
+        tolerations_written: BTreeMap::new(),
     };
     Ok((loaded, namespace.to_owned()))
 }
@@ -187,6 +192,8 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         } else {
             cluster::snapshot::not_ready_since(&connection, &tainted).await
         };
+        let counting = counting_down(&snapshot);
+        let tolerations_written = cluster::snapshot::tolerations_written(&connection, &counting).await;
         let read = Some(connection.read.as_str());
         let content_type = connection.answers.described();
         let LiveHealth { health, minor, lacks, devices, devices_lack } = live;
@@ -212,9 +219,26 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
             devices,
             down_selected,
             not_ready,
+            tolerations_written,
         };
         Ok((loaded, namespace))
     })
+}
+
+/// The pods of `snapshot` on a node with NoExecute taints they tolerate for a while: those whose
+/// countdown a toleration edit may have outlived.
+fn counting_down(snapshot: &Snapshot) -> Vec<&PodKey> {
+    let tainted: std::collections::HashMap<&str, &[crate::engine::model::Taint]> = snapshot
+        .nodes
+        .iter()
+        .filter(|node| !node.taints.is_empty())
+        .map(|node| (node.name.as_str(), &node.taints[..]))
+        .collect();
+    let counting = |pod: &&crate::engine::snapshot::SnapshotPod| {
+        let Some(taints) = pod.pod.node.as_ref().and_then(|node| tainted.get(node.as_str())) else { return false };
+        matches!(tolerance(taints, &pod.pod.tolerations), Tolerance::Tolerated(TolerationWindow::After { .. }))
+    };
+    snapshot.pods.iter().filter(counting).map(|pod| &pod.pod.key).collect()
 }
 
 /// The names `--down-selector` selected, sorted; none is an error.

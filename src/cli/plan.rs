@@ -12,8 +12,8 @@ use crate::engine::lifecycle::{
 };
 use crate::engine::model::{NodeName, Taint};
 use crate::engine::plan::{
-    Assumed, Plan, device_affected_nodes, mark_recovering, mark_stuck, mark_swapped, owner_losses, show_devices,
-    show_in_plan,
+    Assumed, Plan, device_affected_nodes, mark_edited, mark_recovering, mark_stuck, mark_swapped, owner_losses,
+    show_devices, show_in_plan,
 };
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
@@ -398,6 +398,7 @@ impl Prepared {
         if let Some(not_ready) = &self.loaded.not_ready {
             mark_swapped(&mut plan, not_ready, self.flags.node_monitor_period);
         }
+        mark_edited(&mut plan, &self.loaded.tolerations_written);
         if let Some(lifecycle) = self.lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
             && let Some(prediction) = &lifecycle.prediction
         {

@@ -4,7 +4,8 @@
 //! the readers read ([`crate::decode::protobuf`]): the API server is spared encoding JSON (most of its
 //! cost for a large LIST), and everything above reads JSON as before, through one builder.
 //!
-//! Writes, and reads of anything else, are left as they are (JSON). A watch's frames are rewritten as
+//! Writes, reads of anything else, and a read that asks for JSON itself (`Accept: application/json`:
+//! it wants a field the rewrite leaves out, such as a pod's `managedFields`) are left as they are. A watch's frames are rewritten as
 //! they arrive, one JSON line per event; an error's `Status` is rewritten too, so that its message is
 //! the one the JSON path shows.
 //!
@@ -29,6 +30,8 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The protobuf media type.
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+/// What a read that wants JSON itself asks for.
+pub const JSON: &str = "application/json";
 /// What a read asks for with `--content-type protobuf` (client-go's order for built-in types).
 const ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf, application/json";
 
@@ -111,7 +114,8 @@ where
     }
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let kind = read_of(request.method(), request.uri().path());
+        let asks_json = request.headers().get(ACCEPT).is_some_and(|accept| accept == JSON);
+        let kind = read_of(request.method(), request.uri().path()).filter(|_| !asks_json);
         if kind.is_some() && self.asked == ContentType::Protobuf {
             request.headers_mut().insert(ACCEPT, HeaderValue::from_static(ACCEPT_PROTOBUF));
         }

@@ -28,8 +28,8 @@ use crate::decode::lifecycle::{
 use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::devices::{DeviceTaints, Devices, NEWEST_MINOR};
 use crate::engine::lifecycle::{ConditionTaint, ControllerLease, NodeHealth};
-use crate::engine::model::NodeName;
-use crate::engine::snapshot::Snapshot;
+use crate::engine::model::{NodeName, PodKey};
+use crate::engine::snapshot::{Snapshot, TaintsWritten};
 use crate::engine::time::Timestamp;
 use crate::runtime::skew::{Reading, Source};
 use crate::selector::Selector;
@@ -571,6 +571,39 @@ pub async fn not_ready_since(connection: &Connection, nodes: &[&str]) -> Option<
         _ => None,
     });
     Some(spells.collect())
+}
+
+/// When each of `pods` had its tolerations written after its creation, and by whom: the
+/// `managedFields` entry that owns `spec.tolerations` (the earliest, should several own the same
+/// list). A pod written only at its creation, or that cannot be read, is left out (docs/upstream.md,
+/// "A toleration edited").
+pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> BTreeMap<PodKey, TaintsWritten> {
+    let read = async |key: &PodKey| {
+        let path = format!("/api/v1/namespaces/{}/pods", key.namespace());
+        let mut request = Request::new(path).get(key.name(), &GetParams::default()).ok()?;
+        // As JSON: the protobuf rewrite leaves a pod's `managedFields` out.
+        let json = http::HeaderValue::from_static(super::protobuf::JSON);
+        request.headers_mut().insert(http::header::ACCEPT, json);
+        let body = connection.send(request, "get", "pods").await.ok()?;
+        let pod: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let created = pod["metadata"]["creationTimestamp"].as_str().and_then(crate::decode::parse_time)?;
+        let written = pod["metadata"]["managedFields"]
+            .as_array()?
+            .iter()
+            .filter(|entry| !entry["fieldsV1"]["f:spec"]["f:tolerations"].is_null())
+            .filter_map(|entry| {
+                let at = entry["time"].as_str().and_then(crate::decode::parse_time)?;
+                Some(TaintsWritten { at, manager: entry["manager"].as_str().unwrap_or_default().into() })
+            })
+            .min_by_key(|written| written.at)?;
+        (written.at > created).then(|| (key.clone(), written))
+    };
+    stream::iter(pods)
+        .map(|&key| read(key))
+        .buffer_unordered(CONCURRENCY)
+        .filter_map(|found| async { found })
+        .collect()
+        .await
 }
 
 /// Every node's name, for shell completion: those with a NoExecute taint first, then the others,

@@ -316,6 +316,14 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
 /// started"): the write `managedFields` records, or nothing the input says.
 fn basis_note(e: &Explanation<'_>) -> Option<String> {
     match (e.plan.basis?, e.taints_written) {
+        _ if let Some(edited) = &e.plan.tolerations_edited => Some(format!(
+            "{} wrote the pod's tolerations at {}, after this countdown began: the controller keeps the countdown \
+             it began, with the tolerationSeconds of then, which the pod no longer shows (its managedFields say \
+             when, not what). The deadline above counts with the tolerationSeconds of now; the real one cannot be \
+             known from the pod.",
+            edited.manager,
+            rfc3339(edited.at)
+        )),
         (PlanBasis::TaintWritten, Some(written)) => Some(format!(
             "The taint has no timeAdded: counted from when {} last wrote the node's taints (managedFields, \
              whole seconds: the controller began counting within the second after, or earlier if {} \

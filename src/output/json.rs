@@ -369,6 +369,11 @@ struct PodDoc<'a> {
     toleration_seconds: Option<i64>,
     untolerated: Each<'a, Taint, TaintDoc<'a>>,
     basis: Option<&'static str>,
+    /// Present when its tolerations were written after its countdown began (`managedFields`): the
+    /// controller keeps the countdown it began with the `tolerationSeconds` of then, so `evictAt`
+    /// is not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tolerations_edited: Option<WrittenDoc<'a>>,
     /// The NoExecute taints on the DRA devices its claims hold; present only when there are some.
     #[serde(skip_serializing_if = "Each::is_empty")]
     devices: Each<'a, DeviceEviction, DeviceDoc<'a>>,
@@ -469,6 +474,7 @@ impl<'a> From<&'a PodPlan<'a>> for PodDoc<'a> {
             toleration_seconds: pod.toleration_seconds,
             untolerated: Each::new(&pod.untolerated),
             basis: pod.basis.map(basis_name),
+            tolerations_edited: pod.tolerations_edited.as_ref().map(WrittenDoc::from),
             devices: Each::new(pod.devices()),
         }
     }
@@ -749,6 +755,13 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
         Some(basis) => string(out, basis_name(basis))?,
         None => out.write_all(b"null")?,
     }
+    if let Some(edited) = &pod.tolerations_edited {
+        out.write_all(b",\n          \"tolerationsEdited\": {\n            \"time\": ")?;
+        time(out, Some(edited.at))?;
+        out.write_all(b",\n            \"manager\": ")?;
+        string(out, &edited.manager)?;
+        out.write_all(b"\n          }")?;
+    }
     if !pod.devices().is_empty() {
         // Rare (pods with tainted DRA devices): serde's pretty writer, indented to the pod's fields.
         out.write_all(b",\n          \"devices\": ")?;
@@ -883,13 +896,21 @@ mod tests {
                 prop::option::of(any::<i64>()),
                 prop::collection::vec(taint(), 0..3),
                 any::<bool>(),
-                instant(),
+                (instant(), prop::option::of((any::<i64>(), text()))),
             ),
         )
             .prop_map(
                 |(
                     (namespace, name, uid, phase, terminating, verdict, devices),
-                    ((evict_at, evict_at_latest), since, basis, toleration_seconds, untolerated, overdue, deletion),
+                    (
+                        (evict_at, evict_at_latest),
+                        since,
+                        basis,
+                        toleration_seconds,
+                        untolerated,
+                        overdue,
+                        (deletion, edited),
+                    ),
                 )| PodPlan {
                     // A generated plan's pods are kept for the rest of the test run.
                     pod: Box::leak(Box::new(SnapshotPod {
@@ -915,6 +936,10 @@ mod tests {
                     untolerated: untolerated.into(),
                     overdue,
                     stuck: deletion.is_some() && terminating,
+                    tolerations_edited: edited.map(|(at, manager)| TaintsWritten {
+                        at: Timestamp::from_unix_seconds(at % 100_000_000_000),
+                        manager: manager.into(),
+                    }),
                     devices: (!devices.is_empty())
                         .then(|| Box::new(DeviceReport { claims: Vec::new(), evictions: devices })),
                 },

@@ -120,6 +120,12 @@ fn reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) -> Str
             let taints: Vec<String> = pod.untolerated.iter().map(ToString::to_string).collect();
             format!("untolerated {}", taints.join(","))
         }
+        Verdict::EvictAt if let Some(edited) = &pod.tolerations_edited => format!(
+            "tolerationSeconds={} now, edited {} by {}: the countdown keeps the value of before (deadline unknown)",
+            pod.toleration_seconds.unwrap_or_default(),
+            super::human::time_of_day(edited.at, false),
+            edited.manager
+        ),
         Verdict::EvictAt => format!("tolerationSeconds={}", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
         Verdict::Unaffected if let Some(why) = removing => format!("the controller removes the taint ({why})"),
@@ -265,6 +271,7 @@ fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) 
             let keys: Vec<&str> = pod.untolerated.iter().map(|t| t.key.rsplit('/').next().unwrap_or(&t.key)).collect();
             format!("untolerated {}", keys.join(","))
         }
+        Verdict::EvictAt if pod.tolerations_edited.is_some() => "tolerations edited: deadline unknown".to_owned(),
         Verdict::EvictAt => format!("tolerates {}s", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
         Verdict::Unaffected if removing.is_some() => "taint being removed".to_owned(),

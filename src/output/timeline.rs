@@ -214,6 +214,7 @@ mod tests {
             untolerated: Vec::new().into(),
             overdue: at.is_some_and(|s| s < 0),
             stuck: false,
+            tolerations_edited: None,
             devices: None,
         }
     }

@@ -107,3 +107,62 @@ fn real_apiserver_run_started_after_a_taint_put_on_by_hand_continues_its_countdo
     assert!(lines.iter().any(|l| l["type"] == "deleted" && l["pod"]["name"] == "untolerated"), "{lines:#?}");
     assert!(!lines.iter().any(|l| l["pod"]["name"] == "forever" && l["type"] == "deleted"), "{lines:#?}");
 }
+
+/// Sets pod `name`'s first toleration's `tolerationSeconds` (the API allows that edit, and only it).
+fn edit_toleration(plane: &ControlPlane, name: &str, seconds: i64) {
+    let patch = format!(r#"[{{"op":"replace","path":"/spec/tolerations/0/tolerationSeconds","value":{seconds}}}]"#);
+    plane.kubectl_ok(&["patch", "pod", name, "--type=json", "-p", &patch], None);
+}
+
+#[test]
+fn real_apiserver_a_toleration_edited_mid_countdown_keeps_the_first_countdown() {
+    let options = Options { controller_manager: true, ..Options::default() };
+    let mut plane = control_plane!("toleration-edit", &options);
+    plane.create(&[
+        node("n1", &[], &[]),
+        pod("default", "raised", "n1", Some(Some(12))),
+        pod("default", "lowered", "n1", Some(Some(20))),
+        pod("default", "t12", "n1", Some(Some(12))),
+    ]);
+    let _heartbeats = plane.keep_healthy(&["n1"]);
+    wait_for_controller(&plane);
+    // `plan -w` and a dry `run` watch it all happen.
+    let mut watching = Running::spawn(command().args(["plan", "-w", "n1", "--kubeconfig"]).arg(plane.kubeconfig()));
+    let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run"]);
+    let written = kubectl_taint(&plane);
+    let first = watching.expect("raised scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "raised");
+    let first = instant(first["evictAt"].as_str().expect("evictAt"));
+
+    // A second later (the managedFields' whole second after the taint's), one raised, one lowered.
+    wait_until(written - written.rem_euclid(SECOND) + SECOND + 100_000_000);
+    edit_toleration(&plane, "raised", 3600);
+    edit_toleration(&plane, "lowered", 2);
+
+    // A live plan sees the edits, and says the deadline is not known; the untouched pod is as it was.
+    let live = plan(&plane, None);
+    let pods = live["nodes"][0]["pods"].as_array().expect("pods").clone();
+    let pod = |name: &str| pods.iter().find(|p| p["name"] == name).cloned().unwrap_or_default();
+    for name in ["raised", "lowered"] {
+        assert_eq!(pod(name)["tolerationsEdited"]["manager"], "kubectl-patch", "{name}: {live:#}");
+    }
+    assert!(pod("t12").get("tolerationsEdited").is_none(), "{live:#}");
+    let mut explain = command();
+    explain.args(["explain", "raised", "--kubeconfig"]).arg(plane.kubeconfig());
+    let explained = run_command(&mut explain, None);
+    assert!(explained.stdout.contains("cannot be known from the pod"), "{}", explained.stdout);
+
+    // The real controller keeps each first countdown; so do `plan -w` and `run`, which saw it start.
+    let real = wait_for_deletions(&plane, &["raised", "lowered", "t12"]);
+    for (name, seconds) in [("raised", 12), ("lowered", 20)] {
+        let deleted = real[name][0];
+        eprintln!("{name}: deleted {:+.3} s after the taint", (deleted - written) as f64 / 1e9);
+        assert!((deleted - (written + seconds * SECOND)).abs() <= SECOND, "{name}: {deleted} vs taint {written}");
+        let due = run.expect("run's dry deletion", |l| l["type"] == "wouldDelete" && l["pod"]["name"] == name);
+        let due = instant(due["time"].as_str().expect("time"));
+        assert!((due - deleted).abs() <= SECOND, "{name}: run {due}, the real controller {deleted}");
+    }
+    assert!((real["raised"][0] - first).abs() <= SECOND, "plan -w scheduled {first}");
+    let (_, code, _) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    drop(watching);
+}

@@ -442,6 +442,7 @@ impl<S: BuildHasher> Replayer<S> {
             untolerated: shared.get(taints, &pod.pod.tolerations),
             overdue: evict_at.is_some_and(|at| at < now),
             stuck: false,
+            tolerations_edited: None,
             devices: None,
         }
     }

@@ -3,16 +3,16 @@
 //! terminating ([`mark_stuck`]).
 
 mod devices;
+mod history;
 mod owners;
 mod predicted;
 mod stuck;
-mod swapped;
 
 pub use devices::{device_affected_nodes, show_devices};
+pub use history::{mark_edited, mark_swapped};
 pub use owners::{OwnerLoss, owner_losses};
 pub use predicted::{mark_recovering, rate_zero_ties, show_in_plan};
 pub use stuck::mark_stuck;
-pub use swapped::mark_swapped;
 
 use std::sync::Arc;
 
@@ -105,6 +105,10 @@ pub struct PodPlan<'a> {
     /// The pod is stuck terminating: its grace period is over and its node's kubelet is gone, so
     /// nothing finishes the deletion (see [`stuck_since`](Self::stuck_since)).
     pub stuck: bool,
+    /// When its tolerations were written after its countdown began, and by whom (their
+    /// `managedFields` entry; [`mark_edited`]): the controller keeps the countdown it began, with the
+    /// `tolerationSeconds` of then, which the pod no longer shows, so `evict_at` is not known.
+    pub tolerations_edited: Option<TaintsWritten>,
     /// What the device-taint controller decides for it ([`show_devices`]), when its claims hold a
     /// device with a NoExecute taint (boxed: most pods have none, and a plan holds every pod).
     pub devices: Option<Box<DeviceReport>>,

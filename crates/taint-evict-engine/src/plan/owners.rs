@@ -151,6 +151,7 @@ mod tests {
                 untolerated: Arc::default(),
                 overdue: false,
                 stuck: false,
+                tolerations_edited: None,
                 devices: None,
             });
         }

@@ -1,18 +1,24 @@
-//! Countdowns older than the taint a node carries: the node lifecycle controller swaps its
-//! `not-ready` taint for `unreachable` (or the reverse) when the node's `Ready` goes from `False` to
-//! `Unknown` (or back); the new taint gets a new `timeAdded`, while the taint-eviction controller
-//! keeps the countdown it began with the first one (docs/upstream.md, "A taint swapped").
+//! History a snapshot does not show, read from the evidence that exists (docs/upstream.md, "A taint
+//! swapped" and "A toleration edited").
 //!
-//! The node's Events say when its not-ready spell began (`NodeNotReady`, not followed by
-//! `NodeReady`); a condition taint added well after that is a swap, and the first taint went on at
-//! the controller's first pass after the event.
+//! - A countdown older than the taint a node carries: the node lifecycle controller swaps its
+//!   `not-ready` taint for `unreachable` (or the reverse) when the node's `Ready` goes from `False`
+//!   to `Unknown` (or back); the new taint gets a new `timeAdded`, while the taint-eviction
+//!   controller keeps the countdown it began with the first one. The node's Events say when its
+//!   not-ready spell began (`NodeNotReady`, not followed by `NodeReady`); a condition taint added
+//!   well after that is a swap, and the first taint went on at the controller's first pass after
+//!   the event.
+//! - A toleration edited mid-countdown: the controller keeps the countdown it began with the
+//!   `tolerationSeconds` of then; the pod's `managedFields` say when its tolerations were written,
+//!   not what they were.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{Basis, Plan, Verdict, sort_pods};
 use crate::lifecycle::ConditionTaint;
-use crate::model::{Effect, NodeName, Taint};
+use crate::model::{Effect, NodeName, PodKey, Taint};
+use crate::snapshot::TaintsWritten;
 use crate::time::Timestamp;
 use crate::tolerate::{Tolerance, TolerationWindow, tolerance};
 
@@ -74,6 +80,26 @@ pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestam
     }
 }
 
+/// Marks the pods of `plan` whose tolerations were written after their countdown began.
+///
+/// `written` holds, by pod, when its tolerations were last written after its creation (the
+/// `managedFields` entry that owns `spec.tolerations`, whole seconds: the write was within the
+/// second after). A pod deleted at `evict_at` ([`Verdict::EvictAt`]) whose countdown began before
+/// that write is counted by the controller with the `tolerationSeconds` it had then, which the pod no
+/// longer shows: its [`tolerations_edited`](super::PodPlan::tolerations_edited) says so, and its
+/// deadline is not known (the replay's, from the tolerations of now, is shown).
+pub fn mark_edited(plan: &mut Plan<'_>, written: &BTreeMap<PodKey, TaintsWritten>) {
+    if written.is_empty() {
+        return;
+    }
+    for pod in plan.nodes.iter_mut().flat_map(|node| &mut node.pods) {
+        let Some(edit) = written.get(pod.key()) else { continue };
+        if pod.verdict == Verdict::EvictAt && pod.since.is_some_and(|since| since < edit.at) {
+            pod.tolerations_edited = Some(edit.clone());
+        }
+    }
+}
+
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 
 fn nanos(duration: Duration) -> i64 {
@@ -86,11 +112,11 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use super::mark_swapped;
+    use super::{mark_edited, mark_swapped};
     use crate::model::{Effect, Operator, Pod, PodKey, Taint, Toleration};
     use crate::plan::{Basis, Verdict};
     use crate::replay::replay;
-    use crate::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
+    use crate::snapshot::{Snapshot, SnapshotNode, SnapshotPod, TaintsWritten};
     use crate::time::Timestamp;
 
     const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
@@ -183,5 +209,21 @@ mod tests {
         // An event after the taint belongs to no earlier spell.
         assert_eq!(deadlines(UNREACHABLE, Some(65), 70), replayed);
         assert_ne!(deadlines(UNREACHABLE, Some(53), 70), replayed);
+    }
+
+    #[test]
+    fn tolerations_written_after_the_countdown_began_are_marked() {
+        let snapshot = snapshot(UNREACHABLE);
+        let mut plan = replay(&snapshot, &[0], &[], t(70));
+        let written = |at| TaintsWritten { at: t(at), manager: "kubectl-patch".into() };
+        let edits: BTreeMap<_, _> = [("p90", written(65)), ("split", written(60)), ("forever", written(65))]
+            .into_iter()
+            .map(|(name, edit)| (crate::model::PodKey::new("default", name), edit))
+            .collect();
+        mark_edited(&mut plan, &edits);
+        let edited: BTreeMap<&str, bool> =
+            plan.nodes[0].pods.iter().map(|p| (p.key().name(), p.tolerations_edited.is_some())).collect();
+        // Written after the countdown began at +60: marked. At +60 (the same second): not after it.
+        assert_eq!(edited, BTreeMap::from([("forever", true), ("p90", true), ("split", false)]));
     }
 }
