@@ -396,6 +396,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
+    // The nodes' not-ready spells, for the countdowns of a swapped taint the start-up replay finds.
+    let not_ready = cluster::snapshot::every_not_ready_since(&connection).await.unwrap_or_default();
     // Predicted on the narrowed clock, as deletions are decided.
     let minor = foresee(args, &connection, &report_tx, clock.clone(), narrowed.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
@@ -415,6 +417,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         metrics,
         device_minor: devices.map(|(_, minor)| minor),
         asked: asked(args),
+        not_ready,
+        node_monitor_period: args.lifecycle.flags(minor).node_monitor_period,
         ..RunOptions::default()
     };
     let sources = Sources { nodes, pods, devices: device_changes, controller_acquired, leadership };

@@ -537,16 +537,31 @@ pub fn condition_tainted(snapshot: &Snapshot) -> Vec<&str> {
 /// of a swapped condition taint (docs/upstream.md, "A taint swapped"). `None` when events cannot
 /// be read.
 pub async fn not_ready_since(connection: &Connection, nodes: &[&str]) -> Option<BTreeMap<NodeName, Timestamp>> {
-    let mut newest: BTreeMap<&str, (Option<Timestamp>, Option<Timestamp>)> =
-        nodes.iter().map(|&node| (node, (None, None))).collect();
+    not_ready_spells(connection, Some(nodes)).await
+}
+
+/// [`not_ready_since`] for every node, as `run` reads it at start.
+pub async fn every_not_ready_since(connection: &Connection) -> Option<BTreeMap<NodeName, Timestamp>> {
+    not_ready_spells(connection, None).await
+}
+
+/// When each node (of `nodes`, or every one) last became not ready, as its Events say.
+async fn not_ready_spells(connection: &Connection, nodes: Option<&[&str]>) -> Option<BTreeMap<NodeName, Timestamp>> {
+    let mut newest: BTreeMap<String, (Option<Timestamp>, Option<Timestamp>)> =
+        nodes.into_iter().flatten().map(|&node| (node.to_owned(), (None, None))).collect();
     let mut params = ListParams::default().fields("involvedObject.kind=Node").limit(PAGE_SIZE);
     loop {
         let request = Request::new("/api/v1/events").list(&params).ok()?;
         let body = connection.send(request, "list", "events").await.ok()?;
         let list: serde_json::Value = serde_json::from_str(&body).ok()?;
         for event in list["items"].as_array()? {
-            let Some(seen) = event["involvedObject"]["name"].as_str().and_then(|name| newest.get_mut(name)) else {
-                continue;
+            let Some(name) = event["involvedObject"]["name"].as_str() else { continue };
+            let seen = match nodes {
+                Some(_) => match newest.get_mut(name) {
+                    Some(seen) => seen,
+                    None => continue,
+                },
+                None => newest.entry(name.to_owned()).or_default(),
             };
             let slot = match event["reason"].as_str() {
                 Some("NodeNotReady") => &mut seen.0,
@@ -567,7 +582,9 @@ pub async fn not_ready_since(connection: &Connection, nodes: &[&str]) -> Option<
         }
     }
     let spells = newest.into_iter().filter_map(|(node, (not_ready, ready))| match (not_ready, ready) {
-        (Some(not_ready), ready) if ready.is_none_or(|ready| ready < not_ready) => Some((node.into(), not_ready)),
+        (Some(not_ready), ready) if ready.is_none_or(|ready| ready < not_ready) => {
+            Some((node.as_str().into(), not_ready))
+        }
         _ => None,
     });
     Some(spells.collect())

@@ -21,7 +21,7 @@ pub mod report;
 pub mod skew;
 pub mod throttle;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +42,7 @@ use crate::engine::queue::{EntryState, Ticket};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::engine::{
+    plan::mark_swapped,
     replay::replay,
     snapshot::{Snapshot, SnapshotNode, SnapshotPod},
 };
@@ -179,6 +180,12 @@ pub struct RunOptions {
     pub device_minor: Option<u32>,
     /// The nodes asked for: each list of nodes that lacks one is said once.
     pub asked: Asked,
+    /// When nodes last became not ready, as their Events said at start: the start-up replay keeps
+    /// the countdowns of a swapped condition taint (docs/upstream.md, "A taint swapped"). Used by
+    /// the first term only (a later one would read a spell that may have ended since).
+    pub not_ready: BTreeMap<NodeName, Timestamp>,
+    /// The node lifecycle controller's `--node-monitor-period`, for the same.
+    pub node_monitor_period: Duration,
 }
 
 impl Default for RunOptions {
@@ -191,6 +198,8 @@ impl Default for RunOptions {
             metrics: Arc::default(),
             device_minor: None,
             asked: Asked::Every,
+            not_ready: BTreeMap::new(),
+            node_monitor_period: Duration::from_secs(5),
         }
     }
 }
@@ -590,7 +599,10 @@ impl<E: Evictor> Loop<E> {
             term.engine.handle(Input::PodsReplaced(engine_pods), now);
         } else {
             let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-            let work = replay(snapshot, &selected, &[], now).work();
+            let mut plan = replay(snapshot, &selected, &[], now);
+            let not_ready = std::mem::take(&mut self.options.not_ready);
+            mark_swapped(&mut plan, &not_ready, self.options.node_monitor_period);
+            let work = plan.work();
             term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
         }
         if let Some(devices) = &mut self.devices {

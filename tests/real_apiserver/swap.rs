@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::{Options, node};
+use crate::support::running::Running;
 use crate::util::{command, instant, run_command};
 
 /// Waits, polling with a deadline, until `condition` holds.
@@ -91,6 +92,9 @@ fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
     assert_eq!(explained.code, 0, "{}", explained.stderr);
     assert!(explained.stdout.contains("swapped its first not-ready or unreachable taint"), "{}", explained.stdout);
 
+    // A dry `run` started now takes the countdown over from the first taint too.
+    let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run", "--node-monitor-period=2s"]);
+
     wait("the controller deletes t40", Duration::from_secs(60), || plane.controller_deletions().contains_key("t40"));
     let deleted = plane.controller_deletions()["t40"][0];
     eprintln!(
@@ -104,4 +108,10 @@ fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
         earliest - slack <= deleted && deleted <= latest + slack,
         "deleted at {deleted}, predicted {earliest}..{latest}"
     );
+    // Its deadline is the window's end: an enforcer never deletes before the controller would have
+    // (here the controller, enforcing too, deletes first).
+    let due = run.expect("run's countdown", |l| l["type"] == "scheduled" && l["pod"]["name"] == "t40");
+    let due = instant(due["evictAt"].as_str().expect("evictAt"));
+    eprintln!("run's deadline {:+.3} s from the controller's deletion", (due - deleted) as f64 / 1e9);
+    assert!(due >= deleted - slack && due <= latest + slack, "run {due}, the controller {deleted}");
 }

@@ -224,7 +224,13 @@ impl Plan<'_> {
             if matches!(pod.basis, Some(Basis::PredictedTaint | Basis::DeviceTaint)) {
                 return None;
             }
-            Some((pod.key().clone(), Work { created: pod.since?, fire: pod.evict_at?, cause }))
+            // A swapped taint's first countdown ends within a window: an enforcer deletes at its end,
+            // never before the controller would have.
+            let fire = match pod.basis {
+                Some(Basis::NodeNotReady) => pod.evict_at_latest.or(pod.evict_at)?,
+                _ => pod.evict_at?,
+            };
+            Some((pod.key().clone(), Work { created: pod.since?, fire, cause }))
         })
         .collect()
     }
