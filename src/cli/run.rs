@@ -402,6 +402,9 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let devices = if args.device_taints { device_taints(&connection, minor, &report_tx, &clock).await } else { None };
     let served = devices.as_ref().map(|(served, _)| served);
+    if args.keep_last_ready {
+        watch::read_owners();
+    }
     let watch::Watches { nodes, pods, devices: device_changes, mut fatal } =
         watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone(), served);
     let pods = gate_comparison_operators(pods, &args.lifecycle, minor, report_tx.clone(), clock.clone());
@@ -412,6 +415,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         restart_countdowns: args.restart_countdowns,
         concurrency: args.concurrency,
         max_deletions: args.max_deletions,
+        keep_last_ready: args.keep_last_ready,
         metrics,
         device_minor: devices.map(|(_, minor)| minor),
         asked: asked(args),

@@ -476,6 +476,7 @@ mod tests {
             phase: Arc::from("Running"),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };
@@ -584,6 +585,7 @@ mod tests {
                         phase: "Running".into(),
                         terminating,
                         deletion_timestamp: None,
+                        ready: false,
                         claims: None,
                         owner: None,
                     })
@@ -656,6 +658,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };
@@ -690,6 +693,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };
