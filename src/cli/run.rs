@@ -377,6 +377,13 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     for message in args.lifecycle.warnings() {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
+    if args.keep_last_ready && !matches!(scope, NodeScope::All) {
+        let message = "--keep-last-ready sees the replicas on the nodes watched only: a replica ready on another \
+                       node does not count, so the last ready replica of a workload on these nodes is kept even when \
+                       others are ready elsewhere (run on every node for the guard to see them all)"
+            .to_owned();
+        let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+    }
     if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
         && count > 0
     {
