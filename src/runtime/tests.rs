@@ -19,6 +19,8 @@ fn t(offset: i64) -> Timestamp {
 
 #[derive(Clone, Default)]
 struct Recorder {
+    /// It says it is a dry run (it records alike: a dry run's deletions change nothing either).
+    dry_run: bool,
     clock: Arc<Mutex<Option<Clock>>>,
     deletions: Arc<Mutex<Vec<(String, Timestamp)>>>,
     notices: Arc<Mutex<Vec<(String, Notice)>>>,
@@ -61,7 +63,7 @@ impl Server {
 
 impl Evictor for Recorder {
     fn is_dry_run(&self) -> bool {
-        false
+        self.dry_run
     }
 
     async fn evict(&self, pod: &PodRef, _: Controller) -> Outcome {
@@ -1082,4 +1084,43 @@ async fn keep_last_ready_guards_neither_a_bare_pod_nor_one_not_ready_and_off_it_
     deletions.sort();
     assert_eq!(deletions, [deleted("bare", 0), deleted("slow", 0), deleted("solo", 0)]);
     assert_eq!(kept(&reports), []);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_in_a_dry_run_says_what_would_be_held_and_what_would_go() {
+    let nodes = vec![node("n1", &[("a", 0)]), node("n2", &[])];
+    let pods = vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n2", false)];
+    let recorder = Recorder { dry_run: true, ..Recorder::default() };
+    let h = start_recording(nodes, pods, keeping(), 60, Leadership::always(), recorder);
+    pod_at(&h, 30, PodChange::Applied(replica("c", "n2", true)));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0), deleted("b", 30)], "would be deleted");
+    let kept: Vec<_> = reports.iter().filter(|r| matches!(r.event, RunEvent::Kept { dry_run: true, .. })).collect();
+    assert_eq!(kept.len(), 1, "{reports:#?}");
+    assert!(
+        reports.iter().any(|r| matches!(&r.event, RunEvent::Unkept { dry_run: true, why: LetGo::Spare { .. }, .. }))
+    );
+    assert!(summary.dry_run && summary.deleted == 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_beside_max_deletions_counts_the_capped_replicas_as_going() {
+    // a, b and c, the workload's ready replicas, all due at once; one deletion per minute. a goes;
+    // b waits for a slot (c is ready beside it); c, beside a gone and b going, is the last: kept.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n1", true)];
+    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..keeping() };
+    let h = start(nodes, pods, options, 150);
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0), deleted("b", 60)], "{reports:#?}");
+    let capped: Vec<&str> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Capped { pod, .. } => Some(pod.key.name()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(capped, ["b"]);
+    assert_eq!(kept(&reports), [("c".to_owned(), t(0))]);
+    assert_eq!(unkept(&reports), []);
 }
