@@ -175,6 +175,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s A -l all-namespaces -d 'Pods of all namespaces (the default: a node\'s pods span namespaces)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l dry-run -d 'Decide and report everything, write nothing (no condition, no deletion, no event)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l restart-countdowns -d 'Restart every countdown at start, as upstream\'s controller does when it starts, instead of continuing the deadlines `plan` shows'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l keep-last-ready -d 'A guard: never delete the last ready replica of a workload (the pods of one controller); its deletion is held (and listed) until another replica is ready'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect -d 'Decide and delete only while holding a Lease, so that several instances can run and one acts'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'

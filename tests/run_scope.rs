@@ -163,3 +163,21 @@ fn a_named_node_not_there_or_a_selector_matching_none_is_said_once_and_a_node_jo
         assert_eq!(deletes(&server.requests(), "on-n1"), 0, "{case}: n1 is not asked for");
     }
 }
+
+#[test]
+fn keep_last_ready_on_some_nodes_says_it_sees_only_their_replicas() {
+    let server = FakeApiServer::start(&scratch("scope-keep-last-ready"));
+    server.add(node("n1", &[]));
+    let mut run = Running::start(&server, &["n1", "--keep-last-ready"]);
+    let warning = run.expect("the warning", |l| l["type"] == "warning");
+    let message = warning["message"].as_str().expect("a message");
+    assert!(message.starts_with("--keep-last-ready sees the replicas on the nodes watched only"), "{message}");
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(lines.iter().filter(|l| l["type"] == "warning").count(), 1, "{lines:#?}");
+    // On every node it sees every replica: nothing to say.
+    let run = Running::start(&server, &["--keep-last-ready"]);
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "warning"), "{lines:#?}");
+}

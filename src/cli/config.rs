@@ -525,6 +525,8 @@ pub struct RunConfig {
     pub concurrency: usize,
     /// At most this many deletions per window.
     pub max_deletions: Option<(u32, Duration)>,
+    /// Never delete the last ready replica of a workload.
+    pub keep_last_ready: bool,
     /// Writes per second; 0: unlimited.
     pub qps: f64,
     /// Writes that may go at once.
@@ -559,6 +561,7 @@ impl RunConfig {
             restart_countdowns: args.restart_countdowns,
             concurrency: usize::from(args.concurrency),
             max_deletions: args.max_deletions.map(|max| (max, args.max_deletions_window)),
+            keep_last_ready: args.keep_last_ready,
             qps: args.qps,
             burst: args.burst,
             connect: connect_options(&args.cluster),

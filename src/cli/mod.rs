@@ -416,6 +416,14 @@ pub struct RunArgs {
     /// The sliding window `--max-deletions` counts in.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_timeout, help_heading = "Run")]
     pub max_deletions_window: std::time::Duration,
+    /// A guard: never delete the last ready replica of a workload (the pods of one controller); its
+    /// deletion is held (and listed) until another replica is ready.
+    ///
+    /// A pod is guarded when it is ready (`Ready=True`, not terminating), has a controller
+    /// (`ownerReferences` with `controller: true`), and no other pod of that controller is ready
+    /// and staying. Bare pods and pods that are not ready are not guarded.
+    #[arg(long, help_heading = "Run")]
+    pub keep_last_ready: bool,
     /// Writes per second to the API server (DELETE, status PATCH, event POST); 0: unlimited.
     ///
     /// One token bucket paces every write `run` makes, as kube-controller-manager's

@@ -377,6 +377,13 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     for message in args.lifecycle.warnings() {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
     }
+    if args.keep_last_ready && !matches!(scope, NodeScope::All) {
+        let message = "--keep-last-ready sees the replicas on the nodes watched only: a replica ready on another \
+                       node does not count, so the last ready replica of a workload on these nodes is kept even when \
+                       others are ready elsewhere (run on every node for the guard to see them all)"
+            .to_owned();
+        let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+    }
     if let Some(count) = cluster::recent_upstream_evictions(&connection, clock.now()).await
         && count > 0
     {
@@ -404,6 +411,9 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let (leadership, elector) = election(args, &connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let devices = if args.device_taints { device_taints(&connection, minor, &report_tx, &clock).await } else { None };
     let served = devices.as_ref().map(|(served, _)| served);
+    if args.keep_last_ready {
+        watch::read_owners();
+    }
     let watch::Watches { nodes, pods, devices: device_changes, mut fatal } =
         watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone(), served);
     let pods = gate_comparison_operators(pods, &args.lifecycle, minor, report_tx.clone(), clock.clone());
@@ -414,6 +424,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         restart_countdowns: args.restart_countdowns,
         concurrency: args.concurrency,
         max_deletions: args.max_deletions,
+        keep_last_ready: args.keep_last_ready,
         metrics,
         device_minor: devices.map(|(_, minor)| minor),
         asked: asked(args),

@@ -87,8 +87,8 @@ impl KeepLabels {
 pub struct Keep {
     /// The labels of a Node kept.
     pub labels: KeepLabels,
-    /// Whether a pod's controller is read (`metadata.ownerReferences`): only a game day's roll-up
-    /// per owner needs it, and a dump's every pod has one.
+    /// Whether a pod's controller is read (`metadata.ownerReferences`): a game day's roll-up per
+    /// owner and `run --keep-last-ready` need it, and a dump's every pod has one.
     pub owners: bool,
 }
 
@@ -261,13 +261,15 @@ impl Builder {
     fn owner(&mut self, refs: &[RawOwnerRef<'_>]) -> Option<Arc<Owner>> {
         let controller = refs.iter().find(|r| r.controller == Some(true))?;
         let (kind, name) = (controller.kind.as_deref().unwrap_or_default(), controller.name.as_deref()?);
+        let uid = controller.uid.as_deref().unwrap_or_default();
         if let Some(last) = &self.owner
             && *last.kind == *kind
             && *last.name == *name
+            && *last.uid == *uid
         {
             return Some(Arc::clone(last));
         }
-        let owner = Arc::new(Owner { kind: kind.into(), name: name.into() });
+        let owner = Arc::new(Owner { kind: kind.into(), name: name.into(), uid: uid.into() });
         Some(Arc::clone(self.owner.insert(owner)))
     }
 
@@ -396,13 +398,18 @@ impl Builder {
                 }
                 let created = time(item.creation_timestamp.as_deref(), &|| "metadata.creationTimestamp".into())?;
                 let deleting = time(item.deletion_timestamp.as_deref(), &|| "metadata.deletionTimestamp".into())?;
-                let mut scheduled = None;
+                let (mut scheduled, mut ready) = (None, false);
                 for (i, condition) in item.conditions.iter().enumerate() {
-                    if condition.type_.as_deref() == Some("PodScheduled") && condition.status.as_deref() == Some("True")
-                    {
-                        scheduled = time(condition.last_transition_time.as_deref(), &|| {
-                            format!("status.conditions[{i}].lastTransitionTime")
-                        })?;
+                    let true_ = condition.status.as_deref() == Some("True");
+                    match condition.type_.as_deref() {
+                        Some("PodScheduled") if true_ => {
+                            scheduled = time(condition.last_transition_time.as_deref(), &|| {
+                                format!("status.conditions[{i}].lastTransitionTime")
+                            })?;
+                        }
+                        // A repeated type: the last says (as for `PodScheduled`).
+                        Some("Ready") => ready = true_,
+                        _ => {}
                     }
                 }
                 let namespace = if namespace.is_empty() { "default" } else { namespace };
@@ -424,6 +431,7 @@ impl Builder {
                     phase,
                     terminating: deleting.is_some(),
                     deletion_timestamp: deleting,
+                    ready,
                     claims: item.claims(),
                     owner,
                 });

@@ -84,11 +84,18 @@ pub struct Watched {
 /// kind `kind` unless it says otherwise: through the streaming reader and the builder, so a watched
 /// object becomes exactly what the same object in a dump or a list page becomes.
 ///
+/// With `owners`, a pod's controller is read too (`metadata.ownerReferences`); without, it is
+/// skipped unread.
+///
 /// # Errors
 /// A value of the wrong shape, or a field the builder refuses (a missing name, a time that is not
 /// RFC 3339), in the deserializer's error.
-pub fn read_watched<'de, D: serde::Deserializer<'de>>(deserializer: D, kind: &str) -> Result<Watched, D::Error> {
-    let (snapshot, version) = stream::read_item(deserializer, kind)?;
+pub fn read_watched<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+    kind: &str,
+    owners: bool,
+) -> Result<Watched, D::Error> {
+    let (snapshot, version) = stream::read_item(deserializer, kind, owners)?;
     Ok(Watched { snapshot, resource_version: version.map(Cow::into_owned) })
 }
 

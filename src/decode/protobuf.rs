@@ -681,6 +681,7 @@ fn encode_value(field: &Field, value: &serde_json::Value, out: &mut Vec<u8>) -> 
 pub(crate) mod tests {
     use super::*;
     use crate::decode::{read_page, read_watched};
+    use crate::engine::snapshot::SnapshotPod;
 
     /// A value to encode.
     pub(crate) enum V<'a> {
@@ -777,6 +778,7 @@ pub(crate) mod tests {
         let status = msg(&[
             (1, V::S("Running")),
             (2, V::M(msg(&[(1, V::S("PodScheduled")), (2, V::S("True")), (3, V::M(Vec::new())), (4, time(T0 + 5))]))),
+            (2, V::M(msg(&[(1, V::S("Ready")), (2, V::S("True")), (4, time(T0 + 9)), (6, V::S("skipped"))]))),
             (5, V::S("10.0.0.1")),
         ]);
         msg(&[(1, V::M(meta)), (2, V::M(spec)), (3, V::M(status))])
@@ -789,7 +791,8 @@ pub(crate) mod tests {
         "spec":{"containers":[{"name":"app","image":"nginx"}],"nodeName":"n1",
         "tolerations":[{"key":"k","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},{"operator":"Exists"}]},
         "status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True","lastProbeTime":null,
-        "lastTransitionTime":"2026-11-23T18:00:05Z"}],"hostIP":"10.0.0.1"}}"#;
+        "lastTransitionTime":"2026-11-23T18:00:05Z"},{"type":"Ready","status":"True","lastProbeTime":null,
+        "lastTransitionTime":"2026-11-23T18:00:09Z","message":"skipped"}],"hostIP":"10.0.0.1"}}"#;
 
     #[test]
     fn a_pod_is_written_as_the_json_of_the_fields_read_and_nothing_else() {
@@ -803,7 +806,8 @@ pub(crate) mod tests {
                 r#""name":"web","uid":"r1","controller":true}]},"spec":{"nodeName":"n1","tolerations":[{"key":"k","#,
                 r#""operator":"Exists","effect":"NoExecute","tolerationSeconds":300},{"operator":"Exists"}]},"#,
                 r#""status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True","#,
-                r#""lastTransitionTime":"2026-11-23T18:00:05Z"}]}}"#
+                r#""lastTransitionTime":"2026-11-23T18:00:05Z"},{"type":"Ready","status":"True","#,
+                r#""lastTransitionTime":"2026-11-23T18:00:09Z"}]}}"#
             )
         );
     }
@@ -834,9 +838,13 @@ pub(crate) mod tests {
         assert_eq!(value["type"], "MODIFIED");
         let object = value["object"].to_string();
         let mut deserializer = serde_json::Deserializer::from_str(&object);
-        let watched = read_watched(&mut deserializer, "Pod").expect("a pod");
+        let watched = read_watched(&mut deserializer, "Pod", true).expect("a pod");
         assert_eq!(watched.resource_version.as_deref(), Some("42"));
         assert_eq!(watched.snapshot.pods[0].pod.tolerations.len(), 2);
+        // What `run --keep-last-ready` reads: the controller (with its UID) and the Ready condition.
+        let owner = watched.snapshot.pods[0].owner.as_deref().expect("its controller");
+        assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "r1"));
+        assert!(watched.snapshot.pods[0].ready);
         // An object without an envelope is of the watched kind; an ERROR event's is a Status.
         let bare = msg(&[(1, V::S("ADDED")), (2, V::M(msg(&[(1, V::M(pod()))])))]);
         let value: serde_json::Value =
@@ -849,6 +857,62 @@ pub(crate) mod tests {
             serde_json::from_slice(&watch_event_to_json(&error, "Pod").expect("reads")).expect("JSON");
         let status: kube::core::Status = serde_json::from_value(value["object"].clone()).expect("a Status");
         assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+    }
+
+    #[test]
+    fn a_watched_pod_reads_its_controller_and_readiness_from_protobuf_as_from_json() {
+        // A pod owned by a ReplicaSet (as controller) and a DaemonSet (not), its Ready condition
+        // `ready`, or none.
+        let encoded = |ready: Option<&str>| {
+            let owner = |kind, name, uid, controller| {
+                V::M(msg(&[
+                    (1, V::S(kind)),
+                    (3, V::S(name)),
+                    (4, V::S(uid)),
+                    (5, V::S("apps/v1")),
+                    (6, V::B(controller)),
+                ]))
+            };
+            let meta = msg(&[
+                (1, V::S("web-1")),
+                (3, V::S("prod")),
+                (5, V::S("u1")),
+                (13, owner("DaemonSet", "agent", "d1", false)),
+                (13, owner("ReplicaSet", "web", "r1", true)),
+            ]);
+            let condition = ready.map(|status| msg(&[(1, V::S("Ready")), (2, V::S(status)), (4, time(T0))]));
+            let status = match condition {
+                Some(condition) => msg(&[(1, V::S("Running")), (2, V::M(condition))]),
+                None => msg(&[(1, V::S("Running"))]),
+            };
+            msg(&[(1, V::M(meta)), (2, V::M(msg(&[(10, V::S("n1"))]))), (3, V::M(status))])
+        };
+        let json = |ready: Option<&str>| {
+            let conditions = ready.map_or_else(String::new, |status| {
+                format!(r#","conditions":[{{"type":"Ready","status":"{status}","lastTransitionTime":"2026-11-23T18:00:00Z"}}]"#)
+            });
+            format!(
+                r#"{{"metadata":{{"name":"web-1","namespace":"prod","uid":"u1","ownerReferences":[
+                {{"apiVersion":"apps/v1","kind":"DaemonSet","name":"agent","uid":"d1","controller":false}},
+                {{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r1","controller":true}}]}},
+                "spec":{{"nodeName":"n1"}},"status":{{"phase":"Running"{conditions}}}}}"#
+            )
+        };
+        for ready in [Some("True"), Some("False"), None] {
+            let line = to_json(&enveloped("v1", "Pod", encoded(ready))).expect("reads");
+            let from_protobuf =
+                read_watched(&mut serde_json::Deserializer::from_slice(&line), "Pod", true).expect("a pod");
+            let text = json(ready);
+            let from_json = read_watched(&mut serde_json::Deserializer::from_str(&text), "Pod", true).expect("a pod");
+            let pod = &from_protobuf.snapshot.pods[0];
+            assert_eq!(pod, &from_json.snapshot.pods[0], "{ready:?}");
+            assert_eq!(pod.ready, ready == Some("True"));
+            let owner = pod.owner.as_deref().expect("the controller");
+            assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "r1"));
+            // Unless asked for, the owner is not read (readiness is: it costs no allocation).
+            let unowned = read_watched(&mut serde_json::Deserializer::from_slice(&line), "Pod", false).expect("a pod");
+            assert_eq!(unowned.snapshot.pods[0], SnapshotPod { owner: None, ..pod.clone() });
+        }
     }
 
     #[test]

@@ -182,6 +182,8 @@ raw! {
         kind: Option<Cow<'a, str>> = "kind",
         #[serde(borrow)]
         name: Option<Cow<'a, str>> = "name",
+        #[serde(borrow)]
+        uid: Option<Cow<'a, str>> = "uid",
         controller: Option<bool> = "controller",
     }
 }

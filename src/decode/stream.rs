@@ -156,14 +156,15 @@ fn item_boundary(bytes: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Reads one object alone (a watch event's, or an API answer's) as an item of kind `kind` unless it
-/// says otherwise, and builds it (without its owner); also its `metadata.resourceVersion`. There is no exact reader to
-/// fall back to here (the deserializer is the caller's), so an error is the answer.
+/// says otherwise, and builds it (its owner only with `owners`); also its `metadata.resourceVersion`. There is no
+/// exact reader to fall back to here (the deserializer is the caller's), so an error is the answer.
 pub(super) fn read_item<'de, D: Deserializer<'de>>(
     deserializer: D,
     kind: &str,
+    owners: bool,
 ) -> Result<(Snapshot, Option<Cow<'de, str>>), D::Error> {
-    // A watch feeds `run` and `plan -w`, which roll up no owner.
-    let keep = Keep { owners: false, ..Keep::default() };
+    // A watch feeds `run` and `plan -w`: only `run --keep-last-ready` reads pods' controllers.
+    let keep = Keep { owners, ..Keep::default() };
     let mut fields = Fields { keep_version: true, keep: keep.clone(), ..Fields::default() };
     ItemSeed { fields: &mut fields, skip_other_kinds: false }.deserialize(deserializer)?;
     let mut builder = Builder::new(keep);
@@ -357,8 +358,8 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
     }
 }
 
-/// `status.conditions`: only the `PodScheduled=True` ones are kept (all the builder looks at); the
-/// others are only checked.
+/// `status.conditions`: only the `PodScheduled=True` ones and whether each `Ready` one is `True` are
+/// kept (all the builder looks at); the others are only checked.
 struct Conditions<'v, 'de>(&'v mut Vec<RawCondition<'de>>);
 
 seed!([<'de>] Conditions<'_, 'de> => deserialize_seq);
@@ -379,8 +380,16 @@ impl<'de> Visitor<'de> for Conditions<'_, 'de> {
                     last_transition_time: last_transition_time.map(Key::into_text).transpose()?,
                 });
             } else {
-                for text in [type_, status, last_transition_time].iter().flatten() {
+                for text in [type_.as_ref(), status.as_ref(), last_transition_time.as_ref()].into_iter().flatten() {
                     text.check()?;
+                }
+                if type_.as_ref().is_some_and(|t| *t.0 == *b"Ready") {
+                    let ready = status.as_ref().is_some_and(|s| *s.0 == *b"True");
+                    self.0.push(RawCondition {
+                        type_: Some(Cow::Borrowed("Ready")),
+                        status: Some(Cow::Borrowed(if ready { "True" } else { "False" })),
+                        last_transition_time: None,
+                    });
                 }
             }
         }

@@ -924,6 +924,7 @@ mod tests {
                         phase: phase.into(),
                         terminating,
                         deletion_timestamp: deletion,
+                        ready: false,
                         claims: None,
                         owner: None,
                     })),
@@ -1072,7 +1073,11 @@ mod tests {
             |(namespace, kind, name, pods, deleted, first, last)| OwnerLoss {
                 // A test's owners are kept for the rest of the run.
                 namespace: Box::leak(namespace.into_boxed_str()),
-                owner: Box::leak(Box::new(crate::engine::snapshot::Owner { kind: kind.into(), name: name.into() })),
+                owner: Box::leak(Box::new(crate::engine::snapshot::Owner {
+                    kind: kind.into(),
+                    name: name.into(),
+                    uid: Box::default(),
+                })),
                 pods: pods.max(deleted),
                 deleted,
                 first: first.unwrap_or_default(),

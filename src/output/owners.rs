@@ -138,8 +138,8 @@ mod tests {
     #[test]
     fn the_roll_up_lists_each_owner_with_what_is_left() {
         let (db, web) = (
-            Owner { kind: "StatefulSet".into(), name: "db".into() },
-            Owner { kind: "ReplicaSet".into(), name: "web-7d9c".into() },
+            Owner { kind: "StatefulSet".into(), name: "db".into(), uid: "u-db".into() },
+            Owner { kind: "ReplicaSet".into(), name: "web-7d9c".into(), uid: "u-web".into() },
         );
         let at = |s: i64| Timestamp::from_unix_seconds(1_795_341_600 + s);
         let owners = vec![

@@ -12,11 +12,16 @@ use super::human::{countdown, duration, printable, printable_display as shown, r
 use crate::engine::lifecycle::NodeForecast;
 use crate::engine::model::{NodeName, PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};
+use crate::engine::snapshot::Owner;
 use crate::engine::time::Timestamp;
-use crate::runtime::report::{LeaderState, Report, RunEvent, Summary};
+use crate::runtime::report::{LeaderState, LetGo, Report, RunEvent, Summary};
 
 pub(super) fn pod_json(pod: &PodRef) -> Value {
     json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.text().as_str(), "node": pod.node.as_str()})
+}
+
+fn owner_json(owner: &Owner) -> Value {
+    json!({"kind": &*owner.kind, "name": &*owner.name, "uid": &*owner.uid})
 }
 
 pub(super) fn work_json(object: &mut Value, work: &Work) {
@@ -92,6 +97,19 @@ pub fn to_json(report: &Report) -> Value {
             work_json(&mut o, work);
             o
         }
+        RunEvent::Kept { pod, work, owner, dry_run } => {
+            let mut o = json!({"type": "kept", "pod": pod_json(pod), "owner": owner_json(owner), "dryRun": dry_run});
+            work_json(&mut o, work);
+            o
+        }
+        RunEvent::Unkept { pod, owner, why, dry_run } => {
+            let replica = match why {
+                LetGo::Spare { replica } => Some(replica.as_str()),
+                LetGo::NotReady | LetGo::NotDue => None,
+            };
+            json!({"type": "unkept", "pod": pod_json(pod), "owner": owner_json(owner), "reason": why.as_str(),
+                "replica": replica, "dryRun": dry_run})
+        }
         RunEvent::Dropped { pod } => json!({"type": "dropped", "pod": pod_json(pod)}),
         RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
             "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
@@ -140,7 +158,8 @@ pub fn level(event: &RunEvent) -> &'static str {
         | RunEvent::Blocked { .. }
         | RunEvent::Warning { .. }
         | RunEvent::Held { .. }
-        | RunEvent::Capped { .. } => "warning",
+        | RunEvent::Capped { .. }
+        | RunEvent::Kept { .. } => "warning",
         RunEvent::Connection { connected: false, .. } => "warning",
         RunEvent::Leadership { state: LeaderState::Lost, .. } => "warning",
         _ => "info",
@@ -270,6 +289,37 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 rfc3339_seconds(*until)
             ),
         ),
+        RunEvent::Kept { pod, work, owner, dry_run } => {
+            let (kind, held, deleted) = if *dry_run {
+                ("would keep", "would be held", "would be deleted")
+            } else {
+                ("kept", "held", "deleted")
+            };
+            (
+                paint(kind, color, |t| t.yellow().bold().to_string()),
+                format!(
+                    "{} on {}: due {} ({}), {held}: the last ready replica of {} {} (--keep-last-ready); {deleted} once \
+                     another replica is ready",
+                    pod.key,
+                    pod.node,
+                    rfc3339_seconds(work.fire),
+                    cause_text(work),
+                    owner.kind,
+                    owner.name
+                ),
+            )
+        }
+        RunEvent::Unkept { pod, owner, why, dry_run } => {
+            let deleting = if *dry_run { "would be deleted now" } else { "deleting it now" };
+            let text = match why {
+                LetGo::Spare { replica } => {
+                    format!("{} {} has another ready replica ({replica}); {deleting}", owner.kind, owner.name)
+                }
+                LetGo::NotReady => format!("no longer a ready replica of {} {}; {deleting}", owner.kind, owner.name),
+                LetGo::NotDue => "no longer due; not deleted".to_owned(),
+            };
+            ("unkept".into(), format!("{} on {}: {text}", pod.key, pod.node))
+        }
         RunEvent::Released { count } => (
             "released".into(),
             format!("the watches are listed again: {count} deletions held go ahead, the engine having decided again"),
@@ -362,6 +412,8 @@ pub struct LiveView {
     foreseen: BTreeMap<NodeName, NodeForecast>,
     /// Pods due whose eviction a PodDisruptionBudget refuses, with the budget (`--mode evict`).
     blocked: BTreeMap<PodKey, String>,
+    /// Pods due that `--keep-last-ready` holds: the last ready replicas of their workloads.
+    kept: std::collections::BTreeSet<PodKey>,
 }
 
 /// How many upcoming deletions the live view lists.
@@ -399,6 +451,13 @@ impl LiveView {
             RunEvent::Blocked { pod, budget, .. } => {
                 self.blocked.insert(pod.key.clone(), budget.clone());
             }
+            RunEvent::Kept { pod, .. } => {
+                self.scheduled.remove(&pod.key);
+                self.kept.insert(pod.key.clone());
+            }
+            RunEvent::Unkept { pod, .. } => {
+                self.kept.remove(&pod.key);
+            }
             RunEvent::Gone { pod, .. } | RunEvent::Failed { pod, .. } | RunEvent::Withdrawn { pod, .. } => {
                 self.blocked.remove(&pod.key);
             }
@@ -412,6 +471,7 @@ impl LiveView {
             RunEvent::Leadership { state: LeaderState::Lost, .. } => {
                 self.scheduled.clear();
                 self.blocked.clear();
+                self.kept.clear();
             }
             _ => {}
         }
@@ -466,6 +526,9 @@ impl LiveView {
         }
         if !self.blocked.is_empty() {
             counts.push_str(&format!(" · {} blocked by disruption budgets", self.blocked.len()));
+        }
+        if !self.kept.is_empty() {
+            counts.push_str(&format!(" · {} kept as the last ready replica (--keep-last-ready)", self.kept.len()));
         }
         // The connection comes first when it is not as it should be: a quiet view may be a lost one.
         let state = match self.disconnected.iter().min_by_key(|(_, since)| **since) {
@@ -707,6 +770,80 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#""type":"withdrawn""#) && text.contains(r#""budget":"web/frontend""#), "{text}");
+    }
+
+    #[test]
+    fn the_last_ready_replica_kept_is_said_in_the_line_the_json_and_the_live_view_and_so_is_its_release() {
+        let pod = PodRef { key: PodKey::new("web", "web-1"), uid: Uid::from("u"), node: "n2".into() };
+        let owner = std::sync::Arc::new(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() });
+        let at = Timestamp::from_unix_seconds(3);
+        let work = Work { created: at, fire: at, cause: Cause::Untolerated };
+        let kept = |dry_run| RunEvent::Kept { pod: pod.clone(), work, owner: owner.clone(), dry_run };
+        let unkept = |why, dry_run| RunEvent::Unkept { pod: pod.clone(), owner: owner.clone(), why, dry_run };
+        let spare = || LetGo::Spare { replica: "web-2".into() };
+        let mut view = LiveView::default();
+        view.observe(&synced());
+        view.observe(&scheduled("web-1", 3));
+        let mut text = Vec::new();
+        let events = [
+            kept(false),
+            unkept(spare(), false),
+            unkept(LetGo::NotReady, false),
+            unkept(LetGo::NotDue, false),
+            kept(true),
+            unkept(spare(), true),
+        ];
+        for (i, event) in events.into_iter().enumerate() {
+            let report = Report { at, event };
+            view.observe(&report);
+            if i == 0 {
+                assert_eq!(
+                    view.render(at, ColorMode::Plain),
+                    ["── 0 scheduled, 0 deleted · 1 kept as the last ready replica (--keep-last-ready) ──"]
+                );
+            }
+            write_text(&report, ColorMode::Plain, &mut text).expect("a Vec");
+            write_json(&report, &mut text).expect("a Vec");
+        }
+        assert_eq!(view.render(at, ColorMode::Plain), ["── 0 scheduled, 0 deleted ──"]);
+        let text = String::from_utf8(text).expect("UTF-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "1970-01-01T00:00:03Z  kept      web/web-1 on n2: due 1970-01-01T00:00:03Z (untolerated taint), held: \
+             the last ready replica of ReplicaSet web (--keep-last-ready); deleted once another replica is ready"
+        );
+        let json: Value = serde_json::from_str(lines[1]).expect("JSON");
+        assert_eq!((json["type"].as_str(), json["dryRun"].as_bool()), (Some("kept"), Some(false)));
+        assert_eq!(json["owner"], serde_json::json!({"kind": "ReplicaSet", "name": "web", "uid": "rs"}));
+        assert_eq!(
+            (json["evictAt"].as_str(), json["reason"].as_str()),
+            (Some("1970-01-01T00:00:03Z"), Some("untolerated"))
+        );
+        assert_eq!(
+            lines[2],
+            "1970-01-01T00:00:03Z  unkept    web/web-1 on n2: ReplicaSet web has another ready replica (web-2); \
+             deleting it now"
+        );
+        let json: Value = serde_json::from_str(lines[3]).expect("JSON");
+        assert_eq!((json["type"].as_str(), json["reason"].as_str()), (Some("unkept"), Some("anotherReady")));
+        assert_eq!(json["replica"], "web-2");
+        assert!(lines[4].ends_with("no longer a ready replica of ReplicaSet web; deleting it now"), "{text}");
+        assert_eq!(serde_json::from_str::<Value>(lines[5]).expect("JSON")["reason"], "notReady");
+        assert!(lines[6].ends_with("web/web-1 on n2: no longer due; not deleted"), "{text}");
+        let json: Value = serde_json::from_str(lines[7]).expect("JSON");
+        assert_eq!((json["reason"].as_str(), json["replica"].is_null()), (Some("notDue"), true));
+        assert!(
+            lines[8].contains(
+                "would keep web/web-1 on n2: due 1970-01-01T00:00:03Z (untolerated taint), would be \
+                 held: the last ready replica of ReplicaSet web (--keep-last-ready); would be deleted once another \
+                 replica is ready"
+            ),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(lines[9]).expect("JSON")["dryRun"], true);
+        assert!(lines[10].ends_with("has another ready replica (web-2); would be deleted now"), "{text}");
+        assert_eq!((level(&kept(false)), level(&unkept(LetGo::NotDue, false))), ("warning", "info"));
     }
 
     #[test]

@@ -202,6 +202,7 @@ mod tests {
                 phase: "Running".into(),
                 terminating: false,
                 deletion_timestamp: None,
+                ready: false,
                 claims: None,
                 owner: None,
             })),

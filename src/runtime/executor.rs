@@ -128,6 +128,12 @@ impl<E: Evictor> Executor<E> {
         self.running.values().map(|running| running.waiting.len() + 1).sum()
     }
 
+    /// Whether a job of pod `key` is started or waiting.
+    #[must_use]
+    pub fn has(&self, key: &PodKey) -> bool {
+        self.running.contains_key(key)
+    }
+
     /// Pods whose last deletion attempt failed, with the reason, by pod.
     #[must_use]
     pub fn failing(&self) -> Vec<(PodRef, String)> {

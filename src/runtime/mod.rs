@@ -17,6 +17,7 @@ pub mod election;
 pub mod events;
 pub mod evictor;
 pub mod executor;
+pub mod replicas;
 pub mod report;
 pub mod skew;
 pub mod throttle;
@@ -39,6 +40,7 @@ pub use throttle::{Backlog, Throttle};
 use crate::engine::devices::{DeviceEngine, DeviceInput, DevicePod};
 use crate::engine::model::{Node, NodeName, PodKey, PodRef, Uid};
 use crate::engine::queue::{EntryState, Ticket};
+use crate::engine::snapshot::Owner;
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::engine::{
@@ -47,8 +49,9 @@ use crate::engine::{
     snapshot::{Snapshot, SnapshotNode, SnapshotPod},
 };
 use crate::metrics::Metrics;
-use crate::runtime::report::{Report, RunEvent, Summary};
+use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
 use absent::Absent;
+use replicas::{Guard, Replicas};
 
 /// A change to the watched nodes.
 #[derive(Clone, Debug)]
@@ -172,6 +175,9 @@ pub struct RunOptions {
     /// A brake: at most this many deletions in any window of this length (docs/run.md, "A cap on
     /// deletions"); `None`: none.
     pub max_deletions: Option<(u32, Duration)>,
+    /// A guard: never delete the last ready replica of a workload (docs/run.md, "Keeping the last
+    /// ready replica").
+    pub keep_last_ready: bool,
     /// How long in-flight deletions may take to finish after the first interrupt.
     pub drain_timeout: Duration,
     /// Where counts and readiness go.
@@ -194,6 +200,7 @@ impl Default for RunOptions {
             restart_countdowns: false,
             concurrency: 16,
             max_deletions: None,
+            keep_last_ready: false,
             drain_timeout: Duration::from_secs(10),
             metrics: Arc::default(),
             device_minor: None,
@@ -313,6 +320,7 @@ impl Lists {
                     phase: "".into(),
                     terminating,
                     deletion_timestamp: None,
+                    ready: false,
                     claims: None,
                     owner: None,
                 };
@@ -417,6 +425,7 @@ pub async fn run<E: Evictor>(
     let Sources { nodes, pods, devices, controller_acquired, mut leadership } = sources;
     let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices);
     let device_minor = options.device_minor;
+    let keep_last_ready = options.keep_last_ready;
     let notices = Notices::start(evictor.clone());
     let absent = Absent::new(options.asked.clone());
     let mut run = Loop {
@@ -428,6 +437,7 @@ pub async fn run<E: Evictor>(
         metrics: options.metrics.clone(),
         options,
         terminating: Terminating::default(),
+        replicas: keep_last_ready.then(Replicas::default),
         gaps: Gaps::default(),
         devices: device_minor.map(DeviceEngine::new),
         notices,
@@ -452,6 +462,7 @@ pub async fn run<E: Evictor>(
                     Some(Step::Pod(change, now)) => {
                         run.gaps.pod(&change, now);
                         run.terminating.track(&change);
+                        run.follow_replicas(&change);
                         if let Some(input) = device_pod_input(&change) {
                             run.follow_devices(input, now);
                         }
@@ -492,6 +503,16 @@ pub async fn run<E: Evictor>(
     }
 }
 
+/// What `--keep-last-ready` says of a pod whose deletion is due.
+enum Verdict {
+    /// Not guarded (or the guard is off).
+    Free,
+    /// Another replica of its workload is ready (by name): it may go.
+    Spare(String),
+    /// The last ready replica of the workload of this controller: held.
+    Last(Arc<Owner>),
+}
+
 /// How a term as leader ended.
 enum Ended {
     /// Shutdown, or the sources ended.
@@ -515,6 +536,9 @@ struct Term<E> {
     capped: std::collections::VecDeque<Job>,
     /// When each deletion in the window was started.
     started: std::collections::VecDeque<Timestamp>,
+    /// Deletions of the last ready replica of a workload (`--keep-last-ready`), with its controller:
+    /// each goes once another replica is ready, or once the pod is no longer a ready one.
+    kept: Vec<(Job, Arc<Owner>)>,
 }
 
 /// What lasts across terms.
@@ -528,6 +552,8 @@ struct Loop<E> {
     options: RunOptions,
     /// Pods already being deleted: their work is done without another DELETE.
     terminating: Terminating,
+    /// With `--keep-last-ready`: the pods of workloads, and which are ready.
+    replicas: Option<Replicas>,
     /// The watches interrupted and not yet listed again.
     gaps: Gaps,
     /// The device-taint controller, when device taints are enforced: it follows the DRA objects
@@ -590,6 +616,7 @@ impl<E: Evictor> Loop<E> {
             held: Vec::new(),
             capped: std::collections::VecDeque::new(),
             started: std::collections::VecDeque::new(),
+            kept: Vec::new(),
         };
         let now = self.clock.now();
         let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
@@ -656,6 +683,7 @@ impl<E: Evictor> Loop<E> {
                         self.interrupted(term, matches!(change, PodChange::Interrupted));
                         self.gaps.pod(&change, now);
                         self.terminating.track(&change);
+                        self.follow_replicas(&change);
                         if let Some(input) = pod_change_input(&change) {
                             term.engine.handle(input, now);
                         }
@@ -685,6 +713,7 @@ impl<E: Evictor> Loop<E> {
             self.drain_actions(term);
             self.release(term);
             if self.gaps.open().is_none() {
+                self.rekeep(term);
                 self.uncap(term);
             }
         }
@@ -760,8 +789,79 @@ impl<E: Evictor> Loop<E> {
         }
     }
 
-    /// Starts `job`, unless `--max-deletions` is reached: then it waits for a slot, and says so.
+    /// Starts `job`, unless `--keep-last-ready` holds it (the pod is the last ready replica of its
+    /// workload) or `--max-deletions` is reached; either way, says so.
     fn start(&mut self, term: &mut Term<E>, job: Job) {
+        if let Verdict::Last(owner) = self.guard(term, &job.pod) {
+            let (pod, work, dry_run) = (job.pod.clone(), job.work, self.dry_run);
+            self.send(RunEvent::Kept { pod, work, owner: Arc::clone(&owner), dry_run });
+            term.kept.push((job, owner));
+            return;
+        }
+        self.start_or_cap(term, job);
+    }
+
+    /// What `--keep-last-ready` says of `pod` now ([`Verdict::Free`] when it is off). The pods
+    /// whose deletion `run` has under way or holds are going: they do not count as ready replicas
+    /// (the ones it keeps do: they stay).
+    fn guard(&self, term: &Term<E>, pod: &PodRef) -> Verdict {
+        let Some(replicas) = &self.replicas else { return Verdict::Free };
+        let taken = |key: &PodKey| {
+            term.executor.has(key)
+                || term.held.iter().any(|job| job.pod.key == *key)
+                || term.capped.iter().any(|job| job.pod.key == *key)
+        };
+        match replicas.guard(pod, taken) {
+            Guard::Free => Verdict::Free,
+            Guard::Spare(replica) => Verdict::Spare(replica.name().to_owned()),
+            Guard::Last(workload) => Verdict::Last(Arc::clone(&workload.owner)),
+        }
+    }
+
+    /// Decides again on the deletions `--keep-last-ready` holds: each whose pod has a ready replica
+    /// beside it now, or is no longer a ready replica itself, goes ahead (and says so).
+    fn rekeep(&mut self, term: &mut Term<E>) {
+        let mut at = 0;
+        while at < term.kept.len() {
+            let why = match self.guard(term, &term.kept[at].0.pod) {
+                Verdict::Last(_) => {
+                    at += 1;
+                    continue;
+                }
+                Verdict::Spare(replica) => LetGo::Spare { replica },
+                Verdict::Free => LetGo::NotReady,
+            };
+            let (job, owner) = term.kept.remove(at);
+            self.send(RunEvent::Unkept { pod: job.pod.clone(), owner, why, dry_run: self.dry_run });
+            if self.terminating.contains(&job.pod) {
+                self.already_terminating(term, job);
+            } else {
+                self.start_or_cap(term, job);
+            }
+        }
+    }
+
+    /// Follows a pod change for `--keep-last-ready`.
+    fn follow_replicas(&mut self, change: &PodChange) {
+        let Some(replicas) = &mut self.replicas else { return };
+        match change {
+            PodChange::Listed(pods) => replicas.listed(pods),
+            PodChange::Applied(pod) => replicas.applied(pod),
+            PodChange::Deleted(key) => replicas.deleted(key),
+            PodChange::Interrupted | PodChange::Resumed => {}
+        }
+    }
+
+    /// `job`'s pod is already being deleted: its work is done without another DELETE.
+    fn already_terminating(&mut self, term: &mut Term<E>, job: Job) {
+        self.summary.gone += 1;
+        let reason = "already terminating: its deletion was issued before".to_owned();
+        self.send(RunEvent::Gone { pod: job.pod.clone(), reason });
+        self.evicted(term, job.controller, job.pod.key, job.ticket);
+    }
+
+    /// Starts `job`, unless `--max-deletions` is reached: then it waits for a slot, and says so.
+    fn start_or_cap(&mut self, term: &mut Term<E>, job: Job) {
         self.prune(term);
         let now = self.clock.now();
         match (self.options.max_deletions, self.next_slot(term)) {
@@ -809,11 +909,8 @@ impl<E: Evictor> Loop<E> {
                 self.notices.send(&pod, Notice::Cancelling(controller));
                 self.send(RunEvent::Cancelled { pod, work });
             }
-            Action::Evict { pod, ticket, .. } if self.terminating.contains(&pod) => {
-                self.summary.gone += 1;
-                let reason = "already terminating: its deletion was issued before".to_owned();
-                self.send(RunEvent::Gone { pod: pod.clone(), reason });
-                self.evicted(term, controller, pod.key, ticket);
+            Action::Evict { pod, work, ticket } if self.terminating.contains(&pod) => {
+                self.already_terminating(term, Job { pod, work, ticket, controller });
             }
             Action::Evict { pod, work, ticket } if self.gaps.open().is_some() => {
                 self.hold(term, Job { pod, work, ticket, controller });
@@ -828,6 +925,10 @@ impl<E: Evictor> Loop<E> {
                 } else if let Some(at) = term.capped.iter().position(same) {
                     let job = term.capped.remove(at).expect("found");
                     self.send(RunEvent::Dropped { pod: job.pod });
+                } else if let Some(at) = term.kept.iter().position(|(job, _)| same(job)) {
+                    let (job, owner) = term.kept.remove(at);
+                    let dry_run = self.dry_run;
+                    self.send(RunEvent::Unkept { pod: job.pod, owner, why: LetGo::NotDue, dry_run });
                 } else {
                     term.executor.withdraw(&pod.key, ticket);
                 }
@@ -856,6 +957,9 @@ impl<E: Evictor> Loop<E> {
         match outcome {
             Some(Outcome::Deleted) => {
                 self.summary.deleted += 1;
+                if let Some(replicas) = &mut self.replicas {
+                    replicas.carried_out(&job.pod);
+                }
                 if !self.dry_run {
                     self.metrics.deleted(now.nanos_since(job.work.fire) as f64 / 1e9);
                 }

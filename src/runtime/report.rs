@@ -7,9 +7,12 @@
 //! engine's decisions. Uses: the engine's values only, so that `output` can render it without
 //! reaching the rest of the runtime.
 
+use std::sync::Arc;
+
 use crate::engine::lifecycle::NodeForecast;
 use crate::engine::model::PodRef;
 use crate::engine::queue::Work;
+use crate::engine::snapshot::Owner;
 use crate::engine::time::Timestamp;
 
 /// Something `run` did or saw.
@@ -136,6 +139,29 @@ pub enum RunEvent {
         /// When the window frees the next slot (later ones wait behind it).
         until: Timestamp,
     },
+    /// A deletion fell due for the last ready replica of its workload (`--keep-last-ready`): it is
+    /// held until another replica is ready (docs/run.md, "Keeping the last ready replica").
+    Kept {
+        /// The pod.
+        pod: PodRef,
+        /// Its deletion and clock.
+        work: Work,
+        /// The workload's controller (in the pod's namespace).
+        owner: Arc<Owner>,
+        /// Nothing is written: the pod would be held.
+        dry_run: bool,
+    },
+    /// A deletion `--keep-last-ready` held is let go.
+    Unkept {
+        /// The pod.
+        pod: PodRef,
+        /// The workload's controller.
+        owner: Arc<Owner>,
+        /// Why, and whether the deletion goes ahead.
+        why: LetGo,
+        /// Nothing is written.
+        dry_run: bool,
+    },
     /// The interrupted watches are listed again: the deletions held that the engine still wants
     /// go ahead.
     Released {
@@ -189,6 +215,34 @@ pub enum RunEvent {
     },
     /// The last event.
     Summary(Summary),
+}
+
+/// Why `--keep-last-ready` lets a deletion go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LetGo {
+    /// Another replica of the workload is ready (this one, by name): the deletion goes ahead.
+    Spare {
+        /// The ready replica's name.
+        replica: String,
+    },
+    /// The pod is no longer a ready replica (not ready, terminating, or no longer owned): not
+    /// guarded, the deletion goes ahead.
+    NotReady,
+    /// The engine no longer wants the deletion (the taint went away, the pod tolerates it now, or it
+    /// is gone): it is not carried out.
+    NotDue,
+}
+
+impl LetGo {
+    /// The reason in one word, for `-o json`.
+    #[must_use]
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Spare { .. } => "anotherReady",
+            Self::NotReady => "notReady",
+            Self::NotDue => "notDue",
+        }
+    }
 }
 
 /// An instance's part in the election.

@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, watch};
 use super::*;
 use crate::engine::model::{Effect, Pod, Taint, Toleration};
 use crate::metrics::FailureReason;
-use crate::runtime::report::RunEvent;
+use crate::runtime::report::{LetGo, RunEvent};
 
 /// 2026-11-22T10:00:00Z, the virtual start.
 const T0: i64 = 1_795_341_600;
@@ -19,6 +19,8 @@ fn t(offset: i64) -> Timestamp {
 
 #[derive(Clone, Default)]
 struct Recorder {
+    /// It says it is a dry run (it records alike: a dry run's deletions change nothing either).
+    dry_run: bool,
     clock: Arc<Mutex<Option<Clock>>>,
     deletions: Arc<Mutex<Vec<(String, Timestamp)>>>,
     notices: Arc<Mutex<Vec<(String, Notice)>>>,
@@ -61,7 +63,7 @@ impl Server {
 
 impl Evictor for Recorder {
     fn is_dry_run(&self) -> bool {
-        false
+        self.dry_run
     }
 
     async fn evict(&self, pod: &PodRef, _: Controller) -> Outcome {
@@ -146,6 +148,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         phase: "Running".into(),
         terminating: false,
         deletion_timestamp: None,
+        ready: false,
         claims: None,
         owner: None,
     }
@@ -992,4 +995,132 @@ async fn past_max_deletions_the_due_pods_wait_for_the_window_to_free_a_slot() {
         .collect();
     assert_eq!(capped.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["p3", "p4", "p5"], "each said once");
     assert!(capped.iter().all(|(_, until)| *until == t(60)), "{capped:?}");
+}
+
+/// `--keep-last-ready`: pod `name` on `node`, a replica of ReplicaSet `web`, its Ready condition
+/// `ready`; it tolerates no taint.
+fn replica(name: &str, node: &str, ready: bool) -> SnapshotPod {
+    let owner = crate::engine::snapshot::Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs-web".into() };
+    SnapshotPod { owner: Some(Arc::new(owner)), ready, ..pod(name, node, &[], -60) }
+}
+
+/// The `kept` lines: each pod's name and when.
+fn kept(reports: &[Report]) -> Vec<(String, Timestamp)> {
+    reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Kept { pod, owner, .. } if &*owner.name == "web" => Some((pod.key.name().to_owned(), r.at)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `unkept` lines: each pod's name, why, and when.
+fn unkept(reports: &[Report]) -> Vec<(String, LetGo, Timestamp)> {
+    reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Unkept { pod, why, .. } => Some((pod.key.name().to_owned(), why.clone(), r.at)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn keeping() -> RunOptions {
+    RunOptions { keep_last_ready: true, ..RunOptions::default() }
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_deletes_one_of_two_ready_replicas_due_together_and_the_other_once_a_third_is_ready() {
+    // n1 tainted: a and b, both ready, fall due at once; c, on n2, is not ready yet. The recorder's
+    // deletions leave the pods as they were (a dry run's do too): a stays taken, not ready to spare.
+    let nodes = vec![node("n1", &[("a", 0)]), node("n2", &[])];
+    let pods = vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n2", false)];
+    let h = start(nodes, pods, keeping(), 60);
+    pod_at(&h, 30, PodChange::Applied(replica("c", "n2", true)));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0), deleted("b", 30)], "{reports:#?}");
+    assert_eq!(kept(&reports), [("b".to_owned(), t(0))]);
+    assert_eq!(unkept(&reports), [("b".to_owned(), LetGo::Spare { replica: "c".into() }, t(30))]);
+    assert_eq!(summary.deleted, 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_releases_the_held_replica_no_longer_due_and_deletes_it_once_not_ready() {
+    // a, the only ready replica, falls due at once and is kept; at +20 the taint goes: not deleted,
+    // even when c is ready later.
+    let nodes = vec![node("n1", &[("a", 0)]), node("n2", &[])];
+    let pods = vec![replica("a", "n1", true), replica("c", "n2", false)];
+    let h = start(nodes.clone(), pods.clone(), keeping(), 60);
+    node_at(&h, 20, NodeChange::Applied(node("n1", &[])));
+    pod_at(&h, 30, PodChange::Applied(replica("c", "n2", true)));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, []);
+    assert_eq!(kept(&reports), [("a".to_owned(), t(0))]);
+    assert_eq!(unkept(&reports), [("a".to_owned(), LetGo::NotDue, t(20))]);
+    // Kept again; at +10 a is no longer ready (its probe fails): no longer guarded, it goes.
+    let h = start(nodes, pods, keeping(), 60);
+    pod_at(&h, 10, PodChange::Applied(replica("a", "n1", false)));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 10)]);
+    assert_eq!(unkept(&reports), [("a".to_owned(), LetGo::NotReady, t(10))]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_guards_neither_a_bare_pod_nor_one_not_ready_and_off_it_changes_nothing() {
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![
+        SnapshotPod { ready: true, ..pod("bare", "n1", &[], -60) },
+        replica("slow", "n1", false),
+        replica("solo", "n1", true),
+    ];
+    let h = start(nodes.clone(), pods.clone(), keeping(), 60);
+    let (_, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    assert_eq!(deletions, [deleted("bare", 0), deleted("slow", 0)]);
+    assert_eq!(kept(&reports), [("solo".to_owned(), t(0))], "solo: the last ready replica (slow is not ready)");
+    let h = start(nodes, pods, RunOptions::default(), 60);
+    let (_, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    assert_eq!(deletions, [deleted("bare", 0), deleted("slow", 0), deleted("solo", 0)]);
+    assert_eq!(kept(&reports), []);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_in_a_dry_run_says_what_would_be_held_and_what_would_go() {
+    let nodes = vec![node("n1", &[("a", 0)]), node("n2", &[])];
+    let pods = vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n2", false)];
+    let recorder = Recorder { dry_run: true, ..Recorder::default() };
+    let h = start_recording(nodes, pods, keeping(), 60, Leadership::always(), recorder);
+    pod_at(&h, 30, PodChange::Applied(replica("c", "n2", true)));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0), deleted("b", 30)], "would be deleted");
+    let kept: Vec<_> = reports.iter().filter(|r| matches!(r.event, RunEvent::Kept { dry_run: true, .. })).collect();
+    assert_eq!(kept.len(), 1, "{reports:#?}");
+    assert!(
+        reports.iter().any(|r| matches!(&r.event, RunEvent::Unkept { dry_run: true, why: LetGo::Spare { .. }, .. }))
+    );
+    assert!(summary.dry_run && summary.deleted == 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_beside_max_deletions_counts_the_capped_replicas_as_going() {
+    // a, b and c, the workload's ready replicas, all due at once; one deletion per minute. a goes;
+    // b waits for a slot (c is ready beside it); c, beside a gone and b going, is the last: kept.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n1", true)];
+    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..keeping() };
+    let h = start(nodes, pods, options, 150);
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0), deleted("b", 60)], "{reports:#?}");
+    let capped: Vec<&str> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Capped { pod, .. } => Some(pod.key.name()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(capped, ["b"]);
+    assert_eq!(kept(&reports), [("c".to_owned(), t(0))]);
+    assert_eq!(unkept(&reports), []);
 }

@@ -2,6 +2,7 @@
 //! UID precondition, what the real validation accepts (the DisruptionTarget condition, the Event), and
 //! a dry run that writes nothing.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -280,4 +281,64 @@ fn real_apiserver_a_taint_on_every_node_deletes_exactly_the_cap_and_lists_the_re
         })
         .count();
     assert_eq!(standing, 4, "the four held pods still stand");
+}
+
+/// Makes pod `default/NAME` Ready, as its kubelet would (no kubelet runs here).
+fn make_ready(plane: &ControlPlane, name: &str) {
+    let now = jiff::Timestamp::now().round(jiff::Unit::Second).expect("round").to_string();
+    let status = json!({"status": {"phase": "Running", "conditions": [
+        {"type": "Ready", "status": "True", "lastTransitionTime": now}]}});
+    plane.kubectl_ok(&["patch", "pod", name, "--subresource=status", "--type=merge", "-p", &status.to_string()], None);
+}
+
+#[test]
+fn real_apiserver_run_keep_last_ready_deletes_one_of_two_ready_replicas_and_the_other_once_a_third_is_ready() {
+    // No kube-controller-manager runs here: no ReplicaSet controller makes pods, no garbage collector
+    // reads the owner references, no taint eviction but `run`'s.
+    let plane = control_plane!("run-keep-last-ready");
+    let labels = json!({"app": "web"});
+    let replica_set = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "app"}]}}}});
+    plane.create(&[node("n1", &[], &[]), node("n2", &[], &[]), replica_set]);
+    let uid = plane.get(&["replicaset", "web", "-n", "default"])["metadata"]["uid"].as_str().expect("a UID").to_owned();
+    let owned = |name: &str, node: &str| {
+        let mut pod = pod("default", name, node, None);
+        pod["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": uid, "controller": true}]);
+        pod
+    };
+    plane.create(&[owned("web-1", "n1"), owned("web-2", "n1"), owned("web-3", "n2")]);
+    for name in ["web-1", "web-2"] {
+        make_ready(&plane, name);
+    }
+    let mut run = Running::start_with(plane.kubeconfig(), &["--keep-last-ready"]);
+    add_taint(&plane, "n1");
+
+    // Both fall due at once: the first goes, the second is the last ready replica and is held.
+    let first = run.expect("one replica deleted", |l| l["type"] == "deleted");
+    let kept = run.expect("the other kept", |l| l["type"] == "kept");
+    let (gone, held) = (first["pod"]["name"].as_str().expect("a name"), kept["pod"]["name"].as_str().expect("a name"));
+    assert_eq!(BTreeSet::from([gone, held]), BTreeSet::from(["web-1", "web-2"]), "{first} {kept}");
+    assert_eq!(kept["owner"], json!({"kind": "ReplicaSet", "name": "web", "uid": uid}), "{kept}");
+    assert_eq!((kept["reason"].as_str(), kept["dryRun"].as_bool()), (Some("untolerated"), Some(false)));
+    let standing = server_pod(&plane, "default", held).expect("the held replica");
+    assert!(standing["metadata"]["deletionTimestamp"].is_null(), "{held} is not deleted: {standing}");
+
+    // A replica on n2 becomes ready: the held one goes.
+    make_ready(&plane, "web-3");
+    let released = run.expect("the held replica let go", |l| l["type"] == "unkept");
+    assert_eq!((released["pod"]["name"].as_str(), released["reason"].as_str()), (Some(held), Some("anotherReady")));
+    assert_eq!(released["replica"], "web-3");
+    run.expect("the held replica deleted", |l| deleted(l, held));
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(lines.iter().filter(|l| l["type"] == "kept").count(), 1, "said once: {lines:#?}");
+    for name in ["web-1", "web-2"] {
+        let pod = server_pod(&plane, "default", name).expect("a deleted pod stays Terminating without a kubelet");
+        assert!(pod["metadata"]["deletionTimestamp"].is_string(), "{name} is terminating: {pod}");
+    }
+    let web_3 = server_pod(&plane, "default", "web-3").expect("web-3");
+    assert!(web_3["metadata"]["deletionTimestamp"].is_null(), "web-3, untainted, stands: {web_3}");
 }

@@ -423,6 +423,7 @@ mod tests {
             phase: "Running".into(),
             terminating,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         }

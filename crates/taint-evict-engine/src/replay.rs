@@ -477,6 +477,7 @@ mod tests {
             phase: Arc::from("Running"),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };
@@ -585,6 +586,7 @@ mod tests {
                         phase: "Running".into(),
                         terminating,
                         deletion_timestamp: None,
+                        ready: false,
                         claims: None,
                         owner: None,
                     })
@@ -657,6 +659,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };
@@ -691,6 +694,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };

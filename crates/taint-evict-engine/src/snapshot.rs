@@ -104,11 +104,15 @@ pub struct SnapshotPod {
     pub terminating: bool,
     /// `metadata.deletionTimestamp`: when its termination grace period ends.
     pub deletion_timestamp: Option<Timestamp>,
+    /// Whether its `Ready` condition is `True` (`run --keep-last-ready` keeps the last ready replica
+    /// of each owner; a plan does not read it).
+    pub ready: bool,
     /// The DRA claims it names (`spec.resourceClaims`, resolved through its status); `None` for
     /// none, as most pods.
     pub claims: Option<Arc<[ClaimUse]>>,
     /// Its controller (the `ownerReferences` entry with `controller: true`), for a plan's roll-up
-    /// per owner; `None` for a bare pod, or when not read (shared by the owner's pods).
+    /// per owner and `run --keep-last-ready`; `None` for a bare pod, or when not read (shared by the
+    /// owner's pods).
     pub owner: Option<Arc<Owner>>,
 }
 
@@ -120,6 +124,8 @@ pub struct Owner {
     pub kind: Box<str>,
     /// `name`.
     pub name: Box<str>,
+    /// `uid`: a workload deleted and made again under the same name is another owner.
+    pub uid: Box<str>,
 }
 
 impl SnapshotPod {

@@ -9,6 +9,7 @@
 //! Owns: the two types kube's watcher and requests decode into. Uses: `decode`, the engine's model.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
@@ -18,6 +19,16 @@ use serde::{Deserialize, Deserializer};
 
 use crate::decode::{self, Watched};
 use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
+
+/// Whether watched pods carry their controller (`run --keep-last-ready`).
+static OWNERS: AtomicBool = AtomicBool::new(false);
+
+/// From now on, watched pods carry their controller (`metadata.ownerReferences`), which
+/// `run --keep-last-ready` reads; without, it is skipped unread, as it costs an allocation per pod
+/// (kube's watcher decodes into [`WatchedPod`] with no other way in).
+pub fn read_owners() {
+    OWNERS.store(true, Ordering::Relaxed);
+}
 
 /// A node: the engine's view of it, and the metadata kube's watcher reads (name, version).
 #[derive(Clone, Debug)]
@@ -43,7 +54,7 @@ impl WatchedNode {
 
 impl<'de> Deserialize<'de> for WatchedNode {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Node")?;
+        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Node", false)?;
         let node = snapshot.nodes.pop().ok_or_else(|| D::Error::custom("expected a Node"))?;
         let metadata =
             ObjectMeta { name: Some(node.name.as_str().to_owned()), resource_version, ..ObjectMeta::default() };
@@ -80,7 +91,8 @@ impl WatchedPod {
 
 impl<'de> Deserialize<'de> for WatchedPod {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Pod")?;
+        let Watched { mut snapshot, resource_version } =
+            decode::read_watched(deserializer, "Pod", OWNERS.load(Ordering::Relaxed))?;
         let pod = snapshot.pods.pop().ok_or_else(|| D::Error::custom("expected a Pod"))?;
         let metadata = ObjectMeta {
             name: Some(pod.pod.key.name().to_owned()),
@@ -138,6 +150,7 @@ mod tests {
 
     use super::*;
     use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
+    use crate::engine::snapshot::Owner;
     use crate::engine::time::Timestamp;
 
     /// The conversion of full k8s-openapi objects the watches used before they went through the
@@ -191,6 +204,19 @@ mod tests {
                 .filter(|c| c.type_ == "PodScheduled" && c.status == "True")
                 .filter_map(|c| c.last_transition_time.as_ref().map(instant))
                 .next_back();
+            let ready = status
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .rfind(|c| c.type_ == "Ready")
+                .is_some_and(|c| c.status == "True");
+            let owner = meta.owner_references.iter().flatten().find(|o| o.controller == Some(true)).map(|o| {
+                Arc::new(Owner {
+                    kind: o.kind.as_str().into(),
+                    name: o.name.as_str().into(),
+                    uid: o.uid.as_str().into(),
+                })
+            });
             let namespace = meta.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or("default");
             SnapshotPod {
                 pod: Pod {
@@ -203,9 +229,9 @@ mod tests {
                 phase: status.and_then(|s| s.phase.clone()).unwrap_or_default().into(),
                 terminating: meta.deletion_timestamp.is_some(),
                 deletion_timestamp: meta.deletion_timestamp.as_ref().map(instant),
+                ready,
                 claims: None,
-                // A watch reads no owner: `run` and `plan -w` roll up none.
-                owner: None,
+                owner,
             }
         }
     }
@@ -214,9 +240,9 @@ mod tests {
     /// reader reads them, and as the full k8s-openapi objects converted.
     #[test]
     fn watched_objects_are_what_the_dump_reader_and_the_full_objects_give() {
+        read_owners();
         let text = include_str!("../../../examples/incident.json");
-        let without_owners = decode::Keep { owners: false, ..decode::Keep::default() };
-        let from_file = decode::read_keeping(text.as_bytes(), &without_owners).expect("the example reads");
+        let from_file = decode::read(text.as_bytes()).expect("the example reads");
         let dump: serde_json::Value = serde_json::from_str(text).expect("JSON");
         let (mut nodes, mut pods) = (Vec::new(), Vec::new());
         for item in dump["items"].as_array().expect("items") {
@@ -245,6 +271,8 @@ mod tests {
             }
         }
         assert!(nodes.len() >= 4 && pods.len() >= 15);
+        assert!(pods.iter().any(|p| p.ready) && pods.iter().any(|p| !p.ready), "ready and not");
+        assert!(pods.iter().any(|p| p.owner.is_some()) && pods.iter().any(|p| p.owner.is_none()), "owned and bare");
         assert_eq!(nodes, from_file.nodes);
         assert_eq!(pods, from_file.pods);
     }
@@ -262,6 +290,39 @@ mod tests {
         assert_eq!(pod.meta().labels, None);
         assert_eq!(pod.node_name(), Some("n1"));
         assert_eq!(&*pod.pod().phase, "Running");
+    }
+
+    #[test]
+    fn a_watched_pod_carries_its_controller_and_whether_it_is_ready() {
+        read_owners();
+        let watched = |owners: serde_json::Value, conditions: serde_json::Value| -> SnapshotPod {
+            let pod: WatchedPod = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "web-1", "namespace": "shop", "uid": "u", "ownerReferences": owners},
+                "spec": {"nodeName": "n1"},
+                "status": {"phase": "Running", "conditions": conditions}
+            }))
+            .expect("a pod");
+            pod.into_pod()
+        };
+        let rs = |controller: bool| {
+            serde_json::json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-1",
+                               "controller": controller, "blockOwnerDeletion": true})
+        };
+        let ready = |status: &str| {
+            serde_json::json!([{"type": "PodScheduled", "status": "True"},
+                               {"type": "Ready", "status": status, "reason": "r", "message": "m"},
+                               {"type": "ContainersReady", "status": "True"}])
+        };
+        let owned = watched(serde_json::json!([rs(false), rs(true)]), ready("True"));
+        let owner = owned.owner.as_deref().expect("the controller");
+        assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "rs-1"));
+        assert!(owned.ready);
+        assert!(!watched(serde_json::json!([rs(true)]), ready("False")).ready);
+        assert!(!watched(serde_json::json!([rs(true)]), ready("Unknown")).ready);
+        assert!(!watched(serde_json::json!([rs(true)]), serde_json::json!([])).ready, "no condition: not ready");
+        let bare = watched(serde_json::json!([rs(false)]), ready("True"));
+        assert_eq!(bare.owner, None, "an owner that is not the controller is none");
+        assert!(bare.ready);
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::runtime::report::Report;
 use crate::runtime::{Clock, NodeChange, PodChange};
 pub use cache::from_watch_cache;
 use decoded::WatchedNode;
-pub use decoded::WatchedPod;
+pub use decoded::{WatchedPod, read_owners};
 pub use devices::Served;
 use outage::{Health, backoff};
 use pods::Selected;

@@ -148,6 +148,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: true,
             claims: None,
             owner: None,
         }

@@ -100,7 +100,7 @@ mod tests {
     }
 
     fn owner(kind: &str, name: &str) -> Arc<Owner> {
-        Arc::new(Owner { kind: kind.into(), name: name.into() })
+        Arc::new(Owner { kind: kind.into(), name: name.into(), uid: Box::default() })
     }
 
     fn pod(namespace: &str, name: &str, node: &str, owner: Option<&Arc<Owner>>) -> SnapshotPod {
@@ -115,6 +115,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: owner.cloned(),
         }

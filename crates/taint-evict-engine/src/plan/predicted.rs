@@ -252,6 +252,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
+            ready: false,
             claims: None,
             owner: None,
         };
