@@ -169,11 +169,10 @@ mod tests {
         }
     }
 
-    fn deadlines(
-        key: &str,
-        not_ready: Option<i64>,
-        now: i64,
-    ) -> BTreeMap<String, (Option<Timestamp>, Option<Timestamp>, Option<Basis>, bool)> {
+    /// A pod's `evict_at`, `evict_at_latest`, basis and whether it is overdue.
+    type Deadline = (Option<Timestamp>, Option<Timestamp>, Option<Basis>, bool);
+
+    fn deadlines(key: &str, not_ready: Option<i64>, now: i64) -> BTreeMap<String, Deadline> {
         let snapshot = snapshot(key);
         let mut plan = replay(&snapshot, &[0], &[], t(now));
         let events: BTreeMap<_, _> = not_ready.map(|at| ("n1".into(), t(at))).into_iter().collect();
