@@ -108,6 +108,16 @@ impl JsonPath {
         Ok(())
     }
 
+    /// What the template prints over `data`.
+    ///
+    /// # Errors
+    /// As [`JsonPath::execute`].
+    pub fn execute_to_vec(&self, data: &Value) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.execute(data, &mut out)?;
+        Ok(out)
+    }
+
     /// What each piece of the template finds in `data`, one list per piece.
     fn find_results<'a>(&'a self, data: &'a Value) -> Result<Vec<Vec<Val<'a>>>> {
         let mut run = Run { path: self, begin_range: 0, in_range: 0, end_range: 0, last_end: None };
