@@ -350,7 +350,7 @@ pub struct PlanArgs {
     #[arg(short = 'A', long, conflicts_with = "namespace", help_heading = "Output")]
     pub all_namespaces: bool,
     /// Output format.
-    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = OutputParser::<PlanOutput>::new(), default_value = "table", help_heading = "Output")]
+    #[arg(short = 'o', long, value_parser = OutputParser::<PlanOutput>::new(), default_value = "table", help_heading = "Output")]
     pub output: Output<PlanOutput>,
     /// Missing keys in a jsonpath template print nothing (`false`: they are an error), as in kubectl.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Output")]
@@ -464,7 +464,7 @@ pub struct ExplainArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Output format.
-    #[arg(short = 'o', long, value_name = "FORMAT", value_parser = OutputParser::<ExplainFormat>::new(), default_value = "text", help_heading = "Output")]
+    #[arg(short = 'o', long, value_parser = OutputParser::<ExplainFormat>::new(), default_value = "text", help_heading = "Output")]
     pub output: Output<ExplainFormat>,
     /// Missing keys in a jsonpath template print nothing (`false`: they are an error), as in kubectl.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Output")]
