@@ -1006,6 +1006,31 @@ mod tests {
     }
 
     #[test]
+    fn output_takes_kubectls_template_formats_as_kubectl_writes_them() {
+        let output = |args: &[&str]| match Cli::try_parse_from([&["k"], args].concat()).expect("parses").command {
+            Command::Plan(args) => args.output,
+            Command::Explain(args) => match args.output {
+                Output::Format(_) => panic!("a template"),
+                Output::Template(template) => Output::Template(template),
+            },
+            _ => unreachable!("plan or explain"),
+        };
+        let template = |kind, value: &str| Output::Template(TemplateArg { kind, value: value.to_owned() });
+        assert_eq!(output(&["plan", "-o=jsonpath={.a}"]), template(TemplateKind::JsonPath, "{.a}"));
+        assert_eq!(output(&["plan", "-o", "jsonpath={.a=1}"]), template(TemplateKind::JsonPath, "{.a=1}"));
+        assert_eq!(output(&["plan", "--output=custom-columns=A:.b"]), template(TemplateKind::CustomColumns, "A:.b"));
+        assert_eq!(output(&["plan", "-ojsonpath-file=t"]), template(TemplateKind::JsonPathFile, "t"));
+        assert_eq!(
+            output(&["explain", "p", "-o", "custom-columns-file=f"]),
+            template(TemplateKind::CustomColumnsFile, "f")
+        );
+        assert_eq!(output(&["plan", "-o", "jsonpath"]), template(TemplateKind::JsonPath, ""));
+        assert_eq!(output(&["plan"]), Output::Format(PlanOutput::Table));
+        assert!(Cli::try_parse_from(["k", "plan", "-o", "go-template={{.a}}"]).is_err());
+        assert!(Cli::try_parse_from(["k", "explain", "p", "-o", "wide"]).is_err());
+    }
+
+    #[test]
     fn names_take_kubectl_type_prefixes_of_their_own_kind_only() {
         assert_eq!(parse_node_name("node/worker-3").as_deref(), Ok("worker-3"));
         assert_eq!(parse_node_name("no/worker-3").as_deref(), Ok("worker-3"));

@@ -1144,7 +1144,12 @@ mod tests {
           "items":[
             {
               "kind":"None",
-              "metadata":{"name":"127.0.0.1"},
+              "metadata":{
+                "name":"127.0.0.1",
+                "labels":{
+                  "kubernetes.io/hostname":"127.0.0.1"
+                }
+              },
               "status":{
                 "capacity":{"cpu":"4"},
                 "addresses":[{"type": "LegacyHostIP", "address":"127.0.0.1"}]
@@ -1187,7 +1192,10 @@ mod tests {
         // @: the same as input (compact JSON, keys sorted).
         let same = run("{@}", &input);
         assert_eq!(serde_json::from_str::<Value>(&same).expect("JSON"), input);
-        assert!(same.starts_with(r#"{"items":[{"kind":"None","metadata":{"name":"127.0.0.1"}"#), "{same}");
+        assert!(
+            same.starts_with(r#"{"items":[{"kind":"None","metadata":{"labels":{"kubernetes.io/hostname""#),
+            "{same}"
+        );
         // . or []
         assert_eq!(run("{.kind}", &input), "List");
         assert_eq!(run("{['kind']}", &input), "List");
@@ -1212,6 +1220,8 @@ mod tests {
         );
         // '' (the page shows the tab as spaces)
         assert_eq!(run(r"{range .items[*]}{.metadata.name}{'\t'}{end}", &input), "127.0.0.1\t127.0.0.2\t");
+        // \ (escapes a terminating character)
+        assert_eq!(run(r"{.items[0].metadata.labels.kubernetes\.io/hostname}", &input), "127.0.0.1");
         // The page's examples further down.
         assert_eq!(run("{.items[0].metadata.name}", &input), "127.0.0.1");
         assert_eq!(
