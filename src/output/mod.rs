@@ -1,4 +1,5 @@
-//! Rendering: plans and explanations as tables, JSON and YAML, written to any `io::Write`.
+//! Rendering: plans and explanations as tables, JSON, YAML and kubectl's templates (`jsonpath`,
+//! `custom-columns`), written to any `io::Write`.
 //!
 //! Renderers take the colour decision and the terminal's width as arguments ([`ColorMode`],
 //! [`View`]) and never read the clock or the terminal themselves; `now` comes from the plan.

@@ -37,7 +37,7 @@ impl CustomColumns {
     /// `NAME:.path,OTHER:.path2`, as kubectl reads it.
     ///
     /// # Errors
-    /// An empty spec, a column without `:`, a path kubectl would refuse.
+    /// No columns, a column without `:`, a path kubectl would refuse.
     pub fn from_spec(spec: &str) -> Result<Self, TemplateError> {
         if spec.is_empty() {
             return Err(TemplateError("custom-columns format specified but no custom columns given".into()));
