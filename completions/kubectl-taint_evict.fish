@@ -60,7 +60,13 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 wide\t'The table with every value in full, and `SINCE BASIS TOLERATION UID`'
 json\t'The `EvictionPlan` document as JSON'
 yaml\t'The same document as YAML'
-name\t'`pod/NAME`, one per line, as kubectl prints it'"
+name\t'`pod/NAME`, one per line, as kubectl prints it'
+jsonpath=\t'jsonpath=TEMPLATE: kubectl\'s JSONPath template over the JSON document'
+jsonpath-file=\t'jsonpath-file=FILE: the JSONPath template in FILE'
+custom-columns=\t'custom-columns=NAME:.path,…: a table of these columns'
+custom-columns-file=\t'custom-columns-file=FILE: headers on FILE\'s first line, paths on its second'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l allow-missing-template-keys -d 'Missing keys in a jsonpath template print nothing (`false`: they are an error), as in kubectl' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l sort-by -d 'The pods\' order in the table and in `-o name`' -r -f -a "deadline\t'Deadline (pods without one last), then namespace, then name: the document\'s order'
 namespace\t'Namespace, then name'
 name\t'Name, then namespace'"
@@ -110,7 +116,13 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 json\t'JSON only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "text\t'Sentences'
 json\t'An `EvictionExplanation` document'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+jsonpath=\t'jsonpath=TEMPLATE: kubectl\'s JSONPath template over the JSON document'
+jsonpath-file=\t'jsonpath-file=FILE: the JSONPath template in FILE'
+custom-columns=\t'custom-columns=NAME:.path,…: a table of these columns'
+custom-columns-file=\t'custom-columns-file=FILE: headers on FILE\'s first line, paths on its second'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l allow-missing-template-keys -d 'Missing keys in a jsonpath template print nothing (`false`: they are an error), as in kubectl' -r -f -a "true\t''
+false\t''"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r

@@ -90,6 +90,25 @@ pub enum Error {
         /// Where nodes were looked for.
         input: String,
     },
+    /// An `-o` template that cannot be parsed.
+    #[error("-o {format} template {template}: {reason}")]
+    BadTemplate {
+        /// `jsonpath`, `custom-columns`, or their `-file` forms.
+        format: &'static str,
+        /// The template, quoted, or `in FILE`.
+        template: String,
+        /// What is wrong with it, in kubectl's words.
+        reason: String,
+    },
+    /// An `-o` template failed on the document (a missing key, with
+    /// `--allow-missing-template-keys=false`; an index out of bounds).
+    #[error("-o {format}: the template failed on the document: {reason}")]
+    TemplateFailed {
+        /// `jsonpath`, `custom-columns`, or their `-file` forms.
+        format: &'static str,
+        /// What failed, in kubectl's words.
+        reason: String,
+    },
     /// The pod named for `explain` is not bound to a node.
     #[error("pod \"{0}\" is not bound to a node: the taint-eviction engine only acts on bound pods")]
     PodUnbound(String),
@@ -132,11 +151,26 @@ fn unwritable(error: &io::Error) -> String {
 }
 
 impl Error {
+    /// A file that cannot be read: the OS's words, without Rust's `(os error 2)`.
+    #[must_use]
+    pub fn read_failed(path: &str, e: &io::Error) -> Self {
+        let reason = match e.kind() {
+            io::ErrorKind::NotFound => "no such file".into(),
+            io::ErrorKind::PermissionDenied => "permission denied".into(),
+            io::ErrorKind::IsADirectory => "it is a directory".into(),
+            _ => {
+                let text = e.to_string();
+                text.split(" (os error").next().unwrap_or(&text).to_lowercase()
+            }
+        };
+        Self::ReadFailed { path: path.to_owned(), reason }
+    }
+
     /// The exit code this error ends the process with.
     #[must_use]
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Usage(_) => EXIT_USAGE,
+            Self::Usage(_) | Self::BadTemplate { .. } => EXIT_USAGE,
             Self::Hinted { error, .. } => error.exit_code(),
             Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
             _ => EXIT_FAILURE,
@@ -158,6 +192,16 @@ impl Error {
                 Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())
             }
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
+            Self::BadTemplate { format, .. } if format.starts_with("custom-columns") => Some(
+                "custom columns are NAME:.path,OTHER:.path2 (a file: the headers on its first line, the paths on its \
+                 second), the paths in kubectl's JSONPath (docs/output.md)"
+                    .into(),
+            ),
+            Self::BadTemplate { .. } => Some(
+                "templates are kubectl's JSONPath: text, and {.field}, {.list[*].field}, {range .list[*]}…{end} \
+                 (docs/output.md)"
+                    .into(),
+            ),
             Self::DumpTooLarge { .. } => Some(
                 "a dump of a cluster this large needs a larger bound (--max-response-size 4Gi); input that never \
                  ends (a generator, a pipe that is never closed) is not a dump"

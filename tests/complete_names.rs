@@ -61,7 +61,7 @@ fn kubectl_completes_node_names_tainted_first_and_pod_names_of_a_namespace_from_
     assert_eq!(lines(&["plan", "m-tainted", "z"]), ["z-tainted", ":4"]);
     assert_eq!(lines(&["explain", "-n", "ops", ""]), ["tool", ":4"]);
     assert_eq!(lines(&["explain", ""]), ["web-1", "web-2", ":4"], "the context's namespace");
-    assert_eq!(lines(&["plan", "-o", "j"]), ["json", ":4"], "flag values as before");
+    assert_eq!(lines(&["plan", "-o", "j"]), ["json", "jsonpath=", "jsonpath-file=", ":4"], "flag values as before");
 
     // The cluster named on the line being completed, without KUBECONFIG.
     let kubeconfig = kubeconfig.to_str().expect("UTF-8");

@@ -26,7 +26,10 @@ fn committed_completions_are_up_to_date() {
 fn kubectl_completion_protocol_answers_with_a_directive() {
     let result = run(&["__complete", "plan", "-o", ""], None);
     assert_eq!(result.code, 0);
-    assert_eq!(result.stdout, "table\nwide\njson\nyaml\nname\n:4\n");
+    assert_eq!(
+        result.stdout,
+        "table\nwide\njson\nyaml\nname\njsonpath=\njsonpath-file=\ncustom-columns=\ncustom-columns-file=\n:4\n"
+    );
 }
 
 /// Sources the committed bash script and asks it to complete, as bash would on <TAB>.
@@ -47,7 +50,21 @@ fn bash_complete(words: &[&str]) -> Vec<String> {
 
 #[test]
 fn bash_script_completes_past_the_first_word() {
-    assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "-o", ""]), ["table", "wide", "json", "yaml", "name"]);
+    assert_eq!(
+        bash_complete(&["kubectl-taint_evict", "plan", "-o", ""]),
+        [
+            "table",
+            "wide",
+            "json",
+            "yaml",
+            "name",
+            "jsonpath=",
+            "jsonpath-file=",
+            "custom-columns=",
+            "custom-columns-file="
+        ]
+    );
+    assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "-o", "js"]), ["json", "jsonpath=", "jsonpath-file="]);
     assert_eq!(bash_complete(&["kubectl-taint_evict", "plan", "--rem"]), ["--remove-taint"]);
     assert_eq!(bash_complete(&["kubectl-taint_evict", "completion", "k"]), ["kubectl"]);
     let commands = bash_complete(&["kubectl-taint_evict", ""]);

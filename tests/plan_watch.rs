@@ -200,6 +200,22 @@ fn plan_watch_piped_prints_one_json_line_per_change() {
 }
 
 #[test]
+fn plan_watch_prints_each_line_through_a_jsonpath_template() {
+    let server = FakeApiServer::start(&scratch("plan-watch-jsonpath"));
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    server.add(pod("bare", "n1", None));
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    // A template that writes a small JSON object of its own per line.
+    let template = r#"jsonpath={'{"type":"'}{.type}{'","who":"'}{.pod.name}{.node}{'"}'}{"\n"}"#;
+    let mut watch = Running::spawn(command().args(["plan", "-w", "--kubeconfig", &kubeconfig, "-o", template]));
+    watch.expect("synced", |l| l == &json!({"type": "synced", "who": ""}));
+    watch.expect("n1's taints", |l| l == &json!({"type": "taints", "who": "n1"}));
+    watch.expect("bare due", |l| l == &json!({"type": "due", "who": "bare"}));
+    assert!(watch.seen.iter().all(|l| l.as_object().is_some_and(|o| o.len() == 2)), "{:?}", watch.seen);
+    assert_eq!(interrupt(&mut watch.child), 0);
+}
+
+#[test]
 fn plan_watch_refuses_a_file_in_one_line() {
     let out = run(&["plan", "-w", "-f", "examples/incident.json"], None);
     assert_eq!(out.code, 2);

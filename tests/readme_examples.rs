@@ -99,9 +99,29 @@ fn offline(command: &str) -> Option<(Vec<String>, Option<&str>, Option<usize>)> 
         Some((rest, n)) => (rest, Some(n.parse().ok()?)),
         None => (rest, None),
     };
-    let args: Vec<String> = rest.split_whitespace().map(str::to_owned).collect();
+    let args = shell_words(rest)?;
     let file = args.iter().position(|a| a == "-f").and_then(|i| args.get(i + 1))?;
     repo().join(file).is_file().then_some((args, columns, head))
+}
+
+/// The words of a command line as a shell splits them: on white space, but not inside `'…'` (a
+/// template's braces and spaces); `None` for an unclosed quote.
+fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                word.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => words.extend(word.take()),
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    (!quoted).then_some(words)
 }
 
 #[test]
@@ -165,6 +185,12 @@ fn examples_are_read_from_console_blocks_with_their_exit_codes() {
     assert_eq!((found[0].shown.clone(), found[0].code), (vec!["error: node".to_owned()], 1));
     assert!(offline(&found[0].command).is_some());
     assert!(offline(&found[1].command).is_none(), "x.json is no file of the repository");
+    assert_eq!(
+        shell_words("plan -o 'jsonpath={.a} {\"\\n\"}' -f x").expect("closed"),
+        ["plan", "-o", "jsonpath={.a} {\"\\n\"}", "-f", "x"]
+    );
+    assert_eq!(shell_words("-o ''"), Some(vec!["-o".to_owned(), String::new()]));
+    assert_eq!(shell_words("-o 'open"), None);
     assert!(Path::new(&repo()).join("README.md").is_file());
     assert!(pages().iter().any(|(page, _)| page == "docs/run.md"), "the docs' pages are read too");
 }

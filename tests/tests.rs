@@ -33,6 +33,7 @@ mod run_record;
 mod run_scope;
 mod soak;
 mod support;
+mod templates;
 mod util;
 mod vectors;
 mod workflows;

@@ -19,12 +19,14 @@ use crate::engine::lifecycle::Flags;
 use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
+use crate::output::jsonpath::JsonPath;
+use crate::output::template::{CustomColumns, Template};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};
 use crate::selector::Selector;
 
 use super::{
-    ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, PlanArgs,
-    PlanOutput, RunArgs, RunFormat, RunMode, SortKey, screen_size,
+    ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, Output,
+    PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SortKey, TemplateArg, TemplateKind, screen_size,
 };
 
 /// How often a kubelet renews its node Lease by default (`nodeLeaseDurationSeconds` 40 / 4).
@@ -99,6 +101,45 @@ impl From<PlanOutput> for OutputFormat {
             PlanOutput::Name => Self::Name,
         }
     }
+}
+
+/// The template `-o` names, read (from its file for the `-file` formats) and parsed.
+///
+/// # Errors
+/// A usage error for a template format without a template, or a template that does not parse; the
+/// file's error when it cannot be read.
+pub fn template(arg: &TemplateArg, allow_missing_keys: bool) -> Result<Template> {
+    let format = arg.kind.name();
+    let columns = matches!(arg.kind, TemplateKind::CustomColumns | TemplateKind::CustomColumnsFile);
+    if arg.value.is_empty() {
+        let (what, missing) =
+            if columns { ("custom-columns", "no custom columns") } else { ("template", "no template") };
+        let form = if arg.kind.is_file() {
+            "FILE"
+        } else if columns {
+            "NAME:.path,…"
+        } else {
+            "TEMPLATE"
+        };
+        return Err(Error::Usage(format!("{what} format specified but {missing} given: -o {format}={form}")));
+    }
+    let text = if arg.kind.is_file() {
+        std::fs::read_to_string(&arg.value).map_err(|e| Error::read_failed(&arg.value, &e))?
+    } else {
+        arg.value.clone()
+    };
+    let parsed = match arg.kind {
+        TemplateKind::JsonPath | TemplateKind::JsonPathFile => {
+            JsonPath::parse(&text).map(|path| Template::JsonPath(path.allow_missing_keys(allow_missing_keys)))
+        }
+        TemplateKind::CustomColumns => CustomColumns::from_spec(&text).map(Template::CustomColumns),
+        TemplateKind::CustomColumnsFile => CustomColumns::from_file(&text).map(Template::CustomColumns),
+    };
+    parsed.map_err(|e| Error::BadTemplate {
+        format,
+        template: if arg.kind.is_file() { format!("in {}", arg.value) } else { format!("{:?}", arg.value) },
+        reason: e.0,
+    })
 }
 
 impl From<SortKey> for SortBy {
@@ -289,8 +330,11 @@ impl PlanConfig {
         if !input.what_if.is_empty() && args.nodes.is_empty() && args.selector.is_none() {
             return Err(Error::Usage("--taint and --remove-taint need NODE or -l SELECTOR".into()));
         }
-        let format = OutputFormat::from(args.output);
-        check_view(format, args.summary, args.timeline)?;
+        let format = match &args.output {
+            Output::Format(format) => OutputFormat::from(*format),
+            Output::Template(arg) => OutputFormat::Template(template(arg, args.allow_missing_template_keys)?),
+        };
+        check_view(&format, args.summary, args.timeline)?;
         let view = View {
             color: color(args.color),
             width: screen_size::table_width(),
@@ -319,21 +363,38 @@ fn unique(names: &[String]) -> Vec<String> {
 }
 
 /// Refuses the output flags that mean nothing for the chosen format (`--no-headers` and `--sort-by`
-/// are let through for JSON and YAML, as kubectl does).
-fn check_view(format: OutputFormat, summary: bool, timeline: bool) -> Result<()> {
+/// are let through for JSON, YAML and jsonpath, as kubectl does).
+fn check_view(format: &OutputFormat, summary: bool, timeline: bool) -> Result<()> {
     let name = match format {
         OutputFormat::Table | OutputFormat::Wide => return Ok(()),
         OutputFormat::Json => "json",
         OutputFormat::Yaml => "yaml",
         OutputFormat::Name => "name",
+        OutputFormat::Template(Template::JsonPath(_)) => "jsonpath",
+        OutputFormat::Template(Template::CustomColumns(_)) => "custom-columns",
     };
     if summary {
         return Err(Error::Usage(format!("--summary is for the table (-o table or wide), not -o {name}")));
     }
-    if timeline && format == OutputFormat::Name {
-        return Err(Error::Usage("--timeline is for the table, -o json and -o yaml, not -o name".into()));
+    if timeline && matches!(name, "name" | "custom-columns") {
+        return Err(Error::Usage(format!(
+            "--timeline is for the table, -o json, -o yaml and -o jsonpath, not -o {name}"
+        )));
     }
     Ok(())
+}
+
+/// How `explain` prints.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExplainOutput {
+    /// Sentences.
+    Text,
+    /// The `EvictionExplanation` document.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// A kubectl template over the JSON document (one row for custom columns).
+    Template(Template),
 }
 
 /// `explain`, validated.
@@ -346,7 +407,7 @@ pub struct ExplainConfig {
     /// The snapshot's source, instant and what-if taints.
     pub input: Input,
     /// `-o`.
-    pub format: ExplainFormat,
+    pub format: ExplainOutput,
     /// The node lifecycle flags.
     pub lifecycle: Lifecycle,
     /// The width the text is wrapped to (`COLUMNS`, else the terminal's); `None`: not wrapped.
@@ -355,16 +416,24 @@ pub struct ExplainConfig {
 
 impl ExplainConfig {
     /// `explain`'s flags, typed.
-    #[must_use]
-    pub fn new(args: &ExplainArgs) -> Self {
-        Self {
+    ///
+    /// # Errors
+    /// A template (`-o jsonpath=…`) that cannot be read or parsed.
+    pub fn new(args: &ExplainArgs) -> Result<Self> {
+        let format = match &args.output {
+            Output::Format(ExplainFormat::Text) => ExplainOutput::Text,
+            Output::Format(ExplainFormat::Json) => ExplainOutput::Json,
+            Output::Format(ExplainFormat::Yaml) => ExplainOutput::Yaml,
+            Output::Template(arg) => ExplainOutput::Template(template(arg, args.allow_missing_template_keys)?),
+        };
+        Ok(Self {
             pod: args.pod.clone(),
             namespace: args.namespace.clone(),
             input: Input::new(&args.input),
-            format: args.output,
+            format,
             lifecycle: Lifecycle::new(&args.lifecycle),
             width: screen_size::table_width(),
-        }
+        })
     }
 }
 
@@ -381,6 +450,10 @@ pub struct WatchConfig {
     pub namespace: Option<String>,
     /// `-o json`: JSON lines even on a terminal.
     pub json: bool,
+    /// `-o jsonpath=…` or `custom-columns=…`: each JSON line printed through it.
+    pub template: Option<Template>,
+    /// A custom-columns table's header (`--no-headers` takes it away).
+    pub headers: bool,
     /// The colour of the live screen.
     pub color: ColorMode,
     /// The node lifecycle flags, for the expected taints of silent nodes.
@@ -405,13 +478,18 @@ impl WatchConfig {
         if !input.taints.is_empty() || !input.remove_taints.is_empty() || down {
             return refuse("--taint, --remove-taint, --down and --down-selector are for a one-shot plan");
         }
-        if matches!(args.output, PlanOutput::Yaml | PlanOutput::Wide | PlanOutput::Name) {
-            return refuse("it prints a live table, or JSON lines with -o json");
+        if matches!(args.output, Output::Format(PlanOutput::Yaml | PlanOutput::Wide | PlanOutput::Name)) {
+            return refuse("it prints a live table, or JSON lines with -o json, -o jsonpath or -o custom-columns");
         }
+        let template = match &args.output {
+            Output::Template(arg) => Some(template(arg, args.allow_missing_template_keys)?),
+            Output::Format(_) => None,
+        };
+        let columns = matches!(template, Some(Template::CustomColumns(_)));
         let views = [
             ("--summary", args.summary),
             ("--timeline", args.timeline),
-            ("--no-headers", args.no_headers),
+            ("--no-headers", args.no_headers && !columns),
             ("--sort-by", args.sort_by != SortKey::default()),
         ];
         if let Some((flag, _)) = views.iter().find(|(_, given)| *given) {
@@ -426,7 +504,9 @@ impl WatchConfig {
             selector: args.selector.clone(),
             connect: connect_options(&args.input.cluster),
             namespace: args.namespace.clone(),
-            json: args.output == PlanOutput::Json,
+            json: args.output == Output::Format(PlanOutput::Json),
+            template,
+            headers: !args.no_headers,
             color: color(args.color),
             lifecycle: Lifecycle::new(&args.lifecycle),
         })
@@ -617,7 +697,7 @@ mod tests {
         );
         assert_eq!(
             usage(plan(&["-o", "name", "--timeline"])),
-            "--timeline is for the table, -o json and -o yaml, not -o name"
+            "--timeline is for the table, -o json, -o yaml and -o jsonpath, not -o name"
         );
         assert!(plan(&["-o", "yaml", "--timeline", "--no-headers", "--sort-by", "name"]).is_ok());
     }
@@ -633,15 +713,20 @@ mod tests {
         assert!(usage(watch(&["n1", "--remove-taint", "k"])).ends_with("are for a one-shot plan"));
         assert!(usage(watch(&["--down", "n1"])).ends_with("are for a one-shot plan"));
         assert!(usage(watch(&["--down-selector", "zone=a"])).ends_with("are for a one-shot plan"));
-        assert!(usage(watch(&["-o", "yaml"])).ends_with("or JSON lines with -o json"));
+        let lines = "or JSON lines with -o json, -o jsonpath or -o custom-columns";
+        assert!(usage(watch(&["-o", "yaml"])).ends_with(lines));
         // See: issue 27. These were accepted and ignored.
         for output in ["wide", "name"] {
-            assert!(usage(watch(&["-o", output])).ends_with("or JSON lines with -o json"), "{output}");
+            assert!(usage(watch(&["-o", output])).ends_with(lines), "{output}");
         }
         for flag in [&["--summary"][..], &["--timeline"], &["--no-headers"], &["--sort-by", "name"]] {
             assert!(usage(watch(flag)).ends_with("shapes a one-shot plan's table, not the live view"), "{flag:?}");
         }
         assert!(watch(&["-o", "json"]).expect("valid").json);
+        assert!(watch(&["-o", "jsonpath={.type}"]).expect("valid").template.is_some());
+        let columns = watch(&["-o", "custom-columns=TYPE:.type", "--no-headers"]).expect("valid");
+        assert!(columns.template.is_some() && !columns.headers);
+        assert!(usage(watch(&["-o", "jsonpath={.type}", "--no-headers"])).ends_with("not the live view"));
         // See: issue 33. A node named twice was watched twice.
         assert_eq!(watch(&["worker-4", "worker-4", "worker-3"]).expect("valid").nodes, ["worker-4", "worker-3"]);
     }

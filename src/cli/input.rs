@@ -252,7 +252,7 @@ fn down_selected(selector: &Selector, mut names: Vec<String>, origin: &str) -> R
 }
 
 fn read_failed(path: &str, e: &std::io::Error) -> Error {
-    Error::ReadFailed { path: path.to_owned(), reason: io_reason(e) }
+    Error::read_failed(path, e)
 }
 
 /// Where the namespace `explain` looks in came from.
@@ -283,19 +283,6 @@ pub fn pod_hint(name: &str, namespace: &str, source: Source, elsewhere: &[String
         many => {
             let listed: Vec<String> = many.iter().map(|n| format!("\"{n}\"")).collect();
             format!("pods named \"{name}\" are in namespaces {}: add -n with one of them", listed.join(", "))
-        }
-    }
-}
-
-/// The OS error without Rust's `(os error 2)` suffix, lowercase as the rest of our messages.
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::IsADirectory => "it is a directory".into(),
-        _ => {
-            let text = e.to_string();
-            text.split(" (os error").next().unwrap_or(&text).to_lowercase()
         }
     }
 }

@@ -201,6 +201,123 @@ pub enum PlanOutput {
     Name,
 }
 
+/// `-o`: one of a command's formats, or one of kubectl's templates (`jsonpath=TEMPLATE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output<F> {
+    /// A format of the command's own.
+    Format(F),
+    /// `jsonpath=…`, `jsonpath-file=…`, `custom-columns=…`, `custom-columns-file=…`.
+    Template(TemplateArg),
+}
+
+/// A template format and what follows its `=` (empty when nothing does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateArg {
+    /// The format.
+    pub kind: TemplateKind,
+    /// The template, or the file that holds it.
+    pub value: String,
+}
+
+/// kubectl's template formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TemplateKind {
+    /// `jsonpath=TEMPLATE`.
+    JsonPath,
+    /// `jsonpath-file=FILE`.
+    JsonPathFile,
+    /// `custom-columns=NAME:.path,…`.
+    CustomColumns,
+    /// `custom-columns-file=FILE`.
+    CustomColumnsFile,
+}
+
+impl TemplateKind {
+    const ALL: [Self; 4] = [Self::JsonPath, Self::JsonPathFile, Self::CustomColumns, Self::CustomColumnsFile];
+
+    /// The format's name on the command line.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::JsonPath => "jsonpath",
+            Self::JsonPathFile => "jsonpath-file",
+            Self::CustomColumns => "custom-columns",
+            Self::CustomColumnsFile => "custom-columns-file",
+        }
+    }
+
+    /// Whether the value names a file.
+    #[must_use]
+    pub fn is_file(self) -> bool {
+        matches!(self, Self::JsonPathFile | Self::CustomColumnsFile)
+    }
+
+    fn possible_value(self) -> clap::builder::PossibleValue {
+        let (name, help) = match self {
+            Self::JsonPath => ("jsonpath=", "jsonpath=TEMPLATE: kubectl's JSONPath template over the JSON document"),
+            Self::JsonPathFile => ("jsonpath-file=", "jsonpath-file=FILE: the JSONPath template in FILE"),
+            Self::CustomColumns => ("custom-columns=", "custom-columns=NAME:.path,…: a table of these columns"),
+            Self::CustomColumnsFile => {
+                ("custom-columns-file=", "custom-columns-file=FILE: headers on FILE's first line, paths on its second")
+            }
+        };
+        clap::builder::PossibleValue::new(name).help(help)
+    }
+}
+
+/// Reads `-o`: a value of `F`, or `FORMAT=…` for a template format (a format named without `=`
+/// is a template format without a template, refused once the flags are checked).
+#[derive(Clone, Copy, Debug)]
+pub struct OutputParser<F>(std::marker::PhantomData<F>);
+
+impl<F> OutputParser<F> {
+    /// The parser.
+    #[must_use]
+    pub fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+impl<F> Default for OutputParser<F> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<F: ValueEnum + Clone + Send + Sync + 'static> clap::builder::TypedValueParser for OutputParser<F> {
+    type Value = Output<F>;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<Self::Value, clap::Error> {
+        if let Some(text) = value.to_str() {
+            let (name, template) = text.split_once('=').map_or((text, None), |(name, rest)| (name, Some(rest)));
+            if let Some(kind) = TemplateKind::ALL.into_iter().find(|kind| kind.name() == name) {
+                return Ok(Output::Template(TemplateArg { kind, value: template.unwrap_or_default().to_owned() }));
+            }
+            if let Some(format) = F::value_variants()
+                .iter()
+                .find(|format| format.to_possible_value().is_some_and(|p| p.get_name() == text))
+            {
+                return Ok(Output::Format(format.clone()));
+            }
+        }
+        let values: Vec<_> = self.possible_values().into_iter().flatten().collect();
+        // Refused here with the list of what `-o` takes (a value in the list was taken above).
+        clap::builder::PossibleValuesParser::new(values)
+            .parse_ref(cmd, arg, value)
+            .and_then(|_| Err(clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd)))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let formats = F::value_variants().iter().filter_map(ValueEnum::to_possible_value);
+        Some(Box::new(formats.chain(TemplateKind::ALL.into_iter().map(TemplateKind::possible_value))))
+    }
+}
+
 /// `plan --sort-by` (the output's [`crate::output::SortBy`], as the flag spells it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ValueEnum)]
 pub enum SortKey {
@@ -233,8 +350,11 @@ pub struct PlanArgs {
     #[arg(short = 'A', long, conflicts_with = "namespace", help_heading = "Output")]
     pub all_namespaces: bool,
     /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
-    pub output: PlanOutput,
+    #[arg(short = 'o', long, value_parser = OutputParser::<PlanOutput>::new(), default_value = "table", help_heading = "Output")]
+    pub output: Output<PlanOutput>,
+    /// Missing keys in a jsonpath template print nothing (`false`: they are an error), as in kubectl.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Output")]
+    pub allow_missing_template_keys: bool,
     /// Print the pods' rows only: no column headers, node headings or summaries.
     #[arg(long, help_heading = "Output")]
     pub no_headers: bool,
@@ -344,8 +464,11 @@ pub struct ExplainArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value_t, help_heading = "Output")]
-    pub output: ExplainFormat,
+    #[arg(short = 'o', long, value_parser = OutputParser::<ExplainFormat>::new(), default_value = "text", help_heading = "Output")]
+    pub output: Output<ExplainFormat>,
+    /// Missing keys in a jsonpath template print nothing (`false`: they are an error), as in kubectl.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Output")]
+    pub allow_missing_template_keys: bool,
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
 }
@@ -686,7 +809,7 @@ pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Plan(args) if args.watch.enabled => watch::watch(&config::WatchConfig::new(&args)?),
         Command::Plan(args) => plan::plan(&config::PlanConfig::new(&args)?),
-        Command::Explain(args) => plan::explain(&config::ExplainConfig::new(&args)),
+        Command::Explain(args) => plan::explain(&config::ExplainConfig::new(&args)?),
         Command::Run(args) => run::run(&config::RunConfig::new(&args)?),
         Command::Completion { shell } => complete::print_script(shell),
     }
@@ -836,7 +959,7 @@ mod tests {
         .expect("parses");
         let Command::Plan(args) = cli.command else { panic!("plan") };
         assert_eq!(args.nodes, ["n1", "n2"]);
-        assert_eq!(args.output, PlanOutput::Json);
+        assert_eq!(args.output, Output::Format(PlanOutput::Json));
         assert_eq!(args.input.file.as_deref(), Some("-"));
         assert_eq!(args.namespace.as_deref(), Some("web"));
         assert_eq!(PlanConfig::new(&args).expect("valid").input.what_if.len(), 1);
@@ -882,12 +1005,37 @@ mod tests {
         let Command::Plan(args) = cli.command else { panic!("plan") };
         assert_eq!(args.nodes, ["n1", "n2"]);
         assert!(args.no_headers && args.summary && args.timeline);
-        assert_eq!((args.sort_by, args.output), (SortKey::Name, PlanOutput::Name));
+        assert_eq!((args.sort_by, args.output), (SortKey::Name, Output::Format(PlanOutput::Name)));
         let defaults = Cli::try_parse_from(["k", "plan", "-A"]).expect("parses");
         let Command::Plan(args) = defaults.command else { panic!("plan") };
         assert_eq!(args.sort_by, SortKey::Deadline);
         assert!(args.all_namespaces && !args.no_headers && !args.summary && !args.timeline);
         assert!(Cli::try_parse_from(["k", "plan", "--sort-by", "age"]).is_err());
+    }
+
+    #[test]
+    fn output_takes_kubectls_template_formats_as_kubectl_writes_them() {
+        let output = |args: &[&str]| match Cli::try_parse_from([&["k"], args].concat()).expect("parses").command {
+            Command::Plan(args) => args.output,
+            Command::Explain(args) => match args.output {
+                Output::Format(_) => panic!("a template"),
+                Output::Template(template) => Output::Template(template),
+            },
+            _ => unreachable!("plan or explain"),
+        };
+        let template = |kind, value: &str| Output::Template(TemplateArg { kind, value: value.to_owned() });
+        assert_eq!(output(&["plan", "-o=jsonpath={.a}"]), template(TemplateKind::JsonPath, "{.a}"));
+        assert_eq!(output(&["plan", "-o", "jsonpath={.a=1}"]), template(TemplateKind::JsonPath, "{.a=1}"));
+        assert_eq!(output(&["plan", "--output=custom-columns=A:.b"]), template(TemplateKind::CustomColumns, "A:.b"));
+        assert_eq!(output(&["plan", "-ojsonpath-file=t"]), template(TemplateKind::JsonPathFile, "t"));
+        assert_eq!(
+            output(&["explain", "p", "-o", "custom-columns-file=f"]),
+            template(TemplateKind::CustomColumnsFile, "f")
+        );
+        assert_eq!(output(&["plan", "-o", "jsonpath"]), template(TemplateKind::JsonPath, ""));
+        assert_eq!(output(&["plan"]), Output::Format(PlanOutput::Table));
+        assert!(Cli::try_parse_from(["k", "plan", "-o", "go-template={{.a}}"]).is_err());
+        assert!(Cli::try_parse_from(["k", "explain", "p", "-o", "wide"]).is_err());
     }
 
     #[test]
@@ -906,7 +1054,7 @@ mod tests {
         assert_eq!(args.nodes, ["worker-3"]);
         let explain = Cli::try_parse_from(["k", "explain", "pod/web-0", "-o", "yaml"]).expect("parses");
         let Command::Explain(args) = explain.command else { panic!("explain") };
-        assert_eq!((args.pod.as_str(), args.output), ("web-0", ExplainFormat::Yaml));
+        assert_eq!((args.pod.as_str(), args.output), ("web-0", Output::Format(ExplainFormat::Yaml)));
     }
 
     #[test]

@@ -23,12 +23,12 @@ use crate::engine::{
 };
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
-use crate::output::{ClockDoc, Live, render_plan_view};
+use crate::output::template::{Printer, Rows, Template};
+use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_view};
 use crate::selector::Selector;
 use crate::words::printable;
 
-use super::ExplainFormat;
-use super::config::{ExplainConfig, KUBELET_RENEW_INTERVAL, Lifecycle, PlanConfig};
+use super::config::{ExplainConfig, ExplainOutput, KUBELET_RENEW_INTERVAL, Lifecycle, PlanConfig};
 use super::future::{self, NowFrom};
 use super::input::{Loaded, Source, Want, load, now, pod_hint, skew_warning};
 use crate::cluster::NodeSelection;
@@ -517,7 +517,13 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     let content_type = prepared.loaded.content_type;
     let live = prepared.loaded.read.map(|read| Live { read, content_type, clock: prepared.clock });
     let mut out = BufWriter::new(std::io::stdout().lock());
-    render_plan_view(&plan, args.format, &args.view, live.as_ref(), &mut out)?;
+    match &args.format {
+        OutputFormat::Template(template) => {
+            let document = plan_document(&plan, &args.view, live.as_ref())?;
+            out.write_all(&through(template, args.view.headers, &document, Rows::PlanPods)?)?;
+        }
+        format => render_plan_view(&plan, format.clone(), &args.view, live.as_ref(), &mut out)?,
+    }
     out.flush()?;
     for line in lacks {
         eprintln!("{line}");
@@ -594,14 +600,27 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         devices,
     };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match args.format {
-        ExplainFormat::Text => render_text(&explanation, args.width, &mut out)?,
-        ExplainFormat::Json => render_json(&explanation, &mut out)?,
-        ExplainFormat::Yaml => render_yaml(&explanation, &mut out)?,
+    match &args.format {
+        ExplainOutput::Text => render_text(&explanation, args.width, &mut out)?,
+        ExplainOutput::Json => render_json(&explanation, &mut out)?,
+        ExplainOutput::Yaml => render_yaml(&explanation, &mut out)?,
+        ExplainOutput::Template(template) => {
+            let mut json = Vec::new();
+            render_json(&explanation, &mut json)?;
+            let document = serde_json::from_slice(&json).map_err(std::io::Error::other)?;
+            out.write_all(&through(template, true, &document, Rows::Document)?)?;
+        }
     }
     out.flush()?;
     for line in lacks {
         eprintln!("{line}");
     }
     Ok(())
+}
+
+/// What `document` prints as through `template` (nothing when it fails).
+fn through(template: &Template, headers: bool, document: &serde_json::Value, rows: Rows) -> Result<Vec<u8>> {
+    Printer::new(template.clone(), headers)
+        .print(document, rows)
+        .map_err(|e| Error::TemplateFailed { format: template.name(), reason: e.0 })
 }

@@ -57,8 +57,8 @@ fn scope(args: &WatchConfig) -> NodeScope {
 enum Screen {
     /// Redrawn in place on a terminal.
     Live { view: WatchView, color: ColorMode, dirty: bool, drawn_at: Option<Timestamp> },
-    /// JSON lines.
-    Lines,
+    /// JSON lines, each through the template when one is given (`-o jsonpath=…`).
+    Lines(Option<Box<crate::output::template::Printer>>),
 }
 
 struct Printer {
@@ -67,6 +67,8 @@ struct Printer {
     out: std::io::Stdout,
     /// The reader went away (a closed pipe): the watch ends.
     closed: bool,
+    /// The template failed on a line: the watch ends with it.
+    failure: Option<Error>,
 }
 
 impl Printer {
@@ -90,7 +92,7 @@ impl Printer {
                 view.observe(seen);
                 *dirty = true;
             }
-            Screen::Lines => {
+            Screen::Lines(_) => {
                 // Writing into memory cannot fail.
                 let _ = serde_json::to_writer(&mut *text, &to_json(seen));
                 text.push(b'\n');
@@ -108,7 +110,7 @@ impl Printer {
                 view.foreseen(forecast);
                 *dirty = true;
             }
-            (Screen::Lines, RunEvent::Connection { .. } | RunEvent::Foreseen(_) | RunEvent::Warning { .. }) => {
+            (Screen::Lines(_), RunEvent::Connection { .. } | RunEvent::Foreseen(_) | RunEvent::Warning { .. }) => {
                 let _ = crate::output::run::write_json(report, text);
             }
             _ => {}
@@ -118,7 +120,15 @@ impl Printer {
     /// Writes what is pending; on a terminal, redraws when something changed or a second passed.
     fn flush(&mut self, text: &[u8], now: Timestamp) {
         let bytes = match &mut self.screen {
-            Screen::Lines => text.to_vec(),
+            Screen::Lines(None) => text.to_vec(),
+            Screen::Lines(Some(template)) => match through(template, text) {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    self.failure = Some(error);
+                    self.closed = true;
+                    return;
+                }
+            },
             Screen::Live { view, color, dirty, drawn_at } => {
                 let second = |at: Timestamp| at.as_nanos().div_euclid(1_000_000_000);
                 if !*dirty && drawn_at.is_some_and(|at| second(at) == second(now)) {
@@ -163,13 +173,15 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let clock = connection.time.clock().clone();
     let narrowed = timekeeping::narrow_in_background(&connection);
     timekeeping::keep(&connection);
-    let live = std::io::stdout().is_terminal() && !args.json;
+    let live = std::io::stdout().is_terminal() && !args.json && args.template.is_none();
     let screen = if live {
         Screen::Live { view: WatchView::default(), color: args.color, dirty: true, drawn_at: None }
     } else {
-        Screen::Lines
+        let template = args.template.clone().map(|t| Box::new(crate::output::template::Printer::new(t, args.headers)));
+        Screen::Lines(template)
     };
-    let mut printer = Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false };
+    let mut printer =
+        Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false, failure: None };
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
     let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
@@ -233,8 +245,24 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         text.clear();
     }
     printer.finish();
+    if let Some(error) = printer.failure {
+        return Err(error);
+    }
     match failure {
         Some(error) => Err(error.into()),
         None => Ok(()),
     }
+}
+
+/// JSON lines, each printed through the template as its own document.
+fn through(template: &mut crate::output::template::Printer, lines: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for line in lines.split(|&b| b == b'\n').filter(|line| !line.is_empty()) {
+        let document: serde_json::Value = serde_json::from_slice(line).map_err(std::io::Error::other)?;
+        let text = template
+            .print(&document, crate::output::template::Rows::Document)
+            .map_err(|e| Error::TemplateFailed { format: template.name(), reason: e.0 })?;
+        out.extend_from_slice(&text);
+    }
+    Ok(out)
 }

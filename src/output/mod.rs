@@ -1,4 +1,5 @@
-//! Rendering: plans and explanations as tables, JSON and YAML, written to any `io::Write`.
+//! Rendering: plans and explanations as tables, JSON, YAML and kubectl's templates (`jsonpath`,
+//! `custom-columns`), written to any `io::Write`.
 //!
 //! Renderers take the colour decision and the terminal's width as arguments ([`ColorMode`],
 //! [`View`]) and never read the clock or the terminal themselves; `now` comes from the plan.
@@ -9,12 +10,14 @@
 pub mod explain;
 pub mod human;
 pub mod json;
+pub mod jsonpath;
 pub mod lifecycle;
 pub mod owners;
 pub mod redraw;
 pub mod run;
 pub mod summary;
 pub mod table;
+pub mod template;
 pub mod timeline;
 pub mod watch;
 
@@ -24,7 +27,7 @@ use crate::engine::plan::Plan;
 pub use json::{ClockDoc, Live};
 
 /// How `plan` prints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum OutputFormat {
     /// A table per node, fitted to the terminal.
     #[default]
@@ -37,6 +40,9 @@ pub enum OutputFormat {
     Yaml,
     /// `pod/NAMESPACE/NAME`, one per line.
     Name,
+    /// A kubectl template (`jsonpath`, `custom-columns`) over the JSON document; a custom-columns
+    /// table has a row per pod.
+    Template(template::Template),
 }
 
 /// The order of the pods in a table (`--sort-by`).
@@ -126,5 +132,22 @@ pub fn render_plan_view(
             json::write_yaml(&document, out)
         }
         OutputFormat::Name => table::render_names(plan, view.sort, out),
+        OutputFormat::Template(template) => {
+            let document = plan_document(plan, view, live)?;
+            let text = template::Printer::new(template, view.headers)
+                .print(&document, template::Rows::PlanPods)
+                .map_err(io::Error::other)?;
+            out.write_all(&text)
+        }
     }
+}
+
+/// The document `-o json` prints for `plan`, as a value (what the templates run over).
+///
+/// # Errors
+/// None in practice: the document is written to memory and read back.
+pub fn plan_document(plan: &Plan, view: &View, live: Option<&Live>) -> io::Result<serde_json::Value> {
+    let mut json = Vec::new();
+    render_plan_view(plan, OutputFormat::Json, view, live, &mut json)?;
+    serde_json::from_slice(&json).map_err(io::Error::other)
 }

@@ -9,6 +9,7 @@ mod evict;
 mod faults;
 mod game_day;
 mod harness;
+mod jsonpath;
 mod lifecycle;
 mod live_lifecycle;
 mod node_back;
