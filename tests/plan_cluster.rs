@@ -399,6 +399,33 @@ fn connection_flags_connect_over_a_kubeconfig_without_a_current_context_as_kubec
 }
 
 #[test]
+fn a_namespace_with_no_pods_on_the_nodes_is_said_on_stderr_as_kubectl_says_it_for_the_table_and_names() {
+    let server = server_with("namespace-no-pods", &incident());
+    let said = "No pods found in typo namespace on the nodes planned.";
+    let dump = |args: &[&str]| run(&[&["plan", "-f", "examples/incident.json", "--now", NOW], args].concat(), None);
+    for result in [
+        dump(&["-n", "typo"]),
+        dump(&["-n", "typo", "-o", "wide"]),
+        dump(&["-n", "typo", "-o", "name"]),
+        dump(&["-n", "typo", "--summary"]),
+        live(&server, &["plan", "--now", NOW, "-n", "typo"]),
+    ] {
+        assert_eq!(result.code, 0, "{}", result.stderr);
+        assert_eq!(result.stderr.lines().filter(|line| *line == said).count(), 1, "{}", result.stderr);
+    }
+    // The table itself is what it was.
+    let table = dump(&["-n", "typo"]);
+    assert!(table.stdout.contains("No pods.") && !table.stdout.contains(said), "{}", table.stdout);
+    // Documents stay documents; a namespace with pods there, or no -n, says nothing.
+    for quiet in
+        [dump(&["-n", "typo", "-o", "json"]), dump(&["-n", "typo", "-o", "yaml"]), dump(&["-n", "payments"]), dump(&[])]
+    {
+        assert_eq!(quiet.code, 0, "{}", quiet.stderr);
+        assert!(!quiet.stderr.contains("No pods found"), "{}", quiet.stderr);
+    }
+}
+
+#[test]
 fn kubectl_plugin_dispatch_reaches_the_cluster() {
     if std::process::Command::new("kubectl").arg("version").arg("--client").output().is_err() {
         eprintln!("kubectl is not installed: plugin dispatch not tested");

@@ -548,13 +548,24 @@ pub async fn pod_names(connection: &Connection, namespace: &str) -> Result<Vec<S
 }
 
 /// Checks that the initial lists `run` and `plan -w` need are allowed and can be sent: one small LIST
-/// of the nodes (with the label `selector` the watch uses) and of pods. A request refused for good
-/// ends the command here, rather than a watch retrying it forever.
-pub async fn preflight(connection: &Connection, selector: Option<&str>) -> Result<(), ClusterError> {
+/// of the nodes (with the label `selector` the watch uses) and of pods (of `namespace` alone when
+/// given). A request refused for good ends the command here, rather than a watch retrying it forever.
+pub async fn preflight(
+    connection: &Connection,
+    selector: Option<&str>,
+    namespace: Option<&str>,
+) -> Result<(), ClusterError> {
     let nodes = selector.map_or_else(ListParams::default, |selector| ListParams::default().labels(selector));
+    let pods = match namespace {
+        Some(namespace) => {
+            (format!("/api/v1/namespaces/{namespace}/pods"), format!("pods in namespace \"{namespace}\""))
+        }
+        None => ("/api/v1/pods".to_owned(), "pods at the cluster scope".to_owned()),
+    };
     for (path, resource, params) in
-        [("/api/v1/nodes", "nodes", nodes), ("/api/v1/pods", "pods at the cluster scope", ListParams::default())]
+        [("/api/v1/nodes".to_owned(), "nodes".to_owned(), nodes), (pods.0, pods.1, ListParams::default())]
     {
+        let resource = resource.as_str();
         let request =
             Request::new(path).list(&params.limit(1)).map_err(|e| ClusterError::unsendable("list", resource, &e))?;
         connection.send(request, "list", resource).await?;
