@@ -547,6 +547,25 @@ pub async fn pod_names(connection: &Connection, namespace: &str) -> Result<Vec<S
     Ok(names)
 }
 
+/// The names of the namespaces, sorted, for shell completion (one LIST from the watch cache).
+pub async fn namespace_names(connection: &Connection) -> Result<Vec<String>, ClusterError> {
+    let params = ListParams::default().match_any();
+    let request = Request::new("/api/v1/namespaces")
+        .list(&params)
+        .map_err(|e| ClusterError::unsendable("list", "namespaces", &e))?;
+    let text = connection.send(request, "list", "namespaces").await?;
+    let list: serde_json::Value = serde_json::from_str(&text).map_err(|e| ClusterError::Decode {
+        server: connection.server.clone(),
+        resource: "namespaces".into(),
+        reason: e.to_string(),
+    })?;
+    let items = list["items"].as_array().into_iter().flatten();
+    let mut names: Vec<String> =
+        items.filter_map(|item| item["metadata"]["name"].as_str().map(str::to_owned)).collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Checks that the initial lists `run` and `plan -w` need are allowed and can be sent: one small LIST
 /// of the nodes (with the label `selector` the watch uses) and of pods (of `namespace` alone when
 /// given). A request refused for good ends the command here, rather than a watch retrying it forever.
