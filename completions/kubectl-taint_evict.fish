@@ -138,6 +138,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l device-taints -d 'Also enforce DRA device taints (Kubernetes 1.33+), as kube-controller-manager\'s device-taint-eviction-controller does; false leaves them to the cluster' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s n -l namespace -d 'Only enforce on pods of this namespace: the pods are listed and watched in it alone' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l mode -d 'How a due pod goes: `delete` (upstream\'s controller) or `evict` (the Eviction API, which respects PodDisruptionBudgets)' -r -f -a "delete\t'DELETE, after the DisruptionTarget condition: what the cluster\'s controller does; PodDisruptionBudgets are not consulted'
 evict\t'The Eviction API (policy/v1): a pod whose PodDisruptionBudget allows no disruption waits, retried until the budget allows it'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l concurrency -d 'Deletions in flight at once' -r

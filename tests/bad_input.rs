@@ -717,7 +717,10 @@ fn tls_failure_names_the_server() {
         &live(&config, &["plan", "n1"]),
         &format!("error: TLS handshake with {url} failed: received fatal alert: HandshakeFailure"),
     );
-    assert!(stderr.contains("hint: the server's certificate"), "{stderr}");
+    assert!(
+        stderr.contains("hint: give the CA that signed the server's certificate with --certificate-authority PATH"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -866,6 +869,28 @@ fn token_with_a_line_break_is_a_kubeconfig_error_not_a_panic() {
         ),
     );
     assert!(stderr.contains("hint: check the file with: kubectl config view"), "{stderr}");
+}
+
+#[test]
+fn kubeconfig_yaml_error_is_one_line_naming_the_file_the_line_and_the_column() {
+    let dir = scratch("kubeconfig-yaml-error");
+    let config = dir.join("kubeconfig");
+    std::fs::write(&config, "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster:\n    server: [oops\n")
+        .expect("write the kubeconfig");
+    let path = config.to_str().expect("UTF-8");
+    let stderr = fails_with(
+        &live(&config, &["plan", "n1"]),
+        &format!("error: cannot load kubeconfig {path}: line 6, column 13: expected string scalar"),
+    );
+    assert_eq!(stderr.lines().count(), 2, "the error and its hint: {stderr}");
+    assert!(!stderr.contains("\\n") && !stderr.contains("-->"), "{stderr}");
+    // Named the same way in a KUBECONFIG list.
+    let listed = crate::util::run_command(
+        command().args(["plan", "n1"]).env("KUBECONFIG", format!("/no/such/file:{path}")),
+        None,
+    );
+    let first = format!("error: cannot load kubeconfig {path}: line 6, column 13: expected string scalar");
+    assert_eq!(listed.stderr.lines().next(), Some(first.as_str()), "{}", listed.stderr);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -77,3 +77,51 @@ fn kubectl_completes_node_names_tainted_first_and_pod_names_of_a_namespace_from_
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(server.requests().iter().all(|r| r.method == "GET"));
 }
+
+#[test]
+fn kubectl_completes_namespaces_from_the_cluster_kubeconfig_names_without_a_request_and_down_node_lists() {
+    let dir = scratch("complete-flag-values");
+    let server = FakeApiServer::start(&dir);
+    server.add(node("a-plain", &[]));
+    server.add(node("z-tainted", &[taint(jiff::Timestamp::now())]));
+    server.add(node("m-tainted", &[taint(jiff::Timestamp::now())]));
+    let mut tool = pod("tool", "a-plain", None);
+    tool["metadata"]["namespace"] = json!("ops");
+    server.add(tool);
+    let bin = plugin_dir(&dir);
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    // A second kubeconfig in the KUBECONFIG list, and a file that does not exist.
+    let other = dir.join("other-kubeconfig");
+    let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod-eu\n  cluster:\n    server: http://127.0.0.1:9\n\
+                - name: prod-us\n  cluster:\n    server: http://127.0.0.1:9\ncontexts:\n- name: prod-eu\n  context:\n    \
+                cluster: prod-eu\n    user: sre\n- name: prod-us\n  context:\n    cluster: prod-us\n    user: sre\n\
+                users:\n- name: sre\n  user:\n    token: t\n";
+    std::fs::write(&other, text).expect("the second kubeconfig");
+    let list = format!("{}:{}:{}", server.kubeconfig().display(), dir.join("missing").display(), other.display());
+    let lines = |words: &[&str]| kubectl_complete(&bin, &home, Some(Path::new(&list)), words);
+
+    let namespaces = ["default", "kube-node-lease", "kube-public", "kube-system", "ops", ":4"];
+    assert_eq!(lines(&["plan", "-n", ""]), namespaces);
+    assert_eq!(lines(&["run", "--namespace", "o"]), ["ops", ":4"]);
+    assert_eq!(lines(&["explain", "-n", "kube-"]), ["kube-node-lease", "kube-public", "kube-system", ":4"]);
+    let asked = server.requests().iter().filter(|r| r.path == "/api/v1/namespaces").count();
+    assert_eq!(asked, 3, "one LIST of namespaces per completion");
+
+    assert_eq!(lines(&["plan", "--context", ""]), ["fake", "prod-eu", "prod-us", ":4"]);
+    assert_eq!(lines(&["run", "--context", "prod-"]), ["prod-eu", "prod-us", ":4"]);
+    assert_eq!(lines(&["explain", "--cluster", ""]), ["fake", "prod-eu", "prod-us", ":4"]);
+    assert_eq!(lines(&["plan", "--user", ""]), ["fake", "sre", ":4"]);
+    // The kubeconfig the line names; the dump does not matter to those.
+    let named = other.to_str().expect("UTF-8");
+    assert_eq!(lines(&["plan", "-f", "d.json", "--kubeconfig", named, "--context", ""]), ["prod-eu", "prod-us", ":4"]);
+    // No request for any of them.
+    assert_eq!(server.requests().iter().filter(|r| r.path == "/api/v1/namespaces").count(), asked);
+
+    // --down NODE[,NODE…]: the nodes (tainted first), the names given not again.
+    assert_eq!(lines(&["plan", "--down", ""]), ["m-tainted", "z-tainted", "a-plain", ":4"]);
+    assert_eq!(lines(&["plan", "--down", "m-tainted,"]), ["m-tainted,z-tainted", "m-tainted,a-plain", ":4"]);
+    assert_eq!(lines(&["plan", "--down", "z-tainted,a"]), ["z-tainted,a-plain", ":4"]);
+    assert_eq!(lines(&["plan", "-f", "d.json", "--down", ""]), [":4"], "a dump's nodes are not the cluster's");
+    assert!(server.requests().iter().all(|r| r.method == "GET"));
+}

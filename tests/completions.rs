@@ -70,3 +70,27 @@ fn bash_script_completes_past_the_first_word() {
     let commands = bash_complete(&["kubectl-taint_evict", ""]);
     assert!(commands.contains(&"plan".to_owned()) && !commands.iter().any(|c| c.starts_with("__")), "{commands:?}");
 }
+
+#[test]
+fn contexts_clusters_and_users_complete_from_the_kubeconfig_alone() {
+    let dir = crate::util::scratch("complete-kubeconfig-names");
+    let kubeconfig = dir.join("config");
+    let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: staging\n  cluster:\n    server: http://127.0.0.1:9\n\
+                - name: prod\n  cluster:\n    server: http://127.0.0.1:9\ncontexts:\n- name: staging\n  context:\n    \
+                cluster: staging\n    user: dev\n- name: prod\n  context:\n    cluster: prod\n    user: sre\n\
+                current-context: prod\nusers:\n- name: sre\n  user:\n    token: t\n- name: dev\n  user:\n    token: t\n";
+    std::fs::write(&kubeconfig, text).expect("the kubeconfig");
+    let complete = |words: &[&str]| {
+        let command = crate::util::command().arg("__complete").args(words).env("KUBECONFIG", &kubeconfig).output();
+        let output = command.expect("runs");
+        assert!(output.status.success() && output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    assert_eq!(complete(&["plan", "--context", ""]), "prod\nstaging\n:4\n");
+    assert_eq!(complete(&["run", "--context", "s"]), "staging\n:4\n");
+    assert_eq!(complete(&["explain", "--cluster", ""]), "prod\nstaging\n:4\n");
+    assert_eq!(complete(&["plan", "--user", ""]), "dev\nsre\n:4\n");
+    // Nothing to read: nothing offered, nothing said.
+    let none = crate::util::command().args(["__complete", "plan", "--context", ""]).output().expect("runs");
+    assert_eq!((String::from_utf8_lossy(&none.stdout).as_ref(), none.stderr.is_empty()), (":4\n", true));
+}

@@ -340,6 +340,99 @@ fn kubeconfig_problems_name_the_file_and_contexts() {
 }
 
 #[test]
+fn kubeconfig_list_skips_missing_files_and_the_first_file_to_set_a_value_wins() {
+    let server = server_with("kubeconfig-list", &incident());
+    let dir = scratch("kubeconfig-list-files");
+    // A second file that would send everything to a dead port: its current-context and its own
+    // definition of the context "fake" lose to the first file's.
+    let dead = dir.join("dead");
+    let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n  cluster:\n    server: http://127.0.0.1:9\n\
+                contexts:\n- name: dead\n  context:\n    cluster: dead\n- name: fake\n  context:\n    cluster: dead\n\
+                current-context: dead\n";
+    std::fs::write(&dead, text).expect("the second kubeconfig");
+    let (fake, dead) = (server.kubeconfig().display().to_string(), dead.display().to_string());
+    let with = |list: String, args: &[&str]| run_command(command().args(args).env("KUBECONFIG", list), None);
+    let expected = live(&server, &["plan", "worker-3", "--now", NOW]);
+    assert_eq!(expected.code, 0, "{}", expected.stderr);
+
+    let merged = with(
+        format!("{}:{fake}:/no/such/file:{dead}", dir.join("missing").display()),
+        &["plan", "worker-3", "--now", NOW],
+    );
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    assert_eq!(merged.stdout, expected.stdout);
+    // The second file's context is there to pick.
+    let picked = with(format!("{fake}:{dead}"), &["plan", "worker-3", "--context", "dead"]);
+    fails(&picked, "error: cannot connect to http://127.0.0.1:9: connection refused", "cluster-info");
+    // In the other order, the other file wins.
+    let reversed = with(format!("{dead}:{fake}"), &["plan", "worker-3"]);
+    fails(&reversed, "error: cannot connect to http://127.0.0.1:9: connection refused", "cluster-info");
+
+    // None of them exists: no kubeconfig, said as such; --kubeconfig must exist.
+    let none = with("/no/such/a:/no/such/b".into(), &["plan"]);
+    fails(
+        &none,
+        "error: no kubeconfig found: no file of $KUBECONFIG (/no/such/a:/no/such/b) exists and this is not a pod",
+        "--kubeconfig",
+    );
+    let explicit = with(fake.clone(), &["plan", "--kubeconfig", "/no/such/a"]);
+    fails(&explicit, "error: cannot load kubeconfig /no/such/a: no such file", "kubectl config view");
+}
+
+#[test]
+fn connection_flags_connect_over_a_kubeconfig_without_a_current_context_as_kubectl_does() {
+    let server = server_with("kubeconfig-no-context", &incident());
+    let empty = scratch("kubeconfig-no-context-file").join("config");
+    std::fs::write(&empty, "apiVersion: v1\nkind: Config\n").expect("a kubeconfig without a context");
+    let expected = live(&server, &["plan", "worker-3", "--now", NOW]);
+    let with = |args: &[&str]| run_command(command().args(args).env("KUBECONFIG", &empty), None);
+
+    let flags = with(&["plan", "worker-3", "--now", NOW, "--server", &server.url(), "--token", "t"]);
+    assert_eq!(flags.code, 0, "{}", flags.stderr);
+    assert_eq!(flags.stdout, expected.stdout);
+    let no_kubeconfig = run(&["plan", "worker-3", "--now", NOW, "-s", &server.url()], None);
+    assert_eq!(no_kubeconfig.code, 0, "{}", no_kubeconfig.stderr);
+    assert_eq!(no_kubeconfig.stdout, expected.stdout);
+
+    // Without the flags there is nothing to connect to: said, with what to give.
+    let shown = empty.display().to_string();
+    fails(
+        &with(&["plan", "worker-3"]),
+        &format!(
+            "error: cannot load kubeconfig $KUBECONFIG ({shown}): it sets no current-context: name one with --context, or give --server"
+        ),
+        "kubectl config view",
+    );
+}
+
+#[test]
+fn a_namespace_with_no_pods_on_the_nodes_is_said_on_stderr_as_kubectl_says_it_for_the_table_and_names() {
+    let server = server_with("namespace-no-pods", &incident());
+    let said = "No pods found in typo namespace on the nodes planned.";
+    let dump = |args: &[&str]| run(&[&["plan", "-f", "examples/incident.json", "--now", NOW], args].concat(), None);
+    for result in [
+        dump(&["-n", "typo"]),
+        dump(&["-n", "typo", "-o", "wide"]),
+        dump(&["-n", "typo", "-o", "name"]),
+        dump(&["-n", "typo", "--summary"]),
+        live(&server, &["plan", "--now", NOW, "-n", "typo"]),
+    ] {
+        assert_eq!(result.code, 0, "{}", result.stderr);
+        assert_eq!(result.stderr.lines().filter(|line| *line == said).count(), 1, "{}", result.stderr);
+    }
+    // The table itself is what it was.
+    let table = dump(&["-n", "typo"]);
+    assert!(table.stdout.contains("No pods.") && !table.stdout.contains(said), "{}", table.stdout);
+    // Documents stay documents; a namespace with pods there, or no -n, says nothing.
+    for quiet in
+        [dump(&["-n", "typo", "-o", "json"]), dump(&["-n", "typo", "-o", "yaml"]), dump(&["-n", "payments"]), dump(&[])]
+    {
+        assert_eq!(quiet.code, 0, "{}", quiet.stderr);
+        assert!(!quiet.stderr.contains("No pods found"), "{}", quiet.stderr);
+    }
+}
+
+#[test]
 fn kubectl_plugin_dispatch_reaches_the_cluster() {
     if std::process::Command::new("kubectl").arg("version").arg("--client").output().is_err() {
         eprintln!("kubectl is not installed: plugin dispatch not tested");

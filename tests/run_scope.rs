@@ -181,3 +181,28 @@ fn keep_last_ready_on_some_nodes_says_it_sees_only_their_replicas() {
     assert_eq!(code, 0);
     assert!(!lines.iter().any(|l| l["type"] == "warning"), "{lines:#?}");
 }
+
+#[test]
+fn run_n_lists_and_watches_the_pods_of_that_namespace_alone_and_enforces_only_them() {
+    let server = FakeApiServer::start(&scratch("scope-namespace"));
+    server.add(node("n1", &[]));
+    server.add(pod("web-1", "n1", None));
+    let mut cart = pod("cart", "n1", None);
+    cart["metadata"]["namespace"] = json!("shop");
+    server.add(cart);
+    let mut run = Running::start(&server, &["-n", "shop"]);
+    let started = run.expect("started", |l| l["type"] == "started");
+    assert_eq!(started["namespace"], "shop", "{started}");
+    let synced = run.expect("synced", |l| l["type"] == "synced");
+    assert_eq!(synced["pods"], 1, "only the pods of shop are kept: {synced}");
+    let requests = server.requests();
+    let pods = |path: &str| requests.iter().filter(|r| r.method == "GET" && r.path == path).count();
+    assert!(pods("/api/v1/namespaces/shop/pods") >= 2, "the check, the list and the watch are the namespace's");
+    assert_eq!(pods("/api/v1/pods"), 0, "no pod is read at the cluster scope");
+
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    server.wait_for("cart's DELETE", WAIT, |r| crate::run_cluster::deletes_in(r, "shop", "cart") == 1);
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
+    assert_eq!(deletes(&server.requests(), "web-1"), 0, "web-1 is of another namespace");
+}

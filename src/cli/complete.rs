@@ -103,30 +103,49 @@ fn values(arg: &Arg, current: &str) -> (Vec<String>, u8) {
     (names.filter(|n| n.starts_with(current)).collect(), NO_FILE_COMPLETION)
 }
 
-/// Names completed from the live cluster.
+/// Names completed from the live cluster, or from the kubeconfig.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Lookup {
     /// Node names (`plan NODE`, `run NODE`).
     Nodes,
     /// Pod names of a namespace (`explain POD`); `None`: the kubeconfig context's.
     Pods(Option<String>),
+    /// Namespace names (`-n`), as kubectl completes them: from the cluster.
+    Namespaces,
+    /// Node names in `--down`'s comma-separated list: the list typed before the name being completed
+    /// (with its last comma; empty for the first name), which every candidate starts with and whose
+    /// names are not offered again.
+    DownNodes(String),
+    /// The kubeconfig's contexts (`--context`), as kubectl completes them: no request.
+    Contexts,
+    /// The kubeconfig's clusters (`--cluster`).
+    Clusters,
+    /// The kubeconfig's users (`--user`).
+    Users,
+}
+
+impl Lookup {
+    /// Whether the names come from the cluster (not from a dump given with `-f`, nor the kubeconfig).
+    fn asks_the_cluster(&self) -> bool {
+        !matches!(self, Self::Contexts | Self::Clusters | Self::Users)
+    }
 }
 
 /// The cluster the words being completed name, and which names to look up there; `None` when the
-/// word is not a node or pod name (a flag, a flag's value, a dump given with `-f`).
+/// word is not a name to look up (a flag, another flag's value, a name of a dump given with `-f`).
 #[must_use]
 pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
     let (current, typed) = words.split_last()?;
     let (sub, after) = typed.split_first()?;
     let command = Cli::command();
     let command = command.find_subcommand(sub)?;
-    if current.starts_with('-')
-        || after.last().and_then(|previous| flag(command, previous)).is_some_and(|a| a.get_action().takes_values())
-    {
+    if current.starts_with('-') {
         return None;
     }
+    let value_of = after.last().and_then(|previous| flag(command, previous)).filter(|a| a.get_action().takes_values());
     let mut cluster = super::ClusterArgs::default();
     let mut namespace = None;
+    let mut dump = false;
     let mut words = after.iter();
     while let Some(word) = words.next() {
         let (name, inline) = match word.split_once('=') {
@@ -156,25 +175,75 @@ pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
                 cluster.content_type = given.unwrap_or_default();
             }
             // Names come from the dump, not the cluster.
-            "-f" | "--filename" => return None,
+            "-f" | "--filename" => dump = true,
             _ => {}
         }
     }
-    let lookup = match command.get_name() {
-        "plan" | "run" => Lookup::Nodes,
-        "explain" => Lookup::Pods(namespace.filter(|ns| super::parse_namespace(ns).is_ok())),
-        _ => return None,
+    let lookup = match value_of.map(|arg| arg.get_long()) {
+        Some(Some("namespace")) => Lookup::Namespaces,
+        Some(Some("context")) => Lookup::Contexts,
+        Some(Some("cluster")) => Lookup::Clusters,
+        Some(Some("user")) => Lookup::Users,
+        Some(Some("down")) => {
+            Lookup::DownNodes(current.rsplit_once(',').map_or_else(String::new, |(list, _)| format!("{list},")))
+        }
+        Some(_) => return None,
+        None => match command.get_name() {
+            "plan" | "run" => Lookup::Nodes,
+            "explain" => Lookup::Pods(namespace.filter(|ns| super::parse_namespace(ns).is_ok())),
+            _ => return None,
+        },
     };
+    if dump && lookup.asks_the_cluster() {
+        return None;
+    }
     Some((lookup, cluster))
 }
 
 /// How long completion may wait for the cluster before it offers nothing.
 pub const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// The names `lookup` asks for, starting with `prefix`; empty on any failure (completion stays
+/// The names `lookup` asks for, for the word `current`; empty on any failure (completion stays
 /// silent: no message may reach the shell's line).
-fn live_names(lookup: &Lookup, cluster: &super::ClusterArgs, prefix: &str) -> Vec<String> {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return Vec::new() };
+fn names(lookup: &Lookup, cluster: &super::ClusterArgs, current: &str) -> Vec<String> {
+    let named = |kubeconfig: &kube::config::Kubeconfig| -> Vec<String> {
+        match lookup {
+            Lookup::Contexts => kubeconfig.contexts.iter().map(|c| c.name.clone()).collect(),
+            Lookup::Clusters => kubeconfig.clusters.iter().map(|c| c.name.clone()).collect(),
+            _ => kubeconfig.auth_infos.iter().map(|u| u.name.clone()).collect(),
+        }
+    };
+    if !lookup.asks_the_cluster() {
+        let kubeconfig = crate::cluster::client::read_kubeconfig(cluster.kubeconfig.as_deref()).ok().flatten();
+        let mut names = kubeconfig.as_ref().map(named).unwrap_or_default();
+        // A name goes to the shell's line as is: none that would break it, or write to the terminal.
+        names.retain(|n| {
+            n.starts_with(current) && !n.is_empty() && !n.chars().any(|c| c.is_control() || c.is_whitespace())
+        });
+        names.sort();
+        names.dedup();
+        return names;
+    }
+    let Some(names) = live_names(lookup, cluster) else { return Vec::new() };
+    // A name from the server goes to the shell's line as is: only plain ones are offered.
+    let plain = |name: &String| match lookup {
+        Lookup::Namespaces => super::parse_namespace(name).is_ok(),
+        _ => super::parse_node_name(name).is_ok(),
+    };
+    match lookup {
+        Lookup::DownNodes(list) => {
+            let typed = current.strip_prefix(list.as_str()).unwrap_or(current);
+            let given: Vec<&str> = list.split(',').collect();
+            let fresh = |name: &String| name.starts_with(typed) && !given.contains(&name.as_str()) && plain(name);
+            names.iter().filter(|name| fresh(name)).map(|name| format!("{list}{name}")).collect()
+        }
+        _ => names.into_iter().filter(|name| name.starts_with(current) && plain(name)).collect(),
+    }
+}
+
+/// The names `lookup` asks the cluster for; `None` on any failure.
+fn live_names(lookup: &Lookup, cluster: &super::ClusterArgs) -> Option<Vec<String>> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
     let options = crate::cluster::ConnectOptions {
         request_timeout: Some(LOOKUP_TIMEOUT),
         ..super::config::connect_options(cluster)
@@ -182,18 +251,16 @@ fn live_names(lookup: &Lookup, cluster: &super::ClusterArgs, prefix: &str) -> Ve
     let read = async {
         let connection = crate::cluster::connect(&options).await.ok()?;
         let names = match lookup {
-            Lookup::Nodes => crate::cluster::snapshot::node_names(&connection).await,
             Lookup::Pods(namespace) => {
                 let namespace = namespace.as_deref().unwrap_or(&connection.default_namespace);
                 crate::cluster::snapshot::pod_names(&connection, namespace).await
             }
+            Lookup::Namespaces => crate::cluster::snapshot::namespace_names(&connection).await,
+            _ => crate::cluster::snapshot::node_names(&connection).await,
         };
         names.ok()
     };
-    let names = runtime.block_on(async { tokio::time::timeout(LOOKUP_TIMEOUT, read).await });
-    let names = names.ok().flatten().unwrap_or_default();
-    // A name from the server goes to the shell's line as is: only plain ones are offered.
-    names.into_iter().filter(|n| n.starts_with(prefix) && super::parse_node_name(n).is_ok()).collect()
+    runtime.block_on(async { tokio::time::timeout(LOOKUP_TIMEOUT, read).await }).ok().flatten()
 }
 
 /// `__complete WORDS…`: candidates one per line, then `:DIRECTIVE` (Cobra's protocol).
@@ -201,7 +268,7 @@ pub fn complete(words: &[String]) -> Result<()> {
     let (mut candidates, directive) = candidates(words);
     if let Some((lookup, cluster)) = lookup(words) {
         let current = words.last().map_or("", String::as_str);
-        candidates = live_names(&lookup, &cluster, current);
+        candidates = names(&lookup, &cluster, current);
     }
     let mut out = std::io::stdout().lock();
     for candidate in candidates {
@@ -243,5 +310,31 @@ mod tests {
         {
             assert_eq!(lookup(&words(not_a_name)).map(|l| l.0), None, "{not_a_name:?}");
         }
+    }
+
+    #[test]
+    fn flag_values_are_looked_up_as_kubectl_completes_them() {
+        let of = |line: &[&str]| lookup(&words(line)).map(|l| l.0);
+        assert_eq!(of(&["plan", "-n", ""]), Some(Lookup::Namespaces));
+        assert_eq!(of(&["run", "--namespace", "sh"]), Some(Lookup::Namespaces));
+        assert_eq!(of(&["explain", "-n", ""]), Some(Lookup::Namespaces));
+        assert_eq!(of(&["run", "--context", ""]), Some(Lookup::Contexts));
+        assert_eq!(of(&["explain", "web-0", "--cluster", "p"]), Some(Lookup::Clusters));
+        assert_eq!(of(&["plan", "--user", ""]), Some(Lookup::Users));
+        assert_eq!(of(&["plan", "--down", ""]), Some(Lookup::DownNodes(String::new())));
+        assert_eq!(of(&["plan", "--down", "w1,w2,w"]), Some(Lookup::DownNodes("w1,w2,".into())));
+        // The kubeconfig's names whatever the input; the cluster's not for a dump.
+        assert_eq!(of(&["plan", "-f", "d.json", "--context", ""]), Some(Lookup::Contexts));
+        for not_looked_up in [
+            &["plan", "-f", "d.json", "--down", ""][..],
+            &["plan", "-f", "d.json", "-n", ""],
+            &["plan", "--down-selector", ""],
+            &["run", "--leader-elect-namespace", ""],
+            &["plan", "--context", "-"],
+        ] {
+            assert_eq!(of(not_looked_up), None, "{not_looked_up:?}");
+        }
+        let (_, cluster) = lookup(&words(&["plan", "--kubeconfig=k.yaml", "--context", ""])).expect("contexts");
+        assert_eq!(cluster.kubeconfig.as_deref(), Some("k.yaml"), "the kubeconfig the line names");
     }
 }

@@ -595,6 +595,8 @@ pub struct RunConfig {
     pub nodes: Vec<String>,
     /// `-l`.
     pub selector: Option<Selector>,
+    /// `-n`: only this namespace's pods are watched and enforced.
+    pub namespace: Option<String>,
     /// Write nothing.
     pub dry_run: bool,
     /// How a due pod is removed.
@@ -635,6 +637,7 @@ impl RunConfig {
             election: Election::new(&args.election).map_err(Error::Usage)?,
             nodes: args.nodes.clone(),
             selector: args.selector.clone(),
+            namespace: args.namespace.clone(),
             device_taints: args.device_taints,
             dry_run: args.dry_run,
             mode: args.mode.into(),

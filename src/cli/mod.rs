@@ -507,8 +507,11 @@ pub struct RunArgs {
     /// Only enforce on nodes matching this label selector.
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector, conflicts_with = "nodes")]
     pub selector: Option<Selector>,
+    /// Only enforce on pods of this namespace: the pods are listed and watched in it alone.
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace)]
+    pub namespace: Option<String>,
     /// Pods of all namespaces (the default: a node's pods span namespaces).
-    #[arg(short = 'A', long)]
+    #[arg(short = 'A', long, conflicts_with = "namespace")]
     pub all_namespaces: bool,
     /// Decide and report everything, write nothing (no condition, no deletion, no event).
     ///
@@ -1055,6 +1058,16 @@ mod tests {
         let explain = Cli::try_parse_from(["k", "explain", "pod/web-0", "-o", "yaml"]).expect("parses");
         let Command::Explain(args) = explain.command else { panic!("explain") };
         assert_eq!((args.pod.as_str(), args.output), ("web-0", Output::Format(ExplainFormat::Yaml)));
+    }
+
+    #[test]
+    fn run_takes_a_namespace_as_plan_does() {
+        assert_eq!(run_args(&["-n", "shop"]).unwrap().namespace.as_deref(), Some("shop"));
+        assert_eq!(run_args(&["--namespace=shop", "worker-3"]).unwrap().namespace.as_deref(), Some("shop"));
+        let all = run_args(&["-A"]).unwrap();
+        assert!(all.all_namespaces && all.namespace.is_none());
+        assert!(run_args(&["-n", "shop", "-A"]).is_err(), "-n and -A");
+        assert!(run_args(&["-n", "Shop"]).is_err(), "not a namespace name");
     }
 
     #[test]

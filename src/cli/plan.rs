@@ -471,6 +471,17 @@ fn assumed(input: &super::config::Input, down: &[String]) -> Option<Assumed> {
     (!changes.is_empty() || !down.is_empty()).then_some(Assumed { changes, down, down_selector })
 }
 
+/// What kubectl says when `-n` leaves nothing to list (`No resources found in NAMESPACE namespace.`),
+/// for the forms a person reads (the table, `-o name`): `-n` given, nodes shown, none of their pods in
+/// it. JSON and YAML stay documents.
+fn no_pods_in_namespace(plan: &Plan<'_>, args: &PlanConfig) -> Option<String> {
+    use crate::output::OutputFormat;
+    let namespace = args.namespace.as_deref()?;
+    let read = matches!(args.format, OutputFormat::Table | OutputFormat::Wide | OutputFormat::Name);
+    let none = !plan.nodes.is_empty() && plan.nodes.iter().all(|node| node.pods.is_empty());
+    (read && none).then(|| format!("No pods found in {namespace} namespace on the nodes planned."))
+}
+
 /// `kubectl taint-evict plan`.
 pub fn plan(args: &PlanConfig) -> Result<()> {
     let what_if = &args.input.what_if;
@@ -525,6 +536,9 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
         format => render_plan_view(&plan, format.clone(), &args.view, live.as_ref(), &mut out)?,
     }
     out.flush()?;
+    if let Some(line) = no_pods_in_namespace(&plan, args) {
+        eprintln!("{line}");
+    }
     for line in lacks {
         eprintln!("{line}");
     }

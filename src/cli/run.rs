@@ -351,7 +351,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         eprintln!("connecting to {}…", crate::words::printable(&connection.server));
     }
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
-    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str())).await?;
+    let namespace = args.namespace.as_deref();
+    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str()), namespace).await?;
     // Deadlines are the control plane's: the clock follows the latest instant its clock can read,
     // so that no deletion comes early.
     connection.time.follow_latest();
@@ -372,7 +373,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let printer = tokio::spawn(print(report_rx, args.printing, clock.clone(), throttle.clone(), unrecorded_tx));
 
     let server = connection.server.clone();
-    let started = RunEvent::Started { server, watching: watched, dry_run: args.dry_run, evict };
+    let namespace = args.namespace.clone();
+    let started = RunEvent::Started { server, watching: watched, namespace, dry_run: args.dry_run, evict };
     let _ = report_tx.send(Report { at: clock.now(), event: started });
     for message in args.lifecycle.warnings() {
         let _ = report_tx.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
@@ -414,8 +416,15 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     if args.keep_last_ready {
         watch::read_owners();
     }
-    let watch::Watches { nodes, pods, devices: device_changes, mut fatal } =
-        watch::spawn(&connection.client, scope, report_tx.clone(), clock.clone(), metrics.clone(), served);
+    let watch::Watches { nodes, pods, devices: device_changes, mut fatal } = watch::spawn(
+        &connection.client,
+        scope,
+        args.namespace.as_deref(),
+        report_tx.clone(),
+        clock.clone(),
+        metrics.clone(),
+        served,
+    );
     let pods = gate_comparison_operators(pods, &args.lifecycle, minor, report_tx.clone(), clock.clone());
     let hostname = std::env::var("HOSTNAME").ok();
     connection.pushback.report_to(throttle.clone());

@@ -167,7 +167,7 @@ impl Printer {
 async fn follow(args: &WatchConfig) -> Result<()> {
     let connection = cluster::connect(&args.connect).await?;
     // Fail now, with the denied verb and resource, rather than retrying a watch forever.
-    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str())).await?;
+    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str()), None).await?;
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
     // The control plane's time, read off the answers as they come.
     let clock = connection.time.clock().clone();
@@ -189,7 +189,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
     let metrics = Arc::new(Metrics::new());
     let watch::Watches { nodes, pods, mut fatal, .. } =
-        watch::spawn(&connection.client, scope(args), report_tx.clone(), clock.clone(), metrics, None);
+        watch::spawn(&connection.client, scope(args), None, report_tx.clone(), clock.clone(), metrics, None);
     let pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
     let mut driver = Driver::new(nodes, pods, clock.clone());
     let mut failure = None;

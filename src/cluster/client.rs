@@ -5,7 +5,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::config::{ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
+use std::path::PathBuf;
+
+use kube::config::{ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
 use super::ClusterError;
@@ -108,6 +110,24 @@ impl ReadFrom {
     }
 }
 
+/// The kubeconfig files kubectl reads when `--kubeconfig` is not given: those `KUBECONFIG` lists, else
+/// `~/.kube/config`; each once, in their order.
+fn kubeconfig_files() -> Vec<PathBuf> {
+    let listed: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
+        .map(|list| std::env::split_paths(&list).filter(|path| !path.as_os_str().is_empty()).collect())
+        .unwrap_or_default();
+    let mut files = if listed.is_empty() {
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".kube").join("config")).into_iter().collect()
+    } else {
+        listed
+    };
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|path| seen.insert(path.clone()));
+    files
+}
+
+/// Where the kubeconfig was looked for, for messages: `--kubeconfig`'s path, `$KUBECONFIG (LIST)` or
+/// `~/.kube/config`.
 fn describe_sources(path: Option<&str>) -> String {
     match (path, std::env::var("KUBECONFIG")) {
         (Some(path), _) => path.to_owned(),
@@ -116,20 +136,40 @@ fn describe_sources(path: Option<&str>) -> String {
     }
 }
 
+/// Reads the kubeconfig as kubectl (client-go's loading rules) does: `path` (`--kubeconfig`), which must
+/// exist; else the files `KUBECONFIG` lists, merged, the first file to set a value winning (a context,
+/// cluster or user of a name comes whole from the first file that defines it; `current-context` from
+/// the first that sets it), a file that does not exist skipped; else `~/.kube/config`. `None` when no
+/// file exists.
+///
+/// # Errors
+/// A file that cannot be read or parsed, named.
+pub fn read_kubeconfig(path: Option<&str>) -> Result<Option<Kubeconfig>, ClusterError> {
+    if let Some(path) = path {
+        return Kubeconfig::read_from(path).map(Some).map_err(|e| bad_kubeconfig(path.to_owned(), &e));
+    }
+    let mut merged: Option<Kubeconfig> = None;
+    for file in kubeconfig_files() {
+        let shown = file.display().to_string();
+        let config = match Kubeconfig::read_from(&file) {
+            Ok(config) => config,
+            Err(KubeconfigError::ReadConfig(e, _)) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(bad_kubeconfig(shown, &e)),
+        };
+        merged = Some(match merged {
+            None => config,
+            Some(merged) => merged.merge(config).map_err(|e| bad_kubeconfig(shown, &e))?,
+        });
+    }
+    Ok(merged)
+}
+
 /// Reads the kubeconfig (or the in-cluster configuration) and builds a client.
 pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterError> {
-    let kubeconfig = match &options.kubeconfig {
-        Some(path) => Some(Kubeconfig::read_from(path).map_err(|e| bad_kubeconfig(Some(path), &e))?),
-        None => match Kubeconfig::read() {
-            Ok(config) => Some(config),
-            Err(kube::config::KubeconfigError::FindPath) => None,
-            Err(kube::config::KubeconfigError::ReadConfig(e, _)) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(bad_kubeconfig(None, &e)),
-        },
-    };
+    let kubeconfig = read_kubeconfig(options.kubeconfig.as_deref())?;
     // As kubectl: `--server` alone (with `--token`, or a client certificate) needs no kubeconfig.
     let kubeconfig = match (kubeconfig, &options.server) {
-        (None, Some(_)) if std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() => Some(flags_only()),
+        (None, Some(_)) if std::env::var_os("KUBERNETES_SERVICE_HOST").is_none() => Some(Kubeconfig::default()),
         (kubeconfig, _) => kubeconfig,
     };
     let mut config = match kubeconfig {
@@ -149,7 +189,7 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             })?;
             Config::from_custom_kubeconfig(kubeconfig, &select)
                 .await
-                .map_err(|e| bad_kubeconfig(options.kubeconfig.as_deref(), &e))?
+                .map_err(|e| bad_kubeconfig(describe_sources(options.kubeconfig.as_deref()), &e))?
         }
         None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => {
             let mut config = Config::incluster().map_err(|e| ClusterError::BadKubeconfig {
@@ -160,10 +200,11 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
             config
         }
         None => {
-            return Err(ClusterError::NoKubeconfig(format!(
-                "{} does not exist and this is not a pod",
-                describe_sources(options.kubeconfig.as_deref())
-            )));
+            let sources = match kubeconfig_files().len() {
+                0 | 1 => format!("{} does not exist", describe_sources(None)),
+                _ => format!("no file of {} exists", describe_sources(None)),
+            };
+            return Err(ClusterError::NoKubeconfig(format!("{sources} and this is not a pod")));
         }
     };
     let mut plugin_has_terminal = false;
@@ -314,41 +355,28 @@ fn installed(command: &str) -> bool {
     std::env::split_paths(&path).any(|dir| names.iter().any(|name| dir.join(name).is_file()))
 }
 
-/// The name the flags' own cluster, user and context go by when there is no kubeconfig.
+/// The name the flags' own cluster, user and context go by when the kubeconfig has no context to use
+/// (no kubeconfig at all, or one without `current-context`).
 const FLAGS: &str = "flags";
-
-/// A kubeconfig of the connection flags alone (`--server URL --token T`, as kubectl takes them).
-fn flags_only() -> Kubeconfig {
-    use kube::config::{Cluster, Context, NamedCluster, NamedContext};
-    Kubeconfig {
-        clusters: vec![NamedCluster {
-            name: FLAGS.into(),
-            cluster: Some(Cluster::default()),
-            other: Default::default(),
-        }],
-        contexts: vec![NamedContext {
-            name: FLAGS.into(),
-            context: Some(Context { cluster: FLAGS.into(), ..Context::default() }),
-            other: Default::default(),
-        }],
-        current_context: Some(FLAGS.into()),
-        ..Kubeconfig::default()
-    }
-}
 
 /// Puts the connection flags over the kubeconfig's values, with kubectl's precedence: `--context`
 /// picks the context, `--cluster` and `--user` replace its cluster and user, and each other flag
 /// replaces that one value of them (`--token` replaces the user's credentials; `--certificate-authority`
-/// the cluster's CA data; a client certificate flag the user's data). Returns what to load.
+/// the cluster's CA data; a client certificate flag the user's data). Without a context (no
+/// `current-context`, no `--context`), as kubectl, the flags make one: `--server` (or `--cluster`)
+/// and the credential flags. Returns what to load.
 fn apply_flags(kubeconfig: &mut Kubeconfig, options: &ConnectOptions) -> Result<KubeConfigOptions, String> {
-    let context_name = options.context.clone().or_else(|| kubeconfig.current_context.clone());
-    let context = context_name.as_ref().and_then(|name| kubeconfig.contexts.iter().find(|c| &c.name == name));
-    let context = context.and_then(|c| c.context.clone());
+    let context_name = match options.context.clone().or_else(|| kubeconfig.current_context.clone()) {
+        Some(name) => name,
+        None if options.server.is_some() || options.cluster.is_some() => flags_context(kubeconfig, options),
+        None => return Err("it sets no current-context: name one with --context, or give --server".into()),
+    };
+    let context = kubeconfig.contexts.iter().find(|c| c.name == context_name).and_then(|c| c.context.clone());
     let listed = |names: Vec<&str>| if names.is_empty() { "none".to_owned() } else { names.join(", ") };
     let cluster_name = match (&options.cluster, &context) {
         (Some(name), _) => name.clone(),
         (None, Some(context)) => context.cluster.clone(),
-        (None, None) => return Ok(select(options, None)),
+        (None, None) => return Ok(select(&context_name, options, None)),
     };
     let Some(cluster) = kubeconfig.clusters.iter_mut().find(|c| c.name == cluster_name) else {
         let names = kubeconfig.clusters.iter().map(|c| c.name.as_str()).collect();
@@ -379,7 +407,7 @@ fn apply_flags(kubeconfig: &mut Kubeconfig, options: &ConnectOptions) -> Result<
         || options.client_certificate.is_some()
         || options.client_key.is_some();
     if !overrides_user {
-        return Ok(select(options, Some(cluster_name)));
+        return Ok(select(&context_name, options, Some(cluster_name)));
     }
     // A context without a user gets the flags' own.
     let user_name = user_name.unwrap_or_else(|| FLAGS.to_owned());
@@ -426,13 +454,32 @@ fn apply_flags(kubeconfig: &mut Kubeconfig, options: &ConnectOptions) -> Result<
     if let Some(uid) = &options.impersonate_uid {
         user.impersonate_uid = Some(uid.clone());
     }
-    let mut selected = select(options, Some(cluster_name));
+    let mut selected = select(&context_name, options, Some(cluster_name));
     selected.user = Some(user_name);
     Ok(selected)
 }
 
-fn select(options: &ConnectOptions, cluster: Option<String>) -> KubeConfigOptions {
-    KubeConfigOptions { context: options.context.clone(), cluster, user: options.user.clone() }
+fn select(context: &str, options: &ConnectOptions, cluster: Option<String>) -> KubeConfigOptions {
+    KubeConfigOptions { context: Some(context.to_owned()), cluster, user: options.user.clone() }
+}
+
+/// Adds the flags' own context to `kubeconfig` (and, without `--cluster`, their own empty cluster for
+/// `--server` to fill), and returns its name.
+fn flags_context(kubeconfig: &mut Kubeconfig, options: &ConnectOptions) -> String {
+    use kube::config::{Cluster, Context, NamedCluster, NamedContext};
+    let cluster = match &options.cluster {
+        Some(name) => name.clone(),
+        None => {
+            kubeconfig.clusters.retain(|c| c.name != FLAGS);
+            let cluster = Some(Cluster::default());
+            kubeconfig.clusters.push(NamedCluster { name: FLAGS.into(), cluster, other: Default::default() });
+            FLAGS.to_owned()
+        }
+    };
+    let context = Context { cluster, user: options.user.clone(), ..Context::default() };
+    kubeconfig.contexts.retain(|c| c.name != FLAGS);
+    kubeconfig.contexts.push(NamedContext { name: FLAGS.into(), context: Some(context), other: Default::default() });
+    FLAGS.to_owned()
 }
 
 /// The connection flags over the in-cluster configuration: the server, the token, impersonation and
@@ -480,19 +527,37 @@ fn inline_token_fits_a_header(auth: &kube::config::AuthInfo) -> bool {
     fields["token"].as_str().is_none_or(|token| http::HeaderValue::from_str(&format!("Bearer {token}")).is_ok())
 }
 
-fn bad_kubeconfig(path: Option<&str>, error: &kube::config::KubeconfigError) -> ClusterError {
-    if let kube::config::KubeconfigError::ReadConfig(io, _) = error {
-        let reason = match io.kind() {
+fn bad_kubeconfig(path: String, error: &KubeconfigError) -> ClusterError {
+    let reason = match error {
+        KubeconfigError::ReadConfig(io, _) => match io.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_owned(),
             std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
             _ => io.to_string(),
-        };
-        return ClusterError::BadKubeconfig { path: describe_sources(path), reason };
+        },
+        KubeconfigError::Parse(yaml) => yaml_reason(yaml),
+        // kube's messages already carry their cause; walking `source()` would repeat it.
+        error => {
+            let reason = error.to_string();
+            reason.split(" (os error").next().unwrap_or(&reason).to_owned()
+        }
+    };
+    ClusterError::BadKubeconfig { path, reason }
+}
+
+/// A YAML error of a kubeconfig in one line: where (line and column) and what is wrong, without the
+/// excerpt of the file the parser draws under it.
+fn yaml_reason(error: &serde_saphyr::Error) -> String {
+    let text = error.without_snippet().to_string();
+    let first = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("not valid YAML");
+    let what = first.strip_prefix("error: ").unwrap_or(first);
+    match error.location().filter(|at| at.line() > 0) {
+        Some(at) => {
+            let (line, column) = (at.line(), at.column());
+            let what = what.strip_suffix(&format!(" at line {line}, column {column}")).unwrap_or(what);
+            format!("line {line}, column {column}: {what}")
+        }
+        None => format!("not valid YAML: {what}"),
     }
-    // kube's messages already carry their cause; walking `source()` would repeat it.
-    let reason = error.to_string();
-    let reason = reason.split(" (os error").next().unwrap_or(&reason).to_owned();
-    ClusterError::BadKubeconfig { path: describe_sources(path), reason }
 }
 
 impl Connection {
@@ -600,7 +665,7 @@ mod tests {
 
     #[test]
     fn a_server_flag_alone_makes_a_kubeconfig_with_the_flags_own_user() {
-        let mut config = flags_only();
+        let mut config = Kubeconfig::default();
         let options = ConnectOptions {
             server: Some("https://10.0.0.1:6443".into()),
             token: Some("t".into()),

@@ -216,7 +216,9 @@ impl ClusterError {
                     .into()
             }
             Self::Tls { .. } => {
-                "the server's certificate is not trusted by the kubeconfig's certificate-authority".into()
+                "give the CA that signed the server's certificate with --certificate-authority PATH (or as the \
+                 kubeconfig cluster's certificate-authority); --insecure-skip-tls-verify skips the check, insecurely"
+                    .into()
             }
             Self::Timeout { .. } => "raise --request-timeout, or check the network path to the API server".into(),
             Self::Unauthorized { .. } => {

@@ -651,14 +651,44 @@ pub async fn pod_names(connection: &Connection, namespace: &str) -> Result<Vec<S
     Ok(names)
 }
 
+/// The names of the namespaces, sorted, for shell completion (one LIST from the watch cache).
+pub async fn namespace_names(connection: &Connection) -> Result<Vec<String>, ClusterError> {
+    let params = ListParams::default().match_any();
+    let request = Request::new("/api/v1/namespaces")
+        .list(&params)
+        .map_err(|e| ClusterError::unsendable("list", "namespaces", &e))?;
+    let text = connection.send(request, "list", "namespaces").await?;
+    let list: serde_json::Value = serde_json::from_str(&text).map_err(|e| ClusterError::Decode {
+        server: connection.server.clone(),
+        resource: "namespaces".into(),
+        reason: e.to_string(),
+    })?;
+    let items = list["items"].as_array().into_iter().flatten();
+    let mut names: Vec<String> =
+        items.filter_map(|item| item["metadata"]["name"].as_str().map(str::to_owned)).collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Checks that the initial lists `run` and `plan -w` need are allowed and can be sent: one small LIST
-/// of the nodes (with the label `selector` the watch uses) and of pods. A request refused for good
-/// ends the command here, rather than a watch retrying it forever.
-pub async fn preflight(connection: &Connection, selector: Option<&str>) -> Result<(), ClusterError> {
+/// of the nodes (with the label `selector` the watch uses) and of pods (of `namespace` alone when
+/// given). A request refused for good ends the command here, rather than a watch retrying it forever.
+pub async fn preflight(
+    connection: &Connection,
+    selector: Option<&str>,
+    namespace: Option<&str>,
+) -> Result<(), ClusterError> {
     let nodes = selector.map_or_else(ListParams::default, |selector| ListParams::default().labels(selector));
+    let pods = match namespace {
+        Some(namespace) => {
+            (format!("/api/v1/namespaces/{namespace}/pods"), format!("pods in namespace \"{namespace}\""))
+        }
+        None => ("/api/v1/pods".to_owned(), "pods at the cluster scope".to_owned()),
+    };
     for (path, resource, params) in
-        [("/api/v1/nodes", "nodes", nodes), ("/api/v1/pods", "pods at the cluster scope", ListParams::default())]
+        [("/api/v1/nodes".to_owned(), "nodes".to_owned(), nodes), (pods.0, pods.1, ListParams::default())]
     {
+        let resource = resource.as_str();
         let request =
             Request::new(path).list(&params.limit(1)).map_err(|e| ClusterError::unsendable("list", resource, &e))?;
         connection.send(request, "list", resource).await?;

@@ -52,8 +52,14 @@ fn cause_text(work: &Work) -> String {
 #[must_use]
 pub fn to_json(report: &Report) -> Value {
     let mut object = match &report.event {
-        RunEvent::Started { server, watching, dry_run, evict } => json!({"type": "started", "server": server,
-            "watching": watching, "dryRun": dry_run, "mode": if *evict { "evict" } else { "delete" }}),
+        RunEvent::Started { server, watching, namespace, dry_run, evict } => {
+            let mut o = json!({"type": "started", "server": server, "watching": watching, "dryRun": dry_run,
+                "mode": if *evict { "evict" } else { "delete" }});
+            if let Some(namespace) = namespace {
+                o["namespace"] = json!(namespace);
+            }
+            o
+        }
         RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => json!({"type": "synced",
             "nodes": nodes, "pods": pods, "scheduled": scheduled, "due": due, "restartedCountdowns": restarted_countdowns}),
         RunEvent::Scheduled { pod, work } => {
@@ -186,7 +192,7 @@ pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Resul
 /// The event's one-word kind and its line of text (the summary in one line).
 fn describe(report: &Report, color: ColorMode) -> (String, String) {
     match &report.event {
-        RunEvent::Started { server, watching, dry_run, evict } => {
+        RunEvent::Started { server, watching, namespace, dry_run, evict } => {
             let mode = match (dry_run, evict) {
                 (true, false) => "dry run: deciding and reporting only, nothing is written",
                 (true, true) => {
@@ -198,7 +204,15 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
             };
             (
                 "started".into(),
-                format!("watching {watching} and the pods bound to them on {server} ({mode}); Ctrl-C stops"),
+                match namespace {
+                    Some(namespace) => format!(
+                        "watching {watching} and the pods of namespace {namespace} bound to them on {server} ({mode}); \
+                         Ctrl-C stops"
+                    ),
+                    None => {
+                        format!("watching {watching} and the pods bound to them on {server} ({mode}); Ctrl-C stops")
+                    }
+                },
             )
         }
         RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => {
@@ -687,6 +701,7 @@ mod tests {
             RunEvent::Started {
                 server: "https://k".into(),
                 watching: "every node".into(),
+                namespace: None,
                 dry_run: true,
                 evict: false,
             },

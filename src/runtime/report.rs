@@ -24,6 +24,8 @@ pub enum RunEvent {
         server: String,
         /// What is watched, in words (`every node`, `nodes n1, n2`, …).
         watching: String,
+        /// `-n`: the namespace whose pods alone are watched.
+        namespace: Option<String>,
         /// Nothing is written.
         dry_run: bool,
         /// Pods go through the Eviction API (`--mode evict`), which respects PodDisruptionBudgets,

@@ -55,6 +55,43 @@ fn real_apiserver_server_and_token_flags_need_no_kubeconfig_and_override_it() {
 }
 
 #[test]
+fn real_apiserver_flags_alone_connect_over_a_kubeconfig_without_a_context_and_tls_is_checked_as_kubectl_does() {
+    let Some(plane) = plane_with_bob() else { return };
+    let admin = plane.kubeconfig();
+    let (server, ca, token) = (field(admin, "server"), field(admin, "certificate-authority"), field(admin, "token"));
+    let expected = bare(&["plan", "--now", NOW, "-o", "json", "--kubeconfig", admin.to_str().expect("UTF-8")]);
+    assert_eq!(expected.code, 0, "{}", expected.stderr);
+
+    // A kubeconfig with no context (as `kubectl config view` of a fresh one), in a KUBECONFIG list with
+    // a file that does not exist: the flags make the connection.
+    let empty = scratch("connect-no-context").join("config");
+    std::fs::write(&empty, "apiVersion: v1\nkind: Config\n").expect("write the kubeconfig");
+    let list = format!("{}:/no/such/kubeconfig", empty.display());
+    let flags = ["plan", "--now", NOW, "-o", "json", "--server", &server, "--token", &token];
+    let with_ca =
+        run_command(command().args(flags).args(["--certificate-authority", &ca]).env("KUBECONFIG", &list), None);
+    assert_eq!(with_ca.code, 0, "{}", with_ca.stderr);
+    assert_eq!(with_ca.stdout, expected.stdout);
+    let insecure = run_command(command().args(flags).arg("--insecure-skip-tls-verify").env("KUBECONFIG", &list), None);
+    assert_eq!(insecure.code, 0, "{}", insecure.stderr);
+    assert_eq!(insecure.stdout, expected.stdout);
+
+    // Without a CA the server's certificate is not trusted: the hint names the flags that say whom to trust.
+    let untrusted = bare(&flags);
+    assert_eq!(untrusted.code, 1, "{}", untrusted.stderr);
+    let mut lines = untrusted.stderr.lines();
+    let first = lines.next().unwrap_or_default();
+    assert!(first.starts_with(&format!("error: TLS handshake with {server} failed: ")), "{}", untrusted.stderr);
+    let hint = lines.next().unwrap_or_default();
+    assert!(
+        hint.starts_with("hint: give the CA that signed the server's certificate with --certificate-authority PATH")
+            && hint.contains("--insecure-skip-tls-verify"),
+        "{}",
+        untrusted.stderr
+    );
+}
+
+#[test]
 fn real_apiserver_user_and_as_flags_pick_the_identity_and_rbac_names_it() {
     let Some(plane) = plane_with_bob() else { return };
     let admin = plane.kubeconfig();

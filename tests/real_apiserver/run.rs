@@ -249,6 +249,28 @@ fn real_apiserver_dry_run_writes_nothing() {
 }
 
 #[test]
+fn real_apiserver_run_n_watches_and_deletes_the_pods_of_that_namespace_alone() {
+    let plane = control_plane!("run-namespace");
+    plane.create(&[
+        super::namespace("shop"),
+        node("n1", &[], &[]),
+        pod("default", "a", "n1", None),
+        pod("shop", "cart", "n1", None),
+    ]);
+    let mut run = Running::start_with(plane.kubeconfig(), &["-n", "shop"]);
+    let synced = run.expect("synced", |l| l["type"] == "synced");
+    assert_eq!(synced["pods"], 1, "only shop's pods are listed: {synced}");
+    add_taint(&plane, "n1");
+    let deleted = run.expect("cart deleted", |l| l["type"] == "deleted" && l["pod"]["name"] == "cart");
+    assert_eq!(deleted["pod"]["namespace"], "shop", "{deleted}");
+    let (summary, code) = run.interrupt();
+    assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)), "{summary}");
+    let left = plane.get(&["pods", "-n", "default"]);
+    let a = &left["items"][0];
+    assert!(a["metadata"]["name"] == "a" && a["metadata"]["deletionTimestamp"].is_null(), "{left}");
+}
+
+#[test]
 fn real_apiserver_a_taint_on_every_node_deletes_exactly_the_cap_and_lists_the_rest() {
     let plane = crate::control_plane!("run-cap");
     let mut objects = Vec::new();

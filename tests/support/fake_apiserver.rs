@@ -955,6 +955,7 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         ("GET", ["api", "v1", "nodes"]) => collection(state, r, "v1", Selection::new(Nodes, None, r)),
         ("GET", ["api", "v1", "nodes", name]) => get(state, Nodes, "", name, "nodes"),
         ("GET", ["api", "v1", "pods"]) => collection(state, r, "v1", Selection::new(Pods, None, r)),
+        ("GET", ["api", "v1", "namespaces"]) => namespaces(state),
         ("GET", ["api", "v1", "namespaces", ns, "pods"]) => {
             collection(state, r, "v1", Selection::new(Pods, Some(ns), r))
         }
@@ -1037,6 +1038,19 @@ fn get(state: &State, resource: Resource, namespace: &str, name: &str, plural: &
 }
 
 /// A LIST, or a WATCH with `watch=true`.
+/// The namespaces a cluster always has, and those of the objects stored, as a NamespaceList.
+fn namespaces(state: &State) -> Reply {
+    let mut names: std::collections::BTreeSet<&str> =
+        ["default", "kube-node-lease", "kube-public", "kube-system"].into();
+    for object in state.pods.iter().chain(&state.leases).chain(&state.events) {
+        names.extend(object["metadata"]["namespace"].as_str());
+    }
+    let items: Vec<Value> =
+        names.iter().map(|name| json!({"metadata": {"name": name}, "status": {"phase": "Active"}})).collect();
+    let metadata = json!({"resourceVersion": state.resource_version.to_string()});
+    reply(200, &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": metadata, "items": items}))
+}
+
 fn collection(state: &mut State, r: &Recorded, api_version: &str, selection: Selection) -> Reply {
     if r.is_watch() {
         return watch(state, r, selection);

@@ -101,11 +101,12 @@ async fn forward<K, T, C>(
     }
 }
 
-/// Starts the node watch and the pod watches, and the DRA objects' when `devices` says which
-/// versions serve them; their changes arrive on the returned channels.
+/// Starts the node watch and the pod watches (of `namespace` alone when given), and the DRA objects'
+/// when `devices` says which versions serve them; their changes arrive on the returned channels.
 pub fn spawn(
     client: &Client,
     scope: NodeScope,
+    namespace: Option<&str>,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
     metrics: Arc<Metrics>,
@@ -151,8 +152,8 @@ pub fn spawn(
         let health = |what| Health::new(what, report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
         devices::spawn(client, served, health)
     });
-    let health = Health::new("pods", report, clock, metrics, fatal_tx);
-    pods::spawn(client, pod_nodes, health, pod_tx);
+    let health = Health::new("pods", report, clock, metrics, fatal_tx).in_namespace(namespace);
+    pods::spawn(client, pod_nodes, namespace, health, pod_tx);
     Watches { nodes: node_rx, pods: pod_rx, devices, fatal }
 }
 

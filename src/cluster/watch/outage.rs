@@ -54,6 +54,8 @@ pub(super) fn backoff() -> ResetTimerBackoff<WatchBackoff> {
 /// Reports a watch outage once, and its end once (not a line per retry).
 pub(super) struct Health {
     what: &'static str,
+    /// The namespace the watch is scoped to, for the resource an error names; `None`: the cluster.
+    namespace: Option<String>,
     /// Since when the watch has been failing.
     failing: Option<crate::engine::time::Timestamp>,
     report: mpsc::UnboundedSender<Report>,
@@ -73,7 +75,12 @@ impl Health {
         metrics: Arc<Metrics>,
         fatal: mpsc::UnboundedSender<ClusterError>,
     ) -> Self {
-        Self { what, failing: None, report, clock, metrics, fatal }
+        Self { what, namespace: None, failing: None, report, clock, metrics, fatal }
+    }
+
+    /// The same, for a watch scoped to `namespace`.
+    pub(super) fn in_namespace(self, namespace: Option<&str>) -> Self {
+        Self { namespace: namespace.map(str::to_owned), ..self }
     }
 
     /// The runtime's clock, which the watch's own waits follow.
@@ -86,7 +93,7 @@ impl Health {
     /// `--max-response-size`): the watch must stop, and the command ends with the error. Anything
     /// else is retried.
     pub(super) fn failed(&mut self, error: &watcher::Error) -> bool {
-        if let Some(permanent) = permanent(error, self.what) {
+        if let Some(permanent) = permanent(error, self.what, self.namespace.as_deref()) {
             let _ = self.fatal.send(permanent);
             return true;
         }
@@ -114,15 +121,16 @@ impl Health {
 }
 
 /// The error to end the command with, when `error` is one no retry can mend.
-fn permanent(error: &watcher::Error, what: &str) -> Option<ClusterError> {
+fn permanent(error: &watcher::Error, what: &str, namespace: Option<&str>) -> Option<ClusterError> {
     let (verb, error) = match error {
         watcher::Error::InitialListFailed(e) => ("list", e),
         watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => ("watch", e),
         _ => return None,
     };
-    let resource = match what {
-        "pods" => "pods at the cluster scope".to_owned(),
-        other => other.to_owned(),
+    let resource = match (what, namespace) {
+        (what, Some(namespace)) => format!("{what} in namespace \"{namespace}\""),
+        ("pods", None) => "pods at the cluster scope".to_owned(),
+        (other, None) => other.to_owned(),
     };
     // The same answer would come again: a server that does not end its answer, or that sends an
     // event larger than any object.

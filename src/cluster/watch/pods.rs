@@ -83,9 +83,19 @@ fn key(pod: &WatchedPod) -> PodKey {
     pod.pod().pod.key.clone()
 }
 
-/// Starts the pod watches for `nodes`; their changes go to `changes`.
-pub(super) fn spawn(client: &Client, nodes: Nodes, health: Health, changes: mpsc::Sender<PodChange>) {
-    let api = Api::<WatchedPod>::all(client.clone());
+/// Starts the pod watches for `nodes`, of `namespace` alone when given (every list and watch is then
+/// the namespace's); their changes go to `changes`.
+pub(super) fn spawn(
+    client: &Client,
+    nodes: Nodes,
+    namespace: Option<&str>,
+    health: Health,
+    changes: mpsc::Sender<PodChange>,
+) {
+    let api = match namespace {
+        Some(namespace) => Api::<WatchedPod>::namespaced(client.clone(), namespace),
+        None => Api::<WatchedPod>::all(client.clone()),
+    };
     match nodes {
         Nodes::Named(names) if names.len() <= PER_NODE_WATCHES => {
             let mut names: Vec<String> = names.into_iter().collect();
