@@ -359,9 +359,9 @@ fn basis_note(e: &Explanation<'_>) -> Option<String> {
                     .any(|m| m.taint.time_added.is_some() && ConditionTaint::from_key(&m.taint.key).is_some()) =>
         {
             Some(
-                "If the node was not ready before it was unreachable (or the reverse), the node lifecycle controller \
-                 swapped its taints and the countdown begun with the first runs on: the deadline may be earlier. Only \
-                 the node's Events say (a live read looks at them); this input has none, so it cannot be known."
+                "The input holds no Events: if the node was not ready before it was unreachable (or the reverse), its \
+                 taint was swapped and the countdown begun with the first runs on, so the deadline may be earlier; \
+                 this cannot be known here."
                     .to_owned(),
             )
         }

@@ -474,7 +474,7 @@ impl<'a> From<&'a PodPlan<'a>> for PodDoc<'a> {
             toleration_seconds: pod.toleration_seconds,
             untolerated: Each::new(&pod.untolerated),
             basis: pod.basis.map(basis_name),
-            tolerations_edited: pod.tolerations_edited.as_ref().map(WrittenDoc::from),
+            tolerations_edited: pod.tolerations_edited.as_deref().map(WrittenDoc::from),
             devices: Each::new(pod.devices()),
         }
     }
@@ -937,9 +937,11 @@ mod tests {
                     untolerated: untolerated.into(),
                     overdue,
                     stuck: deletion.is_some() && terminating,
-                    tolerations_edited: edited.map(|(at, manager)| TaintsWritten {
-                        at: Timestamp::from_unix_seconds(at % 100_000_000_000),
-                        manager: manager.into(),
+                    tolerations_edited: edited.map(|(at, manager)| {
+                        Box::new(TaintsWritten {
+                            at: Timestamp::from_unix_seconds(at % 100_000_000_000),
+                            manager: manager.into(),
+                        })
                     }),
                     devices: (!devices.is_empty())
                         .then(|| Box::new(DeviceReport { claims: Vec::new(), evictions: devices })),

@@ -95,7 +95,7 @@ pub fn mark_edited(plan: &mut Plan<'_>, written: &BTreeMap<PodKey, TaintsWritten
     for pod in plan.nodes.iter_mut().flat_map(|node| &mut node.pods) {
         let Some(edit) = written.get(pod.key()) else { continue };
         if pod.verdict == Verdict::EvictAt && pod.since.is_some_and(|since| since < edit.at) {
-            pod.tolerations_edited = Some(edit.clone());
+            pod.tolerations_edited = Some(Box::new(edit.clone()));
         }
     }
 }

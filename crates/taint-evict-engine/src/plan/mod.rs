@@ -108,7 +108,7 @@ pub struct PodPlan<'a> {
     /// When its tolerations were written after its countdown began, and by whom (their
     /// `managedFields` entry; [`mark_edited`]): the controller keeps the countdown it began, with the
     /// `tolerationSeconds` of then, which the pod no longer shows, so `evict_at` is not known.
-    pub tolerations_edited: Option<TaintsWritten>,
+    pub tolerations_edited: Option<Box<TaintsWritten>>,
     /// What the device-taint controller decides for it ([`show_devices`]), when its claims hold a
     /// device with a NoExecute taint (boxed: most pods have none, and a plan holds every pod).
     pub devices: Option<Box<DeviceReport>>,
