@@ -146,6 +146,27 @@ fn longest(text: &str) -> usize {
 }
 
 #[test]
+fn at_50_columns_the_names_give_way_and_verdict_deadline_and_time_left_stay_whole() {
+    let result = plan_at("50", &["worker-3"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(longest(&result.stdout) <= 50, "{}", result.stdout);
+    let json = run(&["plan", "worker-3", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let pods = doc["nodes"][0]["pods"].as_array().expect("pods");
+    let rows: Vec<&str> =
+        result.stdout.lines().skip_while(|l| !l.starts_with("NAMES")).skip(1).take(pods.len()).collect();
+    assert_eq!(rows.len(), pods.len(), "{}", result.stdout);
+    for (row, pod) in rows.iter().zip(pods) {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[2], pod["verdict"].as_str().expect("verdict"), "{row}");
+        let deadline = pod["evictAt"].as_str().map_or("-", |at| &at[11..19]);
+        assert_eq!(cells[3], deadline, "{row}");
+        assert!(!row.contains("…  evict") || cells[1].ends_with('…'), "{row}");
+        assert!(!cells.last().expect("a cell").ends_with('…'), "the time left is whole: {row}");
+    }
+}
+
+#[test]
 fn incident_table_at_80_columns() {
     let result = plan_at("80", &[]);
     assert_eq!(result.code, 0, "{}", result.stderr);

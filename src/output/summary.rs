@@ -45,7 +45,8 @@ impl NodeCounts {
                 Verdict::Never => counts.never += 1,
                 Verdict::Unaffected => counts.unaffected += 1,
             }
-            counts.overdue += usize::from(pod.overdue);
+            // A pod whose deletion is issued is counted as terminating, not as overdue.
+            counts.overdue += usize::from(pod.overdue && !pod.terminating());
             counts.terminating += usize::from(pod.terminating());
             if let Some(at) = pod.evict_at {
                 counts.first = Some(counts.first.map_or(at, |first| first.min(at)));

@@ -153,16 +153,23 @@ fn window(earliest: Timestamp, latest: Option<Timestamp>) -> String {
 
 /// The line under a node's heading that says what the node lifecycle controller is expected to do:
 /// `None` for a healthy node it leaves alone.
-fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast], ties: &[Vec<NodeName>]) -> Option<String> {
+fn lifecycle_line(
+    lifecycle: &NodeLifecycle,
+    zones: &[ZoneForecast],
+    ties: &[Vec<NodeName>],
+    now: Timestamp,
+) -> Option<String> {
     let forecast = &lifecycle.forecast;
+    // The time of day on `now`'s day; the date too on another (a window tomorrow, an absurd grace).
+    let when = |at: Timestamp| short_time(to_second(at, false), now);
     let mut parts = Vec::new();
     let ready = forecast.ready.map_or("never posted", Ready::as_str);
     if forecast.ready != Some(Ready::True) || forecast.taint.is_some() || forecast.held.is_some() {
         let mut health = format!("Ready={ready}");
         if let Some(since) = lifecycle.ready_since {
-            health.push_str(&format!(" since {}", time_of_day(since, false)));
+            health.push_str(&format!(" since {}", when(since)));
         }
-        let heartbeat = forecast.last_heartbeat.map_or_else(|| "none".to_owned(), |at| time_of_day(at, false));
+        let heartbeat = forecast.last_heartbeat.map_or_else(|| "none".to_owned(), when);
         parts.push(format!("{health}, last heartbeat {heartbeat}"));
     }
     if let Some(taint) = forecast.taint {
@@ -173,8 +180,8 @@ fn lifecycle_line(lifecycle: &NodeLifecycle, zones: &[ZoneForecast], ties: &[Vec
             n => format!(", {n} other nodes may be tainted first"),
         };
         let when = match taint.latest {
-            Some(latest) => format!("{}–{}", time_of_day(taint.earliest, false), until(taint.earliest, latest)),
-            None => format!("from {} unless its zone holds it back", time_of_day(taint.earliest, false)),
+            Some(latest) => format!("{}–{}", when(taint.earliest), until(taint.earliest, latest)),
+            None => format!("from {} unless its zone holds it back", when(taint.earliest)),
         };
         // A rate-0 zone's one taint goes to one of the nodes queued together (docs/node-lifecycle.md).
         let tie = ties.iter().find(|names| names.contains(&forecast.name)).map_or_else(String::new, |names| {
@@ -298,6 +305,9 @@ fn node_heading(node: &NodePlan, now: Option<Timestamp>) -> String {
         .collect();
     format!("Node {}: {}", node.name, taints.join(", "))
 }
+
+/// The narrowest a name column (namespace, pod) gets when the table is too wide without the reason.
+const MIN_NAME: usize = 6;
 
 /// The narrowest a cut `REASON` column gets before it is left out.
 const MIN_REASON: usize = 12;
@@ -577,14 +587,33 @@ fn write_table(pods: &[Listed<'_>], now: Timestamp, wide: bool, view: &View, out
         ReasonFit::Cut => w.short_reason.min(reason_width),
         ReasonFit::Dropped => 0,
     };
-    let widths =
+    let mut widths =
         with_headers([w.namespace, w.name, w.verdict, w.deadline, countdown, reason], headers.then_some(HEADER));
+    // Still too wide without the reason: the names give way (cut with `…`), the namespace first, so
+    // that the verdict, the deadline and the time left stay whole.
+    if let Some(width) = view.width {
+        let needed = widths[..5].iter().sum::<usize>() + 4 * fit.gap;
+        let mut over = needed.saturating_sub(width);
+        for (column, narrowest) in [(0, MIN_NAME), (1, MIN_NAME)] {
+            let given = over.min(widths[column].saturating_sub(narrowest));
+            widths[column] -= given;
+            over -= given;
+        }
+    }
+    let fitted = |mut cells: Vec<Cell>| {
+        for (cell, &width) in cells.iter_mut().zip(&widths).take(2) {
+            if cell.text.chars().count() > width {
+                cell.text = cut(&cell.text, Some(width)).into_owned();
+            }
+        }
+        cells
+    };
     let layout = Layout { widths: &widths, gap: fit.gap, limit: view.width, color: view.color };
     if headers {
         let columns = if fit.reason == ReasonFit::Dropped { 5 } else { 6 };
-        layout.write(&HEADER[..columns].iter().map(|h| Cell::plain(*h)).collect::<Vec<_>>(), out)?;
+        layout.write(&fitted(HEADER[..columns].iter().map(|h| Cell::plain(*h)).collect::<Vec<_>>()), out)?;
     }
-    pods.iter().try_for_each(|pod| layout.write(&row(pod).fitted(fit, reason_width), out))
+    pods.iter().try_for_each(|pod| layout.write(&fitted(row(pod).fitted(fit, reason_width)), out))
 }
 
 /// Writes the plan as one table per node (with the default view of a pipe).
@@ -631,7 +660,9 @@ pub fn render_view(plan: &Plan, wide: bool, view: &View, out: &mut impl Write) -
         }
         let heading = node_heading(node, (!wide).then_some(plan.now));
         writeln!(out, "{}", cut(&printable(&heading), width))?;
-        if let Some(line) = node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones, &ties)) {
+        if let Some(line) =
+            node.lifecycle.as_ref().and_then(|lifecycle| lifecycle_line(lifecycle, zones, &ties, plan.now))
+        {
             let line = printable(&line);
             match width {
                 // Too long for the terminal: one line per part, each cut if it must be.
@@ -686,4 +717,37 @@ pub fn render_names(plan: &Plan, sort: SortBy, out: &mut impl Write) -> io::Resu
         writeln!(out, "pod/{}", printable(pod.key().name()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::lifecycle::{Basis as LifecycleBasis, NodeForecast, PredictedTaint, ZoneKey};
+
+    #[test]
+    fn a_taint_expected_on_another_day_says_its_date() {
+        let now = Timestamp::from_unix_seconds(1_795_391_990); // 2026-11-22T23:59:50Z
+        let line = |earliest: i64, latest: i64| {
+            let forecast = NodeForecast {
+                name: "n1".into(),
+                zone: ZoneKey::new("r", "z"),
+                ready: Some(Ready::True),
+                last_heartbeat: Some(now),
+                taint: Some(PredictedTaint {
+                    key: ConditionTaint::Unreachable,
+                    earliest: Timestamp::from_unix_seconds(earliest),
+                    latest: Some(Timestamp::from_unix_seconds(latest)),
+                    basis: LifecycleBasis::LostHeartbeat,
+                    queued_with: 0,
+                }),
+                held: None,
+            };
+            let lifecycle = NodeLifecycle { forecast, ready_since: None };
+            lifecycle_line(&lifecycle, &[], &[], now).expect("a line")
+        };
+        assert!(line(1_795_391_995, 1_795_391_998).contains("expected 23:59:55–23:59:58"));
+        // Tomorrow: the date, not a bare time of day.
+        let tomorrow = line(1_795_392_040, 1_795_392_050);
+        assert!(tomorrow.contains("expected 2026-11-23T00:00:40Z–00:00:50"), "{tomorrow}");
+    }
 }

@@ -230,7 +230,13 @@ impl WatchView {
                 let state = match row.state {
                     State::Waiting => countdown(Some(row.work.fire), now),
                     State::Due => paint(&countdown(Some(row.work.fire), now), color, |t| t.red().bold().to_string()),
-                    State::Done { at, .. } => {
+                    // Issued, not done: a pod on a node whose kubelet is gone stays terminating.
+                    State::Done { at, how: Deletion::Terminating } => {
+                        paint(&format!("terminating, issued {}", lateness(at, row.work.fire)), color, |t| {
+                            t.yellow().to_string()
+                        })
+                    }
+                    State::Done { at, how: Deletion::Deleted } => {
                         paint(&format!("done, {}", lateness(at, row.work.fire)), color, |t| t.green().to_string())
                     }
                 };
