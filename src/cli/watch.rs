@@ -193,7 +193,9 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
     let mut driver = Driver::new(nodes, pods, clock.clone());
     let mut failure = None;
-    let mut observer = Observer::new(controller_acquired);
+    let not_ready = cluster::snapshot::every_not_ready_since(&connection).await.unwrap_or_default();
+    let monitor_period = args.lifecycle.flags(minor).node_monitor_period;
+    let mut observer = Observer::new(controller_acquired).with_not_ready(not_ready, monitor_period);
     let shutdown = super::run::interrupted();
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);

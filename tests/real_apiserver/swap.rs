@@ -94,6 +94,10 @@ fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
 
     // A dry `run` started now takes the countdown over from the first taint too.
     let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run", "--node-monitor-period=2s"]);
+    // And so does `plan -w`.
+    let mut watching = Running::spawn(
+        command().args(["plan", "-w", "n1", "--node-monitor-period=2s", "--kubeconfig"]).arg(plane.kubeconfig()),
+    );
 
     wait("the controller deletes t40", Duration::from_secs(60), || plane.controller_deletions().contains_key("t40"));
     let deleted = plane.controller_deletions()["t40"][0];
@@ -114,4 +118,7 @@ fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
     let due = instant(due["evictAt"].as_str().expect("evictAt"));
     eprintln!("run's deadline {:+.3} s from the controller's deletion", (due - deleted) as f64 / 1e9);
     assert!(due >= deleted - slack && due <= latest + slack, "run {due}, the controller {deleted}");
+    let watched = watching.expect("plan -w's countdown", |l| l["type"] == "scheduled" && l["pod"]["name"] == "t40");
+    let watched = instant(watched["evictAt"].as_str().expect("evictAt"));
+    assert_eq!(watched, due, "plan -w and run keep one deadline");
 }

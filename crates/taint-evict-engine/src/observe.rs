@@ -129,6 +129,10 @@ pub struct Observer {
     /// Each tainted node's NoExecute taints, as last reported.
     taints: BTreeMap<NodeName, Vec<Taint>>,
     seen: VecDeque<Seen>,
+    /// When nodes last became not ready, as their Events said at start, and the node lifecycle
+    /// controller's monitor period: the start-up replay keeps a swapped taint's first countdown
+    /// ([`crate::plan::mark_swapped`]).
+    not_ready: (BTreeMap<NodeName, Timestamp>, std::time::Duration),
 }
 
 fn no_execute(node: &SnapshotNode) -> Vec<Taint> {
@@ -152,7 +156,20 @@ impl Observer {
             followed: HashMap::new(),
             taints: BTreeMap::new(),
             seen: VecDeque::new(),
+            not_ready: (BTreeMap::new(), std::time::Duration::ZERO),
         }
+    }
+
+    /// The same observer, its start-up replay keeping the countdowns of condition taints swapped
+    /// after the nodes' not-ready spells in `not_ready` began (`monitor_period`: the controller's).
+    #[must_use]
+    pub fn with_not_ready(
+        mut self,
+        not_ready: BTreeMap<NodeName, Timestamp>,
+        monitor_period: std::time::Duration,
+    ) -> Self {
+        self.not_ready = (not_ready, monitor_period);
+        self
     }
 
     /// Whether both first lists are in.
@@ -324,7 +341,10 @@ impl Observer {
             snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
         // `run`'s start (contract §4): the replay's deadlines continue, overdue work fires at once.
         let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-        let work = replay(&snapshot, &selected, &[], now).work();
+        let mut plan = replay(&snapshot, &selected, &[], now);
+        let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
+        crate::plan::mark_swapped(&mut plan, &not_ready, monitor_period);
+        let work = plan.work();
         let tainted = snapshot.nodes.iter().filter(|n| !n.taints.is_empty()).count();
         self.push(now, Observed::Synced { tainted, pods: snapshot.pods.len() });
         for node in &snapshot.nodes {
