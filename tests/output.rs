@@ -147,23 +147,35 @@ fn longest(text: &str) -> usize {
 
 #[test]
 fn at_50_columns_the_names_give_way_and_verdict_deadline_and_time_left_stay_whole() {
-    let result = plan_at("50", &["worker-3"]);
-    assert_eq!(result.code, 0, "{}", result.stderr);
-    assert!(longest(&result.stdout) <= 50, "{}", result.stdout);
+    // On a real terminal 50 columns wide.
+    let table = plan_in_terminal(50, &[("TERM", "dumb")], &["worker-3"]);
+    assert!(longest(&table) <= 50, "{table}");
     let json = run(&["plan", "worker-3", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
     let pods = doc["nodes"][0]["pods"].as_array().expect("pods");
-    let rows: Vec<&str> =
-        result.stdout.lines().skip_while(|l| !l.starts_with("NAMES")).skip(1).take(pods.len()).collect();
-    assert_eq!(rows.len(), pods.len(), "{}", result.stdout);
+    let rows: Vec<&str> = table.lines().skip_while(|l| !l.starts_with("NAMES")).skip(1).take(pods.len()).collect();
+    assert_eq!(rows.len(), pods.len(), "{table}");
     for (row, pod) in rows.iter().zip(pods) {
         let cells: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cells[2], pod["verdict"].as_str().expect("verdict"), "{row}");
         let deadline = pod["evictAt"].as_str().map_or("-", |at| &at[11..19]);
         assert_eq!(cells[3], deadline, "{row}");
-        assert!(!row.contains("…  evict") || cells[1].ends_with('…'), "{row}");
         assert!(!cells.last().expect("a cell").ends_with('…'), "the time left is whole: {row}");
     }
+}
+
+#[test]
+fn a_pod_whose_deletion_is_issued_counts_as_terminating_not_overdue() {
+    // At 10:05 web/frontend-7d9c6b8f5-lm8d2, terminating, is past its deadline (10:02:10).
+    let later = ["plan", "worker-3", "-f", INCIDENT, "--now", "2026-11-22T10:05:00Z"];
+    let json = run(&[&later[..], &["-o", "json"]].concat(), None);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let pods = doc["nodes"][0]["pods"].as_array().expect("pods");
+    let overdue = pods.iter().filter(|p| p["overdue"] == true && p["terminating"] == false).count();
+    assert!(pods.iter().any(|p| p["overdue"] == true && p["terminating"] == true), "{doc:#}");
+    let table = run(&later, None).stdout;
+    let counts = table.lines().nth(1).expect("the node's counts");
+    assert!(counts.contains(&format!("; {overdue} overdue; 1 terminating")), "{counts}");
 }
 
 #[test]

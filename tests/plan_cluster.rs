@@ -538,3 +538,13 @@ fn a_live_deadline_from_now_is_printed_to_the_millisecond_not_the_nanosecond() {
         }
     }
 }
+
+#[test]
+fn a_request_timeout_too_short_to_connect_says_to_raise_it_not_that_the_cluster_is_down() {
+    let server = server_with("timeout-1ns", &incident());
+    let result = live(&server, &["plan", "worker-4", "--now", NOW, "--request-timeout", "1ns"]);
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    let hint = result.stderr.lines().find(|l| l.starts_with("hint:")).expect("a hint");
+    assert!(hint.contains("raise") && hint.contains("--request-timeout"), "{}", result.stderr);
+    assert!(!hint.contains("cluster is up"), "{}", result.stderr);
+}

@@ -179,6 +179,12 @@ pub enum ClusterError {
     },
 }
 
+/// Whether a connection failed because connecting outlasted its limit (`--request-timeout`).
+fn connect_timed_out(reason: &str) -> bool {
+    let lower = reason.to_lowercase();
+    ["timed out", "timeout", "deadline has elapsed"].iter().any(|words| lower.contains(words))
+}
+
 impl ClusterError {
     /// What to do about it.
     #[must_use]
@@ -191,6 +197,12 @@ impl ClusterError {
             }
             Self::BadKubeconfig { .. } => "check the file with: kubectl config view".into(),
             Self::ContextNotFound { .. } => "list the contexts with: kubectl config get-contexts".into(),
+            // `--request-timeout` bounds connecting too: a limit too short for it is not a cluster down.
+            Self::Unreachable { reason, .. } if connect_timed_out(reason) => {
+                "connecting took longer than --request-timeout allows: raise it (0 waits as long as it takes), or \
+                 check the network path to the API server"
+                    .into()
+            }
             Self::Unreachable { .. } => {
                 "check that the cluster is up and that --context/--kubeconfig point at it (kubectl cluster-info)".into()
             }

@@ -314,6 +314,17 @@ mod tests {
     }
 
     #[test]
+    fn a_deletion_issued_that_still_terminates_is_terminating_not_done() {
+        let mut view = WatchView::default();
+        view.observe(&seen(0, Observed::Synced { tainted: 1, pods: 1 }));
+        view.observe(&seen(0, Observed::Due { pod: pod("stuck"), work: work(20) }));
+        view.observe(&seen(21, Observed::Done { pod: pod("stuck"), work: work(20), how: Deletion::Terminating }));
+        let lines = view.render(t(60), TermSize::default(), ColorMode::Plain);
+        assert!(lines.iter().any(|l| l.starts_with("terminating, issued on time")), "{lines:#?}");
+        assert!(!lines.iter().any(|l| l.starts_with("done")), "{lines:#?}");
+    }
+
+    #[test]
     fn columns_widen_for_a_long_overdue_state_and_a_deadline_of_another_day() {
         // See: issue 27. "overdue by 3d 14h 44m 13s" and "2026-11-22T09:57:10Z" pushed the POD column
         // of their row out of line with the heading.
