@@ -18,7 +18,7 @@ fn unreachable(plane: &super::ControlPlane) -> bool {
 }
 
 /// Waits, polling with a deadline, until `condition` holds.
-fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
+pub(super) fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
     let deadline = Instant::now() + within;
     while !condition() {
         assert!(Instant::now() < deadline, "{what}: not within {within:?}");

@@ -3,22 +3,14 @@
 //! countdown it began with the first. `plan` and `explain`, asked after the swap, read the node's
 //! `NodeNotReady` event and give the deletion of the first countdown.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::node_back::wait;
 use super::{Options, node};
 use crate::support::running::Running;
 use crate::util::{command, instant, run_command};
-
-/// Waits, polling with a deadline, until `condition` holds.
-fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + within;
-    while !condition() {
-        assert!(Instant::now() < deadline, "{what}: not within {within:?}");
-        std::thread::park_timeout(Duration::from_millis(100));
-    }
-}
 
 /// n1's NoExecute taint with `key`, when it carries one: its `timeAdded`.
 fn tainted(plane: &super::ControlPlane, key: &str) -> Option<String> {
