@@ -5,22 +5,15 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
-use crate::engine::devices::{DeviceTaints, DeviceTolerance, Devices, FIRST_MINOR, NEWEST_MINOR};
+use crate::engine::devices::{DeviceTaints, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{
-    ConditionTaint, NodeHealth, Observation, Prediction, ZoneKey, is_unsettled, predict, unsettled,
-};
+use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, is_unsettled, predict, unsettled};
 use crate::engine::model::{NodeName, Taint};
-use crate::engine::plan::{
-    Assumed, Plan, device_affected_nodes, mark_edited, mark_recovering, mark_stuck, mark_swapped, owner_losses,
-    show_devices, show_in_plan,
-};
+use crate::engine::plan::{Assumed, Plan, device_affected_nodes};
+use crate::engine::planner::{Evidence, Foresight, Request, build};
+use crate::engine::snapshot::{Snapshot, WhatIf};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
-use crate::engine::{
-    replay::replay,
-    snapshot::{Snapshot, WhatIf, apply_what_if},
-};
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::template::{Printer, Rows, Template};
@@ -99,24 +92,6 @@ fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// One warning per selected node a `--remove-taint` matches no taint of (`kubectl taint` fails with
-/// `taint "KEY" not found`; a what-if goes on, but says so).
-fn unmatched_removals(snapshot: &Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    for change in what_if {
-        let WhatIf::RemoveTaint { key, effect } = change else { continue };
-        let matches = |t: &Taint| *t.key == **key && effect.as_ref().is_none_or(|e| *e == t.effect);
-        let added = what_if.iter().any(|w| matches!(w, WhatIf::Taint(t) if matches(t)));
-        for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
-            if !added && !node.all_taints().any(matches) {
-                let spec = effect.as_ref().map_or_else(|| key.clone(), |e| format!("{key}:{e}"));
-                warnings.push(format!("--remove-taint {spec}: node \"{}\" has no such taint", node.name));
-            }
-        }
-    }
-    warnings
 }
 
 /// The most nodes failing at once the prediction is made for: its search grows with the square of
@@ -232,28 +207,10 @@ struct Foreseen {
 }
 
 impl Foreseen {
-    /// Whether the controller is expected to act on some node (taint it, or hold its taint back).
-    fn acts(&self) -> bool {
-        self.prediction.as_ref().is_some_and(|p| p.nodes.iter().any(|n| n.taint.is_some() || n.held.is_some()))
+    /// What the plan is built with.
+    fn foresight(&self) -> Foresight<'_> {
+        Foresight { observation: &self.observation, prediction: self.prediction.as_ref() }
     }
-}
-
-/// Node health as far as the snapshot's taints say (the `unreachable` taint), for the pods stuck
-/// terminating when node status was not read (a live cluster, or a dump without it).
-fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
-    let nodes = snapshot.nodes.iter().filter(|node| !node.taints.is_empty());
-    nodes
-        .map(|node| NodeHealth {
-            name: node.name.clone(),
-            zone: ZoneKey::default(),
-            excluded: false,
-            created: None,
-            ready: None,
-            lease_renewed: None,
-            taints: node.taints.clone(),
-            down: false,
-        })
-        .collect()
 }
 
 /// The evaluation instant and how the control plane's time was read. Warns once when this machine's
@@ -389,70 +346,26 @@ impl Prepared {
         nodes.filter(|n| n.taint.is_some() || n.held.is_some()).map(|n| n.name.as_str()).collect()
     }
 
-    /// The replay of the `selected` nodes with `what_if` at `now`; the prediction shown in it when the
-    /// controller is expected to act somewhere (a dump of a healthy cluster, or of taints already
-    /// added, keeps the document it always had); the pods stuck terminating marked.
-    fn replay(&self, selected: &[usize], what_if: &[WhatIf]) -> Plan<'_> {
-        let snapshot = &self.loaded.snapshot;
-        let mut plan = replay(snapshot, selected, what_if, self.now);
-        if let Some(not_ready) = &self.loaded.not_ready {
-            mark_swapped(&mut plan, not_ready, self.flags.node_monitor_period);
-        }
-        mark_edited(&mut plan, &self.loaded.tolerations_written);
-        if let Some(lifecycle) = self.lifecycle.as_ref().filter(|lifecycle| lifecycle.acts())
-            && let Some(prediction) = &lifecycle.prediction
-        {
-            show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
-        }
-        // A what-if that removes the controller's own taint from a node it still sees silent or not
-        // ready: the controller puts it back, as for a node never tainted (docs/plan.md).
-        let removes_condition_taint = what_if
-            .iter()
-            .any(|change| matches!(change, WhatIf::RemoveTaint { key, .. } if ConditionTaint::from_key(key).is_some()));
-        if removes_condition_taint && let Some(lifecycle) = &self.lifecycle {
-            let mut observation = lifecycle.observation.clone();
-            for node in selected.iter().map(|&i| &snapshot.nodes[i]) {
-                if let Some(health) = observation.nodes.iter_mut().find(|health| health.name == node.name) {
-                    health.taints = apply_what_if(&health.taints, what_if, self.now);
-                }
-            }
-            if unsettled(&observation) > 0 {
-                let mut prediction = predict(&observation);
-                // Removed at `now`: put back no sooner.
-                for taint in prediction.nodes.iter_mut().filter_map(|forecast| forecast.taint.as_mut()) {
-                    taint.earliest = taint.earliest.max(self.now);
-                    taint.latest = taint.latest.map(|latest| latest.max(self.now));
-                }
-                show_in_plan(&mut plan, snapshot, &observation.nodes, &prediction);
-            }
-        }
-        // A node back that still carries the controller's taint loses it at the next pass (not when
-        // a what-if adds one: that asks what if the node were not back).
-        if let Some(lifecycle) = &self.lifecycle
-            && !what_if.iter().any(|change| matches!(change, WhatIf::Taint(_)))
-        {
-            let observation = &lifecycle.observation;
-            let period = self.flags.node_monitor_period;
-            mark_recovering(&mut plan, &observation.nodes, observation.now, observation.silent_after, period);
-        }
-        if let Some(taints) = self.device_taints() {
-            show_devices(&mut plan, &taints);
-            let pods = plan.nodes.iter().flat_map(|node| &node.pods);
-            let undated = pods
-                .flat_map(|pod| pod.devices().iter())
-                .filter(|device| device.deadline.is_none() && device.tolerance != DeviceTolerance::Forever);
-            match undated.count() {
-                0 => {}
-                n => eprintln!(
-                    "warning: {n} NoExecute device taint(s) without timeAdded: no deadline (the API server always sets \
-                     it; the device-taint controller ignores such a taint)"
-                ),
-            }
-        }
-        let grace = self.flags.node_monitor_grace_period;
-        match &self.lifecycle {
-            Some(lifecycle) => mark_stuck(&mut plan, &lifecycle.observation.nodes, grace),
-            None => mark_stuck(&mut plan, &taints_only(snapshot), grace),
+    /// The plan of the `selected` nodes with `what_if` at `now`, kept to `namespace` (its warnings
+    /// printed): the engine's [`build`].
+    fn build(
+        &self,
+        selected: &[usize],
+        what_if: &[WhatIf],
+        assumed: Option<&Assumed>,
+        namespace: Option<&str>,
+    ) -> Plan<'_> {
+        let devices = self.device_taints();
+        let request = Request { selected, what_if, now: self.now, flags: self.flags, assumed, namespace };
+        let evidence = Evidence {
+            not_ready: self.loaded.not_ready.as_ref(),
+            tolerations_written: Some(&self.loaded.tolerations_written),
+            lifecycle: self.lifecycle.as_ref().map(Foreseen::foresight),
+            devices: devices.as_ref(),
+        };
+        let (plan, warnings) = build(&self.loaded.snapshot, &request, &evidence);
+        for warning in warnings {
+            eprintln!("warning: {}", printable(&warning.to_string()));
         }
         plan
     }
@@ -507,24 +420,8 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     if prepared.from_dump && !selected.is_empty() && snapshot.pods.is_empty() {
         return Err(Error::IncompleteDump { path: origin.clone(), kind: "Pod" });
     }
-    for warning in unmatched_removals(snapshot, &selected, what_if) {
-        eprintln!("warning: {}", printable(&warning));
-    }
-    let mut plan = prepared.replay(&selected, what_if);
-    plan.assumed = assumed(&args.input, &prepared.down);
-    // A game day says, per workload, how many pods go and whether any is left.
-    if plan.assumed.as_ref().is_some_and(|assumed| !assumed.down.is_empty()) {
-        let mut owners = owner_losses(&plan, snapshot);
-        if let Some(namespace) = &args.namespace {
-            owners.retain(|owner| owner.namespace == namespace);
-        }
-        plan.owners = Some(owners);
-    }
-    if let Some(namespace) = &args.namespace {
-        for node in &mut plan.nodes {
-            node.pods.retain(|p| p.key().namespace() == namespace);
-        }
-    }
+    let assumed = assumed(&args.input, &prepared.down);
+    let plan = prepared.build(&selected, what_if, assumed.as_ref(), args.namespace.as_deref());
     let content_type = prepared.loaded.content_type;
     let live = prepared.loaded.read.map(|read| Live { read, content_type, clock: prepared.clock });
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -574,7 +471,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
         .iter()
         .position(|n| n.name == node_name)
         .ok_or_else(|| Error::NodeNotFound { node: node_name.to_string(), input: origin.clone() })?;
-    let plan = prepared.replay(&[node], &args.input.what_if);
+    let plan = prepared.build(&[node], &args.input.what_if, None, None);
     let node_plan = &plan.nodes[0];
     let pod_plan =
         node_plan.pods.iter().find(|p| std::ptr::eq(p.pod, pod)).expect("the replay reports every pod of the node");

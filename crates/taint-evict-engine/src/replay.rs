@@ -20,7 +20,7 @@ use super::queue::{Cause, Work};
 use super::snapshot::{Snapshot, SnapshotNode, SnapshotPod, WhatIf, apply_what_if};
 use super::time::Timestamp;
 use super::tolerate::untolerated;
-use super::{Action, Engine, Input, Shared};
+use crate::engine::{Action, Engine, Input, Shared};
 
 /// Before every instant a snapshot can carry: pods with no binding time are bound then.
 const BEGINNING: Timestamp = Timestamp::from_nanos(i128::MIN / 2);
