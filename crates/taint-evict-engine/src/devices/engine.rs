@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use super::{Claim, ClaimUse, DeviceTaints, DeviceTolerance, Devices, Rule, Slice};
+use super::taints::{Claim, ClaimUse, DeviceTaints, DeviceTolerance, Devices, Rule, Slice};
 use crate::Action;
 use crate::model::{PodKey, PodRef, Uid};
 use crate::queue::{Cause, Ticket, Work};

@@ -2,7 +2,11 @@
 //! (`TestController`'s table: the fixture's pod `my-pod` with claim `my-claim`, device
 //! `some-driver/worker/instance`, taints at T0).
 
+use std::collections::HashMap;
+
 use super::*;
+use crate::model::{Effect, PodKey, Taint, Toleration, Uid};
+use crate::time::Timestamp;
 
 const T0: i64 = 946_684_800; // 2000-01-01T00:00:00Z, as upstream's fixture
 

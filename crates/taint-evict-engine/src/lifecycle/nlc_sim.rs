@@ -18,6 +18,8 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::model::Effect;
+use crate::model::Taint;
+use crate::time::Timestamp;
 
 const MS: i128 = 1_000_000;
 const SECOND: i128 = 1_000_000_000;

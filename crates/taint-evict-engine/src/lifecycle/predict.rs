@@ -21,7 +21,7 @@
 
 use std::time::Duration;
 
-use super::{
+use super::health::{
     Basis, ConditionTaint, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint, Prediction,
     Ready, ZoneForecast, ZoneKey, ZoneState,
 };

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{ConditionTaint, NodeHealth, Ready};
+use super::health::{ConditionTaint, NodeHealth, Ready};
 use crate::time::Timestamp;
 
 /// Whether the kubelet of `node` is gone at `now`: its `Ready` is `Unknown` or `False`, or it

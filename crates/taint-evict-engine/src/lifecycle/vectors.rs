@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::model::Effect;
+use crate::model::{Taint, Toleration};
+use crate::time::Timestamp;
 
 /// The instant `seconds` after the epoch.
 fn at(seconds: f64) -> Timestamp {
