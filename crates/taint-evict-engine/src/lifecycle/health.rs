@@ -194,7 +194,7 @@ impl Flags {
     }
 }
 
-/// Everything [`predict`] reads: a snapshot and what is known about the controller.
+/// Everything [`predict`](super::predict) reads: a snapshot and what is known about the controller.
 #[derive(Clone, Debug)]
 pub struct Observation {
     /// When the snapshot was taken.
@@ -449,7 +449,7 @@ pub struct ZoneForecast {
     pub rate_per_second: f32,
 }
 
-/// What [`predict`] answers.
+/// What [`predict`](super::predict) answers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Prediction {
     /// Every node, in input order.
@@ -475,8 +475,8 @@ pub struct PredictedDeletion {
 }
 
 /// How many nodes are not `Ready=True`, or not heard from within `silent_after` (their Lease; a
-/// node without one is never taken as silent). With none, [`predict`] foresees no taint and holds
-/// none back, and a caller may skip it: this costs one pass over the nodes, while [`predict`]'s
+/// node without one is never taken as silent). With none, [`predict`](super::predict) foresees no taint and holds
+/// none back, and a caller may skip it: this costs one pass over the nodes, while [`predict`](super::predict)'s
 /// search grows with the square of this count.
 #[must_use]
 pub fn unsettled(observation: &Observation) -> usize {

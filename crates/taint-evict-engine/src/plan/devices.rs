@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Basis, Plan, PodPlan, Verdict, sort_pods};
+use super::model::{Basis, Plan, PodPlan, Verdict, sort_pods};
 use crate::devices::{DeviceReport, DeviceTaints, DeviceTolerance};
 use crate::model::NodeName;
 use crate::snapshot::Snapshot;

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{Basis, Plan, Verdict, sort_pods};
+use super::model::{Basis, Plan, Verdict, sort_pods};
 use crate::lifecycle::ConditionTaint;
 use crate::model::{Effect, NodeName, PodKey, Taint};
 use crate::snapshot::TaintsWritten;

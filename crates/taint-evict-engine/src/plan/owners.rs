@@ -3,35 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::{Basis, Plan, Verdict};
+use super::model::{Basis, OwnerLoss, Plan, Verdict};
 use crate::snapshot::{Owner, Snapshot, SnapshotPod};
-use crate::time::Timestamp;
-
-/// How one owner's pods fare in a plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OwnerLoss<'a> {
-    /// The owner's namespace (its pods').
-    pub namespace: &'a str,
-    /// The owner.
-    pub owner: &'a Owner,
-    /// Its running pods in the snapshot, on any node: bound, not terminating, not finished.
-    pub pods: usize,
-    /// Of those, the pods the plan deletes.
-    pub deleted: usize,
-    /// The earliest deletion.
-    pub first: Timestamp,
-    /// When the last of them is deleted at the latest; `None` when a predicted taint's window is
-    /// open-ended (it may never come).
-    pub last: Option<Timestamp>,
-}
-
-impl OwnerLoss<'_> {
-    /// Whether the plan deletes every running pod of the owner: no replica is left.
-    #[must_use]
-    pub fn none_left(&self) -> bool {
-        self.deleted == self.pods
-    }
-}
 
 /// Whether a pod counts as one of its owner's running replicas.
 fn running(pod: &SnapshotPod) -> bool {
@@ -92,6 +65,7 @@ mod tests {
     use super::*;
     use crate::model::{Pod, PodKey};
     use crate::plan::{NodePlan, PodPlan};
+    use crate::time::Timestamp;
 
     const NOW: i64 = 1_795_341_600; // 2026-11-22T10:00:00Z
 

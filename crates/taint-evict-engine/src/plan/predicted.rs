@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use super::{Basis, NodeLifecycle, Plan, Verdict, sort_pods};
+use super::model::{Basis, NodeLifecycle, Plan, Verdict, sort_pods};
 use crate::lifecycle::{
     ConditionTaint, Held, HeldReason, NodeForecast, NodeHealth, Prediction, Ready, deletion, is_unsettled,
 };

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::Plan;
+use super::model::Plan;
 use crate::lifecycle::{NodeHealth, stuck_since};
 use crate::model::NodeName;
 
