@@ -16,7 +16,9 @@ use kube::{Api, Client};
 use tokio::sync::mpsc;
 
 use crate::decode::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals, read_node_health};
-use crate::engine::lifecycle::{ControllerLease, Flags, NodeForecast, NodeHealth, Observation, predict, unsettled};
+use crate::engine::lifecycle::{
+    ControllerLease, Flags, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
+};
 use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
 use crate::runtime::Clock;
@@ -238,11 +240,18 @@ fn forecast(
         silent_after: settings.silent_after,
     };
     let count = unsettled(&observation);
-    if count == 0 || count > MAX_UNSETTLED {
-        return Vec::new();
+    let predicted = if count == 0 || count > MAX_UNSETTLED { Vec::new() } else { predict(&observation).nodes };
+    let mut forecasts: BTreeMap<NodeName, NodeForecast> =
+        predicted.into_iter().map(|forecast| (forecast.name.clone(), forecast)).collect();
+    // A node back that still carries the controller's taint (settled, so not predicted): the
+    // controller removes the taint at its next pass, as `plan` says.
+    for node in &observation.nodes {
+        if let Some(back) = back_forecast(node, now, settings.silent_after) {
+            forecasts.insert(back.name.clone(), back);
+        }
     }
-    let visible: Vec<bool> = nodes.values().map(|(_, visible)| *visible).collect();
-    predict(&observation).nodes.into_iter().zip(visible).filter(|(_, visible)| *visible).map(|(f, _)| f).collect()
+    let visible = |name: &NodeName| nodes.get(name.as_str()).is_some_and(|(_, visible)| *visible);
+    forecasts.into_values().filter(|forecast| visible(&forecast.name)).collect()
 }
 
 /// Whether `now` says something `before` (the forecast last reported) did not: another taint, basis,
@@ -314,6 +323,58 @@ mod tests {
             }),
             held: None,
         }
+    }
+
+    #[test]
+    fn a_node_back_that_still_carries_the_unreachable_taint_is_foreseen_recovered_until_untainted() {
+        use crate::engine::lifecycle::{HeldReason, Ready, ReadyCondition};
+        use crate::engine::model::{Effect, Taint};
+
+        let t = Timestamp::from_unix_seconds;
+        let node = |name: &str, taints: Vec<Taint>| NodeHealth {
+            name: name.into(),
+            zone: Default::default(),
+            excluded: false,
+            created: Some(t(0)),
+            ready: Some(Box::new(ReadyCondition {
+                status: Ready::True,
+                reason: "KubeletReady".into(),
+                last_heartbeat: Some(t(990)),
+                last_transition: Some(t(990)),
+            })),
+            lease_renewed: None,
+            taints: taints.into(),
+            down: false,
+        };
+        let unreachable = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
+        let settings = Settings {
+            flags: Flags::defaults_for(29),
+            silent_after: Duration::from_secs(12),
+            controller: None,
+            leases: true,
+            shown: Shown::Named(vec!["n1".into()]),
+        };
+        // Every node heartbeating: nothing is unsettled, yet n1 (shown) and n2 (not shown) are back
+        // with the taint still on.
+        let nodes: BTreeMap<String, (NodeHealth, bool)> = [
+            ("n1".to_owned(), (node("n1", vec![unreachable.clone()]), true)),
+            ("n2".to_owned(), (node("n2", vec![unreachable]), false)),
+            ("n3".to_owned(), (node("n3", Vec::new()), false)),
+        ]
+        .into();
+        let renewed: HashMap<String, Option<Timestamp>> =
+            ["n1", "n2", "n3"].into_iter().map(|n| (n.to_owned(), Some(t(998)))).collect();
+        let forecasts = super::forecast(&nodes, &renewed, &settings, t(1000));
+        assert_eq!(forecasts.len(), 1, "{forecasts:?}");
+        assert_eq!(forecasts[0].name.as_str(), "n1");
+        assert_eq!(forecasts[0].held.as_ref().map(|held| held.reason), Some(HeldReason::Recovered));
+        let mut shown = BTreeMap::new();
+        assert_eq!(changed(&mut shown, forecasts).len(), 1, "said once");
+        // The taint removed: cleared.
+        let mut untainted = nodes.clone();
+        untainted.insert("n1".to_owned(), (node("n1", Vec::new()), true));
+        let cleared = changed(&mut shown, super::forecast(&untainted, &renewed, &settings, t(1001)));
+        assert!(cleared.len() == 1 && cleared[0].held.is_none(), "{cleared:?}");
     }
 
     #[test]

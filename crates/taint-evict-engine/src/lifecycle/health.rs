@@ -501,6 +501,36 @@ pub fn is_unsettled(node: &NodeHealth, now: Timestamp, silent_after: Duration) -
     }
 }
 
+/// Whether `node` is back (`Ready=True`, its Lease renewed within `silent_after` of `now`) while it
+/// still carries the controller's `unreachable`/`not-ready` NoExecute taint: the controller removes
+/// that taint at its next pass (docs/node-lifecycle.md, "A node back").
+#[must_use]
+pub fn is_back_while_tainted(node: &NodeHealth, now: Timestamp, silent_after: Duration) -> bool {
+    node.condition_taint().is_some() && is_back(node, now, silent_after)
+}
+
+/// Whether `node` is heard from: `Ready=True` and its Lease renewed within `silent_after` of `now`.
+#[must_use]
+pub fn is_back(node: &NodeHealth, now: Timestamp, silent_after: Duration) -> bool {
+    node.ready.as_ref().is_some_and(|ready| ready.status == Ready::True)
+        && node.lease_renewed.is_some()
+        && !is_unsettled(node, now, silent_after)
+}
+
+/// The forecast of a node back while still tainted ([`is_back_while_tainted`]): no taint expected,
+/// held as [`HeldReason::Recovered`]; `None` for any other node.
+#[must_use]
+pub fn back_forecast(node: &NodeHealth, now: Timestamp, silent_after: Duration) -> Option<NodeForecast> {
+    is_back_while_tainted(node, now, silent_after).then(|| NodeForecast {
+        name: node.name.clone(),
+        zone: node.zone.clone(),
+        ready: Some(Ready::True),
+        last_heartbeat: node.lease_renewed.max(node.ready.as_ref().and_then(|ready| ready.last_heartbeat)),
+        taint: None,
+        held: Some(Held { reason: HeldReason::Recovered, zone: node.zone.clone() }),
+    })
+}
+
 /// When a pod with `tolerations`, on a node whose NoExecute taints are `taints`, is deleted after
 /// `predicted` is added: the taint's own window for a pod that does not tolerate every taint, that
 /// window moved by the deciding `tolerationSeconds` otherwise, and `None` when tolerated forever.

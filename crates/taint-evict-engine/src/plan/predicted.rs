@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::model::{Basis, NodeLifecycle, Plan, Verdict, sort_pods};
 use crate::lifecycle::{
-    ConditionTaint, Held, HeldReason, NodeForecast, NodeHealth, Prediction, Ready, deletion, is_unsettled,
+    ConditionTaint, Held, HeldReason, NodeForecast, NodeHealth, Prediction, Ready, deletion, is_back,
 };
 use crate::model::{NodeName, Taint};
 use crate::snapshot::Snapshot;
@@ -118,7 +118,8 @@ pub fn rate_zero_ties(plan: &Plan) -> Vec<Vec<NodeName>> {
 /// `unreachable`/`not-ready` taint: the controller removes it at its next pass, within
 /// `monitor_period` of `at`, which cancels every deletion not due by then. On such a node that only
 /// carries those taints, those pods are `unaffected`, and the node's forecast says it is held
-/// ([`HeldReason::Recovered`]). Nodes not in `nodes` are left as they are.
+/// ([`HeldReason::Recovered`]); a pod already terminating keeps its verdict. Nodes not in `nodes`
+/// are left as they are.
 pub fn mark_recovering(
     plan: &mut Plan,
     nodes: &[NodeHealth],
@@ -132,13 +133,14 @@ pub fn mark_recovering(
         let Some(health) = health.get(&node.name) else { continue };
         let only_condition_taints =
             !node.taints.is_empty() && node.taints.iter().all(|taint| ConditionTaint::from_key(&taint.key).is_some());
-        let back = health.ready.as_ref().is_some_and(|ready| ready.status == Ready::True)
-            && health.lease_renewed.is_some()
-            && !is_unsettled(health, at, silent_after);
-        if !only_condition_taints || !back {
+        if !only_condition_taints || !is_back(health, at, silent_after) {
             continue;
         }
-        for pod in node.pods.iter_mut().filter(|pod| pod.evict_at.is_some_and(|due| due > removed_by)) {
+        // A pod already terminating stays shown so: its deletion was issued, and the taint's
+        // removal does not take that back.
+        let cancelled =
+            |pod: &&mut super::PodPlan| !pod.terminating() && pod.evict_at.is_some_and(|due| due > removed_by);
+        for pod in node.pods.iter_mut().filter(cancelled) {
             pod.verdict = Verdict::Unaffected;
             (pod.evict_at, pod.evict_at_latest, pod.since, pod.basis, pod.toleration_seconds) =
                 (None, None, None, None, None);
@@ -260,7 +262,7 @@ mod tests {
         // next pass, 1005 at the latest), `p300` at 1200.
         let snapshot = Snapshot {
             nodes: vec![SnapshotNode::new("n".into(), BTreeMap::new(), [unreachable])],
-            pods: vec![pod("p99", 99), pod("p300", 300)],
+            pods: vec![pod("p99", 99), pod("p300", 300), SnapshotPod { terminating: true, ..pod("gone300", 300) }],
             controller_acquired: None,
             taken: None,
         };
@@ -270,6 +272,7 @@ mod tests {
         let verdict = |name: &str| plan.nodes[0].pods.iter().find(|p| p.pod.pod.key.name() == name).map(|p| p.verdict);
         assert_eq!(verdict("p300"), Some(Verdict::Unaffected), "cancelled with the taint");
         assert_eq!(verdict("p99"), Some(Verdict::EvictAt), "due before the next pass: the controller may delete it");
+        assert_eq!(verdict("gone300"), Some(Verdict::EvictAt), "terminating already: shown so, not unaffected");
         let held = plan.nodes[0].lifecycle.as_ref().and_then(|l| l.forecast.held.as_ref()).map(|h| h.reason);
         assert_eq!(held, Some(super::HeldReason::Recovered));
         // A node still silent keeps its deadlines.
@@ -277,5 +280,29 @@ mod tests {
         let silent = node(Some(Ready::True), Some(900));
         mark_recovering(&mut plan, &[silent], t(1000), Duration::from_secs(12), Duration::from_secs(5));
         assert!(plan.nodes[0].pods.iter().all(|p| p.verdict == Verdict::EvictAt));
+    }
+
+    #[test]
+    fn only_a_node_heard_from_that_still_carries_a_condition_taint_is_back_while_tainted() {
+        use crate::lifecycle::{HeldReason, back_forecast, is_back_while_tainted};
+        use crate::model::{Effect, Taint};
+
+        let now = Timestamp::from_unix_seconds(1000);
+        let silent_after = Duration::from_secs(12);
+        let unreachable = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
+        let tainted = |mut node: super::NodeHealth, taint: &Taint| {
+            node.taints = vec![taint.clone()].into();
+            node
+        };
+        let back = tainted(node(Some(Ready::True), Some(995)), &unreachable);
+        assert!(is_back_while_tainted(&back, now, silent_after));
+        let forecast = back_forecast(&back, now, silent_after).expect("a forecast");
+        assert_eq!(forecast.held.map(|held| held.reason), Some(HeldReason::Recovered));
+        assert_eq!((forecast.taint, forecast.last_heartbeat), (None, Some(Timestamp::from_unix_seconds(995))));
+        // Silent still, not ready, or back without a condition taint: no.
+        assert!(!is_back_while_tainted(&tainted(node(Some(Ready::True), Some(900)), &unreachable), now, silent_after));
+        assert!(!is_back_while_tainted(&tainted(node(Some(Ready::False), Some(995)), &unreachable), now, silent_after));
+        let drain = Taint::new("example.com/drain", "", Effect::NoExecute);
+        assert!(back_forecast(&tainted(node(Some(Ready::True), Some(995)), &drain), now, silent_after).is_none());
     }
 }
