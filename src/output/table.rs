@@ -120,11 +120,24 @@ fn reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) -> Str
             let taints: Vec<String> = pod.untolerated.iter().map(ToString::to_string).collect();
             format!("untolerated {}", taints.join(","))
         }
+        Verdict::EvictAt
+            if let Some(edited) = &pod.tolerations_edited
+                && let (true, Some(owner)) = (edited.deadline.known(), &edited.owner) =>
+        {
+            format!(
+                "tolerationSeconds={} from {}/{}'s template: the countdown keeps it (edited {} by {})",
+                pod.toleration_seconds.unwrap_or_default(),
+                owner.kind,
+                owner.name,
+                super::human::time_of_day(edited.written.at, false),
+                edited.written.manager
+            )
+        }
         Verdict::EvictAt if let Some(edited) = &pod.tolerations_edited => format!(
             "tolerationSeconds={} now, edited {} by {}: the countdown keeps the value of before (deadline unknown)",
             pod.toleration_seconds.unwrap_or_default(),
-            super::human::time_of_day(edited.at, false),
-            edited.manager
+            super::human::time_of_day(edited.written.at, false),
+            edited.written.manager
         ),
         Verdict::EvictAt => format!("tolerationSeconds={}", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
@@ -277,6 +290,9 @@ fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) 
         Verdict::EvictNow => {
             let keys: Vec<&str> = pod.untolerated.iter().map(|t| t.key.rsplit('/').next().unwrap_or(&t.key)).collect();
             format!("untolerated {}", keys.join(","))
+        }
+        Verdict::EvictAt if pod.tolerations_edited.as_ref().is_some_and(|edited| edited.deadline.known()) => {
+            format!("tolerates {}s (owner's template)", pod.toleration_seconds.unwrap_or_default())
         }
         Verdict::EvictAt if pod.tolerations_edited.is_some() => "tolerations edited: deadline unknown".to_owned(),
         Verdict::EvictAt => format!("tolerates {}s", pod.toleration_seconds.unwrap_or_default()),
