@@ -90,7 +90,7 @@ pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestam
 /// `tolerationSeconds` it had then, which the pod no longer shows: its
 /// [`tolerations_edited`](super::PodPlan::tolerations_edited) says so. When the template's
 /// tolerations are the pod's but for `tolerationSeconds` (with those the API server adds at
-/// creation, [`created_with`]), they are the ones the countdown began with: it is counted again
+/// creation, `created_with`), they are the ones the countdown began with: it is counted again
 /// with them from its start, over the taints of then, and `evict_at` is its end
 /// ([`EditedDeadline::OwnerTemplate`]). Otherwise the deadline is not known (the replay's, from the
 /// tolerations of now, is shown) and the reason is given.
