@@ -13,9 +13,8 @@ use crate::decode::{DumpError, Keep, KeepLabels};
 use crate::engine::devices::Devices;
 use crate::engine::lifecycle::NodeHealth;
 use crate::engine::model::{NodeName, PodKey};
-use crate::engine::snapshot::{Snapshot, TaintsWritten};
+use crate::engine::snapshot::{Snapshot, TolerationsWritten};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
-use crate::engine::tolerate::{Tolerance, TolerationWindow, tolerance};
 use crate::error::{Error, Result};
 use crate::output::ClockDoc;
 use crate::runtime::skew::Estimate;
@@ -51,8 +50,8 @@ pub struct Loaded {
     /// not be read.
     pub not_ready: Option<BTreeMap<NodeName, Timestamp>>,
     /// When pods counting down had their tolerations written after their creation, by whom
-    /// (`managedFields`, read live; empty for a dump).
-    pub tolerations_written: BTreeMap<PodKey, TaintsWritten>,
+    /// (`managedFields`), and their controllers' pod templates (read live; empty for a dump).
+    pub tolerations_written: BTreeMap<PodKey, TolerationsWritten>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -192,7 +191,7 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         } else {
             cluster::snapshot::not_ready_since(&connection, &tainted).await
         };
-        let counting = counting_down(&snapshot);
+        let counting = cluster::snapshot::counting_down(&snapshot);
         let tolerations_written = cluster::snapshot::tolerations_written(&connection, &counting).await;
         let read = Some(connection.read.as_str());
         let content_type = connection.answers.described();
@@ -223,22 +222,6 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         };
         Ok((loaded, namespace))
     })
-}
-
-/// The pods of `snapshot` on a node with NoExecute taints they tolerate for a while: those whose
-/// countdown a toleration edit may have outlived.
-fn counting_down(snapshot: &Snapshot) -> Vec<&PodKey> {
-    let tainted: std::collections::HashMap<&str, &[crate::engine::model::Taint]> = snapshot
-        .nodes
-        .iter()
-        .filter(|node| !node.taints.is_empty())
-        .map(|node| (node.name.as_str(), &node.taints[..]))
-        .collect();
-    let counting = |pod: &&crate::engine::snapshot::SnapshotPod| {
-        let Some(taints) = pod.pod.node.as_ref().and_then(|node| tainted.get(node.as_str())) else { return false };
-        matches!(tolerance(taints, &pod.pod.tolerations), Tolerance::Tolerated(TolerationWindow::After { .. }))
-    };
-    snapshot.pods.iter().filter(counting).map(|pod| &pod.pod.key).collect()
 }
 
 /// The names `--down-selector` selected, sorted; none is an error.

@@ -407,6 +407,9 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let controller_acquired = cluster::read_controller_acquired(&connection).await?;
     // The nodes' not-ready spells, for the countdowns of a swapped taint the start-up replay finds.
     let not_ready = cluster::snapshot::every_not_ready_since(&connection).await.unwrap_or_default();
+    // The pods whose tolerations were edited mid-countdown, for the first countdown their owner's
+    // template recovers.
+    let edited = cluster::snapshot::every_tolerations_written(&connection).await;
     // Predicted on the narrowed clock, as deletions are decided.
     let minor = foresee(args, &connection, &report_tx, clock.clone(), narrowed.clone()).await?;
     let (stop_election, stop_rx) = channel::channel(false);
@@ -439,6 +442,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         asked: asked(args),
         not_ready,
         node_monitor_period: args.lifecycle.flags(minor).node_monitor_period,
+        edited,
         ..RunOptions::default()
     };
     let sources = Sources { nodes, pods, devices: device_changes, controller_acquired, leadership };

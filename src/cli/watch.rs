@@ -195,7 +195,8 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let mut failure = None;
     let not_ready = cluster::snapshot::every_not_ready_since(&connection).await.unwrap_or_default();
     let monitor_period = args.lifecycle.flags(minor).node_monitor_period;
-    let mut observer = Observer::new(controller_acquired).with_not_ready(not_ready, monitor_period);
+    let edited = cluster::snapshot::every_tolerations_written(&connection).await;
+    let mut observer = Observer::new(controller_acquired).with_not_ready(not_ready, monitor_period).with_edited(edited);
     let shutdown = super::run::interrupted();
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);

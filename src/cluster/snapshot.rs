@@ -14,7 +14,8 @@
 //! lists) unless a quorum read is asked for ([`ReadFrom`]), which is paged (`limit`/`continue`); a
 //! continue token is followed in both. Requests for different nodes run concurrently, bounded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt, stream};
 use kube::api::{GetParams, ListParams};
@@ -28,9 +29,10 @@ use crate::decode::lifecycle::{
 use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::devices::{DeviceTaints, Devices, NEWEST_MINOR};
 use crate::engine::lifecycle::{ConditionTaint, ControllerLease, NodeHealth};
-use crate::engine::model::{NodeName, PodKey};
-use crate::engine::snapshot::{Snapshot, TaintsWritten};
+use crate::engine::model::{NodeName, PodKey, Toleration};
+use crate::engine::snapshot::{Owner, OwnerTemplate, Snapshot, TaintsWritten, TolerationsWritten};
 use crate::engine::time::Timestamp;
+use crate::engine::tolerate::{Tolerance, TolerationWindow, tolerance};
 use crate::runtime::skew::{Reading, Source};
 use crate::selector::Selector;
 
@@ -590,11 +592,47 @@ async fn not_ready_spells(connection: &Connection, nodes: Option<&[&str]>) -> Op
     Some(spells.collect())
 }
 
+/// The pods of `snapshot` on a node with NoExecute taints they tolerate for a while: those whose
+/// countdown a toleration edit may have outlived.
+pub fn counting_down(snapshot: &Snapshot) -> Vec<&PodKey> {
+    let tainted: std::collections::HashMap<&str, &[crate::engine::model::Taint]> = snapshot
+        .nodes
+        .iter()
+        .filter(|node| !node.taints.is_empty())
+        .map(|node| (node.name.as_str(), &node.taints[..]))
+        .collect();
+    let counting = |pod: &&crate::engine::snapshot::SnapshotPod| {
+        let Some(taints) = pod.pod.node.as_ref().and_then(|node| tainted.get(node.as_str())) else { return false };
+        matches!(tolerance(taints, &pod.pod.tolerations), Tolerance::Tolerated(TolerationWindow::After { .. }))
+    };
+    snapshot.pods.iter().filter(counting).map(|pod| &pod.pod.key).collect()
+}
+
+/// [`tolerations_written`] for the pods counting down on every node with a NoExecute taint, as
+/// `run` and `plan -w` read it once at start: they take over countdowns that may have outlived an
+/// edit. Empty when the nodes or pods cannot be read.
+pub async fn every_tolerations_written(connection: &Connection) -> BTreeMap<PodKey, TolerationsWritten> {
+    let read = async {
+        let mut snapshot = connection.list("/api/v1/nodes", ListParams::default(), "Node", "nodes").await?;
+        snapshot.nodes.retain(|node| !node.taints.is_empty());
+        let names: Vec<String> = snapshot.nodes.iter().map(|node| node.name.to_string()).collect();
+        if !names.is_empty() {
+            snapshot.merge(connection.pods_on(&names, false).await?);
+        }
+        Ok::<_, ClusterError>(snapshot)
+    };
+    match read.await {
+        Ok(snapshot) => tolerations_written(connection, &counting_down(&snapshot)).await,
+        Err(_) => BTreeMap::new(),
+    }
+}
+
 /// When each of `pods` had its tolerations written after its creation, and by whom: the
 /// `managedFields` entry that owns `spec.tolerations` (the earliest, should several own the same
-/// list). A pod written only at its creation, or that cannot be read, is left out (docs/upstream.md,
-/// "A toleration edited").
-pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> BTreeMap<PodKey, TaintsWritten> {
+/// list), with what its controller's pod template holds (one GET per distinct controller). A pod
+/// written only at its creation, or that cannot be read, is left out (docs/upstream.md, "A
+/// toleration edited").
+pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> BTreeMap<PodKey, TolerationsWritten> {
     let read = async |key: &PodKey| {
         let path = format!("/api/v1/namespaces/{}/pods", key.namespace());
         let mut request = Request::new(path).get(key.name(), &GetParams::default()).ok()?;
@@ -613,14 +651,87 @@ pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> B
                 Some(TaintsWritten { at, manager: entry["manager"].as_str().unwrap_or_default().into() })
             })
             .min_by_key(|written| written.at)?;
-        (written.at > created).then(|| (key.clone(), written))
+        (written.at > created).then(|| (key.clone(), written, controller(&pod["metadata"]["ownerReferences"])))
     };
-    stream::iter(pods)
+    let written: Vec<(PodKey, TaintsWritten, Option<Controller>)> = stream::iter(pods)
         .map(|&key| read(key))
         .buffer_unordered(CONCURRENCY)
-        .filter_map(|found| async { found })
+        .filter_map(async |found| found)
         .collect()
-        .await
+        .await;
+    // Each controller with a pod template read once, however many of its pods were edited.
+    let mut controllers: Vec<(&str, &Controller)> = written
+        .iter()
+        .filter_map(|(key, _, controller)| Some((key.namespace(), controller.as_ref()?)))
+        .filter(|(_, controller)| controller.resource.is_some())
+        .collect();
+    controllers.sort_unstable_by_key(|&(namespace, controller)| (namespace, &controller.owner.uid));
+    controllers.dedup_by_key(|&mut (namespace, controller)| (namespace, &controller.owner.uid));
+    let templates: HashMap<&str, Option<Arc<[Toleration]>>> = stream::iter(controllers)
+        .map(async |(namespace, controller)| {
+            (&*controller.owner.uid, template_tolerations(connection, namespace, controller).await)
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let template = |controller: &Option<Controller>| match controller {
+        None => OwnerTemplate::NoOwner,
+        Some(Controller { owner, resource: None }) => OwnerTemplate::OtherKind(owner.clone()),
+        Some(Controller { owner, resource: Some(_) }) => match templates.get(&*owner.uid).cloned().flatten() {
+            Some(tolerations) => OwnerTemplate::Read(owner.clone(), tolerations),
+            None => OwnerTemplate::Unread(owner.clone()),
+        },
+    };
+    written
+        .iter()
+        .map(|(key, written, controller)| {
+            (key.clone(), TolerationsWritten { written: written.clone(), template: template(controller) })
+        })
+        .collect()
+}
+
+/// A pod's controller, and where its pod template is read (API path and resource; `None`: a kind
+/// without one read).
+struct Controller {
+    owner: Owner,
+    resource: Option<(&'static str, &'static str)>,
+}
+
+/// The controller among `references` (a pod's `ownerReferences`, the entry with `controller: true`).
+fn controller(references: &serde_json::Value) -> Option<Controller> {
+    let reference = references.as_array()?.iter().find(|r| r["controller"].as_bool() == Some(true))?;
+    let text = |field: &str| reference[field].as_str().unwrap_or_default();
+    let resource = match (text("apiVersion"), text("kind")) {
+        ("apps/v1", "ReplicaSet") => Some(("/apis/apps/v1", "replicasets")),
+        ("apps/v1", "StatefulSet") => Some(("/apis/apps/v1", "statefulsets")),
+        ("apps/v1", "DaemonSet") => Some(("/apis/apps/v1", "daemonsets")),
+        ("batch/v1", "Job") => Some(("/apis/batch/v1", "jobs")),
+        _ => None,
+    };
+    let owner = Owner { kind: text("kind").into(), name: text("name").into(), uid: text("uid").into() };
+    Some(Controller { owner, resource })
+}
+
+/// The tolerations of `controller`'s pod template (`spec.template.spec.tolerations`), read as
+/// a pod's are; `None` when it cannot be read, or another object (another UID) has its name.
+async fn template_tolerations(
+    connection: &Connection,
+    namespace: &str,
+    controller: &Controller,
+) -> Option<Arc<[Toleration]>> {
+    let (api, resource) = controller.resource?;
+    let path = format!("{api}/namespaces/{namespace}/{resource}");
+    let request = Request::new(path).get(&controller.owner.name, &GetParams::default()).ok()?;
+    let body = connection.send(request, "get", resource).await.ok()?;
+    let object: serde_json::Value = serde_json::from_str(&body).ok()?;
+    if object["metadata"]["uid"].as_str() != Some(&*controller.owner.uid) {
+        return None;
+    }
+    // The template's tolerations, read by the one reader of pods.
+    let pod = serde_json::json!({"kind": "Pod", "metadata": {"name": "template", "namespace": namespace},
+        "spec": {"tolerations": object["spec"]["template"]["spec"]["tolerations"]}});
+    let read = crate::decode::read_object(pod.to_string().as_bytes(), "Pod").ok()?;
+    Some(Arc::clone(&read.pods.first()?.pod.tolerations))
 }
 
 /// Every node's name, for shell completion: those with a NoExecute taint first, then the others,
@@ -698,7 +809,26 @@ pub async fn preflight(
 
 #[cfg(test)]
 mod tests {
-    use super::minor_version;
+    use super::{controller, minor_version};
+
+    #[test]
+    fn a_pods_controller_is_read_with_where_its_template_is() {
+        let read = |refs: serde_json::Value| controller(&refs).map(|c| (c.owner.kind.to_string(), c.resource));
+        let reference = |api: &str, kind: &str, is: bool| serde_json::json!({"apiVersion": api, "kind": kind, "name": "web", "uid": "u", "controller": is});
+        let replica_set = reference("apps/v1", "ReplicaSet", true);
+        assert_eq!(
+            read(serde_json::json!([replica_set])),
+            Some(("ReplicaSet".into(), Some(("/apis/apps/v1", "replicasets"))))
+        );
+        let job = reference("batch/v1", "Job", true);
+        assert_eq!(read(serde_json::json!([job])), Some(("Job".into(), Some(("/apis/batch/v1", "jobs")))));
+        // Another group's kind of the same name has no template read; an owner that is not the
+        // controller is none.
+        let custom = reference("example.com/v1", "ReplicaSet", true);
+        assert_eq!(read(serde_json::json!([custom])), Some(("ReplicaSet".into(), None)));
+        assert_eq!(read(serde_json::json!([reference("apps/v1", "ReplicaSet", false)])), None);
+        assert_eq!(read(serde_json::Value::Null), None);
+    }
 
     #[test]
     fn minor_version_is_read_from_git_version_else_minor() {

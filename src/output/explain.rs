@@ -12,7 +12,7 @@ use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTole
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, ConditionTaint, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Operator, Taint, Toleration};
-use crate::engine::plan::{Basis as PlanBasis, NodeLifecycle, PodPlan, Verdict};
+use crate::engine::plan::{Basis as PlanBasis, EditedDeadline, NodeLifecycle, PodPlan, TolerationsEdited, Verdict};
 use crate::engine::snapshot::TaintsWritten;
 use crate::engine::time::Timestamp;
 
@@ -312,18 +312,49 @@ fn wrap(line: &str, width: usize) -> Vec<String> {
     parts
 }
 
+/// What explain says of a pod's tolerations written after its countdown began, and of its deadline.
+fn edited_note(edited: &TolerationsEdited) -> String {
+    let head = format!(
+        "{} wrote the pod's tolerations at {}, after this countdown began: the controller keeps the countdown it \
+         began, with the tolerationSeconds of then, which the pod no longer shows (its managedFields say when, \
+         not what).",
+        edited.written.manager,
+        rfc3339(edited.written.at)
+    );
+    let owner = edited.owner.as_ref().map_or_else(String::new, |owner| format!("{}/{}", owner.kind, owner.name));
+    let unknown = "The deadline above counts with the tolerationSeconds of now; the real one cannot be known from \
+                   the pod";
+    let tail = match edited.deadline {
+        EditedDeadline::OwnerTemplate => format!(
+            "{owner}'s pod template holds the tolerations the pod was made with (the pod's but for \
+             tolerationSeconds): the deadline above is the countdown counted with them from its start."
+        ),
+        EditedDeadline::NoOwner => {
+            format!("{unknown}: it has no owner template to recover the value the countdown used.")
+        }
+        EditedDeadline::OwnerKind => format!("{unknown}: its owner {owner} has no pod template this tool reads."),
+        EditedDeadline::OwnerUnread => format!("{unknown}: its owner {owner} could not be read."),
+        EditedDeadline::TemplateDiffers => format!(
+            "{unknown}: {owner}'s pod template differs from its tolerations in more than tolerationSeconds (the \
+             template changed since, or the pod was edited otherwise)."
+        ),
+        EditedDeadline::AddedAtCreation => format!(
+            "{unknown}: a toleration the API server added when the pod was made decides it, and {owner}'s pod \
+             template does not hold its value."
+        ),
+        EditedDeadline::ForeverThen => format!(
+            "{unknown}: with {owner}'s pod template it tolerated the taints forever, so its countdown began with an \
+             edit."
+        ),
+    };
+    format!("{head} {tail}")
+}
+
 /// What the clock's start rests on, when a taint has no `timeAdded` (docs/plan.md, "When the clock
 /// started"): the write `managedFields` records, or nothing the input says.
 fn basis_note(e: &Explanation<'_>) -> Option<String> {
     match (e.plan.basis?, e.taints_written) {
-        _ if let Some(edited) = &e.plan.tolerations_edited => Some(format!(
-            "{} wrote the pod's tolerations at {}, after this countdown began: the controller keeps the countdown \
-             it began, with the tolerationSeconds of then, which the pod no longer shows (its managedFields say \
-             when, not what). The deadline above counts with the tolerationSeconds of now; the real one cannot be \
-             known from the pod.",
-            edited.manager,
-            rfc3339(edited.at)
-        )),
+        _ if let Some(edited) = &e.plan.tolerations_edited => Some(edited_note(edited)),
         (PlanBasis::TaintWritten, Some(written)) => Some(format!(
             "The taint has no timeAdded: counted from when {} last wrote the node's taints (managedFields, \
              whole seconds: the controller began counting within the second after, or earlier if {} \

@@ -12,7 +12,9 @@ use super::timeline::Timeline;
 use crate::engine::devices::{DeviceEviction, DeviceTolerance};
 use crate::engine::lifecycle::{Ready, ZoneForecast};
 use crate::engine::model::{Effect, NodeName, Taint};
-use crate::engine::plan::{Assumed, Basis, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, Verdict};
+use crate::engine::plan::{
+    Assumed, Basis, EditedDeadline, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, TolerationsEdited, Verdict,
+};
 use crate::engine::snapshot::{TaintsWritten, WhatIf};
 use crate::engine::time::Timestamp;
 use crate::words::json_string as string;
@@ -335,6 +337,54 @@ impl<'a> From<&'a TaintsWritten> for WrittenDoc<'a> {
     }
 }
 
+/// A pod's tolerations written after its countdown began: the write, the pod's controller, and
+/// where its deadline comes from.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct EditedDoc<'a> {
+    time: String,
+    manager: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<OwnerRefDoc<'a>>,
+    deadline_from: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown_because: Option<&'static str>,
+}
+
+/// A pod's controller, by kind and name.
+#[derive(Serialize, Debug)]
+pub struct OwnerRefDoc<'a> {
+    kind: &'a str,
+    name: &'a str,
+}
+
+impl<'a> From<&'a TolerationsEdited> for EditedDoc<'a> {
+    fn from(edited: &'a TolerationsEdited) -> Self {
+        let (deadline_from, unknown_because) = edited_deadline(edited.deadline);
+        Self {
+            time: rfc3339(edited.written.at),
+            manager: &edited.written.manager,
+            owner: edited.owner.as_ref().map(|owner| OwnerRefDoc { kind: &owner.kind, name: &owner.name }),
+            deadline_from,
+            unknown_because,
+        }
+    }
+}
+
+/// `deadlineFrom` and `unknownBecause` of an edited pod's deadline.
+pub fn edited_deadline(deadline: EditedDeadline) -> (Option<&'static str>, Option<&'static str>) {
+    let unknown = match deadline {
+        EditedDeadline::OwnerTemplate => return (Some("ownerTemplate"), None),
+        EditedDeadline::NoOwner => "noOwner",
+        EditedDeadline::OwnerKind => "ownerKind",
+        EditedDeadline::OwnerUnread => "ownerUnread",
+        EditedDeadline::TemplateDiffers => "templateDiffers",
+        EditedDeadline::AddedAtCreation => "addedAtCreation",
+        EditedDeadline::ForeverThen => "foreverThen",
+    };
+    (None, Some(unknown))
+}
+
 /// A taint as the API writes it.
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
@@ -370,10 +420,10 @@ struct PodDoc<'a> {
     untolerated: Each<'a, Taint, TaintDoc<'a>>,
     basis: Option<&'static str>,
     /// Present when its tolerations were written after its countdown began (`managedFields`): the
-    /// controller keeps the countdown it began with the `tolerationSeconds` of then, so `evictAt`
-    /// is not known.
+    /// controller keeps the countdown it began with the `tolerationSeconds` of then, which its
+    /// owner's pod template may recover (`deadlineFrom`), or `evictAt` is not known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    tolerations_edited: Option<WrittenDoc<'a>>,
+    tolerations_edited: Option<EditedDoc<'a>>,
     /// The NoExecute taints on the DRA devices its claims hold; present only when there are some.
     #[serde(skip_serializing_if = "Each::is_empty")]
     devices: Each<'a, DeviceEviction, DeviceDoc<'a>>,
@@ -474,7 +524,7 @@ impl<'a> From<&'a PodPlan<'a>> for PodDoc<'a> {
             toleration_seconds: pod.toleration_seconds,
             untolerated: Each::new(&pod.untolerated),
             basis: pod.basis.map(basis_name),
-            tolerations_edited: pod.tolerations_edited.as_deref().map(WrittenDoc::from),
+            tolerations_edited: pod.tolerations_edited.as_deref().map(EditedDoc::from),
             devices: Each::new(pod.devices()),
         }
     }
@@ -757,9 +807,26 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
     }
     if let Some(edited) = &pod.tolerations_edited {
         out.write_all(b",\n          \"tolerationsEdited\": {\n            \"time\": ")?;
-        time(out, Some(edited.at))?;
+        time(out, Some(edited.written.at))?;
         out.write_all(b",\n            \"manager\": ")?;
-        string(out, &edited.manager)?;
+        string(out, &edited.written.manager)?;
+        if let Some(owner) = &edited.owner {
+            out.write_all(b",\n            \"owner\": {\n              \"kind\": ")?;
+            string(out, &owner.kind)?;
+            out.write_all(b",\n              \"name\": ")?;
+            string(out, &owner.name)?;
+            out.write_all(b"\n            }")?;
+        }
+        match edited_deadline(edited.deadline) {
+            (Some(from), _) => {
+                out.write_all(b",\n            \"deadlineFrom\": ")?;
+                string(out, from)?;
+            }
+            (None, unknown) => {
+                out.write_all(b",\n            \"deadlineFrom\": null,\n            \"unknownBecause\": ")?;
+                string(out, unknown.unwrap_or_default())?;
+            }
+        }
         out.write_all(b"\n          }")?;
     }
     if !pod.devices().is_empty() {
@@ -843,7 +910,7 @@ mod tests {
         Basis as LifecycleBasis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey, ZoneState,
     };
     use crate::engine::model::{Effect, NodeName, Pod, PodKey, Uid};
-    use crate::engine::snapshot::SnapshotPod;
+    use crate::engine::snapshot::{Owner, SnapshotPod};
 
     fn text() -> impl Strategy<Value = String> {
         prop_oneof![
@@ -896,7 +963,7 @@ mod tests {
                 prop::option::of(any::<i64>()),
                 prop::collection::vec(taint(), 0..3),
                 any::<bool>(),
-                (instant(), prop::option::of((any::<i64>(), text()))),
+                (instant(), prop::option::of((any::<i64>(), text(), prop::option::of((text(), text())), 0_usize..7))),
             ),
         )
             .prop_map(
@@ -937,10 +1004,27 @@ mod tests {
                     untolerated: untolerated.into(),
                     overdue,
                     stuck: deletion.is_some() && terminating,
-                    tolerations_edited: edited.map(|(at, manager)| {
-                        Box::new(TaintsWritten {
-                            at: Timestamp::from_unix_seconds(at % 100_000_000_000),
-                            manager: manager.into(),
+                    tolerations_edited: edited.map(|(at, manager, owner, deadline)| {
+                        let deadlines = [
+                            EditedDeadline::OwnerTemplate,
+                            EditedDeadline::NoOwner,
+                            EditedDeadline::OwnerKind,
+                            EditedDeadline::OwnerUnread,
+                            EditedDeadline::TemplateDiffers,
+                            EditedDeadline::AddedAtCreation,
+                            EditedDeadline::ForeverThen,
+                        ];
+                        Box::new(TolerationsEdited {
+                            written: TaintsWritten {
+                                at: Timestamp::from_unix_seconds(at % 100_000_000_000),
+                                manager: manager.into(),
+                            },
+                            owner: owner.map(|(kind, name): (String, String)| Owner {
+                                kind: kind.into(),
+                                name: name.into(),
+                                uid: "uid".into(),
+                            }),
+                            deadline: deadlines[deadline],
                         })
                     }),
                     devices: (!devices.is_empty())

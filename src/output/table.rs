@@ -120,11 +120,24 @@ fn reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) -> Str
             let taints: Vec<String> = pod.untolerated.iter().map(ToString::to_string).collect();
             format!("untolerated {}", taints.join(","))
         }
+        Verdict::EvictAt
+            if let Some(edited) = &pod.tolerations_edited
+                && let (true, Some(owner)) = (edited.deadline.known(), &edited.owner) =>
+        {
+            format!(
+                "tolerationSeconds={} from {}/{}'s template: the countdown keeps it (edited {} by {})",
+                pod.toleration_seconds.unwrap_or_default(),
+                owner.kind,
+                owner.name,
+                super::human::time_of_day(edited.written.at, false),
+                edited.written.manager
+            )
+        }
         Verdict::EvictAt if let Some(edited) = &pod.tolerations_edited => format!(
             "tolerationSeconds={} now, edited {} by {}: the countdown keeps the value of before (deadline unknown)",
             pod.toleration_seconds.unwrap_or_default(),
-            super::human::time_of_day(edited.at, false),
-            edited.manager
+            super::human::time_of_day(edited.written.at, false),
+            edited.written.manager
         ),
         Verdict::EvictAt => format!("tolerationSeconds={}", pod.toleration_seconds.unwrap_or_default()),
         Verdict::Never => "tolerated forever".to_owned(),
@@ -277,6 +290,9 @@ fn short_reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) 
         Verdict::EvictNow => {
             let keys: Vec<&str> = pod.untolerated.iter().map(|t| t.key.rsplit('/').next().unwrap_or(&t.key)).collect();
             format!("untolerated {}", keys.join(","))
+        }
+        Verdict::EvictAt if pod.tolerations_edited.as_ref().is_some_and(|edited| edited.deadline.known()) => {
+            format!("tolerates {}s (owner's template)", pod.toleration_seconds.unwrap_or_default())
         }
         Verdict::EvictAt if pod.tolerations_edited.is_some() => "tolerations edited: deadline unknown".to_owned(),
         Verdict::EvictAt => format!("tolerates {}s", pod.toleration_seconds.unwrap_or_default()),
@@ -749,5 +765,57 @@ mod tests {
         // Tomorrow: the date, not a bare time of day.
         let tomorrow = line(1_795_392_040, 1_795_392_050);
         assert!(tomorrow.contains("expected 2026-11-23T00:00:40Z–00:00:50"), "{tomorrow}");
+    }
+
+    #[test]
+    fn an_edited_pods_reason_names_the_template_that_gave_its_deadline_or_says_it_is_unknown() {
+        use crate::engine::model::{Pod, PodKey};
+        use crate::engine::plan::{EditedDeadline, TolerationsEdited};
+        use crate::engine::snapshot::{Owner, SnapshotPod, TaintsWritten};
+        let snapshot = SnapshotPod {
+            pod: Pod {
+                key: PodKey::new("default", "web-1"),
+                uid: "u".into(),
+                node: None,
+                tolerations: Vec::new().into(),
+            },
+            bound_at: None,
+            phase: "Running".into(),
+            terminating: false,
+            deletion_timestamp: None,
+            ready: true,
+            claims: None,
+            owner: None,
+        };
+        let edited = |deadline| PodPlan {
+            pod: &snapshot,
+            verdict: Verdict::EvictAt,
+            evict_at: Some(Timestamp::from_unix_seconds(1_795_391_712)),
+            evict_at_latest: None,
+            since: Some(Timestamp::from_unix_seconds(1_795_391_700)),
+            basis: Some(Basis::TaintWritten),
+            toleration_seconds: Some(12),
+            untolerated: Vec::new().into(),
+            overdue: false,
+            stuck: false,
+            tolerations_edited: Some(Box::new(TolerationsEdited {
+                written: TaintsWritten {
+                    at: Timestamp::from_unix_seconds(1_795_391_701),
+                    manager: "kubectl-patch".into(),
+                },
+                owner: Some(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() }),
+                deadline,
+            })),
+            devices: None,
+        };
+        let known = edited(EditedDeadline::OwnerTemplate);
+        assert_eq!(
+            reason(&known, None, None),
+            "tolerationSeconds=12 from ReplicaSet/web's template: the countdown keeps it (edited 23:55:01 by kubectl-patch)"
+        );
+        assert_eq!(short_reason(&known, None, None), "tolerates 12s (owner's template)");
+        let unknown = edited(EditedDeadline::TemplateDiffers);
+        assert!(reason(&unknown, None, None).ends_with("(deadline unknown)"), "{}", reason(&unknown, None, None));
+        assert_eq!(short_reason(&unknown, None, None), "tolerations edited: deadline unknown");
     }
 }

@@ -44,9 +44,9 @@ use crate::engine::snapshot::Owner;
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::engine::{
-    plan::mark_swapped,
+    plan::{mark_edited, mark_swapped},
     replay::replay,
-    snapshot::{Snapshot, SnapshotNode, SnapshotPod},
+    snapshot::{Snapshot, SnapshotNode, SnapshotPod, TolerationsWritten},
 };
 use crate::metrics::Metrics;
 use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
@@ -192,6 +192,10 @@ pub struct RunOptions {
     pub not_ready: BTreeMap<NodeName, Timestamp>,
     /// The node lifecycle controller's `--node-monitor-period`, for the same.
     pub node_monitor_period: Duration,
+    /// Pods whose tolerations were written after their creation, as read at start, with their
+    /// controllers' templates: the start-up replay keeps an edited pod's first countdown when its
+    /// template recovers it (docs/upstream.md, "A toleration edited"). Used by the first term only.
+    pub edited: BTreeMap<PodKey, TolerationsWritten>,
 }
 
 impl Default for RunOptions {
@@ -207,6 +211,7 @@ impl Default for RunOptions {
             asked: Asked::Every,
             not_ready: BTreeMap::new(),
             node_monitor_period: Duration::from_secs(5),
+            edited: BTreeMap::new(),
         }
     }
 }
@@ -629,6 +634,7 @@ impl<E: Evictor> Loop<E> {
             let mut plan = replay(snapshot, &selected, &[], now);
             let not_ready = std::mem::take(&mut self.options.not_ready);
             mark_swapped(&mut plan, &not_ready, self.options.node_monitor_period);
+            mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
             let work = plan.work();
             term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
         }

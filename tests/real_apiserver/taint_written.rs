@@ -3,7 +3,7 @@
 //! node's `managedFields` (docs/upstream.md), so every way of asking, at any time, gives one deadline:
 //! the real controller's.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::lifecycle::{clock, wait_until};
 use super::side_by_side::{wait_for_controller, wait_for_deletions};
@@ -162,6 +162,85 @@ fn real_apiserver_a_toleration_edited_mid_countdown_keeps_the_first_countdown() 
         assert!((due - deleted).abs() <= SECOND, "{name}: run {due}, the real controller {deleted}");
     }
     assert!((real["raised"][0] - first).abs() <= SECOND, "plan -w scheduled {first}");
+    let (_, code, _) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    drop(watching);
+}
+
+#[test]
+fn real_apiserver_a_replica_sets_pods_edited_mid_countdown_get_the_deadline_of_its_template() {
+    let options = Options { controller_manager: true, ..Options::default() };
+    let mut plane = control_plane!("toleration-edit-template", &options);
+    // A real ReplicaSet with 0 replicas (no ReplicaSet controller runs here: the pods are made by
+    // hand, owned by it), its template tolerating the taint for 12 s as its pods do.
+    let labels = json!({"app": "test"});
+    let tolerations = json!([{"key": TAINT, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 12}]);
+    let replica_set = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels},
+                 "spec": {"tolerations": tolerations, "containers": [{"name": "c", "image": "app"}]}}}});
+    plane.create(&[node("n1", &[], &[]), replica_set]);
+    let uid = plane.get(&["replicaset", "web", "-n", "default"])["metadata"]["uid"].as_str().expect("a UID").to_owned();
+    let owned = |name: &str| {
+        let mut pod = pod("default", name, "n1", Some(Some(12)));
+        pod["metadata"]["ownerReferences"] =
+            json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": uid, "controller": true}]);
+        pod
+    };
+    plane.create(&[owned("raised"), owned("lowered"), pod("default", "bare", "n1", Some(Some(12)))]);
+    let _heartbeats = plane.keep_healthy(&["n1"]);
+    wait_for_controller(&plane);
+    let written = kubectl_taint(&plane);
+
+    // A second into the countdown, one raised, one lowered; the bare pod lowered too.
+    wait_until(written - written.rem_euclid(SECOND) + SECOND + 100_000_000);
+    edit_toleration(&plane, "raised", 3600);
+    edit_toleration(&plane, "lowered", 2);
+    edit_toleration(&plane, "bare", 2);
+
+    // Asked after the edits: the owned pods' deadline is their template's; the bare pod's is unknown.
+    let live = plan(&plane, None);
+    let pods = live["nodes"][0]["pods"].as_array().expect("pods").clone();
+    let pod = |name: &str| pods.iter().find(|p| p["name"] == name).cloned().unwrap_or_default();
+    let mut planned = std::collections::BTreeMap::new();
+    for name in ["raised", "lowered"] {
+        let edited = &pod(name)["tolerationsEdited"];
+        assert_eq!(edited["deadlineFrom"], "ownerTemplate", "{name}: {live:#}");
+        assert_eq!(edited["owner"], json!({"kind": "ReplicaSet", "name": "web"}), "{name}: {live:#}");
+        assert_eq!(pod(name)["tolerationSeconds"], 12, "{name}: {live:#}");
+        planned.insert(name, deadline(&live, name).0);
+    }
+    assert_eq!(pod("bare")["tolerationsEdited"]["unknownBecause"], "noOwner", "{live:#}");
+    let mut explain = command();
+    explain.args(["explain", "bare", "--kubeconfig"]).arg(plane.kubeconfig());
+    let explained = run_command(&mut explain, None);
+    assert!(explained.stdout.contains("no owner template"), "{}", explained.stdout);
+
+    // `plan -w` and a dry `run` started after the edits take the countdowns over from the template.
+    let mut watching = Running::spawn(command().args(["plan", "-w", "n1", "--kubeconfig"]).arg(plane.kubeconfig()));
+    let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run"]);
+    let real = wait_for_deletions(&plane, &["raised", "lowered", "bare"]);
+    for name in ["raised", "lowered"] {
+        let deleted = real[name][0];
+        eprintln!(
+            "{name}: deleted {:+.3} s after the taint, {:+.3} s from the plan's instant",
+            (deleted - written) as f64 / 1e9,
+            (deleted - planned[name]) as f64 / 1e9
+        );
+        assert!(
+            (deleted - planned[name]).abs() <= SECOND,
+            "{name}: plan {}, the real controller {deleted}",
+            planned[name]
+        );
+        let scheduled = watching.expect("plan -w's deadline", |l| l["type"] == "scheduled" && l["pod"]["name"] == name);
+        let scheduled = instant(scheduled["evictAt"].as_str().expect("evictAt"));
+        eprintln!("{name}: plan -w scheduled it {:+.3} s from the real deletion", (scheduled - deleted) as f64 / 1e9);
+        assert!((scheduled - deleted).abs() <= SECOND, "{name}: plan -w {scheduled}, the real controller {deleted}");
+        let due = run.expect("run's dry deletion", |l| l["type"] == "wouldDelete" && l["pod"]["name"] == name);
+        let due = instant(due["time"].as_str().expect("time"));
+        eprintln!("{name}: run would have deleted it {:+.3} s from the real deletion", (due - deleted) as f64 / 1e9);
+        assert!((due - deleted).abs() <= SECOND, "{name}: run {due}, the real controller {deleted}");
+    }
     let (_, code, _) = run.interrupt_and_read();
     assert_eq!(code, 0);
     drop(watching);

@@ -19,7 +19,7 @@ use super::time::Timestamp;
 use super::{Action, Engine, Input};
 use super::{
     replay::replay,
-    snapshot::{Snapshot, SnapshotNode, SnapshotPod},
+    snapshot::{Snapshot, SnapshotNode, SnapshotPod, TolerationsWritten},
 };
 
 /// How the cluster's controller's deletion of a pod showed.
@@ -133,6 +133,10 @@ pub struct Observer {
     /// controller's monitor period: the start-up replay keeps a swapped taint's first countdown
     /// ([`crate::plan::mark_swapped`]).
     not_ready: (BTreeMap<NodeName, Timestamp>, std::time::Duration),
+    /// Pods whose tolerations were written after their creation, as read at start, with their
+    /// controllers' templates: the start-up replay keeps an edited pod's first countdown when its
+    /// template recovers it ([`crate::plan::mark_edited`]).
+    edited: BTreeMap<PodKey, TolerationsWritten>,
 }
 
 fn no_execute(node: &SnapshotNode) -> Vec<Taint> {
@@ -157,6 +161,7 @@ impl Observer {
             taints: BTreeMap::new(),
             seen: VecDeque::new(),
             not_ready: (BTreeMap::new(), std::time::Duration::ZERO),
+            edited: BTreeMap::new(),
         }
     }
 
@@ -169,6 +174,14 @@ impl Observer {
         monitor_period: std::time::Duration,
     ) -> Self {
         self.not_ready = (not_ready, monitor_period);
+        self
+    }
+
+    /// The same observer, its start-up replay keeping the first countdown of the pods in `edited`
+    /// (their tolerations written after creation) that their controller's template recovers.
+    #[must_use]
+    pub fn with_edited(mut self, edited: BTreeMap<PodKey, TolerationsWritten>) -> Self {
+        self.edited = edited;
         self
     }
 
@@ -344,6 +357,7 @@ impl Observer {
         let mut plan = replay(&snapshot, &selected, &[], now);
         let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
         crate::plan::mark_swapped(&mut plan, &not_ready, monitor_period);
+        crate::plan::mark_edited(&mut plan, &std::mem::take(&mut self.edited));
         let work = plan.work();
         let tainted = snapshot.nodes.iter().filter(|n| !n.taints.is_empty()).count();
         self.push(now, Observed::Synced { tainted, pods: snapshot.pods.len() });

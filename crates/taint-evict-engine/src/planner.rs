@@ -8,7 +8,7 @@ use crate::devices::{DeviceTaints, DeviceTolerance};
 use crate::lifecycle::{ConditionTaint, Flags, NodeHealth, Observation, Prediction, ZoneKey, predict, unsettled};
 use crate::model::{NodeName, PodKey, Taint};
 use crate::replay::replay;
-use crate::snapshot::{Snapshot, TaintsWritten, WhatIf, apply_what_if};
+use crate::snapshot::{Snapshot, TolerationsWritten, WhatIf, apply_what_if};
 use crate::time::Timestamp;
 
 use crate::plan::{
@@ -39,7 +39,7 @@ pub struct Evidence<'a> {
     /// By node, when its Events last said it became not ready (a swapped taint's first countdown).
     pub not_ready: Option<&'a BTreeMap<NodeName, Timestamp>>,
     /// By pod, when its tolerations were last written after its creation.
-    pub tolerations_written: Option<&'a BTreeMap<PodKey, TaintsWritten>>,
+    pub tolerations_written: Option<&'a BTreeMap<PodKey, TolerationsWritten>>,
     /// The node lifecycle controller: what it observes, and what it is predicted to do.
     pub lifecycle: Option<Foresight<'a>>,
     /// The device-taint controller's view of the DRA objects, when a pod uses a claim.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::devices::ClaimUse;
-use crate::model::{Effect, NodeName, Pod, Taint, shared_list};
+use crate::model::{Effect, NodeName, Pod, Taint, Toleration, shared_list};
 use crate::time::Timestamp;
 
 /// Everything `plan` reads from a cluster or a dump.
@@ -68,6 +68,43 @@ pub struct TaintsWritten {
     pub at: Timestamp,
     /// The entry's `manager` (`kubectl-taint`, `kube-controller-manager`, …).
     pub manager: Arc<str>,
+}
+
+/// A pod's tolerations written after its creation: the `managedFields` entry that owns
+/// `spec.tolerations` (when, by whom), and what its controller's pod template says of the
+/// tolerations it was created with (docs/upstream.md, "A toleration edited").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TolerationsWritten {
+    /// The entry's `time` and `manager`.
+    pub written: TaintsWritten,
+    /// The pod's controller and its template's tolerations, as read.
+    pub template: OwnerTemplate,
+}
+
+/// A pod's controller and the tolerations of its pod template, as read for a pod whose tolerations
+/// were edited.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnerTemplate {
+    /// The pod has no controller.
+    NoOwner,
+    /// Its controller is of a kind whose pod template is not read (not a ReplicaSet, StatefulSet,
+    /// DaemonSet or Job).
+    OtherKind(Owner),
+    /// Its controller could not be read (not allowed, gone, or another object under its name).
+    Unread(Owner),
+    /// Its controller's `spec.template.spec.tolerations`.
+    Read(Owner, Arc<[Toleration]>),
+}
+
+impl OwnerTemplate {
+    /// The controller, when the pod has one.
+    #[must_use]
+    pub fn owner(&self) -> Option<&Owner> {
+        match self {
+            Self::NoOwner => None,
+            Self::OtherKind(owner) | Self::Unread(owner) | Self::Read(owner, _) => Some(owner),
+        }
+    }
 }
 
 impl SnapshotNode {

@@ -15,10 +15,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::model::{Basis, Plan, Verdict, sort_pods};
+use super::model::{Basis, EditedDeadline, Plan, TolerationsEdited, Verdict, sort_pods};
 use crate::lifecycle::ConditionTaint;
-use crate::model::{Effect, NodeName, PodKey, Taint};
-use crate::snapshot::TaintsWritten;
+use crate::model::{Effect, NodeName, Operator, PodKey, Taint, Toleration};
+use crate::snapshot::{OwnerTemplate, TolerationsWritten};
 use crate::time::Timestamp;
 use crate::tolerate::{Tolerance, TolerationWindow, tolerance};
 
@@ -80,24 +80,148 @@ pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestam
     }
 }
 
-/// Marks the pods of `plan` whose tolerations were written after their countdown began.
+/// Marks the pods of `plan` whose tolerations were written after their countdown began, and gives
+/// each the controller's deadline when its owner's pod template recovers it.
 ///
 /// `written` holds, by pod, when its tolerations were last written after its creation (the
 /// `managedFields` entry that owns `spec.tolerations`, whole seconds: the write was within the
-/// second after). A pod deleted at `evict_at` ([`Verdict::EvictAt`]) whose countdown began before
-/// that write is counted by the controller with the `tolerationSeconds` it had then, which the pod no
-/// longer shows: its [`tolerations_edited`](super::PodPlan::tolerations_edited) says so, and its
-/// deadline is not known (the replay's, from the tolerations of now, is shown).
-pub fn mark_edited(plan: &mut Plan<'_>, written: &BTreeMap<PodKey, TaintsWritten>) {
+/// second after), and its controller's template. A pod deleted at `evict_at` ([`Verdict::EvictAt`])
+/// whose countdown began before that write is counted by the controller with the
+/// `tolerationSeconds` it had then, which the pod no longer shows: its
+/// [`tolerations_edited`](super::PodPlan::tolerations_edited) says so. When the template's
+/// tolerations are the pod's but for `tolerationSeconds` (with those the API server adds at
+/// creation, `created_with`), they are the ones the countdown began with: it is counted again
+/// with them from its start, over the taints of then, and `evict_at` is its end
+/// ([`EditedDeadline::OwnerTemplate`]). Otherwise the deadline is not known (the replay's, from the
+/// tolerations of now, is shown) and the reason is given.
+pub fn mark_edited(plan: &mut Plan<'_>, written: &BTreeMap<PodKey, TolerationsWritten>) {
     if written.is_empty() {
         return;
     }
-    for pod in plan.nodes.iter_mut().flat_map(|node| &mut node.pods) {
-        let Some(edit) = written.get(pod.key()) else { continue };
-        if pod.verdict == Verdict::EvictAt && pod.since.is_some_and(|since| since < edit.at) {
-            pod.tolerations_edited = Some(Box::new(edit.clone()));
+    let now = plan.now;
+    for node in &mut plan.nodes {
+        let mut moved = false;
+        for pod in &mut node.pods {
+            let Some(edit) = written.get(pod.key()) else { continue };
+            let Some(since) = pod.since.filter(|&since| pod.verdict == Verdict::EvictAt && since < edit.written.at)
+            else {
+                continue;
+            };
+            let deadline = match &edit.template {
+                OwnerTemplate::NoOwner => EditedDeadline::NoOwner,
+                OwnerTemplate::OtherKind(_) => EditedDeadline::OwnerKind,
+                OwnerTemplate::Unread(_) => EditedDeadline::OwnerUnread,
+                OwnerTemplate::Read(_, template) => {
+                    let taints = taints_at(&node.taints, since, pod.basis);
+                    match recovered(&taints, template, &pod.pod.pod.tolerations) {
+                        Ok((seconds, nanos)) => {
+                            let evict_at = since.add_nanos(nanos);
+                            if let (Some(old), Some(latest)) = (pod.evict_at, pod.evict_at_latest) {
+                                // A window (a swapped taint's first) moves with its start.
+                                let moved_by = i64::try_from(evict_at.nanos_since(old)).unwrap_or(0);
+                                pod.evict_at_latest = Some(latest.add_nanos(moved_by));
+                            }
+                            pod.evict_at = Some(evict_at);
+                            pod.toleration_seconds = Some(seconds);
+                            pod.overdue = evict_at < now;
+                            moved = true;
+                            EditedDeadline::OwnerTemplate
+                        }
+                        Err(unknown) => unknown,
+                    }
+                }
+            };
+            let owner = edit.template.owner().cloned();
+            pod.tolerations_edited =
+                Some(Box::new(TolerationsEdited { written: edit.written.clone(), owner, deadline }));
+        }
+        if moved {
+            sort_pods(&mut node.pods);
         }
     }
+}
+
+/// The NoExecute taints of `taints` (the node's now) that were there when a countdown began at
+/// `since`: those added later are left out, and for a swapped taint's first countdown
+/// ([`Basis::NodeNotReady`]) the condition taint is the other one, as [`mark_swapped`] has it.
+fn taints_at(taints: &[Taint], since: Timestamp, basis: Option<Basis>) -> Vec<Taint> {
+    taints
+        .iter()
+        .filter_map(|taint| {
+            let later = taint.time_added.is_some_and(|added| added > since);
+            match ConditionTaint::from_key(&taint.key) {
+                Some(condition) if later && basis == Some(Basis::NodeNotReady) => {
+                    let other = match condition {
+                        ConditionTaint::Unreachable => ConditionTaint::NotReady,
+                        ConditionTaint::NotReady => ConditionTaint::Unreachable,
+                    };
+                    Some(Taint::new(other.key(), "", Effect::NoExecute))
+                }
+                _ if later => None,
+                _ => Some(taint.clone()),
+            }
+        })
+        .collect()
+}
+
+/// The window (`tolerationSeconds`, nanoseconds) a pod created from a template with `template`'s
+/// tolerations, and showing `now`'s, had for `taints`; or why it is not known.
+fn recovered(taints: &[Taint], template: &[Toleration], now: &[Toleration]) -> Result<(i64, i64), EditedDeadline> {
+    let created = created_with(template, now).ok_or(EditedDeadline::TemplateDiffers)?;
+    let window = |tolerations: &[Toleration]| match tolerance(taints, tolerations) {
+        Tolerance::Tolerated(TolerationWindow::After { seconds, nanos }) => Some((seconds, nanos)),
+        Tolerance::Tolerated(TolerationWindow::Forever) | Tolerance::Untolerated => None,
+    };
+    let found = window(&created).ok_or(EditedDeadline::ForeverThen)?;
+    // The tolerations the API server added keep the value of now, which an edit may have changed:
+    // they must not decide.
+    let mut without = created;
+    for added in &mut without[template.len()..] {
+        added.seconds = None;
+    }
+    if window(&without) != Some(found) {
+        return Err(EditedDeadline::AddedAtCreation);
+    }
+    Ok(found)
+}
+
+/// The tolerations a pod created from `template` was created with, when `now` (its tolerations of
+/// now) differ from them in `tolerationSeconds` only: the template's, then those the API server's
+/// `DefaultTolerationSeconds` admission adds (`not-ready` and `unreachable`, `Exists`, NoExecute)
+/// when the template tolerates neither, with the value the pod shows now. `None` when they differ
+/// otherwise.
+fn created_with(template: &[Toleration], now: &[Toleration]) -> Option<Vec<Toleration>> {
+    let same = |a: &Toleration, b: &Toleration| {
+        (&a.key, &a.operator, &a.value, &a.effect) == (&b.key, &b.operator, &b.value, &b.effect)
+    };
+    let added: Vec<&str> = [ConditionTaint::NotReady, ConditionTaint::Unreachable]
+        .into_iter()
+        .map(ConditionTaint::key)
+        .filter(|key| {
+            !template.iter().any(|t| {
+                (t.key.is_empty() || &*t.key == *key)
+                    && t.effect.as_ref().is_none_or(|effect| *effect == Effect::NoExecute)
+            })
+        })
+        .collect();
+    if now.len() != template.len() + added.len() || !template.iter().zip(now).all(|(t, n)| same(t, n)) {
+        return None;
+    }
+    let mut created: Vec<Toleration> = template.to_vec();
+    for (key, shown) in added.into_iter().zip(&now[template.len()..]) {
+        let default = Toleration {
+            key: key.into(),
+            operator: Operator::Exists,
+            value: "".into(),
+            effect: Some(Effect::NoExecute),
+            seconds: shown.seconds,
+        };
+        if !same(&default, shown) {
+            return None;
+        }
+        created.push(default);
+    }
+    Some(created)
 }
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
@@ -114,9 +238,11 @@ mod tests {
 
     use super::{mark_edited, mark_swapped};
     use crate::model::{Effect, Operator, Pod, PodKey, Taint, Toleration};
-    use crate::plan::{Basis, Verdict};
+    use crate::plan::{Basis, EditedDeadline, Verdict};
     use crate::replay::replay;
-    use crate::snapshot::{Snapshot, SnapshotNode, SnapshotPod, TaintsWritten};
+    use crate::snapshot::{
+        Owner, OwnerTemplate, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten, TolerationsWritten,
+    };
     use crate::time::Timestamp;
 
     const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
@@ -211,19 +337,105 @@ mod tests {
         assert_ne!(deadlines(UNREACHABLE, Some(53), 70), replayed);
     }
 
+    fn bare(at: i64) -> TolerationsWritten {
+        TolerationsWritten {
+            written: TaintsWritten { at: t(at), manager: "kubectl-patch".into() },
+            template: OwnerTemplate::NoOwner,
+        }
+    }
+
+    fn from_template(at: i64, tolerations: Vec<Toleration>) -> TolerationsWritten {
+        let owner = Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs-uid".into() };
+        TolerationsWritten { template: OwnerTemplate::Read(owner, tolerations.into()), ..bare(at) }
+    }
+
     #[test]
     fn tolerations_written_after_the_countdown_began_are_marked() {
         let snapshot = snapshot(UNREACHABLE);
         let mut plan = replay(&snapshot, &[0], &[], t(70));
-        let written = |at| TaintsWritten { at: t(at), manager: "kubectl-patch".into() };
-        let edits: BTreeMap<_, _> = [("p90", written(65)), ("split", written(60)), ("forever", written(65))]
+        let edits: BTreeMap<_, _> = [("p90", bare(65)), ("split", bare(60)), ("forever", bare(65))]
             .into_iter()
-            .map(|(name, edit)| (crate::model::PodKey::new("default", name), edit))
+            .map(|(name, edit)| (PodKey::new("default", name), edit))
             .collect();
         mark_edited(&mut plan, &edits);
-        let edited: BTreeMap<&str, bool> =
-            plan.nodes[0].pods.iter().map(|p| (p.key().name(), p.tolerations_edited.is_some())).collect();
-        // Written after the countdown began at +60: marked. At +60 (the same second): not after it.
-        assert_eq!(edited, BTreeMap::from([("forever", true), ("p90", true), ("split", false)]));
+        let edited: BTreeMap<&str, Option<EditedDeadline>> = plan.nodes[0]
+            .pods
+            .iter()
+            .map(|p| (p.key().name(), p.tolerations_edited.as_ref().map(|edit| edit.deadline)))
+            .collect();
+        // Written after the countdown began at +60: marked, and a bare pod's deadline is not known.
+        // At +60 (the same second): not after it.
+        let unknown = Some(EditedDeadline::NoOwner);
+        assert_eq!(edited, BTreeMap::from([("forever", unknown), ("p90", unknown), ("split", None)]));
+    }
+
+    const DRAIN: &str = "example.com/drain";
+
+    /// n1 carries `taints` (key, added at); `pod` on it shows `now` tolerations, and its
+    /// controller's template holds `template`; the edit was at +65. Returns the pod's deadline,
+    /// `tolerationSeconds` and what the plan says of the edit, at +70.
+    fn edited(
+        taints: &[(&str, i64)],
+        template: Vec<Toleration>,
+        now: Vec<Toleration>,
+    ) -> (Option<Timestamp>, Option<i64>, Option<EditedDeadline>) {
+        let taints = taints.iter().map(|&(key, at)| Taint::new(key, "", Effect::NoExecute).with_time_added(t(at)));
+        let snapshot = Snapshot {
+            nodes: vec![SnapshotNode::new("n1".into(), BTreeMap::new(), taints)],
+            pods: vec![pod("web-1", now)],
+            ..Snapshot::default()
+        };
+        let mut plan = replay(&snapshot, &[0], &[], t(70));
+        mark_edited(&mut plan, &BTreeMap::from([(PodKey::new("default", "web-1"), from_template(65, template))]));
+        let pod = &plan.nodes[0].pods[0];
+        (pod.evict_at, pod.toleration_seconds, pod.tolerations_edited.as_ref().map(|edit| edit.deadline))
+    }
+
+    /// What the API server adds at creation to a pod that tolerates neither condition taint.
+    fn defaults(not_ready: i64, unreachable: i64) -> [Toleration; 2] {
+        [toleration(NOT_READY, Some(not_ready)), toleration(UNREACHABLE, Some(unreachable))]
+    }
+
+    fn with(first: Toleration, rest: [Toleration; 2]) -> Vec<Toleration> {
+        let mut all = vec![first];
+        all.extend(rest);
+        all
+    }
+
+    #[test]
+    fn the_owners_template_gives_the_countdown_the_controller_keeps() {
+        let template = vec![toleration(DRAIN, Some(12))];
+        // Raised to 3600 s and lowered to 2 s after the countdown began at +60: +72 either way.
+        let raised = edited(&[(DRAIN, 60)], template.clone(), with(toleration(DRAIN, Some(3600)), defaults(300, 300)));
+        assert_eq!(raised, (Some(t(72)), Some(12), Some(EditedDeadline::OwnerTemplate)));
+        let lowered = edited(&[(DRAIN, 60)], template.clone(), with(toleration(DRAIN, Some(2)), defaults(300, 300)));
+        assert_eq!(lowered, raised);
+        // A taint added after the countdown began does not change it, as upstream keeps the work.
+        let mut both = template.clone();
+        both.push(toleration("example.com/late", Some(1)));
+        let mut now = vec![toleration(DRAIN, Some(3600)), toleration("example.com/late", Some(1))];
+        now.extend(defaults(300, 300));
+        assert_eq!(edited(&[(DRAIN, 60), ("example.com/late", 64)], both, now).0, Some(t(72)));
+    }
+
+    #[test]
+    fn a_template_that_does_not_recover_the_value_leaves_the_deadline_unknown() {
+        let now = with(toleration(DRAIN, Some(3600)), defaults(300, 300));
+        let replayed = Some(t(3660));
+        // The template's toleration is another one now: it changed since the pod was made.
+        let other = edited(&[(DRAIN, 60)], vec![toleration("example.com/other", Some(12))], now.clone());
+        assert_eq!(other, (replayed, Some(3600), Some(EditedDeadline::TemplateDiffers)));
+        // Tolerated forever by the template: the countdown began with an edit.
+        let forever = edited(&[(DRAIN, 60)], vec![toleration(DRAIN, None)], now.clone());
+        assert_eq!(forever.2, Some(EditedDeadline::ForeverThen));
+        // A node not ready: the toleration the API server added decides, and its value of then is
+        // not in the template.
+        let added = edited(&[(DRAIN, 60), (NOT_READY, 60)], vec![toleration(DRAIN, Some(3600))], {
+            with(toleration(DRAIN, Some(3600)), defaults(30, 300))
+        });
+        assert_eq!(added, (Some(t(90)), Some(30), Some(EditedDeadline::AddedAtCreation)));
+        // Unless the template's own toleration decides anyway.
+        let decided = edited(&[(DRAIN, 60), (NOT_READY, 60)], vec![toleration(DRAIN, Some(12))], now);
+        assert_eq!(decided, (Some(t(72)), Some(12), Some(EditedDeadline::OwnerTemplate)));
     }
 }

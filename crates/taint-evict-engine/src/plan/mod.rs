@@ -11,7 +11,9 @@ mod stuck;
 
 pub use devices::{device_affected_nodes, show_devices};
 pub use history::{mark_edited, mark_swapped};
-pub use model::{Assumed, Basis, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, Verdict};
+pub use model::{
+    Assumed, Basis, EditedDeadline, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, TolerationsEdited, Verdict,
+};
 pub(crate) use model::{pod_order, sort_pods};
 pub use owners::owner_losses;
 pub use predicted::{mark_recovering, rate_zero_ties, show_in_plan};

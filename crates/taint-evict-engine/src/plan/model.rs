@@ -93,8 +93,10 @@ pub struct PodPlan<'a> {
     pub stuck: bool,
     /// When its tolerations were written after its countdown began, and by whom (their
     /// `managedFields` entry; [`mark_edited`](super::mark_edited)): the controller keeps the countdown it began, with the
-    /// `tolerationSeconds` of then, which the pod no longer shows, so `evict_at` is not known.
-    pub tolerations_edited: Option<Box<TaintsWritten>>,
+    /// `tolerationSeconds` of then, which the pod no longer shows. `evict_at` is counted with its
+    /// controller's pod template when that recovers them ([`EditedDeadline::OwnerTemplate`]), else
+    /// with the tolerations of now, and is not known.
+    pub tolerations_edited: Option<Box<TolerationsEdited>>,
     /// What the device-taint controller decides for it ([`show_devices`](super::show_devices)), when its claims hold a
     /// device with a NoExecute taint (boxed: most pods have none, and a plan holds every pod).
     pub devices: Option<Box<DeviceReport>>,
@@ -136,6 +138,48 @@ impl<'a> PodPlan<'a> {
     #[must_use]
     pub fn stuck_since(&self) -> Option<Timestamp> {
         self.pod.deletion_timestamp.filter(|_| self.stuck)
+    }
+}
+
+/// A pod's tolerations written after its countdown began ([`mark_edited`](super::mark_edited)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TolerationsEdited {
+    /// When they were written, and by whom (`managedFields`).
+    pub written: TaintsWritten,
+    /// The pod's controller, when it has one.
+    pub owner: Option<Owner>,
+    /// Whether the deadline was recovered, and if not, why.
+    pub deadline: EditedDeadline,
+}
+
+/// Where an edited pod's deadline comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditedDeadline {
+    /// Its controller's pod template holds the tolerations it was created with: the countdown is
+    /// replayed with them from its start, and `evict_at` is the controller's deadline.
+    OwnerTemplate,
+    /// Not known: a bare pod has no template to recover the value from.
+    NoOwner,
+    /// Not known: its controller's kind has no pod template read.
+    OwnerKind,
+    /// Not known: its controller could not be read.
+    OwnerUnread,
+    /// Not known: the template's tolerations differ from the pod's in more than
+    /// `tolerationSeconds` (the template changed since, or the pod was edited otherwise).
+    TemplateDiffers,
+    /// Not known: a toleration the API server added at the pod's creation (not in the template)
+    /// decides the countdown.
+    AddedAtCreation,
+    /// Not known: with the template's tolerations the pod tolerated the taints forever, so its
+    /// countdown began with an edit, which `managedFields` may not date.
+    ForeverThen,
+}
+
+impl EditedDeadline {
+    /// Whether `evict_at` is the controller's deadline.
+    #[must_use]
+    pub fn known(self) -> bool {
+        self == Self::OwnerTemplate
     }
 }
 
