@@ -23,7 +23,8 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::build::Builder;
-use super::{DumpError, Keep, groups, read_keeping, stream};
+use super::read::read_keeping;
+use super::{DumpError, Keep, groups, stream};
 use crate::engine::snapshot::Snapshot;
 
 /// The longest run of white space (outside strings) a dump may hold. kubectl indents by a few spaces

@@ -12,7 +12,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use super::Metrics;
+use super::registry::Metrics;
 
 /// The OpenMetrics text format's media type.
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

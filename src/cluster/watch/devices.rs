@@ -9,8 +9,8 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
+use super::forward::{Adapter, forward};
 use super::outage::{Health, backoff};
-use super::{Adapter, forward};
 use crate::decode::devices::read_device_object;
 use crate::engine::devices::{Claim, DeviceInput, Devices, Rule, Slice};
 

@@ -14,6 +14,7 @@
 mod cache;
 mod decoded;
 mod devices;
+mod forward;
 mod outage;
 pub mod pods;
 mod relist;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
@@ -34,72 +35,11 @@ pub use cache::from_watch_cache;
 use decoded::WatchedNode;
 pub use decoded::{WatchedPod, read_owners};
 pub use devices::Served;
+use forward::{Adapter, forward};
 use outage::{Health, backoff};
 use pods::Selected;
 pub(crate) use relist::relisting;
 pub use scope::NodeScope;
-
-/// How one watch's objects become the runtime's changes.
-struct Adapter<View, Deleted, T, C> {
-    /// The engine's view of an object, or `None` to ignore it (outside the node scope).
-    view: View,
-    /// A deleted object's change, or `None` to ignore it.
-    deleted: Deleted,
-    listed: fn(Vec<T>) -> C,
-    applied: fn(T) -> C,
-    /// Said once when the watch breaks, before it lists again (`None`: nothing is said).
-    interrupted: Option<fn() -> C>,
-}
-
-/// Forwards one watch's events as changes: a (re-)list as one complete list, then each change.
-async fn forward<K, T, C>(
-    events: impl futures::Stream<Item = Result<Event<K>, watcher::Error>>,
-    adapter: Adapter<impl Fn(K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
-    mut health: Health,
-    changes: mpsc::Sender<C>,
-    mut observe: impl FnMut(&C),
-) {
-    let mut events = std::pin::pin!(events);
-    let mut listing = Vec::new();
-    let mut interrupted = false;
-    while let Some(event) = events.next().await {
-        let change = match event {
-            Err(error) => {
-                if health.failed(&error) {
-                    return;
-                }
-                if !std::mem::replace(&mut interrupted, true)
-                    && let Some(said) = adapter.interrupted
-                    && changes.send(said()).await.is_err()
-                {
-                    return;
-                }
-                continue;
-            }
-            Ok(Event::Init) => {
-                // Said before the list is requested: nothing is known of the connection yet.
-                listing.clear();
-                continue;
-            }
-            Ok(Event::InitApply(object)) => {
-                listing.extend((adapter.view)(object));
-                None
-            }
-            Ok(Event::InitDone) => {
-                interrupted = false;
-                Some((adapter.listed)(std::mem::take(&mut listing)))
-            }
-            Ok(Event::Apply(object)) => (adapter.view)(object).map(adapter.applied),
-            Ok(Event::Delete(object)) => (adapter.deleted)(object),
-        };
-        health.ok();
-        let Some(change) = change else { continue };
-        observe(&change);
-        if changes.send(change).await.is_err() {
-            return;
-        }
-    }
-}
 
 /// Starts the node watch and the pod watches (of `namespace` alone when given), and the DRA objects'
 /// when `devices` says which versions serve them; their changes arrive on the returned channels.
