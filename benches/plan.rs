@@ -1,4 +1,4 @@
-//! `plan -o json` over a dump of 150,000 pods / 5,000 nodes, against serde_json's bare parse (issue 6).
+//! `plan -o json` over a dump of 150,000 pods / 5,000 nodes, against serde_json's bare parse (BENCHMARKS.md).
 //!
 //! `cargo bench --bench plan` generates the dump in memory once (`benches/support/cluster.rs`, seed 1,
 //! the same bytes as `cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30

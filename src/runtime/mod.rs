@@ -594,7 +594,7 @@ impl<E: Evictor> Loop<E> {
         }
     }
 
-    /// Seeds an engine from `snapshot` (contract §4: overdue at once, others keep the replay's
+    /// Seeds an engine from `snapshot` (docs/run.md, its start: overdue at once, others keep the replay's
     /// deadlines; or every countdown restarted) and starts what is due.
     fn begin(&mut self, snapshot: &Snapshot) -> Term<E> {
         let (done_tx, done) = mpsc::unbounded_channel();

@@ -1,7 +1,7 @@
 //! `plan -w`: the engine driven by watch changes, as `run` drives it, with nothing carried out.
 //!
 //! The [`Observer`] holds the same [`Engine`] `run` holds, seeded the same way (the replay of the
-//! first lists, contract §4), and fed the same changes. Where `run` would delete a pod, it reports
+//! first lists, docs/run.md), and fed the same changes. Where `run` would delete a pod, it reports
 //! the pod due and waits for the cluster's own controller: the pod's work stays in flight in the
 //! engine (upstream: a worker still running) until the pod is deleted, or its deletion is issued
 //! (`deletionTimestamp` set, as on a node whose kubelet is gone). That is reported done, with how
@@ -339,7 +339,7 @@ impl Observer {
         };
         self.terminating =
             snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
-        // `run`'s start (contract §4): the replay's deadlines continue, overdue work fires at once.
+        // `run`'s start (docs/run.md): the replay's deadlines continue, overdue work fires at once.
         let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
         let mut plan = replay(&snapshot, &selected, &[], now);
         let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
