@@ -103,7 +103,7 @@ fn outside_citations(dir: &Path, found: &mut Vec<String>) {
 #[test]
 fn comments_cite_only_the_repositorys_own_files() {
     // The repository stands alone: a comment says what it means, or cites docs/ (docs/architecture.md).
-    assert_eq!(outside_citation("see the spec (contract §4)"), Some(concat!("contract ", "§")));
+    assert_eq!(outside_citation(concat!("see the spec (contract ", "§4)")), Some(concat!("contract ", "§")));
     assert_eq!(outside_citation(concat!("`spec", "/node-lifecycle.md`")), Some(concat!("spec", "/")));
     assert_eq!(outside_citation(concat!("// See: issue", " 12.")), Some("an issue's number"));
     assert_eq!(outside_citation("an issue worth naming, the spec's words, docs/run.md"), None);
