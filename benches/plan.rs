@@ -26,7 +26,8 @@ fn as_plan_reads() -> file::Keep {
     file::Keep { owners: false, ..file::Keep::default() }
 }
 use taint_evict::engine::time::Timestamp;
-use taint_evict::engine::{plan::Plan, replay::replay, snapshot::Snapshot};
+use taint_evict::engine::{plan::Plan, snapshot::Snapshot};
+use taint_evict::host::replay;
 use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
 
 #[path = "support/cluster.rs"]

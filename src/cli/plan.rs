@@ -15,13 +15,11 @@ use crate::engine::plan::{
     Assumed, Plan, device_affected_nodes, mark_edited, mark_recovering, mark_stuck, mark_swapped, owner_losses,
     show_devices, show_in_plan,
 };
+use crate::engine::snapshot::{Snapshot, WhatIf, apply_what_if};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
-use crate::engine::{
-    replay::replay,
-    snapshot::{Snapshot, WhatIf, apply_what_if},
-};
 use crate::error::{Error, Result};
+use crate::host::replay;
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::template::{Printer, Rows, Template};
 use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_view};

@@ -45,9 +45,9 @@ use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::engine::{
     plan::mark_swapped,
-    replay::replay,
     snapshot::{Snapshot, SnapshotNode, SnapshotPod},
 };
+use crate::host::replay;
 use crate::metrics::Metrics;
 use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
 use absent::Absent;
@@ -609,7 +609,7 @@ impl<E: Evictor> Loop<E> {
             self.metrics.clone(),
         );
         let mut term = Term {
-            engine: Engine::new(),
+            engine: crate::host::engine(),
             executor,
             done,
             stop,

@@ -1,7 +1,9 @@
 //! The taint-eviction engine: upstream's decisions, with no IO and no clock.
 //!
-//! This module is pure: it imports std and nothing that talks to a network, spawns a task or reads
-//! the time. Inputs come in as values with the instant they happen at; decisions come out as values.
+//! This module is pure: it imports std and nothing that talks to a network, spawns a task or a
+//! thread, reads the time or draws entropy. Inputs come in as values with the instant they happen at;
+//! decisions come out as values. What only the operating system has comes from the caller: the key
+//! of the keyed hashes ([`Engine::with_hash_key`]), and threads for a replay's parts ([`replay::Host`]).
 //! `plan` (a replay of a snapshot on a virtual clock, [`replay`]) and `run` (live watches and a real
 //! timer) drive the same [`Engine`], so one code path decides when a pod dies.
 //!
@@ -57,6 +59,7 @@ pub struct ReadmeDoctests;
 pub mod decide;
 pub mod devices;
 pub mod explain;
+pub mod hash;
 mod index;
 pub mod lifecycle;
 pub mod model;
@@ -78,6 +81,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use decide::{Decision, decide};
+use hash::{HashKey, Keyed};
 use index::{Interner, PodIndex};
 use model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid, no_execute};
 use queue::{Added, Entry, EvictionQueue, Ticket, Work};
@@ -211,30 +215,54 @@ pub struct Engine {
     pod_ids: PodIndex,
     nodes: Slab<NodeSlot>,
     free_nodes: Vec<NodeId>,
-    node_ids: HashMap<NodeName, NodeId>,
+    node_ids: HashMap<NodeName, NodeId, Keyed>,
     shared: Shared,
     queue: EvictionQueue<PodId>,
     actions: VecDeque<Action>,
 }
 
 /// An engine's shared copies of the values pods repeat, which one engine can hand on to the next
-/// (a replay runs an engine per node, over the pods of one dump).
+/// (a replay runs an engine per node, over the pods of one dump), with the key they are hashed by.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
+    key: HashKey,
     namespaces: Interner<str>,
     toleration_lists: Interner<[Toleration]>,
 }
 
+impl Shared {
+    /// No copies yet, hashed with `key`.
+    pub(crate) fn with_key(key: HashKey) -> Self {
+        Self { key, namespaces: Interner::with_key(key), toleration_lists: Interner::with_key(key) }
+    }
+}
+
 impl Engine {
-    /// An engine that knows no node and no pod.
+    /// An engine that knows no node and no pod. Its tables hash the names of pods and nodes with the
+    /// zero key: the same on every run; see [`Engine::with_hash_key`].
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// An engine that knows no node and no pod, starting from `shared`'s copies of repeated values.
+    /// An engine that knows no node and no pod, hashing their names with `key`. Names come from the
+    /// cluster: a key their writers do not know (drawn at random once per process) keeps crafted names
+    /// from piling into one bucket of a table as large as the cluster.
+    #[must_use]
+    pub fn with_hash_key(key: HashKey) -> Self {
+        Self::with_shared(Shared::with_key(key))
+    }
+
+    /// An engine that knows no node and no pod, starting from `shared`'s copies of repeated values and
+    /// hashing with their key.
     pub(crate) fn with_shared(shared: Shared) -> Self {
-        Self { shared, ..Self::default() }
+        let key = shared.key;
+        Self {
+            pod_ids: PodIndex::with_key(key),
+            node_ids: HashMap::with_hasher(Keyed::new(key)),
+            shared,
+            ..Self::default()
+        }
     }
 
     /// This engine's copies of repeated values, for the next engine.
@@ -509,7 +537,8 @@ impl Engine {
     }
 
     fn replace_nodes(&mut self, nodes: Vec<Node>, now: Timestamp) {
-        let listed: HashSet<&NodeName> = nodes.iter().map(|n| &n.name).collect();
+        let mut listed = HashSet::with_capacity_and_hasher(nodes.len(), Keyed::new(self.shared.key));
+        listed.extend(nodes.iter().map(|n| &n.name));
         let gone: Vec<NodeName> = self
             .nodes
             .iter()
@@ -525,7 +554,8 @@ impl Engine {
     }
 
     fn replace_pods(&mut self, pods: Vec<Pod>, now: Timestamp) {
-        let listed: HashSet<&PodKey> = pods.iter().map(|p| &p.key).collect();
+        let mut listed = HashSet::with_capacity_and_hasher(pods.len(), Keyed::new(self.shared.key));
+        listed.extend(pods.iter().map(|p| &p.key));
         let gone: Vec<PodKey> =
             self.pods.iter().map(|(_, slot)| &slot.key).filter(|key| !listed.contains(key)).cloned().collect();
         for key in gone {

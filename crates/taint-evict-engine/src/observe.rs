@@ -13,12 +13,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
+use super::hash::Keyed;
 use super::model::{Node, NodeName, PodKey, PodRef, Taint, Uid};
 use super::queue::Work;
 use super::time::Timestamp;
 use super::{Action, Engine, Input};
 use super::{
-    replay::replay,
+    replay::{Host, replay_with},
     snapshot::{Snapshot, SnapshotNode, SnapshotPod},
 };
 
@@ -119,13 +120,15 @@ struct Gathering {
 /// The engine fed by watches, reporting what to show. See the module docs.
 pub struct Observer {
     engine: Engine,
+    /// Who runs the start-up replay's parts, and the key of the tables of pods and nodes.
+    host: Host<'static>,
     /// `None` once synced.
     gathering: Option<Gathering>,
     controller_acquired: Option<Timestamp>,
     /// Pods whose deletion is issued, with the UID terminating.
-    terminating: HashMap<PodKey, Uid>,
+    terminating: HashMap<PodKey, Uid, Keyed>,
     /// Pods with a deletion scheduled or due.
-    followed: HashMap<PodKey, Followed>,
+    followed: HashMap<PodKey, Followed, Keyed>,
     /// Each tainted node's NoExecute taints, as last reported.
     taints: BTreeMap<NodeName, Vec<Taint>>,
     seen: VecDeque<Seen>,
@@ -150,10 +153,11 @@ impl Observer {
     pub fn new(controller_acquired: Option<Timestamp>) -> Self {
         Self {
             engine: Engine::new(),
+            host: Host::default(),
             gathering: Some(Gathering::default()),
             controller_acquired,
-            terminating: HashMap::new(),
-            followed: HashMap::new(),
+            terminating: HashMap::default(),
+            followed: HashMap::default(),
             taints: BTreeMap::new(),
             seen: VecDeque::new(),
             not_ready: (BTreeMap::new(), std::time::Duration::ZERO),
@@ -172,6 +176,17 @@ impl Observer {
         self
     }
 
+    /// The same observer, its start-up replay's parts run by `host.parts` and its tables of pods and
+    /// nodes keyed by `host.key` (see [`crate::replay::replay_with`]). Before any input.
+    #[must_use]
+    pub fn with_host(mut self, host: Host<'static>) -> Self {
+        self.engine = Engine::with_hash_key(host.key);
+        self.terminating = HashMap::with_hasher(Keyed::new(host.key));
+        self.followed = HashMap::with_hasher(Keyed::new(host.key));
+        self.host = host;
+        self
+    }
+
     /// Whether both first lists are in.
     #[must_use]
     pub fn is_synced(&self) -> bool {
@@ -185,7 +200,8 @@ impl Observer {
             return self.try_sync(now);
         }
         self.fire(now);
-        let listed: HashSet<&NodeName> = nodes.iter().map(|n| &n.name).collect();
+        let mut listed = HashSet::with_capacity_and_hasher(nodes.len(), Keyed::new(self.host.key));
+        listed.extend(nodes.iter().map(|n| &n.name));
         let gone: Vec<NodeName> = self.taints.keys().filter(|n| !listed.contains(n)).cloned().collect();
         self.engine.handle(Input::NodesReplaced(nodes.iter().map(engine_node).collect()), now);
         for name in gone {
@@ -234,7 +250,8 @@ impl Observer {
             return self.try_sync(now);
         }
         self.fire(now);
-        let listed: HashMap<&PodKey, &SnapshotPod> = pods.iter().map(|p| (&p.pod.key, p)).collect();
+        let mut listed = HashMap::with_capacity_and_hasher(pods.len(), Keyed::new(self.host.key));
+        listed.extend(pods.iter().map(|p| (&p.pod.key, p)));
         let mut ended: Vec<(PodKey, Deletion)> = self
             .followed
             .iter()
@@ -249,8 +266,8 @@ impl Observer {
         for (key, how) in ended {
             self.done(&key, how, now);
         }
-        self.terminating =
-            pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
+        self.terminating.clear();
+        self.terminating.extend(pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())));
         self.engine.handle(Input::PodsReplaced(pods.into_iter().map(|p| p.pod).collect()), now);
         self.drain(now);
     }
@@ -337,11 +354,12 @@ impl Observer {
             controller_acquired: self.controller_acquired,
             taken: None,
         };
-        self.terminating =
-            snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
+        self.terminating.clear();
+        self.terminating
+            .extend(snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())));
         // `run`'s start (docs/run.md): the replay's deadlines continue, overdue work fires at once.
         let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-        let mut plan = replay(&snapshot, &selected, &[], now);
+        let mut plan = replay_with(&snapshot, &selected, &[], now, self.host);
         let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
         crate::plan::mark_swapped(&mut plan, &not_ready, monitor_period);
         let work = plan.work();
