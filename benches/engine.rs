@@ -1,4 +1,4 @@
-//! Engine benchmarks (issue 6): the zone outage, and timer churn in the eviction queue.
+//! Engine benchmarks (targets: BENCHMARKS.md): the zone outage, and timer churn in the eviction queue.
 //!
 //! `cargo bench --bench engine` runs them all; `-- zone_outage`, `-- timer_churn` or `-- next_deadline`
 //! one group. Besides criterion's report, each benchmark prints one `BENCH …` line with the median,

@@ -1,4 +1,4 @@
-//! `plan -o json` over a dump of 150,000 pods / 5,000 nodes, against serde_json's bare parse (issue 6).
+//! `plan -o json` over a dump of 150,000 pods / 5,000 nodes, against serde_json's bare parse (BENCHMARKS.md).
 //!
 //! `cargo bench --bench plan` generates the dump in memory once (`benches/support/cluster.rs`, seed 1,
 //! the same bytes as `cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30
@@ -26,7 +26,8 @@ fn as_plan_reads() -> file::Keep {
     file::Keep { owners: false, ..file::Keep::default() }
 }
 use taint_evict::engine::time::Timestamp;
-use taint_evict::engine::{plan::Plan, replay::replay, snapshot::Snapshot};
+use taint_evict::engine::{plan::Plan, snapshot::Snapshot};
+use taint_evict::host::replay;
 use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
 
 #[path = "support/cluster.rs"]

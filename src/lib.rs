@@ -17,9 +17,11 @@
 //! - [`output`]: renders plans, explanations and `run`'s events as tables, JSON and YAML to any
 //!   `io::Write`. Uses the engine and `run`'s events (`runtime::report`); never clap.
 //! - [`metrics`]: what `run` exposes to Prometheus, and its HTTP endpoint. Uses nothing else.
+//! - [`host`]: what the engine takes from the operating system: threads for a replay's independent
+//!   parts, and the key of its keyed hashes, drawn once per process. Uses the engine.
 //! - [`runtime`]: `run`'s loop: the clock, the inbox order, one timer, the executor, the events'
 //!   writer, the election's timing, and the events `run` reports (`runtime::report`, which uses only
-//!   the engine). Uses the engine and the metrics.
+//!   the engine). Uses the engine, the host and the metrics.
 //! - [`cluster`]: the live cluster through kube-rs: connecting, reading snapshots, watches, leases,
 //!   deletions. Uses the decoder, the engine, the runtime's seams, the metrics and the selector.
 //! - [`error`]: the top-level error, its one-line rendering and exit codes. Uses the cluster's and
@@ -34,6 +36,7 @@ pub mod cluster;
 pub mod decode;
 pub use taint_evict_engine as engine;
 pub mod error;
+pub mod host;
 pub mod metrics;
 pub mod output;
 pub mod runtime;

@@ -952,7 +952,7 @@ fn users(dir: &Path) -> Vec<User> {
             secrets: vec![pem_cert, pem_key, body],
         },
         User {
-            // What it says on stderr is its message to the user, shown as kubectl shows it (issue 27);
+            // What it says on stderr is its message to the user, shown as kubectl shows it (docs/connecting.md);
             // its stdout (where a credential would be) never is.
             name: "failing exec plugin",
             yaml: exec("fails.sh", "echo SECRET-EXEC-STDOUT\necho session expired >&2\nexit 1\n"),
@@ -1056,7 +1056,7 @@ fn evict_web_0_on(server: &FakeApiServer, clock: taint_evict::runtime::Clock, no
 
 #[test]
 fn the_condition_and_the_event_are_stamped_by_the_runtimes_clock() {
-    // See: issue 15. Both read the system's wall clock, out of reach of a clock a test sets.
+    // Fixed: both read the system's wall clock, out of reach of a clock a test sets.
     let server = server_with_web_0("evict-clock");
     let start = taint_evict::engine::time::Timestamp::from_unix_seconds(978_307_200); // 2001-01-01T00:00:00Z
     let outcome = evict_web_0_on(&server, taint_evict::runtime::Clock::starting_at(start), true);
@@ -1132,7 +1132,7 @@ fn dropped_connection_on_delete_is_a_failure() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Hostile names (issue 12, case 2): checked where they enter, never a panic
+// Hostile names: checked where they enter, never a panic
 // ---------------------------------------------------------------------------------------------------
 
 /// Every control character, C0, DEL and C1, and the escape that starts a terminal sequence.
@@ -1188,7 +1188,7 @@ fn names_follow_the_api_servers_rules() {
 
 #[test]
 fn empty_or_spaced_names_are_usage_errors_not_panics() {
-    // See: issue 12. `plan ""` against a server panicked building the GET request.
+    // Fixed: `plan ""` against a server panicked building the GET request.
     let server = FakeApiServer::start(&scratch("bad-names"));
     for args in [
         &["plan", ""][..],
@@ -1220,7 +1220,7 @@ fn pod_bound_to_an_unrequestable_node_name_is_an_error_not_a_panic() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Terminal injection (issue 12, case 3): what a dump or a server names is escaped in human output
+// Terminal injection: what a dump or a server names is escaped in human output
 // ---------------------------------------------------------------------------------------------------
 
 /// A dump whose node, taint, pod and toleration carry `hostile` text.
@@ -1295,7 +1295,7 @@ fn strip_colour(text: &str) -> String {
 
 #[test]
 fn escaped_names_read_as_rust_writes_them() {
-    // See: issue 12. A pod named `x\n\e[31m…` broke rows and coloured the terminal.
+    // Fixed: a pod named `x\n\e[31m…` broke rows and coloured the terminal.
     let dump = hostile_dump("\n\u{1b}[31m");
     let result = run(&["plan", "-f", "-", "--now", "2026-01-01T00:00:00Z"], Some(&dump));
     assert_eq!(result.code, 0, "{}", result.stderr);
@@ -1323,7 +1323,7 @@ fn server_messages_in_errors_are_escaped() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Unbounded input (issue 12, case 4): endless or binary streams fail early, in bounded memory
+// Unbounded input: endless or binary streams fail early, in bounded memory
 // ---------------------------------------------------------------------------------------------------
 
 /// The most virtual memory the binary may map while it reads a hostile stream (the whole process,
@@ -1384,7 +1384,7 @@ type Case = (&'static [&'static str], Option<&'static [u8]>, String);
 
 #[test]
 fn endless_or_binary_input_fails_at_once_in_bounded_memory() {
-    // See: issue 12. These grew to 3–4.6 GB and never finished.
+    // Fixed: these grew to 3–4.6 GB and never finished.
     let zeros = "not valid JSON: expected value at line 1 column 1";
     let cases: [Case; 5] = [
         (&["plan", "-f", "/dev/zero"], None, format!("error: /dev/zero: {zeros}")),
@@ -1489,7 +1489,7 @@ fn tiny_pods(pods: usize) -> String {
 
 #[test]
 fn a_dump_of_tiny_pods_is_planned_in_every_format_in_bounded_memory() {
-    // See: issue 12. The table and YAML kept a row or document per pod beside the plan: 100,000
+    // Fixed: the table and YAML kept a row or document per pod beside the plan: 100,000
     // pods (9.9 MB) needed 200 MB of address space in a release build, where JSON needed 80 (`-o
     // wide` shares the table's writer, JSON has its own); all now need 60, 80 in a debug build.
     let path = scratch("tiny-pods").join("dump.json");
@@ -1510,7 +1510,7 @@ fn a_dump_of_tiny_pods_is_planned_in_every_format_in_bounded_memory() {
 
 #[test]
 fn valid_dumps_at_the_limits_of_a_cluster_are_planned_within_one_and_a_half_times_their_size() {
-    // See: issue 12, "a pathological but valid dump must not take more than ~1.5× its size". A
+    // A valid dump at a cluster's limits takes less than 1.5× its size (docs/errors.md). A
     // dump as `kubectl get -o json` writes it, of objects as an API server serves and accepts them
     // (`support::served`): of its shapes, these two cost the most per byte. The whole process,
     // its program included, gets an address space of 1.5× the dump. `taints` needed more before a
@@ -1556,7 +1556,7 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// A server that is not an API server (issue 12, case 5)
+// A server that is not an API server
 // ---------------------------------------------------------------------------------------------------
 
 /// A web server on loopback that answers every request with `status` and an HTML page.
@@ -1588,7 +1588,7 @@ fn web_server(status: &'static str) -> String {
 
 #[test]
 fn a_web_server_is_not_taken_for_an_api_server() {
-    // See: issue 12. A 404 page read as "node not found", and the HTML was printed.
+    // Fixed: a 404 page read as "node not found", and the HTML was printed.
     let dir = scratch("web-server");
     for (status, what) in
         [("404 Not Found", "HTTP 404 without a Kubernetes Status"), ("200 OK", "an answer that is not JSON")]
@@ -1635,12 +1635,12 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Hanging connections (issue 12, case 8)
+// Hanging connections
 // ---------------------------------------------------------------------------------------------------
 
 #[test]
 fn a_server_that_never_answers_times_out_by_default() {
-    // See: issue 12. Without --request-timeout, `plan` waited forever.
+    // Fixed: without --request-timeout, `plan` waited forever.
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     let url = format!("http://{}", listener.local_addr().expect("bound address"));
     std::thread::spawn(move || {
@@ -1658,7 +1658,7 @@ fn a_server_that_never_answers_times_out_by_default() {
 
 #[test]
 fn json_escapes_control_characters_and_keeps_bidirectional_controls_as_the_readme_says() {
-    // See: issue 33. The README said JSON and YAML escape bidirectional-text controls; they keep them
+    // Fixed: the README said JSON and YAML escape bidirectional-text controls; they keep them
     // (valid string content, read back exactly), and escape control characters as the format needs.
     let hostile = "x\u{202e}y\u{1b}z";
     let result = run(&["plan", "-f", "-", "-o", "json", "--now", "2026-01-01T00:00:00Z"], Some(&hostile_dump(hostile)));

@@ -141,7 +141,7 @@ fn unknown_subcommand_is_a_usage_error() {
     assert!(result.stderr.starts_with("error: unrecognized subcommand 'evict-everything'"), "{}", result.stderr);
 }
 
-// See: issue 12, "Never a false all-clear".
+// Never a false all-clear: a dump without the nodes or the pods is refused, not read as a calm cluster.
 
 /// The incident dump without the items of `kind`, as `kubectl get` writes it when `kind` is left out.
 fn incident_without(kind: &str) -> Vec<u8> {
@@ -174,7 +174,7 @@ fn dump_without_pods_is_an_error_not_no_pods() {
 
 #[test]
 fn dump_without_pods_still_says_when_no_node_is_tainted() {
-    // Every node ready too: a node whose kubelet went silent is about to be tainted (contract §5).
+    // Every node ready too: a node whose kubelet went silent is about to be tainted (docs/node-lifecycle.md).
     // Nor a Lease: the kubelets' renewals are as old as the dump, and without --now it is read now.
     let mut dump: serde_json::Value = serde_json::from_slice(&incident_without("Pod")).expect("JSON");
     dump["items"].as_array_mut().expect("items").retain(|item| item["kind"] != "Lease");
@@ -200,7 +200,7 @@ fn selector_matching_no_node_says_so() {
 
 #[test]
 fn a_node_named_twice_is_shown_once() {
-    // See: issue 12. `plan worker-4 worker-4` printed the node twice, with different pods.
+    // Fixed: `plan worker-4 worker-4` printed the node twice, with different pods.
     let now = "2026-01-01T00:00:00Z";
     let once = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4"], None);
     let twice = run(&["plan", "-f", INCIDENT, "--now", now, "worker-4", "worker-4"], None);
@@ -214,7 +214,7 @@ fn a_node_named_twice_is_shown_once() {
 
 #[test]
 fn a_pod_listed_twice_with_different_uids_is_refused() {
-    // See: issue 12. The first of two same-named pods got the other's deadline.
+    // Fixed: the first of two same-named pods got the other's deadline.
     let text = std::fs::read_to_string(crate::util::repo().join(INCIDENT)).expect("the incident dump");
     let mut dump: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     let items = dump["items"].as_array_mut().expect("items");
@@ -248,7 +248,7 @@ fn a_node_listed_twice_is_refused() {
 
 #[test]
 fn pod_missing_from_the_namespace_says_where_it_is() {
-    // See: issue 12. The hint said `(default "default")` whatever the namespace came from.
+    // Fixed: the hint said `(default "default")` whatever the namespace came from.
     let stderr = fails(
         &["explain", "frontend-7d9c6b8f5-c6jfs", "-f", INCIDENT],
         None,
@@ -277,7 +277,7 @@ fn pod_missing_from_the_namespace_says_where_it_is() {
 
 #[test]
 fn removing_a_taint_the_node_does_not_have_warns() {
-    // See: issue 12. A what-if removal of a taint that is not there changed nothing, silently.
+    // Fixed: a what-if removal of a taint that is not there changed nothing, silently.
     let now = "2026-11-22T10:00:00Z";
     let result =
         run(&["plan", "-f", INCIDENT, "--now", now, "worker-3", "--remove-taint", "example.com/gpu:NoExecute"], None);
@@ -286,7 +286,7 @@ fn removing_a_taint_the_node_does_not_have_warns() {
         result.stderr.lines().next(),
         Some("warning: --remove-taint example.com/gpu:NoExecute: node \"worker-3\" has no such taint")
     );
-    // The other warning says the dump was written without Leases (contract §5).
+    // The other warning says the dump was written without Leases (docs/node-lifecycle.md).
     assert!(result.stderr.lines().skip(1).all(|line| line.contains("no Leases")), "{}", result.stderr);
     let plain = run(&["plan", "-f", INCIDENT, "--now", now, "worker-3"], None);
     assert_eq!(result.stdout, plain.stdout, "the plan is the one without the removal");
@@ -300,7 +300,7 @@ fn removing_a_taint_the_node_does_not_have_warns() {
 
 #[test]
 fn times_past_the_api_range_are_out_of_range_not_malformed() {
-    // See: issue 12. They were "not RFC 3339".
+    // Fixed: they were "not RFC 3339".
     fails(
         &["plan", "-f", INCIDENT, "--now", "9999-12-31T23:59:59Z"],
         None,
@@ -318,7 +318,7 @@ fn times_past_the_api_range_are_out_of_range_not_malformed() {
 
 #[test]
 fn countdowns_use_one_letter_units() {
-    // See: issue 12. `1day 8h` beside `4m 30s`.
+    // Fixed: `1day 8h` beside `4m 30s`.
     let result = run(&["plan", "-f", INCIDENT, "--now", "2026-12-31T23:59:59Z", "worker-3"], None);
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(result.stdout.contains("overdue by 39d 14h 2m 49s"), "{}", result.stdout);
@@ -327,7 +327,7 @@ fn countdowns_use_one_letter_units() {
 
 #[test]
 fn a_now_before_the_dump_names_the_lease_the_taint_and_the_pods_it_lies_before() {
-    // See: issue 32. A `--now` before the dump clamped every later stamp to it without a word and
+    // Fixed: a `--now` before the dump clamped every later stamp to it without a word and
     // printed a plausible, wrong plan.
     let result = run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T09:00:00Z"], None);
     assert_eq!(result.code, 0, "{}", result.stderr);
@@ -350,7 +350,7 @@ fn a_now_before_the_dump_names_the_lease_the_taint_and_the_pods_it_lies_before()
 
 #[test]
 fn a_now_that_is_no_date_is_asked_for_as_rfc_3339_and_an_offset_past_23_hours_is_refused() {
-    // See: issue 27. `1732269600` and `20261122` were "out of range …9999-12-30"; `+24:00` was taken.
+    // Fixed: `1732269600` and `20261122` were "out of range …9999-12-30"; `+24:00` was taken.
     for now in ["1732269600", "20261122", "2026-11-22T10:00:00+24:00"] {
         fails(
             &["plan", "-f", INCIDENT, "--now", now],
@@ -367,7 +367,7 @@ fn a_now_that_is_no_date_is_asked_for_as_rfc_3339_and_an_offset_past_23_hours_is
 
 #[test]
 fn a_dump_that_is_compressed_utf_16_or_behind_a_byte_order_mark_is_named() {
-    // See: issue 27. Each was "expected value at line 1 column 1" and nothing more.
+    // Fixed: each was "expected value at line 1 column 1" and nothing more.
     let dir = scratch("encodings");
     let cases: [(&str, &[u8], &str); 3] = [
         ("gzip.json", b"\x1f\x8b\x08\x00\x00", "it is gzip-compressed: decompress it first, e.g. with gunzip"),
@@ -387,7 +387,7 @@ fn a_dump_that_is_compressed_utf_16_or_behind_a_byte_order_mark_is_named() {
 
 #[test]
 fn an_unhealthy_zone_threshold_above_one_is_taken_and_said_to_disable_partial_disruption() {
-    // See: issue 33. kube-controller-manager validates none of its node-lifecycle flags: mirrored,
+    // kube-controller-manager validates none of its node-lifecycle flags: mirrored,
     // and what such a value means is said in one line.
     let result =
         run(&["plan", "-f", INCIDENT, "--now", "2026-11-22T10:00:00Z", "--unhealthy-zone-threshold", "2"], None);

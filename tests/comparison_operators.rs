@@ -52,7 +52,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn a_dump_matches_lt_and_gt_with_the_gate_on_and_says_it_assumed_so() {
-    // See: issue 29. `Gt` matched nothing: `above` was shown evict-now, and `run` would delete it.
+    // Fixed: `Gt` matched nothing: `above` was shown evict-now, and `run` would delete it.
     let (verdicts, stderr) = verdicts(&[]);
     assert_eq!(verdicts, pairs(&[("above", "never"), ("below", "evict-now"), ("typo", "evict-now")]));
     assert_eq!(

@@ -1,5 +1,5 @@
 //! `plan --down`: what the node lifecycle controller and the taint manager would do if these
-//! nodes' kubelets stopped heartbeating now (issue 31).
+//! nodes' kubelets stopped heartbeating now (docs/game-day.md).
 
 use serde_json::Value;
 

@@ -112,7 +112,7 @@ fn assert_krew_valid(manifest: &Value, dir: &Path) {
     let spec = &manifest["spec"];
     let short = text(&spec["shortDescription"], "shortDescription");
     assert!(!short.is_empty() && !short.contains(['\r', '\n']), "shortDescription: {short:?}");
-    // See: issue 33. `krew search` shows 50 characters.
+    // `krew search` shows 50 characters.
     assert!(short.chars().count() <= 50, "shortDescription is {} characters: {short:?}", short.chars().count());
     assert!(!text(&spec["description"], "description").trim().is_empty());
     assert!(text(&spec["homepage"], "homepage").starts_with("https://"));

@@ -14,10 +14,8 @@ fn scan(dir: &Path, forbidden: &[&str], found: &mut Vec<String>) {
         } else if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path).expect("source file");
             for (n, line) in text.lines().enumerate() {
-                for pattern in forbidden {
-                    if line.contains(pattern) {
-                        found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                    }
+                if forbidden.iter().any(|pattern| line.contains(pattern)) {
+                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
                 }
             }
         }
@@ -37,6 +35,13 @@ fn engine_imports_no_io_and_reads_no_clock() {
         "std::process",
         "println!",
         "eprintln!",
+        // Nor anything else only the operating system has (docs/architecture.md): threads of its own,
+        // entropy (std's `RandomState`), an async runtime.
+        "std::thread",
+        "thread::scope",
+        "thread::spawn",
+        "RandomState",
+        "tokio",
     ];
     let mut found = Vec::new();
     scan(&repo().join(ENGINE), &forbidden, &mut found);
@@ -66,6 +71,54 @@ fn engine_crate_depends_on_nothing() {
     assert!(dependencies.is_empty(), "the engine crate must depend on std only: {dependencies:?}");
 }
 
+/// What cites something outside the repository: the specification's sections and paths, and the
+/// numbers of tracker entries. Spelled in parts, so that this file does not cite them itself.
+fn outside_citation(line: &str) -> Option<&'static str> {
+    const SECTION: &str = concat!("contract ", "§");
+    const SPEC: &str = concat!("spec", "/");
+    if line.contains(SECTION) {
+        return Some(SECTION);
+    }
+    if line.contains(SPEC) {
+        return Some(SPEC);
+    }
+    let numbered = line
+        .match_indices(concat!("issue", " "))
+        .any(|(at, word)| line[at + word.len()..].starts_with(|c: char| c.is_ascii_digit()));
+    numbered.then_some("an issue's number")
+}
+
+/// Every line of every file under `dir` (source, docs and data alike) that [`outside_citation`] flags.
+fn outside_citations(dir: &Path, found: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("directory") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            outside_citations(&path, found);
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("file");
+        for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
+            if let Some(what) = outside_citation(line) {
+                found.push(format!("{}:{}: {what}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+}
+
+#[test]
+fn comments_cite_only_the_repositorys_own_files() {
+    // The repository stands alone: a comment says what it means, or cites docs/ (docs/architecture.md).
+    assert_eq!(outside_citation(concat!("see the spec (contract ", "§4)")), Some(concat!("contract ", "§")));
+    assert_eq!(outside_citation(concat!("`spec", "/node-lifecycle.md`")), Some(concat!("spec", "/")));
+    assert_eq!(outside_citation(concat!("// See: issue", " 12.")), Some("an issue's number"));
+    assert_eq!(outside_citation("an issue worth naming, the spec's words, docs/run.md"), None);
+    let mut found = Vec::new();
+    for dir in ["src", "crates", "tests", "benches"] {
+        outside_citations(&repo().join(dir), &mut found);
+    }
+    assert!(found.is_empty(), "cite docs/ instead, or say what is meant:\n{}", found.join("\n"));
+}
+
 /// The paths `dir`'s program code (comments and test modules left out) names into the crate outside
 /// the modules `allowed` (the top-level module names), as `file: crate::path`.
 fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
@@ -89,7 +142,7 @@ fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_cluster_layer_uses_nothing_of_the_renderers_or_the_command_line() {
-    // See: issue 28. `cluster/snapshot.rs` wrote its messages with `output::human`.
+    // Fixed: `cluster/snapshot.rs` wrote its messages with `output::human`.
     let outside: Vec<String> =
         reaches_outside("cluster", &["cluster", "decode", "engine", "metrics", "runtime", "selector", "words"]);
     assert!(outside.is_empty(), "src/cluster may not use output or cli:\n{}", outside.join("\n"));
@@ -487,7 +540,7 @@ fn the_cycle_check_finds_cycles_through_super_crate_and_braces() {
     let acyclic = BTreeMap::from([module("a", "use crate::b::Z;"), module("b", "pub struct Z;")]);
     assert!(self::cycles(&acyclic).is_empty());
 
-    // Through re-exports (see: issue 28): r names p's `P` through the parent's `pub use`, p names r's
+    // Through re-exports (docs/architecture.md): r names p's `P` through the parent's `pub use`, p names r's
     // `R` the same way; the parent, a facade, uses neither.
     let facade = BTreeMap::from([
         module("", "pub mod m;"),

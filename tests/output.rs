@@ -314,7 +314,7 @@ fn output_name_lists_pods_as_kubectl_names_in_sort_order() {
     assert_eq!(by_deadline.code, 0, "{}", by_deadline.stderr);
     let names: Vec<&str> = by_deadline.stdout.lines().collect();
     assert_eq!(names.len(), 16);
-    // See: issue 27. `pod/NAMESPACE/NAME` was refused by kubectl and by `explain`.
+    // Fixed: `pod/NAMESPACE/NAME` was refused by kubectl and by `explain`.
     assert_eq!(names[..3], ["pod/debug-shell", "pod/postgres-0", "pod/frontend-7d9c6b8f5-c6jfs"]);
     let explain = run(&["explain", names[1], "-n", "payments", "-f", INCIDENT, "--now", NOW], None);
     assert_eq!(explain.code, 0, "{}", explain.stderr);
@@ -425,7 +425,7 @@ fn a_terminal_gets_its_width_and_colour_unless_it_is_dumb() {
 
 #[test]
 fn explain_text_is_wrapped_to_the_terminal_width_as_the_table_is_fitted() {
-    // See: issue 33. Lines reached 101–110 characters with COLUMNS=80.
+    // Fixed: lines reached 101–110 characters with COLUMNS=80.
     for pod in ["fraud-scorer-5d7b8c9f6-gq2xw", "postgres-0"] {
         let args = ["explain", "-n", "payments", pod, "-f", INCIDENT, "--now", NOW];
         let wrapped = run_command(command().args(args).env("COLUMNS", "80"), None);
@@ -441,7 +441,7 @@ fn explain_text_is_wrapped_to_the_terminal_width_as_the_table_is_fitted() {
 
 #[test]
 fn explain_says_when_a_huge_toleration_wraps_as_upstreams_nanoseconds_do() {
-    // See: issue 27. tolerationSeconds of 10^12 gives a deadline in 2149 (Go's time.Duration wraps),
+    // Fixed: tolerationSeconds of 10^12 gives a deadline in 2149 (Go's time.Duration wraps),
     // faithfully; explain said nothing of why.
     let dump = r#"{"apiVersion":"v1","kind":"List","items":[
         {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},

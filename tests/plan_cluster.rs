@@ -271,7 +271,7 @@ fn unknown_pod_is_not_found() {
 
 #[test]
 fn pod_in_another_namespace_is_named_with_its_namespace() {
-    // See: issue 12. Without -n the context's namespace is searched, and the hint says so, or says
+    // Without -n the context's namespace is searched, and the hint says so, or says
     // where the pod is.
     let server = server_with("pod-elsewhere", &incident());
     let result = live(&server, &["explain", "postgres-0"]);
@@ -487,7 +487,7 @@ fn cluster() -> impl Strategy<Value = Value> {
     });
     let node = prop::collection::vec(taint, 0..3);
     let pod = (0..3usize, prop::collection::vec(toleration, 0..3), 0..600i64);
-    // At least one pod: a dump without any is refused as written without `pods` (issue 12), while a
+    // At least one pod: a dump without any is refused as written without `pods` (docs/errors.md), while a
     // live cluster without pods is a real, if rare, answer.
     (prop::collection::vec(node, 1..4), prop::collection::vec(pod, 1..12)).prop_map(|(nodes, pods)| {
         let mut items = Vec::new();
@@ -522,7 +522,7 @@ proptest! {
 
 #[test]
 fn a_live_deadline_from_now_is_printed_to_the_millisecond_not_the_nanosecond() {
-    // See: issue 27. worker-4's taint has no timeAdded: its countdowns start at the live `now`, whose
+    // Fixed: worker-4's taint has no timeAdded: its countdowns start at the live `now`, whose
     // nanoseconds mean nothing (the control plane's time is known to milliseconds at best).
     let server = server_with("live-now-millis", &incident());
     let result = live(&server, &["plan", "worker-4", "-o", "json"]);

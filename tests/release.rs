@@ -39,7 +39,7 @@ pub fn render(dir: &Path, extra: &[&str]) -> serde_json::Value {
     assert_eq!(code, 0, "scripts/release manifest: {stderr}");
     let path = dir.join("taint-evict.yaml");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    // See: issue 33. The manifest opened with the template's comment, "A krew-release-bot template, not a manifest".
+    // Fixed: the manifest opened with the template's comment, "A krew-release-bot template, not a manifest".
     assert!(text.starts_with("apiVersion: "), "{}", text.lines().next().unwrap_or_default());
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{} is not YAML: {e}\n{text}", path.display()))
 }

@@ -183,7 +183,7 @@ fn taint_removed_before_the_deadline_cancels_with_an_event() {
 
 #[test]
 fn overdue_deletions_start_in_deadline_order() {
-    // See: issue 27. Deletions due together said "evicting" in whatever order their tasks ran.
+    // Fixed: deletions due together said "evicting" in whatever order their tasks ran.
     let server = FakeApiServer::start(&scratch("run-overdue-order"));
     server.add(node("n1", &[taint(jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1))]));
     let seconds = [300, 60, 600, 120, 0, 240, 30, 180];
@@ -208,7 +208,7 @@ fn dry_run_decides_everything_and_writes_nothing() {
     server.add(pod("bare", "n1", None));
     let mut run = Running::start(&server, &["--dry-run"]);
     server.add(node("n1", &[taint(jiff::Timestamp::now())]));
-    // A dry run says what it would do, never that it deleted (issue 12).
+    // A dry run says what it would do, never that it deleted (docs/run.md).
     let line = run.expect("the would-be deletion", |l| l["type"] == "wouldDelete" && l["pod"]["name"] == "bare");
     assert_eq!(line["dryRun"], true);
     let (summary, code) = run.interrupt();
@@ -398,7 +398,7 @@ fn outage_is_reported_once_and_interrupting_during_it_is_prompt_and_truthful() {
     };
     let nodes = run.expect("the nodes outage", lost("nodes"));
     run.expect("the pods outage", lost("pods"));
-    // In an operator's words, not kube's `ServiceError: client error (Connect)` (issue 12).
+    // In an operator's words, not kube's `ServiceError: client error (Connect)` (docs/run.md, "Continuous watches").
     let reason = nodes["reason"].as_str().unwrap_or_default();
     assert!(!reason.is_empty() && !reason.contains("ServiceError") && !reason.contains("client error"), "{nodes}");
     let retries =

@@ -84,7 +84,7 @@ fn run_reports_a_silent_nodes_taint_window_and_follows_its_lease() {
 
 #[test]
 fn run_predicts_nothing_before_the_leases_are_listed() {
-    // See: issue 27. A node gone Ready=Unknown was first announced from its status heartbeat (written
+    // Fixed: a node gone Ready=Unknown was first announced from its status heartbeat (written
     // every 5 minutes) while the Leases were still being listed, then again from its Lease.
     let server = cluster("run-foreseen-listing");
     let renewed = ago(40);
@@ -123,7 +123,7 @@ fn run_without_permission_to_list_leases_warns_and_goes_by_ready_conditions() {
 
 #[test]
 fn plan_watch_shows_a_silent_nodes_taint_window_as_plan_does() {
-    // See: issue 27. `plan -w` never showed the silent-node predictions `plan` shows.
+    // Fixed: `plan -w` never showed the silent-node predictions `plan` shows.
     let server = cluster("plan-watch-foreseen");
     // The pods listed last: the foresight is ready before the view is synced.
     server.fail("GET", "/api/v1/pods", Fault::Slow(std::time::Duration::from_secs(1)));

@@ -1,5 +1,5 @@
 //! `run`'s live view in an 80×24 pseudo-terminal: its block under the log is redrawn every second,
-//! and no redraw leaves a copy of it behind (issue 14: lines longer than the terminal wrapped, and
+//! and no redraw leaves a copy of it behind (fixed: lines longer than the terminal wrapped, and
 //! moving back over the block left their first rows on the screen).
 
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! The timer-churn workloads (issue 6), on `EvictionQueue<u32>` directly: a million schedules then a
+//! The timer-churn workloads (BENCHMARKS.md), on `EvictionQueue<u32>` directly: a million schedules then a
 //! million cancels; a million schedules due at once, drained; a million past-due timers fired by
 //! `pop_due`. Each starts from an empty queue, as the engine's queue does.
 //!

@@ -1,4 +1,4 @@
-//! A seeded generator of realistic `kubectl get nodes,pods -A -o json` dumps (issue 6).
+//! A seeded generator of realistic `kubectl get nodes,pods -A -o json` dumps (BENCHMARKS.md).
 //!
 //! Shared through `#[path]` by the examples and benches that need a dump: `examples/gen_cluster.rs`
 //! writes a file, and `benches/plan.rs` keeps it in memory. Deterministic: the same sizes and seed give

@@ -1,4 +1,4 @@
-//! The zone-outage workload (issue 6): `nodes` nodes with `pods_per_node` pods each, all of them then
+//! The zone-outage workload (BENCHMARKS.md): `nodes` nodes with `pods_per_node` pods each, all of them then
 //! tainted `node.kubernetes.io/unreachable:NoExecute`, one `NodeUpserted` per node.
 //!
 //! Shared by `benches/engine.rs`, `examples/engine_memory.rs` and `examples/profile.rs` through

@@ -718,7 +718,7 @@ mod tests {
         assert!(usage(watch(&["--down-selector", "zone=a"])).ends_with("are for a one-shot plan"));
         let lines = "or JSON lines with -o json, -o jsonpath or -o custom-columns";
         assert!(usage(watch(&["-o", "yaml"])).ends_with(lines));
-        // See: issue 27. These were accepted and ignored.
+        // Fixed: these were accepted and ignored.
         for output in ["wide", "name"] {
             assert!(usage(watch(&["-o", output])).ends_with(lines), "{output}");
         }
@@ -730,7 +730,7 @@ mod tests {
         let columns = watch(&["-o", "custom-columns=TYPE:.type", "--no-headers"]).expect("valid");
         assert!(columns.template.is_some() && !columns.headers);
         assert!(usage(watch(&["-o", "jsonpath={.type}", "--no-headers"])).ends_with("not the live view"));
-        // See: issue 33. A node named twice was watched twice.
+        // Fixed: a node named twice was watched twice.
         assert_eq!(watch(&["worker-4", "worker-4", "worker-3"]).expect("valid").nodes, ["worker-4", "worker-3"]);
     }
 

@@ -375,7 +375,7 @@ pub struct PlanArgs {
     pub lifecycle: LifecycleArgs,
 }
 
-/// kube-controller-manager's node lifecycle flags, as it names them (contract §5), for the
+/// kube-controller-manager's node lifecycle flags, as it names them (docs/plan.md), for the
 /// prediction of the taints it adds. Unset unless given: the defaults are those of the server's
 /// version (a live cluster's `/version`; Kubernetes 1.29 for a dump), and a flag given always wins.
 #[derive(Args, Debug, Clone)]
@@ -1078,7 +1078,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// See: issue 27. A 51 KB selector made `plan` panic: no value of any flag may.
+        /// Fixed: a 51 KB selector made `plan` panic: no value of any flag may.
         #[test]
         fn no_flag_value_makes_the_command_line_panic(value in ".{0,300}", kind in 0..12usize) {
             let flag: &[&str] = match kind {

@@ -356,7 +356,8 @@ impl Prepared {
         namespace: Option<&str>,
     ) -> Plan<'_> {
         let devices = self.device_taints();
-        let request = Request { selected, what_if, now: self.now, flags: self.flags, assumed, namespace };
+        let host = crate::host::host();
+        let request = Request { selected, what_if, now: self.now, flags: self.flags, assumed, namespace, host };
         let evidence = Evidence {
             not_ready: self.loaded.not_ready.as_ref(),
             tolerations_written: Some(&self.loaded.tolerations_written),

@@ -481,7 +481,7 @@ mod tests {
 
     #[test]
     fn live_lines_are_cut_to_the_terminal_width_so_moving_back_over_them_leaves_no_copy() {
-        // See: issue 14. At 80 columns the status line wrapped, and each redraw left a copy of it.
+        // Fixed: at 80 columns the status line wrapped, and each redraw left a copy of it.
         let lines = vec![format!("── {} ──", "9 scheduled, 0 deleted · ".repeat(5)), "  in 5s  web/a on n1".to_owned()];
         let mut out = Vec::new();
         let drawn = redraw_within(&mut out, 0, &lines, 80);

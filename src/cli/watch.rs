@@ -13,7 +13,7 @@ use super::screen_size;
 use crate::cluster;
 use crate::cluster::timekeeping;
 use crate::cluster::watch::{self, NodeScope};
-use crate::engine::observe::{Observed, Observer, Seen};
+use crate::engine::observe::{Observed, Seen};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
@@ -196,7 +196,8 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let not_ready = cluster::snapshot::every_not_ready_since(&connection).await.unwrap_or_default();
     let monitor_period = args.lifecycle.flags(minor).node_monitor_period;
     let edited = cluster::snapshot::every_tolerations_written(&connection).await;
-    let mut observer = Observer::new(controller_acquired).with_not_ready(not_ready, monitor_period).with_edited(edited);
+    let mut observer =
+        crate::host::observer(controller_acquired).with_not_ready(not_ready, monitor_period).with_edited(edited);
     let shutdown = super::run::interrupted();
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);

@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_window_sliding_by_milliseconds_is_announced_once_until_it_moved_a_second() {
-        // See: issue 27. A window predicted from a moving "now" slid by ~2 ms a pass, and each pass
+        // Fixed: a window predicted from a moving "now" slid by ~2 ms a pass, and each pass
         // that crossed a second boundary was announced again: about once a second per silent node.
         let mut shown = BTreeMap::new();
         // 990 ms past a second: the window crosses into the next one 5 passes in.

@@ -273,7 +273,7 @@ async fn device_tainted_nodes(connection: &Connection) -> (DevicesRead, Vec<Stri
     (read, nodes.into_iter().flatten().collect())
 }
 
-/// What a live read says of node health (contract §5), beside its snapshot.
+/// What a live read says of node health (docs/node-lifecycle.md), beside its snapshot.
 #[derive(Debug, Default)]
 pub struct LiveHealth {
     /// The health of the nodes read: every node of the cluster when some selected node may be

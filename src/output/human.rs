@@ -2,7 +2,7 @@
 //!
 //! RFC 3339 is written by hand for the years 0000–9999 (jiff past them): `-o json` writes two or three
 //! instants a pod, and formatting them through jiff's `Display` was a measured part of the document's
-//! cost (BENCHMARKS.md, "What would close the misses", item 4); a property test holds the two to the same text.
+//! cost (docs/benchmarks-history.md, "What would close the misses", item 4); a property test holds the two to the same text.
 
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 pub use crate::words::{duration, printable, printable_display, std_duration};
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn durations_use_one_letter_units_at_any_size() {
-        // See: issue 12. humantime wrote `1day 8h` and `7972years 11months 8days`.
+        // Fixed: humantime wrote `1day 8h` and `7972years 11months 8days`.
         let second = u128::from(NANOS_PER_SECOND as u64);
         assert_eq!(duration(115_200 * second), "1d 8h");
         assert_eq!(duration((86_400 * 400 + 61) * second), "400d 1m 1s");

@@ -1,4 +1,4 @@
-//! The `EvictionPlan` wire document (contract §3): versioned, with stable field names. These structs
+//! The `EvictionPlan` wire document (docs/output.md, "The JSON (and YAML) document"): versioned, with stable field names. These structs
 //! are the JSON and YAML contract; engine types never serialize themselves.
 
 use std::fmt;
@@ -46,7 +46,7 @@ pub struct EvictionPlan<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     what_if: Option<WhatIfDoc<'a>>,
     nodes: Each<'a, NodePlan<'a>, NodeDoc<'a>>,
-    /// Every zone's state, when the node lifecycle controller was predicted (contract §5).
+    /// Every zone's state, when the node lifecycle controller was predicted (docs/output.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     zones: Option<Vec<ZoneDoc>>,
     /// The owners losing pods, with `--down`.
@@ -285,7 +285,7 @@ struct NodeDoc<'a> {
     pods: Each<'a, PodPlan<'a>, PodDoc<'a>>,
 }
 
-/// A node's health and the node lifecycle controller's expected action (contract §5).
+/// A node's health and the node lifecycle controller's expected action (docs/output.md).
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
 struct LifecycleDoc {

@@ -7,7 +7,7 @@ use super::human::{printable_display as shown, rfc3339};
 use super::human::{short_key, time_of_day, until};
 use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready};
 
-/// The fields of a `foreseen` JSON line (contract §5's node fields).
+/// The fields of a `foreseen` JSON line (the node fields of docs/output.md).
 #[must_use]
 pub fn to_json(forecast: &NodeForecast) -> Value {
     let taint = forecast.taint.map(|taint| {
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn a_window_across_midnight_says_the_date_it_ends_on() {
-        // See: issue 27. `23:59:50–00:00:20` read as a window of a day less 30 seconds.
+        // Fixed: `23:59:50–00:00:20` read as a window of a day less 30 seconds.
         let midnight = 1_795_392_000; // 2026-11-23T00:00:00Z
         let mut across = forecast(true);
         let taint = across.taint.as_mut().expect("taint");

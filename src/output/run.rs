@@ -603,7 +603,7 @@ mod tests {
 
     #[test]
     fn live_view_and_lines_say_when_the_api_server_is_lost() {
-        // See: issue 12. A lost connection showed nothing but kube's `ServiceError: client error (Connect)`.
+        // Fixed: a lost connection showed nothing but kube's `ServiceError: client error (Connect)`.
         let mut view = LiveView::default();
         let at = |seconds| Timestamp::from_unix_seconds(seconds);
         assert_eq!(
@@ -689,7 +689,7 @@ mod tests {
 
     #[test]
     fn a_dry_run_never_says_deleted() {
-        // See: issue 12. The status line, the summary and the JSON said "deleted" in a dry run.
+        // Fixed: the status line, the summary and the JSON said "deleted" in a dry run.
         let pod = PodRef { key: PodKey::new("web", "a"), uid: Uid::from("u"), node: "n1".into() };
         let work = Work {
             created: Timestamp::from_unix_seconds(0),

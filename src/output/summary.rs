@@ -166,7 +166,7 @@ impl ClusterCounts {
                 (k, false) => format!("{} of {} nodes", count(k), count(self.nodes)),
             }
         };
-        // Tainted and expected to be are counted apart (see: issue 27).
+        // Tainted and expected to be are counted apart (docs/output.md, "The table").
         let mut nodes = match (self.tainted, self.expected, self.devices) {
             (0, 0, d) if d > 0 => format!("{} with tainted devices", of(d)),
             (t, 0, _) => format!("{} tainted", of(t)),
@@ -307,7 +307,7 @@ mod tests {
             counts.line(),
             "2 of 3 nodes tainted; 120,008 pods: 120,000 due now, 1 within 5m, 0 later, 5 never, 2 unaffected"
         );
-        // See: issue 27. Nodes only expected to be tainted were counted as tainted.
+        // Fixed: nodes only expected to be tainted were counted as tainted.
         let line = |tainted, expected, nodes| {
             let counts = ClusterCounts { nodes, tainted, expected, ..ClusterCounts::default() };
             counts.line().split(';').next().unwrap_or_default().to_owned()

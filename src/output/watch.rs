@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn columns_widen_for_a_long_overdue_state_and_a_deadline_of_another_day() {
-        // See: issue 27. "overdue by 3d 14h 44m 13s" and "2026-11-22T09:57:10Z" pushed the POD column
+        // Fixed: "overdue by 3d 14h 44m 13s" and "2026-11-22T09:57:10Z" pushed the POD column
         // of their row out of line with the heading.
         let mut view = WatchView::default();
         view.observe(&seen(0, Observed::Synced { tainted: 1, pods: 2 }));
@@ -368,7 +368,7 @@ mod tests {
 
     #[test]
     fn a_node_expected_to_be_tainted_is_listed_under_the_tainted_ones_until_cleared() {
-        // See: issue 27. The live view never showed the silent-node predictions `plan` shows.
+        // Fixed: the live view never showed the silent-node predictions `plan` shows.
         use crate::engine::lifecycle::{Basis, ConditionTaint, NodeForecast, PredictedTaint, Ready, ZoneKey};
         let mut forecast = NodeForecast {
             name: "n1".into(),

@@ -45,9 +45,9 @@ use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::engine::{
     plan::{mark_edited, mark_swapped},
-    replay::replay,
     snapshot::{Snapshot, SnapshotNode, SnapshotPod, TolerationsWritten},
 };
+use crate::host::replay;
 use crate::metrics::Metrics;
 use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
 use absent::Absent;
@@ -599,7 +599,7 @@ impl<E: Evictor> Loop<E> {
         }
     }
 
-    /// Seeds an engine from `snapshot` (contract §4: overdue at once, others keep the replay's
+    /// Seeds an engine from `snapshot` (docs/run.md, its start: overdue at once, others keep the replay's
     /// deadlines; or every countdown restarted) and starts what is due.
     fn begin(&mut self, snapshot: &Snapshot) -> Term<E> {
         let (done_tx, done) = mpsc::unbounded_channel();
@@ -614,7 +614,7 @@ impl<E: Evictor> Loop<E> {
             self.metrics.clone(),
         );
         let mut term = Term {
-            engine: Engine::new(),
+            engine: crate::host::engine(),
             executor,
             done,
             stop,

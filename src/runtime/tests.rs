@@ -763,7 +763,7 @@ fn correct_at(h: &Harness, at: i64, ahead: i64) {
 
 #[tokio::test(start_paused = true)]
 async fn a_correction_of_the_clock_moves_each_deletion_to_its_control_plane_instant() {
-    // See: issue 32. Deadlines are the control plane's instants; the clock is corrected while `run`
+    // Deadlines are the control plane's instants (docs/connecting.md, "Whose clock"); the clock is corrected while `run`
     // runs (a better reading, or this machine resumed from sleep).
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![pod("early", "n1", &[("a", Some(30))], -3600), pod("late", "n1", &[("a", Some(60))], -3600)];

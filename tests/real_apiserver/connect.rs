@@ -1,4 +1,4 @@
-//! Connecting as kubectl connects (issue 27): its connection flags over the kubeconfig, an exec plugin
+//! Connecting as kubectl connects (docs/connecting.md): its connection flags over the kubeconfig, an exec plugin
 //! that fails or is missing, and a request that can never be sent, against the real kube-apiserver.
 
 use std::path::Path;

@@ -228,7 +228,7 @@ fn exited(mut child: std::process::Child) -> (i32, String) {
 
 #[test]
 fn real_apiserver_run_and_plan_watch_end_with_one_line_when_their_grant_is_revoked() {
-    // See: issue 27. A watch refused for good (403) was retried forever, each time reported as a
+    // Fixed: a watch refused for good (403) was retried forever, each time reported as a
     // reconnection.
     let options = Options { identities: vec![Identity::user("bob")], ..Options::default() };
     let mut plane = control_plane!("rbac-revoked", &options);

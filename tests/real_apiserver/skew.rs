@@ -1,4 +1,4 @@
-//! This machine's clock off the control plane's (issue 32): the binary runs under libfaketime
+//! This machine's clock off the control plane's (docs/connecting.md, "Whose clock"): the binary runs under libfaketime
 //! (`FAKETIME=+90s`, its monotonic clock true) against the real kube-apiserver, whose clock is true.
 //! Every answer must be in the control plane's time: countdowns, overdue marks, node silence, and
 //! `run`'s deletions.

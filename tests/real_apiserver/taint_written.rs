@@ -110,7 +110,9 @@ fn real_apiserver_run_started_after_a_taint_put_on_by_hand_continues_its_countdo
 
 /// Sets pod `name`'s first toleration's `tolerationSeconds` (the API allows that edit, and only it).
 fn edit_toleration(plane: &ControlPlane, name: &str, seconds: i64) {
-    let patch = format!(r#"[{{"op":"replace","path":"/spec/tolerations/0/tolerationSeconds","value":{seconds}}}]"#);
+    // The JSON pointer to the field, built from its segments.
+    let path = ["", "spec", "tolerations", "0", "tolerationSeconds"].join("/");
+    let patch = format!(r#"[{{"op":"replace","path":"{path}","value":{seconds}}}]"#);
     plane.kubectl_ok(&["patch", "pod", name, "--type=json", "-p", &patch], None);
 }
 

@@ -1,4 +1,4 @@
-//! Valid dumps at the extremes a cluster allows (issue 12: "a pathological but valid dump"), for
+//! Valid dumps at the extremes a cluster allows ("a pathological but valid dump"), for
 //! measuring `plan`'s memory against a dump's size (`examples/gen_served.rs` writes them to a file).
 //!
 //! A dump here is what the contract reads: `kubectl get nodes,pods -A -o json`, in kubectl's layout

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::decide::{Decision, decide};
+use crate::hash::{HashKey, Keyed};
 use crate::index::{Interner, PodIndex};
 use crate::model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid, no_execute};
 use crate::queue::{Added, Entry, EvictionQueue, Ticket, Work};
@@ -138,30 +139,54 @@ pub struct Engine {
     pod_ids: PodIndex,
     nodes: Slab<NodeSlot>,
     free_nodes: Vec<NodeId>,
-    node_ids: HashMap<NodeName, NodeId>,
+    node_ids: HashMap<NodeName, NodeId, Keyed>,
     shared: Shared,
     queue: EvictionQueue<PodId>,
     actions: VecDeque<Action>,
 }
 
 /// An engine's shared copies of the values pods repeat, which one engine can hand on to the next
-/// (a replay runs an engine per node, over the pods of one dump).
+/// (a replay runs an engine per node, over the pods of one dump), with the key they are hashed by.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
+    pub(crate) key: HashKey,
     namespaces: Interner<str>,
     toleration_lists: Interner<[Toleration]>,
 }
 
+impl Shared {
+    /// No copies yet, hashed with `key`.
+    pub(crate) fn with_key(key: HashKey) -> Self {
+        Self { key, namespaces: Interner::with_key(key), toleration_lists: Interner::with_key(key) }
+    }
+}
+
 impl Engine {
-    /// An engine that knows no node and no pod.
+    /// An engine that knows no node and no pod. Its tables hash the names of pods and nodes with the
+    /// zero key: the same on every run; see [`Engine::with_hash_key`].
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// An engine that knows no node and no pod, starting from `shared`'s copies of repeated values.
+    /// An engine that knows no node and no pod, hashing their names with `key`. Names come from the
+    /// cluster: a key their writers do not know (drawn at random once per process) keeps crafted names
+    /// from piling into one bucket of a table as large as the cluster.
+    #[must_use]
+    pub fn with_hash_key(key: HashKey) -> Self {
+        Self::with_shared(Shared::with_key(key))
+    }
+
+    /// An engine that knows no node and no pod, starting from `shared`'s copies of repeated values and
+    /// hashing with their key.
     pub(crate) fn with_shared(shared: Shared) -> Self {
-        Self { shared, ..Self::default() }
+        let key = shared.key;
+        Self {
+            pod_ids: PodIndex::with_key(key),
+            node_ids: HashMap::with_hasher(Keyed::new(key)),
+            shared,
+            ..Self::default()
+        }
     }
 
     /// This engine's copies of repeated values, for the next engine.
@@ -436,7 +461,8 @@ impl Engine {
     }
 
     fn replace_nodes(&mut self, nodes: Vec<Node>, now: Timestamp) {
-        let listed: HashSet<&NodeName> = nodes.iter().map(|n| &n.name).collect();
+        let mut listed = HashSet::with_capacity_and_hasher(nodes.len(), Keyed::new(self.shared.key));
+        listed.extend(nodes.iter().map(|n| &n.name));
         let gone: Vec<NodeName> = self
             .nodes
             .iter()
@@ -452,7 +478,8 @@ impl Engine {
     }
 
     fn replace_pods(&mut self, pods: Vec<Pod>, now: Timestamp) {
-        let listed: HashSet<&PodKey> = pods.iter().map(|p| &p.key).collect();
+        let mut listed = HashSet::with_capacity_and_hasher(pods.len(), Keyed::new(self.shared.key));
+        listed.extend(pods.iter().map(|p| &p.key));
         let gone: Vec<PodKey> =
             self.pods.iter().map(|(_, slot)| &slot.key).filter(|key| !listed.contains(key)).cloned().collect();
         for key in gone {

@@ -1,15 +1,14 @@
 //! The engine's lookup tables: pods by key, and shared copies of repeated values.
 //!
 //! Written here rather than taken from a crate, on purpose: this crate depends on nothing (its purity is
-//! a fact Cargo checks), and what a crate would bring is a few lines — [`Fx`] is rustc's `FxHasher` word
-//! step (`rustc-hash` 2 has moved to another function; the replay's figures in BENCHMARKS.md were
-//! measured with this one), and [`PodIndex`] stores 8 bytes a pod where a `HashMap<PodKey, u32>` would
-//! store the key a second time.
+//! a fact Cargo checks), and what a crate would bring is a few lines — [`PodIndex`] stores 8 bytes a pod
+//! where a `HashMap<PodKey, u32>` would store the key a second time. Their hashers are `hash`'s.
 
 use std::collections::HashSet;
-use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher, RandomState};
+use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 
+use super::hash::{FxBuild, HashKey, Keyed};
 use super::model::PodKey;
 
 /// A bucket of [`PodIndex`]: a pod number and the top half of its key's hash, or empty.
@@ -24,15 +23,20 @@ const EMPTY: Bucket = Bucket { id: u32::MAX, hash: 0 };
 /// Pod numbers by pod key: an open-addressing table (linear probing, backward-shift deletion) that
 /// stores only the number and 32 bits of the key's hash. The keys stay in the engine's pod table,
 /// where a lookup reads them through the caller's `key_of`, so no key is stored twice. Hashing is
-/// std's keyed SipHash, since pod names come from the cluster.
+/// keyed ([`Keyed`]), since pod names come from the cluster.
 #[derive(Debug, Default)]
 pub(crate) struct PodIndex {
     buckets: Vec<Bucket>,
     len: usize,
-    hasher: RandomState,
+    hasher: Keyed,
 }
 
 impl PodIndex {
+    /// An empty index hashing with `key`.
+    pub(crate) fn with_key(key: HashKey) -> Self {
+        Self { buckets: Vec::new(), len: 0, hasher: Keyed::new(key) }
+    }
+
     /// How many pods the index holds.
     pub(crate) fn len(&self) -> usize {
         self.len
@@ -118,43 +122,6 @@ impl PodIndex {
     }
 }
 
-/// A multiplicative hasher (rustc's `FxHasher`): a few instructions a word where SipHash takes
-/// dozens. Unkeyed, so only for tables as small as one node's pods, which crafted names cannot
-/// make slow, and for addresses.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Fx(u64);
-
-impl Fx {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.add(u64::from_le_bytes(chunk.try_into().expect("8 bytes")));
-        }
-        let mut last = [0; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.add(u64::from_le_bytes(last));
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.add(u64::from(byte));
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.add(word as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        // hashbrown takes the bucket from the low bits and the tag from the top seven.
-        self.0.rotate_left(26)
-    }
-}
-
 /// One shared copy of each distinct value (namespaces, toleration lists): values that many pods carry
 /// are kept once. Values no pod holds any more are dropped each time the set has doubled.
 #[derive(Debug)]
@@ -162,15 +129,23 @@ impl Hasher for Fx {
 /// A value that is already the shared copy (the dump reader shares equal lists and namespaces
 /// before they reach the engine) is found by its address, without hashing its contents.
 pub(crate) struct Interner<T: ?Sized> {
-    values: HashSet<Arc<T>>,
+    /// Hashed with the engine's key: the values come from the cluster.
+    values: HashSet<Arc<T>, Keyed>,
     /// The addresses of `values`' copies, which the set keeps alive.
-    addresses: HashSet<usize, BuildHasherDefault<Fx>>,
+    addresses: HashSet<usize, FxBuild>,
     sweep_at: usize,
+}
+
+impl<T: ?Sized> Interner<T> {
+    /// An empty set hashing its values with `key`.
+    pub(crate) fn with_key(key: HashKey) -> Self {
+        Self { values: HashSet::with_hasher(Keyed::new(key)), addresses: HashSet::default(), sweep_at: 64 }
+    }
 }
 
 impl<T: ?Sized> Default for Interner<T> {
     fn default() -> Self {
-        Self { values: HashSet::new(), addresses: HashSet::default(), sweep_at: 64 }
+        Self::with_key(HashKey::default())
     }
 }
 

@@ -1,7 +1,9 @@
 //! The taint-eviction engine: upstream's decisions, with no IO and no clock.
 //!
-//! This module is pure: it imports std and nothing that talks to a network, spawns a task or reads
-//! the time. Inputs come in as values with the instant they happen at; decisions come out as values.
+//! This module is pure: it imports std and nothing that talks to a network, spawns a task or a
+//! thread, reads the time or draws entropy. Inputs come in as values with the instant they happen at;
+//! decisions come out as values. What only the operating system has comes from the caller: the key
+//! of the keyed hashes ([`Engine::with_hash_key`]), and threads for a replay's parts ([`replay::Host`]).
 //! `plan` (a replay of a snapshot on a virtual clock, [`replay`]) and `run` (live watches and a real
 //! timer) drive the same [`Engine`], so one code path decides when a pod dies.
 //!
@@ -58,6 +60,7 @@ pub mod decide;
 pub mod devices;
 mod engine;
 pub mod explain;
+pub mod hash;
 mod index;
 pub mod lifecycle;
 pub mod model;

@@ -1,7 +1,7 @@
 //! `plan -w`: the engine driven by watch changes, as `run` drives it, with nothing carried out.
 //!
 //! The [`Observer`] holds the same [`Engine`] `run` holds, seeded the same way (the replay of the
-//! first lists, contract §4), and fed the same changes. Where `run` would delete a pod, it reports
+//! first lists, docs/run.md), and fed the same changes. Where `run` would delete a pod, it reports
 //! the pod due and waits for the cluster's own controller: the pod's work stays in flight in the
 //! engine (upstream: a worker still running) until the pod is deleted, or its deletion is issued
 //! (`deletionTimestamp` set, as on a node whose kubelet is gone). That is reported done, with how
@@ -13,12 +13,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
+use super::hash::Keyed;
 use super::model::{Node, NodeName, PodKey, PodRef, Taint, Uid};
 use super::queue::Work;
 use super::time::Timestamp;
 use super::{Action, Engine, Input};
 use super::{
-    replay::replay,
+    replay::{Host, replay_with},
     snapshot::{Snapshot, SnapshotNode, SnapshotPod, TolerationsWritten},
 };
 
@@ -119,13 +120,15 @@ struct Gathering {
 /// The engine fed by watches, reporting what to show. See the module docs.
 pub struct Observer {
     engine: Engine,
+    /// Who runs the start-up replay's parts, and the key of the tables of pods and nodes.
+    host: Host<'static>,
     /// `None` once synced.
     gathering: Option<Gathering>,
     controller_acquired: Option<Timestamp>,
     /// Pods whose deletion is issued, with the UID terminating.
-    terminating: HashMap<PodKey, Uid>,
+    terminating: HashMap<PodKey, Uid, Keyed>,
     /// Pods with a deletion scheduled or due.
-    followed: HashMap<PodKey, Followed>,
+    followed: HashMap<PodKey, Followed, Keyed>,
     /// Each tainted node's NoExecute taints, as last reported.
     taints: BTreeMap<NodeName, Vec<Taint>>,
     seen: VecDeque<Seen>,
@@ -154,10 +157,11 @@ impl Observer {
     pub fn new(controller_acquired: Option<Timestamp>) -> Self {
         Self {
             engine: Engine::new(),
+            host: Host::default(),
             gathering: Some(Gathering::default()),
             controller_acquired,
-            terminating: HashMap::new(),
-            followed: HashMap::new(),
+            terminating: HashMap::default(),
+            followed: HashMap::default(),
             taints: BTreeMap::new(),
             seen: VecDeque::new(),
             not_ready: (BTreeMap::new(), std::time::Duration::ZERO),
@@ -185,6 +189,17 @@ impl Observer {
         self
     }
 
+    /// The same observer, its start-up replay's parts run by `host.parts` and its tables of pods and
+    /// nodes keyed by `host.key` (see [`crate::replay::replay_with`]). Before any input.
+    #[must_use]
+    pub fn with_host(mut self, host: Host<'static>) -> Self {
+        self.engine = Engine::with_hash_key(host.key);
+        self.terminating = HashMap::with_hasher(Keyed::new(host.key));
+        self.followed = HashMap::with_hasher(Keyed::new(host.key));
+        self.host = host;
+        self
+    }
+
     /// Whether both first lists are in.
     #[must_use]
     pub fn is_synced(&self) -> bool {
@@ -198,7 +213,8 @@ impl Observer {
             return self.try_sync(now);
         }
         self.fire(now);
-        let listed: HashSet<&NodeName> = nodes.iter().map(|n| &n.name).collect();
+        let mut listed = HashSet::with_capacity_and_hasher(nodes.len(), Keyed::new(self.host.key));
+        listed.extend(nodes.iter().map(|n| &n.name));
         let gone: Vec<NodeName> = self.taints.keys().filter(|n| !listed.contains(n)).cloned().collect();
         self.engine.handle(Input::NodesReplaced(nodes.iter().map(engine_node).collect()), now);
         for name in gone {
@@ -247,7 +263,8 @@ impl Observer {
             return self.try_sync(now);
         }
         self.fire(now);
-        let listed: HashMap<&PodKey, &SnapshotPod> = pods.iter().map(|p| (&p.pod.key, p)).collect();
+        let mut listed = HashMap::with_capacity_and_hasher(pods.len(), Keyed::new(self.host.key));
+        listed.extend(pods.iter().map(|p| (&p.pod.key, p)));
         let mut ended: Vec<(PodKey, Deletion)> = self
             .followed
             .iter()
@@ -262,8 +279,8 @@ impl Observer {
         for (key, how) in ended {
             self.done(&key, how, now);
         }
-        self.terminating =
-            pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
+        self.terminating.clear();
+        self.terminating.extend(pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())));
         self.engine.handle(Input::PodsReplaced(pods.into_iter().map(|p| p.pod).collect()), now);
         self.drain(now);
     }
@@ -350,11 +367,12 @@ impl Observer {
             controller_acquired: self.controller_acquired,
             taken: None,
         };
-        self.terminating =
-            snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
-        // `run`'s start (contract §4): the replay's deadlines continue, overdue work fires at once.
+        self.terminating.clear();
+        self.terminating
+            .extend(snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())));
+        // `run`'s start (docs/run.md): the replay's deadlines continue, overdue work fires at once.
         let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-        let mut plan = replay(&snapshot, &selected, &[], now);
+        let mut plan = replay_with(&snapshot, &selected, &[], now, self.host);
         let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
         crate::plan::mark_swapped(&mut plan, &not_ready, monitor_period);
         crate::plan::mark_edited(&mut plan, &std::mem::take(&mut self.edited));

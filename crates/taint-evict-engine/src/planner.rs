@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::devices::{DeviceTaints, DeviceTolerance};
 use crate::lifecycle::{ConditionTaint, Flags, NodeHealth, Observation, Prediction, ZoneKey, predict, unsettled};
 use crate::model::{NodeName, PodKey, Taint};
-use crate::replay::replay;
+use crate::replay::{Host, replay_with};
 use crate::snapshot::{Snapshot, TolerationsWritten, WhatIf, apply_what_if};
 use crate::time::Timestamp;
 
@@ -16,7 +16,7 @@ use crate::plan::{
 };
 
 /// What a plan is asked for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Request<'a> {
     /// The nodes to plan, as indices into the snapshot, in output order.
     pub selected: &'a [usize],
@@ -31,6 +31,8 @@ pub struct Request<'a> {
     pub assumed: Option<&'a Assumed>,
     /// Only the pods (and owners) of this namespace are kept.
     pub namespace: Option<&'a str>,
+    /// Who runs the replay's parts, and the key of its hashes.
+    pub host: Host<'a>,
 }
 
 /// What the input tells beside the snapshot, each `None` (or empty) when it was not read.
@@ -107,7 +109,7 @@ impl std::fmt::Display for Warning {
 pub fn build<'s>(snapshot: &'s Snapshot, request: &Request<'_>, evidence: &Evidence<'_>) -> (Plan<'s>, Vec<Warning>) {
     let (selected, what_if, now) = (request.selected, request.what_if, request.now);
     let mut warnings = no_such_taints(snapshot, selected, what_if);
-    let mut plan = replay(snapshot, selected, what_if, now);
+    let mut plan = replay_with(snapshot, selected, what_if, now, request.host);
     if let Some(not_ready) = evidence.not_ready {
         mark_swapped(&mut plan, not_ready, request.flags.node_monitor_period);
     }
@@ -236,6 +238,7 @@ mod tests {
     use crate::lifecycle::{Flags, NodeHealth, Observation, Ready, ReadyCondition, ZoneKey, predict};
     use crate::model::{Effect, Operator, Pod, PodKey, Taint, Toleration};
     use crate::plan::{Assumed, Basis, Verdict};
+    use crate::replay::Host;
     use crate::snapshot::{Owner, Snapshot, SnapshotNode, SnapshotPod, WhatIf};
     use crate::time::Timestamp;
 
@@ -288,7 +291,15 @@ mod tests {
     }
 
     fn request<'a>(selected: &'a [usize], what_if: &'a [WhatIf]) -> Request<'a> {
-        Request { selected, what_if, now: t(10), flags: Flags::defaults_for(29), assumed: None, namespace: None }
+        Request {
+            selected,
+            what_if,
+            now: t(10),
+            flags: Flags::defaults_for(29),
+            assumed: None,
+            namespace: None,
+            host: Host::default(),
+        }
     }
 
     /// `name` of the lifecycle controller's view at +10 s: silent since -100 s when `silent`.

@@ -9,11 +9,11 @@
 //! one node pass at `now`. The first deletion a pod's work fires is its result.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
+use std::hash::BuildHasher;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::index::Fx;
+use super::hash::{FxBuild, HashKey, Keyed};
 use super::model::{Node, NodeName, PodKey, Taint, Toleration, no_execute};
 use super::plan::{Basis, NodePlan, Plan, PodPlan, Verdict, pod_order, sort_pods};
 use super::queue::{Cause, Work};
@@ -41,46 +41,100 @@ struct Record {
     basis: Basis,
 }
 
+/// Runs the independent parts of a replay, on whichever threads it has: the engine starts none
+/// (docs/architecture.md), so a caller that may use threads supplies them here.
+pub trait Parts: Sync {
+    /// `run(0)`, …, `run(parts - 1)`, in any order and on any threads, their results returned in the
+    /// order of their numbers. Each part is independent of the others.
+    fn map<'a>(&self, parts: usize, run: &(dyn Fn(usize) -> Part<'a> + Sync)) -> Vec<Part<'a>>;
+}
+
+/// The plans of the nodes of one part of a replay.
+#[derive(Debug)]
+pub struct Part<'a>(Vec<NodePlan<'a>>);
+
+/// Runs a replay's parts one after the other on the caller's thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inline;
+
+impl Parts for Inline {
+    fn map<'a>(&self, parts: usize, run: &(dyn Fn(usize) -> Part<'a> + Sync)) -> Vec<Part<'a>> {
+        (0..parts).map(run).collect()
+    }
+}
+
+/// What a replay takes from its caller: who runs its parts, and the key of its keyed hashes (see
+/// [`crate::hash`]). The default runs every part inline with the zero key.
+#[derive(Clone, Copy)]
+pub struct Host<'h> {
+    /// Runs the parts.
+    pub parts: &'h dyn Parts,
+    /// Hashes what the cluster names, in tables that may hold every pod.
+    pub key: HashKey,
+}
+
+impl Default for Host<'_> {
+    fn default() -> Self {
+        Self { parts: &Inline, key: HashKey::default() }
+    }
+}
+
 /// Replays the engine over `snapshot` for the nodes named by `selected` (indices into
 /// `snapshot.nodes`, in output order), applies `what_if` at `now`, and reports every pod on them.
+/// Its parts run inline, one after the other; [`replay_with`] takes them elsewhere.
+#[must_use]
+pub fn replay<'a>(snapshot: &'a Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan<'a> {
+    replay_with(snapshot, selected, what_if, now, Host::default())
+}
+
+/// [`replay`], its parts run by `host.parts` and its tables keyed by `host.key`: the plan is the same
+/// whoever runs the parts, in the same order.
 ///
 /// Nodes do not interact: a pod's work depends only on its node's taints and the restart. So each
 /// node is replayed on an engine of its own, which keeps every index and sort as small as the
-/// node, and lets a large replay run on two threads (each with half the nodes). That holds while every
-/// selected node name and every pod key on them is distinct; otherwise
+/// node, and a large replay is two parts (each with the nodes of half the pods) that can run at once.
+/// That holds while every selected node name and every pod key on them is distinct; otherwise
 /// (a pod listed twice, moving between nodes in the replay) one engine replays them all together.
 /// Either way each group of nodes goes through `replay_nodes`.
 #[must_use]
-pub fn replay<'a>(snapshot: &'a Snapshot, selected: &[usize], what_if: &[WhatIf], now: Timestamp) -> Plan<'a> {
-    replay_in_two_from(snapshot, selected, what_if, now, REPLAY_IN_TWO_FROM, CHUNK)
+pub fn replay_with<'a>(
+    snapshot: &'a Snapshot,
+    selected: &[usize],
+    what_if: &[WhatIf],
+    now: Timestamp,
+    host: Host<'_>,
+) -> Plan<'a> {
+    replay_in_parts(snapshot, selected, what_if, now, host, REPLAY_IN_TWO_FROM, CHUNK)
 }
 
 /// How many pods of one node an engine replays at most: the pods of a node do not interact either,
 /// so a node with more is replayed a chunk at a time, and the engine's tables stay that small.
 const CHUNK: usize = 4096;
 
-/// How many pods make [`replay`] replay its nodes on two threads.
+/// How many pods make [`replay_with`] split its nodes into two parts.
 const REPLAY_IN_TWO_FROM: usize = 20_000;
 
-/// [`replay`], on two threads from `in_two_from` pods on, `chunk` pods of a node at a time.
-fn replay_in_two_from<'a>(
+/// [`replay_with`], in two parts from `in_two_from` pods on, `chunk` pods of a node at a time.
+fn replay_in_parts<'a>(
     snapshot: &'a Snapshot,
     selected: &[usize],
     what_if: &[WhatIf],
     now: Timestamp,
+    host: Host<'_>,
     in_two_from: usize,
     chunk: usize,
 ) -> Plan<'a> {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
-    let Some((order, starts)) = pods_by_node(snapshot, &nodes) else {
-        let pods = pods_on(snapshot, &nodes);
+    let Some((order, starts)) = pods_by_node(snapshot, &nodes, host.key) else {
+        let pods = pods_on(snapshot, &nodes, host.key);
+        let mut shared = Shared::with_key(host.key);
         let plans =
-            replay_nodes::<RandomState>(snapshot, &nodes, &pods, what_if, now, &mut Vec::new(), &mut Shared::default());
+            replay_nodes(snapshot, &nodes, &pods, what_if, now, &mut Vec::new(), &mut shared, Keyed::new(host.key));
         return Plan { now, nodes: plans, zones: None, device_taints: None, owners: None, assumed: None };
     };
-    // The nodes from `range` on, one engine each, handing the interned values on.
+    // The nodes of `range`, one engine each, handing the interned values on.
     let replay_range = |range: Range<usize>| {
-        let (mut steps, mut pods, mut shared) = (Vec::new(), Vec::new(), Shared::default());
+        let (mut steps, mut pods, mut shared) = (Vec::new(), Vec::new(), Shared::with_key(host.key));
         let mut plans: Vec<NodePlan> = Vec::with_capacity(range.len());
         for i in range {
             let on_node = &order[starts[i]..starts[i + 1]];
@@ -91,7 +145,7 @@ fn replay_in_two_from<'a>(
             for part in std::iter::once(first).chain(parts) {
                 pods.clear();
                 pods.extend(part.iter().map(|&pod| (pod, 0)));
-                let replayed = replay_nodes::<BuildHasherDefault<Fx>>(
+                let replayed = replay_nodes(
                     snapshot,
                     &[nodes[i]],
                     &pods,
@@ -99,6 +153,7 @@ fn replay_in_two_from<'a>(
                     now,
                     &mut steps,
                     &mut shared,
+                    FxBuild::default(),
                 );
                 // One node: one plan, the first part's, which the others' pods join.
                 match plans.get_mut(at) {
@@ -119,39 +174,36 @@ fn replay_in_two_from<'a>(
                 plan.pods.sort_unstable_by(pod_order);
             }
         }
-        plans
+        Part(plans)
     };
-    if order.len() < in_two_from || nodes.len() < 2 {
-        return Plan {
-            now,
-            nodes: replay_range(0..nodes.len()),
-            zones: None,
-            device_taints: None,
-            owners: None,
-            assumed: None,
-        };
+    let cut = if order.len() < in_two_from || nodes.len() < 2 {
+        nodes.len()
+    } else {
+        // Two parts, each with the nodes of about half the pods; the plans are the same either way.
+        starts.partition_point(|&start| start < order.len() / 2).clamp(1, nodes.len() - 1)
+    };
+    let ranges: Vec<Range<usize>> = [0..cut, cut..nodes.len()].into_iter().filter(|part| !part.is_empty()).collect();
+    let parts = host.parts.map(ranges.len(), &|i| replay_range(ranges[i].clone()));
+    assert_eq!(parts.len(), ranges.len(), "a replay's parts are run once each");
+    let mut parts = parts.into_iter();
+    let mut plans = parts.next().map_or_else(Vec::new, |part| part.0);
+    for part in parts {
+        plans.extend(part.0);
     }
-    // Two threads, each with the nodes of about half the pods; the plans are the same either way.
-    let half = starts.partition_point(|&start| start < order.len() / 2).clamp(1, nodes.len() - 1);
-    let plans = std::thread::scope(|scope| {
-        let second = scope.spawn(|| replay_range(half..nodes.len()));
-        let mut plans = replay_range(0..half);
-        plans.extend(second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        plans
-    });
     Plan { now, nodes: plans, zones: None, device_taints: None, owners: None, assumed: None }
 }
 
 /// Every pod on `nodes`, in snapshot order: (its index in the snapshot, its node's in `nodes`).
-fn pods_on(snapshot: &Snapshot, nodes: &[&SnapshotNode]) -> Vec<(usize, usize)> {
-    let by_name: HashMap<&NodeName, usize> = nodes.iter().enumerate().map(|(i, n)| (&n.name, i)).collect();
+fn pods_on(snapshot: &Snapshot, nodes: &[&SnapshotNode], key: HashKey) -> Vec<(usize, usize)> {
+    let mut by_name = HashMap::with_capacity_and_hasher(nodes.len(), Keyed::new(key));
+    by_name.extend(nodes.iter().enumerate().map(|(i, n)| (&n.name, i)));
     snapshot.pods.iter().enumerate().filter_map(|(i, p)| Some((i, *by_name.get(p.pod.node.as_ref()?)?))).collect()
 }
 
 /// The indices of the pods on each node, node after node in snapshot order (node `i`'s are
 /// `order[starts[i]..starts[i + 1]]`); `None` when a node name or a pod key repeats.
-fn pods_by_node(snapshot: &Snapshot, nodes: &[&SnapshotNode]) -> Option<(Vec<usize>, Vec<usize>)> {
-    let mut by_name: HashMap<&NodeName, usize> = HashMap::with_capacity(nodes.len());
+fn pods_by_node(snapshot: &Snapshot, nodes: &[&SnapshotNode], key: HashKey) -> Option<(Vec<usize>, Vec<usize>)> {
+    let mut by_name: HashMap<&NodeName, usize, Keyed> = HashMap::with_capacity_and_hasher(nodes.len(), Keyed::new(key));
     for (i, node) in nodes.iter().enumerate() {
         if by_name.insert(&node.name, i).is_some() {
             return None;
@@ -165,7 +217,7 @@ fn pods_by_node(snapshot: &Snapshot, nodes: &[&SnapshotNode]) -> Option<(Vec<usi
             counts[node + 1] += 1;
         }
     }
-    if !distinct_keys(snapshot, &node_of) {
+    if !distinct_keys(snapshot, &node_of, key) {
         return None;
     }
     for i in 1..counts.len() {
@@ -182,12 +234,12 @@ fn pods_by_node(snapshot: &Snapshot, nodes: &[&SnapshotNode]) -> Option<(Vec<usi
 
 /// Whether the pods keys are all different. Dumps list pods by namespace and name, so that is
 /// usually one comparison per pod.
-fn distinct_keys(snapshot: &Snapshot, pods: &[(usize, usize)]) -> bool {
+fn distinct_keys(snapshot: &Snapshot, pods: &[(usize, usize)], hash: HashKey) -> bool {
     let key = |&(i, _): &(usize, usize)| &snapshot.pods[i].pod.key;
     if pods.windows(2).all(|pair| key(&pair[0]) < key(&pair[1])) {
         return true;
     }
-    let mut keys = HashSet::with_capacity(pods.len());
+    let mut keys = HashSet::with_capacity_and_hasher(pods.len(), Keyed::new(hash));
     pods.iter().all(|pod| keys.insert(key(pod)))
 }
 
@@ -262,9 +314,10 @@ fn run<S: BuildHasher>(
 }
 
 /// Replays `nodes` on one engine with `pods` ((index in the snapshot, index in `nodes`), in snapshot
-/// order): the one replay path, for one node or for all of them. `S` hashes pod keys (see
+/// order): the one replay path, for one node or for all of them. `hasher` hashes pod keys (see
 /// [`Replayer`]).
-fn replay_nodes<'a, S: BuildHasher + Default>(
+#[allow(clippy::too_many_arguments)]
+fn replay_nodes<'a, S: BuildHasher + Clone>(
     snapshot: &'a Snapshot,
     nodes: &[&SnapshotNode],
     pods: &[(usize, usize)],
@@ -272,9 +325,12 @@ fn replay_nodes<'a, S: BuildHasher + Default>(
     now: Timestamp,
     steps: &mut Vec<(Timestamp, Step, Basis)>,
     values: &mut Shared,
+    hasher: S,
 ) -> Vec<NodePlan<'a>> {
     timeline(snapshot, nodes, pods.iter().map(|&(i, _)| i), now, steps);
-    let mut replay = Replayer::<S>::new(Engine::with_shared(std::mem::take(values)), pods.len());
+    let key = values.key;
+    let mut replay =
+        Replayer::new(Engine::with_shared(std::mem::replace(values, Shared::with_key(key))), pods.len(), hasher);
     run(&mut replay, snapshot, nodes, steps, now);
 
     let final_taints: Vec<Arc<[Taint]>> = nodes.iter().map(|n| apply_what_if(&n.taints, what_if, now)).collect();
@@ -334,7 +390,7 @@ fn observed(taint: &Taint, node: &SnapshotNode, taken: Option<Timestamp>, now: T
 #[derive(Default)]
 struct Untolerated {
     /// By the addresses of the taint list and the toleration list (alive for the whole replay).
-    lists: HashMap<(usize, usize), Arc<[Taint]>, BuildHasherDefault<Fx>>,
+    lists: HashMap<(usize, usize), Arc<[Taint]>, FxBuild>,
 }
 
 impl Untolerated {
@@ -356,10 +412,9 @@ impl Untolerated {
 
 /// The engine plus a mirror of its work, each item tagged with where its clock started.
 ///
-/// `S` hashes pod keys: std's keyed hasher when the tables hold every pod, [`Fx`] when they hold
-/// one node's.
-#[derive(Default)]
-struct Replayer<S = RandomState> {
+/// `S` hashes pod keys: the keyed hasher when the tables hold every pod, the unkeyed one when they
+/// hold one node's (a chunk at most).
+struct Replayer<S> {
     engine: Engine,
     pending: HashMap<PodKey, Record, S>,
     /// Work cancelled during the current step: a reschedule keeps its start, and its basis.
@@ -368,14 +423,14 @@ struct Replayer<S = RandomState> {
     fired: HashMap<PodKey, Record, S>,
 }
 
-impl<S: BuildHasher + Default> Replayer<S> {
-    /// A replayer of `engine`, with room for the work of `pods` pods.
-    fn new(engine: Engine, pods: usize) -> Self {
+impl<S: BuildHasher + Clone> Replayer<S> {
+    /// A replayer of `engine`, with room for the work of `pods` pods, hashing their keys with `hasher`.
+    fn new(engine: Engine, pods: usize, hasher: S) -> Self {
         Self {
             engine,
-            pending: HashMap::with_capacity_and_hasher(pods, S::default()),
-            cancelled: HashMap::default(),
-            fired: HashMap::with_capacity_and_hasher(pods, S::default()),
+            pending: HashMap::with_capacity_and_hasher(pods, hasher.clone()),
+            cancelled: HashMap::with_hasher(hasher.clone()),
+            fired: HashMap::with_capacity_and_hasher(pods, hasher),
         }
     }
 }
@@ -599,8 +654,8 @@ mod tests {
     /// what it must give when it can.
     fn together<'a>(snapshot: &'a Snapshot, selected: &[usize], what_if: &[WhatIf]) -> Plan<'a> {
         let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
-        let pods = pods_on(snapshot, &nodes);
-        let plans = replay_nodes::<RandomState>(
+        let pods = pods_on(snapshot, &nodes, HashKey::default());
+        let plans = replay_nodes(
             snapshot,
             &nodes,
             &pods,
@@ -608,8 +663,20 @@ mod tests {
             at(NOW),
             &mut Vec::new(),
             &mut Shared::default(),
+            Keyed::default(),
         );
         Plan { now: at(NOW), nodes: plans, zones: None, device_taints: None, owners: None, assumed: None }
+    }
+
+    /// Runs a replay's parts last to first, as a pool of threads may finish them.
+    struct Backwards;
+
+    impl Parts for Backwards {
+        fn map<'a>(&self, parts: usize, run: &(dyn Fn(usize) -> Part<'a> + Sync)) -> Vec<Part<'a>> {
+            let mut done: Vec<Part<'a>> = (0..parts).rev().map(run).collect();
+            done.reverse();
+            done
+        }
     }
 
     proptest! {
@@ -623,6 +690,8 @@ mod tests {
             what_if in prop::option::of(taint()),
             in_two_from in prop_oneof![Just(0), Just(usize::MAX)],
             chunk in prop_oneof![Just(usize::MAX), 1..4usize],
+            backwards in any::<bool>(),
+            key in any::<[u64; 2]>(),
         ) {
             let mut selected: Vec<usize> = Vec::new();
             for i in pick.iter().map(|i| i.index(snapshot.nodes.len())) {
@@ -631,7 +700,9 @@ mod tests {
                 }
             }
             let what_if: Vec<WhatIf> = what_if.into_iter().map(WhatIf::Taint).collect();
-            let plan = replay_in_two_from(&snapshot, &selected, &what_if, at(NOW), in_two_from, chunk);
+            // Whoever runs the parts, in whatever order, and whatever the key: the same plan.
+            let host = Host { parts: if backwards { &Backwards } else { &Inline }, key: HashKey(key) };
+            let plan = replay_in_parts(&snapshot, &selected, &what_if, at(NOW), host, in_two_from, chunk);
             prop_assert_eq!(plan, together(&snapshot, &selected, &what_if));
         }
     }
@@ -671,7 +742,7 @@ mod tests {
             taken: None,
         };
         let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
-        assert!(pods_by_node(&snapshot, &nodes).is_none());
+        assert!(pods_by_node(&snapshot, &nodes, HashKey::default()).is_none());
         assert_eq!(replay(&snapshot, &[0, 1], &[], at(NOW)), together(&snapshot, &[0, 1], &[]));
     }
 

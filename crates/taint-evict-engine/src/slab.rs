@@ -8,7 +8,7 @@
 //!
 //! Not the `slab` crate: there the slab picks each value's key, here the engine's numbering does (the
 //! queue and the pod table share one number), and `slab` grows one `Vec` by doubling, which is the
-//! copying and the spare half this avoids (BENCHMARKS.md, "What would close the misses", item 1).
+//! copying and the spare half this avoids (docs/benchmarks-history.md, "What would close the misses", item 1).
 
 use std::fmt;
 

@@ -51,7 +51,7 @@ pub fn check(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {
 }
 
 /// `Lt`/`Gt`: out of line, so that the check of the common operators stays small enough to inline into
-/// the replay's loops (BENCHMARKS.md, "The crate split and `Lt`/`Gt`").
+/// the replay's loops (docs/benchmarks-history.md, "The crate split and `Lt`/`Gt`").
 #[cold]
 #[inline(never)]
 fn compare(toleration: &Toleration, taint: &Taint) -> Result<(), Mismatch> {

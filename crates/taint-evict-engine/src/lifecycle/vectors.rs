@@ -1,4 +1,5 @@
-//! The test vectors of the NLC specification (`spec/node-lifecycle.md` §11), plus held and
+//! The node lifecycle controller's rules (docs/node-lifecycle.md) as cases v01–v20, derived from
+//! kube-controller-manager's code and measured against the real one where noted, plus held and
 //! controller-restart cases. Common setting: G = 40 s, P = 5 s, rate 0.1/s; the leader acquired its
 //! Lease at 0.5 s, so passes start at t ≡ 0.6 s (mod 5 s). Times are seconds.
 
@@ -193,7 +194,7 @@ fn v04_simultaneous_failures_share_the_slots_in_any_order() {
 
 #[test]
 fn v04_with_node_eviction_rate_0_the_first_node_is_tainted_and_then_none() {
-    // See: issue 33. The real kube-controller-manager 1.29 with --node-eviction-rate=0, five nodes in
+    // Measured: the real kube-controller-manager 1.29 with --node-eviction-rate=0, five nodes in
     // one zone, two silent: it tainted the first and never the second. The zone's queue starts as a
     // token bucket of rate 0 and burst 1, and `SwapLimiter` keeps it (the rate does not change).
     // b's kubelet stops later: it is queued a pass after a is tainted.
@@ -542,7 +543,7 @@ fn without_its_lease_a_ready_node_is_not_called_silent() {
 }
 
 /// `plan --down`: a healthy node whose kubelet goes silent now is predicted as a node silent since
-/// its last heartbeat recorded, or since now: the window spans both (issue 31, v01 as a what-if).
+/// its last heartbeat recorded, or since now: the window spans both (docs/game-day.md; v01 as a what-if).
 #[test]
 fn down_a_healthy_node_goes_silent_between_its_last_heartbeat_and_now() {
     // v01 as a what-if: the lease was renewed at 100 s, the snapshot is at 103 s.

@@ -44,8 +44,8 @@ pub enum Basis {
     /// The evaluation instant (a taint without `timeAdded` or a record of its writing, a clamped
     /// time, a what-if).
     Now,
-    /// A NoExecute taint the node lifecycle controller is expected to add (contract §5): the clock
-    /// starts when it is added, somewhere in its window.
+    /// A NoExecute taint the node lifecycle controller is expected to add (docs/node-lifecycle.md): the
+    /// clock starts when it is added, somewhere in its window.
     PredictedTaint,
     /// A NoExecute taint on a DRA device the pod's claim holds: the device-taint controller deletes
     /// the pod first, and its clock started at the taint's `timeAdded`.
@@ -199,7 +199,7 @@ pub struct NodePlan<'a> {
     pub lifecycle: Option<NodeLifecycle>,
 }
 
-/// A node's health and the node lifecycle controller's expected action (contract §5).
+/// A node's health and the node lifecycle controller's expected action (docs/output.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeLifecycle {
     /// The prediction for the node.

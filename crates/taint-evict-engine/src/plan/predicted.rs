@@ -1,4 +1,4 @@
-//! Showing a [`Prediction`] in a [`Plan`] (contract §5): each node gains its health and expected
+//! Showing a [`Prediction`] in a [`Plan`] (docs/node-lifecycle.md): each node gains its health and expected
 //! taint, and the pods of a node about to be tainted get the deletion window that taint opens.
 
 use std::collections::{HashMap, HashSet};
