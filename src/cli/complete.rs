@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::{Arg, Command as ClapCommand, CommandFactory};
 use clap_complete::Shell;
 
-use super::{Cli, CompletionShell};
+use super::args::{Cli, CompletionShell};
 use crate::error::Result;
 
 /// The binary's file name, which the generated scripts complete.
@@ -134,7 +134,7 @@ impl Lookup {
 /// The cluster the words being completed name, and which names to look up there; `None` when the
 /// word is not a name to look up (a flag, another flag's value, a name of a dump given with `-f`).
 #[must_use]
-pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
+pub fn lookup(words: &[String]) -> Option<(Lookup, super::args::ClusterArgs)> {
     let (current, typed) = words.split_last()?;
     let (sub, after) = typed.split_first()?;
     let command = Cli::command();
@@ -143,7 +143,7 @@ pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
         return None;
     }
     let value_of = after.last().and_then(|previous| flag(command, previous)).filter(|a| a.get_action().takes_values());
-    let mut cluster = super::ClusterArgs::default();
+    let mut cluster = super::args::ClusterArgs::default();
     let mut namespace = None;
     let mut dump = false;
     let mut words = after.iter();
@@ -190,7 +190,7 @@ pub fn lookup(words: &[String]) -> Option<(Lookup, super::ClusterArgs)> {
         Some(_) => return None,
         None => match command.get_name() {
             "plan" | "run" => Lookup::Nodes,
-            "explain" => Lookup::Pods(namespace.filter(|ns| super::parse_namespace(ns).is_ok())),
+            "explain" => Lookup::Pods(namespace.filter(|ns| super::args::parse_namespace(ns).is_ok())),
             _ => return None,
         },
     };
@@ -205,7 +205,7 @@ pub const LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2
 
 /// The names `lookup` asks for, for the word `current`; empty on any failure (completion stays
 /// silent: no message may reach the shell's line).
-fn names(lookup: &Lookup, cluster: &super::ClusterArgs, current: &str) -> Vec<String> {
+fn names(lookup: &Lookup, cluster: &super::args::ClusterArgs, current: &str) -> Vec<String> {
     let named = |kubeconfig: &kube::config::Kubeconfig| -> Vec<String> {
         match lookup {
             Lookup::Contexts => kubeconfig.contexts.iter().map(|c| c.name.clone()).collect(),
@@ -227,8 +227,8 @@ fn names(lookup: &Lookup, cluster: &super::ClusterArgs, current: &str) -> Vec<St
     let Some(names) = live_names(lookup, cluster) else { return Vec::new() };
     // A name from the server goes to the shell's line as is: only plain ones are offered.
     let plain = |name: &String| match lookup {
-        Lookup::Namespaces => super::parse_namespace(name).is_ok(),
-        _ => super::parse_node_name(name).is_ok(),
+        Lookup::Namespaces => super::args::parse_namespace(name).is_ok(),
+        _ => super::args::parse_node_name(name).is_ok(),
     };
     match lookup {
         Lookup::DownNodes(list) => {
@@ -242,7 +242,7 @@ fn names(lookup: &Lookup, cluster: &super::ClusterArgs, current: &str) -> Vec<St
 }
 
 /// The names `lookup` asks the cluster for; `None` on any failure.
-fn live_names(lookup: &Lookup, cluster: &super::ClusterArgs) -> Option<Vec<String>> {
+fn live_names(lookup: &Lookup, cluster: &super::args::ClusterArgs) -> Option<Vec<String>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
     let options = crate::cluster::ConnectOptions {
         request_timeout: Some(LOOKUP_TIMEOUT),

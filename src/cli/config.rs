@@ -24,10 +24,11 @@ use crate::output::template::{CustomColumns, Template};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};
 use crate::selector::Selector;
 
-use super::{
+use super::args::{
     ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, Output,
-    PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SortKey, TemplateArg, TemplateKind, screen_size,
+    PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SortKey, TemplateArg, TemplateKind,
 };
+use super::screen_size;
 
 /// How often a kubelet renews its node Lease by default (`nodeLeaseDurationSeconds` 40 / 4).
 pub const KUBELET_RENEW_INTERVAL: Duration = Duration::from_secs(10);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot, watch as channel};
 
-use super::LogFormat;
+use super::args::LogFormat;
 use super::config::{Printing, RunConfig};
 use crate::cluster;
 use crate::cluster::evict::{KubeEvictor, Mode};

@@ -23,15 +23,6 @@ use crate::output::watch::{WatchView, to_json};
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{Driver, NodeChange, PodChange, Step};
 
-/// `-w` / `--watch`, for `plan`.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct WatchArgs {
-    /// Keep watching: redraw the plan in place as deadlines pass and the cluster changes (one JSON
-    /// line per change when piped or with -o json); reads only. Ctrl-C ends it.
-    #[arg(short = 'w', long = "watch", help_heading = "Output")]
-    pub enabled: bool,
-}
-
 /// How often the screen's countdowns are redrawn.
 const TICK: Duration = Duration::from_millis(250);
 

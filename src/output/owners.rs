@@ -4,9 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::View;
 use super::human::{count, printable, short_time, to_second};
 use super::summary::cut;
+use super::view::View;
 use crate::engine::plan::{Assumed, OwnerLoss, Plan};
 use crate::engine::time::Timestamp;
 

@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
-use super::ColorMode;
 use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::view::ColorMode;
 use crate::engine::lifecycle::NodeForecast;
 use crate::engine::model::{NodeName, PodKey, PodRef};
 use crate::engine::queue::{Cause, Work};

@@ -3,9 +3,9 @@
 
 use std::io::{self, Write};
 
-use super::View;
 use super::human::{count, countdown, printable, short_time};
 use super::human::{short_key, time_of_day, to_second, until};
+use super::view::View;
 use crate::engine::lifecycle::HeldReason;
 use crate::engine::plan::{NodePlan, Plan, Verdict, rate_zero_ties};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};

@@ -9,8 +9,9 @@ use super::human::{
     until,
 };
 use super::json::{basis_name, verdict_name};
+use super::owners;
 use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
-use super::{ColorMode, SortBy, View, owners};
+use super::view::{ColorMode, SortBy, View};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict, rate_zero_ties};

@@ -4,9 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::View;
 use super::human::{count, countdown, duration, short_time};
 use super::summary::{self, cut};
+use super::view::View;
 use crate::engine::plan::{Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 

@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, HashMap};
 use owo_colors::OwoColorize;
 use serde_json::{Value, json};
 
-use super::ColorMode;
 use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
 use super::redraw::TermSize;
 use super::run::{pod_json, work_json};
+use super::view::ColorMode;
 use crate::engine::model::{NodeName, PodKey, PodRef, Taint};
 use crate::engine::observe::{Deletion, Observed, Seen};
 use crate::engine::queue::Work;

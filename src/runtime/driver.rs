@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Sleep;
 
 use super::Clock;
-use super::{NodeChange, PodChange};
+use super::changes::{NodeChange, PodChange};
 use crate::engine::devices::DeviceInput;
 use crate::engine::time::Timestamp;
 

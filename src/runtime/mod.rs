@@ -11,6 +11,7 @@
 //! server, but one more request and event per pod after a failover or beside the cluster's controller).
 
 pub mod absent;
+mod changes;
 pub mod clock;
 pub mod driver;
 pub mod election;
@@ -30,6 +31,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 pub use absent::Asked;
+pub use changes::{NodeChange, PodChange};
 pub use clock::{Clock, Timekeeper};
 pub use driver::{Driver, Step};
 pub use events::{Notices, Notifier};
@@ -52,36 +54,6 @@ use crate::metrics::Metrics;
 use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
 use absent::Absent;
 use replicas::{Guard, Replicas};
-
-/// A change to the watched nodes.
-#[derive(Clone, Debug)]
-pub enum NodeChange {
-    /// The complete list (the initial list, or a re-list).
-    Listed(Vec<SnapshotNode>),
-    /// A node was added or changed.
-    Applied(SnapshotNode),
-    /// A node was deleted.
-    Deleted(NodeName),
-    /// The watch broke: what it said may be out of date until its next `Listed`, and no deletion
-    /// is carried out until then (docs/run.md, "Continuous watches").
-    Interrupted,
-}
-
-/// A change to the pods bound to nodes.
-#[derive(Clone, Debug)]
-pub enum PodChange {
-    /// The complete list (the initial list, or a re-list).
-    Listed(Vec<SnapshotPod>),
-    /// A pod was added or changed.
-    Applied(SnapshotPod),
-    /// A pod was deleted.
-    Deleted(PodKey),
-    /// The watch broke: as [`NodeChange::Interrupted`].
-    Interrupted,
-    /// The watches interrupted (one per node, merged) have all listed again: the changes since
-    /// [`PodChange::Interrupted`] brought the pods up to date, as a `Listed` would have.
-    Resumed,
-}
 
 /// The pods whose deletion is already under way, by key, with the UID that is terminating.
 #[derive(Debug, Default)]

@@ -1,0 +1,77 @@
+//! How a plan is laid out for people: the format, the colour decision, the width, the order.
+
+use super::template;
+
+/// How `plan` prints.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum OutputFormat {
+    /// A table per node, fitted to the terminal.
+    #[default]
+    Table,
+    /// The table with every value in full, and `SINCE BASIS TOLERATION UID`.
+    Wide,
+    /// The `EvictionPlan` document as JSON.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+    /// `pod/NAMESPACE/NAME`, one per line.
+    Name,
+    /// A kubectl template (`jsonpath`, `custom-columns`) over the JSON document; a custom-columns
+    /// table has a row per pod.
+    Template(template::Template),
+}
+
+/// The order of the pods in a table (`--sort-by`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SortBy {
+    /// Deadline (pods without one last), then namespace, then name: the document's order.
+    #[default]
+    Deadline,
+    /// Namespace, then name.
+    Namespace,
+    /// Name, then namespace.
+    Name,
+}
+
+/// Whether to colour output. Decided once, from `--color`, the terminal and `NO_COLOR`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorMode {
+    /// ANSI colours.
+    Color,
+    /// Plain text.
+    Plain,
+}
+
+/// How the human forms of a plan are laid out: decided by the command line, the terminal and the
+/// environment, never by the renderers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    /// Colour or not.
+    pub color: ColorMode,
+    /// The width to fit the table in (`COLUMNS`, or the terminal's); `None`: as wide as it takes.
+    pub width: Option<usize>,
+    /// Column headers, node headings and summaries (`--no-headers` turns them off).
+    pub headers: bool,
+    /// Only the summary lines (`--summary`).
+    pub summary: bool,
+    /// The deletions over time instead of the pods (`--timeline`); in JSON and YAML, the
+    /// `timeline` field.
+    pub timeline: bool,
+    /// The pods' order in a table.
+    pub sort: SortBy,
+}
+
+impl View {
+    /// The view of a pipe: no colour, no width, headers, every pod, by deadline.
+    #[must_use]
+    pub fn plain() -> Self {
+        Self {
+            color: ColorMode::Plain,
+            width: None,
+            headers: true,
+            summary: false,
+            timeline: false,
+            sort: SortBy::Deadline,
+        }
+    }
+}
