@@ -521,12 +521,14 @@ fn no_module_imports_itself_round_a_cycle() {
     assert!(all.is_empty(), "import cycles:\n{}", all.join("\n"));
 }
 
+/// A seeded module of a test's tree: its `::`-joined path (empty: the root) and its text.
+fn module(path: &str, text: &str) -> (Vec<String>, String) {
+    let path = if path.is_empty() { Vec::new() } else { path.split("::").map(str::to_owned).collect() };
+    (path, text.to_owned())
+}
+
 #[test]
 fn the_cycle_check_finds_cycles_through_super_crate_and_braces() {
-    let module = |path: &str, text: &str| {
-        let path = if path.is_empty() { Vec::new() } else { path.split("::").map(str::to_owned).collect() };
-        (path, text.to_owned())
-    };
     let tree = BTreeMap::from([
         module("", "pub mod a;\npub mod b;"),
         module("a", "pub mod x;\npub mod y;\nuse self::x::X;"),
@@ -621,10 +623,6 @@ fn no_module_uses_what_its_parent_defines() {
 
 #[test]
 fn the_check_of_uses_running_up_finds_a_child_using_its_parent() {
-    let module = |path: &str, text: &str| {
-        let path = if path.is_empty() { Vec::new() } else { path.split("::").map(str::to_owned).collect() };
-        (path, text.to_owned())
-    };
     let seeded = BTreeMap::from([
         module("", "pub mod a;"),
         module(
