@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use kube::config::{ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube::{Client, Config};
 
-use super::ClusterError;
+use super::error::ClusterError;
 
 /// Objects per LIST page (client-go's default).
 pub const PAGE_SIZE: u32 = 500;

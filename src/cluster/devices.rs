@@ -12,9 +12,10 @@ use kube::api::ListParams;
 use kube::core::Request;
 use serde::Deserialize;
 
+use super::client::Connection;
 use super::client::{CONCURRENCY, PAGE_SIZE};
+use super::error::ClusterError;
 pub use super::watch::Served;
-use super::{ClusterError, Connection};
 use crate::decode::devices::read_devices;
 use crate::engine::devices::Devices;
 
@@ -106,8 +107,8 @@ impl Connection {
     async fn list_devices(&self, path: &str, kind: &str, resource: &str) -> Result<Devices, ClusterError> {
         let mut devices = Devices::default();
         let mut params = match self.read {
-            super::ReadFrom::Cache => ListParams::default().match_any(),
-            super::ReadFrom::Quorum => ListParams::default().limit(PAGE_SIZE),
+            super::client::ReadFrom::Cache => ListParams::default().match_any(),
+            super::client::ReadFrom::Quorum => ListParams::default().limit(PAGE_SIZE),
         };
         loop {
             let request =

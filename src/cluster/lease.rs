@@ -20,7 +20,8 @@ use kube::api::PostParams;
 use kube::{Api, Client};
 use tokio::time::Instant;
 
-use super::{ClusterError, Connection};
+use super::client::Connection;
+use super::error::ClusterError;
 use crate::runtime::Clock;
 use crate::runtime::election::{Lock, Tried};
 

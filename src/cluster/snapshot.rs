@@ -21,8 +21,9 @@ use futures::{StreamExt, TryStreamExt, stream};
 use kube::api::{GetParams, ListParams};
 use kube::core::Request;
 
+use super::client::{Connection, ReadFrom};
 use super::devices::{ClaimScope, read_devices_for};
-use super::{ClusterError, Connection, ReadFrom};
+use super::error::ClusterError;
 use crate::decode::lifecycle::{
     Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
 };

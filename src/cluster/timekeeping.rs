@@ -20,7 +20,7 @@ use kube::Api;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 
-use super::Connection;
+use super::client::Connection;
 use crate::decode::CONTROLLER_LEASE;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 use crate::runtime::Timekeeper;

@@ -13,8 +13,8 @@ use std::pin::Pin;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Sleep;
 
-use super::Clock;
 use super::changes::{NodeChange, PodChange};
+use super::clock::Clock;
 use crate::engine::devices::DeviceInput;
 use crate::engine::time::Timestamp;
 

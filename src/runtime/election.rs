@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use super::Clock;
+use super::clock::Clock;
 use crate::metrics::Metrics;
 use crate::runtime::report::{LeaderState, Report, RunEvent};
 

@@ -12,8 +12,8 @@
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::Throttle;
 use super::evictor::{Evictor, Notice};
+use super::throttle::Throttle;
 use crate::engine::model::PodRef;
 
 /// What the writer is handed.

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use super::Throttle;
+use super::throttle::Throttle;
 use crate::engine::model::PodRef;
 use crate::metrics::FailureReason;
 

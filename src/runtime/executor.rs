@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
+use super::clock::Clock;
 use super::events::Notifier;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
-use super::{Clock, Throttle};
+use super::throttle::Throttle;
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
 use crate::metrics::{FailureReason, Metrics};

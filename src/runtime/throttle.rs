@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::Clock;
+use super::clock::Clock;
 use crate::engine::time::Timestamp;
 
 /// `--qps`'s default: writes per second once the burst is spent. Upstream's kube-controller-manager

@@ -107,5 +107,5 @@ pub struct Watches {
     pub devices: Option<mpsc::Receiver<crate::engine::devices::DeviceInput>>,
     /// A failure no retry can mend (the server refuses the request as malformed, forbidden or not
     /// found, or it cannot be built): the command ends with it.
-    pub fatal: mpsc::UnboundedReceiver<crate::cluster::ClusterError>,
+    pub fatal: mpsc::UnboundedReceiver<crate::cluster::error::ClusterError>,
 }

@@ -11,7 +11,7 @@ use kube::runtime::utils::{Backoff, ResetTimerBackoff};
 use kube::runtime::watcher;
 use tokio::sync::mpsc;
 
-use crate::cluster::ClusterError;
+use crate::cluster::error::ClusterError;
 use crate::metrics::Metrics;
 use crate::runtime::Clock;
 use crate::runtime::report::{Report, RunEvent};

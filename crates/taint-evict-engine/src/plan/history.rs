@@ -88,7 +88,7 @@ pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestam
 /// second after), and its controller's template. A pod deleted at `evict_at` ([`Verdict::EvictAt`])
 /// whose countdown began before that write is counted by the controller with the
 /// `tolerationSeconds` it had then, which the pod no longer shows: its
-/// [`tolerations_edited`](super::PodPlan::tolerations_edited) says so. When the template's
+/// [`tolerations_edited`](super::model::PodPlan::tolerations_edited) says so. When the template's
 /// tolerations are the pod's but for `tolerationSeconds` (with those the API server adds at
 /// creation, `created_with`), they are the ones the countdown began with: it is counted again
 /// with them from its start, over the taints of then, and `evict_at` is its end
@@ -238,7 +238,7 @@ mod tests {
 
     use super::{mark_edited, mark_swapped};
     use crate::model::{Effect, Operator, Pod, PodKey, Taint, Toleration};
-    use crate::plan::{Basis, EditedDeadline, Verdict};
+    use crate::plan::model::{Basis, EditedDeadline, Verdict};
     use crate::replay::replay;
     use crate::snapshot::{
         Owner, OwnerTemplate, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten, TolerationsWritten,

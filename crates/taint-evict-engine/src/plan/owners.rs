@@ -64,7 +64,7 @@ mod tests {
 
     use super::*;
     use crate::model::{Pod, PodKey};
-    use crate::plan::{NodePlan, PodPlan};
+    use crate::plan::model::{NodePlan, PodPlan};
     use crate::time::Timestamp;
 
     const NOW: i64 = 1_795_341_600; // 2026-11-22T10:00:00Z

@@ -75,7 +75,7 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
         if all_down && node.taints.iter().all(|taint| ConditionTaint::from_key(&taint.key).is_some()) {
             // Removed at the controller's next pass after the prediction's instant (for a dump read
             // late, when it was taken): every deletion not due by then is cancelled.
-            let pending = |pod: &&mut super::PodPlan| pod.evict_at.is_some_and(|at| at >= prediction.at);
+            let pending = |pod: &&mut super::model::PodPlan| pod.evict_at.is_some_and(|at| at >= prediction.at);
             for pod in node.pods.iter_mut().filter(pending) {
                 pod.verdict = Verdict::Unaffected;
                 (pod.evict_at, pod.since, pod.basis, pod.toleration_seconds) = (None, None, None, None);
@@ -139,7 +139,7 @@ pub fn mark_recovering(
         // A pod already terminating stays shown so: its deletion was issued, and the taint's
         // removal does not take that back.
         let cancelled =
-            |pod: &&mut super::PodPlan| !pod.terminating() && pod.evict_at.is_some_and(|due| due > removed_by);
+            |pod: &&mut super::model::PodPlan| !pod.terminating() && pod.evict_at.is_some_and(|due| due > removed_by);
         for pod in node.pods.iter_mut().filter(cancelled) {
             pod.verdict = Verdict::Unaffected;
             (pod.evict_at, pod.evict_at_latest, pod.since, pod.basis, pod.toleration_seconds) =
@@ -231,7 +231,8 @@ mod tests {
         use std::sync::Arc;
 
         use crate::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-        use crate::plan::{Verdict, mark_recovering};
+        use crate::plan::model::Verdict;
+        use crate::plan::predicted::mark_recovering;
         use crate::replay::replay;
         use crate::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
 
