@@ -33,6 +33,9 @@ fn real_apiserver_follower_takes_over_when_the_leader_is_killed_and_each_pod_goe
     ]);
     let mut one = candidate(&plane);
     one.expect("one leads", |l| l["type"] == "leadership" && l["state"] == "leading");
+    // The taint must come after the leader's first sync: a taint it finds at start-up makes `late` due at
+    // once (a start that takes 4 s on a busy machine), never scheduled.
+    one.expect("the leader's initial sync", |l| l["type"] == "synced");
     let mut two = candidate(&plane);
     two.expect("two follows", |l| l["type"] == "leadership" && l["state"] == "following");
 
