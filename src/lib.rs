@@ -33,12 +33,15 @@
 
 pub mod cli;
 pub mod cluster;
+pub mod config;
 pub mod decode;
 pub use taint_evict_engine as engine;
 pub mod error;
 pub mod host;
+pub mod live;
 pub mod metrics;
 pub mod output;
 pub mod runtime;
+pub mod screen_size;
 pub mod selector;
 pub mod words;

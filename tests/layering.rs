@@ -174,6 +174,16 @@ fn output_types_know_nothing_of_the_command_line_parser() {
     assert!(found.is_empty(), "src/output must not depend on clap:\n{}", found.join("\n"));
 }
 
+#[test]
+fn the_command_line_parses_and_dispatches_with_no_event_loop_and_no_escape_codes() {
+    // Fixed: `cli/run.rs` and `cli/watch.rs` each started the live inputs and ran a loop, and wrote raw
+    // escape codes beside `output/redraw.rs`; the loops live in `src/live`, the codes in `output`.
+    let forbidden = ["loop {", "select!", "tokio::spawn", "\\x1b", "\\u{1b}", "\\033"];
+    let mut found = Vec::new();
+    scan(&repo().join("src/cli"), &forbidden, &mut found);
+    assert!(found.is_empty(), "src/cli parses the flags and dispatches:\n{}", found.join("\n"));
+}
+
 /// Module path (`["cluster", "watch"]`; the crate root is empty) → source text, for every file of `dir`
 /// but the binary's `main.rs`.
 fn modules(dir: &Path, path: &mut Vec<String>, found: &mut BTreeMap<Vec<String>, String>) {

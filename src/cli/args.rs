@@ -797,8 +797,8 @@ pub struct WatchArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::config;
-    use crate::cli::config::{Lifecycle, PlanConfig, connect_options};
+    use crate::cli::config::connect_options;
+    use crate::config::{Lifecycle, PlanConfig};
     use crate::engine::lifecycle::Flags;
     use clap::CommandFactory;
 
@@ -1061,10 +1061,10 @@ mod tests {
             let args: Vec<&str> = ["kubectl-taint_evict"].iter().chain(flag).copied().chain([value.as_str()]).collect();
             match Cli::try_parse_from(args) {
                 Ok(cli) => match cli.command {
-                    Command::Plan(args) if args.watch.enabled => drop(config::WatchConfig::new(&args)),
-                    Command::Plan(args) => drop(config::PlanConfig::new(&args)),
-                    Command::Explain(args) => drop(config::ExplainConfig::new(&args)),
-                    Command::Run(args) => drop(config::RunConfig::new(&args)),
+                    Command::Plan(args) if args.watch.enabled => drop(crate::config::WatchConfig::new(&args)),
+                    Command::Plan(args) => drop(crate::config::PlanConfig::new(&args)),
+                    Command::Explain(args) => drop(crate::config::ExplainConfig::new(&args)),
+                    Command::Run(args) => drop(crate::config::RunConfig::new(&args)),
                     Command::Completion { .. } => {}
                 },
                 // A usage error says what is wrong in its first line.

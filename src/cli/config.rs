@@ -5,44 +5,27 @@
 //! default resolved against the environment (`--color auto`, the terminal's width) is here; the
 //! commands take the configs and never read the clap structs.
 //!
-//! Owns: `PlanConfig`, `ExplainConfig`, `WatchConfig`, `RunConfig` and their parts. Uses: the clap
-//! structs, the engine's values, the output's formats, the cluster's connection options.
+//! Owns: the checks that build the configs (`crate::config`) from the clap structs. Uses: the clap
+//! structs, the configs, the output's formats, the cluster's connection options.
 
 use std::io::IsTerminal;
-use std::net::SocketAddr;
-use std::time::Duration;
 
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
-use crate::engine::devices::NEWEST_MINOR;
-use crate::engine::lifecycle::Flags;
-use crate::engine::snapshot::WhatIf;
-use crate::engine::time::Timestamp;
+use crate::config::{
+    DEFAULT_REQUEST_TIMEOUT, Election, ExplainConfig, ExplainOutput, GivenFlags, Input, Lifecycle, PlanConfig,
+    Printing, RunConfig, WatchConfig,
+};
 use crate::error::{Error, Result};
 use crate::output::jsonpath::JsonPath;
 use crate::output::template::{CustomColumns, Template};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};
-use crate::selector::Selector;
 
 use super::args::{
     ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, Output,
     PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SortKey, TemplateArg, TemplateKind,
 };
-use super::screen_size;
-
-/// How often a kubelet renews its node Lease by default (`nodeLeaseDurationSeconds` 40 / 4).
-pub const KUBELET_RENEW_INTERVAL: Duration = Duration::from_secs(10);
-
-/// `--request-timeout` when not given (kubectl waits forever by default; a command that may be run
-/// during an incident should not).
-pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The Kubernetes minor version whose controller defaults apply when the server's is not known (a
-/// dump, or a `/version` that could not be read).
-pub const DEFAULT_MINOR: u32 = 29;
-
-/// The first minor version with the `Lt`/`Gt` toleration operators (alpha).
-pub const COMPARISON_OPERATORS_MINOR: u32 = 35;
+use crate::screen_size;
 
 /// The connection options the cluster flags describe.
 #[must_use]
@@ -162,25 +145,6 @@ impl From<RunMode> for Mode {
     }
 }
 
-/// Where the snapshot comes from, the evaluation instant and the what-if taints.
-#[derive(Clone, Debug)]
-pub struct Input {
-    /// A dump to read (`-` for stdin) instead of the live cluster.
-    pub file: Option<String>,
-    /// `--now`; `None`: the current time.
-    pub now: Option<Timestamp>,
-    /// The what-if changes in the order they apply: additions, then removals.
-    pub what_if: Vec<WhatIf>,
-    /// `--down`: the nodes whose kubelets go silent now, in a what-if.
-    pub down: Vec<String>,
-    /// `--down-selector`: the nodes it selects go silent now too.
-    pub down_selector: Option<Selector>,
-    /// Read from etcd instead of the watch cache.
-    pub quorum_read: bool,
-    /// How to connect to the live cluster.
-    pub connect: ConnectOptions,
-}
-
 impl Input {
     /// The input flags, typed.
     #[must_use]
@@ -197,128 +161,24 @@ impl Input {
     }
 }
 
-impl Input {
-    /// Whether nodes go down in this what-if (`--down`, `--down-selector`): a game day.
-    #[must_use]
-    pub fn game_day(&self) -> bool {
-        !self.down.is_empty() || self.down_selector.is_some()
-    }
-}
-
-/// kube-controller-manager's node lifecycle flags as given, and when a Ready node counts as silent.
-#[derive(Clone, Debug)]
-pub struct Lifecycle {
-    given: LifecycleArgs,
-    /// `--silent-after`.
-    pub silent_after: Duration,
-}
-
 impl Lifecycle {
     /// The lifecycle flags, typed.
     #[must_use]
     pub fn new(args: &LifecycleArgs) -> Self {
-        Self { given: args.clone(), silent_after: args.silent_after }
-    }
-
-    /// What a value given means when it is out of the flag's sensible range: kube-controller-manager
-    /// validates none of these flags, and neither does this tool, but it says what such a value does.
-    #[must_use]
-    pub fn warnings(&self) -> Vec<String> {
-        let mut warnings = Vec::new();
-        if let Some(threshold) = self.given.unhealthy_zone_threshold.filter(|t| *t > 1.0) {
-            warnings.push(format!(
-                "--unhealthy-zone-threshold {threshold} is above 1: no zone can be partially disrupted (no share \
-                 of a zone's nodes reaches it), as in kube-controller-manager, which accepts it too"
-            ));
-        }
-        if let Some(minor) = self.given.kube_version.filter(|minor| *minor > NEWEST_MINOR) {
-            warnings.push(format!(
-                "--kube-version 1.{minor}: no release this build knows (the newest is 1.{NEWEST_MINOR}): its \
-                 controllers are taken to behave as 1.{NEWEST_MINOR}'s"
-            ));
-        }
-        warnings
-    }
-
-    /// Whether `Lt`/`Gt` tolerations match (kube-controller-manager's `TaintTolerationComparisonOperators`
-    /// gate), and whether that was assumed rather than given: given, as given; else on from
-    /// Kubernetes 1.35 (`minor`, the server's; a dump says none: on, as the newest does when a pod
-    /// with such a toleration exists at all), off before.
-    #[must_use]
-    pub fn comparison_operators(&self, minor: Option<u32>) -> (bool, bool) {
-        match self.given.feature_gates.and_then(|gates| gates.comparison_operators) {
-            Some(enabled) => (enabled, false),
-            None => (minor.is_none_or(|minor| minor >= COMPARISON_OPERATORS_MINOR), true),
+        Self {
+            given: GivenFlags {
+                node_monitor_period: args.node_monitor_period,
+                node_monitor_grace_period: args.node_monitor_grace_period,
+                node_eviction_rate: args.node_eviction_rate,
+                secondary_node_eviction_rate: args.secondary_node_eviction_rate,
+                unhealthy_zone_threshold: args.unhealthy_zone_threshold,
+                large_cluster_size_threshold: args.large_cluster_size_threshold,
+            },
+            silent_after: args.silent_after,
+            comparison_operators: args.feature_gates.and_then(|gates| gates.comparison_operators),
+            kube_version: args.kube_version,
         }
     }
-
-    /// The warning for `pods` pods with `Lt`/`Gt` tolerations, when their matching was assumed.
-    #[must_use]
-    pub fn comparison_warning(&self, pods: usize, minor: Option<u32>) -> Option<String> {
-        let (enabled, assumed) = self.comparison_operators(minor);
-        if pods == 0 || !assumed {
-            return None;
-        }
-        let pods = if pods == 1 { "1 pod has".to_owned() } else { format!("{pods} pods have") };
-        Some(if enabled {
-            format!(
-                "{pods} Lt/Gt tolerations: matched as kube-controller-manager does with its \
-                 TaintTolerationComparisonOperators gate on (the API server admitted them, so its gate is on); if the \
-                 controller's is off, say so with --feature-gates TaintTolerationComparisonOperators=false"
-            )
-        } else {
-            format!(
-                "{pods} Lt/Gt tolerations: they match nothing, as before Kubernetes 1.{COMPARISON_OPERATORS_MINOR}; if the \
-                 controller has the gate on, say so with --feature-gates TaintTolerationComparisonOperators=true"
-            )
-        })
-    }
-
-    /// `--kube-version`'s minor version, when given.
-    #[must_use]
-    pub fn kube_version(&self) -> Option<u32> {
-        self.given.kube_version
-    }
-
-    /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`
-    /// (1.29 when `None`).
-    #[must_use]
-    pub fn flags(&self, minor: Option<u32>) -> Flags {
-        let defaults = Flags::defaults_for(minor.unwrap_or(DEFAULT_MINOR));
-        let given = &self.given;
-        Flags {
-            node_monitor_period: given.node_monitor_period.unwrap_or(defaults.node_monitor_period),
-            node_monitor_grace_period: given.node_monitor_grace_period.unwrap_or(defaults.node_monitor_grace_period),
-            node_eviction_rate: given.node_eviction_rate.unwrap_or(defaults.node_eviction_rate),
-            secondary_node_eviction_rate: given
-                .secondary_node_eviction_rate
-                .unwrap_or(defaults.secondary_node_eviction_rate),
-            unhealthy_zone_threshold: given.unhealthy_zone_threshold.unwrap_or(defaults.unhealthy_zone_threshold),
-            large_cluster_size_threshold: given
-                .large_cluster_size_threshold
-                .unwrap_or(defaults.large_cluster_size_threshold),
-            ..defaults
-        }
-    }
-}
-
-/// `plan` (without `-w`), validated.
-#[derive(Clone, Debug)]
-pub struct PlanConfig {
-    /// The nodes named, without repeats, in their first order.
-    pub nodes: Vec<String>,
-    /// `-l`.
-    pub selector: Option<Selector>,
-    /// The snapshot's source, instant and what-if taints.
-    pub input: Input,
-    /// `-n`: only this namespace's pods are shown.
-    pub namespace: Option<String>,
-    /// `-o`.
-    pub format: OutputFormat,
-    /// How the human forms are laid out.
-    pub view: View,
-    /// The node lifecycle flags.
-    pub lifecycle: Lifecycle,
 }
 
 impl PlanConfig {
@@ -385,36 +245,6 @@ fn check_view(format: &OutputFormat, summary: bool, timeline: bool) -> Result<()
     Ok(())
 }
 
-/// How `explain` prints.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ExplainOutput {
-    /// Sentences.
-    Text,
-    /// The `EvictionExplanation` document.
-    Json,
-    /// The same document as YAML.
-    Yaml,
-    /// A kubectl template over the JSON document (one row for custom columns).
-    Template(Template),
-}
-
-/// `explain`, validated.
-#[derive(Clone, Debug)]
-pub struct ExplainConfig {
-    /// The pod.
-    pub pod: String,
-    /// `-n`; `None`: the kubeconfig context's, or `default` for a dump.
-    pub namespace: Option<String>,
-    /// The snapshot's source, instant and what-if taints.
-    pub input: Input,
-    /// `-o`.
-    pub format: ExplainOutput,
-    /// The node lifecycle flags.
-    pub lifecycle: Lifecycle,
-    /// The width the text is wrapped to (`COLUMNS`, else the terminal's); `None`: not wrapped.
-    pub width: Option<usize>,
-}
-
 impl ExplainConfig {
     /// `explain`'s flags, typed.
     ///
@@ -436,29 +266,6 @@ impl ExplainConfig {
             width: screen_size::table_width(),
         })
     }
-}
-
-/// `plan -w`, validated.
-#[derive(Clone, Debug)]
-pub struct WatchConfig {
-    /// The nodes named.
-    pub nodes: Vec<String>,
-    /// `-l`.
-    pub selector: Option<Selector>,
-    /// How to connect.
-    pub connect: ConnectOptions,
-    /// `-n`: only this namespace's pods are shown.
-    pub namespace: Option<String>,
-    /// `-o json`: JSON lines even on a terminal.
-    pub json: bool,
-    /// `-o jsonpath=…` or `custom-columns=…`: each JSON line printed through it.
-    pub template: Option<Template>,
-    /// A custom-columns table's header (`--no-headers` takes it away).
-    pub headers: bool,
-    /// The colour of the live screen.
-    pub color: ColorMode,
-    /// The node lifecycle flags, for the expected taints of silent nodes.
-    pub lifecycle: Lifecycle,
 }
 
 impl WatchConfig {
@@ -514,28 +321,11 @@ impl WatchConfig {
     }
 }
 
-/// How `run` prints its events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Printing {
-    /// Text lines for people; on a terminal, the next deletions stay listed under the log, their
-    /// countdowns redrawn every second.
-    Text {
-        /// Colour or not.
-        color: ColorMode,
-        /// The live view under the log.
-        live: bool,
-    },
-    /// JSON Lines (`-o json`).
-    Json,
-    /// Log records (`--log-format`).
-    Log(LogFormat),
-}
-
 impl Printing {
     fn new(args: &RunArgs) -> Self {
         let stdout_is_tty = std::io::stdout().is_terminal();
         match (args.log_format, args.output) {
-            (Some(format), _) => Self::Log(format),
+            (Some(format), _) => Self::Log { json: format == LogFormat::Json },
             (None, Some(RunFormat::Json)) => Self::Json,
             (None, Some(RunFormat::Text)) => Self::Text { color: color(args.color), live: stdout_is_tty },
             // Without -o: text for a person at a terminal, JSON Lines for a pipe or a log collector.
@@ -543,21 +333,6 @@ impl Printing {
             (None, None) => Self::Json,
         }
     }
-}
-
-/// `run`'s leader election, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Election {
-    /// The Lease's name.
-    pub lease_name: String,
-    /// The Lease's namespace; `None`: the kubeconfig context's.
-    pub namespace: Option<String>,
-    /// How long a claim lasts without renewal.
-    pub lease_duration: Duration,
-    /// How long a leader tries to renew before it stops deciding.
-    pub renew_deadline: Duration,
-    /// How often the lease is tried and renewed.
-    pub retry_period: Duration,
 }
 
 impl Election {
@@ -587,45 +362,6 @@ impl Election {
             retry_period: args.leader_elect_retry_period,
         }))
     }
-}
-
-/// `run`, validated.
-#[derive(Clone, Debug)]
-pub struct RunConfig {
-    /// The nodes named.
-    pub nodes: Vec<String>,
-    /// `-l`.
-    pub selector: Option<Selector>,
-    /// `-n`: only this namespace's pods are watched and enforced.
-    pub namespace: Option<String>,
-    /// Write nothing.
-    pub dry_run: bool,
-    /// How a due pod is removed.
-    pub mode: Mode,
-    /// Restart every countdown at start.
-    pub restart_countdowns: bool,
-    /// Deletions in flight at once.
-    pub concurrency: usize,
-    /// At most this many deletions per window.
-    pub max_deletions: Option<(u32, Duration)>,
-    /// Never delete the last ready replica of a workload.
-    pub keep_last_ready: bool,
-    /// Writes per second; 0: unlimited.
-    pub qps: f64,
-    /// Writes that may go at once.
-    pub burst: u32,
-    /// How to connect.
-    pub connect: ConnectOptions,
-    /// How events are printed.
-    pub printing: Printing,
-    /// The leader election; `None`: this instance always decides.
-    pub election: Option<Election>,
-    /// Where to serve /metrics; `None`: off.
-    pub metrics_bind_address: Option<SocketAddr>,
-    /// The node lifecycle flags.
-    pub lifecycle: Lifecycle,
-    /// Enforce DRA device taints too.
-    pub device_taints: bool,
 }
 
 impl RunConfig {
@@ -659,6 +395,8 @@ impl RunConfig {
 #[cfg(test)]
 mod tests {
     use clap::Parser;
+
+    use std::time::Duration;
 
     use super::*;
     use crate::cli::{Cli, Command};

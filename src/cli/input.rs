@@ -14,13 +14,13 @@ use crate::engine::devices::Devices;
 use crate::engine::lifecycle::NodeHealth;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::snapshot::{Snapshot, TolerationsWritten};
-use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::output::ClockDoc;
 use crate::runtime::skew::Estimate;
 use crate::selector::Selector;
 
-use super::config::Input;
+use crate::config::Input;
 
 /// A snapshot and a name for where it came from (for messages).
 pub struct Loaded {
@@ -288,21 +288,4 @@ pub fn now(args: &Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
         }
         None => (crate::runtime::Clock::system().now(), None),
     }
-}
-
-/// The warning that this machine's clock is more than a second off the control plane's.
-#[must_use]
-pub fn skew_warning(estimate: &Estimate) -> Option<String> {
-    let offset = estimate.offset();
-    if offset.abs() <= NANOS_PER_SECOND {
-        return None;
-    }
-    let seconds = |nanos: i64| nanos.unsigned_abs() as f64 / 1e9;
-    let side = if offset > 0 { "ahead of" } else { "behind" };
-    Some(format!(
-        "this machine's clock is {:.1} s {side} the control plane (±{:.2} s, {}): times below are the control plane's",
-        seconds(offset),
-        seconds(estimate.uncertainty()),
-        estimate.source.describe(),
-    ))
 }

@@ -5,18 +5,15 @@
 //! Owns: the flags, their validation, and the glue of each command. Uses: every other module.
 
 mod args;
-mod closed;
 pub mod complete;
 pub mod config;
 mod future;
 pub mod input;
 pub mod plan;
-pub mod run;
-pub mod screen_size;
-pub mod watch;
 
 pub use args::*;
 
+use crate::config::{ExplainConfig, PlanConfig, RunConfig, WatchConfig};
 use crate::error::Result;
 
 /// The hidden first argument that switches to kubectl's completion protocol (kept out of the clap
@@ -31,10 +28,10 @@ pub fn run(cli: Cli) -> Result<()> {
     };
     init_diagnostics(log_format);
     match cli.command {
-        Command::Plan(args) if args.watch.enabled => watch::watch(&config::WatchConfig::new(&args)?),
-        Command::Plan(args) => plan::plan(&config::PlanConfig::new(&args)?),
-        Command::Explain(args) => plan::explain(&config::ExplainConfig::new(&args)?),
-        Command::Run(args) => run::run(&config::RunConfig::new(&args)?),
+        Command::Plan(args) if args.watch.enabled => crate::live::watch(&WatchConfig::new(&args)?),
+        Command::Plan(args) => plan::plan(&PlanConfig::new(&args)?),
+        Command::Explain(args) => plan::explain(&ExplainConfig::new(&args)?),
+        Command::Run(args) => crate::live::run(&RunConfig::new(&args)?),
         Command::Completion { shell } => complete::print_script(shell),
     }
 }

@@ -21,10 +21,11 @@ use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_vie
 use crate::selector::Selector;
 use crate::words::printable;
 
-use super::config::{ExplainConfig, ExplainOutput, KUBELET_RENEW_INTERVAL, Lifecycle, PlanConfig};
 use super::future::{self, NowFrom};
-use super::input::{Loaded, Source, Want, load, now, pod_hint, skew_warning};
+use super::input::{Loaded, Source, Want, load, now, pod_hint};
 use crate::cluster::NodeSelection;
+use crate::config::{ExplainConfig, ExplainOutput, KUBELET_RENEW_INTERVAL, Lifecycle, PlanConfig};
+use crate::runtime::skew::Estimate;
 
 /// The nodes to report, as indices into the snapshot, in output order.
 /// Without NODE or -l: the nodes with a NoExecute taint, and those `shown` besides (the node
@@ -215,10 +216,10 @@ impl Foreseen {
 
 /// The evaluation instant and how the control plane's time was read. Warns once when this machine's
 /// clock is more than a second off it, and for each kind of stamp in the input later than it.
-fn evaluated_at(input: &super::config::Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
+fn evaluated_at(input: &crate::config::Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
     let (now, clock) = now(input, loaded);
     let estimate = loaded.time.and_then(|time| time.estimate).filter(|_| clock.is_some());
-    if let Some(warning) = estimate.as_ref().and_then(skew_warning) {
+    if let Some(warning) = estimate.as_ref().and_then(Estimate::warning) {
         eprintln!("warning: {warning}");
     }
     let from = match (input.now, &loaded.time) {
@@ -296,7 +297,7 @@ struct Prepared {
 
 impl Prepared {
     /// Loads what `want` needs; for `plan` (`Want::Nodes`), a dump without nodes is refused first.
-    fn load(input: &super::config::Input, config: &Lifecycle, want: Want<'_>) -> Result<(Self, String)> {
+    fn load(input: &crate::config::Input, config: &Lifecycle, want: Want<'_>) -> Result<(Self, String)> {
         for warning in config.warnings() {
             eprintln!("warning: {warning}");
         }
@@ -378,7 +379,7 @@ impl Prepared {
 }
 
 /// What the what-if flags assumed (`down`: the nodes going down); `None` without them.
-fn assumed(input: &super::config::Input, down: &[String]) -> Option<Assumed> {
+fn assumed(input: &crate::config::Input, down: &[String]) -> Option<Assumed> {
     let down: Vec<NodeName> = down.iter().map(|name| name.as_str().into()).collect();
     let down_selector = input.down_selector.as_ref().map(|selector| selector.as_str().to_owned());
     let changes = input.what_if.clone();

@@ -107,9 +107,49 @@ pub fn frame(lines: &[String], size: TermSize) -> String {
     out
 }
 
+/// Clears the screen and hides the cursor: a full-screen view (`plan -w`) begins.
+pub const ENTER_SCREEN: &str = "\u{1b}[H\u{1b}[2J\u{1b}[?25l";
+
+/// Shows the cursor again under the last frame: a full-screen view ends.
+pub const LEAVE_SCREEN: &str = "\u{1b}[?25h\r\n";
+
+/// Replaces the `drawn` lines of a live block under a log (`run`'s next deletions) with `lines`,
+/// each cut to `columns`; returns how many are drawn now.
+///
+/// Each line is cut to the terminal's width (read at every redraw by the caller: it may be resized):
+/// a longer line would wrap onto a second row, and moving back `drawn` lines would leave its first
+/// row behind.
+pub fn block(out: &mut impl std::io::Write, drawn: usize, lines: &[String], columns: usize) -> usize {
+    if drawn > 0 {
+        // Move to the block's first line and clear it and everything below.
+        let _ = write!(out, "\u{1b}[{drawn}F\u{1b}[J");
+    }
+    for line in lines {
+        let _ = writeln!(out, "{}", fit(line, columns));
+    }
+    let _ = out.flush();
+    lines.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_lines_are_cut_to_the_terminal_width_so_moving_back_over_them_leaves_no_copy() {
+        // Fixed: at 80 columns the status line wrapped, and each redraw left a copy of it.
+        let lines = vec![format!("── {} ──", "9 scheduled, 0 deleted · ".repeat(5)), "  in 5s  web/a on n1".to_owned()];
+        let mut out = Vec::new();
+        let drawn = block(&mut out, 0, &lines, 80);
+        let drawn = block(&mut out, drawn, &lines, 80);
+        assert_eq!(drawn, 2);
+        let text = String::from_utf8(out).expect("UTF-8");
+        assert!(text.contains("\x1b[2F\x1b[J"), "{text:?}");
+        for line in text.split('\n') {
+            let line = line.replace("\x1b[2F\x1b[J", "");
+            assert!(visible_width(&line) < 80, "{line}");
+        }
+    }
 
     #[test]
     fn fit_cuts_to_one_column_less_than_the_width_and_keeps_colours_whole() {

@@ -123,6 +123,24 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// The warning that this machine's clock is more than a second off the control plane's.
+    #[must_use]
+    pub fn warning(&self) -> Option<String> {
+        let offset = self.offset();
+        if offset.abs() <= NANOS_PER_SECOND {
+            return None;
+        }
+        let seconds = |nanos: i64| nanos.unsigned_abs() as f64 / 1e9;
+        let side = if offset > 0 { "ahead of" } else { "behind" };
+        Some(format!(
+            "this machine's clock is {:.1} s {side} the control plane (±{:.2} s, {}): times below are the control \
+             plane's",
+            seconds(offset),
+            seconds(self.uncertainty()),
+            self.source.describe(),
+        ))
+    }
+
     /// The most likely offset: the middle of the interval.
     #[must_use]
     pub fn offset(&self) -> i64 {

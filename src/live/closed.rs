@@ -4,7 +4,7 @@
 //! after it; anything else (a file, a terminal, a socket) says so when a write fails.
 
 /// Resolves when stdout is a pipe whose reader has closed it; otherwise never.
-pub(super) async fn closed() {
+pub async fn closed() {
     #[cfg(unix)]
     if let Some(pipe) = watched() {
         // A pipe without readers is an error to epoll (EPOLLERR), with no write needed.

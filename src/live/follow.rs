@@ -8,40 +8,30 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::config::WatchConfig;
-use super::screen_size;
-use crate::cluster;
-use crate::cluster::timekeeping;
-use crate::cluster::watch::{self, NodeScope};
+use super::inputs::{self, Live, Nodes, Reading};
+use super::signal::interrupted;
+use crate::cluster::watch::Watches;
+use crate::config::WatchConfig;
 use crate::engine::observe::{Observed, Seen};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
-use crate::output::redraw::frame;
+use crate::output::redraw::{ENTER_SCREEN, LEAVE_SCREEN, frame};
 use crate::output::watch::{WatchView, to_json};
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{Driver, NodeChange, PodChange, Step};
+use crate::screen_size::size;
 
 /// How often the screen's countdowns are redrawn.
 const TICK: Duration = Duration::from_millis(250);
 
 /// `kubectl taint-evict plan -w`.
+///
+/// # Errors
+/// A connection or RBAC failure at start, a watch failing for good, a template failing on a line.
 pub fn watch(args: &WatchConfig) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Runtime(e.to_string()))?;
-    runtime.block_on(follow(args))
-}
-
-fn scope(args: &WatchConfig) -> NodeScope {
-    match (&args.selector, args.nodes.is_empty()) {
-        (Some(selector), _) => NodeScope::Labels(selector.clone()),
-        (None, false) => NodeScope::Named(args.nodes.clone()),
-        (None, true) => NodeScope::All,
-    }
+    inputs::runtime()?.block_on(follow(args))
 }
 
 /// Where changes are shown.
@@ -127,7 +117,7 @@ impl Printer {
                 }
                 *dirty = false;
                 *drawn_at = Some(now);
-                let size = screen_size::size();
+                let size = size();
                 frame(&view.render(now, size, *color), size).into_bytes()
             }
         };
@@ -142,30 +132,26 @@ impl Printer {
     fn start(&mut self) {
         if let Screen::Live { .. } = self.screen {
             // Clear the screen, hide the cursor.
-            let _ = self.out.write_all(b"\x1b[H\x1b[2J\x1b[?25l");
+            let _ = self.out.write_all(ENTER_SCREEN.as_bytes());
         }
     }
 
     fn finish(&mut self) {
         if let Screen::Live { .. } = self.screen {
             // The last screen stays; the cursor comes back under it.
-            let _ = self.out.write_all(b"\x1b[?25h\r\n");
+            let _ = self.out.write_all(LEAVE_SCREEN.as_bytes());
         }
         let _ = self.out.flush();
     }
 }
 
 async fn follow(args: &WatchConfig) -> Result<()> {
-    let connection = cluster::connect(&args.connect).await?;
-    // Fail now, with the denied verb and resource, rather than retrying a watch forever.
-    cluster::snapshot::preflight(&connection, args.selector.as_ref().map(|s| s.as_str()), None).await?;
-    let controller_acquired = cluster::read_controller_acquired(&connection).await?;
-    // The control plane's time, read off the answers as they come.
-    let clock = connection.time.clock().clone();
-    let narrowed = timekeeping::narrow_in_background(&connection);
-    timekeeping::keep(&connection);
-    let live = std::io::stdout().is_terminal() && !args.json && args.template.is_none();
-    let screen = if live {
+    let nodes = Nodes { names: &args.nodes, selector: args.selector.as_ref() };
+    // Every namespace is watched; `-n` filters what is shown.
+    let live = Live::connect(&args.connect, nodes, None, Reading::Middle).await?;
+    let clock = live.clock.clone();
+    let tty = std::io::stdout().is_terminal() && !args.json && args.template.is_none();
+    let screen = if tty {
         Screen::Live { view: WatchView::default(), color: args.color, dirty: true, drawn_at: None }
     } else {
         let template = args.template.clone().map(|t| Box::new(crate::output::template::Printer::new(t, args.headers)));
@@ -174,22 +160,20 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let mut printer =
         Printer { screen, namespace: args.namespace.clone(), out: std::io::stdout(), closed: false, failure: None };
     let (report_tx, mut reports) = mpsc::unbounded_channel();
+    let history = live.history().await?;
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
-    let shown = super::run::Shown { selector: args.selector.as_ref(), nodes: &args.nodes };
-    let minor =
-        super::run::foresee_nodes(&connection, shown, &args.lifecycle, &report_tx, clock.clone(), narrowed).await?;
+    let minor = live.foresee(nodes, &args.lifecycle, &report_tx).await?;
     let metrics = Arc::new(Metrics::new());
-    let watch::Watches { nodes, pods, mut fatal, .. } =
-        watch::spawn(&connection.client, scope(args), None, report_tx.clone(), clock.clone(), metrics, None);
-    let pods = super::run::gate_comparison_operators(pods, &args.lifecycle, minor, report_tx, clock.clone());
-    let mut driver = Driver::new(nodes, pods, clock.clone());
+    let Watches { nodes: node_changes, pods, mut fatal, .. } =
+        live.watch(nodes, None, &args.lifecycle, minor, &report_tx, metrics, None);
+    drop(report_tx);
+    let mut driver = Driver::new(node_changes, pods, clock.clone());
     let mut failure = None;
-    let not_ready = cluster::snapshot::every_not_ready_since(&connection).await.unwrap_or_default();
     let monitor_period = args.lifecycle.flags(minor).node_monitor_period;
-    let edited = cluster::snapshot::every_tolerations_written(&connection).await;
-    let mut observer =
-        crate::host::observer(controller_acquired).with_not_ready(not_ready, monitor_period).with_edited(edited);
-    let shutdown = super::run::interrupted();
+    let mut observer = crate::host::observer(history.controller_acquired)
+        .with_not_ready(history.not_ready, monitor_period)
+        .with_edited(history.edited);
+    let shutdown = interrupted();
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(TICK);
     let mut text = Vec::new();
@@ -226,7 +210,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 RunEvent::Foreseen(_) if !observer.is_synced() => foreseen.push(report),
                 _ => printer.report(&report, &mut text),
             },
-            _ = tick.tick(), if live => {}
+            _ = tick.tick(), if tty => {}
         }
         while let Some(seen) = observer.poll_seen() {
             printer.seen(&seen, &mut text);

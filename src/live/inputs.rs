@@ -1,0 +1,265 @@
+//! The live inputs, started once and in one order for `run` and `plan -w`: the connection (RBAC
+//! checked up front), the control plane's clock kept and narrowed, what the watches cannot show (the
+//! controller manager's restart, the nodes' not-ready spells, tolerations edited mid-countdown), the
+//! node lifecycle controller's taints foreseen, and the watches, `Lt`/`Gt` gated as the controller
+//! reads them.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch as channel};
+
+use crate::cluster::watch::{self, NodeScope, Served, Watches};
+use crate::cluster::{self, ConnectOptions, Connection, lifecycle};
+use crate::config::Lifecycle;
+use crate::engine::model::{NodeName, PodKey};
+use crate::engine::snapshot::TolerationsWritten;
+use crate::engine::time::Timestamp;
+use crate::error::{Error, Result};
+use crate::metrics::Metrics;
+use crate::runtime::report::{Report, RunEvent};
+use crate::runtime::{Asked, Clock, PodChange};
+use crate::selector::Selector;
+
+/// A multi-threaded runtime of two workers, as both live commands use.
+///
+/// # Errors
+/// When the runtime cannot be built.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(e.to_string()))
+}
+
+/// The nodes a live command follows: those of `selector`, else those named, else every node.
+#[derive(Clone, Copy)]
+pub struct Nodes<'a> {
+    /// The nodes named.
+    pub names: &'a [String],
+    /// `-l`.
+    pub selector: Option<&'a Selector>,
+}
+
+impl Nodes<'_> {
+    /// The node watch's scope.
+    pub fn scope(self) -> NodeScope {
+        match (self.selector, self.names.is_empty()) {
+            (Some(selector), _) => NodeScope::Labels(selector.clone()),
+            (None, false) => NodeScope::Named(self.names.to_vec()),
+            (None, true) => NodeScope::All,
+        }
+    }
+
+    /// The nodes whose expected taints are reported.
+    fn shown(self) -> lifecycle::Shown {
+        match (self.selector, self.names.is_empty()) {
+            (Some(selector), _) => lifecycle::Shown::Labels(selector.clone()),
+            (None, false) => lifecycle::Shown::Named(self.names.to_vec()),
+            (None, true) => lifecycle::Shown::All,
+        }
+    }
+
+    /// The nodes asked for, for the runtime to say when a list lacks them.
+    pub fn asked(self) -> Asked {
+        match (self.selector, self.names.is_empty()) {
+            (Some(selector), _) => Asked::Selected(selector.as_str().to_owned()),
+            (None, false) => Asked::Named(self.names.iter().map(|name| name.as_str().into()).collect()),
+            (None, true) => Asked::Every,
+        }
+    }
+
+    /// The nodes in words (`run`'s first line).
+    pub fn described(self) -> String {
+        match (self.selector, self.names.is_empty()) {
+            (Some(selector), _) => format!("nodes matching \"{selector}\""),
+            (None, false) => format!("nodes {}", self.names.join(", ")),
+            (None, true) => "every node".to_owned(),
+        }
+    }
+}
+
+/// How the control plane's clock is read while a live command runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// The middle of the estimate (`plan -w`: what is shown).
+    Middle,
+    /// The latest instant the control plane's clock can read (`run`: a deletion is never early).
+    Latest,
+}
+
+/// What the watches cannot show, read once at start.
+pub struct History {
+    /// When the controller manager last acquired its Lease (its countdowns restarted then).
+    pub controller_acquired: Option<Timestamp>,
+    /// The nodes' not-ready spells (a swapped taint's first countdown).
+    pub not_ready: BTreeMap<NodeName, Timestamp>,
+    /// The pods whose tolerations were edited mid-countdown, with their owner's template.
+    pub edited: BTreeMap<PodKey, TolerationsWritten>,
+}
+
+/// The connection and the control plane's clock, started.
+pub struct Live {
+    /// The connection.
+    pub connection: Connection,
+    /// The control plane's clock, as this machine keeps it.
+    pub clock: Clock,
+    /// Turns `true` once the clock was narrowed: nothing is decided or predicted before.
+    pub narrowed: channel::Receiver<bool>,
+}
+
+impl Live {
+    /// Connects (saying so on a terminal's stderr until the server answers), checks RBAC for the
+    /// watches up front (the denied verb and resource, rather than a watch retried forever), and
+    /// starts keeping the clock to the control plane's and narrowing it.
+    ///
+    /// # Errors
+    /// The connection's, or the preflight's denial.
+    pub async fn connect(
+        options: &ConnectOptions,
+        nodes: Nodes<'_>,
+        namespace: Option<&str>,
+        reading: Reading,
+    ) -> Result<Self> {
+        let connection = cluster::connect(options).await?;
+        if std::io::stderr().is_terminal() {
+            // Nothing else is printed until the server answers (or --request-timeout runs out).
+            eprintln!("connecting to {}…", crate::words::printable(&connection.server));
+        }
+        cluster::snapshot::preflight(&connection, nodes.selector.map(Selector::as_str), namespace).await?;
+        if reading == Reading::Latest {
+            connection.time.follow_latest();
+        }
+        let clock = connection.time.clock().clone();
+        // Kept from now on (the controller manager's Lease followed), narrowed while the rest starts.
+        cluster::timekeeping::keep(&connection);
+        let narrowed = cluster::timekeeping::narrow_in_background(&connection);
+        Ok(Self { connection, clock, narrowed })
+    }
+
+    /// Reads what the watches cannot show.
+    ///
+    /// # Errors
+    /// The controller manager's Lease could not be read.
+    pub async fn history(&self) -> Result<History> {
+        let controller_acquired = cluster::read_controller_acquired(&self.connection).await?;
+        let not_ready = cluster::snapshot::every_not_ready_since(&self.connection).await.unwrap_or_default();
+        let edited = cluster::snapshot::every_tolerations_written(&self.connection).await;
+        Ok(History { controller_acquired, not_ready, edited })
+    }
+
+    /// Starts reporting the node lifecycle controller's expected taints of the nodes shown: read now,
+    /// predicted once the clock is narrowed (`run` never taints nodes). Returns the minor version to
+    /// follow (`--kube-version`, else the server's `/version`), for the other defaults that follow it.
+    ///
+    /// # Errors
+    /// The controller manager's Lease could not be read.
+    pub async fn foresee(
+        &self,
+        nodes: Nodes<'_>,
+        config: &Lifecycle,
+        report: &mpsc::UnboundedSender<Report>,
+    ) -> Result<Option<u32>> {
+        let connection = &self.connection;
+        let (minor, controller, leases) = tokio::join!(
+            cluster::snapshot::read_server_minor(connection),
+            cluster::snapshot::read_controller_health(connection),
+            cluster::snapshot::node_leases_readable(connection),
+        );
+        // `--kube-version` names the version whose controllers to follow, as for `plan`.
+        let minor = config.kube_version().or(minor);
+        if let Err(message) = &leases {
+            self.warn(report, message.clone());
+        }
+        let settings = lifecycle::Settings {
+            flags: config.flags(minor),
+            silent_after: config.silent_after,
+            controller: controller?,
+            leases: leases.is_ok(),
+            shown: nodes.shown(),
+        };
+        lifecycle::spawn(&connection.client, settings, report.clone(), self.clock.clone(), self.narrowed.clone());
+        Ok(minor)
+    }
+
+    /// Starts the node and pod watches (and the DRA objects' when `devices` says which versions serve
+    /// them), the pods read as the controller reads them: `Lt`/`Gt` tolerations match only with its
+    /// `TaintTolerationComparisonOperators` gate on (`--feature-gates`, else by the server's version).
+    #[allow(clippy::too_many_arguments)]
+    pub fn watch(
+        &self,
+        nodes: Nodes<'_>,
+        namespace: Option<&str>,
+        config: &Lifecycle,
+        minor: Option<u32>,
+        report: &mpsc::UnboundedSender<Report>,
+        metrics: Arc<Metrics>,
+        devices: Option<&Served>,
+    ) -> Watches {
+        let Watches { nodes: node_changes, pods, devices, fatal } = watch::spawn(
+            &self.connection.client,
+            nodes.scope(),
+            namespace,
+            report.clone(),
+            self.clock.clone(),
+            metrics,
+            devices,
+        );
+        let pods = gate_comparison_operators(pods, config, minor, report.clone(), self.clock.clone());
+        Watches { nodes: node_changes, pods, devices, fatal }
+    }
+
+    /// Waits for the clock's narrowing; then says how far off this machine's clock is, if more than a
+    /// second.
+    pub async fn narrowed(&self, report: &mpsc::UnboundedSender<Report>) {
+        let _ = self.narrowed.clone().wait_for(|narrowed| *narrowed).await;
+        if let Some(message) = self.connection.time.estimate().as_ref().and_then(|estimate| estimate.warning()) {
+            self.warn(report, message);
+        }
+    }
+
+    /// Reports a warning, stamped with the control plane's time.
+    pub fn warn(&self, report: &mpsc::UnboundedSender<Report>, message: String) {
+        let _ = report.send(Report { at: self.clock.now(), event: RunEvent::Warning { message } });
+    }
+}
+
+/// The pods as kube-controller-manager reads them: `Lt`/`Gt` tolerations match only with its
+/// `TaintTolerationComparisonOperators` gate on. When that was assumed, the first list's pods with
+/// such tolerations are warned about, once.
+fn gate_comparison_operators(
+    mut pods: mpsc::Receiver<PodChange>,
+    config: &Lifecycle,
+    minor: Option<u32>,
+    report: mpsc::UnboundedSender<Report>,
+    clock: Clock,
+) -> mpsc::Receiver<PodChange> {
+    let (enabled, _) = config.comparison_operators(minor);
+    let config = config.clone();
+    let (tx, gated) = mpsc::channel(1024);
+    tokio::spawn(async move {
+        let mut warned = false;
+        while let Some(mut change) = pods.recv().await {
+            match &mut change {
+                PodChange::Listed(list) => {
+                    let comparing =
+                        list.iter_mut().map(|pod| pod.gate_comparison_operators(enabled)).filter(|c| *c).count();
+                    if !warned && let Some(message) = config.comparison_warning(comparing, minor) {
+                        let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+                        warned = true;
+                    }
+                }
+                PodChange::Applied(pod) => {
+                    pod.gate_comparison_operators(enabled);
+                }
+                PodChange::Deleted(_) | PodChange::Interrupted | PodChange::Resumed => {}
+            }
+            if tx.send(change).await.is_err() {
+                return;
+            }
+        }
+    });
+    gated
+}

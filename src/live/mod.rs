@@ -1,0 +1,17 @@
+//! The live commands, `run` and `plan -w`: the cluster's inputs started once, in one order, for both
+//! ([`inputs`]), then `run` enforcing what the engine decides ([`enforce`]) or `plan -w` showing it
+//! ([`follow`]). The event loops and the tasks that print live here; the renderers they call are in
+//! `output`, the engine's driver in `runtime`, the watches in `cluster`.
+//!
+//! Owns: the start-up order, the printers' loops, the signals that stop them. Uses: cluster, runtime,
+//! output, metrics, config.
+
+mod closed;
+mod enforce;
+mod follow;
+mod inputs;
+mod print;
+mod signal;
+
+pub use enforce::run;
+pub use follow::watch;
