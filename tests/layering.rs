@@ -184,6 +184,15 @@ fn the_command_line_parses_and_dispatches_with_no_event_loop_and_no_escape_codes
     assert!(found.is_empty(), "src/cli parses the flags and dispatches:\n{}", found.join("\n"));
 }
 
+#[test]
+fn one_node_watch_in_the_plugin() {
+    // Fixed: `cluster/lifecycle.rs` opened a second watch of every node, typed, beside the engine's.
+    let mut found = Vec::new();
+    scan(&repo().join("src"), &["Api::<WatchedNode>", "Api::<Node>", "v1::Node;", "v1::Node}"], &mut found);
+    assert_eq!(found.len(), 1, "one node watch, in src/cluster/watch:\n{}", found.join("\n"));
+    assert!(found[0].contains("src/cluster/watch/mod.rs"), "{found:?}");
+}
+
 /// Module path (`["cluster", "watch"]`; the crate root is empty) → source text, for every file of `dir`
 /// but the binary's `main.rs`.
 fn modules(dir: &Path, path: &mut Vec<String>, found: &mut BTreeMap<Vec<String>, String>) {

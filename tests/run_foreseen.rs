@@ -144,3 +144,42 @@ fn plan_watch_shows_a_silent_nodes_taint_window_as_plan_does() {
     watch.signal("-INT");
     assert_eq!(watch.child.wait().expect("plan -w exits").code(), Some(0));
 }
+
+/// The LISTs and WATCHes of nodes a command made (the start's permission check, `limit=1`, aside).
+fn node_reads(server: &FakeApiServer) -> (usize, usize) {
+    let requests = server.requests();
+    let nodes: Vec<_> =
+        requests.iter().filter(|r| r.method == "GET" && r.path == "/api/v1/nodes" && r.param("limit") != "1").collect();
+    (nodes.iter().filter(|r| !r.is_watch()).count(), nodes.iter().filter(|r| r.is_watch()).count())
+}
+
+#[test]
+fn one_node_watch_feeds_the_engine_and_the_foresight_of_run_and_plan_watch() {
+    // Fixed: the foresight opened a second watch of every node beside the engine's, and decoded
+    // each node twice over. One watch of every node now feeds both: the engine follows the node
+    // named, the foresight counts every node's zone and shows the one named.
+    for watch in [false, true] {
+        let server = cluster(if watch { "one-node-watch-plan" } else { "one-node-watch-run" });
+        let mut running = if watch {
+            let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+            let mut command = crate::util::command();
+            command.args(["plan", "-w", "n1", "--silent-after", "30s", "--kubeconfig", &kubeconfig]);
+            Running::spawn(&mut command)
+        } else {
+            Running::start(&server, &["n1", "--dry-run", "--silent-after", "30s"])
+        };
+        running.expect("n1's predicted taint", |l| foreseen(l, "n1") && !l["predictedTaint"].is_null());
+        assert!(!running.seen.iter().any(|l| l["type"] == "foreseen" && l["node"] != "n1"), "{:#?}", running.seen);
+        // Two LISTs: the start's one-shot read (the tainted nodes' pods whose tolerations were edited
+        // mid-countdown) and the watch's; one WATCH (before: three and two).
+        let requests = server.requests().iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(node_reads(&server), (2, 1), "watch {watch}: {requests:#?}");
+        if watch {
+            running.signal("-INT");
+            assert_eq!(running.child.wait().expect("plan -w exits").code(), Some(0));
+        } else {
+            let (_, code, _) = running.interrupt_and_read();
+            assert_eq!(code, 0);
+        }
+    }
+}

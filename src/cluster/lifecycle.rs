@@ -1,6 +1,7 @@
-//! What `run` shows of the node lifecycle controller: a watch of the nodes' health (Ready
-//! condition, zone labels, taints) and one of the node Leases in `kube-node-lease`, fed to the same
-//! pure prediction `plan` makes, once a second. Each node whose expected taint window (or hold)
+//! What `run` and `plan -w` show of the node lifecycle controller: the nodes' health (Ready
+//! condition, zone labels, taints) as the one node watch reads it (`watch::HealthChange`) and a watch
+//! of the node Leases in `kube-node-lease`, fed to the same pure prediction `plan` makes, once a
+//! second. Each node whose expected taint window (or hold)
 //! changes is reported as a [`RunEvent::Foreseen`]; so is a node the controller no longer needs to
 //! act on. `run` never taints nodes itself.
 
@@ -9,13 +10,13 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Node;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use crate::decode::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals, read_node_health};
+use super::watch::HealthChange;
+use crate::decode::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals};
 use crate::engine::lifecycle::{
     ControllerLease, Flags, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
 };
@@ -23,24 +24,12 @@ use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
 use crate::runtime::Clock;
 use crate::runtime::report::{Report, RunEvent};
-use crate::selector::Selector;
 
 /// How often the prediction is made again (silence grows with time, not only with events).
 const EVERY: Duration = Duration::from_secs(1);
 
 /// The most nodes failing at once the prediction is made for (as `plan`).
 const MAX_UNSETTLED: usize = 200;
-
-/// Which nodes are reported (every node is read: zones are counted over all of them).
-#[derive(Clone, Debug)]
-pub enum Shown {
-    /// Every node.
-    All,
-    /// These, by name.
-    Named(Vec<String>),
-    /// Those matching a label selector.
-    Labels(Selector),
-}
 
 /// What the prediction needs besides the watches.
 #[derive(Clone, Debug)]
@@ -53,31 +42,14 @@ pub struct Settings {
     pub controller: Option<ControllerLease>,
     /// Whether the node Leases may be watched (RBAC).
     pub leases: bool,
-    /// The nodes to report.
-    pub shown: Shown,
 }
 
-enum Change {
-    Nodes(Vec<(NodeHealth, bool)>),
-    Node(Box<NodeHealth>, bool),
-    NodeGone(String),
-    Leases(Vec<(String, Option<Timestamp>)>),
-    Lease(String, Option<Timestamp>),
-    /// The node watch broke: nothing is foreseen from it until it has listed again.
-    NodesInterrupted,
-    /// The Lease watch broke: as [`Change::NodesInterrupted`].
-    LeasesInterrupted,
-}
-
-fn health(node: &Node, shown: &Shown) -> Option<(NodeHealth, bool)> {
-    let bytes = serde_json::to_vec(node).ok()?;
-    let health = read_node_health(&bytes).ok()?;
-    let visible = match shown {
-        Shown::All => true,
-        Shown::Named(names) => names.iter().any(|n| n == health.name.as_str()),
-        Shown::Labels(selector) => selector.matches(&node.metadata.labels.clone().unwrap_or_default()),
-    };
-    Some((health, visible))
+/// A change of the node Leases.
+enum LeaseChange {
+    Listed(Vec<(String, Option<Timestamp>)>),
+    Renewed(String, Option<Timestamp>),
+    /// The Lease watch broke: nothing is foreseen from it until it has listed again.
+    Interrupted,
 }
 
 fn renewal(lease: &Lease) -> Option<(String, Option<Timestamp>)> {
@@ -85,59 +57,29 @@ fn renewal(lease: &Lease) -> Option<(String, Option<Timestamp>)> {
     read_lease_renewals(&serde_json::to_vec(&list).ok()?).ok()?.into_iter().next()
 }
 
-/// Starts the watches and the prediction; reports go to `report`. Nothing is predicted before `ready`
-/// says so (the clock narrowed to the control plane's) or is dropped.
+/// Starts the Lease watch and the prediction, from the node health the node watch sends on `nodes`;
+/// reports go to `report`. Nothing is predicted before `ready` says so (the clock narrowed to the
+/// control plane's) or is dropped.
 pub fn spawn(
     client: &Client,
     settings: Settings,
+    nodes: mpsc::UnboundedReceiver<HealthChange>,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
     mut ready: tokio::sync::watch::Receiver<bool>,
 ) {
-    let (tx, rx) = mpsc::channel(1024);
-    let shown = settings.shown.clone();
-    // After an error each watch says so and lists again (`watch::relisting`): while it cannot see,
+    let (tx, leases) = mpsc::channel(1024);
+    // After an error the watch says so and lists again (`watch::relisting`): while it cannot see,
     // nothing is foreseen (a node whose Lease renewals it cannot hear is not silent for that).
-    let api = Api::<Node>::all(client.clone());
-    let nodes =
-        super::watch::relisting(move || watcher::watcher(api.clone(), super::watch::from_watch_cache()).boxed())
-            .default_backoff();
-    let node_tx = tx.clone();
-    tokio::spawn(async move {
-        let mut nodes = std::pin::pin!(nodes);
-        let mut listing = Vec::new();
-        while let Some(event) = nodes.next().await {
-            let change = match event {
-                Ok(Event::Init) => {
-                    listing.clear();
-                    None
-                }
-                Ok(Event::InitApply(node)) => {
-                    listing.extend(health(&node, &shown));
-                    None
-                }
-                Ok(Event::InitDone) => Some(Change::Nodes(std::mem::take(&mut listing))),
-                Ok(Event::Apply(node)) => health(&node, &shown).map(|(h, v)| Change::Node(Box::new(h), v)),
-                Ok(Event::Delete(node)) => Some(Change::NodeGone(node.metadata.name.unwrap_or_default())),
-                // The enforcing node watch reports outages; this one retries quietly.
-                Err(_) => Some(Change::NodesInterrupted),
-            };
-            if let Some(change) = change
-                && node_tx.send(change).await.is_err()
-            {
-                return;
-            }
-        }
-    });
     if settings.leases {
         let api = Api::<Lease>::namespaced(client.clone(), NODE_LEASE_NAMESPACE);
-        let leases =
+        let events =
             super::watch::relisting(move || watcher::watcher(api.clone(), super::watch::from_watch_cache()).boxed())
                 .default_backoff();
         tokio::spawn(async move {
-            let mut leases = std::pin::pin!(leases);
+            let mut events = std::pin::pin!(events);
             let mut listing = Vec::new();
-            while let Some(event) = leases.next().await {
+            while let Some(event) = events.next().await {
                 let change = match event {
                     Ok(Event::Init) => {
                         listing.clear();
@@ -147,10 +89,12 @@ pub fn spawn(
                         listing.extend(renewal(&lease));
                         None
                     }
-                    Ok(Event::InitDone) => Some(Change::Leases(std::mem::take(&mut listing))),
-                    Ok(Event::Apply(lease)) => renewal(&lease).map(|(name, at)| Change::Lease(name, at)),
-                    Ok(Event::Delete(lease)) => Some(Change::Lease(lease.metadata.name.unwrap_or_default(), None)),
-                    Err(_) => Some(Change::LeasesInterrupted),
+                    Ok(Event::InitDone) => Some(LeaseChange::Listed(std::mem::take(&mut listing))),
+                    Ok(Event::Apply(lease)) => renewal(&lease).map(|(name, at)| LeaseChange::Renewed(name, at)),
+                    Ok(Event::Delete(lease)) => {
+                        Some(LeaseChange::Renewed(lease.metadata.name.unwrap_or_default(), None))
+                    }
+                    Err(_) => Some(LeaseChange::Interrupted),
                 };
                 if let Some(change) = change
                     && tx.send(change).await.is_err()
@@ -162,13 +106,14 @@ pub fn spawn(
     }
     tokio::spawn(async move {
         let _ = ready.wait_for(|ready| *ready).await;
-        foresee(rx, settings, report, clock).await;
+        foresee(nodes, leases, settings, report, clock).await;
     });
 }
 
 /// The nodes' health and Leases as the watches report them, predicted once a second.
 async fn foresee(
-    mut changes: mpsc::Receiver<Change>,
+    mut changes: mpsc::UnboundedReceiver<HealthChange>,
+    mut leases: mpsc::Receiver<LeaseChange>,
     settings: Settings,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
@@ -184,25 +129,27 @@ async fn foresee(
         tokio::select! {
             change = changes.recv() => match change {
                 None => return,
-                Some(Change::Nodes(list)) => {
+                Some(HealthChange::Listed(list)) => {
                     nodes = list.into_iter().map(|(h, v)| (h.name.to_string(), (h, v))).collect();
                     nodes_listed = true;
                 }
-                Some(Change::Node(h, v)) => {
+                Some(HealthChange::Applied(h, v)) => {
                     nodes.insert(h.name.to_string(), (*h, v));
                 }
-                Some(Change::NodeGone(name)) => {
+                Some(HealthChange::Deleted(name)) => {
                     nodes.remove(&name);
                 }
-                Some(Change::Leases(list)) => {
+                Some(HealthChange::Interrupted) => nodes_listed = false,
+            },
+            Some(change) = leases.recv() => match change {
+                LeaseChange::Listed(list) => {
                     renewed = list.into_iter().collect();
                     leases_listed = true;
                 }
-                Some(Change::Lease(name, at)) => {
+                LeaseChange::Renewed(name, at) => {
                     renewed.insert(name, at);
                 }
-                Some(Change::NodesInterrupted) => nodes_listed = false,
-                Some(Change::LeasesInterrupted) => leases_listed = !settings.leases,
+                LeaseChange::Interrupted => leases_listed = !settings.leases,
             },
             _ = tick.tick(), if nodes_listed && leases_listed => {
                 let now = clock.now();
@@ -352,7 +299,6 @@ mod tests {
             silent_after: Duration::from_secs(12),
             controller: None,
             leases: true,
-            shown: Shown::Named(vec!["n1".into()]),
         };
         // Every node heartbeating: nothing is unsettled, yet n1 (shown) and n2 (not shown) are back
         // with the taint still on.

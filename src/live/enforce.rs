@@ -133,7 +133,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
     let history = live.history().await?;
     // Predicted on the narrowed clock, as deletions are decided.
-    let minor = live.foresee(nodes, &args.lifecycle, &report_tx).await?;
+    let foresight = live.foresee(&args.lifecycle, &report_tx).await?;
+    let minor = foresight.minor;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &live.connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let devices = if args.device_taints { device_taints(&live, minor, &report_tx).await } else { None };
@@ -142,7 +143,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
     let served = devices.as_ref().map(|(served, _)| served);
     let Watches { nodes: node_changes, pods, devices: device_changes, mut fatal } =
-        live.watch(nodes, namespace, &args.lifecycle, minor, &report_tx, metrics.clone(), served);
+        live.watch(nodes, namespace, &args.lifecycle, foresight, &report_tx, metrics.clone(), served);
     let hostname = std::env::var("HOSTNAME").ok();
     live.connection.pushback.report_to(throttle.clone());
     let evictor =

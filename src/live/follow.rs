@@ -162,10 +162,11 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     let history = live.history().await?;
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
-    let minor = live.foresee(nodes, &args.lifecycle, &report_tx).await?;
+    let foresight = live.foresee(&args.lifecycle, &report_tx).await?;
+    let minor = foresight.minor;
     let metrics = Arc::new(Metrics::new());
     let Watches { nodes: node_changes, pods, mut fatal, .. } =
-        live.watch(nodes, None, &args.lifecycle, minor, &report_tx, metrics, None);
+        live.watch(nodes, None, &args.lifecycle, foresight, &report_tx, metrics, None);
     drop(report_tx);
     let mut driver = Driver::new(node_changes, pods, clock.clone());
     let mut failure = None;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch as channel};
 
-use crate::cluster::watch::{self, NodeScope, Served, Watches};
+use crate::cluster::watch::{self, HealthChange, NodeScope, Served, Watches};
 use crate::cluster::{self, ConnectOptions, Connection, lifecycle};
 use crate::config::Lifecycle;
 use crate::engine::model::{NodeName, PodKey};
@@ -53,15 +53,6 @@ impl Nodes<'_> {
         }
     }
 
-    /// The nodes whose expected taints are reported.
-    fn shown(self) -> lifecycle::Shown {
-        match (self.selector, self.names.is_empty()) {
-            (Some(selector), _) => lifecycle::Shown::Labels(selector.clone()),
-            (None, false) => lifecycle::Shown::Named(self.names.to_vec()),
-            (None, true) => lifecycle::Shown::All,
-        }
-    }
-
     /// The nodes asked for, for the runtime to say when a list lacks them.
     pub fn asked(self) -> Asked {
         match (self.selector, self.names.is_empty()) {
@@ -98,6 +89,14 @@ pub struct History {
     pub not_ready: BTreeMap<NodeName, Timestamp>,
     /// The pods whose tolerations were edited mid-countdown, with their owner's template.
     pub edited: BTreeMap<PodKey, TolerationsWritten>,
+}
+
+/// The foresight started: the version followed, and where the node watch sends node health.
+pub struct Foresight {
+    /// The minor version to follow (`--kube-version`, else the server's `/version`), for the
+    /// defaults that follow it.
+    pub minor: Option<u32>,
+    health: mpsc::UnboundedSender<HealthChange>,
 }
 
 /// The connection and the control plane's clock, started.
@@ -150,18 +149,13 @@ impl Live {
         Ok(History { controller_acquired, not_ready, edited })
     }
 
-    /// Starts reporting the node lifecycle controller's expected taints of the nodes shown: read now,
-    /// predicted once the clock is narrowed (`run` never taints nodes). Returns the minor version to
-    /// follow (`--kube-version`, else the server's `/version`), for the other defaults that follow it.
+    /// Starts reporting the node lifecycle controller's expected taints of the nodes followed: read
+    /// now, predicted once the clock is narrowed (`run` never taints nodes), from the node health the
+    /// node watch ([`Live::watch`]) sends on the returned [`Foresight`].
     ///
     /// # Errors
     /// The controller manager's Lease could not be read.
-    pub async fn foresee(
-        &self,
-        nodes: Nodes<'_>,
-        config: &Lifecycle,
-        report: &mpsc::UnboundedSender<Report>,
-    ) -> Result<Option<u32>> {
+    pub async fn foresee(&self, config: &Lifecycle, report: &mpsc::UnboundedSender<Report>) -> Result<Foresight> {
         let connection = &self.connection;
         let (minor, controller, leases) = tokio::join!(
             cluster::snapshot::read_server_minor(connection),
@@ -178,22 +172,25 @@ impl Live {
             silent_after: config.silent_after,
             controller: controller?,
             leases: leases.is_ok(),
-            shown: nodes.shown(),
         };
-        lifecycle::spawn(&connection.client, settings, report.clone(), self.clock.clone(), self.narrowed.clone());
-        Ok(minor)
+        let (health, nodes) = mpsc::unbounded_channel();
+        let (client, clock, narrowed) = (&connection.client, self.clock.clone(), self.narrowed.clone());
+        lifecycle::spawn(client, settings, nodes, report.clone(), clock, narrowed);
+        Ok(Foresight { minor, health })
     }
 
     /// Starts the node and pod watches (and the DRA objects' when `devices` says which versions serve
-    /// them), the pods read as the controller reads them: `Lt`/`Gt` tolerations match only with its
-    /// `TaintTolerationComparisonOperators` gate on (`--feature-gates`, else by the server's version).
+    /// them): the one node watch feeds the engine (the nodes followed) and the foresight (every
+    /// node's health); the pods are read as the controller reads them: `Lt`/`Gt` tolerations match
+    /// only with its `TaintTolerationComparisonOperators` gate on (`--feature-gates`, else by the
+    /// server's version).
     #[allow(clippy::too_many_arguments)]
     pub fn watch(
         &self,
         nodes: Nodes<'_>,
         namespace: Option<&str>,
         config: &Lifecycle,
-        minor: Option<u32>,
+        foresight: Foresight,
         report: &mpsc::UnboundedSender<Report>,
         metrics: Arc<Metrics>,
         devices: Option<&Served>,
@@ -206,8 +203,9 @@ impl Live {
             self.clock.clone(),
             metrics,
             devices,
+            Some(foresight.health),
         );
-        let pods = gate_comparison_operators(pods, config, minor, report.clone(), self.clock.clone());
+        let pods = gate_comparison_operators(pods, config, foresight.minor, report.clone(), self.clock.clone());
         Watches { nodes: node_changes, pods, devices, fatal }
     }
 

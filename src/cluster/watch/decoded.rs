@@ -17,7 +17,9 @@ use kube::Resource;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
+use crate::decode::lifecycle::read_node_health;
 use crate::decode::{self, Watched};
+use crate::engine::lifecycle::NodeHealth;
 use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
 
 /// Whether watched pods carry their controller (`run --keep-last-ready`).
@@ -30,16 +32,18 @@ pub fn read_owners() {
     OWNERS.store(true, Ordering::Relaxed);
 }
 
-/// A node: the engine's view of it, and the metadata kube's watcher reads (name, version).
+/// A node: the engine's view of it, what the node lifecycle controller reads of it (its health), and
+/// the metadata kube's watcher reads (name, version).
 #[derive(Clone, Debug)]
 pub struct WatchedNode {
     metadata: ObjectMeta,
     node: SnapshotNode,
+    /// `None` when a time the controller reads is not RFC 3339 (the engine's view may still be read).
+    health: Option<NodeHealth>,
 }
 
 impl WatchedNode {
-    /// The engine's view of the node (the tests compare it).
-    #[cfg(test)]
+    /// The engine's view of the node.
     #[must_use]
     pub fn node(&self) -> &SnapshotNode {
         &self.node
@@ -50,15 +54,28 @@ impl WatchedNode {
     pub fn into_node(self) -> SnapshotNode {
         self.node
     }
+
+    /// What the node lifecycle controller reads of the node.
+    #[must_use]
+    pub fn health(&self) -> Option<&NodeHealth> {
+        self.health.as_ref()
+    }
 }
 
 impl<'de> Deserialize<'de> for WatchedNode {
+    /// Each node is read twice from the one text the watch received: into the engine's view and into
+    /// its health (a node is read far less often than a pod, and one watch serves both).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Node", false)?;
+        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
+        let text = raw.get();
+        let mut reader = serde_json::Deserializer::from_str(text);
+        let Watched { mut snapshot, resource_version } =
+            decode::read_watched(&mut reader, "Node", false).map_err(D::Error::custom)?;
         let node = snapshot.nodes.pop().ok_or_else(|| D::Error::custom("expected a Node"))?;
+        let health = read_node_health(text.as_bytes()).ok();
         let metadata =
             ObjectMeta { name: Some(node.name.as_str().to_owned()), resource_version, ..ObjectMeta::default() };
-        Ok(Self { metadata, node })
+        Ok(Self { metadata, node, health })
     }
 }
 

@@ -9,7 +9,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use super::forward::{Adapter, forward};
+use super::forward::{Adapter, View, forward};
 use super::outage::{Health, backoff};
 use crate::decode::devices::read_device_object;
 use crate::engine::devices::{Claim, DeviceInput, Devices, Rule, Slice};
@@ -57,7 +57,9 @@ pub(super) fn spawn(
     };
     if let Some(version) = &served.slices {
         let adapter = Adapter {
-            view: |object: DynamicObject| read(&object, "ResourceSlice").and_then(|mut d| d.slices.pop()),
+            view: |object: DynamicObject| {
+                read(&object, "ResourceSlice").and_then(|mut d| d.slices.pop()).map_or(View::Unseen(None), View::Seen)
+            },
             deleted: |object: DynamicObject| Some(DeviceInput::SliceDeleted(name(&object).into())),
             listed: DeviceInput::SlicesListed as fn(Vec<Slice>) -> DeviceInput,
             applied: DeviceInput::SliceApplied as fn(Slice) -> DeviceInput,
@@ -68,7 +70,9 @@ pub(super) fn spawn(
     }
     if let Some(version) = &served.claims {
         let adapter = Adapter {
-            view: |object: DynamicObject| read(&object, "ResourceClaim").and_then(|mut d| d.claims.pop()),
+            view: |object: DynamicObject| {
+                read(&object, "ResourceClaim").and_then(|mut d| d.claims.pop()).map_or(View::Unseen(None), View::Seen)
+            },
             deleted: |object: DynamicObject| {
                 let namespace = object.metadata.namespace.clone().unwrap_or_default();
                 Some(DeviceInput::ClaimDeleted(namespace.into(), name(&object).into()))
@@ -82,7 +86,9 @@ pub(super) fn spawn(
     }
     if let Some(version) = &served.rules {
         let adapter = Adapter {
-            view: |object: DynamicObject| read(&object, "DeviceTaintRule").and_then(|mut d| d.rules.pop()),
+            view: |object: DynamicObject| {
+                read(&object, "DeviceTaintRule").and_then(|mut d| d.rules.pop()).map_or(View::Unseen(None), View::Seen)
+            },
             deleted: |object: DynamicObject| Some(DeviceInput::RuleDeleted(name(&object).into())),
             listed: DeviceInput::RulesListed as fn(Vec<Rule>) -> DeviceInput,
             applied: DeviceInput::RuleApplied as fn(Rule) -> DeviceInput,

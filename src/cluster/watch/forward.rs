@@ -7,10 +7,19 @@ use tokio::sync::mpsc;
 
 use super::outage::Health;
 
+/// What one object is to the engine.
+pub(super) enum View<T, C> {
+    /// Its view.
+    Seen(T),
+    /// Not seen (outside the node scope, or unreadable): the change its update makes instead (a node
+    /// relabelled out of `-l` is deleted for the runtime), or none.
+    Unseen(Option<C>),
+}
+
 /// How one watch's objects become the runtime's changes.
-pub(super) struct Adapter<View, Deleted, T, C> {
-    /// The engine's view of an object, or `None` to ignore it (outside the node scope).
-    pub(super) view: View,
+pub(super) struct Adapter<ViewOf, Deleted, T, C> {
+    /// What an object is to the engine.
+    pub(super) view: ViewOf,
     /// A deleted object's change, or `None` to ignore it.
     pub(super) deleted: Deleted,
     pub(super) listed: fn(Vec<T>) -> C,
@@ -22,7 +31,7 @@ pub(super) struct Adapter<View, Deleted, T, C> {
 /// Forwards one watch's events as changes: a (re-)list as one complete list, then each change.
 pub(super) async fn forward<K, T, C>(
     events: impl futures::Stream<Item = Result<Event<K>, watcher::Error>>,
-    adapter: Adapter<impl Fn(K) -> Option<T>, impl Fn(K) -> Option<C>, T, C>,
+    adapter: Adapter<impl Fn(K) -> View<T, C>, impl Fn(K) -> Option<C>, T, C>,
     mut health: Health,
     changes: mpsc::Sender<C>,
     mut observe: impl FnMut(&C),
@@ -50,14 +59,19 @@ pub(super) async fn forward<K, T, C>(
                 continue;
             }
             Ok(Event::InitApply(object)) => {
-                listing.extend((adapter.view)(object));
+                if let View::Seen(seen) = (adapter.view)(object) {
+                    listing.push(seen);
+                }
                 None
             }
             Ok(Event::InitDone) => {
                 interrupted = false;
                 Some((adapter.listed)(std::mem::take(&mut listing)))
             }
-            Ok(Event::Apply(object)) => (adapter.view)(object).map(adapter.applied),
+            Ok(Event::Apply(object)) => match (adapter.view)(object) {
+                View::Seen(seen) => Some((adapter.applied)(seen)),
+                View::Unseen(instead) => instead,
+            },
             Ok(Event::Delete(object)) => (adapter.deleted)(object),
         };
         health.ok();

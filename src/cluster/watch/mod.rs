@@ -19,8 +19,10 @@ mod outage;
 pub mod pods;
 mod relist;
 mod scope;
+mod tap;
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use kube::runtime::WatchStreamExt;
@@ -35,14 +37,19 @@ pub use cache::from_watch_cache;
 use decoded::WatchedNode;
 pub use decoded::{WatchedPod, read_owners};
 pub use devices::Served;
-use forward::{Adapter, forward};
+use forward::{Adapter, View, forward};
 use outage::{Health, backoff};
 use pods::Selected;
 pub(crate) use relist::relisting;
 pub use scope::NodeScope;
+pub use tap::HealthChange;
+use tap::Tap;
 
 /// Starts the node watch and the pod watches (of `namespace` alone when given), and the DRA objects'
-/// when `devices` says which versions serve them; their changes arrive on the returned channels.
+/// when `devices` says which versions serve them; their changes arrive on the returned channels. The
+/// node watch reads every node: those in `scope` reach the engine, and every node's health reaches
+/// `health` when given (the lifecycle controller's taints foreseen), from the one watch.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn(
     client: &Client,
     scope: NodeScope,
@@ -51,26 +58,50 @@ pub fn spawn(
     clock: Clock,
     metrics: Arc<Metrics>,
     devices: Option<&Served>,
+    health: Option<mpsc::UnboundedSender<HealthChange>>,
 ) -> Watches {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
     let (fatal_tx, fatal) = mpsc::unbounded_channel();
 
     let mut config = from_watch_cache();
-    match &scope {
-        NodeScope::Named(names) if names.len() == 1 => config = config.fields(&format!("metadata.name={}", names[0])),
-        NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
-        _ => {}
+    // Without the lifecycle prediction, only the nodes in scope are asked for.
+    if health.is_none() {
+        match &scope {
+            NodeScope::Named(names) if names.len() == 1 => {
+                config = config.fields(&format!("metadata.name={}", names[0]));
+            }
+            NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
+            _ => {}
+        }
     }
     let api = Api::<WatchedNode>::all(client.clone());
-    let nodes = relist::relisting(move || watcher::watcher(api.clone(), config.clone()).boxed()).backoff(backoff());
-    let deleted_scope = scope.clone();
+    let mut tap = health.map(|health| Tap::new(scope.clone(), health));
+    let nodes = relist::relisting(move || watcher::watcher(api.clone(), config.clone()).boxed())
+        .backoff(backoff())
+        .inspect(move |event| {
+            if let Some(tap) = &mut tap {
+                tap.see(event);
+            }
+        });
     let (pod_nodes, selected) = pods::Nodes::of(&scope);
+    // The nodes the engine was shown: one that leaves the scope (relabelled) is deleted for it.
+    let shown = Arc::new(Mutex::new(HashSet::new()));
+    let (seen, gone) = (shown.clone(), shown);
     let adapter = Adapter {
-        view: move |node: WatchedNode| Some(node.into_node()).filter(|n| scope.admits(n.name.as_str())),
+        view: move |node: WatchedNode| {
+            let name = &node.node().name;
+            let mut shown = seen.lock().expect("shown");
+            if scope.admits(node.node()) {
+                shown.insert(name.clone());
+                View::Seen(node.into_node())
+            } else {
+                View::Unseen(shown.remove(name).then(|| NodeChange::Deleted(name.clone())))
+            }
+        },
         deleted: move |node: WatchedNode| {
             let name = node.into_node().name;
-            deleted_scope.admits(name.as_str()).then_some(NodeChange::Deleted(name))
+            gone.lock().expect("shown").remove(&name).then_some(NodeChange::Deleted(name))
         },
         listed: NodeChange::Listed,
         applied: NodeChange::Applied,
