@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch as channel};
 
+use super::foresee;
 use crate::cluster::watch::{self, HealthChange, NodeScope, Served, Watches};
 use crate::cluster::{self, ConnectOptions, Connection, lifecycle};
 use crate::config::Lifecycle;
@@ -167,15 +168,14 @@ impl Live {
         if let Err(message) = &leases {
             self.warn(report, message.clone());
         }
-        let settings = lifecycle::Settings {
+        let settings = foresee::Settings {
             flags: config.flags(minor),
             silent_after: config.silent_after,
             controller: controller?,
-            leases: leases.is_ok(),
         };
+        let leases = leases.is_ok().then(|| lifecycle::watch_leases(&connection.client));
         let (health, nodes) = mpsc::unbounded_channel();
-        let (client, clock, narrowed) = (&connection.client, self.clock.clone(), self.narrowed.clone());
-        lifecycle::spawn(client, settings, nodes, report.clone(), clock, narrowed);
+        foresee::spawn(settings, nodes, leases, report.clone(), self.clock.clone(), self.narrowed.clone());
         Ok(Foresight { minor, health })
     }
 

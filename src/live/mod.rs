@@ -1,6 +1,7 @@
 //! The live commands, `run` and `plan -w`: the cluster's inputs started once, in one order, for both
 //! ([`inputs`]), then `run` enforcing what the engine decides ([`enforce`]) or `plan -w` showing it
-//! ([`follow`]). The event loops and the tasks that print live here; the renderers they call are in
+//! ([`follow`]), both with the node lifecycle controller's taints foreseen ([`foresee`]). The event loops
+//! and the tasks that print live here; the renderers they call are in
 //! `output`, the engine's driver in `runtime`, the watches in `cluster`.
 //!
 //! Owns: the start-up order, the printers' loops, the signals that stop them. Uses: cluster, runtime,
@@ -9,6 +10,7 @@
 mod closed;
 mod enforce;
 mod follow;
+mod foresee;
 mod inputs;
 mod print;
 mod signal;
