@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::run_cluster::{node, one_attempt, pod, taint};
+use crate::fake_api::run_cluster::{node, one_attempt, pod, taint};
 use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 use crate::support::running::Running;
 use crate::util::scratch;

@@ -11,8 +11,8 @@ use clap::Parser;
 use serde_json::Value;
 use taint_evict::cli::{Cli, Command};
 
-use crate::rbac::{missing, unused};
-use crate::run_cluster::{deletes, node, pod, taint};
+use crate::fake_api::rbac::{missing, unused};
+use crate::fake_api::run_cluster::{deletes, node, pod, taint};
 use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::support::running::{Running, WAIT};
 use crate::util::{command, repo, scratch};
@@ -291,7 +291,7 @@ fn the_deployment_runs_the_elected_controller_safely_with_probes_on_its_metrics_
             && container["resources"]["requests"]["cpu"].is_string()
     );
 
-    // The image the release workflow pushes for this version (tests/workflows.rs).
+    // The image the release workflow pushes for this version (tests/repository/workflows.rs).
     let repository = env!("CARGO_PKG_REPOSITORY").strip_prefix("https://github.com/").expect("a GitHub repository");
     assert_eq!(container["image"], format!("ghcr.io/{repository}:{}", env!("CARGO_PKG_VERSION")));
 

@@ -87,7 +87,7 @@ fn plan_rbac_grants_every_request_plan_and_explain_make() {
     }
     // A GPU node whose pod holds a tainted device: the device-taint controller's objects are read.
     server.serve_dra(37);
-    server.load(&crate::device_taints::gpu_cluster("v1", "v1"));
+    server.load(&crate::offline::device_taints::gpu_cluster("v1", "v1"));
     for args in [&["plan"][..], &["plan", "gpu-1"], &["explain", "-n", "ml", "trainer"]] {
         let status = command().args(args).args(["--kubeconfig", &kubeconfig]).output().expect("runs").status;
         assert!(status.success(), "{args:?}");

@@ -1666,7 +1666,7 @@ fn json_escapes_control_characters_and_keeps_bidirectional_controls_as_the_readm
     assert!(result.stdout.contains("x\u{202e}y\\u001bz"), "{}", result.stdout);
     let plan: serde_json::Value = serde_json::from_str(&result.stdout).expect("JSON");
     assert_eq!(plan["nodes"][0]["taints"][0]["value"], hostile, "read back exactly");
-    for (page, text) in crate::readme_examples::pages() {
+    for (page, text) in crate::offline::readme_examples::pages() {
         assert!(!text.contains("JSON and YAML escape them already"), "{page}");
     }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::krew_manifest::{archive_target, template_archives};
+use crate::repository::krew_manifest::{archive_target, template_archives};
 use crate::util::repo;
 
 fn workflow(name: &str) -> Value {
@@ -92,7 +92,7 @@ fn release_workflow_builds_the_image_from_the_dockerfile_and_pushes_it_as_the_ve
     let build = uses(job, "docker/build-push-action@").expect("the build");
     assert_eq!((&build["with"]["context"], &build["with"]["file"]), (&".".into(), &"Dockerfile".into()));
     assert_eq!((&build["with"]["pull"], &build["with"]["push"]), (&true.into(), &true.into()), "{build}");
-    // What deploy/in-cluster.yaml runs (tests/in_cluster.rs): the repository's name and the version.
+    // What deploy/in-cluster.yaml runs (tests/fake_api/in_cluster.rs): the repository's name and the version.
     let tags = build["with"]["tags"].as_str().expect("tags");
     assert_eq!(tags, "ghcr.io/${{ github.repository }}:${{ steps.version.outputs.version }}");
     let version = all.iter().find(|(j, s)| j == job && s["id"] == "version").expect("a step with id version");

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::run_cluster::{node, pod};
+use crate::fake_api::run_cluster::{node, pod};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::Running;
 use crate::util::{run, scratch};

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 
 use serde_json::Value;
 
-use crate::run_cluster::{deletes, node, pod, taint};
+use crate::fake_api::run_cluster::{deletes, node, pod, taint};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::WAIT;
 use crate::util::{command, instant, scratch};

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::in_cluster::{free_port, scrape, wait_for_answer};
-use crate::run_cluster::{deletes, node, pod, taint};
+use crate::fake_api::in_cluster::{free_port, scrape, wait_for_answer};
+use crate::fake_api::run_cluster::{deletes, node, pod, taint};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::{Running, WAIT};
 use crate::util::scratch;
@@ -201,7 +201,7 @@ fn run_n_lists_and_watches_the_pods_of_that_namespace_alone_and_enforces_only_th
     assert_eq!(pods("/api/v1/pods"), 0, "no pod is read at the cluster scope");
 
     server.add(node("n1", &[taint(jiff::Timestamp::now())]));
-    server.wait_for("cart's DELETE", WAIT, |r| crate::run_cluster::deletes_in(r, "shop", "cart") == 1);
+    server.wait_for("cart's DELETE", WAIT, |r| crate::fake_api::run_cluster::deletes_in(r, "shop", "cart") == 1);
     let (summary, code) = run.interrupt();
     assert_eq!((code, summary["deleted"].as_u64()), (0, Some(1)));
     assert_eq!(deletes(&server.requests(), "web-1"), 0, "web-1 is of another namespace");

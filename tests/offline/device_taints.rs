@@ -387,7 +387,7 @@ fn run_deletes_for_a_device_taint_in_the_device_controllers_words_and_cancels_wh
     let server = dra_server("device-taints-run", &gpu_run_cluster(added, 5, 3600, 1, &["gpu-0", "gpu-1"]));
     let mut run = crate::support::running::Running::start(&server, &[]);
     let requests = server.wait_for("train's DELETE", std::time::Duration::from_secs(20), |r| {
-        crate::run_cluster::deletes_in(r, "ml", "train") == 1
+        crate::fake_api::run_cluster::deletes_in(r, "ml", "train") == 1
     });
     let patch =
         requests.iter().find(|r| r.method == "PATCH" && r.path.ends_with("/pods/train/status")).expect("patched");
@@ -416,7 +416,7 @@ fn run_deletes_for_a_device_taint_in_the_device_controllers_words_and_cancels_wh
     assert_eq!(notes, [words("Marking for deletion"), words("Cancelling deletion")]);
     let (summary, code) = run.interrupt();
     assert_eq!((code, summary["deleted"].as_u64(), summary["cancelled"].as_u64()), (0, Some(1), Some(1)));
-    assert_eq!(crate::run_cluster::deletes_in(&server.requests(), "ml", "infer"), 0);
+    assert_eq!(crate::fake_api::run_cluster::deletes_in(&server.requests(), "ml", "infer"), 0);
 }
 
 #[test]

@@ -364,7 +364,7 @@ fn every_live_example_of_the_docs_prints_what_the_page_shows_against_their_fake_
     let mut fake = FakeCluster::start();
     fake.type_line(TYPED);
     let dir = crate::util::scratch("readme-live");
-    let bin = crate::complete_names::plugin_dir(&dir);
+    let bin = crate::fake_api::complete_names::plugin_dir(&dir);
     let mut ran = 0;
     let mut wrong = Vec::new();
     for (page, text) in &pages {

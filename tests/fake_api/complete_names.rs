@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::json;
 
-use crate::run_cluster::{node, pod, taint};
+use crate::fake_api::run_cluster::{node, pod, taint};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::util::{command, scratch};
 

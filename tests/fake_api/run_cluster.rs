@@ -478,6 +478,10 @@ fn flapping_node_makes_one_cancelling_event_per_pod_counting_every_cycle() {
     assert_eq!(event_writes(&requests, "POST"), PODS.len());
     assert_eq!(event_writes(&requests, "PATCH"), 2 * PODS.len());
     for manifest in ["deploy/rbac-run.yaml", "deploy/in-cluster.yaml"] {
-        assert_eq!(crate::rbac::missing(&server, manifest), Vec::<(String, String)>::new(), "{manifest} grants it");
+        assert_eq!(
+            crate::fake_api::rbac::missing(&server, manifest),
+            Vec::<(String, String)>::new(),
+            "{manifest} grants it"
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::release::{archive, members, render, sha256, stand_in_binary};
+use crate::repository::release::{archive, members, render, sha256, stand_in_binary};
 use crate::util::{repo, scratch};
 
 /// The platforms published, as krew's `os/arch` selectors.

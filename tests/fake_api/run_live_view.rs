@@ -5,7 +5,7 @@
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::run_cluster::{node, pod, taint};
+use crate::fake_api::run_cluster::{node, pod, taint};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::terminal::Pty;
 use crate::util::{command, scratch};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::run_cluster::{TAINT, node, pod, taint};
+use crate::fake_api::run_cluster::{TAINT, node, pod, taint};
 use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::Running;
 use crate::support::terminal::{Pty, Screen};
