@@ -10,6 +10,9 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 # the engine, a member of the workspace and the binary's dependency (its README is its crate docs);
 COPY crates/taint-evict-engine ./crates/taint-evict-engine
+# the tests' harnesses, a member of the workspace and a dev-dependency: cargo loads every member, and the
+# lock file resolves dev-dependencies too, whatever it builds;
+COPY crates/test-support ./crates/test-support
 # the library and the binary;
 COPY src ./src
 # the benches' files: Cargo.toml declares them by name only, and cargo looks for each one's file when it

@@ -8,8 +8,8 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::fake_api::run_cluster::{node, pod, taint};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::util::{command, scratch};
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 /// A directory for PATH with the plugin and its completion helper, as an install puts them.
 pub(crate) fn plugin_dir(dir: &Path) -> PathBuf {

@@ -18,8 +18,8 @@ use kube::runtime::watcher;
 use kube::{Client, Config, Resource, ResourceExt};
 use serde_json::{Value, json};
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 use crate::util::scratch;
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 
 /// The most any one wait may take; waits end as soon as their condition holds.
 const WAIT: Duration = Duration::from_secs(10);

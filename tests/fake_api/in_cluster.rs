@@ -13,9 +13,9 @@ use taint_evict::cli::{Cli, Command};
 
 use crate::fake_api::rbac::{missing, unused};
 use crate::fake_api::run_cluster::{deletes, node, pod, taint};
-use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::support::running::{Running, WAIT};
 use crate::util::{command, repo, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault};
 
 const LEASE_DURATION: Duration = Duration::from_secs(3);
 const RETRY_PERIOD: Duration = Duration::from_millis(500);

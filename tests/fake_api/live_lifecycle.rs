@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::util::{Run, as_from_dump, command, data, read_json, run, run_command, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault};
 
 /// Fixture `b`: four of twelve nodes of zone z1 silent, the snapshot taken before any taint.
 const FIXTURE: &str = "tests/data/nlc/b-rate-limit-4-of-12.json";

@@ -1,4 +1,4 @@
-//! The binary against the in-process fake API server (`tests/support/fake_apiserver.rs`) over real
+//! The binary against the in-process fake API server (`crates/test-support/src/fake_apiserver.rs`) over real
 //! HTTP, for what a real one cannot be made to do on cue (faults, timings, a soak), and the tests of the
 //! fake itself.
 

@@ -6,8 +6,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 use crate::util::{Run, as_from_dump, command, read_json, repo, run, run_command, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 
 const NOW: &str = "2026-11-22T10:00:00Z";
 

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fake_api::run_cluster::{TAINT, node, pod, taint};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::Running;
 use crate::support::terminal::{Pty, Screen};
 use crate::util::{command, run, scratch};
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 const WAIT: Duration = Duration::from_secs(20);
 

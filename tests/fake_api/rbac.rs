@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::support::fake_apiserver::{FakeApiServer, Recorded};
 use crate::util::{command, read_json, repo, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Recorded};
 
 /// The (verb, group/resource, namespace) a request needs, as the API server authorizes it.
 fn needs(r: &Recorded) -> Option<(String, String)> {

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 use crate::support::running::Running;
 use crate::util::{command, instant, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 
 const WAIT: Duration = Duration::from_secs(20);
 pub const TAINT: &str = "example.com/drain";

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fake_api::run_cluster::{node, one_attempt, pod, taint};
-use crate::support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 use crate::support::running::Running;
 use crate::util::scratch;
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault, Recorded};
 
 const WAIT: Duration = Duration::from_secs(20);
 

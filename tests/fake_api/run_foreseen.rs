@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::support::running::Running;
 use crate::util::{instant, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault};
 
 /// `seconds` ago, to the microsecond (a Lease's MicroTime).
 fn ago(seconds: i64) -> String {

@@ -6,9 +6,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::fake_api::run_cluster::{node, pod, taint};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::terminal::Pty;
 use crate::util::{command, scratch};
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -9,9 +9,9 @@ use std::sync::mpsc;
 use serde_json::Value;
 
 use crate::fake_api::run_cluster::{deletes, node, pod, taint};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::WAIT;
 use crate::util::{command, instant, scratch};
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 /// `run -o json` against `server`, its stdout going to `stdout`.
 fn spawn(server: &FakeApiServer, stdout: Stdio) -> Child {

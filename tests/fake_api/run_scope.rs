@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use crate::fake_api::in_cluster::{free_port, scrape, wait_for_answer};
 use crate::fake_api::run_cluster::{deletes, node, pod, taint};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::{Running, WAIT};
 use crate::util::scratch;
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 fn pool_node(name: &str, pool: &str, taints: &[Value]) -> Value {
     let mut node = node(name, taints);
@@ -143,7 +143,7 @@ fn a_named_node_not_there_or_a_selector_matching_none_is_said_once_and_a_node_jo
 
         // The watches end on a compacted history: the nodes are listed again, still without it.
         let (param, value) = nodes_selected;
-        let node_lists = |r: &[crate::support::fake_apiserver::Recorded]| {
+        let node_lists = |r: &[taint_evict_test_support::fake_apiserver::Recorded]| {
             r.iter().filter(|r| r.path == "/api/v1/nodes" && !r.is_watch() && r.param(param) == value).count()
         };
         server.compact();

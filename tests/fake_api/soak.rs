@@ -20,8 +20,8 @@ use taint_evict::engine::model::{Effect, Node, NodeName, Pod, PodKey, Taint, Tol
 use taint_evict::engine::time::Timestamp;
 use taint_evict::engine::{Action, Engine, Input};
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::util::{command, instant, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault};
 
 const NODES: usize = 24;
 const PODS_PER_NODE: usize = 10;

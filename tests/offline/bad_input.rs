@@ -26,9 +26,9 @@ use taint_evict::metrics::FailureReason;
 use taint_evict::runtime::Outcome;
 use taint_evict::selector::Selector;
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault};
-use crate::support::served;
 use crate::util::{Run, command, run, scratch};
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault};
+use taint_evict_test_support::served;
 
 /// Words that would mean a Rust type leaked into a message (unless the input itself holds them).
 const RUST_WORDS: [&str; 9] =
@@ -1512,8 +1512,8 @@ fn a_dump_of_tiny_pods_is_planned_in_every_format_in_bounded_memory() {
 fn valid_dumps_at_the_limits_of_a_cluster_are_planned_within_one_and_a_half_times_their_size() {
     // A valid dump at a cluster's limits takes less than 1.5× its size (docs/errors.md). A
     // dump as `kubectl get -o json` writes it, of objects as an API server serves and accepts them
-    // (`support::served`): of its shapes, these two cost the most per byte. The whole process,
-    // its program included, gets an address space of 1.5× the dump. `taints` needed more before a
+    // (`taint_evict_test_support::served`): of its shapes, these two cost the most per byte. The whole
+    // process, its program included, gets an address space of 1.5× the dump. `taints` needed more before a
     // node's NoExecute taints were kept apart from its NoSchedule one (1.56× of RSS in a release
     // build), `tolerations` before a group of one large item gave back what its doubling did not
     // fill (this debug build was killed at 1.5×).

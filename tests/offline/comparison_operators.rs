@@ -5,9 +5,9 @@
 use serde_json::{Value, json};
 
 use crate::fake_api::run_cluster::{node, pod};
-use crate::support::fake_apiserver::FakeApiServer;
 use crate::support::running::Running;
 use crate::util::{run, scratch};
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 const NOW: &str = "2026-11-26T10:00:00Z";
 

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::fake_apiserver::{FakeApiServer, Fault};
 use crate::util::run;
+use taint_evict_test_support::fake_apiserver::{FakeApiServer, Fault};
 
 /// Every case: its dump, its arguments, the pods' expected verdicts.
 fn cases() -> Vec<(String, Value)> {

@@ -1,5 +1,5 @@
-//! The binary on dumps, fixtures, conformance vectors and flags: no server, or a fake one only where a
-//! flag's error needs a cluster to answer.
+//! The binary on dumps, fixtures, conformance vectors and flags: no server, or the fake one only where
+//! an error or the live twin of an offline case needs a cluster to answer.
 
 pub mod bad_input;
 pub mod cli_errors;

@@ -1,5 +1,5 @@
 //! A counting global allocator for the memory examples (`examples/engine_memory.rs`,
-//! `examples/plan_memory.rs`), included through `#[path]`; the including crate declares
+//! `examples/plan_memory.rs`). The global allocator is a binary's own: each of them declares
 //! `#[global_allocator] static ALLOCATOR: counting::Counting = counting::Counting;`.
 //!
 //! It forwards every call to `std::alloc::System` and keeps, with relaxed atomics: the bytes currently

@@ -1,8 +1,8 @@
 //! The zone-outage workload (BENCHMARKS.md): `nodes` nodes with `pods_per_node` pods each, all of them then
 //! tainted `node.kubernetes.io/unreachable:NoExecute`, one `NodeUpserted` per node.
 //!
-//! Shared by `benches/engine.rs`, `examples/engine_memory.rs` and `examples/profile.rs` through
-//! `#[path]`, so all three measure exactly the same state.
+//! Shared by `benches/engine.rs`, `examples/engine_memory.rs` and `examples/profile.rs`, so all three
+//! measure exactly the same state.
 //!
 //! Pods, by their index `j` on the node: `j % 10 == 0` DaemonSet-like (not-ready and unreachable
 //! tolerated forever), `j % 10 == 1` no tolerations, the rest (80%) the default tolerations

@@ -1,7 +1,7 @@
 //! A seeded generator of realistic `kubectl get nodes,pods -A -o json` dumps (BENCHMARKS.md).
 //!
-//! Shared through `#[path]` by the examples and benches that need a dump: `examples/gen_cluster.rs`
-//! writes a file, and `benches/plan.rs` keeps it in memory. Deterministic: the same sizes and seed give
+//! Shared by the examples and benches that need a dump: `examples/gen_cluster.rs` writes a file, and
+//! `benches/plan.rs` keeps it in memory. Deterministic: the same sizes and seed give
 //! the same bytes.
 //! No extra crates: a splitmix64 PRNG, `serde_json::json!` for the objects, jiff for the timestamps.
 //!

@@ -2,8 +2,7 @@
 //! million cancels; a million schedules due at once, drained; a million past-due timers fired by
 //! `pop_due`. Each starts from an empty queue, as the engine's queue does.
 //!
-//! Shared by `benches/engine.rs` and `examples/profile.rs` through `#[path]`, so both run exactly the
-//! same routines.
+//! Shared by `benches/engine.rs` and `examples/profile.rs`, so both run exactly the same routines.
 
 use std::hint::black_box;
 

@@ -56,7 +56,7 @@ fn find_assets() -> Result<Assets, String> {
         }
         return Ok(Assets { origin: format!("KUBEBUILDER_ASSETS={}", dir.display()), dir });
     }
-    let packed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/envtest");
+    let packed = repository().join("../shared/envtest");
     let sums_file = packed.join("SHA256SUMS");
     let sums = std::fs::read_to_string(&sums_file).map_err(|_| {
         format!(
@@ -72,7 +72,7 @@ fn find_assets() -> Result<Assets, String> {
         .collect();
     // One directory per set of sums, shared by every test process of this target directory.
     let key: String = expected.values().map(|s| &s[..8]).collect::<Vec<_>>().join("");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("envtest-{key}"));
+    let dir = target_tmp().join(format!("envtest-{key}"));
     let origin = format!("{} (unpacked into {})", packed.display(), dir.display());
     if dir.join("kube-apiserver").is_file() {
         return Ok(Assets { dir, origin });
@@ -104,6 +104,23 @@ fn find_assets() -> Result<Assets, String> {
         let _ = std::fs::remove_dir_all(&staging);
     }
     Ok(Assets { dir, origin })
+}
+
+/// The repository's root: this crate is its `crates/test-support`.
+fn repository() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .expect("the crate is in the repository's crates/")
+}
+
+/// The `tmp/` of the target directory the running test or bench was built in (it runs as
+/// `TARGET/PROFILE/deps/NAME`): the directory Cargo names `CARGO_TARGET_TMPDIR` to the tests' and
+/// benches' own crates.
+fn target_tmp() -> PathBuf {
+    let executable = std::env::current_exe().expect("the running executable's path");
+    let target = executable.ancestors().nth(3).expect("a test or bench runs from TARGET/PROFILE/deps/");
+    target.join("tmp")
 }
 
 fn sha256(path: &Path) -> Result<String, String> {
