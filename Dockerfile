@@ -5,11 +5,14 @@
 FROM rust:1.95-alpine AS build
 RUN apk add --no-cache musl-dev gcc
 WORKDIR /src
-# What `cargo build` reads, and nothing else (tests/in_cluster.rs lays the context out from these COPYs
-# and checks it). The workspace's manifest and lock file:
+# What `cargo build` reads, and nothing else (tests/fake_api/in_cluster.rs lays the context out from these
+# COPYs and checks it). The workspace's manifest and lock file:
 COPY Cargo.toml Cargo.lock ./
 # the engine, a member of the workspace and the binary's dependency (its README is its crate docs);
 COPY crates/taint-evict-engine ./crates/taint-evict-engine
+# the tests' harnesses, a member of the workspace and a dev-dependency: cargo loads every member, and the
+# lock file resolves dev-dependencies too, whatever it builds;
+COPY crates/test-support ./crates/test-support
 # the library and the binary;
 COPY src ./src
 # the benches' files: Cargo.toml declares them by name only, and cargo looks for each one's file when it

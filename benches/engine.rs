@@ -14,15 +14,9 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use taint_evict::engine::queue::EvictionQueue;
-
-#[path = "support/churn.rs"]
-mod churn;
-#[path = "support/timing.rs"]
-mod timing;
-#[path = "support/zone.rs"]
-mod zone;
-
-use timing::{measuring, report, timed};
+use taint_evict_test_support::churn;
+use taint_evict_test_support::timing::{measuring, report, timed};
+use taint_evict_test_support::zone;
 
 const SAMPLES: usize = 10;
 

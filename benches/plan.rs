@@ -1,6 +1,6 @@
 //! `plan -o json` over a dump of 150,000 pods / 5,000 nodes, against serde_json's bare parse (BENCHMARKS.md).
 //!
-//! `cargo bench --bench plan` generates the dump in memory once (`benches/support/cluster.rs`, seed 1,
+//! `cargo bench --bench plan` generates the dump in memory once (`crates/test-support/src/cluster.rs`, seed 1,
 //! the same bytes as `cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30
 //! --seed 1`), then measures in the same run:
 //! - `plan/parse_ignored_any`: `serde_json::from_slice::<serde::de::IgnoredAny>` on the bytes, the floor;
@@ -29,13 +29,8 @@ use taint_evict::engine::time::Timestamp;
 use taint_evict::engine::{plan::Plan, snapshot::Snapshot};
 use taint_evict::host::replay;
 use taint_evict::output::{ColorMode, OutputFormat, View, render_plan, render_plan_view};
-
-#[path = "support/cluster.rs"]
-mod cluster;
-#[path = "support/timing.rs"]
-mod timing;
-
-use timing::{measuring, report, stats, timed};
+use taint_evict_test_support::cluster;
+use taint_evict_test_support::timing::{measuring, report, stats, timed};
 
 const SAMPLES: usize = 10;
 const RATIO_TARGET: f64 = 1.5;

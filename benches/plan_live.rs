@@ -8,18 +8,11 @@
 // Benchmarks measure real time: the runtime's clock (clippy.toml) is for the product's code.
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)]
-#[path = "support/cluster.rs"]
-mod cluster;
-#[allow(dead_code)]
-#[path = "../tests/support/fake_apiserver.rs"]
-mod fake_apiserver;
-#[path = "support/process.rs"]
-mod process;
-
 use std::process::Command;
 
-use process::{median_and_spread, timed};
+use taint_evict_test_support::cluster;
+use taint_evict_test_support::fake_apiserver;
+use taint_evict_test_support::process::{median_and_spread, timed};
 
 const RUNS: usize = 30;
 const PODS_PER_NODE: usize = 110;

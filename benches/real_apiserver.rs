@@ -19,18 +19,13 @@
 // Benchmarks measure real time: the runtime's clock (clippy.toml) is for the product's code.
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)]
-#[path = "../tests/support/control_plane.rs"]
-mod control_plane;
-#[path = "support/process.rs"]
-mod process;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use process::{median_and_spread, timed};
 use serde_json::json;
+use taint_evict_test_support::control_plane;
+use taint_evict_test_support::process::{median_and_spread, timed};
 
 const RUNS: usize = 10;
 const NODES: usize = 200;

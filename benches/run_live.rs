@@ -8,23 +8,19 @@
 //! `TAINT_EVICT_BENCH_BASELINE=PATH` also times another build of the plugin in `burst` and `startup`,
 //! in the same reps, interleaved (before/after a change).
 //!
-//! The fake API server is the tests' (`tests/support/fake_apiserver.rs`), in this process; `run` is
+//! The fake API server is the tests' (`crates/test-support/src/fake_apiserver.rs`), in this process; `run` is
 //! the real binary in a child process.
 
 // Benchmarks measure real time: the runtime's clock (clippy.toml) is for the product's code.
 #![allow(clippy::disallowed_methods)]
-
-#[allow(dead_code)]
-#[path = "../tests/support/fake_apiserver.rs"]
-mod fake_apiserver;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use fake_apiserver::FakeApiServer;
 use serde_json::{Value, json};
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 const TAINT: &str = "bench/down";
 

@@ -19,13 +19,8 @@ use taint_evict::engine::model::{PodKey, PodRef, Taint, Toleration};
 use taint_evict::engine::queue::{Entry, Work};
 use taint_evict::engine::time::Timestamp;
 use taint_evict::engine::{Action, Engine};
-
-#[path = "../benches/support/counting.rs"]
-mod counting;
-#[path = "../benches/support/zone.rs"]
-mod zone;
-
-use counting::{Reading, read, reset_peak};
+use taint_evict_test_support::counting::{self, Reading, read, reset_peak};
+use taint_evict_test_support::zone;
 
 #[global_allocator]
 static ALLOCATOR: counting::Counting = counting::Counting;

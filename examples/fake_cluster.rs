@@ -9,18 +9,15 @@
 //! #   quit
 //! ```
 //!
-//! It is the same fake the integration tests use (`tests/support/fake_apiserver.rs`).
+//! It is the same fake the integration tests use (`crates/test-support/src/fake_apiserver.rs`).
 
 // This example measures real time: the runtime's clock (clippy.toml) is for the product's code.
 #![allow(clippy::disallowed_methods)]
 
-#[allow(dead_code)]
-#[path = "../tests/support/fake_apiserver.rs"]
-mod fake_apiserver;
-
 use std::io::BufRead;
 
 use serde_json::{Value, json};
+use taint_evict_test_support::fake_apiserver;
 
 fn main() {
     let dump = std::env::args().nth(1).unwrap_or_else(|| "examples/incident.json".to_owned());

@@ -4,7 +4,7 @@
 //! cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30 --seed 1 --out /tmp/dump.json
 //! ```
 //!
-//! Seeded and deterministic; see `benches/support/cluster.rs` for what the objects hold. The dump is
+//! Seeded and deterministic; see `crates/test-support/src/cluster.rs` for what the objects hold. The dump is
 //! taken at 2026-11-22T10:00:00Z: use `plan --now 2026-11-22T10:00:00Z` on it.
 
 use std::fs::File;
@@ -12,9 +12,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::Parser;
-
-#[path = "../benches/support/cluster.rs"]
-mod cluster;
+use taint_evict_test_support::cluster;
 
 /// Writes a synthetic cluster dump.
 #[derive(Parser)]

@@ -1,4 +1,4 @@
-//! Writes a valid dump at the extremes a cluster allows: see `tests/support/served.rs` for the
+//! Writes a valid dump at the extremes a cluster allows: see `crates/test-support/src/served.rs` for the
 //! shapes and what makes them valid.
 //!
 //! ```text
@@ -9,8 +9,7 @@
 
 use std::io::{BufWriter, Write};
 
-#[path = "../tests/support/served.rs"]
-mod served;
+use taint_evict_test_support::served;
 
 fn main() -> std::io::Result<()> {
     let shape = std::env::args().nth(1).unwrap_or_default();

@@ -7,7 +7,7 @@
 //!
 //! Runs the binary's phases in its order (read the file, `decode::read`, drop the bytes, replay
 //! over every node, render JSON through a `BufWriter` to a sink) under the counting allocator of
-//! `benches/support/counting.rs`, and prints for each phase the heap bytes live at its end and the
+//! `crates/test-support/src/counting.rs`, and prints for each phase the heap bytes live at its end and the
 //! peak during it, relative to the dump's size. `/usr/bin/time -v` on the real binary gives the RSS;
 //! this says which phase makes the peak and what is live then.
 
@@ -16,11 +16,7 @@ use std::io::{BufWriter, Write};
 use taint_evict::decode as file;
 use taint_evict::engine::replay::replay;
 use taint_evict::output::{ColorMode, OutputFormat, render_plan};
-
-#[path = "../benches/support/counting.rs"]
-mod counting;
-
-use counting::{read, reset_peak};
+use taint_evict_test_support::counting::{self, read, reset_peak};
 
 #[global_allocator]
 static ALLOCATOR: counting::Counting = counting::Counting;

@@ -30,11 +30,8 @@ use taint_evict::engine::queue::{EvictionQueue, Ticket};
 use taint_evict::engine::{Engine, Input};
 use taint_evict::engine::{plan::Plan, replay::replay, snapshot::Snapshot};
 use taint_evict::output::{ColorMode, OutputFormat, render_plan};
-
-#[path = "../benches/support/churn.rs"]
-mod churn;
-#[path = "../benches/support/zone.rs"]
-mod zone;
+use taint_evict_test_support::churn;
+use taint_evict_test_support::zone;
 
 /// Drives one benchmarked path.
 #[derive(Parser)]

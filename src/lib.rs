@@ -3,7 +3,7 @@
 //! # Layout
 //!
 //! Each module's opening comment says what it owns and what it may use; dependencies point one way
-//! (`tests/layering.rs` fails on an import cycle between modules or between the parts of one,
+//! (`tests/repository/layering.rs` fails on an import cycle between modules or between the parts of one,
 //! re-exports followed, and on IO in the engine or the renderers).
 //!
 //! - [`engine`]: the pure engine (no IO, no clock), the crate `taint-evict-engine` of this workspace

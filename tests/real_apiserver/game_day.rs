@@ -43,7 +43,7 @@ fn on_rack(name: &str, rack: &str) -> Value {
 /// Asserts that `docs/game-day.md` runs the command run here and shows what it printed (`printed`),
 /// times and durations aside.
 fn the_docs_show(printed: &str, more: &[&str]) {
-    use crate::readme_examples::{examples, shows};
+    use crate::offline::readme_examples::{examples, shows};
     let page = "docs/game-day.md";
     let text = std::fs::read_to_string(crate::util::repo().join(page)).expect("the page");
     let command =

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::support::control_plane::{REQUIRE, assets};
+use taint_evict_test_support::control_plane::{REQUIRE, assets};
 
 const CHILD_MODE: &str = "TAINT_EVICT_TEST_CHILD_MODE";
 const CHILD_PIDS: &str = "TAINT_EVICT_TEST_CHILD_PIDS";

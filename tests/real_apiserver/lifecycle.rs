@@ -247,7 +247,7 @@ fn plan_and_table(what: &str, dump: &str, now: i128, kcm: &[&str]) -> (Value, St
 /// `docs/node-lifecycle.md`) is the command run here and shows what it printed (`table`), times and
 /// durations aside.
 fn the_readme_shows(which: usize, table: &str, kcm: &[&str]) {
-    use crate::readme_examples::{examples, shows};
+    use crate::offline::readme_examples::{examples, shows};
     let page = "docs/node-lifecycle.md";
     let readme = std::fs::read_to_string(crate::util::repo().join(page)).expect("the page");
     let command = format!("kubectl taint-evict plan -f dump.json {} {SILENT_AFTER}", kcm.join(" "));

@@ -1,6 +1,6 @@
 //! The real control-plane tier: the same behaviours as against the fake API server, proven on the
-//! upstream kube-apiserver, etcd and kube-controller-manager (`support::control_plane`). Run exactly this
-//! tier with `cargo nextest run -E 'test(/real_apiserver/)'`. Without the binaries each test says it
+//! upstream kube-apiserver, etcd and kube-controller-manager (`taint_evict_test_support::control_plane`).
+//! Run exactly this tier with `cargo nextest run -E 'test(/real_apiserver/)'`. Without the binaries each test says it
 //! was skipped and passes; `.ci/run` sets `TAINT_EVICT_REQUIRE_REAL_APISERVER=1` so that CI cannot skip.
 
 mod connect;
@@ -25,7 +25,7 @@ mod taint_written;
 
 use serde_json::{Value, json};
 
-pub use crate::support::control_plane::{ControlPlane, Identity, Options};
+pub use taint_evict_test_support::control_plane::{ControlPlane, Identity, Options};
 
 /// The taint the tests put on nodes (the node-lifecycle controller's own keys stay out of the way).
 pub const TAINT: &str = "example.com/drain";

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use super::lifecycle::unreachable_pod;
 use super::{Options, node};
-use crate::support::control_plane::Heartbeats;
 use crate::support::running::Running;
 use crate::util::{command, instant, run_command};
+use taint_evict_test_support::control_plane::Heartbeats;
 
 fn unreachable(plane: &super::ControlPlane) -> bool {
     let node = plane.get(&["node", "n1"]);

@@ -40,7 +40,7 @@ pub fn wait_for_deletions(plane: &ControlPlane, names: &[&str]) -> BTreeMap<Stri
     }
 }
 
-fn cluster(plane: &mut ControlPlane) -> super::super::support::control_plane::Heartbeats {
+fn cluster(plane: &mut ControlPlane) -> taint_evict_test_support::control_plane::Heartbeats {
     plane.create(&[
         node("n1", &[], &[]),
         pod("default", "untolerated", "n1", None),

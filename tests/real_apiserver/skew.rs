@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use super::run::{add_taint, deleted};
 use super::{Options, node, pod};
 use crate::control_plane;
-use crate::support::control_plane::libfaketime;
 use crate::support::running::Running;
 use crate::util::{command, instant, run_command};
+use taint_evict_test_support::control_plane::libfaketime;
 
 const SECOND: i128 = 1_000_000_000;
 

@@ -49,7 +49,7 @@ fn deadline(plan: &Value, name: &str) -> (i128, String) {
     (instant(at), pod["basis"].as_str().unwrap_or_default().to_owned())
 }
 
-fn cluster(plane: &mut ControlPlane) -> crate::support::control_plane::Heartbeats {
+fn cluster(plane: &mut ControlPlane) -> taint_evict_test_support::control_plane::Heartbeats {
     plane.create(&[
         node("n1", &[], &[]),
         pod("default", "untolerated", "n1", None),

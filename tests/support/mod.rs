@@ -1,8 +1,6 @@
-//! Test harnesses shared by the integration tests.
+//! Test harnesses the integration tests alone use; those shared with the benches and examples are
+//! in `crates/test-support`.
 
 pub mod connect_proxy;
-pub mod control_plane;
-pub mod fake_apiserver;
 pub mod running;
-pub mod served;
 pub mod terminal;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::fake_apiserver::FakeApiServer;
 use crate::util::command;
+use taint_evict_test_support::fake_apiserver::FakeApiServer;
 
 /// How long a wait for a line may take.
 pub const WAIT: Duration = Duration::from_secs(20);

@@ -45,7 +45,7 @@
 //!
 //! Owns: the engine and its model, time and queue, the snapshot `plan` reads, the replay, the plan it
 //! makes and the lifecycle prediction (the events `run` reports are the plugin's). Uses: std only (this
-//! crate has no dependencies; `tests/layering.rs` of the plugin also checks that no module of it leans
+//! crate has no dependencies; `tests/repository/layering.rs` of the plugin also checks that no module of it leans
 //! on another round a cycle).
 
 #![forbid(unsafe_code)]
