@@ -203,7 +203,7 @@ impl Live {
             self.clock.clone(),
             metrics,
             devices,
-            Some(foresight.health),
+            foresight.health,
         );
         let pods = gate_comparison_operators(pods, config, foresight.minor, report.clone(), self.clock.clone());
         Watches { nodes: node_changes, pods, devices, fatal }

@@ -48,7 +48,7 @@ use tap::Tap;
 /// Starts the node watch and the pod watches (of `namespace` alone when given), and the DRA objects'
 /// when `devices` says which versions serve them; their changes arrive on the returned channels. The
 /// node watch reads every node: those in `scope` reach the engine, and every node's health reaches
-/// `health` when given (the lifecycle controller's taints foreseen), from the one watch.
+/// `health` (the lifecycle controller's taints foreseen), from the one watch.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
     client: &Client,
@@ -58,32 +58,19 @@ pub fn spawn(
     clock: Clock,
     metrics: Arc<Metrics>,
     devices: Option<&Served>,
-    health: Option<mpsc::UnboundedSender<HealthChange>>,
+    health: mpsc::UnboundedSender<HealthChange>,
 ) -> Watches {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
     let (fatal_tx, fatal) = mpsc::unbounded_channel();
 
-    let mut config = from_watch_cache();
-    // Without the lifecycle prediction, only the nodes in scope are asked for.
-    if health.is_none() {
-        match &scope {
-            NodeScope::Named(names) if names.len() == 1 => {
-                config = config.fields(&format!("metadata.name={}", names[0]));
-            }
-            NodeScope::Labels(selector) => config = config.labels(selector.as_str()),
-            _ => {}
-        }
-    }
+    // Every node: the foresight counts every zone's; the scope is applied here, not by the server.
+    let config = from_watch_cache();
     let api = Api::<WatchedNode>::all(client.clone());
-    let mut tap = health.map(|health| Tap::new(scope.clone(), health));
+    let mut tap = Tap::new(scope.clone(), health);
     let nodes = relist::relisting(move || watcher::watcher(api.clone(), config.clone()).boxed())
         .backoff(backoff())
-        .inspect(move |event| {
-            if let Some(tap) = &mut tap {
-                tap.see(event);
-            }
-        });
+        .inspect(move |event| tap.see(event));
     let (pod_nodes, selected) = pods::Nodes::of(&scope);
     // The nodes the engine was shown: one that leaves the scope (relabelled) is deleted for it.
     let shown = Arc::new(Mutex::new(HashSet::new()));
