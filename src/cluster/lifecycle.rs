@@ -9,7 +9,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::mpsc;
 
-use crate::decode::lifecycle::{NODE_LEASE_NAMESPACE, read_lease_renewals};
+use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::time::Timestamp;
 
 /// A change of the node Leases.
@@ -22,9 +22,12 @@ pub enum LeaseChange {
     Interrupted,
 }
 
+/// A node Lease's name and `spec.renewTime` (`None` for one never renewed), read from the watch's
+/// typed object as `decode::lifecycle` reads them from a dump.
 fn renewal(lease: &Lease) -> Option<(String, Option<Timestamp>)> {
-    let list = serde_json::json!({"items": [lease]});
-    read_lease_renewals(&serde_json::to_vec(&list).ok()?).ok()?.into_iter().next()
+    let name = lease.metadata.name.clone()?;
+    let renewed = lease.spec.as_ref().and_then(|spec| spec.renew_time.as_ref());
+    Some((name, renewed.map(|at| Timestamp::from_nanos(at.0.as_nanosecond()))))
 }
 
 /// Starts the watch of the node Leases; their changes arrive on the returned channel.
@@ -62,4 +65,24 @@ pub fn watch_leases(client: &Client) -> mpsc::Receiver<LeaseChange> {
         }
     });
     leases
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::lifecycle::read_lease_renewals;
+
+    #[test]
+    fn a_watched_lease_is_read_as_a_dump_reads_it() {
+        let leases = serde_json::json!({"items": [
+            {"metadata": {"name": "n1", "namespace": "kube-node-lease"}, "spec": {"renewTime": "2026-11-23T18:00:21.500000Z"}},
+            {"metadata": {"name": "n2", "namespace": "kube-node-lease"}, "spec": {"holderIdentity": "n2"}},
+            {"metadata": {"name": "n3", "namespace": "kube-node-lease"}},
+        ]});
+        let from_dump = read_lease_renewals(&serde_json::to_vec(&leases).expect("JSON")).expect("a list of Leases");
+        let typed: Vec<Lease> = serde_json::from_value(leases["items"].clone()).expect("Leases");
+        let watched: Vec<_> = typed.iter().filter_map(renewal).collect();
+        assert_eq!(watched, from_dump);
+        assert_eq!(watched[0].1, Some(Timestamp::from_nanos(1_795_456_821_500_000_000)));
+    }
 }
