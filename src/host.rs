@@ -80,20 +80,14 @@ mod tests {
             .collect();
         let tolerations: Arc<[Toleration]> = Arc::from([]);
         let pods = (0..24_000)
-            .map(|i| SnapshotPod {
-                pod: Pod {
+            .map(|i| {
+                let pod = Pod {
                     key: PodKey::new("web", format!("p{i:05}")),
                     uid: Uid::from(format!("u{i}")),
                     node: Some(NodeName::from(format!("n{}", i % 4))),
                     tolerations: Arc::clone(&tolerations),
-                },
-                bound_at: Some(Timestamp::from_unix_seconds(i)),
-                phase: "Running".into(),
-                terminating: false,
-                deletion_timestamp: None,
-                ready: true,
-                claims: None,
-                owner: None,
+                };
+                SnapshotPod::running(pod, Some(Timestamp::from_unix_seconds(i)))
             })
             .collect();
         Snapshot { nodes, pods, controller_acquired: None, taken: None }

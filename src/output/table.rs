@@ -773,21 +773,9 @@ mod tests {
         use crate::engine::model::{Pod, PodKey};
         use crate::engine::plan::{EditedDeadline, TolerationsEdited};
         use crate::engine::snapshot::{Owner, SnapshotPod, TaintsWritten};
-        let snapshot = SnapshotPod {
-            pod: Pod {
-                key: PodKey::new("default", "web-1"),
-                uid: "u".into(),
-                node: None,
-                tolerations: Vec::new().into(),
-            },
-            bound_at: None,
-            phase: "Running".into(),
-            terminating: false,
-            deletion_timestamp: None,
-            ready: true,
-            claims: None,
-            owner: None,
-        };
+        let pod =
+            Pod { key: PodKey::new("default", "web-1"), uid: "u".into(), node: None, tolerations: Vec::new().into() };
+        let snapshot = SnapshotPod::running(pod, None);
         let edited = |deadline| PodPlan {
             pod: &snapshot,
             verdict: Verdict::EvictAt,

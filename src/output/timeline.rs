@@ -196,16 +196,7 @@ mod tests {
             Pod { key: PodKey::new("ns", name), uid: Uid::from(name), node: None, tolerations: Vec::new().into() };
         PodPlan {
             // A test's pods are kept for the rest of the run.
-            pod: Box::leak(Box::new(SnapshotPod {
-                pod,
-                bound_at: None,
-                phase: "Running".into(),
-                terminating: false,
-                deletion_timestamp: None,
-                ready: false,
-                claims: None,
-                owner: None,
-            })),
+            pod: Box::leak(Box::new(SnapshotPod::running(pod, None))),
             verdict,
             evict_at: at.map(|s| Timestamp::from_unix_seconds(NOW + s)),
             evict_at_latest: None,

@@ -166,6 +166,22 @@ pub struct Owner {
 }
 
 impl SnapshotPod {
+    /// `pod` running and ready, bound at `bound_at`, not terminating, with no claim and no owner:
+    /// set the rest with struct update syntax (`SnapshotPod { owner, ..SnapshotPod::running(pod, at) }`).
+    #[must_use]
+    pub fn running(pod: Pod, bound_at: Option<Timestamp>) -> Self {
+        Self {
+            pod,
+            bound_at,
+            phase: "Running".into(),
+            terminating: false,
+            deletion_timestamp: None,
+            ready: true,
+            claims: None,
+            owner: None,
+        }
+    }
+
     /// Reads the pod's tolerations as kube-controller-manager does with its
     /// `TaintTolerationComparisonOperators` gate `enabled` ([`crate::model::gate_comparison_operators`]).
     /// Returns whether the pod has an `Lt` or `Gt` toleration.

@@ -81,20 +81,19 @@ fn snapshot(cluster: &Value) -> Snapshot {
                 let deleting = time(metadata, "deletionTimestamp");
                 let namespace = Some(text(metadata, "namespace")).filter(|n| !n.is_empty()).unwrap_or("default");
                 let tolerations: Vec<Toleration> = list(spec, "tolerations").iter().map(toleration).collect();
+                let pod = Pod {
+                    key: PodKey::new(namespace, text(metadata, "name")),
+                    uid: text(metadata, "uid").into(),
+                    node: Some(text(spec, "nodeName")).filter(|n| !n.is_empty()).map(NodeName::from),
+                    tolerations: tolerations.into(),
+                };
+                let bound_at = scheduled.or_else(|| time(metadata, "creationTimestamp"));
                 snapshot.pods.push(SnapshotPod {
-                    pod: Pod {
-                        key: PodKey::new(namespace, text(metadata, "name")),
-                        uid: text(metadata, "uid").into(),
-                        node: Some(text(spec, "nodeName")).filter(|n| !n.is_empty()).map(NodeName::from),
-                        tolerations: tolerations.into(),
-                    },
-                    bound_at: scheduled.or_else(|| time(metadata, "creationTimestamp")),
                     phase: text(&item["status"], "phase").into(),
                     terminating: deleting.is_some(),
                     deletion_timestamp: deleting,
                     ready: condition("Ready").is_some(),
-                    claims: None,
-                    owner: None,
+                    ..SnapshotPod::running(pod, bound_at)
                 });
             }
             "Lease"

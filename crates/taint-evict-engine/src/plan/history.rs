@@ -263,21 +263,13 @@ mod tests {
     }
 
     fn pod(name: &str, tolerations: Vec<Toleration>) -> SnapshotPod {
-        SnapshotPod {
-            pod: Pod {
-                key: PodKey::new("default", name),
-                uid: name.into(),
-                node: Some("n1".into()),
-                tolerations: Arc::from(tolerations),
-            },
-            bound_at: Some(t(-1000)),
-            phase: "Running".into(),
-            terminating: false,
-            deletion_timestamp: None,
-            ready: true,
-            claims: None,
-            owner: None,
-        }
+        let pod = Pod {
+            key: PodKey::new("default", name),
+            uid: name.into(),
+            node: Some("n1".into()),
+            tolerations: Arc::from(tolerations),
+        };
+        SnapshotPod::running(pod, Some(t(-1000)))
     }
 
     /// n1 carries `key` added at +60 s; its pods: p90 tolerates both condition taints for 90 s,

@@ -238,26 +238,21 @@ mod tests {
 
         let t = Timestamp::from_unix_seconds;
         let unreachable = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute).with_time_added(t(900));
-        let pod = |name: &str, seconds: i64| SnapshotPod {
-            pod: Pod {
+        let pod = |name: &str, seconds: i64| {
+            let toleration = Toleration {
+                key: "node.kubernetes.io/unreachable".into(),
+                operator: "Exists".into(),
+                value: Box::default(),
+                effect: Some(Effect::NoExecute),
+                seconds: Some(seconds),
+            };
+            let pod = Pod {
                 key: PodKey::new("d", name),
                 uid: name.into(),
                 node: Some(NodeName::from("n")),
-                tolerations: Arc::from([Toleration {
-                    key: "node.kubernetes.io/unreachable".into(),
-                    operator: "Exists".into(),
-                    value: Box::default(),
-                    effect: Some(Effect::NoExecute),
-                    seconds: Some(seconds),
-                }]),
-            },
-            bound_at: Some(t(0)),
-            phase: "Running".into(),
-            terminating: false,
-            deletion_timestamp: None,
-            ready: false,
-            claims: None,
-            owner: None,
+                tolerations: Arc::from([toleration]),
+            };
+            SnapshotPod::running(pod, Some(t(0)))
         };
         // Tainted at 900; back: Ready=True, its Lease renewed at 995. `p99` is due at 999 (within the
         // next pass, 1005 at the latest), `p300` at 1200.
