@@ -56,6 +56,7 @@
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub mod audit;
 pub mod decide;
 pub mod devices;
 mod engine;
