@@ -1,10 +1,13 @@
-//! `audit`: what a cluster's tolerations leave exposed before any node goes bad, each finding a
-//! rule, a severity and its evidence (the pods, their owner, the toleration at fault). The rules
+//! `audit`: what a cluster's tolerations and spread leave exposed before any node goes bad: each
+//! finding a rule, a severity and its evidence (the pods, their owner, the toleration at fault), and
+//! each zone's and node's outage predicted as `plan --down` predicts it. The rules
 //! read the pods as the taint-eviction controller reads them (docs/upstream.md) and the node
 //! lifecycle controller's flags (docs/node-lifecycle.md).
 
 mod finding;
 mod rules;
+mod scenarios;
 
 pub use finding::{Finding, Rule, Severity};
 pub use rules::toleration_findings;
+pub use scenarios::{Down, Outcome, Scenario, Setting, scenarios};
