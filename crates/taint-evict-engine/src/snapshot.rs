@@ -182,6 +182,13 @@ impl SnapshotPod {
         }
     }
 
+    /// Whether it counts as one of its owner's running replicas: bound, not terminating, not
+    /// finished.
+    #[must_use]
+    pub fn runs(&self) -> bool {
+        self.pod.node.is_some() && !self.terminating && !matches!(&*self.phase, "Succeeded" | "Failed")
+    }
+
     /// Reads the pod's tolerations as kube-controller-manager does with its
     /// `TaintTolerationComparisonOperators` gate `enabled` ([`crate::model::gate_comparison_operators`]).
     /// Returns whether the pod has an `Lt` or `Gt` toleration.

@@ -1,6 +1,8 @@
 //! What an audit finds: a rule broken, how badly, and by which pods.
 
+use super::scenarios::Down;
 use crate::snapshot::{Owner, SnapshotPod};
+use crate::time::Timestamp;
 
 /// How much a finding matters, in the order `--fail-on` compares them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -28,6 +30,9 @@ impl Severity {
 /// The rules an audit checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
+    /// An owner loses every running replica when one node goes down, or one zone: its replicas
+    /// share that node or zone.
+    LosesEveryReplica,
     /// A pod that is not a DaemonSet's tolerates `unreachable` or `not-ready` for ever: when its node
     /// dies it is never deleted, so its owner never replaces it (it shows `Terminating` or `Unknown`
     /// until someone deletes it by hand).
@@ -48,6 +53,7 @@ impl Rule {
     #[must_use]
     pub fn id(self) -> &'static str {
         match self {
+            Self::LosesEveryReplica => "loses-every-replica",
             Self::ToleratesNodeLossForever => "tolerates-node-loss-forever",
             Self::DeletedOnABlip => "deleted-on-a-blip",
             Self::BarePodDeletedAtOnce => "bare-pod-deleted-at-once",
@@ -76,4 +82,9 @@ pub struct Finding<'a> {
     pub taint: Option<&'static str>,
     /// The deciding `tolerationSeconds`, for [`Rule::DeletedOnABlip`].
     pub seconds: Option<i64>,
+    /// The outage that brings it, for [`Rule::LosesEveryReplica`].
+    pub scenario: Option<Down>,
+    /// When the last replica is deleted at the latest, for [`Rule::LosesEveryReplica`] (`None`
+    /// there: a predicted taint's window is open, the controller may hold it).
+    pub at: Option<Timestamp>,
 }

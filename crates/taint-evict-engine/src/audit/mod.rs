@@ -5,9 +5,11 @@
 //! lifecycle controller's flags (docs/node-lifecycle.md).
 
 mod finding;
+mod replicas;
 mod rules;
 mod scenarios;
 
 pub use finding::{Finding, Rule, Severity};
+pub use replicas::replica_findings;
 pub use rules::toleration_findings;
 pub use scenarios::{Down, Outcome, Scenario, Setting, scenarios};

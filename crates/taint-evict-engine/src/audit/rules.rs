@@ -84,6 +84,8 @@ pub fn toleration_findings<'a>(snapshot: &'a Snapshot, flags: &Flags) -> Vec<Fin
                 toleration,
                 taint,
                 seconds,
+                scenario: None,
+                at: None,
             });
             finding.pods.push(pod);
         }

@@ -48,16 +48,16 @@ pub struct Scenario<'a> {
 /// What every scenario shares.
 #[derive(Clone, Copy)]
 pub struct Setting<'a> {
-    /// Node health as read (`now` included): the nodes of each scenario go down from it.
+    /// Node health as read (`now` included; a dump read late, judged when it was taken): the nodes
+    /// of each scenario go down from it.
     pub observation: &'a Observation,
-    /// A dump read late: the other nodes are taken to heartbeat until `now`
-    /// ([`Observation::carry_forward`]), as `plan --down` takes them.
-    pub carry_forward: bool,
     /// A scenario with more nodes unsettled than this is not predicted (the prediction's search
     /// grows with their square).
     pub max_unsettled: usize,
     /// Only this namespace's owners.
     pub namespace: Option<&'a str>,
+    /// Only the outages of these nodes (sorted) and of their zones; `None`: every node's.
+    pub only: Option<&'a [NodeName]>,
     /// Who runs the replay's parts.
     pub host: Host<'a>,
 }
@@ -67,8 +67,10 @@ pub struct Setting<'a> {
 #[must_use]
 pub fn scenarios<'s>(snapshot: &'s Snapshot, setting: &Setting<'_>) -> Vec<Scenario<'s>> {
     let observed = setting.observation;
-    let zones: BTreeSet<&ZoneKey> = observed.nodes.iter().map(|node| &node.zone).collect();
-    let mut names: Vec<&NodeName> = observed.nodes.iter().map(|node| &node.name).collect();
+    let audited = |name: &NodeName| setting.only.is_none_or(|only| only.binary_search(name).is_ok());
+    let nodes = observed.nodes.iter().filter(|node| audited(&node.name));
+    let zones: BTreeSet<&ZoneKey> = nodes.clone().map(|node| &node.zone).collect();
+    let mut names: Vec<&NodeName> = nodes.map(|node| &node.name).collect();
     names.sort();
     let downs = zones
         .into_iter()
@@ -90,9 +92,6 @@ fn outcome<'s>(snapshot: &'s Snapshot, setting: &Setting<'_>, down: &Down) -> Ou
             node.down = true;
             names.push(node.name.clone());
         }
-    }
-    if setting.carry_forward {
-        observation.carry_forward();
     }
     let unsettled = unsettled(&observation);
     if unsettled > setting.max_unsettled {
@@ -195,6 +194,10 @@ mod tests {
         (snapshot, observation)
     }
 
+    fn setting(observation: &Observation, max_unsettled: usize) -> Setting<'_> {
+        Setting { observation, max_unsettled, namespace: None, only: None, host: Host::default() }
+    }
+
     /// Each scenario's owners losing pods: (kind/name, deleted, of, none left).
     fn losses<'a>(scenario: &Scenario<'a>) -> Vec<(String, usize, usize, bool)> {
         let Outcome::Predicted { owners, .. } = &scenario.outcome else { panic!("{:?} not predicted", scenario.down) };
@@ -207,13 +210,7 @@ mod tests {
     #[test]
     fn one_scenario_per_zone_then_per_node_with_the_owners_each_leaves_without_replicas() {
         let (snapshot, observation) = cluster();
-        let setting = Setting {
-            observation: &observation,
-            carry_forward: false,
-            max_unsettled: 200,
-            namespace: None,
-            host: Host::default(),
-        };
+        let setting = setting(&observation, 200);
         let scenarios = scenarios(&snapshot, &setting);
         let downs: Vec<String> = scenarios
             .iter()
@@ -246,13 +243,7 @@ mod tests {
         observation.nodes.retain(|node| node.zone.name() == "za");
         snapshot.nodes.retain(|node| node.name.as_str().starts_with("za"));
         snapshot.pods.retain(|pod| pod.pod.node.as_ref().is_some_and(|node| node.as_str().starts_with("za")));
-        let setting = Setting {
-            observation: &observation,
-            carry_forward: false,
-            max_unsettled: 200,
-            namespace: None,
-            host: Host::default(),
-        };
+        let setting = setting(&observation, 200);
         let scenarios = scenarios(&snapshot, &setting);
         let Outcome::Predicted { owners, nodes } = &scenarios[0].outcome else { panic!("predicted") };
         assert!(owners.is_empty(), "{owners:?}");
@@ -263,15 +254,18 @@ mod tests {
     }
 
     #[test]
+    fn only_the_outages_of_the_nodes_asked_for_and_of_their_zones() {
+        let (snapshot, observation) = cluster();
+        let only = [NodeName::from("zb-1")];
+        let setting = Setting { only: Some(&only), ..setting(&observation, 200) };
+        let downs: Vec<Down> = scenarios(&snapshot, &setting).into_iter().map(|s| s.down).collect();
+        assert_eq!(downs, [Down::Zone(ZoneKey::new("r1", "zb")), Down::Node("zb-1".into())]);
+    }
+
+    #[test]
     fn a_scenario_too_large_to_search_says_how_many_nodes_it_would_take() {
         let (snapshot, observation) = cluster();
-        let setting = Setting {
-            observation: &observation,
-            carry_forward: false,
-            max_unsettled: 2,
-            namespace: None,
-            host: Host::default(),
-        };
+        let setting = setting(&observation, 2);
         let scenarios = scenarios(&snapshot, &setting);
         assert!(matches!(scenarios[0].outcome, Outcome::TooLarge(3)), "{:?}", scenarios[0].outcome);
         assert!(matches!(scenarios[1].outcome, Outcome::Predicted { .. }));

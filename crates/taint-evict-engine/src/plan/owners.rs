@@ -4,12 +4,7 @@
 use std::collections::HashMap;
 
 use super::model::{Basis, OwnerLoss, Plan, Verdict};
-use crate::snapshot::{Owner, Snapshot, SnapshotPod};
-
-/// Whether a pod counts as one of its owner's running replicas.
-fn running(pod: &SnapshotPod) -> bool {
-    pod.pod.node.is_some() && !pod.terminating && !matches!(&*pod.phase, "Succeeded" | "Failed")
-}
+use crate::snapshot::{Owner, Snapshot};
 
 /// The owners losing pods in `plan` (replayed from `snapshot`): those that lose every running pod
 /// first, then by their first deletion, then by namespace, kind and name. Pods of nodes the plan
@@ -21,7 +16,7 @@ pub fn owner_losses<'a>(plan: &Plan<'a>, snapshot: &'a Snapshot) -> Vec<OwnerLos
     let pods = plan.nodes.iter().flat_map(|node| &node.pods);
     for pod in pods.filter(|pod| matches!(pod.verdict, Verdict::EvictNow | Verdict::EvictAt)) {
         let (Some(owner), Some(at)) = (pod.pod.owner.as_deref(), pod.evict_at) else { continue };
-        if !running(pod.pod) {
+        if !pod.pod.runs() {
             continue;
         }
         let namespace = pod.pod.pod.key.namespace();
@@ -44,7 +39,7 @@ pub fn owner_losses<'a>(plan: &Plan<'a>, snapshot: &'a Snapshot) -> Vec<OwnerLos
     if losses.is_empty() {
         return Vec::new();
     }
-    for pod in snapshot.pods.iter().filter(|pod| running(pod)) {
+    for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
         let Some(owner) = pod.owner.as_deref() else { continue };
         if let Some(loss) = losses.get_mut(&(pod.pod.key.namespace(), owner)) {
             loss.pods += 1;
@@ -65,6 +60,7 @@ mod tests {
     use super::*;
     use crate::model::{Pod, PodKey};
     use crate::plan::model::{NodePlan, PodPlan};
+    use crate::snapshot::SnapshotPod;
     use crate::time::Timestamp;
 
     const NOW: i64 = 1_795_341_600; // 2026-11-22T10:00:00Z
