@@ -28,6 +28,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -135,6 +136,50 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache: the latest objects, at the cost of etcd scanning every pod for each node\'s pod list'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s l -l selector -d 'Only the outages of the nodes this label selector selects, and of their zones (`zone=a,!gpu`)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s f -l filename -d 'Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l now -d 'The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l user -d 'The kubeconfig user to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s s -l server -d 'The address and port of the API server (instead of the cluster\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l token -d 'A bearer token to authenticate with (instead of the user\'s credentials)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l as -d 'Act as this user (impersonation)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l as-group -d 'Act as this group, with --as (repeatable)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l as-uid -d 'Act as this UID, with --as' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l certificate-authority -d 'A certificate file of the certificate authority to verify the server with' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l client-certificate -d 'A client certificate file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l client-key -d 'A client key file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l max-response-size -d 'The most bytes one answer of the API server (a list page, an object) or a dump (-f) may hold (`512Mi`, `4Gi`); one event of a watch may hold a 32nd of it, 64 MiB at least' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l content-type -d 'What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as kube-controller-manager reads; the server encodes it several times cheaper than JSON) or json. A server that cannot answer protobuf answers JSON' -r -f -a "protobuf\t'Protobuf, with JSON as the fallback: the API server\'s cheapest encoding'
+json\t'JSON only'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s n -l namespace -d 'Only this namespace\'s pods and owners' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s o -l output -d 'Output format' -r -f -a "table\t'The findings, then each outage\'s owners left with none'
+json\t'An `EvictionAudit` document'
+yaml\t'The same document as YAML'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l fail-on -d 'End with exit code 3 when a finding is at or above this severity (for CI)' -r -f -a "low\t'Every finding'
+medium\t'Medium and high findings'
+high\t'High findings only'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
+always\t'Always colour'
+never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l secondary-node-eviction-rate -d 'Nodes tainted per second in a large partially disrupted zone [default: 0.01]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l unhealthy-zone-threshold -d 'The fraction of not-ready nodes that makes a zone partially disrupted [default: 0.55]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l large-cluster-size-threshold -d 'A zone with more nodes than this is large (tainted at the secondary rate when disrupted) [default: 50]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l silent-after -d 'A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent (kubelets renew every 10s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l feature-gates -d 'kube-controller-manager\'s feature gates this tool follows, in its flag\'s form: `TaintTolerationComparisonOperators=true|false` (the `Lt`/`Gt` toleration operators) [default: on from Kubernetes 1.35 and for a dump, where a pod with such a toleration was admitted by an API server with the gate on; off before 1.35]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l kube-version -d 'The Kubernetes version whose controllers to follow, as 1.MINOR [default: a live cluster\'s; for a dump, the node lifecycle flags of 1.29 and the device-taint controller of the newest version modelled, 1.37]' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s A -l all-namespaces -d 'Every namespace\'s (the default)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l summary -d 'Print the findings\' count by severity and one line per outage'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l device-taints -d 'Also enforce DRA device taints (Kubernetes 1.33+), as kube-controller-manager\'s device-taint-eviction-controller does; false leaves them to the cluster' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r
@@ -193,8 +238,9 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect -d 'Decide and delete only while holding a Lease, so that several instances can run and one acts'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain run completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
+use crate::engine::audit::Severity;
 use crate::engine::devices::NEWEST_MINOR;
 use crate::engine::lifecycle::Flags;
 use crate::engine::snapshot::WhatIf;
@@ -49,13 +50,16 @@ pub struct Input {
     pub quorum_read: bool,
     /// How to connect to the live cluster.
     pub connect: ConnectOptions,
+    /// `audit`: every zone's and every node's outage is predicted, a game day each.
+    pub every_outage: bool,
 }
 
 impl Input {
-    /// Whether nodes go down in this what-if (`--down`, `--down-selector`): a game day.
+    /// Whether nodes go down in this what-if (`--down`, `--down-selector`, `audit`): a game day,
+    /// which reads every pod and its owner.
     #[must_use]
     pub fn game_day(&self) -> bool {
-        !self.down.is_empty() || self.down_selector.is_some()
+        !self.down.is_empty() || self.down_selector.is_some() || self.every_outage
     }
 }
 
@@ -189,6 +193,38 @@ pub struct PlanConfig {
     pub view: View,
     /// The node lifecycle flags.
     pub lifecycle: Lifecycle,
+}
+
+/// `audit`, validated.
+#[derive(Clone, Debug)]
+pub struct AuditConfig {
+    /// `-l`: only these nodes' outages and their zones'.
+    pub selector: Option<Selector>,
+    /// The snapshot's source and instant.
+    pub input: Input,
+    /// `-n`: only this namespace's pods and owners.
+    pub namespace: Option<String>,
+    /// `-o`.
+    pub format: AuditOutput,
+    /// `--summary`: the findings' counts and the scenarios' one line each.
+    pub summary: bool,
+    /// `--fail-on`: findings at or above this severity end the audit with exit code 3.
+    pub fail_on: Option<Severity>,
+    /// Whether the table is coloured.
+    pub color: ColorMode,
+    /// The node lifecycle flags.
+    pub lifecycle: Lifecycle,
+}
+
+/// How `audit` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuditOutput {
+    /// Findings, then the owners each outage leaves with none.
+    Table,
+    /// The `EvictionAudit` document.
+    Json,
+    /// The same document as YAML.
+    Yaml,
 }
 
 /// How `explain` prints.

@@ -12,6 +12,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILURE: u8 = 1;
 /// Exit code for a usage error (clap's default).
 pub const EXIT_USAGE: u8 = 2;
+/// `audit --fail-on`: a finding at or above the severity given.
+pub const EXIT_FINDINGS: u8 = 3;
 
 /// Everything a command can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +21,14 @@ pub enum Error {
     /// The command line is inconsistent in a way clap cannot express.
     #[error("{0}")]
     Usage(String),
+    /// `audit --fail-on`: so many findings at or above the severity (the audit itself was printed).
+    #[error("{count} finding(s) at or above {severity} (--fail-on {severity})")]
+    Findings {
+        /// How many.
+        count: usize,
+        /// The severity given.
+        severity: &'static str,
+    },
     /// A dump file could not be read.
     #[error("cannot read {path}: {reason}")]
     ReadFailed {
@@ -171,6 +181,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Usage(_) | Self::BadTemplate { .. } => EXIT_USAGE,
+            Self::Findings { .. } => EXIT_FINDINGS,
             Self::Hinted { error, .. } => error.exit_code(),
             Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
             _ => EXIT_FAILURE,

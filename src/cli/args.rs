@@ -28,6 +28,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Say, for one pod, which toleration matched which taint and why.
     Explain(ExplainArgs),
+    /// Predict every zone's and every node's outage, and find what the tolerations leave exposed.
+    Audit(AuditArgs),
     /// Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due.
     Run(RunArgs),
     /// Print a shell completion script (or kubectl's completion helper).
@@ -467,6 +469,69 @@ pub enum RunFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+/// `audit -o`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum AuditFormat {
+    /// The findings, then each outage's owners left with none.
+    #[default]
+    Table,
+    /// An `EvictionAudit` document.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
+/// `audit --fail-on`: a finding's severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SeverityArg {
+    /// Every finding.
+    Low,
+    /// Medium and high findings.
+    Medium,
+    /// High findings only.
+    High,
+}
+
+/// `audit`.
+#[derive(Args, Debug, Clone)]
+pub struct AuditArgs {
+    /// Only the outages of the nodes this label selector selects, and of their zones (`zone=a,!gpu`).
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector)]
+    pub selector: Option<Selector>,
+    /// Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for
+    /// stdin).
+    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Input")]
+    pub file: Option<String>,
+    /// The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]
+    pub now: Option<Timestamp>,
+    /// Read from etcd (a quorum read, paged) instead of the API server's watch cache.
+    #[arg(long, help_heading = "Cluster")]
+    pub quorum_read: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Only this namespace's pods and owners.
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "Output")]
+    pub namespace: Option<String>,
+    /// Every namespace's (the default).
+    #[arg(short = 'A', long, conflicts_with = "namespace", help_heading = "Output")]
+    pub all_namespaces: bool,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT", default_value_t, help_heading = "Output")]
+    pub output: AuditFormat,
+    /// Print the findings' count by severity and one line per outage.
+    #[arg(long, help_heading = "Output")]
+    pub summary: bool,
+    /// End with exit code 3 when a finding is at or above this severity (for CI).
+    #[arg(long, value_enum, value_name = "SEVERITY", help_heading = "Output")]
+    pub fail_on: Option<SeverityArg>,
+    /// When to colour the table.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
+    pub color: ColorChoice,
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `run --mode`: how a due pod is removed.
@@ -1043,7 +1108,7 @@ mod tests {
     proptest::proptest! {
         /// Fixed: a 51 KB selector made `plan` panic: no value of any flag may.
         #[test]
-        fn no_flag_value_makes_the_command_line_panic(value in ".{0,300}", kind in 0..12usize) {
+        fn no_flag_value_makes_the_command_line_panic(value in ".{0,300}", kind in 0..14usize) {
             let flag: &[&str] = match kind {
                 0 => &["plan"],
                 1 => &["plan", "-l"],
@@ -1056,6 +1121,8 @@ mod tests {
                 8 => &["explain"],
                 9 => &["run", "--request-timeout"],
                 10 => &["run", "--qps"],
+                11 => &["audit", "-l"],
+                12 => &["audit", "--fail-on"],
                 _ => &["run", "-l"],
             };
             let args: Vec<&str> = ["kubectl-taint_evict"].iter().chain(flag).copied().chain([value.as_str()]).collect();
@@ -1064,6 +1131,7 @@ mod tests {
                     Command::Plan(args) if args.watch.enabled => drop(crate::config::WatchConfig::new(&args)),
                     Command::Plan(args) => drop(crate::config::PlanConfig::new(&args)),
                     Command::Explain(args) => drop(crate::config::ExplainConfig::new(&args)),
+                    Command::Audit(args) => drop(crate::config::AuditConfig::new(&args)),
                     Command::Run(args) => drop(crate::config::RunConfig::new(&args)),
                     Command::Completion { .. } => {}
                 },

@@ -13,17 +13,19 @@ use std::io::IsTerminal;
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
 use crate::config::{
-    DEFAULT_REQUEST_TIMEOUT, Election, ExplainConfig, ExplainOutput, GivenFlags, Input, Lifecycle, PlanConfig,
-    Printing, RunConfig, WatchConfig,
+    AuditConfig, AuditOutput, DEFAULT_REQUEST_TIMEOUT, Election, ExplainConfig, ExplainOutput, GivenFlags, Input,
+    Lifecycle, PlanConfig, Printing, RunConfig, WatchConfig,
 };
+use crate::engine::audit::Severity;
 use crate::error::{Error, Result};
 use crate::output::jsonpath::JsonPath;
 use crate::output::template::{CustomColumns, Template};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};
 
 use super::args::{
-    ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs, LifecycleArgs, LogFormat, Output,
-    PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SortKey, TemplateArg, TemplateKind,
+    AuditArgs, AuditFormat, ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs,
+    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SeverityArg, SortKey,
+    TemplateArg, TemplateKind,
 };
 use crate::screen_size;
 
@@ -157,6 +159,7 @@ impl Input {
             down_selector: args.down_selector.clone(),
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
+            every_outage: false,
         }
     }
 }
@@ -243,6 +246,47 @@ fn check_view(format: &OutputFormat, summary: bool, timeline: bool) -> Result<()
         )));
     }
     Ok(())
+}
+
+impl AuditConfig {
+    /// `audit`'s flags, typed.
+    ///
+    /// # Errors
+    /// A usage error for `--summary` with another format than the table.
+    pub fn new(args: &AuditArgs) -> Result<Self> {
+        let format = match args.output {
+            AuditFormat::Table => AuditOutput::Table,
+            AuditFormat::Json => AuditOutput::Json,
+            AuditFormat::Yaml => AuditOutput::Yaml,
+        };
+        if args.summary && format != AuditOutput::Table {
+            return Err(Error::Usage("--summary is for the table, not -o json or yaml".into()));
+        }
+        let input = Input {
+            file: args.file.clone(),
+            now: args.now,
+            what_if: Vec::new(),
+            down: Vec::new(),
+            down_selector: None,
+            quorum_read: args.quorum_read,
+            connect: connect_options(&args.cluster),
+            every_outage: true,
+        };
+        Ok(Self {
+            selector: args.selector.clone(),
+            input,
+            namespace: args.namespace.clone(),
+            format,
+            summary: args.summary,
+            fail_on: args.fail_on.map(|severity| match severity {
+                SeverityArg::Low => Severity::Low,
+                SeverityArg::Medium => Severity::Medium,
+                SeverityArg::High => Severity::High,
+            }),
+            color: color(args.color),
+            lifecycle: Lifecycle::new(&args.lifecycle),
+        })
+    }
 }
 
 impl ExplainConfig {

@@ -5,6 +5,7 @@
 //! Owns: the flags, their validation, and the glue of each command. Uses: every other module.
 
 mod args;
+mod audit;
 pub mod complete;
 pub mod config;
 mod future;
@@ -13,7 +14,7 @@ pub mod plan;
 
 pub use args::*;
 
-use crate::config::{ExplainConfig, PlanConfig, RunConfig, WatchConfig};
+use crate::config::{AuditConfig, ExplainConfig, PlanConfig, RunConfig, WatchConfig};
 use crate::error::Result;
 
 /// The hidden first argument that switches to kubectl's completion protocol (kept out of the clap
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Plan(args) if args.watch.enabled => crate::live::watch(&WatchConfig::new(&args)?),
         Command::Plan(args) => plan::plan(&PlanConfig::new(&args)?),
         Command::Explain(args) => plan::explain(&ExplainConfig::new(&args)?),
+        Command::Audit(args) => audit::audit(&AuditConfig::new(&args)?),
         Command::Run(args) => crate::live::run(&RunConfig::new(&args)?),
         Command::Completion { shell } => complete::print_script(shell),
     }

@@ -97,7 +97,7 @@ fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
 
 /// The most nodes failing at once the prediction is made for: its search grows with the square of
 /// their number (about a second for this many).
-const MAX_UNSETTLED: usize = 200;
+pub(super) const MAX_UNSETTLED: usize = 200;
 
 /// Whether a node of `observation` is taken as silent or not ready with `silent_after`.
 fn is_unsettled_at(observation: &Observation, silent_after: std::time::Duration) -> impl Fn(&NodeHealth) -> bool {
@@ -199,8 +199,8 @@ fn foresee(
 }
 
 /// The node lifecycle controller's prediction, and what the dump lacked for it.
-struct Foreseen {
-    observation: Observation,
+pub(super) struct Foreseen {
+    pub(super) observation: Observation,
     /// `None` when no node is silent or not ready: nothing to foresee.
     prediction: Option<Prediction>,
     /// The lines to print after the plan: how old a dump read late is, what it lacks.
@@ -280,13 +280,13 @@ fn device_taints(loaded: &mut Loaded) -> (Devices, Option<u32>) {
 
 /// What `plan` and `explain` share, in order: the lifecycle flags' warnings, the snapshot and the
 /// evaluation instant, the dump's checks, and the node lifecycle controller's prediction.
-struct Prepared {
-    loaded: Loaded,
-    now: Timestamp,
+pub(super) struct Prepared {
+    pub(super) loaded: Loaded,
+    pub(super) now: Timestamp,
     clock: Option<ClockDoc>,
-    flags: crate::engine::lifecycle::Flags,
-    lifecycle: Option<Foreseen>,
-    from_dump: bool,
+    pub(super) flags: crate::engine::lifecycle::Flags,
+    pub(super) lifecycle: Option<Foreseen>,
+    pub(super) from_dump: bool,
     /// The DRA objects, and the minor version whose device-taint controller to follow (`None`: no
     /// pod uses a claim, or the version has no such controller).
     devices: Devices,
@@ -297,7 +297,7 @@ struct Prepared {
 
 impl Prepared {
     /// Loads what `want` needs; for `plan` (`Want::Nodes`), a dump without nodes is refused first.
-    fn load(input: &crate::config::Input, config: &Lifecycle, want: Want<'_>) -> Result<(Self, String)> {
+    pub(super) fn load(input: &crate::config::Input, config: &Lifecycle, want: Want<'_>) -> Result<(Self, String)> {
         for warning in config.warnings() {
             eprintln!("warning: {warning}");
         }
@@ -373,7 +373,7 @@ impl Prepared {
     }
 
     /// What to say after the answer: how old a dump read late is, what it lacked for the prediction.
-    fn take_lacks(&mut self) -> Vec<String> {
+    pub(super) fn take_lacks(&mut self) -> Vec<String> {
         self.lifecycle.as_mut().map(|lifecycle| std::mem::take(&mut lifecycle.lacks)).unwrap_or_default()
     }
 }

@@ -50,6 +50,8 @@ pub enum NodeSelection {
     Labels(Selector),
     /// Every node with a NoExecute taint.
     Tainted,
+    /// Every node (`audit`).
+    All,
 }
 
 impl Connection {
@@ -353,7 +355,7 @@ pub async fn read_snapshot(
                     })
                     .await?
             }
-            NodeSelection::Tainted => {
+            NodeSelection::Tainted | NodeSelection::All => {
                 connection
                     .list_read("/api/v1/nodes", ListParams::default(), "Node", "nodes", |page| {
                         health.extend(read_health_page(page, "Node")?.nodes);
@@ -383,11 +385,14 @@ pub async fn read_snapshot(
         snapshot.nodes.retain(|n| n.taints.iter().any(|t| t.is_no_execute()) || keep.contains(n.name.as_str()));
     }
     let any_unsettled = health.nodes.iter().any(&unsettled);
-    let everyone = !complete && any_unsettled;
+    let everyone = !complete && any_unsettled && !matches!(selection, NodeSelection::All);
     let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
-    let (pods, all_nodes, minor) =
-        tokio::join!(connection.pods_on(&names, every_pod), all_nodes, minor_if(connection, any_unsettled));
+    let (pods, all_nodes, minor) = tokio::join!(
+        connection.pods_on(&names, every_pod),
+        all_nodes,
+        minor_if(connection, any_unsettled || every_pod)
+    );
     snapshot.merge(pods?);
     if let Some(nodes) = all_nodes? {
         health.nodes = nodes;

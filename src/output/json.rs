@@ -10,7 +10,7 @@ use serde::{Serialize, Serializer};
 use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
 use super::timeline::Timeline;
 use crate::engine::devices::{DeviceEviction, DeviceTolerance};
-use crate::engine::lifecycle::{Ready, ZoneForecast};
+use crate::engine::lifecycle::{Held, PredictedTaint, Ready, ZoneForecast};
 use crate::engine::model::{Effect, NodeName, Taint};
 use crate::engine::plan::{
     Assumed, Basis, EditedDeadline, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, TolerationsEdited, Verdict,
@@ -132,7 +132,7 @@ pub fn what_if_note(assumed: &Assumed, now: Timestamp) -> String {
 /// One owner losing pods (`owners[]`).
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct OwnerDoc<'a> {
+pub struct OwnerDoc<'a> {
     namespace: &'a str,
     kind: &'a str,
     name: &'a str,
@@ -298,7 +298,7 @@ struct LifecycleDoc {
 
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct PredictedTaintDoc {
+pub struct PredictedTaintDoc {
     key: &'static str,
     effect: &'static str,
     earliest: String,
@@ -308,7 +308,7 @@ struct PredictedTaintDoc {
 
 #[derive(Serialize, Debug)]
 #[serde(rename_all = "camelCase")]
-struct HeldDoc {
+pub struct HeldDoc {
     reason: &'static str,
     zone: String,
 }
@@ -549,18 +549,27 @@ impl From<&NodeLifecycle> for LifecycleDoc {
             ready: forecast.ready.map(Ready::as_str),
             last_heartbeat: forecast.last_heartbeat.map(rfc3339),
             zone: forecast.zone.name().to_owned(),
-            predicted_taint: forecast.taint.map(|taint| PredictedTaintDoc {
-                key: taint.key.key(),
-                effect: "NoExecute",
-                earliest: rfc3339(taint.earliest),
-                latest: taint.latest.map(rfc3339),
-                basis: taint.basis.as_str(),
-            }),
-            held: forecast
-                .held
-                .as_ref()
-                .map(|held| HeldDoc { reason: held.reason.as_str(), zone: held.zone.name().to_owned() }),
+            predicted_taint: forecast.taint.as_ref().map(PredictedTaintDoc::from),
+            held: forecast.held.as_ref().map(HeldDoc::from),
         }
+    }
+}
+
+impl From<&PredictedTaint> for PredictedTaintDoc {
+    fn from(taint: &PredictedTaint) -> Self {
+        Self {
+            key: taint.key.key(),
+            effect: "NoExecute",
+            earliest: rfc3339(taint.earliest),
+            latest: taint.latest.map(rfc3339),
+            basis: taint.basis.as_str(),
+        }
+    }
+}
+
+impl From<&Held> for HeldDoc {
+    fn from(held: &Held) -> Self {
+        Self { reason: held.reason.as_str(), zone: held.zone.name().to_owned() }
     }
 }
 

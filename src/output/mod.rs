@@ -7,6 +7,7 @@
 //! Owns: every rendering for people and machines. Uses: the engine's values and `run`'s events
 //! (`runtime::report`); never the cluster, the decoder or the CLI.
 
+pub mod audit;
 pub mod explain;
 pub mod human;
 pub mod json;

@@ -1,6 +1,7 @@
 //! The binary on dumps, fixtures, conformance vectors and flags: no server, or the fake one only where
 //! an error or the live twin of an offline case needs a cluster to answer.
 
+pub mod audit;
 pub mod bad_input;
 pub mod cli_errors;
 pub mod comparison_operators;

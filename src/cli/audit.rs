@@ -1,0 +1,83 @@
+//! `audit`: one read, then every zone's and every node's outage and the rules on tolerations, as the
+//! engine decides them (`engine::audit`); this reads the input, keeps what `-n` and `-l` ask for and
+//! prints (docs/audit.md).
+
+use std::io::{BufWriter, Write};
+
+use crate::cluster::NodeSelection;
+use crate::config::{AuditConfig, AuditOutput};
+use crate::engine::audit::{Setting, replica_findings, scenarios, toleration_findings};
+use crate::engine::model::NodeName;
+use crate::error::{Error, Result};
+use crate::output::audit::{Audit, EvictionAudit, write_text};
+use crate::output::json::{write_json, write_yaml};
+
+use super::input::Want;
+use super::plan::{MAX_UNSETTLED, Prepared};
+
+/// `kubectl taint-evict audit`.
+pub fn audit(config: &AuditConfig) -> Result<()> {
+    let (mut prepared, _) = Prepared::load(&config.input, &config.lifecycle, Want::Nodes(&NodeSelection::All))?;
+    let lacks = prepared.take_lacks();
+    let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);
+    if prepared.from_dump && snapshot.pods.is_empty() {
+        return Err(Error::IncompleteDump { path: origin.clone(), kind: "Pod" });
+    }
+    let only: Option<Vec<NodeName>> = config.selector.as_ref().map(|selector| {
+        let mut names: Vec<NodeName> =
+            snapshot.nodes.iter().filter(|node| selector.matches(&node.labels)).map(|node| node.name.clone()).collect();
+        names.sort();
+        names
+    });
+    if let (Some(selector), Some([])) = (&config.selector, only.as_deref()) {
+        return Err(Error::NoNodeMatched { flag: "-l", selector: selector.as_str().to_owned(), input: origin.clone() });
+    }
+    let namespace = config.namespace.as_deref();
+    let host = crate::host::host();
+    let scenarios = match &prepared.lifecycle {
+        Some(foreseen) => {
+            let setting = Setting {
+                observation: &foreseen.observation,
+                max_unsettled: MAX_UNSETTLED,
+                namespace,
+                only: only.as_deref(),
+                host,
+            };
+            scenarios(snapshot, &setting)
+        }
+        None => {
+            eprintln!(
+                "warning: the input has no node status: no outage is predicted, only the tolerations are audited \
+                 (dump with `kubectl get nodes,pods,leases -A -o json`)"
+            );
+            Vec::new()
+        }
+    };
+    let mut findings = replica_findings(snapshot, &scenarios);
+    findings.extend(toleration_findings(snapshot, &prepared.flags));
+    if let Some(namespace) = namespace {
+        findings.retain(|finding| finding.namespace == namespace);
+    }
+    // Stable: the most severe first, each rule's own order kept.
+    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
+    let now = prepared.lifecycle.as_ref().map_or(prepared.now, |foreseen| foreseen.observation.now);
+    let audit =
+        Audit { now, grace: prepared.flags.node_monitor_grace_period, findings: &findings, scenarios: &scenarios };
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    match config.format {
+        AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,
+        AuditOutput::Json => write_json(&EvictionAudit::new(&audit), &mut out)?,
+        AuditOutput::Yaml => write_yaml(&EvictionAudit::new(&audit), &mut out)?,
+    }
+    out.flush()?;
+    for line in lacks {
+        eprintln!("{line}");
+    }
+    match config.fail_on {
+        Some(severity) => match findings.iter().filter(|finding| finding.severity >= severity).count() {
+            0 => Ok(()),
+            count => Err(Error::Findings { count, severity: severity.as_str() }),
+        },
+        None => Ok(()),
+    }
+}

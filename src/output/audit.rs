@@ -1,0 +1,354 @@
+//! `audit`'s words: each finding with its message and a fix an operator can paste, then per outage
+//! the owners left with none (docs/audit.md); and the `EvictionAudit` document for `-o json|yaml`.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use owo_colors::OwoColorize;
+use serde::Serialize;
+
+use super::human::{count, printable, rfc3339, short_time, to_second};
+use super::json::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
+use super::view::ColorMode;
+use crate::engine::audit::{Down, Finding, Outcome, Rule, Scenario, Severity};
+use crate::engine::lifecycle::{NOT_READY, UNREACHABLE};
+use crate::engine::time::Timestamp;
+
+/// What an audit found, as printed.
+pub struct Audit<'a> {
+    /// When the kubelets stop, in every scenario.
+    pub now: Timestamp,
+    /// The node lifecycle controller's grace period, for the messages.
+    pub grace: Duration,
+    /// The findings, most severe first.
+    pub findings: &'a [Finding<'a>],
+    /// The outages.
+    pub scenarios: &'a [Scenario<'a>],
+}
+
+/// `zone za` or `node n1`.
+fn outage(down: &Down) -> String {
+    match down {
+        Down::Zone(zone) if zone.name().is_empty() => "the nodes without a zone".to_owned(),
+        Down::Zone(zone) => format!("zone {}", zone.name()),
+        Down::Node(node) => format!("node {node}"),
+    }
+}
+
+/// The finding's subject: its owner's kind and name, or `Pod` and the pod's name.
+fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
+    match (finding.owner, finding.pods.first()) {
+        (Some(owner), _) => (&owner.kind, &owner.name),
+        (None, Some(pod)) => ("Pod", pod.pod.key.name()),
+        (None, None) => ("Pod", ""),
+    }
+}
+
+fn seconds(duration: Duration) -> u64 {
+    duration.as_secs()
+}
+
+/// One sentence: what is wrong.
+#[must_use]
+pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String {
+    let pods = finding.pods.len();
+    let taint = finding.taint.unwrap_or_default();
+    let index = finding.toleration.unwrap_or_default();
+    match finding.rule {
+        Rule::LosesEveryReplica => {
+            let down = finding.scenario.as_ref().map(outage).unwrap_or_default();
+            let replicas = match pods {
+                1 => "its one running replica".to_owned(),
+                2 => "both running replicas".to_owned(),
+                n => format!("all {} running replicas", count(n)),
+            };
+            match finding.at {
+                Some(at) => {
+                    format!("{down} down: {replicas} deleted, the last by {}", short_time(to_second(at, true), now))
+                }
+                None => format!(
+                    "{down} down: {replicas} deleted once the controller taints their nodes (it may hold a zone's taints)"
+                ),
+            }
+        }
+        Rule::ToleratesNodeLossForever => format!(
+            "tolerates {taint} for ever (tolerations[{index}]): on a dead node it is never deleted, so nothing replaces it"
+        ),
+        Rule::DeletedOnABlip => {
+            let s = finding.seconds.unwrap_or_default();
+            format!(
+                "tolerates {taint} for {s}s (tolerations[{index}]), less than the controller's {}s grace period: \
+                 a node silent for {}s loses it",
+                seconds(grace),
+                seconds(grace) + u64::try_from(s.max(0)).unwrap_or_default()
+            )
+        }
+        Rule::BarePodDeletedAtOnce => {
+            "has no owner: a NoExecute taint it does not tolerate deletes it at once, and nothing makes it again"
+                .to_owned()
+        }
+        Rule::ToleratesEveryTaint => format!(
+            "tolerations[{index}] (operator: Exists, no key) tolerates every taint, device taints too: no NoExecute \
+             taint moves it"
+        ),
+    }
+}
+
+/// The two condition taints' tolerations, as YAML to paste: for 300 s (what `DefaultTolerationSeconds`
+/// gives a pod), or for ever (what the DaemonSet controller gives its pods).
+fn condition_tolerations(forever: bool) -> String {
+    let seconds = if forever { "" } else { "  tolerationSeconds: 300\n" };
+    [NOT_READY, UNREACHABLE]
+        .iter()
+        .map(|key| format!("- key: {key}\n  operator: Exists\n  effect: NoExecute\n{seconds}"))
+        .collect()
+}
+
+/// What to change, to paste: a YAML snippet for the pod template, with a line that says where.
+#[must_use]
+pub fn fix(finding: &Finding<'_>) -> String {
+    let (kind, name) = subject(finding);
+    let template = match kind {
+        "Pod" => format!("in pod {name}'s spec (made again)"),
+        "ReplicaSet" => format!("in the pod template of ReplicaSet {name}'s Deployment"),
+        _ => format!("in the pod template of {kind} {name}"),
+    };
+    match finding.rule {
+        Rule::LosesEveryReplica => {
+            let key = match finding.scenario {
+                Some(Down::Node(_)) => "kubernetes.io/hostname",
+                _ => "topology.kubernetes.io/zone",
+            };
+            let replicas = if finding.pods.len() < 2 { "run 2 replicas or more and " } else { "" };
+            format!(
+                "{replicas}spread them, {template}:\ntopologySpreadConstraints:\n- maxSkew: 1\n  topologyKey: {key}\n  \
+                 whenUnsatisfiable: DoNotSchedule\n  labelSelector:\n    matchLabels: {{}}  # the pods' own labels\n"
+            )
+        }
+        Rule::ToleratesNodeLossForever | Rule::DeletedOnABlip => {
+            let taint = finding.taint.unwrap_or(NOT_READY);
+            let index = finding.toleration.unwrap_or_default();
+            format!(
+                "set tolerations[{index}]'s tolerationSeconds (300 is the default), {template}:\n- key: {taint}\n  \
+                 operator: Exists\n  effect: NoExecute\n  tolerationSeconds: 300\n"
+            )
+        }
+        Rule::BarePodDeletedAtOnce => format!(
+            "run it under a controller (a Deployment, a StatefulSet, a Job) so that it is made again; until then, \
+             tolerate the taints it must survive, {template}:\n{}",
+            condition_tolerations(false)
+        ),
+        Rule::ToleratesEveryTaint => {
+            let index = finding.toleration.unwrap_or_default();
+            format!(
+                "replace tolerations[{index}] with the taints it must tolerate, {template}:\n{}",
+                condition_tolerations(kind == "DaemonSet")
+            )
+        }
+    }
+}
+
+fn paint(text: &str, severity: Severity, color: ColorMode) -> String {
+    match (color, severity) {
+        (ColorMode::Plain, _) => text.to_owned(),
+        (ColorMode::Color, Severity::High) => text.red().bold().to_string(),
+        (ColorMode::Color, Severity::Medium) => text.yellow().to_string(),
+        (ColorMode::Color, Severity::Low) => text.to_string(),
+    }
+}
+
+/// `1 zone`, `2 zones`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{} {noun}s", count(n)) }
+}
+
+/// How many findings of each severity: `3 findings: 1 high, 2 medium, 0 low`.
+fn findings_line(findings: &[Finding<'_>]) -> String {
+    let of = |severity| findings.iter().filter(|f| f.severity == severity).count();
+    let noun = if findings.len() == 1 { "finding" } else { "findings" };
+    format!(
+        "{} {noun}: {} high, {} medium, {} low",
+        count(findings.len()),
+        of(Severity::High),
+        of(Severity::Medium),
+        of(Severity::Low)
+    )
+}
+
+/// One line per outage: what the controller does to its nodes, and the owners left with none.
+fn scenario_line(scenario: &Scenario<'_>, now: Timestamp) -> String {
+    let down = outage(&scenario.down);
+    let (owners, nodes) = match &scenario.outcome {
+        Outcome::TooLarge(n) => return format!("{down}: not predicted ({} nodes silent at once)", count(*n)),
+        Outcome::Predicted { owners, nodes } => (owners, nodes),
+    };
+    let held = nodes.iter().filter(|node| node.held.is_some()).count();
+    let tainted = nodes.iter().filter(|node| node.taint.is_some()).count();
+    let mut line = format!("{down}: {tainted} of {} to be tainted", count(nodes.len()));
+    if held > 0 {
+        let reason =
+            nodes.iter().find_map(|node| node.held.as_ref()).map(|held| held.reason.as_str()).unwrap_or_default();
+        line.push_str(&format!(", {held} held ({reason})"));
+    }
+    let gone: Vec<String> = owners
+        .iter()
+        .filter(|owner| owner.none_left())
+        .map(|owner| {
+            let by = owner.last.map_or_else(|| "open".to_owned(), |at| short_time(to_second(at, true), now));
+            format!("{}/{}/{} by {by}", owner.namespace, owner.owner.kind, owner.owner.name)
+        })
+        .collect();
+    match gone.len() {
+        0 => line.push_str("; no owner left with none"),
+        1 => line.push_str(&format!("; left with none: {}", gone[0])),
+        n => line.push_str(&format!("; {n} left with none: {}", gone.join(", "))),
+    }
+    line
+}
+
+/// Writes the table: the findings' line, each finding (severity, rule, subject, message, fix), then a
+/// line per outage. With `summary`, the findings' line and the outages' lines only.
+pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "{}", findings_line(audit.findings))?;
+    if !summary {
+        for finding in audit.findings {
+            let (kind, name) = subject(finding);
+            let severity = paint(finding.severity.as_str(), finding.severity, color);
+            let pods = match finding.pods.len() {
+                0 | 1 if kind == "Pod" => String::new(),
+                1 => " (1 pod)".to_owned(),
+                n => format!(" ({} pods)", count(n)),
+            };
+            writeln!(out)?;
+            let head = format!("{}/{kind}/{name}{pods}", finding.namespace);
+            writeln!(out, "{severity}  {}  {}", finding.rule.id(), printable(&head))?;
+            writeln!(out, "  {}", printable(&message(finding, audit.grace, audit.now)))?;
+            for line in fix(finding).lines() {
+                writeln!(out, "  | {}", printable(line))?;
+            }
+        }
+    }
+    writeln!(out)?;
+    let (zones, nodes) = audit.scenarios.iter().partition::<Vec<_>, _>(|s| matches!(s.down, Down::Zone(_)));
+    writeln!(
+        out,
+        "{} predicted ({}, {}), their kubelets stopping at {}:",
+        plural(audit.scenarios.len(), "outage"),
+        plural(zones.len(), "zone"),
+        plural(nodes.len(), "node"),
+        short_time(to_second(audit.now, false), audit.now)
+    )?;
+    for scenario in audit.scenarios {
+        writeln!(out, "{}", printable(&scenario_line(scenario, audit.now)))?;
+    }
+    Ok(())
+}
+
+/// `kind: EvictionAudit`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvictionAudit<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    now: String,
+    scenarios: Vec<ScenarioDoc<'a>>,
+    findings: Vec<FindingDoc<'a>>,
+}
+
+/// `{zone: NAME}` or `{node: NAME}`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+enum DownDoc<'a> {
+    Zone(&'a str),
+    Node(&'a str),
+}
+
+impl<'a> From<&'a Down> for DownDoc<'a> {
+    fn from(down: &'a Down) -> Self {
+        match down {
+            Down::Zone(zone) => Self::Zone(zone.name()),
+            Down::Node(node) => Self::Node(node.as_str()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScenarioDoc<'a> {
+    down: DownDoc<'a>,
+    /// `false`: more nodes silent at once than the prediction is made for.
+    predicted: bool,
+    nodes: Vec<ScenarioNodeDoc<'a>>,
+    owners: Vec<OwnerDoc<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ScenarioNodeDoc<'a> {
+    name: &'a str,
+    predicted_taint: Option<PredictedTaintDoc>,
+    held: Option<HeldDoc>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FindingDoc<'a> {
+    rule: &'static str,
+    severity: &'static str,
+    namespace: &'a str,
+    kind: &'a str,
+    name: &'a str,
+    pods: Vec<&'a str>,
+    scenario: Option<DownDoc<'a>>,
+    at: Option<String>,
+    message: String,
+    fix: String,
+}
+
+impl<'a> EvictionAudit<'a> {
+    /// The document of `audit`.
+    #[must_use]
+    pub fn new(audit: &'a Audit<'a>) -> Self {
+        let scenarios = audit
+            .scenarios
+            .iter()
+            .map(|scenario| {
+                let (predicted, nodes, owners) = match &scenario.outcome {
+                    Outcome::TooLarge(_) => (false, Vec::new(), Vec::new()),
+                    Outcome::Predicted { owners, nodes } => {
+                        let nodes = nodes
+                            .iter()
+                            .map(|node| ScenarioNodeDoc {
+                                name: node.name.as_str(),
+                                predicted_taint: node.taint.as_ref().map(PredictedTaintDoc::from),
+                                held: node.held.as_ref().map(HeldDoc::from),
+                            })
+                            .collect();
+                        (true, nodes, owners.iter().map(OwnerDoc::from).collect())
+                    }
+                };
+                ScenarioDoc { down: DownDoc::from(&scenario.down), predicted, nodes, owners }
+            })
+            .collect();
+        let findings = audit
+            .findings
+            .iter()
+            .map(|finding| {
+                let (kind, name) = subject(finding);
+                FindingDoc {
+                    rule: finding.rule.id(),
+                    severity: finding.severity.as_str(),
+                    namespace: finding.namespace,
+                    kind,
+                    name,
+                    pods: finding.pods.iter().map(|pod| pod.pod.key.name()).collect(),
+                    scenario: finding.scenario.as_ref().map(DownDoc::from),
+                    at: finding.at.map(rfc3339),
+                    message: message(finding, audit.grace, audit.now),
+                    fix: fix(finding),
+                }
+            })
+            .collect();
+        Self { api_version: API_VERSION, kind: "EvictionAudit", now: rfc3339(audit.now), scenarios, findings }
+    }
+}
