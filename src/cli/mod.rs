@@ -8,7 +8,6 @@ mod args;
 pub mod complete;
 pub mod config;
 mod dispatch;
-mod future;
 pub mod input;
 pub mod plan;
 

@@ -8,7 +8,6 @@ use tokio::sync::{mpsc, watch};
 
 use super::absent::Absent;
 use super::changes::{NodeChange, PodChange};
-use super::clock::Clock;
 use super::driver::{Driver, Step};
 use super::engine_input::{device_pod_input, node_change_input, node_input, pod_change_input};
 use super::events::Notices;
@@ -29,6 +28,7 @@ use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::host::replay;
 use crate::metrics::Metrics;
+use crate::time::Clock;
 
 /// Runs until `shutdown` resolves (or both sources end), then drains and returns the summary (also
 /// sent as the last report).

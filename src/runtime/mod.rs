@@ -12,7 +12,6 @@
 
 pub mod absent;
 mod changes;
-pub mod clock;
 pub mod driver;
 pub mod election;
 mod engine_input;
@@ -25,13 +24,11 @@ mod lists;
 mod options;
 pub mod replicas;
 pub mod report;
-pub mod skew;
 mod terminating;
 pub mod throttle;
 
 pub use absent::Asked;
 pub use changes::{NodeChange, PodChange};
-pub use clock::{Clock, Timekeeper};
 pub use driver::{Driver, Step};
 pub use event_loop::run;
 pub use events::{Notices, Notifier};

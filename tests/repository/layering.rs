@@ -144,7 +144,7 @@ fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
 fn the_cluster_layer_uses_nothing_of_the_renderers_or_the_command_line() {
     // Fixed: `cluster/snapshot.rs` wrote its messages with `output::human`.
     let outside: Vec<String> =
-        reaches_outside("cluster", &["cluster", "decode", "engine", "metrics", "runtime", "selector", "words"]);
+        reaches_outside("cluster", &["cluster", "decode", "engine", "metrics", "runtime", "selector", "time", "words"]);
     assert!(outside.is_empty(), "src/cluster may not use output or cli:\n{}", outside.join("\n"));
 }
 
@@ -158,9 +158,27 @@ fn output_uses_only_the_engine_and_runs_events() {
 }
 
 #[test]
+fn time_uses_only_the_engine_and_words() {
+    // The control plane's time is read below everything that shows it or runs on it: the cluster and
+    // the runtime use `time`, never the other way round (the cluster answers `time::keeping`'s requests).
+    let outside: Vec<String> = reaches_outside("time", &["engine", "time", "words"]);
+    assert!(outside.is_empty(), "src/time may use the engine and words only:\n{}", outside.join("\n"));
+}
+
+#[test]
 fn output_renders_without_cluster_or_clock() {
-    let forbidden =
-        ["tokio", "kube::", "k8s_openapi", "crate::cli", "crate::source", "SystemTime", "::now()", "println!"];
+    let forbidden = [
+        "tokio",
+        "kube::",
+        "k8s_openapi",
+        "crate::cli",
+        "crate::source",
+        "crate::time",
+        "Timekeeper",
+        "SystemTime",
+        "::now()",
+        "println!",
+    ];
     let mut found = Vec::new();
     scan(&repo().join("src/output"), &forbidden, &mut found);
     assert!(found.is_empty(), "src/output must not do IO of its own:\n{}", found.join("\n"));

@@ -21,7 +21,8 @@ use super::scope::NodeScope;
 use super::tap::{HealthChange, Tap};
 use crate::metrics::Metrics;
 use crate::runtime::report::Report;
-use crate::runtime::{Clock, NodeChange, PodChange};
+use crate::runtime::{NodeChange, PodChange};
+use crate::time::Clock;
 
 /// Starts the node watch and the pod watches (of `namespace` alone when given), and the DRA objects'
 /// when `devices` says which versions serve them; their changes arrive on the returned channels. The
