@@ -19,11 +19,15 @@
 //! - [`metrics`]: what `run` exposes to Prometheus, and its HTTP endpoint. Uses nothing else.
 //! - [`host`]: what the engine takes from the operating system: threads for a replay's independent
 //!   parts, and the key of its keyed hashes, drawn once per process. Uses the engine.
-//! - [`runtime`]: `run`'s loop: the clock, the inbox order, one timer, the executor, the events'
-//!   writer, the election's timing, and the events `run` reports (`runtime::report`, which uses only
-//!   the engine). Uses the engine, the host and the metrics.
+//! - [`time`]: the control plane's time: the one clock (this machine's only measures what passes),
+//!   how far this machine's is from the control plane's, read off the API server's answers, and the
+//!   input stamped after `now`. Uses the engine's instants and the words.
+//! - [`runtime`]: `run`'s loop: the inbox order, one timer, the executor, the events' writer, the
+//!   election's timing, and the events `run` reports (`runtime::report`, which uses only the engine).
+//!   Uses the engine, the host, the clock (`time`) and the metrics.
 //! - [`cluster`]: the live cluster through kube-rs: connecting, reading snapshots, watches, leases,
-//!   deletions. Uses the decoder, the engine, the runtime's seams, the metrics and the selector.
+//!   deletions. Uses the decoder, the engine, the clock, the runtime's seams, the metrics and the
+//!   selector.
 //! - [`error`]: the top-level error, its one-line rendering and exit codes. Uses the cluster's and
 //!   the decoder's errors.
 //! - [`cli`]: the command line: flags, validation, and the glue that runs each command. Uses all of
@@ -44,4 +48,5 @@ pub mod output;
 pub mod runtime;
 pub mod screen_size;
 pub mod selector;
+pub mod time;
 pub mod words;

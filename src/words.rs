@@ -13,6 +13,24 @@ const NANOS_PER_SECOND: u128 = 1_000_000_000;
 pub const RFC3339_MAX: usize = 30;
 
 /// The instant `nanos` (nanoseconds since 1970-01-01T00:00:00Z) as RFC 3339 in UTC (`Z`), with a
+/// fraction only when it has one: written by hand for the years 0000 to 9999 ([`rfc3339_ascii`]),
+/// through jiff past them (clamped to its range).
+#[must_use]
+pub fn rfc3339(nanos: i128) -> String {
+    let mut buffer = [0; RFC3339_MAX];
+    match rfc3339_ascii(nanos, &mut buffer) {
+        Some(text) => String::from_utf8_lossy(text).into_owned(),
+        None => rfc3339_jiff(nanos),
+    }
+}
+
+/// [`rfc3339`] through jiff, for any instant (clamped to jiff's range).
+fn rfc3339_jiff(nanos: i128) -> String {
+    let clamped = nanos.clamp(jiff::Timestamp::MIN.as_nanosecond(), jiff::Timestamp::MAX.as_nanosecond());
+    jiff::Timestamp::from_nanosecond(clamped).map_or_else(|_| "?".to_owned(), |t| t.to_string())
+}
+
+/// The instant `nanos` (nanoseconds since 1970-01-01T00:00:00Z) as RFC 3339 in UTC (`Z`), with a
 /// fraction only when it has one, written into `buffer`, for the years 0000 to 9999 (the API's
 /// range); `None` for other instants.
 pub fn rfc3339_ascii(nanos: i128, buffer: &mut [u8; RFC3339_MAX]) -> Option<&[u8]> {
@@ -175,6 +193,26 @@ mod tests {
     }
 
     proptest::proptest! {
+        #[test]
+        fn rfc3339_writes_what_jiff_writes(
+            seconds in proptest::prop_oneof![
+                -62_167_219_300i64..-62_167_219_100,
+                -62_167_219_200i64..253_402_300_800,
+                1_700_000_000i64..1_900_000_000,
+                253_402_207_000i64..253_402_300_800,
+                proptest::prelude::any::<i64>(),
+            ],
+            nanos in proptest::prop_oneof![
+                proptest::prelude::Just(0i64),
+                proptest::prelude::Just(500_000_000),
+                proptest::prelude::Just(796_765_000),
+                0i64..1_000_000_000,
+            ],
+        ) {
+            let at = i128::from(seconds) * NANOS_PER_SECOND as i128 + i128::from(nanos);
+            proptest::prop_assert_eq!(rfc3339(at), rfc3339_jiff(at));
+        }
+
         #[test]
         fn printable_text_has_no_control_characters(text in proptest::prelude::any::<String>()) {
             let shown = printable(&text);

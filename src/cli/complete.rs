@@ -9,6 +9,10 @@ use clap_complete::Shell;
 use super::args::{Cli, CompletionShell};
 use crate::error::Result;
 
+/// The hidden first argument that switches to kubectl's completion protocol (kept out of the clap
+/// definition so no completion script or help page offers it).
+pub const COMPLETE: &str = "__complete";
+
 /// The binary's file name, which the generated scripts complete.
 pub const BIN: &str = "kubectl-taint_evict";
 

@@ -17,8 +17,8 @@ use crate::engine::snapshot::{Snapshot, TolerationsWritten};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::output::ClockDoc;
-use crate::runtime::skew::Estimate;
 use crate::selector::Selector;
+use crate::time::skew::Estimate;
 
 use crate::config::Input;
 
@@ -288,6 +288,6 @@ pub fn now(args: &Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
             let millis = now.as_nanos() - now.as_nanos().rem_euclid(1_000_000);
             (Timestamp::from_nanos(millis), doc)
         }
-        None => (crate::runtime::Clock::system().now(), None),
+        None => (crate::time::Clock::system().now(), None),
     }
 }

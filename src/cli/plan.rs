@@ -21,11 +21,11 @@ use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_vie
 use crate::selector::Selector;
 use crate::words::printable;
 
-use super::future::{self, NowFrom};
 use super::input::{Loaded, Source, Want, load, now, pod_hint};
 use crate::cluster::NodeSelection;
 use crate::config::{ExplainConfig, ExplainOutput, KUBELET_RENEW_INTERVAL, Lifecycle, PlanConfig};
-use crate::runtime::skew::Estimate;
+use crate::time::future::{self, NowFrom};
+use crate::time::skew::Estimate;
 
 /// The nodes to report, as indices into the snapshot, in output order.
 /// Without NODE or -l: the nodes with a NoExecute taint, and those `shown` besides (the node

@@ -17,11 +17,11 @@ pub const PAGE_SIZE: u32 = 500;
 /// Requests in flight at once.
 pub const CONCURRENCY: usize = 8;
 use super::bound::BoundLayer;
-use super::date::DateLayer;
 use super::protobuf::{Answers, ContentType, ProtobufLayer};
 use super::pushback::{Pushback, PushbackLayer};
 use crate::decode::bounded::MaxSize;
-use crate::runtime::{Clock, Timekeeper};
+use crate::time::date::DateLayer;
+use crate::time::{Clock, Timekeeper};
 
 /// How to connect: kubectl's connection flags, each over the kubeconfig's value.
 #[derive(Clone, Debug, Default)]

@@ -420,7 +420,7 @@ mod tests {
 
     use super::*;
     use crate::cluster::series::FINISH_TIME;
-    use crate::runtime::Clock;
+    use crate::time::Clock;
 
     /// A request the evictor sent: method, path, content type and JSON body.
     type Sent = (String, String, String, Value);

@@ -9,7 +9,7 @@
 //!
 //! Not a lease crate: `kube-leader-election` judges a lease expired by comparing its `renewTime` with
 //! this machine's wall clock (a skewed clock steals or never takes the lease, the problem
-//! `runtime::skew` exists for), and takes it with a merge patch without a resourceVersion, so two
+//! `time::skew` exists for), and takes it with a merge patch without a resourceVersion, so two
 //! candidates can both believe they lead. client-go's rules, followed here, avoid both.
 
 use std::time::Duration;
@@ -22,8 +22,8 @@ use tokio::time::Instant;
 
 use super::client::Connection;
 use super::error::ClusterError;
-use crate::runtime::Clock;
 use crate::runtime::election::{Lock, Tried};
+use crate::time::Clock;
 
 /// The lease's fields the election reads and writes (client-go's `LeaderElectionRecord`).
 #[derive(Clone, Debug, PartialEq, Eq)]

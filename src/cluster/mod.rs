@@ -6,13 +6,14 @@
 //!
 //! [`Snapshot`]: crate::engine::snapshot::Snapshot
 //!
-//! Owns: every request to the API server. Uses: `decode` for every answer and watch event, the
-//! engine's model, the runtime's seams (clock, evictor, throttle), the metrics, the selector, and
-//! `output::human` for durations in messages.
+//! Owns: every request to the API server, those that keep the clock to the control plane's included
+//! (`clock_reads`). Uses: `decode` for every answer and watch event, the engine's model, the clock
+//! (`time`, whose layer under the client reads every answer's `Date`), the runtime's seams (evictor,
+//! throttle), the metrics, the selector, and `words` for durations in messages.
 
 pub mod bound;
 pub mod client;
-mod date;
+mod clock_reads;
 pub mod devices;
 pub mod error;
 pub mod evict;
@@ -22,7 +23,6 @@ pub mod protobuf;
 pub mod pushback;
 pub mod series;
 pub mod snapshot;
-pub mod timekeeping;
 pub mod watch;
 
 pub use client::{ConnectOptions, Connection, ReadFrom, connect};

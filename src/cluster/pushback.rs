@@ -141,7 +141,7 @@ where
 mod tests {
     use super::*;
     use crate::engine::time::Timestamp;
-    use crate::runtime::Clock;
+    use crate::time::Clock;
 
     fn answer(code: u16, retry_after: Option<&str>) -> Response<()> {
         let mut response = Response::builder().status(code);

@@ -34,8 +34,8 @@ use crate::engine::model::{NodeName, PodKey, Toleration};
 use crate::engine::snapshot::{Owner, OwnerTemplate, Snapshot, TaintsWritten, TolerationsWritten};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, TolerationWindow, tolerance};
-use crate::runtime::skew::{Reading, Source};
 use crate::selector::Selector;
+use crate::time::skew::{Reading, Source};
 
 pub use super::client::{CONCURRENCY, PAGE_SIZE};
 /// Above this many selected nodes, one cluster-wide pod LIST is cheaper than one per node.

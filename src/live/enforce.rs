@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::runtime::election::{self, Candidate, Periods};
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{self, Clock, Leadership, RunOptions, Sources, Throttle, throttle};
+use crate::runtime::{self, Leadership, RunOptions, Sources, Throttle, throttle};
+use crate::time::Clock;
 
 /// `kubectl taint-evict run`.
 ///

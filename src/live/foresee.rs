@@ -16,8 +16,8 @@ use crate::engine::lifecycle::{
 };
 use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
-use crate::runtime::Clock;
 use crate::runtime::report::{Report, RunEvent};
+use crate::time::Clock;
 
 /// How often the prediction is made again (silence grows with time, not only with events).
 const EVERY: Duration = Duration::from_secs(1);

@@ -20,8 +20,9 @@ use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{Asked, Clock, PodChange};
+use crate::runtime::{Asked, PodChange};
 use crate::selector::Selector;
+use crate::time::{self, Clock};
 
 /// A multi-threaded runtime of two workers, as both live commands use.
 ///
@@ -134,8 +135,8 @@ impl Live {
         }
         let clock = connection.time.clock().clone();
         // Kept from now on (the controller manager's Lease followed), narrowed while the rest starts.
-        cluster::timekeeping::keep(&connection);
-        let narrowed = cluster::timekeeping::narrow_in_background(&connection);
+        time::keeping::keep(&connection);
+        let narrowed = time::keeping::narrow_in_background(&connection);
         Ok(Self { connection, clock, narrowed })
     }
 

@@ -9,9 +9,10 @@ use crate::config::Printing;
 use crate::output::ColorMode;
 use crate::output::redraw::block;
 use crate::output::run::{LiveView, write_json, write_log, write_text};
+use crate::runtime::Throttle;
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{Clock, Throttle};
 use crate::screen_size::size;
+use crate::time::Clock;
 
 /// The most reports written in one go: a burst is written in batches, one write and one flush
 /// each, and the live view is redrawn once per batch.

@@ -14,9 +14,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Sleep;
 
 use super::changes::{NodeChange, PodChange};
-use super::clock::Clock;
 use crate::engine::devices::DeviceInput;
 use crate::engine::time::Timestamp;
+use crate::time::Clock;
 
 /// What happened next, at the control plane's instant `at`.
 #[derive(Debug)]

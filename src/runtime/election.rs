@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use super::clock::Clock;
 use crate::metrics::Metrics;
 use crate::runtime::report::{LeaderState, Report, RunEvent};
+use crate::time::Clock;
 
 /// How one attempt on the lock ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

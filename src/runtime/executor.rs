@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use super::clock::Clock;
 use super::events::Notifier;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::throttle::Throttle;
@@ -24,6 +23,7 @@ use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
 use crate::metrics::{FailureReason, Metrics};
 use crate::runtime::report::{Report, RunEvent};
+use crate::time::Clock;
 
 /// The first retry's delay.
 pub const FIRST_RETRY: Duration = Duration::from_secs(1);

@@ -6,9 +6,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use super::*;
-use crate::engine::model::{Effect, Pod, Taint, Toleration};
+use crate::engine::model::{Effect, Pod, PodKey, PodRef, Taint, Toleration, Uid};
+use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
+use crate::engine::time::Timestamp;
 use crate::metrics::FailureReason;
-use crate::runtime::report::{LetGo, RunEvent};
+use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
+use crate::time::Clock;
 
 /// 2026-11-22T10:00:00Z, the virtual start.
 const T0: i64 = 1_795_341_600;

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::clock::Clock;
 use crate::engine::time::Timestamp;
+use crate::time::Clock;
 
 /// `--qps`'s default: writes per second once the burst is spent. Upstream's kube-controller-manager
 /// allows 20 (`--kube-api-qps`), shared with every other controller in it; this one only deletes.

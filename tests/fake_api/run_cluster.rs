@@ -304,7 +304,8 @@ pub fn one_attempt(
     mode: taint_evict::cluster::evict::Mode,
 ) -> taint_evict::runtime::Outcome {
     use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
-    use taint_evict::runtime::{Clock, Controller, Evictor, Throttle};
+    use taint_evict::runtime::{Controller, Evictor, Throttle};
+    use taint_evict::time::Clock;
 
     let options =
         ConnectOptions { kubeconfig: server.kubeconfig().to_str().map(str::to_owned), ..ConnectOptions::default() };

@@ -1030,12 +1030,12 @@ fn credentials_never_reach_the_output() {
 
 /// What one eviction of `default/web-0` (UID `uid-web-0`) comes to against `server`.
 fn evict_web_0(server: &FakeApiServer) -> Outcome {
-    evict_web_0_on(server, taint_evict::runtime::Clock::system(), false)
+    evict_web_0_on(server, taint_evict::time::Clock::system(), false)
 }
 
 /// One eviction of `default/web-0` against `server`, timed by `clock`, with its `Marking` event when
 /// `notify`.
-fn evict_web_0_on(server: &FakeApiServer, clock: taint_evict::runtime::Clock, notify: bool) -> Outcome {
+fn evict_web_0_on(server: &FakeApiServer, clock: taint_evict::time::Clock, notify: bool) -> Outcome {
     use taint_evict::cluster::{ConnectOptions, connect, evict::KubeEvictor};
     use taint_evict::engine::model::{PodKey, PodRef};
     use taint_evict::runtime::{Controller, Evictor, Notice, Throttle};
@@ -1059,7 +1059,7 @@ fn the_condition_and_the_event_are_stamped_by_the_runtimes_clock() {
     // Fixed: both read the system's wall clock, out of reach of a clock a test sets.
     let server = server_with_web_0("evict-clock");
     let start = taint_evict::engine::time::Timestamp::from_unix_seconds(978_307_200); // 2001-01-01T00:00:00Z
-    let outcome = evict_web_0_on(&server, taint_evict::runtime::Clock::starting_at(start), true);
+    let outcome = evict_web_0_on(&server, taint_evict::time::Clock::starting_at(start), true);
     assert_eq!(outcome, Outcome::Deleted);
     let patch = server.requests().into_iter().find(|r| r.method == "PATCH").expect("the status patch");
     let condition = &patch.body.expect("a JSON body")["status"]["conditions"][0];

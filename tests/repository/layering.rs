@@ -144,7 +144,7 @@ fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
 fn the_cluster_layer_uses_nothing_of_the_renderers_or_the_command_line() {
     // Fixed: `cluster/snapshot.rs` wrote its messages with `output::human`.
     let outside: Vec<String> =
-        reaches_outside("cluster", &["cluster", "decode", "engine", "metrics", "runtime", "selector", "words"]);
+        reaches_outside("cluster", &["cluster", "decode", "engine", "metrics", "runtime", "selector", "time", "words"]);
     assert!(outside.is_empty(), "src/cluster may not use output or cli:\n{}", outside.join("\n"));
 }
 
@@ -158,9 +158,27 @@ fn output_uses_only_the_engine_and_runs_events() {
 }
 
 #[test]
+fn time_uses_only_the_engine_and_words() {
+    // The control plane's time is read below everything that shows it or runs on it: the cluster and
+    // the runtime use `time`, never the other way round (the cluster answers `time::keeping`'s requests).
+    let outside: Vec<String> = reaches_outside("time", &["engine", "time", "words"]);
+    assert!(outside.is_empty(), "src/time may use the engine and words only:\n{}", outside.join("\n"));
+}
+
+#[test]
 fn output_renders_without_cluster_or_clock() {
-    let forbidden =
-        ["tokio", "kube::", "k8s_openapi", "crate::cli", "crate::source", "SystemTime", "::now()", "println!"];
+    let forbidden = [
+        "tokio",
+        "kube::",
+        "k8s_openapi",
+        "crate::cli",
+        "crate::source",
+        "crate::time",
+        "Timekeeper",
+        "SystemTime",
+        "::now()",
+        "println!",
+    ];
     let mut found = Vec::new();
     scan(&repo().join("src/output"), &forbidden, &mut found);
     assert!(found.is_empty(), "src/output must not do IO of its own:\n{}", found.join("\n"));
@@ -190,7 +208,7 @@ fn one_node_watch_in_the_plugin() {
     let mut found = Vec::new();
     scan(&repo().join("src"), &["Api::<WatchedNode>", "Api::<Node>", "v1::Node;", "v1::Node}"], &mut found);
     assert_eq!(found.len(), 1, "one node watch, in src/cluster/watch:\n{}", found.join("\n"));
-    assert!(found[0].contains("src/cluster/watch/mod.rs"), "{found:?}");
+    assert!(found[0].contains("src/cluster/watch/start.rs"), "{found:?}");
 }
 
 /// Module path (`["cluster", "watch"]`; the crate root is empty) → source text, for every file of `dir`
@@ -654,4 +672,130 @@ fn the_check_of_uses_running_up_finds_a_child_using_its_parent() {
     ]);
     // `a::y` reaches `X` through a re-export (defined in `a::x`): not up; the tests are let be.
     assert_eq!(running_up(&seeded), ["a::x → a"]);
+}
+
+/// What a table of contents (a `mod.rs`, or a crate's `lib.rs`) defines beyond declaring its children and
+/// re-exporting: each item that is neither a `mod name;` nor a `use`, as its first line. Comments and
+/// attributes (the crate's `#![…]` included) are let be; so is, in a `lib.rs` (`lib`), an item under
+/// `#[cfg(doctest)]`, the anchor of the README's doc tests.
+fn defined_beyond_a_table(text: &str, lib: bool) -> Vec<String> {
+    let code: String =
+        text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
+    let mut found = Vec::new();
+    let mut rest = code.trim_start();
+    let mut doctest = false;
+    while !rest.is_empty() {
+        // An attribute, to its closing bracket.
+        if let Some(attribute) = rest.strip_prefix("#!").or_else(|| rest.strip_prefix('#')) {
+            let mut depth = 0;
+            let end = attribute
+                .char_indices()
+                .find_map(|(i, c)| {
+                    depth += match c {
+                        '[' => 1,
+                        ']' => -1,
+                        _ => 0,
+                    };
+                    (depth == 0).then_some(i + 1)
+                })
+                .unwrap_or(attribute.len());
+            doctest |= attribute[..end].contains("cfg(doctest)");
+            rest = attribute[end..].trim_start();
+            continue;
+        }
+        // An item, to its `;` outside braces, or to the brace that closes its body (a `use` tree's
+        // braces are followed by its `;`), or to the end.
+        let mut depth = 0;
+        let end = rest
+            .char_indices()
+            .find_map(|(i, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 && !rest[i + 1..].trim_start().starts_with(';') {
+                            return Some(i + 1);
+                        }
+                    }
+                    ';' if depth == 0 => return Some(i + 1),
+                    _ => {}
+                }
+                None
+            })
+            .unwrap_or(rest.len());
+        let item = &rest[..end];
+        let unqualified = match item.strip_prefix("pub") {
+            Some(visible) => match visible.trim_start().strip_prefix('(') {
+                Some(inner) => inner.split_once(')').map_or("", |(_, after)| after),
+                None => visible,
+            },
+            None => item,
+        }
+        .trim_start();
+        let declared = unqualified
+            .strip_prefix("mod ")
+            .and_then(|name| name.strip_suffix(';'))
+            .is_some_and(|name| name.trim().chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        let reexported = unqualified.starts_with("use ") && item.ends_with(';');
+        if !(declared || reexported || (lib && doctest)) {
+            found.push(item.lines().next().unwrap_or_default().trim().to_owned());
+        }
+        doctest = false;
+        rest = rest[end..].trim_start();
+    }
+    found
+}
+
+/// Every `mod.rs` and `lib.rs` under `dir`.
+fn tables(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("source directory") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            tables(&path, found);
+        } else if path.file_name().is_some_and(|name| name == "mod.rs" || name == "lib.rs") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_mod_rs_only_declares_its_children_and_reexports() {
+    // A folder's `mod.rs` is its table of contents (docs/architecture.md): what it would define lives in
+    // a child of its own. Fixed: `runtime/mod.rs` held `run`'s loop and its options, `queue/mod.rs` the
+    // queue, `cli/mod.rs` the dispatch, `output/mod.rs` the plan's formats, `cluster/watch/mod.rs` the
+    // watches' start, `decode/mod.rs` its tests.
+    let mut files = Vec::new();
+    tables(&repo().join("src"), &mut files);
+    for entry in std::fs::read_dir(repo().join("crates")).expect("the crates") {
+        tables(&entry.expect("a crate").path().join("src"), &mut files);
+    }
+    assert!(files.iter().any(|file| file.ends_with("src/runtime/mod.rs")), "{files:?}");
+    let mut found = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("source file");
+        let lib = file.file_name().is_some_and(|name| name == "lib.rs");
+        let relative = file.strip_prefix(repo()).unwrap_or(file).display().to_string();
+        found.extend(defined_beyond_a_table(&text, lib).into_iter().map(|item| format!("{relative}: {item}")));
+    }
+    assert!(found.is_empty(), "a mod.rs declares and re-exports, nothing more:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_check_of_tables_of_contents_finds_an_item_defined_in_one() {
+    let table = "//! The folder.\n\n#![forbid(unsafe_code)]\nmod a;\npub mod b;\n\
+                 pub(crate) use a::{X, Y as Z};\npub use b::*;\npub(super) use a::{self, inner::{P, Q}};\n\
+                 // fn commented_out() {}\n#[cfg(test)]\n// Tests.\n#[allow(unused)]\nmod tests;\n";
+    assert!(defined_beyond_a_table(table, false).is_empty(), "{:?}", defined_beyond_a_table(table, false));
+    let seeded = format!(
+        "{table}/// Runs it.\npub fn run() -> u8 {{\n    let x = {{ 1 }};\n    x\n}}\nconst LIMIT: usize = 4;\n\
+         #[cfg(test)]\nmod inline {{\n    use super::*;\n}}\npub struct Shared {{ a: u8 }}\n"
+    );
+    assert_eq!(
+        defined_beyond_a_table(&seeded, false),
+        ["pub fn run() -> u8 {", "const LIMIT: usize = 4;", "mod inline {", "pub struct Shared { a: u8 }"]
+    );
+    // The README's doc-test anchor is let be in a crate's lib.rs, and there alone.
+    let anchor = "#[doc = include_str!(\"../README.md\")]\n#[cfg(doctest)]\npub struct ReadmeDoctests;\nmod a;\n";
+    assert!(defined_beyond_a_table(anchor, true).is_empty());
+    assert_eq!(defined_beyond_a_table(anchor, false), ["pub struct ReadmeDoctests;"]);
 }

@@ -1,7 +1,7 @@
 //! What the node and pod watches share when they fail: the retry delays, and an outage reported
 //! once (and its end once), not a line per retry.
 //!
-//! Owns: [`WatchBackoff`] and [`Health`]. Uses: the runtime's clock and reports, the metrics, and
+//! Owns: [`WatchBackoff`] and [`Health`]. Uses: the clock (`time`), the runtime's reports, the metrics, and
 //! `error`'s root cause.
 
 use std::sync::Arc;
@@ -13,8 +13,8 @@ use tokio::sync::mpsc;
 
 use crate::cluster::error::ClusterError;
 use crate::metrics::Metrics;
-use crate::runtime::Clock;
 use crate::runtime::report::{Report, RunEvent};
+use crate::time::Clock;
 
 /// The first retry delay of a failed watch.
 const RETRY_MIN: Duration = Duration::from_millis(200);

@@ -30,7 +30,8 @@ use super::relist::relisting;
 use super::scope::NodeScope;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::snapshot::SnapshotPod;
-use crate::runtime::{Clock, PodChange};
+use crate::runtime::PodChange;
+use crate::time::Clock;
 
 /// Up to this many named nodes are watched one by one; more share one filtered watch.
 ///

@@ -8,7 +8,12 @@
 
 use crate::engine::snapshot::Snapshot;
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
-use crate::output::human::{duration, rfc3339};
+use crate::words::duration;
+
+/// `at` in RFC 3339, as every layer writes it.
+fn rfc3339(at: Timestamp) -> String {
+    crate::words::rfc3339(at.as_nanos())
+}
 
 /// What made `now`, for the warnings' words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -216,7 +216,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_kept_clock_follows_the_middle_or_for_run_the_latest_instant() {
-        use super::super::skew::Source;
+        use crate::time::skew::Source;
         let local = Timestamp::from_unix_seconds(1000);
         let keeper = Timekeeper::new(Clock::starting_at(local));
         // The control plane's clock stamped 909.9 s as this machine read 1000 s: at most 90.1 s ahead.

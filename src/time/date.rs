@@ -9,9 +9,9 @@ use std::task::{Context, Poll};
 use http::header::DATE;
 use http::{Request, Response};
 
+use super::clock::Timekeeper;
+use super::skew::Reading;
 use crate::engine::time::Timestamp;
-use crate::runtime::Timekeeper;
-use crate::runtime::skew::Reading;
 
 /// The layer reading the server's clock off every answer.
 #[derive(Clone, Debug)]
@@ -70,8 +70,8 @@ fn http_date(value: &[u8]) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::Clock;
-    use crate::runtime::skew::Source;
+    use crate::time::clock::Clock;
+    use crate::time::skew::Source;
 
     #[test]
     fn an_http_date_is_read_to_the_second() {

@@ -11,20 +11,41 @@
 //! - a watch of the `kube-system/kube-controller-manager` Lease, when RBAC allows it: its
 //!   `renewTime` is written every 2 s by the controller's own clock and reaches the watch within
 //!   milliseconds.
+//!
+//! What is asked, when, and what the answers say of the clock are decided here; the requests are the
+//! cluster's, which answers [`ControlPlane`] (`cluster/clock_reads.rs`).
 
+use std::future::Future;
 use std::time::Duration;
 
-use futures::StreamExt;
-use k8s_openapi::api::coordination::v1::Lease;
-use kube::Api;
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
+use futures::{Stream, StreamExt};
 
-use super::client::Connection;
-use crate::decode::CONTROLLER_LEASE;
+use super::clock::Timekeeper;
+use super::skew::{Reading, Source};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
-use crate::runtime::Timekeeper;
-use crate::runtime::skew::{Reading, Source};
+
+/// What keeping the clock asks of the API server.
+pub trait ControlPlane: Clone + Send + Sync + 'static {
+    /// The timekeeper every answer's `Date` header feeds.
+    fn timekeeper(&self) -> &Timekeeper;
+
+    /// Sends one `GET /version`, for the `Date` header of its answer. One that fails is a reading
+    /// missed, nothing more.
+    fn probe(&self) -> impl Future<Output = ()> + Send;
+
+    /// The controller manager Lease's renewals (`renewTime`) as a watch of it brings them; the stream
+    /// ends if the watch is not allowed (the `Date` headers are then the clock).
+    fn controller_renewals(&self) -> impl Stream<Item = Renewal> + Send + 'static;
+}
+
+/// A renewal stamp of the controller manager's Lease, and how it was seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Renewal {
+    /// The Lease as listed: renewed up to a renew period before.
+    Listed(Timestamp),
+    /// A renewal as it happens: within a watch's delivery of its write.
+    Watched(Timestamp),
+}
 
 /// Probes sent in one round.
 const PROBES: i64 = 8;
@@ -37,11 +58,11 @@ const AGAIN: Duration = Duration::from_secs(4 * 60);
 
 /// Starts [`narrow`] in the background; the receiver turns `true` once it has ended (what `run` and
 /// `plan -w` wait for before deciding or predicting anything).
-pub fn narrow_in_background(connection: &Connection) -> tokio::sync::watch::Receiver<bool> {
+pub fn narrow_in_background(plane: &impl ControlPlane) -> tokio::sync::watch::Receiver<bool> {
     let (narrowed_tx, narrowed) = tokio::sync::watch::channel(false);
-    let connection = connection.clone();
+    let plane = plane.clone();
     tokio::spawn(async move {
-        narrow(&connection).await;
+        narrow(&plane).await;
         let _ = narrowed_tx.send(true);
     });
     narrowed
@@ -49,10 +70,10 @@ pub fn narrow_in_background(connection: &Connection) -> tokio::sync::watch::Rece
 
 /// Narrows the estimate of the offset with rounds of probes, until it is within [`NARROW`] or
 /// [`ROUNDS`] rounds were sent. A probe that fails is a reading missed, nothing more.
-pub async fn narrow(connection: &Connection) {
-    let keeper = &connection.time;
+pub async fn narrow(plane: &impl ControlPlane) {
+    let keeper = plane.timekeeper();
     if keeper.estimate().is_none() {
-        probe(connection).await;
+        plane.probe().await;
     }
     for _ in 0..ROUNDS {
         let Some(estimate) = keeper.estimate() else { return };
@@ -63,7 +84,7 @@ pub async fn narrow(connection: &Connection) {
         let instants = probe_instants(keeper.clock().local_now(), estimate.lo, estimate.hi);
         let probes = instants.into_iter().map(|at| async move {
             keeper.clock().reach_local(at).await;
-            probe(connection).await;
+            plane.probe().await;
         });
         futures::future::join_all(probes).await;
     }
@@ -87,63 +108,30 @@ fn probe_instants(now: Timestamp, lo: i64, hi: i64) -> Vec<Timestamp> {
         .collect()
 }
 
-/// One `GET /version`: its answer's `Date` header is read by the client's layer.
-async fn probe(connection: &Connection) {
-    let Ok(request) = http::Request::get("/version").body(Vec::new()) else { return };
-    let answer = connection.client.request_text(request);
-    let _ = tokio::time::timeout(Duration::from_secs(5), answer).await;
-}
-
 /// Keeps the clock to the control plane's: narrows it again every few minutes, and follows the
 /// controller manager's Lease while RBAC allows the watch. Runs until the process ends.
-pub fn keep(connection: &Connection) {
-    let probing = connection.clone();
+pub fn keep(plane: &impl ControlPlane) {
+    let probing = plane.clone();
     tokio::spawn(async move {
-        let mut again = tokio::time::interval_at(probing.time.clock().instant() + AGAIN, AGAIN);
+        let mut again = tokio::time::interval_at(probing.timekeeper().clock().instant() + AGAIN, AGAIN);
         again.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             again.tick().await;
             narrow(&probing).await;
         }
     });
-    let (namespace, name) = CONTROLLER_LEASE;
-    let api = Api::<Lease>::namespaced(connection.client.clone(), namespace);
-    let config = super::watch::from_watch_cache().fields(&format!("metadata.name={name}"));
-    let keeper = connection.time.clone();
+    let renewals = plane.controller_renewals();
+    let keeper = plane.timekeeper().clone();
     tokio::spawn(async move {
-        let events = watcher::watcher(api, config).default_backoff();
-        futures::pin_mut!(events);
-        while let Some(event) = events.next().await {
-            match event {
-                // A renewal as it happens: within a watch's delivery of its write.
-                Ok(Event::Apply(lease)) => renewed(&keeper, &lease, Reading::watched_lease),
-                // The Lease as listed: renewed up to a renew period before.
-                Ok(Event::InitApply(lease)) => renewed(&keeper, &lease, Reading::lease),
-                Ok(_) => {}
-                // Not allowed to watch it: the `Date` headers are the clock.
-                Err(error) if denied(&error) => return,
-                Err(_) => {}
-            }
+        futures::pin_mut!(renewals);
+        while let Some(renewal) = renewals.next().await {
+            let seen = keeper.clock().local_now();
+            keeper.observe(match renewal {
+                Renewal::Watched(stamp) => Reading::watched_lease(Source::ControllerLease, stamp, seen),
+                Renewal::Listed(stamp) => Reading::lease(Source::ControllerLease, stamp, seen),
+            });
         }
     });
-}
-
-fn renewed(keeper: &Timekeeper, lease: &Lease, reading: fn(Source, Timestamp, Timestamp) -> Reading) {
-    let stamp = lease.spec.as_ref().and_then(|spec| spec.renew_time.as_ref());
-    if let Some(stamp) = stamp {
-        let stamp = Timestamp::from_nanos(stamp.0.as_nanosecond());
-        keeper.observe(reading(Source::ControllerLease, stamp, keeper.clock().local_now()));
-    }
-}
-
-fn denied(error: &watcher::Error) -> bool {
-    let (watcher::Error::InitialListFailed(kube::Error::Api(status))
-    | watcher::Error::WatchStartFailed(kube::Error::Api(status))
-    | watcher::Error::WatchFailed(kube::Error::Api(status))) = error
-    else {
-        return false;
-    };
-    matches!(status.code, 401 | 403)
 }
 
 #[cfg(test)]

@@ -1,0 +1,60 @@
+//! A plan in the format asked for: the table (or its timeline), names, JSON, YAML or a template.
+
+use std::io::{self, Write};
+
+use super::json::{self, Live};
+use super::view::{ColorMode, OutputFormat, View};
+use super::{table, template, timeline};
+use crate::engine::plan::Plan;
+
+/// Writes `plan` in `format`; `live` says how a live cluster answered (JSON and YAML carry it).
+pub fn render_plan(
+    plan: &Plan,
+    format: OutputFormat,
+    color: ColorMode,
+    live: Option<&Live>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    render_plan_view(plan, format, &View { color, ..View::plain() }, live, out)
+}
+
+/// Writes `plan` in `format`, laid out as `view` says.
+pub fn render_plan_view(
+    plan: &Plan,
+    format: OutputFormat,
+    view: &View,
+    live: Option<&Live>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let timeline = || view.timeline.then(|| timeline::Timeline::of(plan));
+    match format {
+        OutputFormat::Table | OutputFormat::Wide if view.timeline => {
+            timeline::render(plan, &timeline::Timeline::of(plan), view, out)
+        }
+        OutputFormat::Table => table::render_view(plan, false, view, out),
+        OutputFormat::Wide => table::render_view(plan, true, view, out),
+        OutputFormat::Json => json::write_plan_json_with(plan, live, timeline().as_ref(), out),
+        OutputFormat::Yaml => {
+            let document = json::EvictionPlan::from(plan).read(live).timeline(timeline().as_ref());
+            json::write_yaml(&document, out)
+        }
+        OutputFormat::Name => table::render_names(plan, view.sort, out),
+        OutputFormat::Template(template) => {
+            let document = plan_document(plan, view, live)?;
+            let text = template::Printer::new(template, view.headers)
+                .print(&document, template::Rows::PlanPods)
+                .map_err(io::Error::other)?;
+            out.write_all(&text)
+        }
+    }
+}
+
+/// The document `-o json` prints for `plan`, as a value (what the templates run over).
+///
+/// # Errors
+/// None in practice: the document is written to memory and read back.
+pub fn plan_document(plan: &Plan, view: &View, live: Option<&Live>) -> io::Result<serde_json::Value> {
+    let mut json = Vec::new();
+    render_plan_view(plan, OutputFormat::Json, view, live, &mut json)?;
+    serde_json::from_slice(&json).map_err(io::Error::other)
+}

@@ -1,0 +1,638 @@
+//! `run`'s loop: the watches' changes fed to the engine, its due deletions handed to the executor,
+//! what happened reported; with an election, one term as leader after another.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+
+use super::absent::Absent;
+use super::changes::{NodeChange, PodChange};
+use super::driver::{Driver, Step};
+use super::engine_input::{device_pod_input, node_change_input, node_input, pod_change_input};
+use super::events::Notices;
+use super::evictor::{Controller, Evictor, Notice, Outcome};
+use super::executor::{Done, Executor, Job, Outlets};
+use super::gaps::Gaps;
+use super::lists::Lists;
+use super::options::{Leadership, RunOptions, Sources};
+use super::replicas::{Guard, Replicas};
+use super::report::{LetGo, Report, RunEvent, Summary};
+use super::terminating::Terminating;
+use crate::engine::devices::{DeviceEngine, DeviceInput};
+use crate::engine::model::{Node, NodeName, PodKey, PodRef};
+use crate::engine::plan::{mark_edited, mark_swapped};
+use crate::engine::queue::{EntryState, Ticket};
+use crate::engine::snapshot::{Owner, Snapshot};
+use crate::engine::time::Timestamp;
+use crate::engine::{Action, Engine, Input};
+use crate::host::replay;
+use crate::metrics::Metrics;
+use crate::time::Clock;
+
+/// Runs until `shutdown` resolves (or both sources end), then drains and returns the summary (also
+/// sent as the last report).
+///
+/// Nothing is decided before both initial lists are in. With an election, the lists are kept up to
+/// date while another instance leads, and each term as leader starts from a replay of them, as `run`
+/// starts; a term ends at once when leadership is lost (deletions under way are abandoned).
+pub async fn run<E: Evictor>(
+    options: RunOptions,
+    sources: Sources,
+    evictor: E,
+    clock: Clock,
+    report: mpsc::UnboundedSender<Report>,
+    shutdown: impl Future<Output = ()>,
+) -> Summary {
+    let Sources { nodes, pods, devices, controller_acquired, mut leadership } = sources;
+    let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices);
+    let device_minor = options.device_minor;
+    let keep_last_ready = options.keep_last_ready;
+    let notices = Notices::start(evictor.clone());
+    let absent = Absent::new(options.asked.clone());
+    let mut run = Loop {
+        summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
+        dry_run: evictor.is_dry_run(),
+        evictor,
+        clock,
+        report,
+        metrics: options.metrics.clone(),
+        options,
+        terminating: Terminating::default(),
+        replicas: keep_last_ready.then(Replicas::default),
+        gaps: Gaps::default(),
+        devices: device_minor.map(DeviceEngine::new),
+        notices,
+        absent,
+    };
+    tokio::pin!(shutdown);
+
+    let mut lists = Lists::default();
+    let keep = leadership.is_elected();
+    loop {
+        // Listing, then following: keep the lists current until both are in and this instance leads.
+        while !lists.complete() || !leadership.leading() {
+            tokio::select! {
+                biased;
+                () = &mut shutdown => return run.finish(None).await,
+                step = driver.next(None) => match step {
+                    Some(Step::Node(change, now)) => {
+                        run.gaps.node(&change, now);
+                        run.follow_absent(&change);
+                        lists.node(change);
+                    }
+                    Some(Step::Pod(change, now)) => {
+                        run.gaps.pod(&change, now);
+                        run.terminating.track(&change);
+                        run.follow_replicas(&change);
+                        if let Some(input) = device_pod_input(&change) {
+                            run.follow_devices(input, now);
+                        }
+                        lists.pod(change);
+                        run.metrics.set_pods(lists.pod_count());
+                    }
+                    Some(Step::Device(input, now)) => run.follow_devices(input, now),
+                    Some(Step::Timeout(_)) => {}
+                    None => return run.finish(None).await,
+                },
+                _ = leadership.changed(), if lists.complete() => {}
+            }
+            if lists.complete() {
+                run.metrics.set_ready();
+                // A leader says it after its `synced` line; this instance follows (or lists again).
+                if !leadership.leading() {
+                    run.check_absent(lists.node_names());
+                }
+            }
+        }
+        let snapshot = lists.snapshot(keep, controller_acquired);
+        let mut term = run.begin(&snapshot);
+        drop(snapshot);
+        let ended = run.lead(&mut term, &mut driver, &mut leadership, &mut lists, keep, &mut shutdown).await;
+        match ended {
+            Ended::Stop => return run.finish(Some(term)).await,
+            Ended::Lost => {
+                lists.take_back(&term.engine, &run.terminating);
+                let abandoned = term.executor.abort();
+                run.metrics.set_scheduled(0);
+                if abandoned > 0 {
+                    run.send(RunEvent::Warning {
+                        message: format!("leadership lost: {abandoned} deletions under way abandoned"),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// What `--keep-last-ready` says of a pod whose deletion is due.
+enum Verdict {
+    /// Not guarded (or the guard is off).
+    Free,
+    /// Another replica of its workload is ready (by name): it may go.
+    Spare(String),
+    /// The last ready replica of the workload of this controller: held.
+    Last(Arc<Owner>),
+}
+
+/// How a term as leader ended.
+enum Ended {
+    /// Shutdown, or the sources ended.
+    Stop,
+    /// Leadership was lost.
+    Lost,
+}
+
+/// One term as leader: the engine and the deletions it started.
+struct Term<E> {
+    engine: Engine,
+    executor: Executor<E>,
+    done: mpsc::UnboundedReceiver<Done>,
+    stop: watch::Sender<bool>,
+    /// Deletions due while a watch is interrupted, or whose retries an interruption stopped: each
+    /// waits for the re-lists, which the engine decides again from (it withdraws those it no longer
+    /// wants), and is then carried out.
+    held: Vec<Job>,
+    /// Deletions due past `--max-deletions`, in the order they fell due: each goes when the window
+    /// frees a slot.
+    capped: std::collections::VecDeque<Job>,
+    /// When each deletion in the window was started.
+    started: std::collections::VecDeque<Timestamp>,
+    /// Deletions of the last ready replica of a workload (`--keep-last-ready`), with its controller:
+    /// each goes once another replica is ready, or once the pod is no longer a ready one.
+    kept: Vec<(Job, Arc<Owner>)>,
+}
+
+/// What lasts across terms.
+struct Loop<E> {
+    summary: Summary,
+    dry_run: bool,
+    evictor: E,
+    clock: Clock,
+    report: mpsc::UnboundedSender<Report>,
+    metrics: Arc<Metrics>,
+    options: RunOptions,
+    /// Pods already being deleted: their work is done without another DELETE.
+    terminating: Terminating,
+    /// With `--keep-last-ready`: the pods of workloads, and which are ready.
+    replicas: Option<Replicas>,
+    /// The watches interrupted and not yet listed again.
+    gaps: Gaps,
+    /// The device-taint controller, when device taints are enforced: it follows the DRA objects
+    /// across terms, and acts while leading.
+    devices: Option<DeviceEngine>,
+    /// The events' writer: every event goes through it, one at a time.
+    notices: Notices,
+    /// The nodes asked for and missing from the lists, said once.
+    absent: Absent,
+}
+
+impl<E: Evictor> Loop<E> {
+    fn send(&self, event: RunEvent) {
+        let _ = self.report.send(Report { at: self.clock.now(), event });
+    }
+
+    /// Notes a list of nodes for the next check of the nodes asked for, and a node that came.
+    fn follow_absent(&mut self, change: &NodeChange) {
+        match change {
+            NodeChange::Listed(_) => self.absent.listed(),
+            NodeChange::Applied(node) => self.absent.seen(&node.name),
+            NodeChange::Deleted(_) | NodeChange::Interrupted => {}
+        }
+    }
+
+    /// Says which nodes asked for the latest list lacks, if it was not said before.
+    fn check_absent<'a>(&mut self, nodes: impl IntoIterator<Item = &'a NodeName>) {
+        if let Some(message) = self.absent.check(nodes) {
+            self.send(RunEvent::Warning { message });
+        }
+    }
+
+    /// While not leading: the device-taint controller follows the change, deciding nothing.
+    fn follow_devices(&mut self, input: DeviceInput, now: Timestamp) {
+        if let Some(devices) = &mut self.devices {
+            devices.handle(input, now);
+            while devices.poll_action().is_some() {}
+        }
+    }
+
+    /// Seeds an engine from `snapshot` (docs/run.md, its start: overdue at once, others keep the replay's
+    /// deadlines; or every countdown restarted) and starts what is due.
+    fn begin(&mut self, snapshot: &Snapshot) -> Term<E> {
+        let (done_tx, done) = mpsc::unbounded_channel();
+        let (stop, stop_rx) = watch::channel(false);
+        let outlets = Outlets { done: done_tx, report: self.report.clone(), notifier: self.notices.notifier() };
+        let executor = Executor::new(
+            self.evictor.clone(),
+            self.clock.clone(),
+            self.options.concurrency,
+            outlets,
+            stop_rx,
+            self.metrics.clone(),
+        );
+        let mut term = Term {
+            engine: crate::host::engine(),
+            executor,
+            done,
+            stop,
+            held: Vec::new(),
+            capped: std::collections::VecDeque::new(),
+            started: std::collections::VecDeque::new(),
+            kept: Vec::new(),
+        };
+        let now = self.clock.now();
+        let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
+        let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
+        if self.options.restart_countdowns {
+            term.engine.handle(Input::NodesReplaced(engine_nodes), now);
+            term.engine.handle(Input::PodsReplaced(engine_pods), now);
+        } else {
+            let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
+            let mut plan = replay(snapshot, &selected, &[], now);
+            let not_ready = std::mem::take(&mut self.options.not_ready);
+            mark_swapped(&mut plan, &not_ready, self.options.node_monitor_period);
+            mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
+            let work = plan.work();
+            term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
+        }
+        if let Some(devices) = &mut self.devices {
+            devices.restart(now);
+        }
+        self.send(RunEvent::Synced {
+            nodes: snapshot.nodes.len(),
+            pods: snapshot.pods.len(),
+            scheduled: term.engine.armed(),
+            due: term.engine.pending().filter(|(_, entry)| entry.state == EntryState::InFlight).count(),
+            restarted_countdowns: self.options.restart_countdowns,
+        });
+        self.check_absent(snapshot.nodes.iter().map(|node| &node.name));
+        self.drain_actions(&mut term);
+        term
+    }
+
+    /// Feeds changes to the engine and carries out its decisions until shutdown or lost leadership.
+    async fn lead(
+        &mut self,
+        term: &mut Term<E>,
+        driver: &mut Driver,
+        leadership: &mut Leadership,
+        lists: &mut Lists,
+        keep: bool,
+        shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> Ended {
+        loop {
+            tokio::select! {
+                biased;
+                () = shutdown.as_mut() => return Ended::Stop,
+                leading = leadership.changed() => if !leading {
+                    return Ended::Lost;
+                },
+                step = driver.next(self.poll_timeout(term)) => match step {
+                    Some(Step::Node(change, now)) => {
+                        self.interrupted(term, matches!(change, NodeChange::Interrupted));
+                        self.gaps.node(&change, now);
+                        if let Some(input) = node_change_input(&change) {
+                            term.engine.handle(input, now);
+                        }
+                        self.follow_absent(&change);
+                        if let NodeChange::Listed(nodes) = &change {
+                            self.check_absent(nodes.iter().map(|node| &node.name));
+                        }
+                        if keep {
+                            lists.node(change);
+                        }
+                    }
+                    Some(Step::Pod(change, now)) => {
+                        self.interrupted(term, matches!(change, PodChange::Interrupted));
+                        self.gaps.pod(&change, now);
+                        self.terminating.track(&change);
+                        self.follow_replicas(&change);
+                        if let Some(input) = pod_change_input(&change) {
+                            term.engine.handle(input, now);
+                        }
+                        if let (Some(devices), Some(input)) = (&mut self.devices, device_pod_input(&change)) {
+                            devices.handle(input, now);
+                        }
+                        self.metrics.set_pods(term.engine.pod_count());
+                        if keep {
+                            lists.bound(&change);
+                        }
+                    }
+                    Some(Step::Device(input, now)) => {
+                        if let Some(devices) = &mut self.devices {
+                            devices.handle(input, now);
+                        }
+                    }
+                    Some(Step::Timeout(now)) => {
+                        term.engine.handle_timeout(now);
+                        if let Some(devices) = &mut self.devices {
+                            devices.handle_timeout(now);
+                        }
+                    }
+                    None => return Ended::Stop,
+                },
+                Some(done) = term.done.recv() => self.finished(term, done, driver.now()),
+            }
+            self.drain_actions(term);
+            self.release(term);
+            if self.gaps.open().is_none() {
+                self.rekeep(term);
+                self.uncap(term);
+            }
+        }
+    }
+
+    /// A watch broke (`interrupted`): the deletions under way make no further attempt on decisions
+    /// taken before it; they wait with those that fall due meanwhile (docs/run.md, "Continuous
+    /// watches").
+    fn interrupted(&mut self, term: &mut Term<E>, interrupted: bool) {
+        if interrupted && self.gaps.open().is_none() {
+            let suspended = term.executor.suspend();
+            if suspended > 0 {
+                self.send(RunEvent::Warning {
+                    message: format!(
+                        "a watch broke: {suspended} deletions under way make no further attempt until the nodes \
+                         and pods are listed again"
+                    ),
+                });
+            }
+        }
+    }
+
+    /// Once every watch is listed again, the deletions held are carried out: the engine has decided
+    /// again from the new lists, and withdrawn those it no longer wants.
+    fn release(&mut self, term: &mut Term<E>) {
+        if self.gaps.open().is_some() || term.held.is_empty() {
+            return;
+        }
+        term.executor.resume();
+        let held = std::mem::take(&mut term.held);
+        self.send(RunEvent::Released { count: held.len() });
+        for job in held {
+            self.start(term, job);
+        }
+    }
+
+    /// Holds `job` until the interrupted watches are listed again, and says so.
+    fn hold(&mut self, term: &mut Term<E>, job: Job) {
+        if let Some((since, watches)) = self.gaps.open() {
+            self.send(RunEvent::Held { pod: job.pod.clone(), work: job.work, watches, since });
+        }
+        term.held.push(job);
+    }
+
+    /// The earliest deadline of both controllers.
+    fn poll_timeout(&self, term: &Term<E>) -> Option<Timestamp> {
+        let devices = self.devices.as_ref().and_then(DeviceEngine::poll_timeout);
+        let slot = self.next_slot(term).filter(|_| !term.capped.is_empty());
+        term.engine.poll_timeout().into_iter().chain(devices).chain(slot).min()
+    }
+
+    /// When `--max-deletions` next allows a deletion: now when the window has room, else when its
+    /// oldest deletion leaves it; `None` without a cap.
+    fn next_slot(&self, term: &Term<E>) -> Option<Timestamp> {
+        let (max, window) = self.options.max_deletions?;
+        let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
+        let now = self.clock.now();
+        let recent = term.started.iter().filter(|at| at.add_nanos(window) > now).count();
+        if recent < max as usize {
+            return Some(now);
+        }
+        term.started.iter().rev().nth(max as usize - 1).map(|at| at.add_nanos(window))
+    }
+
+    /// Forgets the deletions that left `--max-deletions`' window.
+    fn prune(&self, term: &mut Term<E>) {
+        if let Some((_, window)) = self.options.max_deletions {
+            let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
+            let now = self.clock.now();
+            while term.started.front().is_some_and(|at| at.add_nanos(window) <= now) {
+                term.started.pop_front();
+            }
+        }
+    }
+
+    /// Starts `job`, unless `--keep-last-ready` holds it (the pod is the last ready replica of its
+    /// workload) or `--max-deletions` is reached; either way, says so.
+    fn start(&mut self, term: &mut Term<E>, job: Job) {
+        if let Verdict::Last(owner) = self.guard(term, &job.pod) {
+            let (pod, work, dry_run) = (job.pod.clone(), job.work, self.dry_run);
+            self.send(RunEvent::Kept { pod, work, owner: Arc::clone(&owner), dry_run });
+            term.kept.push((job, owner));
+            return;
+        }
+        self.start_or_cap(term, job);
+    }
+
+    /// What `--keep-last-ready` says of `pod` now ([`Verdict::Free`] when it is off). The pods
+    /// whose deletion `run` has under way or holds are going: they do not count as ready replicas
+    /// (the ones it keeps do: they stay).
+    fn guard(&self, term: &Term<E>, pod: &PodRef) -> Verdict {
+        let Some(replicas) = &self.replicas else { return Verdict::Free };
+        let taken = |key: &PodKey| {
+            term.executor.has(key)
+                || term.held.iter().any(|job| job.pod.key == *key)
+                || term.capped.iter().any(|job| job.pod.key == *key)
+        };
+        match replicas.guard(pod, taken) {
+            Guard::Free => Verdict::Free,
+            Guard::Spare(replica) => Verdict::Spare(replica.name().to_owned()),
+            Guard::Last(workload) => Verdict::Last(Arc::clone(&workload.owner)),
+        }
+    }
+
+    /// Decides again on the deletions `--keep-last-ready` holds: each whose pod has a ready replica
+    /// beside it now, or is no longer a ready replica itself, goes ahead (and says so).
+    fn rekeep(&mut self, term: &mut Term<E>) {
+        let mut at = 0;
+        while at < term.kept.len() {
+            let why = match self.guard(term, &term.kept[at].0.pod) {
+                Verdict::Last(_) => {
+                    at += 1;
+                    continue;
+                }
+                Verdict::Spare(replica) => LetGo::Spare { replica },
+                Verdict::Free => LetGo::NotReady,
+            };
+            let (job, owner) = term.kept.remove(at);
+            self.send(RunEvent::Unkept { pod: job.pod.clone(), owner, why, dry_run: self.dry_run });
+            if self.terminating.contains(&job.pod) {
+                self.already_terminating(term, job);
+            } else {
+                self.start_or_cap(term, job);
+            }
+        }
+    }
+
+    /// Follows a pod change for `--keep-last-ready`.
+    fn follow_replicas(&mut self, change: &PodChange) {
+        let Some(replicas) = &mut self.replicas else { return };
+        match change {
+            PodChange::Listed(pods) => replicas.listed(pods),
+            PodChange::Applied(pod) => replicas.applied(pod),
+            PodChange::Deleted(key) => replicas.deleted(key),
+            PodChange::Interrupted | PodChange::Resumed => {}
+        }
+    }
+
+    /// `job`'s pod is already being deleted: its work is done without another DELETE.
+    fn already_terminating(&mut self, term: &mut Term<E>, job: Job) {
+        self.summary.gone += 1;
+        let reason = "already terminating: its deletion was issued before".to_owned();
+        self.send(RunEvent::Gone { pod: job.pod.clone(), reason });
+        self.evicted(term, job.controller, job.pod.key, job.ticket);
+    }
+
+    /// Starts `job`, unless `--max-deletions` is reached: then it waits for a slot, and says so.
+    fn start_or_cap(&mut self, term: &mut Term<E>, job: Job) {
+        self.prune(term);
+        let now = self.clock.now();
+        match (self.options.max_deletions, self.next_slot(term)) {
+            (Some((max, window)), Some(slot)) if slot > now || !term.capped.is_empty() => {
+                self.send(RunEvent::Capped { pod: job.pod.clone(), work: job.work, max, window, until: slot });
+                term.capped.push_back(job);
+            }
+            (cap, _) => {
+                if cap.is_some() {
+                    term.started.push_back(now);
+                }
+                term.executor.submit(job);
+            }
+        }
+    }
+
+    /// Starts the deletions `--max-deletions` held back, as the window frees slots.
+    fn uncap(&mut self, term: &mut Term<E>) {
+        self.prune(term);
+        while !term.capped.is_empty() && self.next_slot(term).is_some_and(|slot| slot <= self.clock.now()) {
+            let job = term.capped.pop_front().expect("not empty");
+            term.started.push_back(self.clock.now());
+            term.executor.submit(job);
+        }
+    }
+
+    fn drain_actions(&mut self, term: &mut Term<E>) {
+        while let Some(action) = term.engine.poll_action() {
+            self.act(term, action, Controller::NodeTaints);
+        }
+        while let Some(action) = self.devices.as_mut().and_then(DeviceEngine::poll_action) {
+            self.act(term, action, Controller::DeviceTaints);
+        }
+        let devices = self.devices.as_ref().map_or(0, |devices| devices.scheduled().count());
+        self.metrics.set_scheduled(term.engine.armed() + devices);
+    }
+
+    /// Carries out one of `controller`'s decisions.
+    fn act(&mut self, term: &mut Term<E>, action: Action, controller: Controller) {
+        match action {
+            Action::Scheduled { pod, work } => self.send(RunEvent::Scheduled { pod, work }),
+            Action::Cancelled { pod, work } => {
+                self.summary.cancelled += 1;
+                self.metrics.cancelled();
+                self.notices.send(&pod, Notice::Cancelling(controller));
+                self.send(RunEvent::Cancelled { pod, work });
+            }
+            Action::Evict { pod, work, ticket } if self.terminating.contains(&pod) => {
+                self.already_terminating(term, Job { pod, work, ticket, controller });
+            }
+            Action::Evict { pod, work, ticket } if self.gaps.open().is_some() => {
+                self.hold(term, Job { pod, work, ticket, controller });
+            }
+            Action::Evict { pod, work, ticket } => self.start(term, Job { pod, work, ticket, controller }),
+            Action::Withdrawn { pod, ticket } => {
+                let same = |job: &Job| job.ticket == ticket && job.pod.key == pod.key;
+                if let Some(at) = term.held.iter().position(same) {
+                    // Held, and no longer wanted: never sent.
+                    let job = term.held.remove(at);
+                    self.send(RunEvent::Dropped { pod: job.pod });
+                } else if let Some(at) = term.capped.iter().position(same) {
+                    let job = term.capped.remove(at).expect("found");
+                    self.send(RunEvent::Dropped { pod: job.pod });
+                } else if let Some(at) = term.kept.iter().position(|(job, _)| same(job)) {
+                    let (job, owner) = term.kept.remove(at);
+                    let dry_run = self.dry_run;
+                    self.send(RunEvent::Unkept { pod: job.pod, owner, why: LetGo::NotDue, dry_run });
+                } else {
+                    term.executor.withdraw(&pod.key, ticket);
+                }
+            }
+        }
+    }
+
+    /// Tells `controller` its deletion of `pod` ended.
+    fn evicted(&mut self, term: &mut Term<E>, controller: Controller, pod: PodKey, ticket: Ticket) {
+        let now = self.clock.now();
+        match (controller, &mut self.devices) {
+            (Controller::DeviceTaints, Some(devices)) => {
+                devices.handle(DeviceInput::EvictionFinished { pod, ticket }, now)
+            }
+            _ => term.engine.handle(Input::EvictionFinished { pod, ticket }, now),
+        }
+    }
+
+    fn finished(&mut self, term: &mut Term<E>, done: Done, now: Timestamp) {
+        term.executor.finished(&done);
+        if done.suspended {
+            // Its retries stopped at an interruption: it waits for the re-lists.
+            return self.hold(term, done.job);
+        }
+        let Done { job, outcome, .. } = done;
+        match outcome {
+            Some(Outcome::Deleted) => {
+                self.summary.deleted += 1;
+                if let Some(replicas) = &mut self.replicas {
+                    replicas.carried_out(&job.pod);
+                }
+                if !self.dry_run {
+                    self.metrics.deleted(now.nanos_since(job.work.fire) as f64 / 1e9);
+                }
+                self.send(RunEvent::Deleted { pod: job.pod.clone(), work: job.work, dry_run: self.dry_run });
+            }
+            Some(Outcome::Gone(reason)) => {
+                self.summary.gone += 1;
+                self.send(RunEvent::Gone { pod: job.pod.clone(), reason });
+            }
+            Some(Outcome::Failed { .. } | Outcome::Blocked { .. }) | None => {}
+        }
+        self.evicted(term, job.controller, job.pod.key, job.ticket);
+    }
+
+    /// Stops deciding, lets the deletions under way finish (up to the drain timeout), reports and
+    /// returns the summary.
+    async fn finish(mut self, term: Option<Term<E>>) -> Summary {
+        let Some(mut term) = term else {
+            self.send(RunEvent::Stopping { in_flight: 0 });
+            let summary = self.summary.clone();
+            self.send(RunEvent::Summary(summary.clone()));
+            return summary;
+        };
+        let _ = term.stop.send(true);
+        self.send(RunEvent::Stopping { in_flight: term.executor.in_flight() });
+        let drain = tokio::time::sleep(self.options.drain_timeout);
+        tokio::pin!(drain);
+        while term.executor.in_flight() > 0 {
+            tokio::select! {
+                Some(done) = term.done.recv() => self.finished(&mut term, done, self.clock.now()),
+                () = &mut drain => break,
+            }
+        }
+        // Then the events: those queued, and the counts of series the evictor holds back.
+        let _ = tokio::time::timeout_at(drain.deadline(), self.notices.flush()).await;
+        let mut summary = std::mem::take(&mut self.summary);
+        summary.failed = term.executor.failing();
+        summary.failed.sort_by(|a, b| a.0.key.cmp(&b.0.key));
+        let mut scheduled: Vec<(PodRef, Timestamp)> = term
+            .engine
+            .pending()
+            .filter(|(_, entry)| entry.state == EntryState::Armed)
+            .map(|(pod, entry)| (pod, entry.work.fire))
+            .collect();
+        if let Some(devices) = &self.devices {
+            scheduled.extend(devices.scheduled().map(|(pod, work)| (pod.clone(), work.fire)));
+        }
+        scheduled.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
+        summary.scheduled = scheduled;
+        self.send(RunEvent::Summary(summary.clone()));
+        summary
+    }
+}
