@@ -583,6 +583,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
     use crate::engine::model::Uid;
 
@@ -869,5 +871,341 @@ mod tests {
         assert_eq!(line["pod"]["name"], "a");
         assert_eq!(line["evictAt"], "1970-01-01T00:01:30Z");
         assert_eq!(line["tolerationSeconds"], 90);
+    }
+
+    /// One report of every kind `run` prints, and of each shape a kind takes (a dry run, a namespace,
+    /// each cause, each reason a kept pod is let go, a value present or absent).
+    fn every_kind() -> Vec<(&'static str, Report)> {
+        use crate::engine::lifecycle::{
+            Basis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, Ready, ZoneKey,
+        };
+        use std::sync::Arc;
+        let t = |seconds: i64| Timestamp::from_unix_seconds(1_795_392_000 + seconds);
+        let at = Timestamp::from_nanos(t(100).as_nanos() + 250_000_000);
+        let pod = PodRef {
+            key: PodKey::new("web", "frontend-1"),
+            uid: Uid::from("0f9d6a8e-3c1b-4d2e-9f7a-1b2c3d4e5f60"),
+            node: "worker-1".into(),
+        };
+        let other = PodRef { key: PodKey::new("batch", "job-2"), uid: Uid::from("u-2"), node: "worker-2".into() };
+        let expired = Work { created: t(0), fire: t(90), cause: Cause::Expired { seconds: 90 } };
+        let untolerated = Work { created: t(5), fire: t(5), cause: Cause::Untolerated };
+        let owner = Arc::new(Owner { kind: "ReplicaSet".into(), name: "frontend".into(), uid: "rs-1".into() });
+        let forecast = NodeForecast {
+            name: "worker-3".into(),
+            zone: ZoneKey::new("r", "z1"),
+            ready: Some(Ready::Unknown),
+            last_heartbeat: Some(t(-40)),
+            taint: Some(PredictedTaint {
+                key: ConditionTaint::Unreachable,
+                earliest: t(5),
+                latest: Some(t(10)),
+                basis: Basis::LostHeartbeat,
+                queued_with: 2,
+            }),
+            held: None,
+        };
+        let open = NodeForecast {
+            taint: Some(PredictedTaint {
+                key: ConditionTaint::NotReady,
+                earliest: t(7),
+                latest: None,
+                basis: Basis::NotReady,
+                queued_with: 0,
+            }),
+            ready: Some(Ready::False),
+            ..forecast.clone()
+        };
+        let held = NodeForecast {
+            taint: None,
+            held: Some(Held { reason: HeldReason::PartialDisruption, zone: ZoneKey::new("r", "z1") }),
+            ..forecast.clone()
+        };
+        let cleared = NodeForecast { ready: None, last_heartbeat: None, taint: None, held: None, ..forecast.clone() };
+        let events = [
+            (
+                "started",
+                RunEvent::Started {
+                    server: "https://10.96.0.1".into(),
+                    watching: "every node".into(),
+                    namespace: None,
+                    dry_run: false,
+                    evict: false,
+                },
+            ),
+            (
+                "started in a namespace, a dry run of evictions",
+                RunEvent::Started {
+                    server: "https://10.96.0.1".into(),
+                    watching: "nodes worker-1, worker-2".into(),
+                    namespace: Some("web".into()),
+                    dry_run: true,
+                    evict: true,
+                },
+            ),
+            ("synced", RunEvent::Synced { nodes: 42, pods: 1310, scheduled: 3, due: 1, restarted_countdowns: true }),
+            ("scheduled", RunEvent::Scheduled { pod: pod.clone(), work: expired }),
+            ("cancelled", RunEvent::Cancelled { pod: pod.clone(), work: untolerated }),
+            ("evicting", RunEvent::Evicting { pod: pod.clone(), work: expired }),
+            ("deleted", RunEvent::Deleted { pod: pod.clone(), work: expired, dry_run: false }),
+            ("would delete", RunEvent::Deleted { pod: pod.clone(), work: untolerated, dry_run: true }),
+            ("gone", RunEvent::Gone { pod: pod.clone(), reason: "not found".into() }),
+            (
+                "failed",
+                RunEvent::Failed {
+                    pod: pod.clone(),
+                    reason: "the server is busy".into(),
+                    attempt: 2,
+                    retry_at: t(104),
+                },
+            ),
+            (
+                "blocked",
+                RunEvent::Blocked {
+                    pod: pod.clone(),
+                    budget: "web/frontend".into(),
+                    message: "The disruption budget frontend needs 2 healthy pods and has 2 currently".into(),
+                    attempt: 3,
+                    retry_at: t(105),
+                },
+            ),
+            ("withdrawn", RunEvent::Withdrawn { pod: pod.clone(), budget: "web/frontend".into() }),
+            ("held", RunEvent::Held { pod: pod.clone(), work: expired, watches: "nodes and pods", since: t(60) }),
+            ("released", RunEvent::Released { count: 4 }),
+            (
+                "capped",
+                RunEvent::Capped {
+                    pod: pod.clone(),
+                    work: expired,
+                    max: 10,
+                    window: std::time::Duration::from_millis(90_500),
+                    until: t(130),
+                },
+            ),
+            ("kept", RunEvent::Kept { pod: pod.clone(), work: untolerated, owner: owner.clone(), dry_run: false }),
+            (
+                "unkept, another ready",
+                RunEvent::Unkept {
+                    pod: pod.clone(),
+                    owner: owner.clone(),
+                    why: LetGo::Spare { replica: "frontend-2".into() },
+                    dry_run: true,
+                },
+            ),
+            (
+                "unkept, not ready",
+                RunEvent::Unkept { pod: pod.clone(), owner: owner.clone(), why: LetGo::NotReady, dry_run: false },
+            ),
+            ("unkept, not due", RunEvent::Unkept { pod: pod.clone(), owner, why: LetGo::NotDue, dry_run: false }),
+            ("dropped", RunEvent::Dropped { pod: pod.clone() }),
+            (
+                "connection lost",
+                RunEvent::Connection {
+                    watch: "pods".into(),
+                    connected: false,
+                    reason: Some("connection refused".into()),
+                    since: t(50),
+                },
+            ),
+            (
+                "connection back",
+                RunEvent::Connection { watch: "nodes".into(), connected: true, reason: None, since: t(50) },
+            ),
+            ("foreseen", RunEvent::Foreseen(forecast)),
+            ("foreseen, no latest", RunEvent::Foreseen(open)),
+            ("foreseen, held", RunEvent::Foreseen(held)),
+            ("foreseen, cleared", RunEvent::Foreseen(cleared)),
+            ("warning", RunEvent::Warning { message: "node \"worker-9\" not found".into() }),
+            (
+                "leading",
+                RunEvent::Leadership {
+                    state: LeaderState::Leading,
+                    lease: "taint-evict/kubectl-taint-evict".into(),
+                    identity: "a".into(),
+                    holder: None,
+                    reason: None,
+                },
+            ),
+            (
+                "following",
+                RunEvent::Leadership {
+                    state: LeaderState::Following,
+                    lease: "taint-evict/kubectl-taint-evict".into(),
+                    identity: "b".into(),
+                    holder: Some("a".into()),
+                    reason: None,
+                },
+            ),
+            (
+                "lost",
+                RunEvent::Leadership {
+                    state: LeaderState::Lost,
+                    lease: "taint-evict/kubectl-taint-evict".into(),
+                    identity: "a".into(),
+                    holder: Some("b".into()),
+                    reason: Some("renewal failed".into()),
+                },
+            ),
+            ("stopping", RunEvent::Stopping { in_flight: 2 }),
+            (
+                "summary",
+                RunEvent::Summary(Summary {
+                    deleted: 5,
+                    dry_run: false,
+                    gone: 1,
+                    cancelled: 2,
+                    failed: vec![(pod.clone(), "the server is busy".into())],
+                    scheduled: vec![(pod, t(90)), (other, t(95))],
+                }),
+            ),
+            ("summary of a dry run", RunEvent::Summary(Summary { deleted: 3, dry_run: true, ..Summary::default() })),
+        ];
+        events.into_iter().map(|(name, event)| (name, Report { at, event })).collect()
+    }
+
+    /// A line of `run -o json`, parsed.
+    fn json_line(report: &Report) -> Value {
+        let mut line = Vec::new();
+        write_json(report, &mut line).expect("a Vec");
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        serde_json::from_slice(&line).expect("JSON")
+    }
+
+    #[test]
+    fn every_kind_of_line_keeps_its_fields_and_values() {
+        // The names are documented (docs/run.md) and read by programs: each kind pinned, field by field.
+        let time = "2026-11-23T00:01:40.25Z";
+        let pod = json!({"namespace": "web", "name": "frontend-1", "uid": "0f9d6a8e-3c1b-4d2e-9f7a-1b2c3d4e5f60",
+            "node": "worker-1"});
+        let owner = json!({"kind": "ReplicaSet", "name": "frontend", "uid": "rs-1"});
+        let expected = [
+            json!({"type": "started", "dryRun": false, "mode": "delete", "server": "https://10.96.0.1",
+                "watching": "every node", "time": time}),
+            json!({"type": "started", "dryRun": true, "mode": "evict", "namespace": "web",
+                "server": "https://10.96.0.1", "watching": "nodes worker-1, worker-2", "time": time}),
+            json!({"type": "synced", "due": 1, "nodes": 42, "pods": 1310, "restartedCountdowns": true,
+                "scheduled": 3, "time": time}),
+            json!({"type": "scheduled", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "cancelled", "evictAt": "2026-11-23T00:00:05Z", "pod": pod,
+                "reason": "untolerated", "since": "2026-11-23T00:00:05Z", "time": time}),
+            json!({"type": "evicting", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "deleted", "dryRun": false, "evictAt": "2026-11-23T00:01:30Z",
+                "lateSeconds": 10.25, "pod": pod, "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z",
+                "tolerationSeconds": 90, "time": time}),
+            json!({"type": "wouldDelete", "dryRun": true, "evictAt": "2026-11-23T00:00:05Z",
+                "lateSeconds": 95.25, "pod": pod, "reason": "untolerated", "since": "2026-11-23T00:00:05Z",
+                "time": time}),
+            json!({"type": "gone", "message": "not found", "pod": pod, "time": time}),
+            json!({"type": "failed", "attempt": 2, "message": "the server is busy", "pod": pod,
+                "retryAt": "2026-11-23T00:01:44Z", "time": time}),
+            json!({"type": "blocked", "attempt": 3, "budget": "web/frontend",
+                "message": "The disruption budget frontend needs 2 healthy pods and has 2 currently", "pod": pod,
+                "retryAt": "2026-11-23T00:01:45Z", "time": time}),
+            json!({"type": "withdrawn", "budget": "web/frontend", "pod": pod, "time": time}),
+            json!({"type": "held", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
+                "watches": "nodes and pods", "time": time}),
+            json!({"type": "released", "count": 4, "time": time}),
+            json!({"type": "capped", "evictAt": "2026-11-23T00:01:30Z", "maxDeletions": 10,
+                "nextSlot": "2026-11-23T00:02:10Z", "pod": pod, "reason": "tolerationSeconds",
+                "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90, "windowSeconds": 90.5, "time": time}),
+            json!({"type": "kept", "dryRun": false, "evictAt": "2026-11-23T00:00:05Z", "owner": owner,
+                "pod": pod, "reason": "untolerated", "since": "2026-11-23T00:00:05Z", "time": time}),
+            json!({"type": "unkept", "dryRun": true, "owner": owner, "pod": pod,
+                "reason": "anotherReady", "replica": "frontend-2", "time": time}),
+            json!({"type": "unkept", "dryRun": false, "owner": owner, "pod": pod,
+                "reason": "notReady", "replica": null, "time": time}),
+            json!({"type": "unkept", "dryRun": false, "owner": owner, "pod": pod,
+                "reason": "notDue", "replica": null, "time": time}),
+            json!({"type": "dropped", "pod": pod, "time": time}),
+            json!({"type": "connection", "connected": false, "reason": "connection refused",
+                "since": "2026-11-23T00:00:50Z", "watch": "pods", "time": time}),
+            json!({"type": "connection", "connected": true, "reason": null,
+                "since": "2026-11-23T00:00:50Z", "watch": "nodes", "time": time}),
+            json!({"type": "foreseen", "held": null, "lastHeartbeat": "2026-11-22T23:59:20Z", "node": "worker-3",
+                "predictedTaint": {"basis": "lost-heartbeat", "earliest": "2026-11-23T00:00:05Z",
+                    "effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "latest": "2026-11-23T00:00:10Z",
+                    "queuedWith": 2},
+                "ready": "Unknown", "zone": "z1", "time": time}),
+            json!({"type": "foreseen", "held": null, "lastHeartbeat": "2026-11-22T23:59:20Z", "node": "worker-3",
+                "predictedTaint": {"basis": "not-ready", "earliest": "2026-11-23T00:00:07Z", "effect": "NoExecute",
+                    "key": "node.kubernetes.io/not-ready", "latest": null, "queuedWith": 0},
+                "ready": "False", "zone": "z1", "time": time}),
+            json!({"type": "foreseen", "held": {"reason": "partial-disruption", "zone": "z1"},
+                "lastHeartbeat": "2026-11-22T23:59:20Z", "node": "worker-3", "predictedTaint": null,
+                "ready": "Unknown", "zone": "z1", "time": time}),
+            json!({"type": "foreseen", "held": null, "lastHeartbeat": null, "node": "worker-3", "predictedTaint": null,
+                "ready": null, "zone": "z1", "time": time}),
+            json!({"type": "warning", "message": "node \"worker-9\" not found", "time": time}),
+            json!({"type": "leadership", "holder": null, "identity": "a",
+                "lease": "taint-evict/kubectl-taint-evict", "reason": null, "state": "leading", "time": time}),
+            json!({"type": "leadership", "holder": "a", "identity": "b",
+                "lease": "taint-evict/kubectl-taint-evict", "reason": null, "state": "following", "time": time}),
+            json!({"type": "leadership", "holder": "b", "identity": "a",
+                "lease": "taint-evict/kubectl-taint-evict", "reason": "renewal failed", "state": "lost",
+                "time": time}),
+            json!({"type": "stopping", "inFlight": 2, "time": time}),
+            json!({"type": "summary", "cancelled": 2, "deleted": 5, "dryRun": false,
+                "failed": [{"message": "the server is busy", "pod": pod}], "gone": 1,
+                "scheduled": [
+                    {"evictAt": "2026-11-23T00:01:30Z", "pod": pod},
+                    {"evictAt": "2026-11-23T00:01:35Z",
+                        "pod": {"namespace": "batch", "name": "job-2", "uid": "u-2", "node": "worker-2"}},
+                ],
+                "time": time}),
+            json!({"type": "summary", "cancelled": 0, "dryRun": true, "failed": [], "gone": 0, "scheduled": [],
+                "wouldDelete": 3, "time": time}),
+        ];
+        let reports = every_kind();
+        assert_eq!(reports.len(), expected.len());
+        for ((name, report), expected) in reports.iter().zip(expected) {
+            assert_eq!(json_line(report), expected, "{name}");
+            // The log record is the same object with `level` and `msg`.
+            let mut record = Vec::new();
+            write_log(report, true, &mut record).expect("a Vec");
+            let mut record: Value = serde_json::from_slice(&record).expect("JSON");
+            let fields = record.as_object_mut().expect("an object");
+            assert_eq!(fields.remove("level"), Some(json!(level(&report.event))), "{name}");
+            assert_eq!(fields.remove("msg"), Some(json!(describe(report, ColorMode::Plain).1)), "{name}");
+            assert_eq!(record, expected, "{name}");
+        }
+        // Every kind of event is among them.
+        let kinds: std::collections::BTreeSet<usize> = reports.iter().map(|(_, report)| kind(&report.event)).collect();
+        assert_eq!(kinds, (0..KINDS).collect(), "an event without its line pinned here");
+    }
+
+    /// How many kinds of [`RunEvent`] there are.
+    const KINDS: usize = 22;
+
+    /// The event's kind, as a number below [`KINDS`] (no wildcard: a new kind is to be added here).
+    fn kind(event: &RunEvent) -> usize {
+        match event {
+            RunEvent::Started { .. } => 0,
+            RunEvent::Synced { .. } => 1,
+            RunEvent::Scheduled { .. } => 2,
+            RunEvent::Cancelled { .. } => 3,
+            RunEvent::Evicting { .. } => 4,
+            RunEvent::Deleted { .. } => 5,
+            RunEvent::Gone { .. } => 6,
+            RunEvent::Failed { .. } => 7,
+            RunEvent::Blocked { .. } => 8,
+            RunEvent::Withdrawn { .. } => 9,
+            RunEvent::Held { .. } => 10,
+            RunEvent::Capped { .. } => 11,
+            RunEvent::Kept { .. } => 12,
+            RunEvent::Unkept { .. } => 13,
+            RunEvent::Released { .. } => 14,
+            RunEvent::Dropped { .. } => 15,
+            RunEvent::Connection { .. } => 16,
+            RunEvent::Foreseen(_) => 17,
+            RunEvent::Warning { .. } => 18,
+            RunEvent::Leadership { .. } => 19,
+            RunEvent::Stopping { .. } => 20,
+            RunEvent::Summary(_) => 21,
+        }
     }
 }

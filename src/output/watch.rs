@@ -268,6 +268,8 @@ impl WatchView {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
     use crate::engine::model::{Effect, Uid};
     use crate::engine::queue::Cause;
@@ -395,5 +397,85 @@ mod tests {
         forecast.taint = None;
         view.foreseen(&forecast);
         assert!(!view.render(t(0), size, ColorMode::Plain).iter().any(|l| l.contains("n1")));
+    }
+
+    /// One change of every kind `plan -w` prints as a line, and of each shape a kind takes.
+    fn every_kind() -> Vec<(&'static str, Seen)> {
+        let at = Timestamp::from_nanos(t(100).as_nanos() + 250_000_000);
+        let untolerated = Work { created: t(5), fire: t(5), cause: Cause::Untolerated };
+        let mut added = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
+        added.time_added = Some(t(-30));
+        let planned = Taint::new("example.com/maintenance", "planned", Effect::NoExecute);
+        let changes = [
+            ("synced", Observed::Synced { tainted: 3, pods: 18 }),
+            ("taints", Observed::Taints { node: "worker-1".into(), taints: vec![added, planned] }),
+            ("untainted", Observed::Taints { node: "worker-2".into(), taints: Vec::new() }),
+            ("scheduled", Observed::Scheduled { pod: pod("a"), work: work(90) }),
+            ("due", Observed::Due { pod: pod("a"), work: untolerated }),
+            ("cancelled", Observed::Cancelled { pod: pod("a"), work: work(90) }),
+            ("done", Observed::Done { pod: pod("a"), work: work(90), how: Deletion::Deleted }),
+            ("done early, terminating", Observed::Done { pod: pod("a"), work: work(120), how: Deletion::Terminating }),
+        ];
+        changes.into_iter().map(|(name, what)| (name, Seen { at, what })).collect()
+    }
+
+    /// A line of `plan -w`, parsed.
+    fn json_line(seen: &Seen) -> Value {
+        to_json(seen)
+    }
+
+    #[test]
+    fn every_kind_of_line_keeps_its_fields_and_values() {
+        // The names are documented (docs/plan.md) and read by programs: each kind pinned, field by field.
+        let time = "1970-01-01T00:01:40.25Z";
+        let pod = json!({"namespace": "web", "name": "a", "uid": "uid-a", "node": "n1"});
+        let expected = [
+            json!({"type": "synced", "pods": 18, "taintedNodes": 3, "time": time}),
+            json!({"type": "taints", "node": "worker-1",
+                "taints": [
+                    {"key": "node.kubernetes.io/unreachable", "value": "", "effect": "NoExecute",
+                        "timeAdded": "1969-12-31T23:59:30Z"},
+                    {"key": "example.com/maintenance", "value": "planned", "effect": "NoExecute", "timeAdded": null},
+                ],
+                "time": time}),
+            json!({"type": "taints", "node": "worker-2", "taints": [], "time": time}),
+            json!({"type": "scheduled", "evictAt": "1970-01-01T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "1970-01-01T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "due", "evictAt": "1970-01-01T00:00:05Z", "pod": pod, "reason": "untolerated",
+                "since": "1970-01-01T00:00:05Z", "time": time}),
+            json!({"type": "cancelled", "evictAt": "1970-01-01T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "1970-01-01T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "done", "evictAt": "1970-01-01T00:01:30Z", "how": "deleted",
+                "lateSeconds": 10.25, "pod": pod, "reason": "tolerationSeconds", "since": "1970-01-01T00:00:00Z",
+                "tolerationSeconds": 90, "time": time}),
+            json!({"type": "done", "evictAt": "1970-01-01T00:02:00Z",
+                "how": "terminating", "lateSeconds": -19.75, "pod": pod, "reason": "tolerationSeconds",
+                "since": "1970-01-01T00:00:00Z", "tolerationSeconds": 120, "time": time}),
+        ];
+        let changes = every_kind();
+        assert_eq!(changes.len(), expected.len());
+        for ((name, seen), expected) in changes.iter().zip(expected) {
+            assert_eq!(json_line(seen), expected, "{name}");
+        }
+        // Every kind of change is among them.
+        let kinds: std::collections::BTreeSet<usize> = changes.iter().map(|(_, seen)| kind(&seen.what)).collect();
+        assert_eq!(kinds, (0..KINDS).collect(), "a change without its line pinned here");
+    }
+
+    /// How many kinds of [`Observed`] there are.
+    const KINDS: usize = 6;
+
+    /// The change's kind, as a number below [`KINDS`] (no wildcard: a new kind is to be added here).
+    fn kind(what: &Observed) -> usize {
+        match what {
+            Observed::Synced { .. } => 0,
+            Observed::Taints { .. } => 1,
+            Observed::Scheduled { .. } => 2,
+            Observed::Due { .. } => 3,
+            Observed::Cancelled { .. } => 4,
+            Observed::Done { .. } => 5,
+        }
     }
 }
