@@ -12,6 +12,7 @@ pub mod human;
 pub mod json;
 pub mod jsonpath;
 pub mod lifecycle;
+mod lines;
 pub mod owners;
 pub mod redraw;
 pub mod run;

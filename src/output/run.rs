@@ -1,44 +1,23 @@
-//! `run`'s output: one line per event, for people or as JSON Lines (`{"type": …}`), and the status
-//! line of the live view.
+//! `run`'s output: one line per event, for people or as JSON Lines (`{"time": …, "type": …}`, the
+//! lines of `output/lines.rs`), and the status line of the live view.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
-use serde_json::{Value, json};
 
 use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::lines::{Logged, RunLine, Stamped, write_line};
 use super::view::ColorMode;
 use crate::engine::lifecycle::NodeForecast;
-use crate::engine::model::{NodeName, PodKey, PodRef};
+use crate::engine::model::{NodeName, PodKey};
 use crate::engine::queue::{Cause, Work};
-use crate::engine::snapshot::Owner;
 use crate::engine::time::Timestamp;
 use crate::runtime::report::{LeaderState, LetGo, Report, RunEvent, Summary};
 
-pub(super) fn pod_json(pod: &PodRef) -> Value {
-    json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.text().as_str(), "node": pod.node.as_str()})
-}
-
-fn owner_json(owner: &Owner) -> Value {
-    json!({"kind": &*owner.kind, "name": &*owner.name, "uid": &*owner.uid})
-}
-
-pub(super) fn work_json(object: &mut Value, work: &Work) {
-    object["evictAt"] = json!(rfc3339(work.fire));
-    object["since"] = json!(rfc3339(work.created));
-    match work.cause {
-        Cause::Untolerated => object["reason"] = json!("untolerated"),
-        Cause::Expired { seconds } => {
-            object["reason"] = json!("tolerationSeconds");
-            object["tolerationSeconds"] = json!(seconds);
-        }
-    }
-}
-
-/// `deleted`, or `wouldDelete` in a dry run: a dry run never says it deleted.
-fn deleted_key(dry_run: bool) -> &'static str {
-    if dry_run { "wouldDelete" } else { "deleted" }
+/// Writes the event as one JSON line (its shape: `output/lines.rs`).
+pub fn write_json(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    write_line(&Stamped::new(report.at, RunLine::of(report)), out)
 }
 
 fn cause_text(work: &Work) -> String {
@@ -46,98 +25,6 @@ fn cause_text(work: &Work) -> String {
         Cause::Untolerated => "untolerated taint".to_owned(),
         Cause::Expired { seconds } => format!("tolerationSeconds={seconds}"),
     }
-}
-
-/// The event as one JSON object (a line of `run -o json`).
-#[must_use]
-pub fn to_json(report: &Report) -> Value {
-    let mut object = match &report.event {
-        RunEvent::Started { server, watching, namespace, dry_run, evict } => {
-            let mut o = json!({"type": "started", "server": server, "watching": watching, "dryRun": dry_run,
-                "mode": if *evict { "evict" } else { "delete" }});
-            if let Some(namespace) = namespace {
-                o["namespace"] = json!(namespace);
-            }
-            o
-        }
-        RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => json!({"type": "synced",
-            "nodes": nodes, "pods": pods, "scheduled": scheduled, "due": due, "restartedCountdowns": restarted_countdowns}),
-        RunEvent::Scheduled { pod, work } => {
-            let mut o = json!({"type": "scheduled", "pod": pod_json(pod)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Cancelled { pod, work } => {
-            let mut o = json!({"type": "cancelled", "pod": pod_json(pod)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Evicting { pod, work } => {
-            let mut o = json!({"type": "evicting", "pod": pod_json(pod)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Deleted { pod, work, dry_run } => {
-            let kind = if *dry_run { "wouldDelete" } else { "deleted" };
-            let mut o = json!({"type": kind, "pod": pod_json(pod), "dryRun": dry_run,
-                "lateSeconds": report.at.nanos_since(work.fire) as f64 / 1e9});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Gone { pod, reason } => json!({"type": "gone", "pod": pod_json(pod), "message": reason}),
-        RunEvent::Failed { pod, reason, attempt, retry_at } => json!({"type": "failed", "pod": pod_json(pod),
-            "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
-        RunEvent::Blocked { pod, budget, message, attempt, retry_at } => json!({"type": "blocked",
-            "pod": pod_json(pod), "budget": budget, "message": message, "attempt": attempt,
-            "retryAt": rfc3339(*retry_at)}),
-        RunEvent::Withdrawn { pod, budget } => json!({"type": "withdrawn", "pod": pod_json(pod), "budget": budget}),
-        RunEvent::Held { pod, work, watches, since } => {
-            let mut o = json!({"type": "held", "pod": pod_json(pod), "watches": watches, "since": rfc3339(*since)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Released { count } => json!({"type": "released", "count": count}),
-        RunEvent::Capped { pod, work, max, window, until } => {
-            let mut o = json!({"type": "capped", "pod": pod_json(pod), "maxDeletions": max,
-                "windowSeconds": window.as_secs_f64(), "nextSlot": rfc3339(*until)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Kept { pod, work, owner, dry_run } => {
-            let mut o = json!({"type": "kept", "pod": pod_json(pod), "owner": owner_json(owner), "dryRun": dry_run});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Unkept { pod, owner, why, dry_run } => {
-            let replica = match why {
-                LetGo::Spare { replica } => Some(replica.as_str()),
-                LetGo::NotReady | LetGo::NotDue => None,
-            };
-            json!({"type": "unkept", "pod": pod_json(pod), "owner": owner_json(owner), "reason": why.as_str(),
-                "replica": replica, "dryRun": dry_run})
-        }
-        RunEvent::Dropped { pod } => json!({"type": "dropped", "pod": pod_json(pod)}),
-        RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
-            "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
-        RunEvent::Foreseen(forecast) => super::lifecycle::to_json(forecast),
-        RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
-        RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
-            "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
-        RunEvent::Stopping { in_flight } => json!({"type": "stopping", "inFlight": in_flight}),
-        RunEvent::Summary(summary) => json!({"type": "summary", deleted_key(summary.dry_run): summary.deleted,
-            "dryRun": summary.dry_run, "gone": summary.gone,
-            "cancelled": summary.cancelled,
-            "failed": summary.failed.iter().map(|(p, r)| json!({"pod": pod_json(p), "message": r})).collect::<Vec<_>>(),
-            "scheduled": summary.scheduled.iter().map(|(p, at)| json!({"pod": pod_json(p), "evictAt": rfc3339(*at)})).collect::<Vec<_>>()}),
-    };
-    object["time"] = json!(rfc3339(report.at));
-    object
-}
-
-/// Writes the event as one JSON line.
-pub fn write_json(report: &Report, out: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, &to_json(report))?;
-    out.write_all(b"\n")
 }
 
 fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
@@ -178,11 +65,7 @@ pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Resul
     let (kind, text) = describe(report, ColorMode::Plain);
     let level = level(&report.event);
     if json {
-        let mut object = to_json(report);
-        object["level"] = json!(level);
-        object["msg"] = json!(text);
-        serde_json::to_writer(&mut *out, &object)?;
-        return out.write_all(b"\n");
+        return write_line(&Logged::new(report.at, level, &text, RunLine::of(report)), out);
     }
     let at = report.at.as_nanos();
     let millis = rfc3339(Timestamp::from_nanos(at - at.rem_euclid(1_000_000)));
@@ -586,7 +469,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::engine::model::Uid;
+    use crate::engine::model::{PodRef, Uid};
+    use crate::engine::snapshot::Owner;
 
     fn scheduled(name: &str, fire: i64) -> Report {
         let pod = PodRef { key: PodKey::new("web", name), uid: Uid::from("u"), node: "n1".into() };
@@ -865,7 +749,7 @@ mod tests {
 
     #[test]
     fn json_lines_name_their_type_and_time() {
-        let line = to_json(&scheduled("a", 90));
+        let line = json_line(&scheduled("a", 90));
         assert_eq!(line["type"], "scheduled");
         assert_eq!(line["time"], "1970-01-01T00:00:00Z");
         assert_eq!(line["pod"]["name"], "a");
@@ -1068,6 +952,10 @@ mod tests {
         let mut line = Vec::new();
         write_json(report, &mut line).expect("a Vec");
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        // `time` first, as a text line starts with it, then `type` (docs/run.md, docs/plan.md).
+        let text = std::str::from_utf8(&line).expect("UTF-8");
+        let after_time = text.strip_prefix(r#"{"time":""#).and_then(|rest| rest.split_once('"')).map(|(_, rest)| rest);
+        assert!(after_time.is_some_and(|rest| rest.starts_with(r#","type":""#)), "time, then type: {text}");
         serde_json::from_slice(&line).expect("JSON")
     }
 

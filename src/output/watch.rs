@@ -5,13 +5,13 @@
 //! ones, latest first; cut to the terminal's height, the rest counted on the last line.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
-use serde_json::{Value, json};
 
-use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::human::{countdown, duration, printable, printable_display as shown, rfc3339_seconds};
+use super::lines::{Stamped, WatchLine, write_line};
 use super::redraw::TermSize;
-use super::run::{pod_json, work_json};
 use super::view::ColorMode;
 use crate::engine::model::{NodeName, PodKey, PodRef, Taint};
 use crate::engine::observe::{Deletion, Observed, Seen};
@@ -32,36 +32,9 @@ pub fn lateness(deleted_at: Timestamp, deadline: Timestamp) -> String {
     }
 }
 
-fn taint_json(taint: &Taint) -> Value {
-    json!({"key": taint.key.as_str(), "value": taint.value, "effect": taint.effect.as_str(),
-           "timeAdded": taint.time_added.map(rfc3339)})
-}
-
-/// The change as one JSON object (a line of `plan -w` when piped). Field names are stable.
-#[must_use]
-pub fn to_json(seen: &Seen) -> Value {
-    let with_work = |kind: &str, pod: &PodRef, work: &Work| {
-        let mut object = json!({"type": kind, "pod": pod_json(pod)});
-        work_json(&mut object, work);
-        object
-    };
-    let mut object = match &seen.what {
-        Observed::Synced { tainted, pods } => json!({"type": "synced", "taintedNodes": tainted, "pods": pods}),
-        Observed::Taints { node, taints } => {
-            json!({"type": "taints", "node": node.as_str(), "taints": taints.iter().map(taint_json).collect::<Vec<_>>()})
-        }
-        Observed::Scheduled { pod, work } => with_work("scheduled", pod, work),
-        Observed::Due { pod, work } => with_work("due", pod, work),
-        Observed::Cancelled { pod, work } => with_work("cancelled", pod, work),
-        Observed::Done { pod, work, how } => {
-            let mut object = with_work("done", pod, work);
-            object["how"] = json!(how.as_str());
-            object["lateSeconds"] = json!(seen.at.nanos_since(work.fire) as f64 / 1e9);
-            object
-        }
-    };
-    object["time"] = json!(rfc3339(seen.at));
-    object
+/// Writes the change as one JSON line (a line of `plan -w` when piped; its shape: `output/lines.rs`).
+pub fn write_json(seen: &Seen, out: &mut impl Write) -> io::Result<()> {
+    write_line(&Stamped::new(seen.at, WatchLine::of(seen)), out)
 }
 
 /// Where a followed pod stands.
@@ -357,7 +330,7 @@ mod tests {
 
     #[test]
     fn json_lines_say_how_late_the_cluster_deleted_a_pod() {
-        let line = to_json(&seen(25, Observed::Done { pod: pod("a"), work: work(20), how: Deletion::Terminating }));
+        let line = json_line(&seen(25, Observed::Done { pod: pod("a"), work: work(20), how: Deletion::Terminating }));
         assert_eq!(line["type"], "done");
         assert_eq!(line["how"], "terminating");
         assert_eq!(line["lateSeconds"], 5.0);
@@ -421,7 +394,14 @@ mod tests {
 
     /// A line of `plan -w`, parsed.
     fn json_line(seen: &Seen) -> Value {
-        to_json(seen)
+        let mut line = Vec::new();
+        write_json(seen, &mut line).expect("a Vec");
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        // `time` first, as a text line starts with it, then `type` (docs/run.md, docs/plan.md).
+        let text = std::str::from_utf8(&line).expect("UTF-8");
+        let after_time = text.strip_prefix(r#"{"time":""#).and_then(|rest| rest.split_once('"')).map(|(_, rest)| rest);
+        assert!(after_time.is_some_and(|rest| rest.starts_with(r#","type":""#)), "time, then type: {text}");
+        serde_json::from_slice(&line).expect("JSON")
     }
 
     #[test]
