@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::output::ColorMode;
 use crate::output::redraw::{ENTER_SCREEN, LEAVE_SCREEN, frame};
-use crate::output::watch::{WatchView, to_json};
+use crate::output::watch::{WatchView, write_json};
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{Driver, NodeChange, PodChange, Step};
 use crate::screen_size::size;
@@ -75,8 +75,7 @@ impl Printer {
             }
             Screen::Lines(_) => {
                 // Writing into memory cannot fail.
-                let _ = serde_json::to_writer(&mut *text, &to_json(seen));
-                text.push(b'\n');
+                let _ = write_json(seen, text);
             }
         }
     }

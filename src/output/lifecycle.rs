@@ -1,24 +1,10 @@
 //! `run`'s report of a node the node lifecycle controller is expected to taint (or holds back):
-//! its JSON line, its text line and its row in the live view.
+//! its text line and its row in the live view (its JSON line is a `foreseen` line of
+//! `output/lines.rs`).
 
-use serde_json::{Value, json};
-
-use super::human::{printable_display as shown, rfc3339};
+use super::human::printable_display as shown;
 use super::human::{short_key, time_of_day, until};
 use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready};
-
-/// The fields of a `foreseen` JSON line (the node fields of docs/output.md).
-#[must_use]
-pub fn to_json(forecast: &NodeForecast) -> Value {
-    let taint = forecast.taint.map(|taint| {
-        json!({"key": taint.key.key(), "effect": "NoExecute", "earliest": rfc3339(taint.earliest),
-               "latest": taint.latest.map(rfc3339), "basis": taint.basis.as_str(), "queuedWith": taint.queued_with})
-    });
-    let held = forecast.held.as_ref().map(|held| json!({"reason": held.reason.as_str(), "zone": held.zone.name()}));
-    json!({"type": "foreseen", "node": forecast.name.as_str(), "zone": forecast.zone.name(),
-           "ready": forecast.ready.map(Ready::as_str), "lastHeartbeat": forecast.last_heartbeat.map(rfc3339),
-           "predictedTaint": taint, "held": held})
-}
 
 /// What is expected of the node, in words (without its name).
 fn expected(forecast: &NodeForecast) -> String {
@@ -120,7 +106,10 @@ mod tests {
             "node n1: Ready=True, last heartbeat 00:16:40; unreachable taint expected 00:17:25–00:17:30 (zone z)"
         );
         assert_eq!(line(&forecast(false)), "node n1: no taint expected any more (healthy again, or tainted)");
-        let json = to_json(&forecast(true));
+        let report = Report { at: Timestamp::from_unix_seconds(1_010), event: RunEvent::Foreseen(forecast(true)) };
+        let mut line = Vec::new();
+        crate::output::run::write_json(&report, &mut line).expect("a Vec");
+        let json: serde_json::Value = serde_json::from_slice(&line).expect("JSON");
         assert_eq!(
             (&json["type"], &json["predictedTaint"]["latest"]),
             (&"foreseen".into(), &"1970-01-01T00:17:30Z".into())

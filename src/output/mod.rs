@@ -13,6 +13,7 @@ pub mod human;
 pub mod json;
 pub mod jsonpath;
 pub mod lifecycle;
+mod lines;
 pub mod owners;
 mod plan;
 pub mod redraw;

@@ -1,44 +1,23 @@
-//! `run`'s output: one line per event, for people or as JSON Lines (`{"type": …}`), and the status
-//! line of the live view.
+//! `run`'s output: one line per event, for people or as JSON Lines (`{"time": …, "type": …}`, the
+//! lines of `output/lines.rs`), and the status line of the live view.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
-use serde_json::{Value, json};
 
 use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::lines::{Logged, RunLine, Stamped, write_line};
 use super::view::ColorMode;
 use crate::engine::lifecycle::NodeForecast;
-use crate::engine::model::{NodeName, PodKey, PodRef};
+use crate::engine::model::{NodeName, PodKey};
 use crate::engine::queue::{Cause, Work};
-use crate::engine::snapshot::Owner;
 use crate::engine::time::Timestamp;
 use crate::runtime::report::{LeaderState, LetGo, Report, RunEvent, Summary};
 
-pub(super) fn pod_json(pod: &PodRef) -> Value {
-    json!({"namespace": pod.key.namespace(), "name": pod.key.name(), "uid": pod.uid.text().as_str(), "node": pod.node.as_str()})
-}
-
-fn owner_json(owner: &Owner) -> Value {
-    json!({"kind": &*owner.kind, "name": &*owner.name, "uid": &*owner.uid})
-}
-
-pub(super) fn work_json(object: &mut Value, work: &Work) {
-    object["evictAt"] = json!(rfc3339(work.fire));
-    object["since"] = json!(rfc3339(work.created));
-    match work.cause {
-        Cause::Untolerated => object["reason"] = json!("untolerated"),
-        Cause::Expired { seconds } => {
-            object["reason"] = json!("tolerationSeconds");
-            object["tolerationSeconds"] = json!(seconds);
-        }
-    }
-}
-
-/// `deleted`, or `wouldDelete` in a dry run: a dry run never says it deleted.
-fn deleted_key(dry_run: bool) -> &'static str {
-    if dry_run { "wouldDelete" } else { "deleted" }
+/// Writes the event as one JSON line (its shape: `output/lines.rs`).
+pub fn write_json(report: &Report, out: &mut impl Write) -> io::Result<()> {
+    write_line(&Stamped::new(report.at, RunLine::of(report)), out)
 }
 
 fn cause_text(work: &Work) -> String {
@@ -46,98 +25,6 @@ fn cause_text(work: &Work) -> String {
         Cause::Untolerated => "untolerated taint".to_owned(),
         Cause::Expired { seconds } => format!("tolerationSeconds={seconds}"),
     }
-}
-
-/// The event as one JSON object (a line of `run -o json`).
-#[must_use]
-pub fn to_json(report: &Report) -> Value {
-    let mut object = match &report.event {
-        RunEvent::Started { server, watching, namespace, dry_run, evict } => {
-            let mut o = json!({"type": "started", "server": server, "watching": watching, "dryRun": dry_run,
-                "mode": if *evict { "evict" } else { "delete" }});
-            if let Some(namespace) = namespace {
-                o["namespace"] = json!(namespace);
-            }
-            o
-        }
-        RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => json!({"type": "synced",
-            "nodes": nodes, "pods": pods, "scheduled": scheduled, "due": due, "restartedCountdowns": restarted_countdowns}),
-        RunEvent::Scheduled { pod, work } => {
-            let mut o = json!({"type": "scheduled", "pod": pod_json(pod)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Cancelled { pod, work } => {
-            let mut o = json!({"type": "cancelled", "pod": pod_json(pod)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Evicting { pod, work } => {
-            let mut o = json!({"type": "evicting", "pod": pod_json(pod)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Deleted { pod, work, dry_run } => {
-            let kind = if *dry_run { "wouldDelete" } else { "deleted" };
-            let mut o = json!({"type": kind, "pod": pod_json(pod), "dryRun": dry_run,
-                "lateSeconds": report.at.nanos_since(work.fire) as f64 / 1e9});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Gone { pod, reason } => json!({"type": "gone", "pod": pod_json(pod), "message": reason}),
-        RunEvent::Failed { pod, reason, attempt, retry_at } => json!({"type": "failed", "pod": pod_json(pod),
-            "message": reason, "attempt": attempt, "retryAt": rfc3339(*retry_at)}),
-        RunEvent::Blocked { pod, budget, message, attempt, retry_at } => json!({"type": "blocked",
-            "pod": pod_json(pod), "budget": budget, "message": message, "attempt": attempt,
-            "retryAt": rfc3339(*retry_at)}),
-        RunEvent::Withdrawn { pod, budget } => json!({"type": "withdrawn", "pod": pod_json(pod), "budget": budget}),
-        RunEvent::Held { pod, work, watches, since } => {
-            let mut o = json!({"type": "held", "pod": pod_json(pod), "watches": watches, "since": rfc3339(*since)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Released { count } => json!({"type": "released", "count": count}),
-        RunEvent::Capped { pod, work, max, window, until } => {
-            let mut o = json!({"type": "capped", "pod": pod_json(pod), "maxDeletions": max,
-                "windowSeconds": window.as_secs_f64(), "nextSlot": rfc3339(*until)});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Kept { pod, work, owner, dry_run } => {
-            let mut o = json!({"type": "kept", "pod": pod_json(pod), "owner": owner_json(owner), "dryRun": dry_run});
-            work_json(&mut o, work);
-            o
-        }
-        RunEvent::Unkept { pod, owner, why, dry_run } => {
-            let replica = match why {
-                LetGo::Spare { replica } => Some(replica.as_str()),
-                LetGo::NotReady | LetGo::NotDue => None,
-            };
-            json!({"type": "unkept", "pod": pod_json(pod), "owner": owner_json(owner), "reason": why.as_str(),
-                "replica": replica, "dryRun": dry_run})
-        }
-        RunEvent::Dropped { pod } => json!({"type": "dropped", "pod": pod_json(pod)}),
-        RunEvent::Connection { watch, connected, reason, since } => json!({"type": "connection",
-            "watch": watch, "connected": connected, "reason": reason, "since": rfc3339(*since)}),
-        RunEvent::Foreseen(forecast) => super::lifecycle::to_json(forecast),
-        RunEvent::Warning { message } => json!({"type": "warning", "message": message}),
-        RunEvent::Leadership { state, lease, identity, holder, reason } => json!({"type": "leadership",
-            "state": state.as_str(), "lease": lease, "identity": identity, "holder": holder, "reason": reason}),
-        RunEvent::Stopping { in_flight } => json!({"type": "stopping", "inFlight": in_flight}),
-        RunEvent::Summary(summary) => json!({"type": "summary", deleted_key(summary.dry_run): summary.deleted,
-            "dryRun": summary.dry_run, "gone": summary.gone,
-            "cancelled": summary.cancelled,
-            "failed": summary.failed.iter().map(|(p, r)| json!({"pod": pod_json(p), "message": r})).collect::<Vec<_>>(),
-            "scheduled": summary.scheduled.iter().map(|(p, at)| json!({"pod": pod_json(p), "evictAt": rfc3339(*at)})).collect::<Vec<_>>()}),
-    };
-    object["time"] = json!(rfc3339(report.at));
-    object
-}
-
-/// Writes the event as one JSON line.
-pub fn write_json(report: &Report, out: &mut impl Write) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, &to_json(report))?;
-    out.write_all(b"\n")
 }
 
 fn paint(text: &str, color: ColorMode, style: fn(&str) -> String) -> String {
@@ -178,11 +65,7 @@ pub fn write_log(report: &Report, json: bool, out: &mut impl Write) -> io::Resul
     let (kind, text) = describe(report, ColorMode::Plain);
     let level = level(&report.event);
     if json {
-        let mut object = to_json(report);
-        object["level"] = json!(level);
-        object["msg"] = json!(text);
-        serde_json::to_writer(&mut *out, &object)?;
-        return out.write_all(b"\n");
+        return write_line(&Logged::new(report.at, level, &text, RunLine::of(report)), out);
     }
     let at = report.at.as_nanos();
     let millis = rfc3339(Timestamp::from_nanos(at - at.rem_euclid(1_000_000)));
@@ -583,8 +466,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
-    use crate::engine::model::Uid;
+    use crate::engine::model::{PodRef, Uid};
+    use crate::engine::snapshot::Owner;
 
     fn scheduled(name: &str, fire: i64) -> Report {
         let pod = PodRef { key: PodKey::new("web", name), uid: Uid::from("u"), node: "n1".into() };
@@ -863,11 +749,351 @@ mod tests {
 
     #[test]
     fn json_lines_name_their_type_and_time() {
-        let line = to_json(&scheduled("a", 90));
+        let line = json_line(&scheduled("a", 90));
         assert_eq!(line["type"], "scheduled");
         assert_eq!(line["time"], "1970-01-01T00:00:00Z");
         assert_eq!(line["pod"]["name"], "a");
         assert_eq!(line["evictAt"], "1970-01-01T00:01:30Z");
         assert_eq!(line["tolerationSeconds"], 90);
+    }
+
+    /// One report of every kind `run` prints, and of each shape a kind takes (a dry run, a namespace,
+    /// each cause, each reason a kept pod is let go, a value present or absent).
+    fn every_kind() -> Vec<(&'static str, Report)> {
+        use crate::engine::lifecycle::{
+            Basis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, Ready, ZoneKey,
+        };
+        use std::sync::Arc;
+        let t = |seconds: i64| Timestamp::from_unix_seconds(1_795_392_000 + seconds);
+        let at = Timestamp::from_nanos(t(100).as_nanos() + 250_000_000);
+        let pod = PodRef {
+            key: PodKey::new("web", "frontend-1"),
+            uid: Uid::from("0f9d6a8e-3c1b-4d2e-9f7a-1b2c3d4e5f60"),
+            node: "worker-1".into(),
+        };
+        let other = PodRef { key: PodKey::new("batch", "job-2"), uid: Uid::from("u-2"), node: "worker-2".into() };
+        let expired = Work { created: t(0), fire: t(90), cause: Cause::Expired { seconds: 90 } };
+        let untolerated = Work { created: t(5), fire: t(5), cause: Cause::Untolerated };
+        let owner = Arc::new(Owner { kind: "ReplicaSet".into(), name: "frontend".into(), uid: "rs-1".into() });
+        let forecast = NodeForecast {
+            name: "worker-3".into(),
+            zone: ZoneKey::new("r", "z1"),
+            ready: Some(Ready::Unknown),
+            last_heartbeat: Some(t(-40)),
+            taint: Some(PredictedTaint {
+                key: ConditionTaint::Unreachable,
+                earliest: t(5),
+                latest: Some(t(10)),
+                basis: Basis::LostHeartbeat,
+                queued_with: 2,
+            }),
+            held: None,
+        };
+        let open = NodeForecast {
+            taint: Some(PredictedTaint {
+                key: ConditionTaint::NotReady,
+                earliest: t(7),
+                latest: None,
+                basis: Basis::NotReady,
+                queued_with: 0,
+            }),
+            ready: Some(Ready::False),
+            ..forecast.clone()
+        };
+        let held = NodeForecast {
+            taint: None,
+            held: Some(Held { reason: HeldReason::PartialDisruption, zone: ZoneKey::new("r", "z1") }),
+            ..forecast.clone()
+        };
+        let cleared = NodeForecast { ready: None, last_heartbeat: None, taint: None, held: None, ..forecast.clone() };
+        let events = [
+            (
+                "started",
+                RunEvent::Started {
+                    server: "https://10.96.0.1".into(),
+                    watching: "every node".into(),
+                    namespace: None,
+                    dry_run: false,
+                    evict: false,
+                },
+            ),
+            (
+                "started in a namespace, a dry run of evictions",
+                RunEvent::Started {
+                    server: "https://10.96.0.1".into(),
+                    watching: "nodes worker-1, worker-2".into(),
+                    namespace: Some("web".into()),
+                    dry_run: true,
+                    evict: true,
+                },
+            ),
+            ("synced", RunEvent::Synced { nodes: 42, pods: 1310, scheduled: 3, due: 1, restarted_countdowns: true }),
+            ("scheduled", RunEvent::Scheduled { pod: pod.clone(), work: expired }),
+            ("cancelled", RunEvent::Cancelled { pod: pod.clone(), work: untolerated }),
+            ("evicting", RunEvent::Evicting { pod: pod.clone(), work: expired }),
+            ("deleted", RunEvent::Deleted { pod: pod.clone(), work: expired, dry_run: false }),
+            ("would delete", RunEvent::Deleted { pod: pod.clone(), work: untolerated, dry_run: true }),
+            ("gone", RunEvent::Gone { pod: pod.clone(), reason: "not found".into() }),
+            (
+                "failed",
+                RunEvent::Failed {
+                    pod: pod.clone(),
+                    reason: "the server is busy".into(),
+                    attempt: 2,
+                    retry_at: t(104),
+                },
+            ),
+            (
+                "blocked",
+                RunEvent::Blocked {
+                    pod: pod.clone(),
+                    budget: "web/frontend".into(),
+                    message: "The disruption budget frontend needs 2 healthy pods and has 2 currently".into(),
+                    attempt: 3,
+                    retry_at: t(105),
+                },
+            ),
+            ("withdrawn", RunEvent::Withdrawn { pod: pod.clone(), budget: "web/frontend".into() }),
+            ("held", RunEvent::Held { pod: pod.clone(), work: expired, watches: "nodes and pods", since: t(60) }),
+            ("released", RunEvent::Released { count: 4 }),
+            (
+                "capped",
+                RunEvent::Capped {
+                    pod: pod.clone(),
+                    work: expired,
+                    max: 10,
+                    window: std::time::Duration::from_millis(90_500),
+                    until: t(130),
+                },
+            ),
+            ("kept", RunEvent::Kept { pod: pod.clone(), work: untolerated, owner: owner.clone(), dry_run: false }),
+            (
+                "unkept, another ready",
+                RunEvent::Unkept {
+                    pod: pod.clone(),
+                    owner: owner.clone(),
+                    why: LetGo::Spare { replica: "frontend-2".into() },
+                    dry_run: true,
+                },
+            ),
+            (
+                "unkept, not ready",
+                RunEvent::Unkept { pod: pod.clone(), owner: owner.clone(), why: LetGo::NotReady, dry_run: false },
+            ),
+            ("unkept, not due", RunEvent::Unkept { pod: pod.clone(), owner, why: LetGo::NotDue, dry_run: false }),
+            ("dropped", RunEvent::Dropped { pod: pod.clone() }),
+            (
+                "connection lost",
+                RunEvent::Connection {
+                    watch: "pods".into(),
+                    connected: false,
+                    reason: Some("connection refused".into()),
+                    since: t(50),
+                },
+            ),
+            (
+                "connection back",
+                RunEvent::Connection { watch: "nodes".into(), connected: true, reason: None, since: t(50) },
+            ),
+            ("foreseen", RunEvent::Foreseen(forecast)),
+            ("foreseen, no latest", RunEvent::Foreseen(open)),
+            ("foreseen, held", RunEvent::Foreseen(held)),
+            ("foreseen, cleared", RunEvent::Foreseen(cleared)),
+            ("warning", RunEvent::Warning { message: "node \"worker-9\" not found".into() }),
+            (
+                "leading",
+                RunEvent::Leadership {
+                    state: LeaderState::Leading,
+                    lease: "taint-evict/kubectl-taint-evict".into(),
+                    identity: "a".into(),
+                    holder: None,
+                    reason: None,
+                },
+            ),
+            (
+                "following",
+                RunEvent::Leadership {
+                    state: LeaderState::Following,
+                    lease: "taint-evict/kubectl-taint-evict".into(),
+                    identity: "b".into(),
+                    holder: Some("a".into()),
+                    reason: None,
+                },
+            ),
+            (
+                "lost",
+                RunEvent::Leadership {
+                    state: LeaderState::Lost,
+                    lease: "taint-evict/kubectl-taint-evict".into(),
+                    identity: "a".into(),
+                    holder: Some("b".into()),
+                    reason: Some("renewal failed".into()),
+                },
+            ),
+            ("stopping", RunEvent::Stopping { in_flight: 2 }),
+            (
+                "summary",
+                RunEvent::Summary(Summary {
+                    deleted: 5,
+                    dry_run: false,
+                    gone: 1,
+                    cancelled: 2,
+                    failed: vec![(pod.clone(), "the server is busy".into())],
+                    scheduled: vec![(pod, t(90)), (other, t(95))],
+                }),
+            ),
+            ("summary of a dry run", RunEvent::Summary(Summary { deleted: 3, dry_run: true, ..Summary::default() })),
+        ];
+        events.into_iter().map(|(name, event)| (name, Report { at, event })).collect()
+    }
+
+    /// A line of `run -o json`, parsed.
+    fn json_line(report: &Report) -> Value {
+        let mut line = Vec::new();
+        write_json(report, &mut line).expect("a Vec");
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        // `time` first, as a text line starts with it, then `type` (docs/run.md, docs/plan.md).
+        let text = std::str::from_utf8(&line).expect("UTF-8");
+        let after_time = text.strip_prefix(r#"{"time":""#).and_then(|rest| rest.split_once('"')).map(|(_, rest)| rest);
+        assert!(after_time.is_some_and(|rest| rest.starts_with(r#","type":""#)), "time, then type: {text}");
+        serde_json::from_slice(&line).expect("JSON")
+    }
+
+    #[test]
+    fn every_kind_of_line_keeps_its_fields_and_values() {
+        // The names are documented (docs/run.md) and read by programs: each kind pinned, field by field.
+        let time = "2026-11-23T00:01:40.25Z";
+        let pod = json!({"namespace": "web", "name": "frontend-1", "uid": "0f9d6a8e-3c1b-4d2e-9f7a-1b2c3d4e5f60",
+            "node": "worker-1"});
+        let owner = json!({"kind": "ReplicaSet", "name": "frontend", "uid": "rs-1"});
+        let expected = [
+            json!({"type": "started", "dryRun": false, "mode": "delete", "server": "https://10.96.0.1",
+                "watching": "every node", "time": time}),
+            json!({"type": "started", "dryRun": true, "mode": "evict", "namespace": "web",
+                "server": "https://10.96.0.1", "watching": "nodes worker-1, worker-2", "time": time}),
+            json!({"type": "synced", "due": 1, "nodes": 42, "pods": 1310, "restartedCountdowns": true,
+                "scheduled": 3, "time": time}),
+            json!({"type": "scheduled", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "cancelled", "evictAt": "2026-11-23T00:00:05Z", "pod": pod,
+                "reason": "untolerated", "since": "2026-11-23T00:00:05Z", "time": time}),
+            json!({"type": "evicting", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "deleted", "dryRun": false, "evictAt": "2026-11-23T00:01:30Z",
+                "lateSeconds": 10.25, "pod": pod, "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z",
+                "tolerationSeconds": 90, "time": time}),
+            json!({"type": "wouldDelete", "dryRun": true, "evictAt": "2026-11-23T00:00:05Z",
+                "lateSeconds": 95.25, "pod": pod, "reason": "untolerated", "since": "2026-11-23T00:00:05Z",
+                "time": time}),
+            json!({"type": "gone", "message": "not found", "pod": pod, "time": time}),
+            json!({"type": "failed", "attempt": 2, "message": "the server is busy", "pod": pod,
+                "retryAt": "2026-11-23T00:01:44Z", "time": time}),
+            json!({"type": "blocked", "attempt": 3, "budget": "web/frontend",
+                "message": "The disruption budget frontend needs 2 healthy pods and has 2 currently", "pod": pod,
+                "retryAt": "2026-11-23T00:01:45Z", "time": time}),
+            json!({"type": "withdrawn", "budget": "web/frontend", "pod": pod, "time": time}),
+            json!({"type": "held", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
+                "watches": "nodes and pods", "time": time}),
+            json!({"type": "released", "count": 4, "time": time}),
+            json!({"type": "capped", "evictAt": "2026-11-23T00:01:30Z", "maxDeletions": 10,
+                "nextSlot": "2026-11-23T00:02:10Z", "pod": pod, "reason": "tolerationSeconds",
+                "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90, "windowSeconds": 90.5, "time": time}),
+            json!({"type": "kept", "dryRun": false, "evictAt": "2026-11-23T00:00:05Z", "owner": owner,
+                "pod": pod, "reason": "untolerated", "since": "2026-11-23T00:00:05Z", "time": time}),
+            json!({"type": "unkept", "dryRun": true, "owner": owner, "pod": pod,
+                "reason": "anotherReady", "replica": "frontend-2", "time": time}),
+            json!({"type": "unkept", "dryRun": false, "owner": owner, "pod": pod,
+                "reason": "notReady", "replica": null, "time": time}),
+            json!({"type": "unkept", "dryRun": false, "owner": owner, "pod": pod,
+                "reason": "notDue", "replica": null, "time": time}),
+            json!({"type": "dropped", "pod": pod, "time": time}),
+            json!({"type": "connection", "connected": false, "reason": "connection refused",
+                "since": "2026-11-23T00:00:50Z", "watch": "pods", "time": time}),
+            json!({"type": "connection", "connected": true, "reason": null,
+                "since": "2026-11-23T00:00:50Z", "watch": "nodes", "time": time}),
+            json!({"type": "foreseen", "held": null, "lastHeartbeat": "2026-11-22T23:59:20Z", "node": "worker-3",
+                "predictedTaint": {"basis": "lost-heartbeat", "earliest": "2026-11-23T00:00:05Z",
+                    "effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "latest": "2026-11-23T00:00:10Z",
+                    "queuedWith": 2},
+                "ready": "Unknown", "zone": "z1", "time": time}),
+            json!({"type": "foreseen", "held": null, "lastHeartbeat": "2026-11-22T23:59:20Z", "node": "worker-3",
+                "predictedTaint": {"basis": "not-ready", "earliest": "2026-11-23T00:00:07Z", "effect": "NoExecute",
+                    "key": "node.kubernetes.io/not-ready", "latest": null, "queuedWith": 0},
+                "ready": "False", "zone": "z1", "time": time}),
+            json!({"type": "foreseen", "held": {"reason": "partial-disruption", "zone": "z1"},
+                "lastHeartbeat": "2026-11-22T23:59:20Z", "node": "worker-3", "predictedTaint": null,
+                "ready": "Unknown", "zone": "z1", "time": time}),
+            json!({"type": "foreseen", "held": null, "lastHeartbeat": null, "node": "worker-3", "predictedTaint": null,
+                "ready": null, "zone": "z1", "time": time}),
+            json!({"type": "warning", "message": "node \"worker-9\" not found", "time": time}),
+            json!({"type": "leadership", "holder": null, "identity": "a",
+                "lease": "taint-evict/kubectl-taint-evict", "reason": null, "state": "leading", "time": time}),
+            json!({"type": "leadership", "holder": "a", "identity": "b",
+                "lease": "taint-evict/kubectl-taint-evict", "reason": null, "state": "following", "time": time}),
+            json!({"type": "leadership", "holder": "b", "identity": "a",
+                "lease": "taint-evict/kubectl-taint-evict", "reason": "renewal failed", "state": "lost",
+                "time": time}),
+            json!({"type": "stopping", "inFlight": 2, "time": time}),
+            json!({"type": "summary", "cancelled": 2, "deleted": 5, "dryRun": false,
+                "failed": [{"message": "the server is busy", "pod": pod}], "gone": 1,
+                "scheduled": [
+                    {"evictAt": "2026-11-23T00:01:30Z", "pod": pod},
+                    {"evictAt": "2026-11-23T00:01:35Z",
+                        "pod": {"namespace": "batch", "name": "job-2", "uid": "u-2", "node": "worker-2"}},
+                ],
+                "time": time}),
+            json!({"type": "summary", "cancelled": 0, "dryRun": true, "failed": [], "gone": 0, "scheduled": [],
+                "wouldDelete": 3, "time": time}),
+        ];
+        let reports = every_kind();
+        assert_eq!(reports.len(), expected.len());
+        for ((name, report), expected) in reports.iter().zip(expected) {
+            assert_eq!(json_line(report), expected, "{name}");
+            // The log record is the same object with `level` and `msg`.
+            let mut record = Vec::new();
+            write_log(report, true, &mut record).expect("a Vec");
+            let mut record: Value = serde_json::from_slice(&record).expect("JSON");
+            let fields = record.as_object_mut().expect("an object");
+            assert_eq!(fields.remove("level"), Some(json!(level(&report.event))), "{name}");
+            assert_eq!(fields.remove("msg"), Some(json!(describe(report, ColorMode::Plain).1)), "{name}");
+            assert_eq!(record, expected, "{name}");
+        }
+        // Every kind of event is among them.
+        let kinds: std::collections::BTreeSet<usize> = reports.iter().map(|(_, report)| kind(&report.event)).collect();
+        assert_eq!(kinds, (0..KINDS).collect(), "an event without its line pinned here");
+    }
+
+    /// How many kinds of [`RunEvent`] there are.
+    const KINDS: usize = 22;
+
+    /// The event's kind, as a number below [`KINDS`] (no wildcard: a new kind is to be added here).
+    fn kind(event: &RunEvent) -> usize {
+        match event {
+            RunEvent::Started { .. } => 0,
+            RunEvent::Synced { .. } => 1,
+            RunEvent::Scheduled { .. } => 2,
+            RunEvent::Cancelled { .. } => 3,
+            RunEvent::Evicting { .. } => 4,
+            RunEvent::Deleted { .. } => 5,
+            RunEvent::Gone { .. } => 6,
+            RunEvent::Failed { .. } => 7,
+            RunEvent::Blocked { .. } => 8,
+            RunEvent::Withdrawn { .. } => 9,
+            RunEvent::Held { .. } => 10,
+            RunEvent::Capped { .. } => 11,
+            RunEvent::Kept { .. } => 12,
+            RunEvent::Unkept { .. } => 13,
+            RunEvent::Released { .. } => 14,
+            RunEvent::Dropped { .. } => 15,
+            RunEvent::Connection { .. } => 16,
+            RunEvent::Foreseen(_) => 17,
+            RunEvent::Warning { .. } => 18,
+            RunEvent::Leadership { .. } => 19,
+            RunEvent::Stopping { .. } => 20,
+            RunEvent::Summary(_) => 21,
+        }
     }
 }

@@ -5,13 +5,13 @@
 //! ones, latest first; cut to the terminal's height, the rest counted on the last line.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
 
 use owo_colors::OwoColorize;
-use serde_json::{Value, json};
 
-use super::human::{countdown, duration, printable, printable_display as shown, rfc3339, rfc3339_seconds};
+use super::human::{countdown, duration, printable, printable_display as shown, rfc3339_seconds};
+use super::lines::{Stamped, WatchLine, write_line};
 use super::redraw::TermSize;
-use super::run::{pod_json, work_json};
 use super::view::ColorMode;
 use crate::engine::model::{NodeName, PodKey, PodRef, Taint};
 use crate::engine::observe::{Deletion, Observed, Seen};
@@ -32,36 +32,9 @@ pub fn lateness(deleted_at: Timestamp, deadline: Timestamp) -> String {
     }
 }
 
-fn taint_json(taint: &Taint) -> Value {
-    json!({"key": taint.key.as_str(), "value": taint.value, "effect": taint.effect.as_str(),
-           "timeAdded": taint.time_added.map(rfc3339)})
-}
-
-/// The change as one JSON object (a line of `plan -w` when piped). Field names are stable.
-#[must_use]
-pub fn to_json(seen: &Seen) -> Value {
-    let with_work = |kind: &str, pod: &PodRef, work: &Work| {
-        let mut object = json!({"type": kind, "pod": pod_json(pod)});
-        work_json(&mut object, work);
-        object
-    };
-    let mut object = match &seen.what {
-        Observed::Synced { tainted, pods } => json!({"type": "synced", "taintedNodes": tainted, "pods": pods}),
-        Observed::Taints { node, taints } => {
-            json!({"type": "taints", "node": node.as_str(), "taints": taints.iter().map(taint_json).collect::<Vec<_>>()})
-        }
-        Observed::Scheduled { pod, work } => with_work("scheduled", pod, work),
-        Observed::Due { pod, work } => with_work("due", pod, work),
-        Observed::Cancelled { pod, work } => with_work("cancelled", pod, work),
-        Observed::Done { pod, work, how } => {
-            let mut object = with_work("done", pod, work);
-            object["how"] = json!(how.as_str());
-            object["lateSeconds"] = json!(seen.at.nanos_since(work.fire) as f64 / 1e9);
-            object
-        }
-    };
-    object["time"] = json!(rfc3339(seen.at));
-    object
+/// Writes the change as one JSON line (a line of `plan -w` when piped; its shape: `output/lines.rs`).
+pub fn write_json(seen: &Seen, out: &mut impl Write) -> io::Result<()> {
+    write_line(&Stamped::new(seen.at, WatchLine::of(seen)), out)
 }
 
 /// Where a followed pod stands.
@@ -268,6 +241,8 @@ impl WatchView {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
     use crate::engine::model::{Effect, Uid};
     use crate::engine::queue::Cause;
@@ -355,7 +330,7 @@ mod tests {
 
     #[test]
     fn json_lines_say_how_late_the_cluster_deleted_a_pod() {
-        let line = to_json(&seen(25, Observed::Done { pod: pod("a"), work: work(20), how: Deletion::Terminating }));
+        let line = json_line(&seen(25, Observed::Done { pod: pod("a"), work: work(20), how: Deletion::Terminating }));
         assert_eq!(line["type"], "done");
         assert_eq!(line["how"], "terminating");
         assert_eq!(line["lateSeconds"], 5.0);
@@ -395,5 +370,92 @@ mod tests {
         forecast.taint = None;
         view.foreseen(&forecast);
         assert!(!view.render(t(0), size, ColorMode::Plain).iter().any(|l| l.contains("n1")));
+    }
+
+    /// One change of every kind `plan -w` prints as a line, and of each shape a kind takes.
+    fn every_kind() -> Vec<(&'static str, Seen)> {
+        let at = Timestamp::from_nanos(t(100).as_nanos() + 250_000_000);
+        let untolerated = Work { created: t(5), fire: t(5), cause: Cause::Untolerated };
+        let mut added = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
+        added.time_added = Some(t(-30));
+        let planned = Taint::new("example.com/maintenance", "planned", Effect::NoExecute);
+        let changes = [
+            ("synced", Observed::Synced { tainted: 3, pods: 18 }),
+            ("taints", Observed::Taints { node: "worker-1".into(), taints: vec![added, planned] }),
+            ("untainted", Observed::Taints { node: "worker-2".into(), taints: Vec::new() }),
+            ("scheduled", Observed::Scheduled { pod: pod("a"), work: work(90) }),
+            ("due", Observed::Due { pod: pod("a"), work: untolerated }),
+            ("cancelled", Observed::Cancelled { pod: pod("a"), work: work(90) }),
+            ("done", Observed::Done { pod: pod("a"), work: work(90), how: Deletion::Deleted }),
+            ("done early, terminating", Observed::Done { pod: pod("a"), work: work(120), how: Deletion::Terminating }),
+        ];
+        changes.into_iter().map(|(name, what)| (name, Seen { at, what })).collect()
+    }
+
+    /// A line of `plan -w`, parsed.
+    fn json_line(seen: &Seen) -> Value {
+        let mut line = Vec::new();
+        write_json(seen, &mut line).expect("a Vec");
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+        // `time` first, as a text line starts with it, then `type` (docs/run.md, docs/plan.md).
+        let text = std::str::from_utf8(&line).expect("UTF-8");
+        let after_time = text.strip_prefix(r#"{"time":""#).and_then(|rest| rest.split_once('"')).map(|(_, rest)| rest);
+        assert!(after_time.is_some_and(|rest| rest.starts_with(r#","type":""#)), "time, then type: {text}");
+        serde_json::from_slice(&line).expect("JSON")
+    }
+
+    #[test]
+    fn every_kind_of_line_keeps_its_fields_and_values() {
+        // The names are documented (docs/plan.md) and read by programs: each kind pinned, field by field.
+        let time = "1970-01-01T00:01:40.25Z";
+        let pod = json!({"namespace": "web", "name": "a", "uid": "uid-a", "node": "n1"});
+        let expected = [
+            json!({"type": "synced", "pods": 18, "taintedNodes": 3, "time": time}),
+            json!({"type": "taints", "node": "worker-1",
+                "taints": [
+                    {"key": "node.kubernetes.io/unreachable", "value": "", "effect": "NoExecute",
+                        "timeAdded": "1969-12-31T23:59:30Z"},
+                    {"key": "example.com/maintenance", "value": "planned", "effect": "NoExecute", "timeAdded": null},
+                ],
+                "time": time}),
+            json!({"type": "taints", "node": "worker-2", "taints": [], "time": time}),
+            json!({"type": "scheduled", "evictAt": "1970-01-01T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "1970-01-01T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "due", "evictAt": "1970-01-01T00:00:05Z", "pod": pod, "reason": "untolerated",
+                "since": "1970-01-01T00:00:05Z", "time": time}),
+            json!({"type": "cancelled", "evictAt": "1970-01-01T00:01:30Z", "pod": pod,
+                "reason": "tolerationSeconds", "since": "1970-01-01T00:00:00Z", "tolerationSeconds": 90,
+                "time": time}),
+            json!({"type": "done", "evictAt": "1970-01-01T00:01:30Z", "how": "deleted",
+                "lateSeconds": 10.25, "pod": pod, "reason": "tolerationSeconds", "since": "1970-01-01T00:00:00Z",
+                "tolerationSeconds": 90, "time": time}),
+            json!({"type": "done", "evictAt": "1970-01-01T00:02:00Z",
+                "how": "terminating", "lateSeconds": -19.75, "pod": pod, "reason": "tolerationSeconds",
+                "since": "1970-01-01T00:00:00Z", "tolerationSeconds": 120, "time": time}),
+        ];
+        let changes = every_kind();
+        assert_eq!(changes.len(), expected.len());
+        for ((name, seen), expected) in changes.iter().zip(expected) {
+            assert_eq!(json_line(seen), expected, "{name}");
+        }
+        // Every kind of change is among them.
+        let kinds: std::collections::BTreeSet<usize> = changes.iter().map(|(_, seen)| kind(&seen.what)).collect();
+        assert_eq!(kinds, (0..KINDS).collect(), "a change without its line pinned here");
+    }
+
+    /// How many kinds of [`Observed`] there are.
+    const KINDS: usize = 6;
+
+    /// The change's kind, as a number below [`KINDS`] (no wildcard: a new kind is to be added here).
+    fn kind(what: &Observed) -> usize {
+        match what {
+            Observed::Synced { .. } => 0,
+            Observed::Taints { .. } => 1,
+            Observed::Scheduled { .. } => 2,
+            Observed::Due { .. } => 3,
+            Observed::Cancelled { .. } => 4,
+            Observed::Done { .. } => 5,
+        }
     }
 }

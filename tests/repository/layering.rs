@@ -185,6 +185,23 @@ fn output_renders_without_cluster_or_clock() {
 }
 
 #[test]
+fn the_json_lines_of_run_and_plan_watch_are_typed() {
+    // Every line is a variant of `output/lines.rs`'s enums (docs/architecture.md); `json!` is for tests.
+    let mut found = Vec::new();
+    for file in ["lines", "run", "watch", "lifecycle"] {
+        let path = repo().join(format!("src/output/{file}.rs"));
+        let text = std::fs::read_to_string(&path).expect("source file");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            if ["json!", "serde_json::Value", "serde_json::{"].iter().any(|pattern| line.contains(pattern)) {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "the lines are built untyped:\n{}", found.join("\n"));
+}
+
+#[test]
 fn output_types_know_nothing_of_the_command_line_parser() {
     // The flags' enums live in src/cli and convert (src/cli/config.rs).
     let mut found = Vec::new();
