@@ -489,3 +489,14 @@ fn taint_lines<S: Serializer>(taints: &&[Taint], serializer: S) -> Result<S::Ok,
         time_added: taint.time_added.map(Time),
     }))
 }
+
+/// One line as written, checked and parsed, for the tests of each stream: one line, `time` first (as
+/// a text line starts with it), then `type` (docs/run.md, docs/plan.md).
+#[cfg(test)]
+pub(super) fn parsed(line: &[u8]) -> serde_json::Value {
+    assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
+    let text = std::str::from_utf8(line).expect("UTF-8");
+    let after_time = text.strip_prefix(r#"{"time":""#).and_then(|rest| rest.split_once('"')).map(|(_, rest)| rest);
+    assert!(after_time.is_some_and(|rest| rest.starts_with(r#","type":""#)), "time, then type: {text}");
+    serde_json::from_slice(line).expect("JSON")
+}

@@ -396,12 +396,7 @@ mod tests {
     fn json_line(seen: &Seen) -> Value {
         let mut line = Vec::new();
         write_json(seen, &mut line).expect("a Vec");
-        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1, "one line");
-        // `time` first, as a text line starts with it, then `type` (docs/run.md, docs/plan.md).
-        let text = std::str::from_utf8(&line).expect("UTF-8");
-        let after_time = text.strip_prefix(r#"{"time":""#).and_then(|rest| rest.split_once('"')).map(|(_, rest)| rest);
-        assert!(after_time.is_some_and(|rest| rest.starts_with(r#","type":""#)), "time, then type: {text}");
-        serde_json::from_slice(&line).expect("JSON")
+        super::super::lines::parsed(&line)
     }
 
     #[test]
