@@ -28,7 +28,7 @@ const FLAGS: [&str; 3] = ["--node-monitor-period=2s", "--node-monitor-grace-peri
 const DOWN: [&str; 4] = ["--down", "n01,n02,n03,n04", "--down-selector", "rack=r7"];
 
 /// A pod of `owner` (a controller that is not there: nothing here collects garbage) on `node`.
-fn owned(name: &str, node: &str, kind: &str, owner: &str) -> Value {
+pub(super) fn owned(name: &str, node: &str, kind: &str, owner: &str) -> Value {
     let mut pod = short_grace_pod(name, node, 2);
     pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": kind, "name": owner,
         "uid": "6f1c2a4e-0b7d-4c1e-9f3a-5d8e7b6a4c21", "controller": true}]);

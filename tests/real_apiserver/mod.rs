@@ -3,6 +3,7 @@
 //! Run exactly this tier with `cargo nextest run -E 'test(/real_apiserver/)'`. Without the binaries each test says it
 //! was skipped and passes; `.ci/run` sets `TAINT_EVICT_REQUIRE_REAL_APISERVER=1` so that CI cannot skip.
 
+mod audit;
 mod connect;
 mod election;
 mod evict;
