@@ -18,7 +18,7 @@ use super::lifecycle::{
     taints_seen, wait_heartbeats,
 };
 use crate::control_plane;
-use crate::util::instant;
+use crate::util::{command, instant, run_command};
 
 const FLAGS: [&str; 3] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.25"];
 
@@ -102,6 +102,35 @@ fn real_apiserver_audit_of_a_healthy_dump_names_the_owner_a_zone_outage_leaves_w
         })
         .collect();
     assert_eq!(windows.keys().copied().collect::<Vec<_>>(), za);
+
+    // Live, the same question gets the same answer (every node, every pod and the Leases read from
+    // the API server), up to a heartbeat that landed after the dump.
+    let now = rfc3339(stopped);
+    let mut args = vec!["audit", "--now", &now, SILENT_AFTER, "-o", "json"];
+    args.extend(FLAGS);
+    let live = run_command(command().args(&args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    let live: Value = serde_json::from_str(&live.stdout).expect("audit prints JSON");
+    let counts = |audit: &Value| -> Vec<Value> {
+        let scenarios = audit["scenarios"].as_array().cloned().unwrap_or_default();
+        scenarios
+            .iter()
+            .map(|s| {
+                let owners = s["owners"].as_array().cloned().unwrap_or_default();
+                let owners: Vec<Value> = owners
+                    .iter()
+                    .map(|o| json!([o["kind"], o["name"], o["pods"], o["deleted"], o["noneLeft"]]))
+                    .collect();
+                json!([s["down"], owners])
+            })
+            .collect()
+    };
+    assert_eq!(counts(&live), counts(&audit));
+    let rules = |audit: &Value| -> Vec<Value> {
+        let findings = audit["findings"].as_array().cloned().unwrap_or_default();
+        findings.iter().map(|f| json!([f["rule"], f["namespace"], f["kind"], f["name"], f["scenario"]])).collect()
+    };
+    assert_eq!(rules(&live), rules(&audit));
 
     // For real: za's taints inside their windows, none on zb.
     let seen = taints_seen(&plane, za.len());
