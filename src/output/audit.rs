@@ -44,10 +44,6 @@ fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
     }
 }
 
-fn seconds(duration: Duration) -> u64 {
-    duration.as_secs()
-}
-
 /// One sentence: what is wrong.
 #[must_use]
 pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String {
@@ -79,8 +75,8 @@ pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String
             format!(
                 "tolerates {taint} for {s}s (tolerations[{index}]), less than the controller's {}s grace period: \
                  a node silent for {}s loses it",
-                seconds(grace),
-                seconds(grace) + u64::try_from(s.max(0)).unwrap_or_default()
+                grace.as_secs(),
+                grace.as_secs() + u64::try_from(s.max(0)).unwrap_or_default()
             )
         }
         Rule::BarePodDeletedAtOnce => {

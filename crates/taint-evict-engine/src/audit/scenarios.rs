@@ -113,7 +113,9 @@ fn outcome<'s>(snapshot: &'s Snapshot, setting: &Setting<'_>, down: &Down) -> Ou
     let foresight = Foresight { observation: &observation, prediction: Some(&prediction) };
     let evidence = Evidence { lifecycle: Some(foresight), ..Evidence::default() };
     let (plan, _) = build(snapshot, &request, &evidence);
-    let nodes = prediction.nodes.into_iter().filter(|forecast| assumed.down.contains(&forecast.name)).collect();
+    // The forecasts are in the observation's order: those of the nodes marked down.
+    let going = prediction.nodes.into_iter().zip(&observation.nodes).filter(|(_, node)| node.down);
+    let nodes = going.map(|(forecast, _)| forecast).collect();
     Outcome::Predicted { owners: plan.owners.unwrap_or_default(), nodes }
 }
 
