@@ -18,7 +18,7 @@ COPY src ./src
 # the benches' files: Cargo.toml declares them by name only, and cargo looks for each one's file when it
 # loads the manifest, whatever it builds. (The tests' file is declared by path: looked for only when the
 # tests are built. The examples are found by looking: none, none needed.)
-COPY benches/engine.rs benches/plan.rs benches/plan_live.rs benches/run_live.rs \
+COPY benches/audit.rs benches/engine.rs benches/plan.rs benches/plan_live.rs benches/run_live.rs \
      benches/real_apiserver.rs ./benches/
 RUN cargo build --release --locked --bin kubectl-taint_evict \
  && strip target/release/kubectl-taint_evict

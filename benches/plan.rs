@@ -51,9 +51,9 @@ fn render(plan: &Plan, out: &mut Vec<u8>) {
 
 fn plan(c: &mut Criterion) {
     let config = if measuring() {
-        cluster::Config { nodes: 5_000, pods_per_node: 30, seed: 1 }
+        cluster::Config { nodes: 5_000, pods_per_node: 30, seed: 1, healthy: false }
     } else {
-        cluster::Config { nodes: 20, pods_per_node: 30, seed: 1 }
+        cluster::Config { nodes: 20, pods_per_node: 30, seed: 1, healthy: false }
     };
     let started = Instant::now();
     let mut dump = Vec::new();

@@ -22,7 +22,7 @@ fn main() {
         return; // test harnesses list benchmarks; this one has no parts to list
     }
     let mut dump = Vec::new();
-    cluster::generate(&cluster::Config { nodes: 20, pods_per_node: PODS_PER_NODE, seed: 7 }, &mut dump)
+    cluster::generate(&cluster::Config { nodes: 20, pods_per_node: PODS_PER_NODE, seed: 7, healthy: false }, &mut dump)
         .expect("generate");
     let list: serde_json::Value = serde_json::from_slice(&dump).expect("JSON");
     let node = list["items"]

@@ -1,4 +1,4 @@
-//! Writes a synthetic `kubectl get nodes,pods -A -o json` dump (issue 6 benchmarks).
+//! Writes a synthetic `kubectl get nodes,pods -A -o json` dump (BENCHMARKS.md).
 //!
 //! ```text
 //! cargo run --release --example gen_cluster -- --nodes 5000 --pods-per-node 30 --seed 1 --out /tmp/dump.json
@@ -26,6 +26,9 @@ struct Args {
     /// The PRNG seed: the same seed and sizes give the same bytes.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Every node healthy (an audit's input); else about 90% carry the `unreachable` taints.
+    #[arg(long)]
+    healthy: bool,
     /// Where to write the dump (`-` for stdout).
     #[arg(long)]
     out: PathBuf,
@@ -33,7 +36,12 @@ struct Args {
 
 fn main() -> std::io::Result<()> {
     let args = Args::parse();
-    let config = cluster::Config { nodes: args.nodes, pods_per_node: args.pods_per_node, seed: args.seed };
+    let config = cluster::Config {
+        nodes: args.nodes,
+        pods_per_node: args.pods_per_node,
+        seed: args.seed,
+        healthy: args.healthy,
+    };
     let mut out: Box<dyn Write> = if args.out.as_os_str() == "-" {
         Box::new(BufWriter::with_capacity(1 << 20, std::io::stdout().lock()))
     } else {

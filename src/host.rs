@@ -12,8 +12,8 @@ use crate::engine::replay::{Host, Part, Parts, replay_with};
 use crate::engine::snapshot::{Snapshot, WhatIf};
 use crate::engine::time::Timestamp;
 
-/// Runs a replay's parts on threads of their own, the first on the caller's: the plans of a large
-/// replay are made on both cores.
+/// Runs a replay's parts (or an audit's) on threads of their own, the first on the caller's: the
+/// plans of a large replay are made on both cores.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Threads;
 
@@ -28,6 +28,18 @@ impl Parts for Threads {
             }
             done
         })
+    }
+
+    fn each(&self, parts: usize, run: &(dyn Fn(usize) + Sync)) {
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..parts).map(|i| scope.spawn(move || run(i))).collect();
+            if parts > 0 {
+                run(0);
+            }
+            for other in others {
+                other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+        });
     }
 }
 

@@ -358,7 +358,8 @@ impl Prepared {
     ) -> Plan<'_> {
         let devices = self.device_taints();
         let host = crate::host::host();
-        let request = Request { selected, what_if, now: self.now, flags: self.flags, assumed, namespace, host };
+        let request =
+            Request { selected, what_if, now: self.now, flags: self.flags, assumed, namespace, host, tables: None };
         let evidence = Evidence {
             not_ready: self.loaded.not_ready.as_ref(),
             tolerations_written: Some(&self.loaded.tolerations_written),

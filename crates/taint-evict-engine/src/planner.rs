@@ -5,14 +5,16 @@
 use std::collections::BTreeMap;
 
 use crate::devices::{DeviceTaints, DeviceTolerance};
+use crate::hash::HashKey;
 use crate::lifecycle::{ConditionTaint, Flags, NodeHealth, Observation, Prediction, ZoneKey, predict, unsettled};
 use crate::model::{NodeName, PodKey, Taint};
-use crate::replay::{Host, replay_with};
-use crate::snapshot::{Snapshot, TolerationsWritten, WhatIf, apply_what_if};
+use crate::replay::{Host, PodsByNode, replay_found, replay_with};
+use crate::snapshot::{NodesByName, Snapshot, TolerationsWritten, WhatIf, apply_what_if};
 use crate::time::Timestamp;
 
 use crate::plan::{
-    Assumed, Plan, mark_edited, mark_recovering, mark_stuck, mark_swapped, owner_losses, show_devices, show_in_plan,
+    Assumed, Plan, Replicas, mark_edited, mark_recovering, mark_stuck, mark_swapped, owner_losses, show_devices,
+    show_in_plan,
 };
 
 /// What a plan is asked for.
@@ -33,6 +35,29 @@ pub struct Request<'a> {
     pub namespace: Option<&'a str>,
     /// Who runs the replay's parts, and the key of its hashes.
     pub host: Host<'a>,
+    /// What was found once for many plans over this snapshot; `None`: found for this one.
+    pub tables: Option<&'a Tables<'a>>,
+}
+
+/// What many plans over one snapshot share, found once: the pods of each node and each owner's
+/// running pods (an audit's outages, docs/audit.md). A plan is the same with them or without.
+#[derive(Clone, Debug)]
+pub struct Tables<'s> {
+    pods: Option<PodsByNode>,
+    replicas: Replicas<'s>,
+    named: NodesByName<'s>,
+}
+
+impl<'s> Tables<'s> {
+    /// The tables of `snapshot`, hashed with `key`.
+    #[must_use]
+    pub fn new(snapshot: &'s Snapshot, key: HashKey) -> Self {
+        Self {
+            pods: PodsByNode::new(snapshot, key),
+            replicas: Replicas::count(snapshot),
+            named: NodesByName::new(snapshot),
+        }
+    }
 }
 
 /// What the input tells beside the snapshot, each `None` (or empty) when it was not read.
@@ -109,7 +134,10 @@ impl std::fmt::Display for Warning {
 pub fn build<'s>(snapshot: &'s Snapshot, request: &Request<'_>, evidence: &Evidence<'_>) -> (Plan<'s>, Vec<Warning>) {
     let (selected, what_if, now) = (request.selected, request.what_if, request.now);
     let mut warnings = no_such_taints(snapshot, selected, what_if);
-    let mut plan = replay_with(snapshot, selected, what_if, now, request.host);
+    let mut plan = match request.tables.and_then(|tables| tables.pods.as_ref()) {
+        Some(pods) => replay_found(snapshot, selected, what_if, now, request.host, pods),
+        None => replay_with(snapshot, selected, what_if, now, request.host),
+    };
     if let Some(not_ready) = evidence.not_ready {
         mark_swapped(&mut plan, not_ready, request.flags.node_monitor_period);
     }
@@ -119,7 +147,8 @@ pub fn build<'s>(snapshot: &'s Snapshot, request: &Request<'_>, evidence: &Evide
     if let Some(lifecycle) = evidence.lifecycle.filter(Foresight::acts)
         && let Some(prediction) = lifecycle.prediction
     {
-        show_in_plan(&mut plan, snapshot, &lifecycle.observation.nodes, prediction);
+        let named = request.tables.map(|tables| &tables.named);
+        show_in_plan(&mut plan, snapshot, named, &lifecycle.observation.nodes, prediction);
     }
     if let Some(lifecycle) = &evidence.lifecycle {
         retaint_after_removal(&mut plan, snapshot, request, lifecycle.observation);
@@ -151,7 +180,7 @@ pub fn build<'s>(snapshot: &'s Snapshot, request: &Request<'_>, evidence: &Evide
     }
     plan.assumed = request.assumed.cloned();
     if request.assumed.is_some_and(|assumed| !assumed.down.is_empty()) {
-        let mut owners = owner_losses(&plan, snapshot);
+        let mut owners = owner_losses(&plan, snapshot, request.tables.map(|tables| &tables.replicas));
         if let Some(namespace) = request.namespace {
             owners.retain(|owner| owner.namespace == namespace);
         }
@@ -188,7 +217,7 @@ fn retaint_after_removal(plan: &mut Plan<'_>, snapshot: &Snapshot, request: &Req
             taint.earliest = taint.earliest.max(request.now);
             taint.latest = taint.latest.map(|latest| latest.max(request.now));
         }
-        show_in_plan(plan, snapshot, &observation.nodes, &prediction);
+        show_in_plan(plan, snapshot, None, &observation.nodes, &prediction);
     }
 }
 
@@ -299,6 +328,7 @@ mod tests {
             assumed: None,
             namespace: None,
             host: Host::default(),
+            tables: None,
         }
     }
 

@@ -47,6 +47,12 @@ pub trait Parts: Sync {
     /// `run(0)`, …, `run(parts - 1)`, in any order and on any threads, their results returned in the
     /// order of their numbers. Each part is independent of the others.
     fn map<'a>(&self, parts: usize, run: &(dyn Fn(usize) -> Part<'a> + Sync)) -> Vec<Part<'a>>;
+
+    /// `run(0)`, …, `run(parts - 1)`, in any order and on any threads, each independent of the
+    /// others (an audit's outages); one after the other unless overridden.
+    fn each(&self, parts: usize, run: &(dyn Fn(usize) + Sync)) {
+        (0..parts).for_each(run);
+    }
 }
 
 /// The plans of the nodes of one part of a replay.
@@ -104,7 +110,60 @@ pub fn replay_with<'a>(
     now: Timestamp,
     host: Host<'_>,
 ) -> Plan<'a> {
-    replay_in_parts(snapshot, selected, what_if, now, host, REPLAY_IN_TWO_FROM, CHUNK)
+    replay_in_parts(snapshot, selected, what_if, now, host, None, REPLAY_IN_TWO_FROM, CHUNK)
+}
+
+/// [`replay_with`], the pods of the selected nodes taken from `pods` (found once for many replays)
+/// rather than found again: the same plan.
+#[must_use]
+pub fn replay_found<'a>(
+    snapshot: &'a Snapshot,
+    selected: &[usize],
+    what_if: &[WhatIf],
+    now: Timestamp,
+    host: Host<'_>,
+    pods: &PodsByNode,
+) -> Plan<'a> {
+    replay_in_parts(snapshot, selected, what_if, now, host, Some(pods), REPLAY_IN_TWO_FROM, CHUNK)
+}
+
+/// The pods of every node of a snapshot, found once for the many replays of a few nodes each that
+/// an audit makes (docs/audit.md): each replay takes its nodes' pods from here, in the order it
+/// would have found them.
+#[derive(Clone, Debug)]
+pub struct PodsByNode {
+    /// The pods' indices, node after node (node `i`'s are `order[starts[i]..starts[i + 1]]`).
+    order: Vec<usize>,
+    starts: Vec<usize>,
+}
+
+impl PodsByNode {
+    /// The pods of `snapshot`'s nodes; `None` when a node name or a pod key repeats (each replay
+    /// then finds its own, as [`replay_with`] does).
+    #[must_use]
+    pub fn new(snapshot: &Snapshot, key: HashKey) -> Option<Self> {
+        let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
+        let (order, starts) = pods_by_node(snapshot, &nodes, key)?;
+        Some(Self { order, starts })
+    }
+
+    /// The pods of the nodes `selected` (indices into the snapshot's nodes), as `pods_by_node` finds
+    /// them for those nodes; `None` when a node repeats, as there.
+    fn of(&self, selected: &[usize]) -> Option<(Vec<usize>, Vec<usize>)> {
+        let mut sorted = selected.to_vec();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+            return None;
+        }
+        let mut order = Vec::new();
+        let mut starts = Vec::with_capacity(selected.len() + 1);
+        starts.push(0);
+        for &i in selected {
+            order.extend_from_slice(&self.order[self.starts[i]..self.starts[i + 1]]);
+            starts.push(order.len());
+        }
+        Some((order, starts))
+    }
 }
 
 /// How many pods of one node an engine replays at most: the pods of a node do not interact either,
@@ -115,17 +174,23 @@ const CHUNK: usize = 4096;
 const REPLAY_IN_TWO_FROM: usize = 20_000;
 
 /// [`replay_with`], in two parts from `in_two_from` pods on, `chunk` pods of a node at a time.
+#[allow(clippy::too_many_arguments)]
 fn replay_in_parts<'a>(
     snapshot: &'a Snapshot,
     selected: &[usize],
     what_if: &[WhatIf],
     now: Timestamp,
     host: Host<'_>,
+    found: Option<&PodsByNode>,
     in_two_from: usize,
     chunk: usize,
 ) -> Plan<'a> {
     let nodes: Vec<&SnapshotNode> = selected.iter().map(|&i| &snapshot.nodes[i]).collect();
-    let Some((order, starts)) = pods_by_node(snapshot, &nodes, host.key) else {
+    let pods = match found {
+        Some(found) => found.of(selected),
+        None => pods_by_node(snapshot, &nodes, host.key),
+    };
+    let Some((order, starts)) = pods else {
         let pods = pods_on(snapshot, &nodes, host.key);
         let mut shared = Shared::with_key(host.key);
         let plans =
@@ -692,6 +757,7 @@ mod tests {
             chunk in prop_oneof![Just(usize::MAX), 1..4usize],
             backwards in any::<bool>(),
             key in any::<[u64; 2]>(),
+            found_once in any::<bool>(),
         ) {
             let mut selected: Vec<usize> = Vec::new();
             for i in pick.iter().map(|i| i.index(snapshot.nodes.len())) {
@@ -702,7 +768,10 @@ mod tests {
             let what_if: Vec<WhatIf> = what_if.into_iter().map(WhatIf::Taint).collect();
             // Whoever runs the parts, in whatever order, and whatever the key: the same plan.
             let host = Host { parts: if backwards { &Backwards } else { &Inline }, key: HashKey(key) };
-            let plan = replay_in_parts(&snapshot, &selected, &what_if, at(NOW), host, in_two_from, chunk);
+            // The pods found for each replay, or once for the snapshot.
+            let found = PodsByNode::new(&snapshot, HashKey(key)).filter(|_| found_once);
+            let plan =
+                replay_in_parts(&snapshot, &selected, &what_if, at(NOW), host, found.as_ref(), in_two_from, chunk);
             prop_assert_eq!(plan, together(&snapshot, &selected, &what_if));
         }
     }

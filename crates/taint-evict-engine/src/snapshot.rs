@@ -1,7 +1,7 @@
 //! What `plan` reads: a snapshot of the cluster (its nodes and pods, the controller's restart), and
 //! the what-if changes to apply to it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::devices::ClaimUse;
@@ -34,6 +34,29 @@ impl Snapshot {
         self.nodes.extend(other.nodes);
         self.pods.extend(other.pods);
         self.controller_acquired = other.controller_acquired.or(self.controller_acquired);
+    }
+}
+
+/// A snapshot's nodes by name, found once for many plans (an audit's outages): the first node of
+/// each name.
+#[derive(Clone, Debug, Default)]
+pub struct NodesByName<'s>(HashMap<&'s NodeName, usize>);
+
+impl<'s> NodesByName<'s> {
+    /// The nodes of `snapshot` by name.
+    #[must_use]
+    pub fn new(snapshot: &'s Snapshot) -> Self {
+        let mut first = HashMap::with_capacity(snapshot.nodes.len());
+        for (i, node) in snapshot.nodes.iter().enumerate() {
+            first.entry(&node.name).or_insert(i);
+        }
+        Self(first)
+    }
+
+    /// The index of the first node named `name`.
+    #[must_use]
+    pub fn first(&self, name: &NodeName) -> Option<usize> {
+        self.0.get(name).copied()
     }
 }
 

@@ -9,10 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use taint_evict_engine::hash::HashKey;
 use taint_evict_engine::lifecycle::Flags;
 use taint_evict_engine::model::{Effect, NodeName, Operator, Pod, PodKey, Taint, Toleration};
 use taint_evict_engine::plan::{NodePlan, PodPlan, Verdict};
-use taint_evict_engine::planner::{Evidence, Request, build};
+use taint_evict_engine::planner::{Evidence, Request, Tables, build};
 use taint_evict_engine::snapshot::{Snapshot, SnapshotNode, SnapshotPod, WhatIf};
 use taint_evict_engine::time::Timestamp;
 
@@ -228,9 +229,14 @@ fn every_conformance_vector_is_the_plan_the_engine_builds() {
             assumed: None,
             namespace: None,
             host: Default::default(),
+            tables: None,
         };
         let (plan, _warnings) = build(&snapshot, &request, &Evidence::default());
         compare(&name, &case["expected"], &plan.nodes, &mut mismatches);
+        // With the tables an audit finds once: the same plan.
+        let tables = Tables::new(&snapshot, HashKey::default());
+        let (found, _) = build(&snapshot, &Request { tables: Some(&tables), ..request }, &Evidence::default());
+        assert_eq!(found, plan, "{name}: the plan with the tables found once");
     }
     assert!(
         mismatches.is_empty(),

@@ -9,7 +9,7 @@
 //! indentation, keys sorted, no managed fields):
 //! - nodes: cloud labels and annotations, status with capacity, conditions, images and nodeInfo; about
 //!   90% carry `node.kubernetes.io/unreachable` `NoSchedule` and `NoExecute` taints with `timeAdded`
-//!   in the ten minutes before [`NOW`], the rest are healthy;
+//!   in the ten minutes before [`NOW`], the rest are healthy (all of them with [`Config::healthy`]);
 //! - pods, per node: 10% DaemonSet pods (`not-ready`/`unreachable` tolerated forever, plus the
 //!   DaemonSet controller's `NoSchedule` tolerations), 10% Job pods without tolerations, 80% Deployment
 //!   pods with the default tolerations (`not-ready`/`unreachable` for 300 s); each with labels,
@@ -36,6 +36,8 @@ pub struct Config {
     pub pods_per_node: usize,
     /// The PRNG seed.
     pub seed: u64,
+    /// Every node healthy (an audit's input, before anything breaks); else about 90% are tainted.
+    pub healthy: bool,
 }
 
 /// splitmix64: tiny, fast, and good enough for synthetic data.
@@ -129,7 +131,7 @@ struct NodeInfo {
 fn node_info(config: &Config, i: usize) -> NodeInfo {
     let mut rng = Rng::new(config.seed ^ (i as u64).wrapping_mul(0xa076_1d64_78bd_642f));
     let ip = [10, (i / 65_536 % 64) as u8 + 64, (i / 256 % 256) as u8, (i % 256) as u8];
-    let tainted_at = (rng.below(10) != 0).then(|| NOW_SECONDS - 1 - rng.below(600) as i64);
+    let tainted_at = (!config.healthy && rng.below(10) != 0).then(|| NOW_SECONDS - 1 - rng.below(600) as i64);
     NodeInfo {
         name: format!("ip-{}-{}-{}-{}.eu-west-1.compute.internal", ip[0], ip[1], ip[2], ip[3]),
         ip,

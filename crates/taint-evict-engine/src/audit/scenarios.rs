@@ -2,12 +2,13 @@
 //! (docs/game-day.md): the node lifecycle controller's taints for the nodes going down, the
 //! deletions they bring, and the owners that lose pods.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, PoisonError};
 
-use crate::lifecycle::{NodeForecast, Observation, ZoneKey, predict, unsettled};
+use crate::lifecycle::{Forecaster, NodeForecast, NodeHealth, Observation, Prediction, ZoneKey};
 use crate::model::NodeName;
 use crate::plan::{Assumed, OwnerLoss};
-use crate::planner::{Evidence, Foresight, Request, build};
+use crate::planner::{Evidence, Foresight, Request, Tables, build};
 use crate::replay::Host;
 use crate::snapshot::Snapshot;
 
@@ -32,7 +33,8 @@ pub enum Outcome<'a> {
         /// The nodes going down, in the observation's order.
         nodes: Vec<NodeForecast>,
     },
-    /// More nodes would be silent or not ready at once than `max_unsettled`: not predicted.
+    /// More nodes than `max_unsettled` are silent or not ready beside those going down: not
+    /// predicted; the number is every node unsettled in the outage.
     TooLarge(usize),
 }
 
@@ -51,8 +53,9 @@ pub struct Setting<'a> {
     /// Node health as read (`now` included; a dump read late, judged when it was taken): the nodes
     /// of each scenario go down from it.
     pub observation: &'a Observation,
-    /// A scenario with more nodes unsettled than this is not predicted (the prediction's search
-    /// grows with their square).
+    /// An outage leaving more nodes unsettled than this has the nodes going down taken together,
+    /// zone by zone ([`Forecaster::predict_down_together`]); with more than this unsettled beside
+    /// them, it is not predicted (the prediction's search grows with their square).
     pub max_unsettled: usize,
     /// Only this namespace's owners.
     pub namespace: Option<&'a str>,
@@ -64,59 +67,108 @@ pub struct Setting<'a> {
 
 /// The scenarios over `snapshot`: one per zone (by key), then one per node (by name), each
 /// predicted as `plan --down` with those nodes predicts it.
+///
+/// They share one reading of the observation ([`Forecaster`]) and of the snapshot ([`Tables`]): a
+/// scenario costs the nodes it takes down, their pods, and the readings of the controller's pass
+/// phase, not the whole cluster.
 #[must_use]
 pub fn scenarios<'s>(snapshot: &'s Snapshot, setting: &Setting<'_>) -> Vec<Scenario<'s>> {
     let observed = setting.observation;
     let audited = |name: &NodeName| setting.only.is_none_or(|only| only.binary_search(name).is_ok());
-    let nodes = observed.nodes.iter().filter(|node| audited(&node.name));
-    let zones: BTreeSet<&ZoneKey> = nodes.clone().map(|node| &node.zone).collect();
-    let mut names: Vec<&NodeName> = nodes.map(|node| &node.name).collect();
-    names.sort();
-    let downs = zones
+    let nodes: Vec<usize> = (0..observed.nodes.len()).filter(|&i| audited(&observed.nodes[i].name)).collect();
+    let mut zones: BTreeMap<&ZoneKey, Vec<usize>> = BTreeMap::new();
+    for &i in &nodes {
+        zones.entry(&observed.nodes[i].zone).or_default().push(i);
+    }
+    let mut by_name = nodes.clone();
+    by_name.sort_by(|&a, &b| observed.nodes[a].name.cmp(&observed.nodes[b].name));
+    let downs: Vec<(Down, Vec<usize>)> = zones
         .into_iter()
-        .map(|zone| Down::Zone(zone.clone()))
-        .chain(names.into_iter().map(|name| Down::Node(name.clone())));
-    downs.map(|down| Scenario { outcome: outcome(snapshot, setting, &down), down }).collect()
+        .map(|(zone, down)| (Down::Zone(zone.clone()), down))
+        .chain(by_name.into_iter().map(|i| (Down::Node(observed.nodes[i].name.clone()), vec![i])))
+        .collect();
+    let shared = Shared::new(snapshot, setting);
+    // Every `parts`-th outage in one part, so that each part has its share of the zones'.
+    let parts = if downs.len() >= IN_TWO_FROM { 2 } else { 1 };
+    let done: Vec<Mutex<Vec<Scenario<'s>>>> = (0..parts).map(|_| Mutex::default()).collect();
+    setting.host.parts.each(parts, &|part| {
+        let mine = downs.iter().skip(part).step_by(parts);
+        let scenarios = mine.map(|(down, nodes)| Scenario { down: down.clone(), outcome: shared.outcome(nodes) });
+        *done[part].lock().unwrap_or_else(PoisonError::into_inner) = scenarios.collect();
+    });
+    let mut done: Vec<std::vec::IntoIter<Scenario<'s>>> =
+        done.into_iter().map(|part| part.into_inner().unwrap_or_else(PoisonError::into_inner).into_iter()).collect();
+    (0..downs.len()).filter_map(|i| done[i % parts].next()).collect()
 }
 
-/// What follows when `down` goes down.
-fn outcome<'s>(snapshot: &'s Snapshot, setting: &Setting<'_>, down: &Down) -> Outcome<'s> {
-    let mut observation = setting.observation.clone();
-    let goes_down = |name: &NodeName, zone: &ZoneKey| match down {
-        Down::Zone(key) => zone == key,
-        Down::Node(node) => name == node,
-    };
-    let mut names = Vec::new();
-    for node in &mut observation.nodes {
-        if goes_down(&node.name, &node.zone) {
-            node.down = true;
-            names.push(node.name.clone());
+/// How many outages make [`scenarios`] predict them in two parts.
+const IN_TWO_FROM: usize = 64;
+
+/// What every scenario reads once.
+struct Shared<'s, 'a> {
+    snapshot: &'s Snapshot,
+    setting: &'a Setting<'a>,
+    forecaster: Forecaster<'a>,
+    tables: Tables<'s>,
+    /// The snapshot's nodes by name (every node of a name).
+    nodes: HashMap<&'s NodeName, Vec<usize>>,
+}
+
+impl<'s, 'a> Shared<'s, 'a> {
+    fn new(snapshot: &'s Snapshot, setting: &'a Setting<'a>) -> Self {
+        let mut nodes: HashMap<&'s NodeName, Vec<usize>> = HashMap::with_capacity(snapshot.nodes.len());
+        for (i, node) in snapshot.nodes.iter().enumerate() {
+            nodes.entry(&node.name).or_default().push(i);
+        }
+        Self {
+            snapshot,
+            setting,
+            forecaster: Forecaster::new(setting.observation),
+            tables: Tables::new(snapshot, setting.host.key),
+            nodes,
         }
     }
-    let unsettled = unsettled(&observation);
-    if unsettled > setting.max_unsettled {
-        return Outcome::TooLarge(unsettled);
+
+    /// What follows when the observed nodes of `down` (indices, ascending) go down.
+    fn outcome(&self, down: &[usize]) -> Outcome<'s> {
+        let observed = self.setting.observation;
+        let unsettled = self.forecaster.unsettled_with(down);
+        let max = self.setting.max_unsettled;
+        let forecasts = if unsettled <= max {
+            self.forecaster.predict_down(down)
+        } else if unsettled - down.len() <= max {
+            // Many nodes going down, few others unsettled: the zone's taken together.
+            self.forecaster.predict_down_together(down)
+        } else {
+            return Outcome::TooLarge(unsettled);
+        };
+        // The plan reads the health and the forecasts of the nodes it shows: those going down.
+        let observation = Observation {
+            nodes: down.iter().map(|&i| NodeHealth { down: true, ..observed.nodes[i].clone() }).collect(),
+            controller: observed.controller.clone(),
+            ..*observed
+        };
+        let prediction = Prediction { nodes: forecasts, zones: Vec::new(), phase_known: false, at: observed.now };
+        let names: Vec<NodeName> = observation.nodes.iter().map(|node| node.name.clone()).collect();
+        let mut selected: Vec<usize> =
+            names.iter().filter_map(|name| self.nodes.get(name)).flatten().copied().collect();
+        selected.sort_unstable();
+        let assumed = Assumed { changes: Vec::new(), down: names, down_selector: None };
+        let request = Request {
+            selected: &selected,
+            what_if: &[],
+            now: observed.now,
+            flags: observed.flags,
+            assumed: Some(&assumed),
+            namespace: self.setting.namespace,
+            host: self.setting.host,
+            tables: Some(&self.tables),
+        };
+        let foresight = Foresight { observation: &observation, prediction: Some(&prediction) };
+        let evidence = Evidence { lifecycle: Some(foresight), ..Evidence::default() };
+        let (plan, _) = build(self.snapshot, &request, &evidence);
+        Outcome::Predicted { owners: plan.owners.unwrap_or_default(), nodes: prediction.nodes }
     }
-    let prediction = predict(&observation);
-    let selected: Vec<usize> =
-        snapshot.nodes.iter().enumerate().filter(|(_, node)| names.contains(&node.name)).map(|(i, _)| i).collect();
-    let assumed = Assumed { changes: Vec::new(), down: names, down_selector: None };
-    let request = Request {
-        selected: &selected,
-        what_if: &[],
-        now: observation.now,
-        flags: observation.flags,
-        assumed: Some(&assumed),
-        namespace: setting.namespace,
-        host: setting.host,
-    };
-    let foresight = Foresight { observation: &observation, prediction: Some(&prediction) };
-    let evidence = Evidence { lifecycle: Some(foresight), ..Evidence::default() };
-    let (plan, _) = build(snapshot, &request, &evidence);
-    // The forecasts are in the observation's order: those of the nodes marked down.
-    let going = prediction.nodes.into_iter().zip(&observation.nodes).filter(|(_, node)| node.down);
-    let nodes = going.map(|(forecast, _)| forecast).collect();
-    Outcome::Predicted { owners: plan.owners.unwrap_or_default(), nodes }
 }
 
 #[cfg(test)]
@@ -265,11 +317,72 @@ mod tests {
     }
 
     #[test]
-    fn a_scenario_too_large_to_search_says_how_many_nodes_it_would_take() {
-        let (snapshot, observation) = cluster();
-        let setting = setting(&observation, 2);
-        let scenarios = scenarios(&snapshot, &setting);
-        assert!(matches!(scenarios[0].outcome, Outcome::TooLarge(3)), "{:?}", scenarios[0].outcome);
-        assert!(matches!(scenarios[1].outcome, Outcome::Predicted { .. }));
+    fn a_zone_past_the_bound_is_taken_together_and_too_many_unsettled_beside_it_is_not_predicted() {
+        let (snapshot, mut observation) = cluster();
+        // Bound 2: `za`'s three nodes are taken together, each window covering any of theirs.
+        let scenarios = scenarios(&snapshot, &setting(&observation, 2));
+        let Outcome::Predicted { nodes, owners } = &scenarios[0].outcome else { panic!("{:?}", scenarios[0]) };
+        let windows: Vec<_> = nodes.iter().map(|node| node.taint.map(|t| (t.earliest, t.latest))).collect();
+        assert!(windows.iter().all(|window| *window == windows[0] && window.is_some()), "{windows:?}");
+        let exact = super::scenarios(&snapshot, &setting(&observation, 200));
+        let Outcome::Predicted { nodes: one_by_one, .. } = &exact[0].outcome else { panic!("predicted") };
+        for (node, together) in one_by_one.iter().zip(nodes) {
+            let (exact, together) = (node.taint.expect("tainted"), together.taint.expect("tainted"));
+            assert!(together.earliest <= exact.earliest && together.latest >= exact.latest, "{exact:?} {together:?}");
+        }
+        assert_eq!(losses(&scenarios[0]), losses(&exact[0]), "{owners:?}");
+        // With za-1 already silent and bound 0, zb's outage leaves one node unsettled beside it.
+        observation.nodes[0].lease_renewed = Some(t(-100));
+        if let Some(ready) = observation.nodes[0].ready.as_mut() {
+            ready.last_heartbeat = Some(t(-100));
+        }
+        let scenarios = super::scenarios(&snapshot, &setting(&observation, 0));
+        assert!(matches!(scenarios[1].outcome, Outcome::TooLarge(2)), "{:?}", scenarios[1].outcome);
+    }
+
+    /// Runs the parts last first.
+    struct Backwards;
+
+    impl crate::replay::Parts for Backwards {
+        fn map<'a>(
+            &self,
+            parts: usize,
+            run: &(dyn Fn(usize) -> crate::replay::Part<'a> + Sync),
+        ) -> Vec<crate::replay::Part<'a>> {
+            let mut done: Vec<_> = (0..parts).rev().map(run).collect();
+            done.reverse();
+            done
+        }
+
+        fn each(&self, parts: usize, run: &(dyn Fn(usize) + Sync)) {
+            (0..parts).rev().for_each(run);
+        }
+    }
+
+    #[test]
+    fn many_outages_are_predicted_in_parts_run_in_any_order_and_kept_in_order() {
+        // 70 nodes over two zones, a `web` replica on each: 72 outages, past the two-part bound.
+        let (mut snapshot, mut observation) = cluster();
+        let web = owner("ReplicaSet", "web");
+        for i in 0..66 {
+            let (name, zone) = (format!("n-{i:02}"), if i % 2 == 0 { "za" } else { "zb" });
+            observation.nodes.push(healthy(&name, zone));
+            snapshot.nodes.push(SnapshotNode::new(name.as_str().into(), Default::default(), []));
+            snapshot.pods.push(pod(&format!("web-{i}"), &name, &web));
+        }
+        let inline = scenarios(&snapshot, &setting(&observation, 200));
+        assert!(inline.len() >= IN_TWO_FROM, "{} outages", inline.len());
+        let backwards =
+            Setting { host: Host { parts: &Backwards, key: Default::default() }, ..setting(&observation, 200) };
+        let shown = |scenarios: &[Scenario<'_>]| scenarios.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>();
+        assert_eq!(shown(&scenarios(&snapshot, &backwards)), shown(&inline));
+        // Zones first, then nodes by name, each predicted as when taken down alone.
+        let downs: Vec<&Down> = inline.iter().map(|s| &s.down).collect();
+        assert!(matches!(downs[..2], [Down::Zone(_), Down::Zone(_)]), "{downs:?}");
+        assert!(downs[2..].windows(2).all(|pair| pair[0] < pair[1]), "{downs:?}");
+        let only = [NodeName::from("n-07")];
+        let alone = scenarios(&snapshot, &Setting { only: Some(&only), ..setting(&observation, 200) });
+        let in_all = inline.iter().find(|s| s.down == Down::Node("n-07".into())).expect("n-07's outage");
+        assert_eq!(format!("{:?}", alone[1]), format!("{in_all:?}"));
     }
 }

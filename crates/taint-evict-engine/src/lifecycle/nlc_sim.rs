@@ -529,3 +529,59 @@ proptest! {
         prop_assert_eq!(by_name(predict(&observation)), by_name(predict(&shuffled)));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn nodes_going_down_are_forecast_as_the_observation_with_them_marked_down(
+        s in scenario(),
+        picks in proptest::collection::vec(any::<bool>(), 1..12),
+    ) {
+        let (observation, _) = run(&s);
+        let down: Vec<usize> =
+            (0..observation.nodes.len()).filter(|&i| picks[i % picks.len()]).collect();
+        let mut marked = observation.clone();
+        for &i in &down {
+            marked.nodes[i].down = true;
+        }
+        let forecaster = Forecaster::new(&observation);
+        let predicted = predict(&marked).nodes;
+        let expected: Vec<NodeForecast> = down.iter().map(|&i| predicted[i].clone()).collect();
+        prop_assert_eq!(forecaster.predict_down(&down), expected);
+        prop_assert_eq!(forecaster.unsettled_with(&down), super::unsettled(&marked));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_zone_taken_together_is_forecast_within_windows_that_hold_each_node_s_own(s in scenario(), zone in 0..4usize) {
+        let (observation, _) = run(&s);
+        let mut zones: Vec<&ZoneKey> = observation.nodes.iter().map(|node| &node.zone).collect();
+        zones.sort();
+        zones.dedup();
+        let zone = zones[zone % zones.len()];
+        let down: Vec<usize> = (0..observation.nodes.len()).filter(|&i| observation.nodes[i].zone == *zone).collect();
+        let forecaster = Forecaster::new(&observation);
+        for (exact, together) in forecaster.predict_down(&down).iter().zip(forecaster.predict_down_together(&down)) {
+            match (exact.taint, together.taint) {
+                (Some(exact), Some(together)) => {
+                    prop_assert!(together.earliest <= exact.earliest, "{exact:?} {together:?}");
+                    let later = match (exact.latest, together.latest) {
+                        (_, None) => true,
+                        (None, Some(_)) => false,
+                        (Some(exact), Some(together)) => together >= exact,
+                    };
+                    prop_assert!(later, "{exact:?} {together:?}");
+                }
+                (None, None) => prop_assert_eq!(exact.held.is_some(), together.held.is_some()),
+                // Held read alone; taken together, it may have stopped sooner and been tainted,
+                // or not: a window with no end.
+                (None, Some(together)) => prop_assert!(together.latest.is_none() && exact.held.is_some(), "{together:?}"),
+                (Some(exact), None) => prop_assert!(false, "{exact:?} held when taken together"),
+            }
+        }
+    }
+}

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use super::health::{
     Basis, ConditionTaint, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint, Prediction,
-    Ready, ZoneForecast, ZoneKey, ZoneState,
+    Ready, ZoneForecast, ZoneKey, ZoneState, is_unsettled,
 };
 use crate::time::Timestamp;
 
@@ -54,72 +54,312 @@ const STEP: i128 = 20 * MS;
 /// and silent ones to stay silent.
 #[must_use]
 pub fn predict(observation: &Observation) -> Prediction {
-    let now = observation.now.as_nanos();
-    let flags = Timing::new(&observation.flags);
-    let leader = Leader::read(observation);
-    let zones: Vec<ZoneKey> = {
-        let mut keys: Vec<ZoneKey> = observation.nodes.iter().map(|node| node.zone.clone()).collect();
-        keys.sort();
-        keys.dedup();
-        keys
-    };
-    let zone_of = |key: &ZoneKey| zones.binary_search(key).expect("every node's zone is listed");
-    let courses: Vec<Course> =
-        observation.nodes.iter().map(|node| Course::read(node, observation, &leader, zone_of(&node.zone))).collect();
-    let last_taint = last_taints(observation, &leader, zones.len(), &zone_of);
-    let phase = Phase::estimate(observation, &leader, &flags);
+    Forecaster::new(observation).predict()
+}
 
-    let recoveries = recoveries(observation, zones.len(), &zone_of);
-    let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
-    // Settled nodes do the same in every reading: their plans are made once, and each reading
-    // replans only the others (a game day's 50 silent nodes among thousands).
-    let mut plans: Vec<Plan> = courses.iter().map(Course::settled_plan).collect();
-    let moving: Vec<usize> = (0..courses.len()).filter(|&i| !matches!(courses[i], Course::Settled { .. })).collect();
-    let mut by_zone: Vec<Vec<usize>> = vec![Vec::new(); zones.len()];
-    for &i in &moving {
-        by_zone[courses[i].zone().0].push(i);
+/// What every prediction over one observation shares: the pass phase, the leader, the zones, each
+/// node's course as observed and what the settled ones add up to per zone. [`Forecaster::predict`]
+/// predicts the observation; [`Forecaster::predict_down`] the same with some nodes going down, as
+/// [`predict`] would with those nodes marked `down`, at the cost of the nodes that move only.
+pub struct Forecaster<'o> {
+    observation: &'o Observation,
+    timing: Timing,
+    leader: Leader,
+    zones: Vec<ZoneKey>,
+    /// Each node's course as observed.
+    courses: Vec<Course>,
+    /// The zone's last NLC taint since the leader started, per zone.
+    last_taint: Vec<Option<i128>>,
+    phase: Phase,
+    recoveries: Recoveries,
+    /// The nodes as observed: those that may move, and the settled ones' sums.
+    scene: Scene,
+    /// How many nodes are unsettled as observed ([`unsettled`](super::health::unsettled)).
+    unsettled: usize,
+}
+
+impl<'o> Forecaster<'o> {
+    /// Reads `observation` once.
+    #[must_use]
+    pub fn new(observation: &'o Observation) -> Self {
+        let timing = Timing::new(&observation.flags);
+        let leader = Leader::read(observation);
+        let zones: Vec<ZoneKey> = {
+            let mut keys: Vec<ZoneKey> = observation.nodes.iter().map(|node| node.zone.clone()).collect();
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        let zone_of = |key: &ZoneKey| zones.binary_search(key).expect("every node's zone is listed");
+        let courses: Vec<Course> = observation
+            .nodes
+            .iter()
+            .map(|node| Course::read(node, node.down, observation, &leader, zone_of(&node.zone)))
+            .collect();
+        let last_taint = last_taints(observation, &leader, zones.len(), &zone_of);
+        let phase = Phase::estimate(observation, &leader, &timing);
+        let recoveries = recoveries(observation, zones.len(), &zone_of);
+        let scene = Scene::new(&courses, zones.len());
+        let unsettled = observation
+            .nodes
+            .iter()
+            .filter(|node| is_unsettled(node, observation.now, observation.silent_after))
+            .count();
+        Self { observation, timing, leader, zones, courses, last_taint, phase, recoveries, scene, unsettled }
     }
-    let mut always_master = true;
-    for world in phase.worlds(&courses, &flags, leader.start) {
-        for high in readings(&world, &courses, &flags) {
-            let replay = Replay {
-                world: &world,
-                courses: &courses,
-                high: &high,
-                timing: &flags,
-                flags: &observation.flags,
-                now,
-                zones: zones.len(),
-                recoveries: &recoveries,
-            };
-            for &i in &moving {
-                plans[i] = replay.plan(i, &courses[i]);
+
+    /// How many nodes would be unsettled with the nodes of `down` (indices into the observation's
+    /// nodes) going down: the prediction's search grows with their square.
+    #[must_use]
+    pub fn unsettled_with(&self, down: &[usize]) -> usize {
+        let observation = self.observation;
+        let settled_now =
+            |&&i: &&usize| !is_unsettled(&observation.nodes[i], observation.now, observation.silent_after);
+        self.unsettled + down.iter().filter(settled_now).count()
+    }
+
+    /// The prediction of the observation, every node and zone.
+    #[must_use]
+    pub fn predict(&self) -> Prediction {
+        let observation = self.observation;
+        let (results, always_master) = self.replay(&self.scene, MAX_SINGLED_OUT);
+        let mut outcomes: Vec<Outcomes> = vec![Outcomes::default(); observation.nodes.len()];
+        for (&i, outcome) in self.scene.moving.iter().zip(results) {
+            outcomes[i] = outcome;
+        }
+        let initial = self.scene.initial_states(&observation.flags);
+        let master_now = initial.iter().all(|zone| zone.0 == 0 || zone.1 == ZoneState::FullDisruption)
+            && initial.iter().any(|zone| zone.0 > 0);
+        let nodes = observation
+            .nodes
+            .iter()
+            .zip(outcomes)
+            .map(|(node, outcome)| forecast(node, outcome, always_master, self.leader.leaderless))
+            .collect();
+        let zones = self
+            .zones
+            .iter()
+            .zip(initial)
+            .map(|(zone, (nodes, state, not_ready))| ZoneForecast {
+                zone: zone.clone(),
+                state,
+                nodes,
+                not_ready,
+                rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
+            })
+            .collect();
+        Prediction { nodes, zones, phase_known: self.phase.known, at: observation.now }
+    }
+
+    /// The forecasts of the nodes of `down` (indices into the observation's nodes, ascending) had
+    /// they gone down: [`predict`]'s, with those nodes marked `down`, in the same order.
+    #[must_use]
+    pub fn predict_down(&self, down: &[usize]) -> Vec<NodeForecast> {
+        self.forecast_down(down, false)
+    }
+
+    /// [`Forecaster::predict_down`] for an outage too large to read node by node (hundreds of nodes
+    /// at once): the nodes of a zone going down are taken together. Each may have stopped at any
+    /// instant since the oldest heartbeat recorded among them, so all are read alike, one of them
+    /// apart from the others, and each forecast covers what any of them may do (the zone queue's
+    /// order is unknown anyway). The cost grows with the nodes, not with their square.
+    #[must_use]
+    pub fn predict_down_together(&self, down: &[usize]) -> Vec<NodeForecast> {
+        self.forecast_down(down, true)
+    }
+
+    fn forecast_down(&self, down: &[usize], together: bool) -> Vec<NodeForecast> {
+        let observation = self.observation;
+        let mut overrides: Vec<(usize, Course)> = down
+            .iter()
+            .map(|&i| {
+                let node = &observation.nodes[i];
+                let zone = self.courses[i].zone().0;
+                (i, Course::read(node, true, observation, &self.leader, zone))
+            })
+            .collect();
+        if together {
+            together_per_zone(&mut overrides, self.zones.len());
+        }
+        let scene = self.scene_with(&overrides);
+        let single_out = if together { 1 } else { MAX_SINGLED_OUT };
+        let (results, always_master) = self.replay(&scene, single_out);
+        let mut results = scene.moving.iter().copied().zip(results).peekable();
+        let mut outcomes: Vec<Outcomes> = down
+            .iter()
+            .map(|&i| {
+                while results.peek().is_some_and(|(moving, _)| *moving < i) {
+                    results.next();
+                }
+                match results.peek() {
+                    Some((moving, _)) if *moving == i => results.next().map(|(_, outcome)| outcome).unwrap_or_default(),
+                    _ => Outcomes::default(),
+                }
+            })
+            .collect();
+        if together {
+            // Alike nodes: what one may do, any may.
+            for zone in 0..self.zones.len() {
+                let alike: Vec<usize> = (0..down.len())
+                    .filter(|&k| matches!(overrides[k].1, Course::Silent { zone: z, .. } if z == zone))
+                    .collect();
+                let hull = alike.iter().fold(None, |hull: Option<Outcomes>, &k| {
+                    Some(hull.map_or_else(|| outcomes[k].clone(), |hull| hull.merged(&outcomes[k])))
+                });
+                for &k in &alike {
+                    outcomes[k].clone_from(hull.as_ref().expect("a node of the zone"));
+                }
             }
-            always_master &= replay.run(&plans, &by_zone, &last_taint, &mut results);
+        }
+        down.iter()
+            .zip(outcomes)
+            .map(|(&i, outcome)| forecast(&observation.nodes[i], outcome, always_master, self.leader.leaderless))
+            .collect()
+    }
+
+    /// The scene as observed, with the courses of `overrides` (ascending) in place of the observed ones.
+    fn scene_with(&self, overrides: &[(usize, Course)]) -> Scene {
+        let mut scene = self.scene.without(overrides.iter().map(|(i, _)| *i), &self.courses);
+        scene.add(overrides);
+        scene
+    }
+
+    /// Replays every reading of `scene`, `single_out` nodes read apart from the others at most: the
+    /// outcome of each node that may move, and whether every reading ends in master disruption mode.
+    fn replay(&self, scene: &Scene, single_out: usize) -> (Vec<Outcomes>, bool) {
+        let observation = self.observation;
+        let courses = &scene.courses;
+        let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
+        // Settled nodes do the same in every reading: they are summed per zone once, and each
+        // reading plans only the others (a game day's 50 silent nodes among thousands).
+        let mut plans: Vec<Plan> = vec![(None, None); courses.len()];
+        let mut by_zone: Vec<Vec<usize>> = vec![Vec::new(); self.zones.len()];
+        for (i, course) in courses.iter().enumerate() {
+            by_zone[course.zone().0].push(i);
+        }
+        let mut always_master = true;
+        for world in self.phase.worlds(courses, &self.timing, self.leader.start) {
+            for high in readings(&world, courses, &self.timing, single_out) {
+                let replay = Replay {
+                    world: &world,
+                    scene,
+                    high: &high,
+                    timing: &self.timing,
+                    flags: &observation.flags,
+                    now: observation.now.as_nanos(),
+                    recoveries: &self.recoveries,
+                };
+                for (i, course) in courses.iter().enumerate() {
+                    plans[i] = replay.plan(i, course);
+                }
+                always_master &= replay.run(&plans, &by_zone, &self.last_taint, &mut results);
+            }
+        }
+        (results, always_master)
+    }
+}
+
+/// The silent nodes of `courses` taken together, zone by zone: each one's last heartbeat is any
+/// instant in the hull of theirs.
+fn together_per_zone(courses: &mut [(usize, Course)], zones: usize) {
+    let mut hulls: Vec<Option<Span>> = vec![None; zones];
+    for (_, course) in courses.iter() {
+        if let Course::Silent { zone, heartbeat: (low, high), .. } = *course {
+            let hull = &mut hulls[zone];
+            *hull = Some(hull.map_or((low, high), |(l, h)| (l.min(low), h.max(high))));
         }
     }
+    for (_, course) in courses.iter_mut() {
+        if let Course::Silent { zone, heartbeat, .. } = course
+            && let Some(hull) = hulls[*zone]
+        {
+            *heartbeat = hull;
+        }
+    }
+}
 
-    let initial = initial_states(&courses, zones.len(), &observation.flags);
-    let master_now = initial.iter().all(|zone| zone.0 == 0 || zone.1 == ZoneState::FullDisruption)
-        && initial.iter().any(|zone| zone.0 > 0);
-    let nodes = observation
-        .nodes
-        .iter()
-        .zip(results)
-        .map(|(node, outcome)| forecast(node, outcome, always_master, leader.leaderless))
-        .collect();
-    let zones = zones
-        .into_iter()
-        .zip(initial)
-        .map(|(zone, (nodes, state, not_ready))| ZoneForecast {
-            zone,
-            state,
-            nodes,
-            not_ready,
-            rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
-        })
-        .collect();
-    Prediction { nodes, zones, phase_known: phase.known, at: observation.now }
+/// The nodes of one prediction: those that may move (every course but `Settled`), each replayed,
+/// and per zone what the settled ones add up to, the same in every reading.
+#[derive(Clone, Debug)]
+struct Scene {
+    /// The observation's index of each node that may move, ascending.
+    moving: Vec<usize>,
+    /// Their courses.
+    courses: Vec<Course>,
+    /// Per zone: the counted nodes (settled or not).
+    sizes: Vec<usize>,
+    /// Per zone: the counted settled nodes not ready.
+    settled_not_ready: Vec<usize>,
+}
+
+impl Scene {
+    /// The scene of `courses` (every node's).
+    fn new(courses: &[Course], zones: usize) -> Self {
+        let mut scene =
+            Self { moving: Vec::new(), courses: Vec::new(), sizes: vec![0; zones], settled_not_ready: vec![0; zones] };
+        for (i, course) in courses.iter().enumerate() {
+            let (zone, counted) = course.zone();
+            scene.sizes[zone] += usize::from(counted);
+            match *course {
+                Course::Settled { not_ready, .. } => scene.settled_not_ready[zone] += usize::from(counted && not_ready),
+                _ => {
+                    scene.moving.push(i);
+                    scene.courses.push(course.clone());
+                }
+            }
+        }
+        scene
+    }
+
+    /// This scene without the nodes of `gone` (ascending), whose courses were `courses[i]`: no longer
+    /// moving, nor summed if settled. Their zones keep counting them.
+    fn without(&self, gone: impl Iterator<Item = usize>, courses: &[Course]) -> Self {
+        let mut scene = self.clone();
+        let mut gone = gone.peekable();
+        if gone.peek().is_none() {
+            return scene;
+        }
+        let gone: Vec<usize> = gone.collect();
+        for &i in &gone {
+            if let Course::Settled { zone, counted: true, not_ready: true } = courses[i] {
+                scene.settled_not_ready[zone] -= 1;
+            }
+        }
+        let kept = |(i, _): &(&usize, &Course)| gone.binary_search(i).is_err();
+        let (moving, courses): (Vec<usize>, Vec<Course>) =
+            self.moving.iter().zip(&self.courses).filter(kept).map(|(&i, course)| (i, course.clone())).unzip();
+        (scene.moving, scene.courses) = (moving, courses);
+        scene
+    }
+
+    /// Adds the nodes of `nodes` (ascending, none of them in the scene) with their courses.
+    fn add(&mut self, nodes: &[(usize, Course)]) {
+        let mut merged: Vec<(usize, Course)> = Vec::with_capacity(self.moving.len() + nodes.len());
+        let mut mine = self.moving.iter().copied().zip(self.courses.drain(..)).peekable();
+        for (i, course) in nodes {
+            while let Some(next) = mine.next_if(|(j, _)| j < i) {
+                merged.push(next);
+            }
+            match *course {
+                Course::Settled { zone, counted, not_ready } => {
+                    self.settled_not_ready[zone] += usize::from(counted && not_ready);
+                }
+                _ => merged.push((*i, course.clone())),
+            }
+        }
+        merged.extend(mine);
+        (self.moving, self.courses) = merged.into_iter().unzip();
+    }
+
+    /// Each zone at the snapshot: (counted nodes, state, not ready).
+    fn initial_states(&self, flags: &Flags) -> Vec<(usize, ZoneState, usize)> {
+        let mut not_ready = self.settled_not_ready.clone();
+        for course in &self.courses {
+            let (zone, counted) = course.zone();
+            not_ready[zone] += usize::from(counted && course.not_ready_now());
+        }
+        self.sizes.iter().zip(not_ready).map(|(&size, nr)| (size, zone_state((size, nr), flags), nr)).collect()
+    }
 }
 
 /// Which end of its own uncertain instant each node takes, in the readings of one world.
@@ -127,7 +367,7 @@ pub fn predict(observation: &Observation) -> Prediction {
 /// A node whose heartbeat (or post, or creation) is known only to the second may fall on either side
 /// of a pass, independently of the others. A few such nodes: every combination; more: each one at
 /// one end with the others at the other, which bounds each node's own window.
-fn readings(world: &World, courses: &[Course], timing: &Timing) -> Vec<Vec<bool>> {
+fn readings(world: &World, courses: &[Course], timing: &Timing, single_out: usize) -> Vec<Vec<bool>> {
     let base = vec![world.high; courses.len()];
     let ambiguous: Vec<usize> = (0..courses.len())
         .filter(|&i| courses[i].span(timing).is_some_and(|(low, high)| world.after(low) != world.after(high)))
@@ -148,7 +388,7 @@ fn readings(world: &World, courses: &[Course], timing: &Timing) -> Vec<Vec<bool>
     let mut readings = vec![with(&|_, _| false), with(&|_, _| true)];
     // Past a few dozen simultaneous failures the queue's random order dwarfs a pass more or less,
     // and the readings would cost more than they tell: the first ones are read apart.
-    for &one in ambiguous.iter().take(MAX_SINGLED_OUT) {
+    for &one in ambiguous.iter().take(single_out) {
         readings.push(with(&|_, i| i == one));
         readings.push(with(&|_, i| i != one));
     }
@@ -218,7 +458,8 @@ enum Course {
 }
 
 impl Course {
-    fn read(node: &NodeHealth, observation: &Observation, leader: &Leader, zone: usize) -> Self {
+    /// `down`: the node's kubelet is taken to stop by now (a what-if), whatever it did.
+    fn read(node: &NodeHealth, down: bool, observation: &Observation, leader: &Leader, zone: usize) -> Self {
         let now = observation.now.as_nanos();
         let counted = !node.excluded;
         let silent_after = nanos(observation.silent_after);
@@ -228,7 +469,7 @@ impl Course {
             let created = node.created.map_or(now, Timestamp::as_nanos);
             return match lease {
                 // Down (a what-if): its renewals stop by now.
-                Some(renewed) if node.down => Self::NeverReady { zone, counted, since: (renewed.max(created), now) },
+                Some(renewed) if down => Self::NeverReady { zone, counted, since: (renewed.max(created), now) },
                 Some(renewed) if now - renewed <= silent_after => Self::Settled { zone, counted, not_ready: true },
                 Some(renewed) => {
                     Self::NeverReady { zone, counted, since: (renewed.max(created), renewed.max(created)) }
@@ -257,7 +498,7 @@ impl Course {
                 match (low, high) {
                     // Down (a what-if): the last heartbeat is the last one recorded, or any instant
                     // up to now.
-                    _ if node.down => {
+                    _ if down => {
                         let low = low.unwrap_or(now).min(now);
                         Self::Silent { zone, counted, heartbeat: (low, now.max(high.unwrap_or(now))) }
                     }
@@ -528,13 +769,13 @@ struct Outcomes {
 
 struct Replay<'a> {
     world: &'a World,
-    courses: &'a [Course],
+    /// The nodes that may move (those `high` and the plans are indexed by), and the others' sums.
+    scene: &'a Scene,
     /// Per node: whether it takes the high end of its own uncertain instant.
     high: &'a [bool],
     timing: &'a Timing,
     flags: &'a Flags,
     now: i128,
-    zones: usize,
     /// Per zone, then for the whole cluster: the latest `Ready=True` transition (low, high).
     recoveries: &'a Recoveries,
 }
@@ -627,6 +868,10 @@ impl Replay<'_> {
         for (zone, &last) in last_taint.iter().enumerate() {
             let members: Vec<usize> =
                 by_zone[zone].iter().copied().filter(|&i| plans[i].1.is_some_and(|job| !job.swap)).collect();
+            if members.is_empty() {
+                // Nobody queued: the zone's tokens matter to no one.
+                continue;
+            }
             let mut releases: Vec<i128> = members.iter().map(|&i| plans[i].1.expect("filtered").release).collect();
             releases.sort_unstable();
             let changes = &timeline.changes[zone];
@@ -717,12 +962,14 @@ impl Replay<'_> {
         flips.sort_unstable();
         flips.dedup();
         // Per zone: how many nodes are counted, and when each counted one stops being ready.
-        let mut sizes = vec![0; self.zones];
-        let mut from: Vec<Vec<i128>> = vec![Vec::new(); self.zones];
-        for (course, plan) in self.courses.iter().zip(plans) {
+        // Settled nodes not ready count from the start; the others from their plan.
+        let zones = self.scene.sizes.len();
+        let sizes = &self.scene.sizes;
+        let mut from: Vec<Vec<i128>> =
+            self.scene.settled_not_ready.iter().map(|&settled| vec![i128::MIN; settled]).collect();
+        for (course, plan) in self.scene.courses.iter().zip(plans) {
             let (zone, counted) = course.zone();
             if counted {
-                sizes[zone] += 1;
                 from[zone].extend(plan.0);
             }
         }
@@ -740,11 +987,11 @@ impl Replay<'_> {
         let mut current = states(&counts_now);
         let mut master = all_full(&counts_now, &current).then_some(i128::MIN);
         let initial: Vec<Option<i128>> = if master.is_some() {
-            vec![None; self.zones]
+            vec![None; zones]
         } else {
             current.iter().zip(&counts_now).map(|(&state, c)| interval_of(state, c.0)).collect()
         };
-        let mut changes = vec![Vec::new(); self.zones];
+        let mut changes = vec![Vec::new(); zones];
         for at in flips {
             if master.is_some() {
                 break;
@@ -759,7 +1006,7 @@ impl Replay<'_> {
                 }
                 break;
             }
-            for zone in 0..self.zones {
+            for zone in 0..zones {
                 if next[zone] != current[zone] {
                     changes[zone].push((at, interval_of(next[zone], counts_then[zone].0)));
                 }
@@ -908,6 +1155,20 @@ struct ZoneReplay<'a> {
 }
 
 impl Outcomes {
+    /// What this node and `other` may do, taken as one.
+    fn merged(&self, other: &Self) -> Self {
+        let min = |a: Option<i128>, b: Option<i128>| a.into_iter().chain(b).min();
+        Self {
+            earliest: min(self.earliest, other.earliest),
+            latest: self.latest.max(other.latest),
+            unserved: self.unserved.into_iter().chain(other.unserved).min(),
+            served: self.served || other.served,
+            key: self.key.or(other.key),
+            basis: self.basis.or(other.basis),
+            queued_with: self.queued_with.max(other.queued_with),
+        }
+    }
+
     fn record(
         &mut self,
         job: Job,
@@ -933,19 +1194,6 @@ impl Outcomes {
             self.queued_with = self.queued_with.max(ahead);
         }
     }
-}
-
-/// Each zone at the snapshot: (counted nodes, state, not ready).
-fn initial_states(courses: &[Course], zones: usize, flags: &Flags) -> Vec<(usize, ZoneState, usize)> {
-    let mut counts = vec![(0, 0); zones];
-    for course in courses {
-        let (zone, counted) = course.zone();
-        if counted {
-            counts[zone].0 += 1;
-            counts[zone].1 += usize::from(course.not_ready_now());
-        }
-    }
-    counts.into_iter().map(|c| (c.0, zone_state(c, flags), c.1)).collect()
 }
 
 fn forecast(node: &NodeHealth, outcome: Outcomes, master: bool, leaderless: bool) -> NodeForecast {

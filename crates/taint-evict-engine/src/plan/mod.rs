@@ -15,6 +15,6 @@ pub use model::{
     Assumed, Basis, EditedDeadline, NodeLifecycle, NodePlan, OwnerLoss, Plan, PodPlan, TolerationsEdited, Verdict,
 };
 pub(crate) use model::{pod_order, sort_pods};
-pub use owners::owner_losses;
+pub use owners::{Replicas, owner_losses};
 pub use predicted::{mark_recovering, rate_zero_ties, show_in_plan};
 pub use stuck::mark_stuck;

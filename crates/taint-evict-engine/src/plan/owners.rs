@@ -6,12 +6,36 @@ use std::collections::HashMap;
 use super::model::{Basis, OwnerLoss, Plan, Verdict};
 use crate::snapshot::{Owner, Snapshot};
 
+/// The running pods of each owner of a snapshot, counted once for the many roll-ups of an audit
+/// (docs/audit.md).
+#[derive(Clone, Debug, Default)]
+pub struct Replicas<'a>(HashMap<Key<'a>, usize>);
+
+/// An owner: its namespace and its controller reference.
+type Key<'a> = (&'a str, &'a Owner);
+
+impl<'a> Replicas<'a> {
+    /// Counts the running pods of `snapshot`'s owners.
+    #[must_use]
+    pub fn count(snapshot: &'a Snapshot) -> Self {
+        let mut counts: HashMap<Key<'a>, usize> = HashMap::new();
+        for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
+            let Some(owner) = pod.owner.as_deref() else { continue };
+            *counts.entry((pod.pod.key.namespace(), owner)).or_default() += 1;
+        }
+        Self(counts)
+    }
+}
+
 /// The owners losing pods in `plan` (replayed from `snapshot`): those that lose every running pod
 /// first, then by their first deletion, then by namespace, kind and name. Pods of nodes the plan
-/// does not show count as running on.
+/// does not show count as running on. `replicas`: the snapshot's, counted once (else counted here).
 #[must_use]
-pub fn owner_losses<'a>(plan: &Plan<'a>, snapshot: &'a Snapshot) -> Vec<OwnerLoss<'a>> {
-    type Key<'a> = (&'a str, &'a Owner);
+pub fn owner_losses<'a>(
+    plan: &Plan<'a>,
+    snapshot: &'a Snapshot,
+    replicas: Option<&Replicas<'_>>,
+) -> Vec<OwnerLoss<'a>> {
     let mut losses: HashMap<Key<'a>, OwnerLoss<'a>> = HashMap::new();
     let pods = plan.nodes.iter().flat_map(|node| &node.pods);
     for pod in pods.filter(|pod| matches!(pod.verdict, Verdict::EvictNow | Verdict::EvictAt)) {
@@ -39,10 +63,19 @@ pub fn owner_losses<'a>(plan: &Plan<'a>, snapshot: &'a Snapshot) -> Vec<OwnerLos
     if losses.is_empty() {
         return Vec::new();
     }
-    for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
-        let Some(owner) = pod.owner.as_deref() else { continue };
-        if let Some(loss) = losses.get_mut(&(pod.pod.key.namespace(), owner)) {
-            loss.pods += 1;
+    match replicas {
+        Some(Replicas(counts)) => {
+            for loss in losses.values_mut() {
+                loss.pods = counts.get(&(loss.namespace, loss.owner)).copied().unwrap_or_default();
+            }
+        }
+        None => {
+            for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
+                let Some(owner) = pod.owner.as_deref() else { continue };
+                if let Some(loss) = losses.get_mut(&(pod.pod.key.namespace(), owner)) {
+                    loss.pods += 1;
+                }
+            }
         }
     }
     let mut losses: Vec<OwnerLoss<'a>> = losses.into_values().collect();
@@ -178,7 +211,9 @@ mod tests {
                 (true, _) => PodPlanFate::Shown(Verdict::EvictAt, Some(at(345)), Some(at(347)), Basis::PredictedTaint),
             }
         });
-        let losses = owner_losses(&plan, &snapshot);
+        let losses = owner_losses(&plan, &snapshot, None);
+        let replicas = Replicas::count(&snapshot);
+        assert_eq!(owner_losses(&plan, &snapshot, Some(&replicas)), losses, "counted once or here: the same");
         // Namespace, name, pods, deleted, none left, first, last.
         type Row<'a> = (&'a str, &'a str, usize, usize, bool, Timestamp, Option<Timestamp>);
         let rows: Vec<Row<'_>> = losses
@@ -216,7 +251,7 @@ mod tests {
             "web-1" => PodPlanFate::Shown(Verdict::EvictNow, Some(at(0)), None, Basis::TaintTimeAdded),
             _ => PodPlanFate::NotShown,
         });
-        let losses = owner_losses(&deleted, &snapshot);
+        let losses = owner_losses(&deleted, &snapshot, None);
         assert_eq!(losses.len(), 1);
         assert_eq!((losses[0].pods, losses[0].deleted, losses[0].none_left()), (1, 1, true));
         assert_eq!(losses[0].last, Some(at(0)), "a deletion that is not predicted is due at its instant");
@@ -224,6 +259,6 @@ mod tests {
             "web-1" => PodPlanFate::Shown(Verdict::Never, None, None, Basis::TaintTimeAdded),
             _ => PodPlanFate::NotShown,
         });
-        assert!(owner_losses(&kept, &snapshot).is_empty());
+        assert!(owner_losses(&kept, &snapshot, None).is_empty());
     }
 }

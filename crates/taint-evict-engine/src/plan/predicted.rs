@@ -9,10 +9,11 @@ use crate::lifecycle::{
     ConditionTaint, Held, HeldReason, NodeForecast, NodeHealth, Prediction, Ready, deletion, is_back,
 };
 use crate::model::{NodeName, Taint};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{NodesByName, Snapshot};
 use crate::time::Timestamp;
 
-/// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`.
+/// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`;
+/// `named`: the snapshot's nodes by name, when found once for many plans.
 ///
 /// A pod already due from a taint the node carries keeps that deadline unless the predicted taint
 /// deletes it for certain before; a pod the node's taints leave alone becomes `evict-at` the
@@ -20,7 +21,13 @@ use crate::time::Timestamp;
 /// [`Basis::PredictedTaint`]. When every zone is down the controller removes the condition taints,
 /// which cancels every deletion not yet due: on such a node that only carries condition taints,
 /// those pods are `unaffected`.
-pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], prediction: &Prediction) {
+pub fn show_in_plan(
+    plan: &mut Plan,
+    snapshot: &Snapshot,
+    named: Option<&NodesByName<'_>>,
+    nodes: &[NodeHealth],
+    prediction: &Prediction,
+) {
     let index: HashMap<&NodeName, usize> =
         prediction.nodes.iter().enumerate().map(|(i, forecast)| (&forecast.name, i)).collect();
     let tainted: HashSet<&NodeName> = plan
@@ -31,8 +38,16 @@ pub fn show_in_plan(plan: &mut Plan, snapshot: &Snapshot, nodes: &[NodeHealth], 
         .collect();
     // Their taints as the snapshot has them (the first node of a name).
     let mut taints: HashMap<&NodeName, &[Taint]> = HashMap::new();
-    for node in snapshot.nodes.iter().filter(|node| tainted.contains(&node.name)) {
-        taints.entry(&node.name).or_insert(&node.taints);
+    match named {
+        Some(named) => {
+            let first = tainted.iter().filter_map(|&name| named.first(name)).map(|i| &snapshot.nodes[i]);
+            taints.extend(first.map(|node| (&node.name, &*node.taints)));
+        }
+        None => {
+            for node in snapshot.nodes.iter().filter(|node| tainted.contains(&node.name)) {
+                taints.entry(&node.name).or_insert(&node.taints);
+            }
+        }
     }
     let now = plan.now;
     for node in &mut plan.nodes {
