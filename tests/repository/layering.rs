@@ -625,7 +625,8 @@ fn the_cycle_check_finds_cycles_through_super_crate_and_braces() {
     assert_eq!(self::cycles(&parts), [vec!["a::x/*".to_owned(), "a::y/*".to_owned()]]);
 }
 
-/// The modules declared `#[cfg(test)] mod name;` (tests may reach anywhere), and theirs.
+/// The modules declared `#[cfg(test)] mod name;`, visible to the crate or not (tests may reach
+/// anywhere, and share their helpers), and theirs.
 fn test_modules(found: &BTreeMap<Vec<String>, String>) -> BTreeSet<Vec<String>> {
     let mut tests = BTreeSet::new();
     for (module, text) in found {
@@ -636,7 +637,14 @@ fn test_modules(found: &BTreeMap<Vec<String>, String>) -> BTreeSet<Vec<String>> 
             while rest.starts_with("#[") || rest.starts_with("//") {
                 rest = rest.split_once('\n').map_or("", |(_, after)| after).trim_start();
             }
-            if let Some(name) = rest.strip_prefix("mod ").and_then(|after| after.split_once(';')).map(|(name, _)| name)
+            let item = match rest.strip_prefix("pub") {
+                Some(visible) => match visible.trim_start().strip_prefix('(') {
+                    Some(inner) => inner.split_once(')').map_or("", |(_, after)| after).trim_start(),
+                    None => visible.trim_start(),
+                },
+                None => rest,
+            };
+            if let Some(name) = item.strip_prefix("mod ").and_then(|after| after.split_once(';')).map(|(name, _)| name)
                 && !name.contains('{')
             {
                 tests.insert(module.iter().cloned().chain([name.trim().to_owned()]).collect());
@@ -681,13 +689,16 @@ fn the_check_of_uses_running_up_finds_a_child_using_its_parent() {
         module("", "pub mod a;"),
         module(
             "a",
-            "mod x;\nmod y;\n#[cfg(test)]\n// Tests.\n#[allow(unused)]\nmod tests;\npub use x::X;\npub struct Shared;",
+            "mod x;\nmod y;\n#[cfg(test)]\n// Tests.\n#[allow(unused)]\nmod tests;\n#[cfg(test)]\npub(crate) mod cases;\n\
+             pub use x::X;\npub struct Shared;",
         ),
         module("a::x", "use super::Shared;\npub struct X;"),
         module("a::y", "use super::X;"),
         module("a::tests", "use super::*;\nfn f(_: Shared) {}"),
+        module("a::cases", "use super::*;\npub(crate) fn f(_: Shared) {}"),
     ]);
-    // `a::y` reaches `X` through a re-export (defined in `a::x`): not up; the tests are let be.
+    // `a::y` reaches `X` through a re-export (defined in `a::x`): not up; the tests are let be, those
+    // whose helpers other tests share too.
     assert_eq!(running_up(&seeded), ["a::x → a"]);
 }
 

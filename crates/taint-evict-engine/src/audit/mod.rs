@@ -13,3 +13,6 @@ pub use finding::{Finding, Rule, Severity};
 pub use replicas::replica_findings;
 pub use rules::toleration_findings;
 pub use scenarios::{Down, Outcome, Scenario, Setting, scenarios};
+
+#[cfg(test)]
+mod vectors;

@@ -61,7 +61,7 @@ pub use predict::{Forecaster, predict};
 pub use stuck::{kubelet_gone, stuck_since};
 
 #[cfg(test)]
-mod vectors;
+pub(crate) mod vectors;
 
 #[cfg(test)]
 mod nlc_sim;

@@ -11,12 +11,13 @@ use crate::model::{Taint, Toleration};
 use crate::time::Timestamp;
 
 /// The instant `seconds` after the epoch.
-fn at(seconds: f64) -> Timestamp {
+pub(crate) fn at(seconds: f64) -> Timestamp {
     #[allow(clippy::cast_possible_truncation)]
     Timestamp::from_nanos((seconds * 1e9).round() as i128)
 }
 
-fn secs(t: Timestamp) -> f64 {
+/// `t` in seconds after the epoch.
+pub(crate) fn secs(t: Timestamp) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let s = t.as_nanos() as f64 / 1e9;
     s
@@ -27,15 +28,16 @@ fn whole(seconds: f64) -> Timestamp {
     at(seconds.floor())
 }
 
-struct Case {
+/// A cluster observed at `now` (seconds), its controller's leader since `acquired`.
+pub(crate) struct Case {
     now: f64,
     nodes: Vec<NodeHealth>,
-    flags: Flags,
+    pub(crate) flags: Flags,
     acquired: Option<f64>,
 }
 
 impl Case {
-    fn at(now: f64) -> Self {
+    pub(crate) fn at(now: f64) -> Self {
         Self { now, nodes: Vec::new(), flags: Flags::defaults_for(29), acquired: Some(0.5) }
     }
 
@@ -58,7 +60,7 @@ impl Case {
     }
 
     /// `count` healthy nodes in `zone` (lease renewed a second ago).
-    fn healthy(mut self, zone: &str, count: usize) -> Self {
+    pub(crate) fn healthy(mut self, zone: &str, count: usize) -> Self {
         for i in 0..count {
             let mut node = self.base(&format!("{zone}-ok{i}"), zone);
             node.ready = Some(ready(Ready::True, "KubeletReady", whole(self.now - 1.0), at(0.0)));
@@ -69,7 +71,7 @@ impl Case {
     }
 
     /// A node whose kubelet renewed its lease last at `renew` (Ready still True).
-    fn silent(self, name: &str, zone: &str, renew: f64) -> Self {
+    pub(crate) fn silent(self, name: &str, zone: &str, renew: f64) -> Self {
         let mut node = self.base(name, zone);
         node.ready = Some(ready(Ready::True, "KubeletReady", whole(renew), at(0.0)));
         node.lease_renewed = Some(at(renew));
@@ -91,24 +93,30 @@ impl Case {
         self
     }
 
-    fn excluded(mut self) -> Self {
+    pub(crate) fn excluded(mut self) -> Self {
         self.nodes.last_mut().expect("a node").excluded = true;
         self
     }
 
-    fn predict(&self) -> Prediction {
+    /// What the controller's leader and the nodes show at `now`: the leader renewed its Lease half
+    /// a second before.
+    pub(crate) fn observation(&self) -> Observation {
         let controller = self.acquired.map(|acquired| ControllerLease {
             acquired: Some(at(acquired)),
             renewed: Some(at(self.now - 0.5)),
             duration: Some(Duration::from_secs(15)),
         });
-        predict(&Observation {
+        Observation {
             now: at(self.now),
             nodes: self.nodes.clone(),
             controller,
             flags: self.flags,
             silent_after: Duration::from_secs(12),
-        })
+        }
+    }
+
+    fn predict(&self) -> Prediction {
+        predict(&self.observation())
     }
 }
 
@@ -125,18 +133,31 @@ fn node<'a>(prediction: &'a Prediction, name: &str) -> &'a NodeForecast {
     prediction.nodes.iter().find(|node| node.name.as_str() == name).unwrap_or_else(|| panic!("node {name}"))
 }
 
-/// The predicted window of `name`, in seconds.
-fn window(prediction: &Prediction, name: &str) -> (f64, Option<f64>) {
-    let forecast = node(prediction, name);
+/// The window of the taint `forecast` predicts, in seconds.
+fn taint_window(forecast: &NodeForecast) -> (f64, Option<f64>) {
+    let name = &forecast.name;
     let taint = forecast.taint.unwrap_or_else(|| panic!("{name}: a predicted taint, got {forecast:?}"));
     (secs(taint.earliest), taint.latest.map(secs))
+}
+
+/// The predicted window of `name`, in seconds.
+fn window(prediction: &Prediction, name: &str) -> (f64, Option<f64>) {
+    taint_window(node(prediction, name))
 }
 
 /// `name` is predicted to be tainted in a window that contains `expected` and lies within
 /// `[expected - before, expected + after]`.
 #[track_caller]
 fn assert_window(prediction: &Prediction, name: &str, expected: f64, before: f64, after: f64) {
-    let (earliest, latest) = window(prediction, name);
+    assert_taint_within(node(prediction, name), expected, before, after);
+}
+
+/// `forecast` is a taint in a window that contains `expected` and lies within
+/// `[expected - before, expected + after]`.
+#[track_caller]
+pub(crate) fn assert_taint_within(forecast: &NodeForecast, expected: f64, before: f64, after: f64) {
+    let name = &forecast.name;
+    let (earliest, latest) = taint_window(forecast);
     let latest = latest.unwrap_or_else(|| panic!("{name}: a bounded window"));
     assert!(earliest <= expected && expected <= latest, "{name}: {expected} outside the window {earliest}..{latest}");
     assert!(
