@@ -11,19 +11,20 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::Options;
 use super::game_day::owned;
 use super::lifecycle::{
     SILENT_AFTER, SLACK, after, assert_in_window, clock, condition_taints, deletions_of, dump, in_zone, rfc3339,
     taints_seen, wait_heartbeats,
 };
+use super::{ControlPlane, Options};
 use crate::control_plane;
 use crate::util::{command, instant, run_command};
 
-const FLAGS: [&str; 3] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.25"];
+pub(super) const FLAGS: [&str; 3] =
+    ["--node-monitor-period=2s", "--node-monitor-grace-period=10s", "--node-eviction-rate=0.25"];
 
 /// `audit -o json` over `dump`, the kubelets stopping at `now`.
-fn audit(dump: &str, now: i128) -> Value {
+pub(super) fn audit(dump: &str, now: i128) -> Value {
     let now = rfc3339(now);
     let mut args = vec!["audit", "-f", "-", "--now", &now, SILENT_AFTER, "-o", "json"];
     args.extend(FLAGS);
@@ -33,9 +34,40 @@ fn audit(dump: &str, now: i128) -> Value {
 }
 
 /// The scenario whose `down` is `down`.
-fn scenario<'a>(audit: &'a Value, down: &Value) -> &'a Value {
+pub(super) fn scenario<'a>(audit: &'a Value, down: &Value) -> &'a Value {
     let scenarios = audit["scenarios"].as_array().expect("scenarios");
     scenarios.iter().find(|s| s["down"] == *down).unwrap_or_else(|| panic!("no scenario {down} in {audit}"))
+}
+
+/// `audit -o json` over the live cluster (every node, every pod and the Leases read from the API
+/// server), the kubelets stopping at `now`.
+pub(super) fn live_audit(plane: &ControlPlane, now: i128) -> Value {
+    let now = rfc3339(now);
+    let mut args = vec!["audit", "--now", &now, SILENT_AFTER, "-o", "json"];
+    args.extend(FLAGS);
+    let live = run_command(command().args(&args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
+    assert_eq!(live.code, 0, "{}", live.stderr);
+    serde_json::from_str(&live.stdout).expect("audit prints JSON")
+}
+
+/// Per scenario, what each owner losing pods loses: the numbers, not the instants.
+pub(super) fn counts(audit: &Value) -> Vec<Value> {
+    let scenarios = audit["scenarios"].as_array().cloned().unwrap_or_default();
+    scenarios
+        .iter()
+        .map(|s| {
+            let owners = s["owners"].as_array().cloned().unwrap_or_default();
+            let owners: Vec<Value> =
+                owners.iter().map(|o| json!([o["kind"], o["name"], o["pods"], o["deleted"], o["noneLeft"]])).collect();
+            json!([s["down"], owners])
+        })
+        .collect()
+}
+
+/// The findings, without their instants and words.
+pub(super) fn rules(audit: &Value) -> Vec<Value> {
+    let findings = audit["findings"].as_array().cloned().unwrap_or_default();
+    findings.iter().map(|f| json!([f["rule"], f["namespace"], f["kind"], f["name"], f["scenario"]])).collect()
 }
 
 #[test]
@@ -105,31 +137,8 @@ fn real_apiserver_audit_of_a_healthy_dump_names_the_owner_a_zone_outage_leaves_w
 
     // Live, the same question gets the same answer (every node, every pod and the Leases read from
     // the API server), up to a heartbeat that landed after the dump.
-    let now = rfc3339(stopped);
-    let mut args = vec!["audit", "--now", &now, SILENT_AFTER, "-o", "json"];
-    args.extend(FLAGS);
-    let live = run_command(command().args(&args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
-    assert_eq!(live.code, 0, "{}", live.stderr);
-    let live: Value = serde_json::from_str(&live.stdout).expect("audit prints JSON");
-    let counts = |audit: &Value| -> Vec<Value> {
-        let scenarios = audit["scenarios"].as_array().cloned().unwrap_or_default();
-        scenarios
-            .iter()
-            .map(|s| {
-                let owners = s["owners"].as_array().cloned().unwrap_or_default();
-                let owners: Vec<Value> = owners
-                    .iter()
-                    .map(|o| json!([o["kind"], o["name"], o["pods"], o["deleted"], o["noneLeft"]]))
-                    .collect();
-                json!([s["down"], owners])
-            })
-            .collect()
-    };
+    let live = live_audit(&plane, stopped);
     assert_eq!(counts(&live), counts(&audit));
-    let rules = |audit: &Value| -> Vec<Value> {
-        let findings = audit["findings"].as_array().cloned().unwrap_or_default();
-        findings.iter().map(|f| json!([f["rule"], f["namespace"], f["kind"], f["name"], f["scenario"]])).collect()
-    };
     assert_eq!(rules(&live), rules(&audit));
 
     // For real: za's taints inside their windows, none on zb.

@@ -4,6 +4,7 @@
 //! was skipped and passes; `.ci/run` sets `TAINT_EVICT_REQUIRE_REAL_APISERVER=1` so that CI cannot skip.
 
 mod audit;
+mod audit_held;
 mod connect;
 mod election;
 mod evict;
