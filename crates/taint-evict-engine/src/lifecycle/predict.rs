@@ -122,7 +122,7 @@ impl<'o> Forecaster<'o> {
     #[must_use]
     pub fn predict(&self) -> Prediction {
         let observation = self.observation;
-        let (results, always_master) = self.replay(&self.scene, MAX_SINGLED_OUT);
+        let (results, always_master) = self.replay(&self.scene, &[]);
         let mut outcomes: Vec<Outcomes> = vec![Outcomes::default(); observation.nodes.len()];
         for (&i, outcome) in self.scene.moving.iter().zip(results) {
             outcomes[i] = outcome;
@@ -182,8 +182,15 @@ impl<'o> Forecaster<'o> {
             together_per_zone(&mut overrides, self.zones.len());
         }
         let scene = self.scene_with(&overrides);
-        let single_out = if together { 1 } else { MAX_SINGLED_OUT };
-        let (results, always_master) = self.replay(&scene, single_out);
+        let alike: Vec<usize> = match together {
+            true => overrides
+                .iter()
+                .filter(|(_, course)| matches!(course, Course::Silent { .. }))
+                .map(|(i, _)| *i)
+                .collect(),
+            false => Vec::new(),
+        };
+        let (results, always_master) = self.replay(&scene, &alike);
         let mut results = scene.moving.iter().copied().zip(results).peekable();
         let mut outcomes: Vec<Outcomes> = down
             .iter()
@@ -224,9 +231,9 @@ impl<'o> Forecaster<'o> {
         scene
     }
 
-    /// Replays every reading of `scene`, `single_out` nodes read apart from the others at most: the
+    /// Replays every reading of `scene`, the nodes of `together` (ascending) taken together: the
     /// outcome of each node that may move, and whether every reading ends in master disruption mode.
-    fn replay(&self, scene: &Scene, single_out: usize) -> (Vec<Outcomes>, bool) {
+    fn replay(&self, scene: &Scene, together: &[usize]) -> (Vec<Outcomes>, bool) {
         let observation = self.observation;
         let courses = &scene.courses;
         let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
@@ -239,7 +246,7 @@ impl<'o> Forecaster<'o> {
         }
         let mut always_master = true;
         for world in self.phase.worlds(courses, &self.timing, self.leader.start) {
-            for high in readings(&world, courses, &self.timing, single_out) {
+            for high in readings(&world, courses, &self.timing, &|i| together.binary_search(&scene.moving[i]).is_ok()) {
                 let replay = Replay {
                     world: &world,
                     scene,
@@ -367,7 +374,10 @@ impl Scene {
 /// A node whose heartbeat (or post, or creation) is known only to the second may fall on either side
 /// of a pass, independently of the others. A few such nodes: every combination; more: each one at
 /// one end with the others at the other, which bounds each node's own window.
-fn readings(world: &World, courses: &[Course], timing: &Timing, single_out: usize) -> Vec<Vec<bool>> {
+///
+/// `alike`: nodes taken together ([`Forecaster::predict_down_together`]): only the first of them is
+/// read apart, as any other would read the same.
+fn readings(world: &World, courses: &[Course], timing: &Timing, alike: &dyn Fn(usize) -> bool) -> Vec<Vec<bool>> {
     let base = vec![world.high; courses.len()];
     let ambiguous: Vec<usize> = (0..courses.len())
         .filter(|&i| courses[i].span(timing).is_some_and(|(low, high)| world.after(low) != world.after(high)))
@@ -388,7 +398,9 @@ fn readings(world: &World, courses: &[Course], timing: &Timing, single_out: usiz
     let mut readings = vec![with(&|_, _| false), with(&|_, _| true)];
     // Past a few dozen simultaneous failures the queue's random order dwarfs a pass more or less,
     // and the readings would cost more than they tell: the first ones are read apart.
-    for &one in ambiguous.iter().take(single_out) {
+    let mut first_alike = true;
+    let apart = ambiguous.iter().filter(|&&i| !alike(i) || std::mem::take(&mut first_alike));
+    for &one in apart.take(MAX_SINGLED_OUT) {
         readings.push(with(&|_, i| i == one));
         readings.push(with(&|_, i| i != one));
     }
