@@ -17,10 +17,11 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::cell::RefCell;
+use std::io::Cursor;
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use taint_evict::decode::bounded::{MaxSize, read_stream_then};
+use taint_evict::decode::bounded::{MaxSize, read_file_then};
 use taint_evict::decode::lifecycle::HealthBeside;
 use taint_evict::decode::{Keep, KeepLabels, parse_time};
 use taint_evict::engine::audit::{Outcome, Setting, replica_findings, scenarios, toleration_findings};
@@ -45,9 +46,12 @@ fn now() -> Timestamp {
     parse_time(cluster::NOW).expect("NOW is RFC 3339")
 }
 
-/// The dump read as `keep` says, with node health beside, as `-f` reads a file.
+/// The dump read as `keep` says, with node health beside, as `-f` reads a file (in groups of items on
+/// both cores).
 fn read(dump: &[u8], keep: &Keep) -> (Snapshot, Observation) {
-    let (snapshot, health) = read_stream_then(dump, keep, &HealthBeside, MaxSize::DEFAULT).expect("the dump is valid");
+    let size = dump.len() as u64;
+    let read = read_file_then(Cursor::new(dump), size, keep, &HealthBeside, MaxSize::DEFAULT);
+    let (snapshot, health) = read.expect("the dump is valid");
     let observation = health.expect("node health").observe(now(), Flags::defaults_for(MINOR), SILENT_AFTER);
     (snapshot, observation)
 }
