@@ -81,13 +81,7 @@ fn real_apiserver_audit_of_a_healthy_dump_names_the_owner_a_zone_outage_leaves_w
     let (za, zb) = (["a1", "a2", "a3"], ["b1", "b2"]);
     let mut objects: Vec<Value> =
         za.iter().map(|n| in_zone(n, "za")).chain(zb.iter().map(|n| in_zone(n, "zb"))).collect();
-    objects.extend([
-        owned("db-0", "a1", "StatefulSet", "db"),
-        owned("db-1", "a2", "StatefulSet", "db"),
-        owned("web-a", "a3", "ReplicaSet", "web"),
-        owned("web-b", "b1", "ReplicaSet", "web"),
-        owned("cache-a", "b2", "ReplicaSet", "cache"),
-    ]);
+    objects.extend(workloads());
     plane.create(&objects);
     let heartbeats = plane.keep_healthy(&za);
     let _healthy = plane.keep_healthy(&zb);
@@ -160,4 +154,16 @@ fn real_apiserver_audit_of_a_healthy_dump_names_the_owner_a_zone_outage_leaves_w
     assert!(last_db >= first - SLACK && last_db <= last + SLACK, "db's last deletion outside the audit's window");
     assert!(!deletions.contains_key("web-b") && !deletions.contains_key("cache-a"), "{deletions:?}");
     assert!(condition_taints(&plane).keys().all(|n| n.starts_with('a')), "zb is healthy: never tainted");
+}
+
+/// The workloads of both audit tests' two-zone clusters (za: a1–a3, zb: b1–b2): `db`'s two replicas in
+/// za, `web`'s one in each zone, `cache`'s one on b2.
+pub(super) fn workloads() -> [Value; 5] {
+    [
+        owned("db-0", "a1", "StatefulSet", "db"),
+        owned("db-1", "a2", "StatefulSet", "db"),
+        owned("web-a", "a3", "ReplicaSet", "web"),
+        owned("web-b", "b1", "ReplicaSet", "web"),
+        owned("cache-a", "b2", "ReplicaSet", "cache"),
+    ]
 }

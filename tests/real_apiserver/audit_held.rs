@@ -16,8 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::audit::{FLAGS, audit, counts, live_audit, rules, scenario};
-use super::game_day::owned;
+use super::audit::{FLAGS, audit, counts, live_audit, rules, scenario, workloads};
 use super::lifecycle::{SECOND, after, clock, dump, in_zone, rfc3339, wait_heartbeats};
 use super::{ControlPlane, Options, node};
 use crate::control_plane;
@@ -137,13 +136,7 @@ fn real_apiserver_audit_says_a_zone_whose_peers_are_all_excluded_is_held_and_it_
     let mut plane = control_plane!("audit-held", &options);
     let (za, zb) = (["a1", "a2", "a3"], ["b1", "b2"]);
     let mut objects: Vec<Value> = za.iter().map(|n| in_zone(n, "za")).chain(zb.iter().map(|n| edge(n))).collect();
-    objects.extend([
-        owned("db-0", "a1", "StatefulSet", "db"),
-        owned("db-1", "a2", "StatefulSet", "db"),
-        owned("web-a", "a3", "ReplicaSet", "web"),
-        owned("web-b", "b1", "ReplicaSet", "web"),
-        owned("cache-a", "b2", "ReplicaSet", "cache"),
-    ]);
+    objects.extend(workloads());
     plane.create(&objects);
     let heartbeats = plane.keep_healthy(&za);
     let _edges = plane.keep_healthy(&zb);

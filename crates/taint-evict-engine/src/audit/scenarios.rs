@@ -172,7 +172,7 @@ impl<'s, 'a> Shared<'s, 'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -205,8 +205,14 @@ mod tests {
         }
     }
 
-    /// `DefaultTolerationSeconds`' two tolerations (300 s).
+    /// `DefaultTolerationSeconds`' two tolerations (300 s), bound an hour before t(0).
     fn pod(name: &str, node: &str, owner: &Arc<Owner>) -> SnapshotPod {
+        bound_pod(name, node, owner, t(-3600))
+    }
+
+    /// Pod `shop/name` of `owner` running on `node` since `bound_at`, with `DefaultTolerationSeconds`'
+    /// two tolerations (300 s).
+    pub(crate) fn bound_pod(name: &str, node: &str, owner: &Arc<Owner>, bound_at: Timestamp) -> SnapshotPod {
         let toleration = |key: &str| Toleration {
             key: key.into(),
             operator: "Exists".into(),
@@ -216,10 +222,10 @@ mod tests {
         };
         let tolerations = Arc::from([toleration(NOT_READY), toleration(UNREACHABLE)]);
         let pod = Pod { key: PodKey::new("shop", name), uid: name.into(), node: Some(node.into()), tolerations };
-        SnapshotPod { owner: Some(Arc::clone(owner)), ..SnapshotPod::running(pod, Some(t(-3600))) }
+        SnapshotPod { owner: Some(Arc::clone(owner)), ..SnapshotPod::running(pod, Some(bound_at)) }
     }
 
-    fn owner(kind: &str, name: &str) -> Arc<Owner> {
+    pub(crate) fn owner(kind: &str, name: &str) -> Arc<Owner> {
         Arc::new(Owner { kind: kind.into(), name: name.into(), uid: format!("{name}-uid").into() })
     }
 

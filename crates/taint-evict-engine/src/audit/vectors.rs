@@ -23,10 +23,10 @@
 
 use std::sync::Arc;
 
+use crate::audit::scenarios::tests::{bound_pod, owner};
 use crate::audit::{Down, Outcome, Setting, scenarios};
 use crate::lifecycle::vectors::{Case, assert_taint_within, at, secs};
-use crate::lifecycle::{Basis, ConditionTaint, Flags, NOT_READY, UNREACHABLE, ZoneKey};
-use crate::model::{Effect, Pod, PodKey, Toleration};
+use crate::lifecycle::{Basis, ConditionTaint, Flags, ZoneKey};
 use crate::plan::OwnerLoss;
 use crate::replay::Host;
 use crate::snapshot::{Owner, Snapshot, SnapshotNode, SnapshotPod};
@@ -57,21 +57,9 @@ const fn tainted(node: &'static str, at: f64, before: f64, after: f64) -> Tainte
     Tainted { node, at, before, after }
 }
 
-fn owner(name: &str) -> Arc<Owner> {
-    Arc::new(Owner { kind: "ReplicaSet".into(), name: name.into(), uid: format!("{name}-uid").into() })
-}
-
+/// A pod bound at the cases' start, with `DefaultTolerationSeconds`' tolerations.
 fn pod(name: &str, node: &str, owner: &Arc<Owner>) -> SnapshotPod {
-    let toleration = |key: &str| Toleration {
-        key: key.into(),
-        operator: "Exists".into(),
-        value: Box::default(),
-        effect: Some(Effect::NoExecute),
-        seconds: Some(TOLERATION_SECONDS),
-    };
-    let tolerations = Arc::from([toleration(NOT_READY), toleration(UNREACHABLE)]);
-    let pod = Pod { key: PodKey::new("shop", name), uid: name.into(), node: Some(node.into()), tolerations };
-    SnapshotPod { owner: Some(Arc::clone(owner)), ..SnapshotPod::running(pod, Some(at(0.0))) }
+    bound_pod(name, node, owner, at(0.0))
 }
 
 /// `instant` plus the pods' toleration.
@@ -93,7 +81,7 @@ fn replay(label: &str, case: &Case, down: &Down, expected: &[Tainted]) {
     let observation = case.observation();
     let failing: Vec<&str> = expected.iter().map(|e| e.node).collect();
     let up = observation.nodes.iter().find(|n| !failing.contains(&n.name.as_str())).expect("a node staying up");
-    let (gone, spread) = (owner("gone"), owner("spread"));
+    let (gone, spread) = (owner("ReplicaSet", "gone"), owner("ReplicaSet", "spread"));
     let mut pods: Vec<SnapshotPod> = failing.iter().map(|node| pod(&format!("gone-{node}"), node, &gone)).collect();
     pods.push(pod("spread-0", failing[0], &spread));
     pods.push(pod("spread-1", up.name.as_str(), &spread));
