@@ -58,6 +58,12 @@ impl<'s> Tables<'s> {
             named: NodesByName::new(snapshot),
         }
     }
+
+    /// The snapshot's nodes by name.
+    #[must_use]
+    pub fn named(&self) -> &NodesByName<'s> {
+        &self.named
+    }
 }
 
 /// What the input tells beside the snapshot, each `None` (or empty) when it was not read.

@@ -2,7 +2,7 @@
 //! (docs/game-day.md): the node lifecycle controller's taints for the nodes going down, the
 //! deletions they bring, and the owners that lose pods.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use crate::lifecycle::{Forecaster, NodeForecast, NodeHealth, Observation, Prediction, ZoneKey};
@@ -110,22 +110,15 @@ struct Shared<'s, 'a> {
     setting: &'a Setting<'a>,
     forecaster: Forecaster<'a>,
     tables: Tables<'s>,
-    /// The snapshot's nodes by name (every node of a name).
-    nodes: HashMap<&'s NodeName, Vec<usize>>,
 }
 
 impl<'s, 'a> Shared<'s, 'a> {
     fn new(snapshot: &'s Snapshot, setting: &'a Setting<'a>) -> Self {
-        let mut nodes: HashMap<&'s NodeName, Vec<usize>> = HashMap::with_capacity(snapshot.nodes.len());
-        for (i, node) in snapshot.nodes.iter().enumerate() {
-            nodes.entry(&node.name).or_default().push(i);
-        }
         Self {
             snapshot,
             setting,
             forecaster: Forecaster::new(setting.observation),
             tables: Tables::new(snapshot, setting.host.key),
-            nodes,
         }
     }
 
@@ -150,8 +143,8 @@ impl<'s, 'a> Shared<'s, 'a> {
         };
         let prediction = Prediction { nodes: forecasts, zones: Vec::new(), phase_known: false, at: observed.now };
         let names: Vec<NodeName> = observation.nodes.iter().map(|node| node.name.clone()).collect();
-        let mut selected: Vec<usize> =
-            names.iter().filter_map(|name| self.nodes.get(name)).flatten().copied().collect();
+        // The snapshot's node of each name, as `plan --down` takes it.
+        let mut selected: Vec<usize> = names.iter().filter_map(|name| self.tables.named().first(name)).collect();
         selected.sort_unstable();
         let assumed = Assumed { changes: Vec::new(), down: names, down_selector: None };
         let request = Request {

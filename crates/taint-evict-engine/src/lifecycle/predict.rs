@@ -226,7 +226,8 @@ impl<'o> Forecaster<'o> {
 
     /// The scene as observed, with the courses of `overrides` (ascending) in place of the observed ones.
     fn scene_with(&self, overrides: &[(usize, Course)]) -> Scene {
-        let mut scene = self.scene.without(overrides.iter().map(|(i, _)| *i), &self.courses);
+        let gone: Vec<usize> = overrides.iter().map(|(i, _)| *i).collect();
+        let mut scene = self.scene.without(&gone, &self.courses);
         scene.add(overrides);
         scene
     }
@@ -320,23 +321,17 @@ impl Scene {
 
     /// This scene without the nodes of `gone` (ascending), whose courses were `courses[i]`: no longer
     /// moving, nor summed if settled. Their zones keep counting them.
-    fn without(&self, gone: impl Iterator<Item = usize>, courses: &[Course]) -> Self {
-        let mut scene = self.clone();
-        let mut gone = gone.peekable();
-        if gone.peek().is_none() {
-            return scene;
-        }
-        let gone: Vec<usize> = gone.collect();
-        for &i in &gone {
+    fn without(&self, gone: &[usize], courses: &[Course]) -> Self {
+        let mut settled_not_ready = self.settled_not_ready.clone();
+        for &i in gone {
             if let Course::Settled { zone, counted: true, not_ready: true } = courses[i] {
-                scene.settled_not_ready[zone] -= 1;
+                settled_not_ready[zone] -= 1;
             }
         }
         let kept = |(i, _): &(&usize, &Course)| gone.binary_search(i).is_err();
-        let (moving, courses): (Vec<usize>, Vec<Course>) =
+        let (moving, courses) =
             self.moving.iter().zip(&self.courses).filter(kept).map(|(&i, course)| (i, course.clone())).unzip();
-        (scene.moving, scene.courses) = (moving, courses);
-        scene
+        Self { moving, courses, sizes: self.sizes.clone(), settled_not_ready }
     }
 
     /// Adds the nodes of `nodes` (ascending, none of them in the scene) with their courses.
