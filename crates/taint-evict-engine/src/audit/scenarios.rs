@@ -33,8 +33,7 @@ pub enum Outcome<'a> {
         /// The nodes going down, in the observation's order.
         nodes: Vec<NodeForecast>,
     },
-    /// More nodes than `max_unsettled` are silent or not ready beside those going down: not
-    /// predicted; the number is every node unsettled in the outage.
+    /// More nodes would be silent or not ready at once than `max_unsettled`: not predicted.
     TooLarge(usize),
 }
 
@@ -53,9 +52,8 @@ pub struct Setting<'a> {
     /// Node health as read (`now` included; a dump read late, judged when it was taken): the nodes
     /// of each scenario go down from it.
     pub observation: &'a Observation,
-    /// An outage leaving more nodes unsettled than this has the nodes going down taken together,
-    /// zone by zone ([`Forecaster::predict_down_together`]); with more than this unsettled beside
-    /// them, it is not predicted (the prediction's search grows with their square).
+    /// A scenario with more nodes unsettled than this is not predicted (the prediction's search
+    /// grows with their square).
     pub max_unsettled: usize,
     /// Only this namespace's owners.
     pub namespace: Option<&'a str>,
@@ -126,15 +124,10 @@ impl<'s, 'a> Shared<'s, 'a> {
     fn outcome(&self, down: &[usize]) -> Outcome<'s> {
         let observed = self.setting.observation;
         let unsettled = self.forecaster.unsettled_with(down);
-        let max = self.setting.max_unsettled;
-        let forecasts = if unsettled <= max {
-            self.forecaster.predict_down(down)
-        } else if unsettled - down.len() <= max {
-            // Many nodes going down, few others unsettled: the zone's taken together.
-            self.forecaster.predict_down_together(down)
-        } else {
+        if unsettled > self.setting.max_unsettled {
             return Outcome::TooLarge(unsettled);
-        };
+        }
+        let forecasts = self.forecaster.predict_down(down);
         // The plan reads the health and the forecasts of the nodes it shows: those going down.
         let observation = Observation {
             nodes: down.iter().map(|&i| NodeHealth { down: true, ..observed.nodes[i].clone() }).collect(),
@@ -316,27 +309,12 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_zone_past_the_bound_is_taken_together_and_too_many_unsettled_beside_it_is_not_predicted() {
-        let (snapshot, mut observation) = cluster();
-        // Bound 2: `za`'s three nodes are taken together, each window covering any of theirs.
-        let scenarios = scenarios(&snapshot, &setting(&observation, 2));
-        let Outcome::Predicted { nodes, owners } = &scenarios[0].outcome else { panic!("{:?}", scenarios[0]) };
-        let windows: Vec<_> = nodes.iter().map(|node| node.taint.map(|t| (t.earliest, t.latest))).collect();
-        assert!(windows.iter().all(|window| *window == windows[0] && window.is_some()), "{windows:?}");
-        let exact = super::scenarios(&snapshot, &setting(&observation, 200));
-        let Outcome::Predicted { nodes: one_by_one, .. } = &exact[0].outcome else { panic!("predicted") };
-        for (node, together) in one_by_one.iter().zip(nodes) {
-            let (exact, together) = (node.taint.expect("tainted"), together.taint.expect("tainted"));
-            assert!(together.earliest <= exact.earliest && together.latest >= exact.latest, "{exact:?} {together:?}");
-        }
-        assert_eq!(losses(&scenarios[0]), losses(&exact[0]), "{owners:?}");
-        // With za-1 already silent and bound 0, zb's outage leaves one node unsettled beside it.
-        observation.nodes[0].lease_renewed = Some(t(-100));
-        if let Some(ready) = observation.nodes[0].ready.as_mut() {
-            ready.last_heartbeat = Some(t(-100));
-        }
-        let scenarios = super::scenarios(&snapshot, &setting(&observation, 0));
-        assert!(matches!(scenarios[1].outcome, Outcome::TooLarge(2)), "{:?}", scenarios[1].outcome);
+    fn a_scenario_too_large_to_search_says_how_many_nodes_it_would_take() {
+        let (snapshot, observation) = cluster();
+        let setting = setting(&observation, 2);
+        let scenarios = scenarios(&snapshot, &setting);
+        assert!(matches!(scenarios[0].outcome, Outcome::TooLarge(3)), "{:?}", scenarios[0].outcome);
+        assert!(matches!(scenarios[1].outcome, Outcome::Predicted { .. }));
     }
 
     /// Runs the parts last first.

@@ -122,7 +122,7 @@ impl<'o> Forecaster<'o> {
     #[must_use]
     pub fn predict(&self) -> Prediction {
         let observation = self.observation;
-        let (results, always_master) = self.replay(&self.scene, &[]);
+        let (results, always_master) = self.replay(&self.scene);
         let mut outcomes: Vec<Outcomes> = vec![Outcomes::default(); observation.nodes.len()];
         for (&i, outcome) in self.scene.moving.iter().zip(results) {
             outcomes[i] = outcome;
@@ -155,22 +155,12 @@ impl<'o> Forecaster<'o> {
     /// they gone down: [`predict`]'s, with those nodes marked `down`, in the same order.
     #[must_use]
     pub fn predict_down(&self, down: &[usize]) -> Vec<NodeForecast> {
-        self.forecast_down(down, false)
+        self.forecast_down(down)
     }
 
-    /// [`Forecaster::predict_down`] for an outage too large to read node by node (hundreds of nodes
-    /// at once): the nodes of a zone going down are taken together. Each may have stopped at any
-    /// instant since the oldest heartbeat recorded among them, so all are read alike, one of them
-    /// apart from the others, and each forecast covers what any of them may do (the zone queue's
-    /// order is unknown anyway). The cost grows with the nodes, not with their square.
-    #[must_use]
-    pub fn predict_down_together(&self, down: &[usize]) -> Vec<NodeForecast> {
-        self.forecast_down(down, true)
-    }
-
-    fn forecast_down(&self, down: &[usize], together: bool) -> Vec<NodeForecast> {
+    fn forecast_down(&self, down: &[usize]) -> Vec<NodeForecast> {
         let observation = self.observation;
-        let mut overrides: Vec<(usize, Course)> = down
+        let overrides: Vec<(usize, Course)> = down
             .iter()
             .map(|&i| {
                 let node = &observation.nodes[i];
@@ -178,49 +168,20 @@ impl<'o> Forecaster<'o> {
                 (i, Course::read(node, true, observation, &self.leader, zone))
             })
             .collect();
-        if together {
-            together_per_zone(&mut overrides, self.zones.len());
-        }
         let scene = self.scene_with(&overrides);
-        let alike: Vec<usize> = match together {
-            true => overrides
-                .iter()
-                .filter(|(_, course)| matches!(course, Course::Silent { .. }))
-                .map(|(i, _)| *i)
-                .collect(),
-            false => Vec::new(),
-        };
-        let (results, always_master) = self.replay(&scene, &alike);
+        let (results, always_master) = self.replay(&scene);
         let mut results = scene.moving.iter().copied().zip(results).peekable();
-        let mut outcomes: Vec<Outcomes> = down
-            .iter()
+        down.iter()
             .map(|&i| {
                 while results.peek().is_some_and(|(moving, _)| *moving < i) {
                     results.next();
                 }
-                match results.peek() {
+                let outcome = match results.peek() {
                     Some((moving, _)) if *moving == i => results.next().map(|(_, outcome)| outcome).unwrap_or_default(),
                     _ => Outcomes::default(),
-                }
+                };
+                forecast(&observation.nodes[i], outcome, always_master, self.leader.leaderless)
             })
-            .collect();
-        if together {
-            // Alike nodes: what one may do, any may.
-            for zone in 0..self.zones.len() {
-                let alike: Vec<usize> = (0..down.len())
-                    .filter(|&k| matches!(overrides[k].1, Course::Silent { zone: z, .. } if z == zone))
-                    .collect();
-                let hull = alike.iter().fold(None, |hull: Option<Outcomes>, &k| {
-                    Some(hull.map_or_else(|| outcomes[k].clone(), |hull| hull.merged(&outcomes[k])))
-                });
-                for &k in &alike {
-                    outcomes[k].clone_from(hull.as_ref().expect("a node of the zone"));
-                }
-            }
-        }
-        down.iter()
-            .zip(outcomes)
-            .map(|(&i, outcome)| forecast(&observation.nodes[i], outcome, always_master, self.leader.leaderless))
             .collect()
     }
 
@@ -232,9 +193,9 @@ impl<'o> Forecaster<'o> {
         scene
     }
 
-    /// Replays every reading of `scene`, the nodes of `together` (ascending) taken together: the
-    /// outcome of each node that may move, and whether every reading ends in master disruption mode.
-    fn replay(&self, scene: &Scene, together: &[usize]) -> (Vec<Outcomes>, bool) {
+    /// Replays every reading of `scene`: the outcome of each node that may move, and whether every
+    /// reading ends in master disruption mode.
+    fn replay(&self, scene: &Scene) -> (Vec<Outcomes>, bool) {
         let observation = self.observation;
         let courses = &scene.courses;
         let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
@@ -247,7 +208,7 @@ impl<'o> Forecaster<'o> {
         }
         let mut always_master = true;
         for world in self.phase.worlds(courses, &self.timing, self.leader.start) {
-            for high in readings(&world, courses, &self.timing, &|i| together.binary_search(&scene.moving[i]).is_ok()) {
+            for high in readings(&world, courses, &self.timing) {
                 let replay = Replay {
                     world: &world,
                     scene,
@@ -264,25 +225,6 @@ impl<'o> Forecaster<'o> {
             }
         }
         (results, always_master)
-    }
-}
-
-/// The silent nodes of `courses` taken together, zone by zone: each one's last heartbeat is any
-/// instant in the hull of theirs.
-fn together_per_zone(courses: &mut [(usize, Course)], zones: usize) {
-    let mut hulls: Vec<Option<Span>> = vec![None; zones];
-    for (_, course) in courses.iter() {
-        if let Course::Silent { zone, heartbeat: (low, high), .. } = *course {
-            let hull = &mut hulls[zone];
-            *hull = Some(hull.map_or((low, high), |(l, h)| (l.min(low), h.max(high))));
-        }
-    }
-    for (_, course) in courses.iter_mut() {
-        if let Course::Silent { zone, heartbeat, .. } = course
-            && let Some(hull) = hulls[*zone]
-        {
-            *heartbeat = hull;
-        }
     }
 }
 
@@ -369,10 +311,7 @@ impl Scene {
 /// A node whose heartbeat (or post, or creation) is known only to the second may fall on either side
 /// of a pass, independently of the others. A few such nodes: every combination; more: each one at
 /// one end with the others at the other, which bounds each node's own window.
-///
-/// `alike`: nodes taken together ([`Forecaster::predict_down_together`]): only the first of them is
-/// read apart, as any other would read the same.
-fn readings(world: &World, courses: &[Course], timing: &Timing, alike: &dyn Fn(usize) -> bool) -> Vec<Vec<bool>> {
+fn readings(world: &World, courses: &[Course], timing: &Timing) -> Vec<Vec<bool>> {
     let base = vec![world.high; courses.len()];
     let ambiguous: Vec<usize> = (0..courses.len())
         .filter(|&i| courses[i].span(timing).is_some_and(|(low, high)| world.after(low) != world.after(high)))
@@ -393,9 +332,7 @@ fn readings(world: &World, courses: &[Course], timing: &Timing, alike: &dyn Fn(u
     let mut readings = vec![with(&|_, _| false), with(&|_, _| true)];
     // Past a few dozen simultaneous failures the queue's random order dwarfs a pass more or less,
     // and the readings would cost more than they tell: the first ones are read apart.
-    let mut first_alike = true;
-    let apart = ambiguous.iter().filter(|&&i| !alike(i) || std::mem::take(&mut first_alike));
-    for &one in apart.take(MAX_SINGLED_OUT) {
+    for &one in ambiguous.iter().take(MAX_SINGLED_OUT) {
         readings.push(with(&|_, i| i == one));
         readings.push(with(&|_, i| i != one));
     }
@@ -1162,20 +1099,6 @@ struct ZoneReplay<'a> {
 }
 
 impl Outcomes {
-    /// What this node and `other` may do, taken as one.
-    fn merged(&self, other: &Self) -> Self {
-        let min = |a: Option<i128>, b: Option<i128>| a.into_iter().chain(b).min();
-        Self {
-            earliest: min(self.earliest, other.earliest),
-            latest: self.latest.max(other.latest),
-            unserved: self.unserved.into_iter().chain(other.unserved).min(),
-            served: self.served || other.served,
-            key: self.key.or(other.key),
-            basis: self.basis.or(other.basis),
-            queued_with: self.queued_with.max(other.queued_with),
-        }
-    }
-
     fn record(
         &mut self,
         job: Job,
