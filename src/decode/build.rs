@@ -205,6 +205,19 @@ impl Fields<'_> {
     }
 }
 
+/// The shared copy of `text` among `known`, one of a handful of words (a phase, a kind): a dump that
+/// makes up one per object shares none past the first 16.
+fn word(known: &mut Vec<Arc<str>>, text: &str) -> Arc<str> {
+    if let Some(known) = known.iter().find(|known| ***known == *text) {
+        return Arc::clone(known);
+    }
+    let word = Arc::<str>::from(text);
+    if known.len() < 16 {
+        known.push(Arc::clone(&word));
+    }
+    word
+}
+
 /// A node's `NoExecute` taints and its others.
 type NodeTaints = (Arc<[Taint]>, Arc<[Taint]>);
 
@@ -220,6 +233,8 @@ pub(super) struct Builder {
     nodes: HashSet<NodeName>,
     /// Every distinct `status.phase` met (a handful): pods share them.
     phases: Vec<Arc<str>>,
+    /// Every distinct controller kind met (a handful): owners share them.
+    kinds: Vec<Arc<str>>,
     tolerations: Interner,
     /// The previous node's taints: the nodes of a pool carry the same ones, and share them.
     taints: Option<NodeTaints>,
@@ -246,15 +261,7 @@ impl Builder {
 
     /// The shared text of phase `phase`.
     fn phase(&mut self, phase: &str) -> Arc<str> {
-        if let Some(known) = self.phases.iter().find(|known| ***known == *phase) {
-            return Arc::clone(known);
-        }
-        let known = Arc::<str>::from(phase);
-        // Phases are a handful of words; a dump that makes up one per pod shares none.
-        if self.phases.len() < 16 {
-            self.phases.push(Arc::clone(&known));
-        }
-        known
+        word(&mut self.phases, phase)
     }
 
     /// The controller among a pod's `ownerReferences` (the entry with `controller: true`).
@@ -269,7 +276,7 @@ impl Builder {
         {
             return Some(Arc::clone(last));
         }
-        let owner = Arc::new(Owner { kind: kind.into(), name: name.into(), uid: uid.into() });
+        let owner = Arc::new(Owner { kind: word(&mut self.kinds, kind), name: name.into(), uid: uid.into() });
         Some(Arc::clone(self.owner.insert(owner)))
     }
 

@@ -180,8 +180,8 @@ pub struct SnapshotPod {
 /// a Job, or any other kind (in the pod's namespace).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Owner {
-    /// `kind`.
-    pub kind: Box<str>,
+    /// `kind`: a handful of words, shared by the owners of a snapshot.
+    pub kind: Arc<str>,
     /// `name`.
     pub name: Box<str>,
     /// `uid`: a workload deleted and made again under the same name is another owner.
