@@ -52,6 +52,9 @@ pub struct Input {
     pub connect: ConnectOptions,
     /// `audit`: every zone's and every node's outage is predicted, a game day each.
     pub every_outage: bool,
+    /// Node label keys read beside `-l`'s and `--down-selector`'s: those of `audit -l`, which picks
+    /// among every node read. A dump's other node labels are not kept.
+    pub label_keys: Vec<String>,
 }
 
 impl Input {

@@ -160,6 +160,7 @@ impl Input {
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
             every_outage: false,
+            label_keys: Vec::new(),
         }
     }
 }
@@ -271,6 +272,7 @@ impl AuditConfig {
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
             every_outage: true,
+            label_keys: args.selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)).collect(),
         };
         Ok(Self {
             selector: args.selector.clone(),

@@ -86,10 +86,9 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         _ => Vec::new(),
     };
     keys.extend(args.down_selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)));
-    // A pod's controller only for a game day's roll-up per owner; `audit` keeps every node label,
-    // for its `-l` over the nodes it reads (every one).
-    let labels = if args.every_outage { KeepLabels::All } else { KeepLabels::Only(Arc::from(keys)) };
-    let keep = Keep { labels, owners: args.game_day() };
+    keys.extend(args.label_keys.iter().cloned());
+    // A pod's controller only for a game day's roll-up per owner.
+    let keep = Keep { labels: KeepLabels::Only(Arc::from(keys)), owners: args.game_day() };
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;
