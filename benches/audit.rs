@@ -6,8 +6,8 @@
 //! --pods-per-node 30 --seed 1 --healthy`), then measures in the same run:
 //! - `audit/plan_every_node`: a `plan -f` of every node: the dump read as `plan` reads it (node health
 //!   beside), every node replayed, the JSON plan rendered;
-//! - `audit/audit`: an `audit -f`: the dump read as `audit` reads it (every node label, every pod's
-//!   owner, node health beside), every zone's and every node's outage predicted, the findings, the
+//! - `audit/audit`: an `audit -f`: the dump read as `audit` reads it (no node label without `-l`,
+//!   every pod's owner, node health beside), every zone's and every node's outage predicted, the findings, the
 //!   JSON audit rendered.
 //!
 //! Everything is dropped inside the timing, as the binaries do. It prints one `BENCH …` line per
@@ -69,7 +69,7 @@ fn plan_every_node(dump: &[u8], out: &mut Vec<u8>) -> usize {
 
 /// `audit -f DUMP -o json`: (scenarios predicted, findings).
 fn audit(dump: &[u8], out: &mut Vec<u8>) -> (usize, usize) {
-    let (snapshot, observation) = read(dump, &Keep::default());
+    let (snapshot, observation) = read(dump, &Keep { labels: KeepLabels::Only(Default::default()), owners: true });
     let setting = Setting {
         observation: &observation,
         max_unsettled: MAX_UNSETTLED,
@@ -80,7 +80,6 @@ fn audit(dump: &[u8], out: &mut Vec<u8>) -> (usize, usize) {
     let scenarios = scenarios(&snapshot, &setting);
     let mut findings = replica_findings(&snapshot, &scenarios);
     findings.extend(toleration_findings(&snapshot, &observation.flags));
-    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
     let audit = Audit {
         now: now(),
         grace: observation.flags.node_monitor_grace_period,

@@ -56,10 +56,8 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
     let mut findings = replica_findings(snapshot, &scenarios);
     findings.extend(toleration_findings(snapshot, &prepared.flags));
     if let Some(namespace) = namespace {
-        findings.retain(|finding| finding.namespace == namespace);
+        findings.retain_namespace(namespace);
     }
-    // Stable: the most severe first, each rule's own order kept.
-    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
     let now = prepared.lifecycle.as_ref().map_or(prepared.now, |foreseen| foreseen.observation.now);
     let audit =
         Audit { now, grace: prepared.flags.node_monitor_grace_period, findings: &findings, scenarios: &scenarios };

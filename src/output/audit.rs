@@ -5,12 +5,12 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use owo_colors::OwoColorize;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use super::human::{count, printable, rfc3339, short_time, to_second};
 use super::json::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
 use super::view::ColorMode;
-use crate::engine::audit::{Down, Finding, Outcome, Rule, Scenario, Severity};
+use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
 use crate::engine::lifecycle::{NOT_READY, UNREACHABLE};
 use crate::engine::time::Timestamp;
 
@@ -21,7 +21,7 @@ pub struct Audit<'a> {
     /// The node lifecycle controller's grace period, for the messages.
     pub grace: Duration,
     /// The findings, most severe first.
-    pub findings: &'a [Finding<'a>],
+    pub findings: &'a Findings<'a>,
     /// The outages.
     pub scenarios: &'a [Scenario<'a>],
 }
@@ -52,7 +52,7 @@ pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String
     let index = finding.toleration.unwrap_or_default();
     match finding.rule {
         Rule::LosesEveryReplica => {
-            let down = finding.scenario.as_ref().map(outage).unwrap_or_default();
+            let down = finding.scenario.map(outage).unwrap_or_default();
             let replicas = match pods {
                 1 => "its one running replica".to_owned(),
                 2 => "both running replicas".to_owned(),
@@ -159,7 +159,7 @@ fn plural(n: usize, noun: &str) -> String {
 }
 
 /// How many findings of each severity: `3 findings: 1 high, 2 medium, 0 low`.
-fn findings_line(findings: &[Finding<'_>]) -> String {
+fn findings_line(findings: &Findings<'_>) -> String {
     let of = |severity| findings.iter().filter(|f| f.severity == severity).count();
     let noun = if findings.len() == 1 { "finding" } else { "findings" };
     format!(
@@ -207,8 +207,8 @@ fn scenario_line(scenario: &Scenario<'_>, now: Timestamp) -> String {
 pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{}", findings_line(audit.findings))?;
     if !summary {
-        for finding in audit.findings {
-            let (kind, name) = subject(finding);
+        for finding in audit.findings.iter() {
+            let (kind, name) = subject(&finding);
             let severity = paint(finding.severity.as_str(), finding.severity, color);
             let pods = match finding.pods.len() {
                 0 | 1 if kind == "Pod" => String::new(),
@@ -218,8 +218,8 @@ pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut 
             writeln!(out)?;
             let head = format!("{}/{kind}/{name}{pods}", finding.namespace);
             writeln!(out, "{severity}  {}  {}", finding.rule.id(), printable(&head))?;
-            writeln!(out, "  {}", printable(&message(finding, audit.grace, audit.now)))?;
-            for line in fix(finding).lines() {
+            writeln!(out, "  {}", printable(&message(&finding, audit.grace, audit.now)))?;
+            for line in fix(&finding).lines() {
                 writeln!(out, "  | {}", printable(line))?;
             }
         }
@@ -240,15 +240,16 @@ pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut 
     Ok(())
 }
 
-/// `kind: EvictionAudit`.
+/// `kind: EvictionAudit`. Each scenario's and finding's document is made as it is written: an audit
+/// of thousands of nodes has hundreds of thousands of findings.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EvictionAudit<'a> {
     api_version: &'static str,
     kind: &'static str,
     now: String,
-    scenarios: Vec<ScenarioDoc<'a>>,
-    findings: Vec<FindingDoc<'a>>,
+    scenarios: ScenarioDocs<'a>,
+    findings: FindingDocs<'a>,
 }
 
 /// `{zone: NAME}` or `{node: NAME}`.
@@ -268,6 +269,15 @@ impl<'a> From<&'a Down> for DownDoc<'a> {
     }
 }
 
+/// `scenarios`: each one's document made as it is written.
+struct ScenarioDocs<'a>(&'a [Scenario<'a>]);
+
+impl Serialize for ScenarioDocs<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(ScenarioDoc::from))
+    }
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ScenarioDoc<'a> {
@@ -278,12 +288,42 @@ struct ScenarioDoc<'a> {
     owners: Vec<OwnerDoc<'a>>,
 }
 
+impl<'a> From<&'a Scenario<'a>> for ScenarioDoc<'a> {
+    fn from(scenario: &'a Scenario<'a>) -> Self {
+        let (predicted, nodes, owners) = match &scenario.outcome {
+            Outcome::TooLarge(_) => (false, Vec::new(), Vec::new()),
+            Outcome::Predicted { owners, nodes } => {
+                let nodes = nodes
+                    .iter()
+                    .map(|node| ScenarioNodeDoc {
+                        name: node.name.as_str(),
+                        predicted_taint: node.taint.as_ref().map(PredictedTaintDoc::from),
+                        held: node.held.as_ref().map(HeldDoc::from),
+                    })
+                    .collect();
+                (true, nodes, owners.iter().map(OwnerDoc::from).collect())
+            }
+        };
+        Self { down: DownDoc::from(&scenario.down), predicted, nodes, owners }
+    }
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ScenarioNodeDoc<'a> {
     name: &'a str,
     predicted_taint: Option<PredictedTaintDoc>,
     held: Option<HeldDoc>,
+}
+
+/// `findings`: each one's document, its message and fix written out, made as it is written.
+struct FindingDocs<'a>(&'a Audit<'a>);
+
+impl Serialize for FindingDocs<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let audit = self.0;
+        serializer.collect_seq(audit.findings.iter().map(|finding| FindingDoc::new(finding, audit)))
+    }
 }
 
 #[derive(Serialize)]
@@ -301,50 +341,34 @@ struct FindingDoc<'a> {
     fix: String,
 }
 
+impl<'a> FindingDoc<'a> {
+    fn new(finding: Finding<'a>, audit: &Audit<'_>) -> Self {
+        let (kind, name) = subject(&finding);
+        Self {
+            rule: finding.rule.id(),
+            severity: finding.severity.as_str(),
+            namespace: finding.namespace,
+            kind,
+            name,
+            pods: finding.pods.iter().map(|pod| pod.pod.key.name()).collect(),
+            scenario: finding.scenario.map(DownDoc::from),
+            at: finding.at.map(rfc3339),
+            message: message(&finding, audit.grace, audit.now),
+            fix: fix(&finding),
+        }
+    }
+}
+
 impl<'a> EvictionAudit<'a> {
     /// The document of `audit`.
     #[must_use]
     pub fn new(audit: &'a Audit<'a>) -> Self {
-        let scenarios = audit
-            .scenarios
-            .iter()
-            .map(|scenario| {
-                let (predicted, nodes, owners) = match &scenario.outcome {
-                    Outcome::TooLarge(_) => (false, Vec::new(), Vec::new()),
-                    Outcome::Predicted { owners, nodes } => {
-                        let nodes = nodes
-                            .iter()
-                            .map(|node| ScenarioNodeDoc {
-                                name: node.name.as_str(),
-                                predicted_taint: node.taint.as_ref().map(PredictedTaintDoc::from),
-                                held: node.held.as_ref().map(HeldDoc::from),
-                            })
-                            .collect();
-                        (true, nodes, owners.iter().map(OwnerDoc::from).collect())
-                    }
-                };
-                ScenarioDoc { down: DownDoc::from(&scenario.down), predicted, nodes, owners }
-            })
-            .collect();
-        let findings = audit
-            .findings
-            .iter()
-            .map(|finding| {
-                let (kind, name) = subject(finding);
-                FindingDoc {
-                    rule: finding.rule.id(),
-                    severity: finding.severity.as_str(),
-                    namespace: finding.namespace,
-                    kind,
-                    name,
-                    pods: finding.pods.iter().map(|pod| pod.pod.key.name()).collect(),
-                    scenario: finding.scenario.as_ref().map(DownDoc::from),
-                    at: finding.at.map(rfc3339),
-                    message: message(finding, audit.grace, audit.now),
-                    fix: fix(finding),
-                }
-            })
-            .collect();
-        Self { api_version: API_VERSION, kind: "EvictionAudit", now: rfc3339(audit.now), scenarios, findings }
+        Self {
+            api_version: API_VERSION,
+            kind: "EvictionAudit",
+            now: rfc3339(audit.now),
+            scenarios: ScenarioDocs(audit.scenarios),
+            findings: FindingDocs(audit),
+        }
     }
 }

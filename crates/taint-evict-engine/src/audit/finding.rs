@@ -1,6 +1,9 @@
 //! What an audit finds: a rule broken, how badly, and by which pods.
 
+use std::ops::Range;
+
 use super::scenarios::Down;
+use crate::plan::OwnerLoss;
 use crate::snapshot::{Owner, SnapshotPod};
 use crate::time::Timestamp;
 
@@ -62,8 +65,8 @@ impl Rule {
     }
 }
 
-/// A rule broken by one owner's pods (or by one pod with no owner).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A rule broken by one owner's pods (or by one pod with no owner), as [`Findings::iter`] gives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Finding<'a> {
     /// The rule.
     pub rule: Rule,
@@ -74,7 +77,7 @@ pub struct Finding<'a> {
     /// The controller the pods name; `None` for a pod with no owner (then `pods` holds it alone).
     pub owner: Option<&'a Owner>,
     /// The pods that break the rule, in the snapshot's order.
-    pub pods: Vec<&'a SnapshotPod>,
+    pub pods: &'a [&'a SnapshotPod],
     /// The toleration at fault: its index in the first pod's `spec.tolerations`.
     pub toleration: Option<usize>,
     /// The taint key the rule was checked against, when it is about one (`unreachable`,
@@ -83,8 +86,94 @@ pub struct Finding<'a> {
     /// The deciding `tolerationSeconds`, for [`Rule::DeletedOnABlip`].
     pub seconds: Option<i64>,
     /// The outage that brings it, for [`Rule::LosesEveryReplica`].
-    pub scenario: Option<Down>,
+    pub scenario: Option<&'a Down>,
     /// When the last replica is deleted at the latest, for [`Rule::LosesEveryReplica`] (`None`
     /// there: a predicted taint's window is open, the controller may hold it).
     pub at: Option<Timestamp>,
+}
+
+/// An audit's findings, most severe first, each rule's own order kept within a severity: the owners
+/// that lose every replica ([`Rule::LosesEveryReplica`], high) by namespace and owner, then the rules
+/// on tolerations.
+///
+/// A cluster can have an owner per pod, so an owner that loses every replica is kept as its loss in
+/// the outage that brings it; each [`Finding`] is made as it is read.
+#[derive(Clone, Debug, Default)]
+pub struct Findings<'a> {
+    /// [`Rule::LosesEveryReplica`]: the outage, the owner's loss and its pods (in `pods`).
+    losses: Vec<(&'a Down, &'a OwnerLoss<'a>, Range<usize>)>,
+    /// The rules on tolerations, most severe first: each finding with no pods, and its pods (in
+    /// `pods`).
+    others: Vec<(Finding<'a>, Range<usize>)>,
+    /// Every finding's pods, one finding's after another's.
+    pods: Vec<&'a SnapshotPod>,
+}
+
+impl<'a> Findings<'a> {
+    /// The findings of owners that lose every replica: each outage and loss (by namespace and owner)
+    /// with the owner's pods, `pods` sorted alike.
+    pub(super) fn of_losses(
+        losses: Vec<(&'a Down, &'a OwnerLoss<'a>, Range<usize>)>,
+        pods: Vec<&'a SnapshotPod>,
+    ) -> Self {
+        Self { losses, others: Vec::new(), pods }
+    }
+
+    /// Findings of other rules, most severe first, each with its pods.
+    pub(super) fn of_others(found: impl IntoIterator<Item = (Finding<'a>, Vec<&'a SnapshotPod>)>) -> Self {
+        let mut findings = Self::default();
+        for (finding, pods) in found {
+            let start = findings.pods.len();
+            findings.pods.extend(pods);
+            findings.others.push((Finding { pods: &[], ..finding }, start..findings.pods.len()));
+        }
+        findings
+    }
+
+    /// Adds `more`'s findings, keeping the order: the most severe first, then each rule's.
+    pub fn extend(&mut self, more: Findings<'a>) {
+        let offset = self.pods.len();
+        let moved = |pods: Range<usize>| pods.start + offset..pods.end + offset;
+        self.pods.extend(more.pods);
+        self.losses.extend(more.losses.into_iter().map(|(down, loss, pods)| (down, loss, moved(pods))));
+        self.others.extend(more.others.into_iter().map(|(finding, pods)| (finding, moved(pods))));
+        // Stable: each severity's findings in the order they came.
+        self.others.sort_by_key(|(finding, _)| std::cmp::Reverse(finding.severity));
+    }
+
+    /// Keeps only the findings of namespace `namespace`.
+    pub fn retain_namespace(&mut self, namespace: &str) {
+        self.losses.retain(|(_, loss, _)| loss.namespace == namespace);
+        self.others.retain(|(finding, _)| finding.namespace == namespace);
+    }
+
+    /// How many findings.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.losses.len() + self.others.len()
+    }
+
+    /// Whether there is none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The findings, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Finding<'_>> {
+        let losses = self.losses.iter().map(|(down, loss, pods)| Finding {
+            rule: Rule::LosesEveryReplica,
+            severity: Severity::High,
+            namespace: loss.namespace,
+            owner: Some(loss.owner),
+            pods: &self.pods[pods.clone()],
+            toleration: None,
+            taint: None,
+            seconds: None,
+            scenario: Some(down),
+            at: loss.last,
+        });
+        let others = self.others.iter().map(|(finding, pods)| Finding { pods: &self.pods[pods.clone()], ..*finding });
+        losses.chain(others)
+    }
 }

@@ -9,7 +9,7 @@ mod replicas;
 mod rules;
 mod scenarios;
 
-pub use finding::{Finding, Rule, Severity};
+pub use finding::{Finding, Findings, Rule, Severity};
 pub use replicas::replica_findings;
 pub use rules::toleration_findings;
 pub use scenarios::{Down, Outcome, Scenario, Setting, scenarios};

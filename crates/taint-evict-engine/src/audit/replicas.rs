@@ -1,82 +1,109 @@
 //! The rule the scenarios decide: an owner that loses every running replica in one outage.
 
-use std::collections::BTreeMap;
-
-use super::finding::{Finding, Rule, Severity};
+use super::finding::Findings;
 use super::scenarios::{Down, Outcome, Scenario};
-use crate::snapshot::{Owner, Snapshot};
+use crate::plan::OwnerLoss;
+use crate::snapshot::{Owner, Snapshot, SnapshotPod};
 
 /// One finding per owner left with no running replica by some scenario: the smallest outage that
-/// does it (a node's before a zone's, then by name), with its pods and when the last one goes. By
-/// namespace and owner.
+/// does it (a node's before a zone's, then by name), with its running pods and when the last one
+/// goes. By namespace and owner.
 #[must_use]
-pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &[Scenario<'a>]) -> Vec<Finding<'a>> {
-    let mut found: BTreeMap<(&'a str, &'a Owner), Finding<'a>> = BTreeMap::new();
+pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &'a [Scenario<'a>]) -> Findings<'a> {
     let by_size = scenarios
         .iter()
         .filter(|s| matches!(s.down, Down::Node(_)))
         .chain(scenarios.iter().filter(|s| matches!(s.down, Down::Zone(_))));
-    for scenario in by_size {
-        let Outcome::Predicted { owners, .. } = &scenario.outcome else { continue };
-        for loss in owners.iter().filter(|loss| loss.none_left()) {
-            found.entry((loss.namespace, loss.owner)).or_insert_with(|| Finding {
-                rule: Rule::LosesEveryReplica,
-                severity: Severity::High,
-                namespace: loss.namespace,
-                owner: Some(loss.owner),
-                pods: Vec::new(),
-                toleration: None,
-                taint: None,
-                seconds: None,
-                scenario: Some(scenario.down.clone()),
-                at: loss.last,
-            });
+    let mut losses: Vec<(usize, &'a Down, &'a OwnerLoss<'a>)> = by_size
+        .enumerate()
+        .flat_map(|(rank, scenario)| {
+            let owners = match &scenario.outcome {
+                Outcome::Predicted { owners, .. } => owners.as_slice(),
+                Outcome::TooLarge(_) => &[],
+            };
+            owners.iter().filter(|loss| loss.none_left()).map(move |loss| (rank, &scenario.down, loss))
+        })
+        .collect();
+    losses.sort_unstable_by(|(a_rank, _, a), (b_rank, _, b)| key(a).cmp(&key(b)).then(a_rank.cmp(b_rank)));
+    losses.dedup_by(|(_, _, later), (_, _, first)| key(later) == key(first));
+    // Each running pod of those owners, by owner, in the snapshot's order.
+    let mut owned: Vec<(usize, &'a SnapshotPod)> = Vec::new();
+    if !losses.is_empty() {
+        for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
+            let Some(owner) = pod.owner.as_deref() else { continue };
+            let wanted = (pod.pod.key.namespace(), owner);
+            if let Ok(at) = losses.binary_search_by(|(_, _, loss)| key(loss).cmp(&wanted)) {
+                owned.push((at, pod));
+            }
         }
     }
-    if found.is_empty() {
-        return Vec::new();
+    owned.sort_by_key(|(at, _)| *at);
+    let mut start = 0;
+    let mut ranges = Vec::with_capacity(losses.len());
+    for (at, (_, down, loss)) in losses.into_iter().enumerate() {
+        let end = start + owned[start..].iter().take_while(|(of, _)| *of == at).count();
+        ranges.push((down, loss, start..end));
+        start = end;
     }
-    for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
-        let Some(owner) = pod.owner.as_deref() else { continue };
-        if let Some(finding) = found.get_mut(&(pod.pod.key.namespace(), owner)) {
-            finding.pods.push(pod);
-        }
-    }
-    found.into_values().collect()
+    Findings::of_losses(ranges, owned.into_iter().map(|(_, pod)| pod).collect())
+}
+
+/// What a loss is of: its owner in its namespace.
+fn key<'a>(loss: &OwnerLoss<'a>) -> (&'a str, &'a Owner) {
+    (loss.namespace, loss.owner)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::finding::{Rule, Severity};
+    use crate::audit::scenarios::tests::{bound_pod, owner};
     use crate::model::NodeName;
-    use crate::plan::OwnerLoss;
     use crate::time::Timestamp;
 
     #[test]
     fn an_owner_is_found_once_by_its_smallest_outage_with_its_running_pods() {
-        let db = Owner { kind: "StatefulSet".into(), name: "db".into(), uid: "u".into() };
+        let (db, web) = (owner("StatefulSet", "db"), owner("ReplicaSet", "web"));
         let t = Timestamp::from_unix_seconds;
-        let loss = |deleted, last| OwnerLoss { namespace: "shop", owner: &db, pods: 2, deleted, first: t(10), last };
+        let loss =
+            |owner, pods, deleted, last| OwnerLoss { namespace: "shop", owner, pods, deleted, first: t(10), last };
         let zone = crate::lifecycle::ZoneKey::new("r", "za");
         let scenarios = vec![
             Scenario {
                 down: Down::Zone(zone),
-                outcome: Outcome::Predicted { owners: vec![loss(2, Some(t(30)))], nodes: Vec::new() },
+                outcome: Outcome::Predicted { owners: vec![loss(&db, 2, 2, Some(t(30)))], nodes: Vec::new() },
             },
             Scenario {
                 down: Down::Node(NodeName::from("n1")),
-                outcome: Outcome::Predicted { owners: vec![loss(1, Some(t(20)))], nodes: Vec::new() },
+                outcome: Outcome::Predicted { owners: vec![loss(&db, 2, 1, Some(t(20)))], nodes: Vec::new() },
             },
             Scenario {
                 down: Down::Node(NodeName::from("n2")),
-                outcome: Outcome::Predicted { owners: vec![loss(2, None)], nodes: Vec::new() },
+                outcome: Outcome::Predicted {
+                    owners: vec![loss(&db, 2, 2, None), loss(&web, 1, 1, Some(t(40)))],
+                    nodes: Vec::new(),
+                },
             },
         ];
-        let snapshot = Snapshot::default();
-        let found = replica_findings(&snapshot, &scenarios);
-        assert_eq!(found.len(), 1);
-        // n2's outage (a node's) before the zone's, though the zone's window is closed.
-        assert_eq!((found[0].scenario.clone(), found[0].at), (Some(Down::Node(NodeName::from("n2"))), None));
-        assert_eq!(found[0].rule, Rule::LosesEveryReplica);
+        let mut leaving = bound_pod("db-2", "n1", &db, t(0));
+        leaving.terminating = true;
+        let pods = vec![
+            bound_pod("db-1", "n2", &db, t(0)),
+            bound_pod("web-1", "n2", &web, t(0)),
+            leaving,
+            bound_pod("db-0", "n1", &db, t(0)),
+        ];
+        let snapshot = Snapshot { pods, ..Snapshot::default() };
+        let findings = replica_findings(&snapshot, &scenarios);
+        let found: Vec<_> = findings.iter().collect();
+        // By namespace and owner (its kind first); each with its running pods in the snapshot's order.
+        let said: Vec<(&str, Vec<&str>)> = found
+            .iter()
+            .map(|f| (&*f.owner.expect("an owner").name, f.pods.iter().map(|p| p.pod.key.name()).collect()))
+            .collect();
+        assert_eq!(said, [("web", vec!["web-1"]), ("db", vec!["db-1", "db-0"])]);
+        // db: n2's outage (a node's) before the zone's, though the zone's window is closed.
+        assert_eq!((found[1].scenario, found[1].at), (Some(&Down::Node(NodeName::from("n2"))), None));
+        assert!(found.iter().all(|f| f.rule == Rule::LosesEveryReplica && f.severity == Severity::High));
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::finding::{Finding, Rule, Severity};
+use super::finding::{Finding, Findings, Rule, Severity};
 use crate::lifecycle::{Flags, NOT_READY, UNREACHABLE};
 use crate::model::{Effect, Operator, Taint, Toleration};
 use crate::snapshot::{Owner, Snapshot, SnapshotPod};
@@ -66,34 +66,37 @@ fn broken(pod: &SnapshotPod, grace_seconds: i64) -> Vec<Broken> {
 /// finished), one per rule and owner (or per pod with no owner): the most severe first, then by
 /// rule, namespace, owner and pod name. `flags` gives the node lifecycle controller's grace period.
 #[must_use]
-pub fn toleration_findings<'a>(snapshot: &'a Snapshot, flags: &Flags) -> Vec<Finding<'a>> {
+pub fn toleration_findings<'a>(snapshot: &'a Snapshot, flags: &Flags) -> Findings<'a> {
     let grace_seconds = i64::try_from(flags.node_monitor_grace_period.as_secs()).unwrap_or(i64::MAX);
     type Key<'a> = (Rule, &'a str, Option<&'a Owner>, Option<&'a str>);
-    let mut findings: BTreeMap<Key<'a>, Finding<'a>> = BTreeMap::new();
+    let mut findings: BTreeMap<Key<'a>, (Finding<'a>, Vec<&'a SnapshotPod>)> = BTreeMap::new();
     for pod in snapshot.pods.iter().filter(|pod| live(pod)) {
         let namespace = pod.pod.key.namespace();
         let owner = pod.owner.as_deref();
         let bare = owner.is_none().then(|| pod.pod.key.name());
         for (rule, severity, toleration, taint, seconds) in broken(pod, grace_seconds) {
-            let finding = findings.entry((rule, namespace, owner, bare)).or_insert_with(|| Finding {
-                rule,
-                severity,
-                namespace,
-                owner,
-                pods: Vec::new(),
-                toleration,
-                taint,
-                seconds,
-                scenario: None,
-                at: None,
+            let (_, pods) = findings.entry((rule, namespace, owner, bare)).or_insert_with(|| {
+                let finding = Finding {
+                    rule,
+                    severity,
+                    namespace,
+                    owner,
+                    pods: &[],
+                    toleration,
+                    taint,
+                    seconds,
+                    scenario: None,
+                    at: None,
+                };
+                (finding, Vec::new())
             });
-            finding.pods.push(pod);
+            pods.push(pod);
         }
     }
-    let mut findings: Vec<Finding<'a>> = findings.into_values().collect();
+    let mut findings: Vec<(Finding<'a>, Vec<&'a SnapshotPod>)> = findings.into_values().collect();
     // Stable: within a severity, the map's order (rule, namespace, owner, pod name) stays.
-    findings.sort_by_key(|finding| std::cmp::Reverse(finding.severity));
-    findings
+    findings.sort_by_key(|(finding, _)| std::cmp::Reverse(finding.severity));
+    Findings::of_others(findings)
 }
 
 #[cfg(test)]
