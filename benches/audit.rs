@@ -25,7 +25,7 @@ use taint_evict::decode::bounded::{MaxSize, read_file_then};
 use taint_evict::decode::lifecycle::HealthBeside;
 use taint_evict::decode::{Keep, KeepLabels, parse_time};
 use taint_evict::engine::audit::{Outcome, Setting, replica_findings, scenarios, toleration_findings};
-use taint_evict::engine::lifecycle::{Flags, Observation};
+use taint_evict::engine::lifecycle::{Flags, MAX_UNSETTLED, Observation};
 use taint_evict::engine::snapshot::Snapshot;
 use taint_evict::engine::time::Timestamp;
 use taint_evict::output::audit::{Audit, EvictionAudit};
@@ -39,8 +39,6 @@ const RATIO_TARGET: f64 = 3.0;
 /// `audit`'s and `plan`'s default for the controller's version and `--silent-after`.
 const MINOR: u32 = 29;
 const SILENT_AFTER: Duration = Duration::from_secs(12);
-/// `plan`'s and `audit`'s bound on the nodes one prediction takes down.
-const MAX_UNSETTLED: usize = 200;
 
 fn now() -> Timestamp {
     parse_time(cluster::NOW).expect("NOW is RFC 3339")

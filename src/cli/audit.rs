@@ -7,13 +7,14 @@ use std::io::{BufWriter, Write};
 use crate::cluster::NodeSelection;
 use crate::config::{AuditConfig, AuditOutput};
 use crate::engine::audit::{Setting, replica_findings, scenarios, toleration_findings};
+use crate::engine::lifecycle::MAX_UNSETTLED;
 use crate::engine::model::NodeName;
 use crate::error::{Error, Result};
 use crate::output::audit::{Audit, EvictionAudit, write_text};
 use crate::output::json::{write_json, write_yaml};
 
 use super::input::Want;
-use super::plan::{MAX_UNSETTLED, Prepared};
+use super::plan::Prepared;
 
 /// `kubectl taint-evict audit`.
 pub fn audit(config: &AuditConfig) -> Result<()> {

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::devices::{DeviceTaints, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, is_unsettled, predict, unsettled};
+use crate::engine::lifecycle::{MAX_UNSETTLED, NodeHealth, Observation, Prediction, is_unsettled, predict, unsettled};
 use crate::engine::model::{NodeName, Taint};
 use crate::engine::plan::{Assumed, Plan, device_affected_nodes};
 use crate::engine::planner::{Evidence, Foresight, Request, build};
@@ -94,10 +94,6 @@ fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
     }
     Ok(())
 }
-
-/// The most nodes failing at once the prediction is made for: its search grows with the square of
-/// their number (about a second for this many).
-pub(super) const MAX_UNSETTLED: usize = 200;
 
 /// Whether a node of `observation` is taken as silent or not ready with `silent_after`.
 fn is_unsettled_at(observation: &Observation, silent_after: std::time::Duration) -> impl Fn(&NodeHealth) -> bool {

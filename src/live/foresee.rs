@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::cluster::lifecycle::LeaseChange;
 use crate::cluster::watch::HealthChange;
 use crate::engine::lifecycle::{
-    ControllerLease, Flags, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
+    ControllerLease, Flags, MAX_UNSETTLED, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
 };
 use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
@@ -21,9 +21,6 @@ use crate::time::Clock;
 
 /// How often the prediction is made again (silence grows with time, not only with events).
 const EVERY: Duration = Duration::from_secs(1);
-
-/// The most nodes failing at once the prediction is made for (as `plan`).
-const MAX_UNSETTLED: usize = 200;
 
 /// What the prediction needs besides the watches.
 #[derive(Clone, Debug)]

@@ -180,11 +180,11 @@ fn scenario_line(scenario: &Scenario<'_>, now: Timestamp) -> String {
     };
     let held = nodes.iter().filter(|node| node.held.is_some()).count();
     let tainted = nodes.iter().filter(|node| node.taint.is_some()).count();
-    let mut line = format!("{down}: {tainted} of {} to be tainted", count(nodes.len()));
+    let mut line = format!("{down}: {} of {} to be tainted", count(tainted), count(nodes.len()));
     if held > 0 {
         let reason =
             nodes.iter().find_map(|node| node.held.as_ref()).map(|held| held.reason.as_str()).unwrap_or_default();
-        line.push_str(&format!(", {held} held ({reason})"));
+        line.push_str(&format!(", {} held ({reason})", count(held)));
     }
     let gone: Vec<String> = owners
         .iter()
@@ -197,7 +197,7 @@ fn scenario_line(scenario: &Scenario<'_>, now: Timestamp) -> String {
     match gone.len() {
         0 => line.push_str("; no owner left with none"),
         1 => line.push_str(&format!("; left with none: {}", gone[0])),
-        n => line.push_str(&format!("; {n} left with none: {}", gone.join(", "))),
+        n => line.push_str(&format!("; {} left with none: {}", count(n), gone.join(", "))),
     }
     line
 }
@@ -370,5 +370,36 @@ impl<'a> EvictionAudit<'a> {
             scenarios: ScenarioDocs(audit.scenarios),
             findings: FindingDocs(audit),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::lifecycle::{Basis, ConditionTaint, NodeForecast, PredictedTaint, ZoneKey};
+
+    #[test]
+    fn an_outage_line_counts_its_nodes_with_separators_alike() {
+        let now = Timestamp::from_unix_seconds(1_795_341_600);
+        let node = |i: usize, tainted: bool| NodeForecast {
+            name: format!("za-{i}").as_str().into(),
+            zone: ZoneKey::new("r1", "za"),
+            ready: None,
+            last_heartbeat: None,
+            taint: tainted.then_some(PredictedTaint {
+                key: ConditionTaint::Unreachable,
+                earliest: now,
+                latest: Some(now),
+                basis: Basis::LostHeartbeat,
+                queued_with: 0,
+            }),
+            held: None,
+        };
+        let nodes = (0..1_500).map(|i| node(i, i < 1_200)).collect();
+        let scenario = Scenario {
+            down: Down::Zone(ZoneKey::new("r1", "za")),
+            outcome: Outcome::Predicted { owners: Vec::new(), nodes },
+        };
+        assert_eq!(scenario_line(&scenario, now), "zone za: 1,200 of 1,500 to be tainted; no owner left with none");
     }
 }

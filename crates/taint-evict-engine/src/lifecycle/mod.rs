@@ -57,7 +57,7 @@ mod predict;
 mod stuck;
 
 pub use health::*;
-pub use predict::{Forecaster, predict};
+pub use predict::{Forecaster, MAX_UNSETTLED, predict};
 pub use stuck::{kubelet_gone, stuck_since};
 
 #[cfg(test)]

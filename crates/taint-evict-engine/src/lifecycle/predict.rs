@@ -46,6 +46,11 @@ const TRUNCATION: i128 = SECOND;
 /// At most this many nodes with an ambiguous pass are each read against all the others.
 const MAX_SINGLED_OUT: usize = 16;
 
+/// The most nodes failing at once (silent or not ready) a prediction is made for: the search grows
+/// with the square of their number, about a second for this many. Past it, `plan`, its live view and
+/// `audit` say "not predicted".
+pub const MAX_UNSETTLED: usize = 200;
+
 /// Spacing of the phase samples; every window is widened by it.
 const STEP: i128 = 20 * MS;
 
