@@ -71,6 +71,7 @@ pub struct Metrics {
     failures: Family<Labels, Counter>,
     watch_restarts: Family<Labels, Counter>,
     blocked: Family<BudgetLabels, Gauge>,
+    held: Family<Labels, Gauge>,
     /// Pods blocked per budget; the gauge family follows it under its lock, so that a budget's
     /// series leaves and comes back without racing another pod's change.
     blocked_counts: std::sync::Mutex<std::collections::HashMap<String, i64>>,
@@ -139,6 +140,13 @@ impl Metrics {
             "Pods due whose eviction a PodDisruptionBudget refuses now (--mode evict), by budget.",
             blocked.clone(),
         );
+        let held = Family::default();
+        registry.register(
+            "taint_evict_held_deletions",
+            "Deletions due and held now, by what holds them: watchGap (a watch interrupted), maxDeletions, \
+             keepLastReady.",
+            held.clone(),
+        );
         let leader = Gauge::default();
         registry.register(
             "taint_evict_leader",
@@ -155,6 +163,7 @@ impl Metrics {
             failures,
             watch_restarts,
             blocked,
+            held,
             blocked_counts: std::sync::Mutex::default(),
             leader,
             ready: AtomicBool::new(false),
@@ -212,6 +221,11 @@ impl Metrics {
             counts.remove(budget);
             self.blocked.remove(&labels);
         }
+    }
+
+    /// `count` due deletions are held now `by` (`watchGap`, `maxDeletions`, `keepLastReady`).
+    pub fn set_held(&self, by: &'static str, count: usize) {
+        self.held.get_or_create(&vec![("by", by)]).set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     /// This instance leads (decides and deletes) or not.

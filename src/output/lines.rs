@@ -22,7 +22,7 @@ use crate::engine::observe::{Observed, Seen};
 use crate::engine::queue::{Cause, Work};
 use crate::engine::snapshot;
 use crate::engine::time::Timestamp;
-use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
+use crate::runtime::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 
 /// Writes `line` as one JSON object and a newline.
 pub fn write_line(line: &impl Serialize, out: &mut impl Write) -> io::Result<()> {
@@ -432,6 +432,10 @@ pub struct SummaryLine<'a> {
     /// `{pod, evictAt}` for each deletion still scheduled.
     #[serde(serialize_with = "pending_lines")]
     scheduled: &'a [(PodRef, Timestamp)],
+    /// `{pod, evictAt, by}` for each deletion due and held (`by`: `watchGap`, `maxDeletions`,
+    /// `keepLastReady`).
+    #[serde(serialize_with = "held_lines")]
+    held: &'a [(PodRef, Timestamp, HeldBy)],
 }
 
 impl<'a> From<&'a Summary> for SummaryLine<'a> {
@@ -446,6 +450,7 @@ impl<'a> From<&'a Summary> for SummaryLine<'a> {
             cancelled: summary.cancelled,
             failed: &summary.failed,
             scheduled: &summary.scheduled,
+            held: &summary.held,
         }
     }
 }
@@ -469,6 +474,22 @@ fn failing_lines<S: Serializer>(failed: &&[(PodRef, String)], serializer: S) -> 
 
 fn pending_lines<S: Serializer>(scheduled: &&[(PodRef, Timestamp)], serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(scheduled.iter().map(|(pod, at)| Pending { pod: pod.into(), evict_at: Time(*at) }))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HeldLine<'a> {
+    pod: Pod<'a>,
+    evict_at: Time,
+    by: &'static str,
+}
+
+fn held_lines<S: Serializer>(held: &&[(PodRef, Timestamp, HeldBy)], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(held.iter().map(|(pod, at, by)| HeldLine {
+        pod: pod.into(),
+        evict_at: Time(*at),
+        by: by.as_str(),
+    }))
 }
 
 /// `taints`: each `{key, value, effect, timeAdded}` (`timeAdded` `null` when the writer set none).

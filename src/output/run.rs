@@ -13,7 +13,7 @@ use crate::engine::lifecycle::NodeForecast;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::queue::{Cause, Work};
 use crate::engine::time::Timestamp;
-use crate::runtime::report::{LeaderState, LetGo, Report, RunEvent, Summary};
+use crate::runtime::report::{HeldBy, LeaderState, LetGo, Report, RunEvent, Summary};
 
 /// Writes the event as one JSON line (its shape: `output/lines.rs`).
 pub fn write_json(report: &Report, out: &mut impl Write) -> io::Result<()> {
@@ -271,7 +271,7 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
 }
 
 fn summary_line(summary: &Summary) -> String {
-    format!(
+    let mut line = format!(
         "{} {}, {} already gone, {} cancelled, {} failing, {} still scheduled",
         summary.deleted,
         if summary.dry_run { "would be deleted" } else { "deleted" },
@@ -279,7 +279,16 @@ fn summary_line(summary: &Summary) -> String {
         summary.cancelled,
         summary.failed.len(),
         summary.scheduled.len()
-    )
+    );
+    if !summary.held.is_empty() {
+        // Due and not deleted: their pods still stand.
+        let mut by: Vec<HeldBy> = summary.held.iter().map(|(_, _, by)| *by).collect();
+        by.sort_unstable();
+        by.dedup();
+        let by: Vec<&str> = by.into_iter().map(HeldBy::words).collect();
+        line.push_str(&format!(", {} due and held ({})", summary.held.len(), by.join(", ")));
+    }
+    line
 }
 
 fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
@@ -289,6 +298,10 @@ fn write_summary(summary: &Summary, out: &mut impl Write) -> io::Result<()> {
     }
     for (pod, at) in &summary.scheduled {
         writeln!(out, "  scheduled: {} on {} at {}", shown(&pod.key), shown(&pod.node), rfc3339_seconds(*at))?;
+    }
+    for (pod, at, by) in &summary.held {
+        let (key, node, due) = (shown(&pod.key), shown(&pod.node), rfc3339_seconds(*at));
+        writeln!(out, "  held: {key} on {node}, due {due}, held by {}: not deleted", by.words())?;
     }
     Ok(())
 }
@@ -939,7 +952,8 @@ mod tests {
                     gone: 1,
                     cancelled: 2,
                     failed: vec![(pod.clone(), "the server is busy".into())],
-                    scheduled: vec![(pod, t(90)), (other, t(95))],
+                    scheduled: vec![(pod.clone(), t(90)), (other, t(95))],
+                    held: vec![(pod, t(60), HeldBy::MaxDeletions)],
                 }),
             ),
             ("summary of a dry run", RunEvent::Summary(Summary { deleted: 3, dry_run: true, ..Summary::default() })),
@@ -1039,9 +1053,10 @@ mod tests {
                     {"evictAt": "2026-11-23T00:01:35Z",
                         "pod": {"namespace": "batch", "name": "job-2", "uid": "u-2", "node": "worker-2"}},
                 ],
+                "held": [{"evictAt": "2026-11-23T00:01:00Z", "pod": pod, "by": "maxDeletions"}],
                 "time": time}),
             json!({"type": "summary", "cancelled": 0, "dryRun": true, "failed": [], "gone": 0, "scheduled": [],
-                "wouldDelete": 3, "time": time}),
+                "held": [], "wouldDelete": 3, "time": time}),
         ];
         let reports = every_kind();
         assert_eq!(reports.len(), expected.len());

@@ -17,7 +17,7 @@ use super::gaps::Gaps;
 use super::lists::Lists;
 use super::options::{Leadership, RunOptions, Sources};
 use super::replicas::{Guard, Replicas};
-use super::report::{LetGo, Report, RunEvent, Summary};
+use super::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 use super::terminating::Terminating;
 use crate::engine::devices::{DeviceEngine, DeviceInput};
 use crate::engine::model::{Node, NodeName, PodKey, PodRef};
@@ -339,6 +339,15 @@ impl<E: Evictor> Loop<E> {
                 self.rekeep(term);
                 self.uncap(term);
             }
+            self.count_held(term);
+        }
+    }
+
+    /// Sets the held deletions' gauge, by what holds them.
+    fn count_held(&self, term: &Term<E>) {
+        let counts = [term.held.len(), term.capped.len(), term.kept.len()];
+        for (by, count) in HeldBy::ALL.into_iter().zip(counts) {
+            self.metrics.set_held(by.as_str(), count);
         }
     }
 
@@ -384,16 +393,16 @@ impl<E: Evictor> Loop<E> {
     /// The earliest deadline of both controllers.
     fn poll_timeout(&self, term: &Term<E>) -> Option<Timestamp> {
         let devices = self.devices.as_ref().and_then(DeviceEngine::poll_timeout);
-        let slot = self.next_slot(term).filter(|_| !term.capped.is_empty());
+        let slot = self.next_slot(term, self.clock.now()).filter(|_| !term.capped.is_empty());
         term.engine.poll_timeout().into_iter().chain(devices).chain(slot).min()
     }
 
-    /// When `--max-deletions` next allows a deletion: now when the window has room, else when its
-    /// oldest deletion leaves it; `None` without a cap.
-    fn next_slot(&self, term: &Term<E>) -> Option<Timestamp> {
+    /// When `--max-deletions` next allows a deletion, as of `now`: `now` when the window has room,
+    /// else when its oldest deletion leaves it; `None` without a cap. One `now` for the question and
+    /// its answer: a slot free now is never taken for one that frees later.
+    fn next_slot(&self, term: &Term<E>, now: Timestamp) -> Option<Timestamp> {
         let (max, window) = self.options.max_deletions?;
         let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
-        let now = self.clock.now();
         let recent = term.started.iter().filter(|at| at.add_nanos(window) > now).count();
         if recent < max as usize {
             return Some(now);
@@ -485,10 +494,12 @@ impl<E: Evictor> Loop<E> {
 
     /// Starts `job`, unless `--max-deletions` is reached: then it waits for a slot, and says so.
     fn start_or_cap(&mut self, term: &mut Term<E>, job: Job) {
-        self.prune(term);
+        // Those held before it go first, while slots are free; past them, it is held only once the
+        // window is really full.
+        self.uncap(term);
         let now = self.clock.now();
-        match (self.options.max_deletions, self.next_slot(term)) {
-            (Some((max, window)), Some(slot)) if slot > now || !term.capped.is_empty() => {
+        match (self.options.max_deletions, self.next_slot(term, now)) {
+            (Some((max, window)), Some(slot)) if slot > now => {
                 self.send(RunEvent::Capped { pod: job.pod.clone(), work: job.work, max, window, until: slot });
                 term.capped.push_back(job);
             }
@@ -504,9 +515,10 @@ impl<E: Evictor> Loop<E> {
     /// Starts the deletions `--max-deletions` held back, as the window frees slots.
     fn uncap(&mut self, term: &mut Term<E>) {
         self.prune(term);
-        while !term.capped.is_empty() && self.next_slot(term).is_some_and(|slot| slot <= self.clock.now()) {
+        let now = self.clock.now();
+        while !term.capped.is_empty() && self.next_slot(term, now).is_some_and(|slot| slot <= now) {
             let job = term.capped.pop_front().expect("not empty");
-            term.started.push_back(self.clock.now());
+            term.started.push_back(now);
             term.executor.submit(job);
         }
     }
@@ -632,7 +644,18 @@ impl<E: Evictor> Loop<E> {
         }
         scheduled.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
         summary.scheduled = scheduled;
+        summary.held = held(&term);
         self.send(RunEvent::Summary(summary.clone()));
         summary
     }
+}
+
+/// The deletions `term` holds, with their deadlines and what holds them, by deadline.
+fn held<E>(term: &Term<E>) -> Vec<(PodRef, Timestamp, HeldBy)> {
+    let jobs = term.held.iter().map(|job| (job, HeldBy::WatchGap));
+    let jobs = jobs.chain(term.capped.iter().map(|job| (job, HeldBy::MaxDeletions)));
+    let jobs = jobs.chain(term.kept.iter().map(|(job, _)| (job, HeldBy::KeepLastReady)));
+    let mut held: Vec<_> = jobs.map(|(job, by)| (job.pod.clone(), job.work.fire, by)).collect();
+    held.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
+    held
 }

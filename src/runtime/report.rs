@@ -285,6 +285,46 @@ pub struct Summary {
     pub failed: Vec<(PodRef, String)>,
     /// Deletions still scheduled, with their deadlines, by deadline.
     pub scheduled: Vec<(PodRef, Timestamp)>,
+    /// Deletions due and held when `run` stopped, with their deadlines and what held them, by
+    /// deadline: neither deleted nor scheduled, their pods still stand.
+    pub held: Vec<(PodRef, Timestamp, HeldBy)>,
+}
+
+/// What holds a due deletion back (docs/run.md: "Continuous watches", "A cap on deletions",
+/// "Keeping the last ready replica").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HeldBy {
+    /// A watch is interrupted and not yet listed again.
+    WatchGap,
+    /// `--max-deletions` is reached.
+    MaxDeletions,
+    /// `--keep-last-ready`: the last ready replica of its workload.
+    KeepLastReady,
+}
+
+impl HeldBy {
+    /// Every hold, in order.
+    pub const ALL: [Self; 3] = [Self::WatchGap, Self::MaxDeletions, Self::KeepLastReady];
+
+    /// Its name in JSON lines and in the metrics' `by` label.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WatchGap => "watchGap",
+            Self::MaxDeletions => "maxDeletions",
+            Self::KeepLastReady => "keepLastReady",
+        }
+    }
+
+    /// What holds it, in words: the flag, or the broken watch.
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            Self::WatchGap => "a watch interrupted",
+            Self::MaxDeletions => "--max-deletions",
+            Self::KeepLastReady => "--keep-last-ready",
+        }
+    }
 }
 
 /// A [`RunEvent`] and when it happened.

@@ -10,7 +10,7 @@ use crate::engine::model::{Effect, Pod, PodKey, PodRef, Taint, Toleration, Uid};
 use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
 use crate::metrics::FailureReason;
-use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
+use crate::runtime::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 use crate::time::Clock;
 
 /// 2026-11-22T10:00:00Z, the virtual start.
@@ -1126,4 +1126,24 @@ async fn keep_last_ready_beside_max_deletions_counts_the_capped_replicas_as_goin
     assert_eq!(capped, ["b"]);
     assert_eq!(kept(&reports), [("c".to_owned(), t(0))]);
     assert_eq!(unkept(&reports), []);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_summary_lists_the_deletions_due_and_held_with_what_holds_each() {
+    // a, b and c, ready replicas, and a bare pod d, all due at once; one deletion per minute; stopped
+    // at +30: a went, b and d wait for a slot, c is the last ready replica.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods =
+        vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n1", true), pod("d", "n1", &[], -60)];
+    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..keeping() };
+    let h = start(nodes, pods, options, 30);
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0)], "{reports:#?}");
+    let held: Vec<(&str, Timestamp, HeldBy)> =
+        summary.held.iter().map(|(pod, at, by)| (pod.key.name(), *at, *by)).collect();
+    assert_eq!(
+        held,
+        [("b", t(0), HeldBy::MaxDeletions), ("c", t(0), HeldBy::KeepLastReady), ("d", t(0), HeldBy::MaxDeletions)]
+    );
+    assert!(summary.scheduled.is_empty(), "held, not scheduled: {summary:?}");
 }

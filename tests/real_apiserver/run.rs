@@ -294,6 +294,20 @@ fn real_apiserver_a_taint_on_every_node_deletes_exactly_the_cap_and_lists_the_re
     assert_eq!(deleted.len(), 2, "exactly the cap: {lines:#?}");
     let capped = lines.iter().filter(|l| l["type"] == "capped").collect::<Vec<_>>();
     assert!(capped.iter().all(|l| l["maxDeletions"] == 2 && l["windowSeconds"] == 600.0), "{capped:#?}");
+    // `capped` only once the cap is really reached: never for a pod deleted.
+    let capped_names: BTreeSet<&str> = capped.iter().filter_map(|l| l["pod"]["name"].as_str()).collect();
+    assert_eq!(capped.len(), 4, "each held pod said once, no other: {capped:#?}");
+    assert!(deleted.iter().all(|name| !capped_names.contains(name)), "{deleted:?} {capped_names:?}");
+    // The summary lists the four held, with their deadlines and what holds them.
+    let summary = lines.iter().find(|l| l["type"] == "summary").expect("a summary");
+    let held: BTreeSet<&str> = summary["held"]
+        .as_array()
+        .expect("held")
+        .iter()
+        .inspect(|h| assert_eq!(h["by"], "maxDeletions", "{summary}"))
+        .filter_map(|h| h["pod"]["name"].as_str())
+        .collect();
+    assert_eq!(held, capped_names, "{summary}");
     let standing = objects
         .iter()
         .filter(|o| o["kind"] == "Pod")
