@@ -18,7 +18,7 @@ use super::error::{DumpError, object_name};
 use super::raw::{RawClaimStatus, RawCondition, RawManagedField, RawOwnerRef, RawPodClaim, RawTaint, RawToleration};
 use crate::engine::devices::{ClaimUse, Via};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-use crate::engine::snapshot::{Owner, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten};
+use crate::engine::snapshot::{Owner, PodReady, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten};
 use crate::engine::time::Timestamp;
 
 /// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
@@ -405,7 +405,7 @@ impl Builder {
                 }
                 let created = time(item.creation_timestamp.as_deref(), &|| "metadata.creationTimestamp".into())?;
                 let deleting = time(item.deletion_timestamp.as_deref(), &|| "metadata.deletionTimestamp".into())?;
-                let (mut scheduled, mut ready) = (None, false);
+                let (mut scheduled, mut ready, mut containers_ready) = (None, false, false);
                 for (i, condition) in item.conditions.iter().enumerate() {
                     let true_ = condition.status.as_deref() == Some("True");
                     match condition.type_.as_deref() {
@@ -416,9 +416,15 @@ impl Builder {
                         }
                         // A repeated type: the last says (as for `PodScheduled`).
                         Some("Ready") => ready = true_,
+                        Some("ContainersReady") => containers_ready = true_,
                         _ => {}
                     }
                 }
+                let ready = match (ready, containers_ready) {
+                    (true, _) => PodReady::Yes,
+                    (false, true) => PodReady::Marked,
+                    (false, false) => PodReady::No,
+                };
                 let namespace = if namespace.is_empty() { "default" } else { namespace };
                 let namespace = match &self.namespace {
                     Some(last) if **last == *namespace => Arc::clone(last),

@@ -844,7 +844,7 @@ pub(crate) mod tests {
         // What `run --keep-last-ready` reads: the controller (with its UID) and the Ready condition.
         let owner = watched.snapshot.pods[0].owner.as_deref().expect("its controller");
         assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "r1"));
-        assert!(watched.snapshot.pods[0].ready);
+        assert!(watched.snapshot.pods[0].ready.is_ready());
         // An object without an envelope is of the watched kind; an ERROR event's is a Status.
         let bare = msg(&[(1, V::S("ADDED")), (2, V::M(msg(&[(1, V::M(pod()))])))]);
         let value: serde_json::Value =
@@ -906,7 +906,7 @@ pub(crate) mod tests {
             let from_json = read_watched(&mut serde_json::Deserializer::from_str(&text), "Pod", true).expect("a pod");
             let pod = &from_protobuf.snapshot.pods[0];
             assert_eq!(pod, &from_json.snapshot.pods[0], "{ready:?}");
-            assert_eq!(pod.ready, ready == Some("True"));
+            assert_eq!(pod.ready.is_ready(), ready == Some("True"));
             let owner = pod.owner.as_deref().expect("the controller");
             assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "r1"));
             // Unless asked for, the owner is not read (readiness is: it costs no allocation).

@@ -358,7 +358,7 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
     }
 }
 
-/// `status.conditions`: only the `PodScheduled=True` ones and whether each `Ready` one is `True` are
+/// `status.conditions`: only the `PodScheduled=True` ones and whether each `Ready` and `ContainersReady` one is `True` are
 /// kept (all the builder looks at); the others are only checked.
 struct Conditions<'v, 'de>(&'v mut Vec<RawCondition<'de>>);
 
@@ -383,10 +383,13 @@ impl<'de> Visitor<'de> for Conditions<'_, 'de> {
                 for text in [type_.as_ref(), status.as_ref(), last_transition_time.as_ref()].into_iter().flatten() {
                     text.check()?;
                 }
-                if type_.as_ref().is_some_and(|t| *t.0 == *b"Ready") {
+                let kept = [("Ready", b"Ready".as_slice()), ("ContainersReady", b"ContainersReady".as_slice())]
+                    .into_iter()
+                    .find(|(_, name)| type_.as_ref().is_some_and(|t| *t.0 == **name));
+                if let Some((name, _)) = kept {
                     let ready = status.as_ref().is_some_and(|s| *s.0 == *b"True");
                     self.0.push(RawCondition {
-                        type_: Some(Cow::Borrowed("Ready")),
+                        type_: Some(Cow::Borrowed(name)),
                         status: Some(Cow::Borrowed(if ready { "True" } else { "False" })),
                         last_transition_time: None,
                     });

@@ -1000,7 +1000,7 @@ mod tests {
                         phase: phase.into(),
                         terminating,
                         deletion_timestamp: deletion,
-                        ready: false,
+                        ready: crate::engine::snapshot::PodReady::No,
                         claims: None,
                         owner: None,
                     })),

@@ -120,6 +120,8 @@ pub enum RunLine<'a> {
         #[serde(flatten)]
         due: PodDeadline<'a>,
         owner: Owner<'a>,
+        /// The workload has no other pod: no replacement is made while it is kept.
+        only_replica: bool,
         dry_run: bool,
     },
     /// A deletion `--keep-last-ready` held is let go.
@@ -196,9 +198,12 @@ impl<'a> RunLine<'a> {
                 window_seconds: window.as_secs_f64(),
                 next_slot: Time(*until),
             },
-            RunEvent::Kept { pod, work, owner, dry_run } => {
-                Self::Kept { due: PodDeadline::new(pod, work), owner: owner.as_ref().into(), dry_run: *dry_run }
-            }
+            RunEvent::Kept { pod, work, owner, only, dry_run } => Self::Kept {
+                due: PodDeadline::new(pod, work),
+                owner: owner.as_ref().into(),
+                only_replica: *only,
+                dry_run: *dry_run,
+            },
             RunEvent::Unkept { pod, owner, why, dry_run } => Self::Unkept {
                 pod: pod.into(),
                 owner: owner.as_ref().into(),

@@ -186,17 +186,26 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 rfc3339_seconds(*until)
             ),
         ),
-        RunEvent::Kept { pod, work, owner, dry_run } => {
+        RunEvent::Kept { pod, work, owner, only, dry_run } => {
             let (kind, held, deleted) = if *dry_run {
                 ("would keep", "would be held", "would be deleted")
             } else {
                 ("kept", "held", "deleted")
             };
+            let then = if *only {
+                // Nothing replaces it while it stays: say so, and how to let it go.
+                format!(
+                    "its only pod: {} {} makes no replacement while it is kept; {deleted} once another replica is \
+                     ready, or delete it yourself",
+                    owner.kind, owner.name
+                )
+            } else {
+                format!("{deleted} once another replica is ready")
+            };
             (
                 paint(kind, color, |t| t.yellow().bold().to_string()),
                 format!(
-                    "{} on {}: due {} ({}), {held}: the last ready replica of {} {} (--keep-last-ready); {deleted} once \
-                     another replica is ready",
+                    "{} on {}: due {} ({}), {held}: the last ready replica of {} {} (--keep-last-ready); {then}",
                     pod.key,
                     pod.node,
                     rfc3339_seconds(work.fire),
@@ -692,7 +701,7 @@ mod tests {
         let owner = std::sync::Arc::new(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() });
         let at = Timestamp::from_unix_seconds(3);
         let work = Work { created: at, fire: at, cause: Cause::Untolerated };
-        let kept = |dry_run| RunEvent::Kept { pod: pod.clone(), work, owner: owner.clone(), dry_run };
+        let kept = |dry_run| RunEvent::Kept { pod: pod.clone(), work, owner: owner.clone(), only: false, dry_run };
         let unkept = |why, dry_run| RunEvent::Unkept { pod: pod.clone(), owner: owner.clone(), why, dry_run };
         let spare = || LetGo::Spare { replica: "web-2".into() };
         let mut view = LiveView::default();
@@ -879,7 +888,16 @@ mod tests {
                     until: t(130),
                 },
             ),
-            ("kept", RunEvent::Kept { pod: pod.clone(), work: untolerated, owner: owner.clone(), dry_run: false }),
+            (
+                "kept",
+                RunEvent::Kept {
+                    pod: pod.clone(),
+                    work: untolerated,
+                    owner: owner.clone(),
+                    only: false,
+                    dry_run: false,
+                },
+            ),
             (
                 "unkept, another ready",
                 RunEvent::Unkept {
@@ -1010,7 +1028,7 @@ mod tests {
             json!({"type": "capped", "evictAt": "2026-11-23T00:01:30Z", "maxDeletions": 10,
                 "nextSlot": "2026-11-23T00:02:10Z", "pod": pod, "reason": "tolerationSeconds",
                 "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90, "windowSeconds": 90.5, "time": time}),
-            json!({"type": "kept", "dryRun": false, "evictAt": "2026-11-23T00:00:05Z", "owner": owner,
+            json!({"type": "kept", "dryRun": false, "evictAt": "2026-11-23T00:00:05Z", "onlyReplica": false, "owner": owner,
                 "pod": pod, "reason": "untolerated", "since": "2026-11-23T00:00:05Z", "time": time}),
             json!({"type": "unkept", "dryRun": true, "owner": owner, "pod": pod,
                 "reason": "anotherReady", "replica": "frontend-2", "time": time}),

@@ -20,6 +20,7 @@ use super::replicas::{Guard, Replicas};
 use super::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 use super::terminating::Terminating;
 use crate::engine::devices::{DeviceEngine, DeviceInput};
+use crate::engine::lifecycle::ConditionTaint;
 use crate::engine::model::{Node, NodeName, PodKey, PodRef};
 use crate::engine::plan::{mark_edited, mark_swapped};
 use crate::engine::queue::{EntryState, Ticket};
@@ -131,8 +132,9 @@ enum Verdict {
     Free,
     /// Another replica of its workload is ready (by name): it may go.
     Spare(String),
-    /// The last ready replica of the workload of this controller: held.
-    Last(Arc<Owner>),
+    /// The last ready replica of the workload of this controller: held; `true` when the workload
+    /// has no other pod.
+    Last(Arc<Owner>, bool),
 }
 
 /// How a term as leader ended.
@@ -424,9 +426,9 @@ impl<E: Evictor> Loop<E> {
     /// Starts `job`, unless `--keep-last-ready` holds it (the pod is the last ready replica of its
     /// workload) or `--max-deletions` is reached; either way, says so.
     fn start(&mut self, term: &mut Term<E>, job: Job) {
-        if let Verdict::Last(owner) = self.guard(term, &job.pod) {
+        if let Verdict::Last(owner, only) = self.guard(term, &job.pod) {
             let (pod, work, dry_run) = (job.pod.clone(), job.work, self.dry_run);
-            self.send(RunEvent::Kept { pod, work, owner: Arc::clone(&owner), dry_run });
+            self.send(RunEvent::Kept { pod, work, owner: Arc::clone(&owner), only, dry_run });
             term.kept.push((job, owner));
             return;
         }
@@ -443,10 +445,18 @@ impl<E: Evictor> Loop<E> {
                 || term.held.iter().any(|job| job.pod.key == *key)
                 || term.capped.iter().any(|job| job.pod.key == *key)
         };
-        match replicas.guard(pod, taken) {
+        // A node the node lifecycle controller lost carries its NoExecute taint: the pods it marked
+        // not ready there count as ready, as their kubelet last said.
+        let lost = |node: &NodeName| {
+            term.engine
+                .taints(node)
+                .iter()
+                .any(|taint| taint.is_no_execute() && ConditionTaint::from_key(&taint.key).is_some())
+        };
+        match replicas.guard(pod, taken, lost) {
             Guard::Free => Verdict::Free,
             Guard::Spare(replica) => Verdict::Spare(replica.name().to_owned()),
-            Guard::Last(workload) => Verdict::Last(Arc::clone(&workload.owner)),
+            Guard::Last { workload, only } => Verdict::Last(Arc::clone(&workload.owner), only),
         }
     }
 
@@ -456,7 +466,7 @@ impl<E: Evictor> Loop<E> {
         let mut at = 0;
         while at < term.kept.len() {
             let why = match self.guard(term, &term.kept[at].0.pod) {
-                Verdict::Last(_) => {
+                Verdict::Last(..) => {
                     at += 1;
                     continue;
                 }

@@ -119,7 +119,7 @@ impl Lists {
                     phase: "".into(),
                     terminating,
                     deletion_timestamp: None,
-                    ready: false,
+                    ready: crate::engine::snapshot::PodReady::No,
                     claims: None,
                     owner: None,
                 };

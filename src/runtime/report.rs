@@ -150,6 +150,9 @@ pub enum RunEvent {
         work: Work,
         /// The workload's controller (in the pod's namespace).
         owner: Arc<Owner>,
+        /// The workload has no other pod: its controller makes no replacement while this one
+        /// stays, so it stays down until the pod is deleted or its node returns.
+        only: bool,
         /// Nothing is written: the pod would be held.
         dry_run: bool,
     },

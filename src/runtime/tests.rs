@@ -7,7 +7,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::*;
 use crate::engine::model::{Effect, Pod, PodKey, PodRef, Taint, Toleration, Uid};
-use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
+use crate::engine::snapshot::{PodReady, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
 use crate::metrics::FailureReason;
 use crate::runtime::report::{HeldBy, LetGo, Report, RunEvent, Summary};
@@ -151,7 +151,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         phase: "Running".into(),
         terminating: false,
         deletion_timestamp: None,
-        ready: false,
+        ready: crate::engine::snapshot::PodReady::No,
         claims: None,
         owner: None,
     }
@@ -1004,6 +1004,7 @@ async fn past_max_deletions_the_due_pods_wait_for_the_window_to_free_a_slot() {
 /// `ready`; it tolerates no taint.
 fn replica(name: &str, node: &str, ready: bool) -> SnapshotPod {
     let owner = crate::engine::snapshot::Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs-web".into() };
+    let ready = if ready { PodReady::Yes } else { PodReady::No };
     SnapshotPod { owner: Some(Arc::new(owner)), ready, ..pod(name, node, &[], -60) }
 }
 
@@ -1049,6 +1050,35 @@ async fn keep_last_ready_deletes_one_of_two_ready_replicas_due_together_and_the_
 }
 
 #[tokio::test(start_paused = true)]
+async fn keep_last_ready_in_a_node_loss_counts_the_replicas_the_controller_marked_not_ready() {
+    // n1 lost: the node lifecycle controller tainted it `unreachable` and marked its pods not ready
+    // (their containers were ready). web's a and b, and db's only pod, fall due at once: a goes, b is
+    // the last ready replica of web, db-0 the only pod of db; both kept, and said so.
+    let unreachable = "node.kubernetes.io/unreachable";
+    let nodes = vec![node("n1", &[(unreachable, 0)]), node("n2", &[])];
+    let marked = |name: &str| SnapshotPod { ready: PodReady::Marked, ..replica(name, "n1", false) };
+    let db = crate::engine::snapshot::Owner { kind: "StatefulSet".into(), name: "db".into(), uid: "ss-db".into() };
+    let db_0 = SnapshotPod { owner: Some(Arc::new(db)), ..marked("db-0") };
+    let pods = vec![marked("a"), marked("b"), db_0];
+    let h = start(nodes, pods, keeping(), 60);
+    // A replacement for a, on n2, becomes ready at +30: b goes.
+    pod_at(&h, 30, PodChange::Applied(replica("c", "n2", true)));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 0), deleted("b", 30)], "{reports:#?}");
+    assert_eq!(kept(&reports), [("b".to_owned(), t(0))]);
+    let only: Vec<(&str, bool)> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Kept { pod, only, .. } => Some((pod.key.name(), *only)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(only, [("b", false), ("db-0", true)], "db-0 is said to be its workload's only pod");
+    let held: Vec<(&str, HeldBy)> = summary.held.iter().map(|(pod, _, by)| (pod.key.name(), *by)).collect();
+    assert_eq!(held, [("db-0", HeldBy::KeepLastReady)]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn keep_last_ready_releases_the_held_replica_no_longer_due_and_deletes_it_once_not_ready() {
     // a, the only ready replica, falls due at once and is kept; at +20 the taint goes: not deleted,
     // even when c is ready later.
@@ -1073,7 +1103,7 @@ async fn keep_last_ready_releases_the_held_replica_no_longer_due_and_deletes_it_
 async fn keep_last_ready_guards_neither_a_bare_pod_nor_one_not_ready_and_off_it_changes_nothing() {
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![
-        SnapshotPod { ready: true, ..pod("bare", "n1", &[], -60) },
+        SnapshotPod { ready: PodReady::Yes, ..pod("bare", "n1", &[], -60) },
         replica("slow", "n1", false),
         replica("solo", "n1", true),
     ];

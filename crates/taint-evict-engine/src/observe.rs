@@ -475,7 +475,7 @@ mod tests {
             phase: "Running".into(),
             terminating,
             deletion_timestamp: None,
-            ready: false,
+            ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
         }

@@ -302,7 +302,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
-            ready: true,
+            ready: crate::snapshot::PodReady::Yes,
             claims: None,
             owner: owner.map(|name| Arc::new(Owner { kind: "ReplicaSet".into(), name: name.into(), uid: name.into() })),
         }

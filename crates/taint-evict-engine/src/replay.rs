@@ -597,7 +597,7 @@ mod tests {
             phase: Arc::from("Running"),
             terminating: false,
             deletion_timestamp: None,
-            ready: false,
+            ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
         };
@@ -706,7 +706,7 @@ mod tests {
                         phase: "Running".into(),
                         terminating,
                         deletion_timestamp: None,
-                        ready: false,
+                        ready: crate::snapshot::PodReady::No,
                         claims: None,
                         owner: None,
                     })
@@ -800,7 +800,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
-            ready: false,
+            ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
         };
@@ -835,7 +835,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
-            ready: false,
+            ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
         };

@@ -164,9 +164,9 @@ pub struct SnapshotPod {
     pub terminating: bool,
     /// `metadata.deletionTimestamp`: when its termination grace period ends.
     pub deletion_timestamp: Option<Timestamp>,
-    /// Whether its `Ready` condition is `True` (`run --keep-last-ready` keeps the last ready replica
-    /// of each owner; a plan does not read it).
-    pub ready: bool,
+    /// What its `Ready` condition says (`run --keep-last-ready` keeps the last ready replica of
+    /// each owner; a plan does not read it).
+    pub ready: PodReady,
     /// The DRA claims it names (`spec.resourceClaims`, resolved through its status); `None` for
     /// none, as most pods.
     pub claims: Option<Arc<[ClaimUse]>>,
@@ -174,6 +174,30 @@ pub struct SnapshotPod {
     /// per owner and `run --keep-last-ready`; `None` for a bare pod, or when not read (shared by the
     /// owner's pods).
     pub owner: Option<Arc<Owner>>,
+}
+
+/// What a pod's `Ready` condition says, as `run --keep-last-ready` reads it (docs/run.md, "Keeping
+/// the last ready replica").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PodReady {
+    /// `Ready` is not `True` (or there is none).
+    #[default]
+    No,
+    /// `Ready=True`.
+    Yes,
+    /// `Ready=False` while `ContainersReady=True`: its containers were ready when something other
+    /// than them turned `Ready` off. The node lifecycle controller does so to every pod of a node it
+    /// loses (`MarkPodsNotReady`, when the node's `Ready` leaves `True`); an unmet readiness gate
+    /// shows the same.
+    Marked,
+}
+
+impl PodReady {
+    /// Whether `Ready` is `True`.
+    #[must_use]
+    pub fn is_ready(self) -> bool {
+        self == Self::Yes
+    }
 }
 
 /// A pod's controller, as its `ownerReferences` name it: a ReplicaSet, a StatefulSet, a DaemonSet,
@@ -199,7 +223,7 @@ impl SnapshotPod {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
-            ready: true,
+            ready: PodReady::Yes,
             claims: None,
             owner: None,
         }

@@ -93,7 +93,11 @@ fn snapshot(cluster: &Value) -> Snapshot {
                     phase: text(&item["status"], "phase").into(),
                     terminating: deleting.is_some(),
                     deletion_timestamp: deleting,
-                    ready: condition("Ready").is_some(),
+                    ready: if condition("Ready").is_some() {
+                        taint_evict_engine::snapshot::PodReady::Yes
+                    } else {
+                        taint_evict_engine::snapshot::PodReady::No
+                    },
                     ..SnapshotPod::running(pod, bound_at)
                 });
             }

@@ -168,6 +168,7 @@ mod tests {
     use super::*;
     use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
     use crate::engine::snapshot::Owner;
+    use crate::engine::snapshot::PodReady;
     use crate::engine::time::Timestamp;
 
     /// The conversion of full k8s-openapi objects the watches used before they went through the
@@ -221,12 +222,15 @@ mod tests {
                 .filter(|c| c.type_ == "PodScheduled" && c.status == "True")
                 .filter_map(|c| c.last_transition_time.as_ref().map(instant))
                 .next_back();
-            let ready = status
-                .and_then(|s| s.conditions.as_ref())
-                .into_iter()
-                .flatten()
-                .rfind(|c| c.type_ == "Ready")
-                .is_some_and(|c| c.status == "True");
+            let condition = |type_: &str| {
+                let mut conditions = status.and_then(|s| s.conditions.as_ref()).into_iter().flatten();
+                conditions.rfind(|c| c.type_ == type_).is_some_and(|c| c.status == "True")
+            };
+            let ready = match (condition("Ready"), condition("ContainersReady")) {
+                (true, _) => PodReady::Yes,
+                (false, true) => PodReady::Marked,
+                (false, false) => PodReady::No,
+            };
             let owner = meta.owner_references.iter().flatten().find(|o| o.controller == Some(true)).map(|o| {
                 Arc::new(Owner {
                     kind: o.kind.as_str().into(),
@@ -288,7 +292,7 @@ mod tests {
             }
         }
         assert!(nodes.len() >= 4 && pods.len() >= 15);
-        assert!(pods.iter().any(|p| p.ready) && pods.iter().any(|p| !p.ready), "ready and not");
+        assert!(pods.iter().any(|p| p.ready.is_ready()) && pods.iter().any(|p| !p.ready.is_ready()), "ready and not");
         assert!(pods.iter().any(|p| p.owner.is_some()) && pods.iter().any(|p| p.owner.is_none()), "owned and bare");
         assert_eq!(nodes, from_file.nodes);
         assert_eq!(pods, from_file.pods);
@@ -333,13 +337,17 @@ mod tests {
         let owned = watched(serde_json::json!([rs(false), rs(true)]), ready("True"));
         let owner = owned.owner.as_deref().expect("the controller");
         assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "rs-1"));
-        assert!(owned.ready);
-        assert!(!watched(serde_json::json!([rs(true)]), ready("False")).ready);
-        assert!(!watched(serde_json::json!([rs(true)]), ready("Unknown")).ready);
-        assert!(!watched(serde_json::json!([rs(true)]), serde_json::json!([])).ready, "no condition: not ready");
+        assert_eq!(owned.ready, PodReady::Yes);
+        // Not ready with its containers ready: marked so by another writer (a lost node's).
+        assert_eq!(watched(serde_json::json!([rs(true)]), ready("False")).ready, PodReady::Marked);
+        assert_eq!(watched(serde_json::json!([rs(true)]), ready("Unknown")).ready, PodReady::Marked);
+        let not_ready =
+            serde_json::json!([{"type": "Ready", "status": "False"}, {"type": "ContainersReady", "status": "False"}]);
+        assert_eq!(watched(serde_json::json!([rs(true)]), not_ready).ready, PodReady::No);
+        assert_eq!(watched(serde_json::json!([rs(true)]), serde_json::json!([])).ready, PodReady::No, "no condition");
         let bare = watched(serde_json::json!([rs(false)]), ready("True"));
         assert_eq!(bare.owner, None, "an owner that is not the controller is none");
-        assert!(bare.ready);
+        assert_eq!(bare.ready, PodReady::Yes);
     }
 
     #[test]

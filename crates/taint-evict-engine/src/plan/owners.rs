@@ -118,7 +118,7 @@ mod tests {
             phase: "Running".into(),
             terminating: false,
             deletion_timestamp: None,
-            ready: false,
+            ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: owner.cloned(),
         }
