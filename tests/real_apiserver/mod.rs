@@ -10,6 +10,7 @@ mod election;
 mod evict;
 mod faults;
 mod game_day;
+mod guards;
 mod harness;
 mod jsonpath;
 mod lifecycle;

@@ -14,7 +14,7 @@ use crate::support::running::Running;
 use crate::util::{command, instant, run_command};
 use taint_evict_test_support::control_plane::Heartbeats;
 
-fn unreachable(plane: &super::ControlPlane) -> bool {
+pub(super) fn unreachable(plane: &super::ControlPlane) -> bool {
     let node = plane.get(&["node", "n1"]);
     let taints = node["spec"]["taints"].as_array().into_iter().flatten();
     taints.into_iter().any(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute")
@@ -30,12 +30,12 @@ pub(super) fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
 }
 
 /// The controller's flags in these tests, which `plan` and `run` are told too.
-const MONITOR: [&str; 2] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s"];
+pub(super) const MONITOR: [&str; 2] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s"];
 
 /// A control plane (the controller manager with a 2 s monitor period and a 10 s grace period, and
 /// `controllers` when given) of three nodes of one zone and `pods` on n1, all heartbeating: returns
 /// once the controller has synced and n1 renewed, with n1's heartbeats and the two others'.
-fn three_nodes(
+pub(super) fn three_nodes(
     name: &str,
     pods: Vec<Value>,
     controllers: Option<&str>,

@@ -1,0 +1,111 @@
+//! `run`'s guards where they meet a real outage: the node lifecycle controller loses a node, marks its
+//! pods not ready and taints it; `run --keep-last-ready`, the only enforcer, keeps the last ready
+//! replica of each workload there (docs/run.md, "Keeping the last ready replica").
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::node_back::{MONITOR, three_nodes, unreachable, wait};
+use super::run::{deleted, server_pod};
+use crate::support::running::Running;
+
+/// A ReplicaSet of no replicas (no controller makes its pods here), and a maker of its pods on a
+/// node, tolerating `unreachable` for 3 s.
+fn replica_set(plane: &super::ControlPlane, name: &str) -> impl Fn(&str, &str) -> Value {
+    let labels = json!({"app": name});
+    let set = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name, "namespace": "default"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "app"}]}}}});
+    plane.create(&[set]);
+    let uid = plane.get(&["replicaset", name, "-n", "default"])["metadata"]["uid"].as_str().expect("a UID").to_owned();
+    let owner = name.to_owned();
+    move |pod: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": pod, "namespace": "default", "labels": {"app": owner},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner, "uid": uid,
+                                              "controller": true}]},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "app"}],
+                     "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                                      "effect": "NoExecute", "tolerationSeconds": 3}]}})
+    }
+}
+
+/// Makes pod `default/NAME` ready, as its kubelet would: `Ready` and `ContainersReady` both `True`.
+fn make_ready(plane: &super::ControlPlane, name: &str) {
+    let now = jiff::Timestamp::now().round(jiff::Unit::Second).expect("round").to_string();
+    let status = json!({"status": {"phase": "Running", "conditions": [
+        {"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
+        {"type": "Ready", "status": "True", "lastTransitionTime": now}]}});
+    plane.kubectl_ok(&["patch", "pod", name, "--subresource=status", "--type=merge", "-p", &status.to_string()], None);
+}
+
+/// The status of pod `name`'s condition `type_`.
+fn condition(plane: &super::ControlPlane, name: &str, type_: &str) -> Option<String> {
+    let pod = server_pod(plane, "default", name)?;
+    let conditions = pod["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    conditions.iter().find(|c| c["type"] == type_).and_then(|c| c["status"].as_str()).map(str::to_owned)
+}
+
+#[test]
+fn real_apiserver_keep_last_ready_keeps_the_last_replica_of_each_workload_on_a_lost_node() {
+    // The node lifecycle controller alone (2 s period, 10 s grace): `run` is the only one to delete.
+    let Some((plane, lost, _others)) = three_nodes("guard-lost-node", Vec::new(), Some("node-lifecycle-controller"))
+    else {
+        return;
+    };
+    let web = replica_set(&plane, "web");
+    let solo = replica_set(&plane, "solo");
+    plane.create(&[web("web-1", "n1"), web("web-2", "n1"), solo("solo-1", "n1"), web("web-3", "n2")]);
+    for name in ["web-1", "web-2", "solo-1"] {
+        make_ready(&plane, name);
+    }
+    let mut args = vec!["--keep-last-ready"];
+    args.extend(MONITOR);
+    let mut run = Running::start_with(plane.kubeconfig(), &args);
+    run.expect("synced", |l| l["type"] == "synced");
+
+    // n1's kubelet stops: the controller marks its pods not ready, then taints it.
+    lost.stop();
+    wait("n1 tainted unreachable", Duration::from_secs(60), || unreachable(&plane));
+    assert_eq!(condition(&plane, "web-1", "Ready").as_deref(), Some("False"), "marked not ready by the controller");
+    assert_eq!(condition(&plane, "web-1", "ContainersReady").as_deref(), Some("True"));
+
+    // All three fall due 3 s later: one of web's two goes, the other is its last ready replica; solo's
+    // only pod is kept, and the line says no replacement is made while it is.
+    let first = run.expect("one of web's replicas deleted", |l| l["type"] == "deleted");
+    let mut kept = vec![run.expect("a kept replica", |l| l["type"] == "kept")];
+    kept.push(
+        run.expect("another kept replica", |l| l["type"] == "kept" && l["pod"]["name"] != kept[0]["pod"]["name"]),
+    );
+    let gone = first["pod"]["name"].as_str().expect("a name");
+    let kept_names: BTreeSet<&str> = kept.iter().filter_map(|l| l["pod"]["name"].as_str()).collect();
+    let held = *kept_names.iter().find(|name| name.starts_with("web-")).expect("a web replica kept");
+    assert_eq!(BTreeSet::from([gone, held]), BTreeSet::from(["web-1", "web-2"]), "{first} {kept:?}");
+    assert!(kept_names.contains("solo-1"), "{kept:?}");
+    for line in &kept {
+        let only = line["pod"]["name"] == "solo-1";
+        assert_eq!(line["onlyReplica"], only, "{line}");
+    }
+    let standing = server_pod(&plane, "default", held).expect("the held replica");
+    assert!(standing["metadata"]["deletionTimestamp"].is_null(), "{held} is not deleted: {standing}");
+
+    // A replacement on n2 becomes ready: the held web replica goes; solo-1 stays.
+    make_ready(&plane, "web-3");
+    let released = run.expect("the held replica let go", |l| l["type"] == "unkept");
+    assert_eq!((released["pod"]["name"].as_str(), released["reason"].as_str()), (Some(held), Some("anotherReady")));
+    run.expect("the held replica deleted", |l| deleted(l, held));
+    let (summary, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(super::run::deletions(&lines, "solo-1"), 0, "{lines:#?}");
+    let held_at_stop: Vec<(&str, &str)> = summary["held"]
+        .as_array()
+        .expect("held")
+        .iter()
+        .filter_map(|h| Some((h["pod"]["name"].as_str()?, h["by"].as_str()?)))
+        .collect();
+    assert_eq!(held_at_stop, [("solo-1", "keepLastReady")], "{summary}");
+    let solo_1 = server_pod(&plane, "default", "solo-1").expect("solo-1");
+    assert!(solo_1["metadata"]["deletionTimestamp"].is_null(), "{solo_1}");
+}
