@@ -361,6 +361,14 @@ fn basis_note(e: &Explanation<'_>) -> Option<String> {
              wrote them again since).",
             written.manager, written.manager
         )),
+        (PlanBasis::TaintRewritten, Some(written)) => Some(format!(
+            "The taint has no timeAdded, and the node's taints were written again at {} by {} (a write that added \
+             another taint, or the node lifecycle controller's): the taint was there before, so the controller \
+             began counting before that write, and no earlier than the pod was bound; when exactly cannot be \
+             known here. `run` deletes at the window's end, never before the controller would.",
+            rfc3339(written.at),
+            written.manager
+        )),
         (PlanBasis::InputTaken, _) => Some(
             "The taint has no timeAdded and the dump does not say when it was written (`kubectl get -o json` \
              leaves out managedFields): counted from when the dump was taken (its newest heartbeat), the \
@@ -405,7 +413,7 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
     let plan = e.plan;
     writeln!(out, "Pod {} (uid {}) on node {}", shown(plan.key()), shown(plan.uid()), shown(e.node))?;
     let deadline = match (plan.evict_at, plan.evict_at_latest) {
-        (Some(at), Some(latest)) if plan.basis == Some(PlanBasis::NodeNotReady) => {
+        (Some(at), Some(latest)) if matches!(plan.basis, Some(PlanBasis::NodeNotReady | PlanBasis::TaintRewritten)) => {
             format!(" {}–{} ({})", rfc3339(at), rfc3339(latest), countdown(Some(at), e.now))
         }
         (Some(at), _) => format!(" {} ({})", rfc3339(at), countdown(Some(at), e.now)),

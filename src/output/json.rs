@@ -485,6 +485,7 @@ pub fn basis_name(basis: Basis) -> &'static str {
     match basis {
         Basis::TaintTimeAdded => "taint-time-added",
         Basis::TaintWritten => "taint-written",
+        Basis::TaintRewritten => "taint-rewritten",
         Basis::InputTaken => "input-taken",
         Basis::PodScheduled => "pod-scheduled",
         Basis::ControllerRestart => "controller-restart",
@@ -954,6 +955,7 @@ mod tests {
             &[
                 Basis::TaintTimeAdded,
                 Basis::TaintWritten,
+                Basis::TaintRewritten,
                 Basis::InputTaken,
                 Basis::PodScheduled,
                 Basis::ControllerRestart,

@@ -30,7 +30,7 @@ pub(super) fn wait(what: &str, within: Duration, condition: impl Fn() -> bool) {
 }
 
 /// The controller's flags in these tests, which `plan` and `run` are told too.
-pub(super) const MONITOR: [&str; 2] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s"];
+pub const MONITOR: [&str; 2] = ["--node-monitor-period=2s", "--node-monitor-grace-period=10s"];
 
 /// A control plane (the controller manager with a 2 s monitor period and a 10 s grace period, and
 /// `controllers` when given) of three nodes of one zone and `pods` on n1, all heartbeating: returns

@@ -246,3 +246,93 @@ fn real_apiserver_a_replica_sets_pods_edited_mid_countdown_get_the_deadline_of_i
     assert_eq!(code, 0);
     drop(watching);
 }
+
+#[test]
+fn real_apiserver_a_taint_put_on_by_hand_before_the_node_is_lost_keeps_its_countdown_after_the_controllers_write() {
+    // g tolerates the hand-made taint 40 s and `unreachable` 5 s. The hand-made taint goes on, then n1
+    // falls silent and the node lifecycle controller adds `unreachable`: its write is now the record
+    // of the node's taints. The real controller keeps the countdown the hand-made taint began.
+    let tolerations = json!([
+        {"key": TAINT, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 40},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}]);
+    let mut g = pod("default", "g", "n1", None);
+    g["spec"]["tolerations"] = tolerations;
+    let Some((plane, lost, _others)) = super::node_back::three_nodes("taint-rewritten", vec![g], None) else { return };
+    wait_for_controller(&plane);
+    let written = kubectl_taint(&plane);
+    lost.stop();
+    super::node_back::wait("n1 tainted unreachable", std::time::Duration::from_secs(60), || {
+        super::node_back::unreachable(&plane)
+    });
+
+    // Asked now: the record is the controller's write; the hand-made taint was there before it.
+    let mut asked = command();
+    asked
+        .args(["plan", "n1", "-o", "json"])
+        .args(super::node_back::MONITOR)
+        .arg("--kubeconfig")
+        .arg(plane.kubeconfig());
+    let result = run_command(&mut asked, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let planned: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let pod = planned["nodes"][0]["pods"].as_array().expect("pods").iter().find(|p| p["name"] == "g").cloned();
+    let pod = pod.unwrap_or_else(|| panic!("g in {planned:#}"));
+    assert_eq!(pod["basis"], "taint-rewritten", "{planned:#}");
+    let latest = instant(pod["evictAtLatest"].as_str().expect("evictAtLatest"));
+    // A dry `run` started now takes the countdown over: it acts at the window's end.
+    let mut args = vec!["--dry-run"];
+    args.extend(super::node_back::MONITOR);
+    let mut run = Running::start_with(plane.kubeconfig(), &args);
+    let scheduled = run.expect("g scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "g");
+    let due = instant(scheduled["evictAt"].as_str().expect("evictAt"));
+
+    let deleted = wait_for_deletions(&plane, &["g"])["g"][0];
+    eprintln!(
+        "the real controller deleted g {:.3} s after the hand-made taint; plan's latest {:+.3} s, run's {:+.3} s from it",
+        (deleted - written) as f64 / 1e9,
+        (latest - deleted) as f64 / 1e9,
+        (due - deleted) as f64 / 1e9
+    );
+    assert!(deleted > written + 39 * SECOND, "the real controller kept the 40 s countdown: {deleted} {written}");
+    // Never early; late by at most how long the taint was on before the controller's write.
+    for (what, at) in [("plan's latest", latest), ("run's deadline", due)] {
+        assert!(at >= deleted - SECOND, "{what} {at} is before the real deletion {deleted}");
+        assert!(at <= deleted + 30 * SECOND, "{what} {at}, the real deletion {deleted}");
+    }
+}
+
+#[test]
+fn real_apiserver_an_unrelated_write_of_the_node_s_taints_makes_a_hand_made_taint_s_deadline_a_window() {
+    // The hand-made NoExecute taint, then 4 s later another taint by hand (NoSchedule): the record is
+    // now the second write. The real controller counts t12 from the first.
+    let options = Options { controller_manager: true, ..Options::default() };
+    let mut plane = control_plane!("kubectl-taint-rewritten", &options);
+    let _heartbeats = cluster(&mut plane);
+    wait_for_controller(&plane);
+    let written = kubectl_taint(&plane);
+    wait_until(written + 4 * SECOND);
+    plane.kubectl_ok(&["taint", "nodes", "n1", "other=y:NoSchedule"], None);
+
+    let planned = plan(&plane, None);
+    let pods = planned["nodes"][0]["pods"].as_array().expect("pods");
+    let t12 = pods.iter().find(|p| p["name"] == "t12").expect("t12");
+    assert_eq!(t12["basis"], "taint-rewritten", "{planned:#}");
+    let (earliest, latest) = (
+        instant(t12["evictAt"].as_str().expect("evictAt")),
+        instant(t12["evictAtLatest"].as_str().expect("evictAtLatest")),
+    );
+    // A dry `run` started now acts at the window's end.
+    let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run"]);
+    let scheduled = run.expect("t12 scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "t12");
+    let due = instant(scheduled["evictAt"].as_str().expect("evictAt"));
+    let deleted = wait_for_deletions(&plane, &["t12"])["t12"][0];
+    eprintln!(
+        "t12: the real controller deleted it {:.3} s after the first write; the window {:+.3}..{:+.3} s, run {:+.3} s",
+        (deleted - written) as f64 / 1e9,
+        (earliest - deleted) as f64 / 1e9,
+        (latest - deleted) as f64 / 1e9,
+        (due - deleted) as f64 / 1e9
+    );
+    assert!(earliest <= deleted + SECOND && deleted <= latest + SECOND, "{earliest}..{latest}, deleted {deleted}");
+    assert!(due >= deleted - SECOND && due <= deleted + 6 * SECOND, "run {due}, the real controller {deleted}");
+}

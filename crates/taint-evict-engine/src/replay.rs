@@ -17,8 +17,8 @@ use super::hash::{FxBuild, HashKey, Keyed};
 use super::model::{Node, NodeName, PodKey, Taint, Toleration, no_execute};
 use super::plan::{Basis, NodePlan, Plan, PodPlan, Verdict, pod_order, sort_pods};
 use super::queue::{Cause, Work};
-use super::snapshot::{Snapshot, SnapshotNode, SnapshotPod, WhatIf, apply_what_if};
-use super::time::Timestamp;
+use super::snapshot::{Snapshot, SnapshotNode, SnapshotPod, TaintsWritten, WhatIf, apply_what_if};
+use super::time::{NANOS_PER_SECOND, Timestamp};
 use super::tolerate::untolerated;
 use crate::engine::{Action, Engine, Input, Shared};
 
@@ -327,7 +327,7 @@ fn timeline(
         // At one instant, the firmest basis names the pass: `timeAdded`, then a write, then `now`.
         let firmness = |basis: &Basis| match basis {
             Basis::TaintTimeAdded => 0,
-            Basis::TaintWritten => 1,
+            Basis::TaintWritten | Basis::TaintRewritten => 1,
             _ => 2,
         };
         seen.sort_unstable_by_key(|(at, basis)| (*at, firmness(basis)));
@@ -441,13 +441,35 @@ fn replay_nodes<'a, S: BuildHasher + Clone>(
 /// When the replay observes a taint of `node`, and the basis of work started then: its `timeAdded`;
 /// without one, when the node's taints were last written (`managedFields`); else when a dump read
 /// late was `taken`, or `now`.
+///
+/// A write recorded over the taint's own ([`rewritten`]): the taint was there before it, and is
+/// observed a nanosecond before, so that the countdown it began is kept when the write's taint
+/// comes (the latest it can have begun; [`Basis::TaintRewritten`]).
 fn observed(taint: &Taint, node: &SnapshotNode, taken: Option<Timestamp>, now: Timestamp) -> (Timestamp, Basis) {
     match (taint.time_added, &node.taints_written, taken) {
         (Some(added), _, _) if added <= now => (added, Basis::TaintTimeAdded),
+        (None, Some(written), _) if written.at <= now && rewritten(node, written) => {
+            (written.at.add_nanos(-1), Basis::TaintRewritten)
+        }
         (None, Some(written), _) if written.at <= now => (written.at, Basis::TaintWritten),
         (None, None, Some(taken)) if taken < now => (taken, Basis::InputTaken),
         _ => (now, Basis::Now),
     }
+}
+
+/// The manager the node lifecycle controller writes as (its user agent's name).
+const LIFECYCLE_MANAGER: &str = "kube-controller-manager";
+
+/// Whether the last write of `node`'s taints (`written`) may be another's than its undated taints':
+/// it added a taint with `timeAdded` (within its second: the node lifecycle controller's, which
+/// always sets it), it was the node lifecycle controller's, or more than one taint has no
+/// `timeAdded` (the write is the last of theirs, not necessarily each one's). A taint list is
+/// written whole, so its one record is the last write's (docs/upstream.md).
+fn rewritten(node: &SnapshotNode, written: &TaintsWritten) -> bool {
+    let within = |at: Timestamp| at >= written.at && at < written.at.add_nanos(NANOS_PER_SECOND);
+    let dated = node.all_taints().any(|taint| taint.time_added.is_some_and(within));
+    let undated = node.all_taints().filter(|taint| taint.time_added.is_none()).count();
+    dated || &*written.manager == LIFECYCLE_MANAGER || undated > 1
 }
 
 /// The untolerated taints of each (taints, tolerations) pair met: the pods of a node mostly share
@@ -550,12 +572,19 @@ impl<S: BuildHasher> Replayer<S> {
             None if taints.is_empty() => (Verdict::Unaffected, None),
             None => (Verdict::Never, None),
         };
-        let evict_at = record.map(|r| r.work.fire);
+        let mut evict_at = record.map(|r| r.work.fire);
+        let mut evict_at_latest = None;
+        if let Some(work) = record.filter(|r| r.basis == Basis::TaintRewritten).map(|r| r.work) {
+            // Begun before the write (at its latest), and no earlier than the pod's binding.
+            let earliest = pod.bound_at.filter(|&bound| bound < work.created).unwrap_or(work.created);
+            evict_at_latest = Some(work.fire);
+            evict_at = Some(earliest.add_nanos(i64::try_from(work.fire.nanos_since(work.created)).unwrap_or(i64::MAX)));
+        }
         PodPlan {
             pod,
             verdict,
             evict_at,
-            evict_at_latest: None,
+            evict_at_latest,
             since: record.map(|r| r.work.created),
             basis: record.map(|r| r.basis),
             toleration_seconds,
@@ -877,5 +906,62 @@ mod tests {
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         assert_eq!(plan.nodes[0].pods[0].evict_at, Some(at(NOW + 20)));
         assert_eq!(plan.nodes[0].pods[0].basis, Some(Basis::ControllerRestart));
+    }
+
+    #[test]
+    fn a_taint_there_before_a_later_write_of_the_node_s_taints_keeps_its_countdown_and_is_a_window() {
+        // A hand-made `lab` taint (no `timeAdded`); later the node lifecycle controller adds
+        // `unreachable` at NOW - 60, and its write is the record. The pod tolerates `lab` 600 s and
+        // `unreachable` 30 s: the controller kept the countdown `lab` began, before NOW - 60.
+        let toleration = |key: &str, seconds| Toleration {
+            key: key.into(),
+            operator: Operator::Exists,
+            value: "".into(),
+            effect: Some(Effect::NoExecute),
+            seconds: Some(seconds),
+        };
+        let tolerations = Arc::from([toleration("lab", 600), toleration("node.kubernetes.io/unreachable", 30)]);
+        let pod = SnapshotPod {
+            bound_at: Some(at(NOW - 3600)),
+            ..SnapshotPod::running(
+                Pod {
+                    key: PodKey::new("web", "g4"),
+                    uid: Uid::from("u"),
+                    node: Some(NodeName::from("n")),
+                    tolerations,
+                },
+                None,
+            )
+        };
+        let lab = Taint::new("lab", "x", Effect::NoExecute);
+        let unreachable =
+            Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute).with_time_added(at(NOW - 60));
+        let plan_of = |taints: Vec<Taint>, manager: &str| {
+            let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), taints)
+                .with_taints_written(at(NOW - 60), manager);
+            let snapshot =
+                Snapshot { nodes: vec![node], pods: vec![pod.clone()], controller_acquired: None, taken: None };
+            let plan = replay(&snapshot, &[0], &[], at(NOW));
+            let pod = &plan.nodes[0].pods[0];
+            (pod.verdict, pod.evict_at, pod.evict_at_latest, pod.basis, plan.work()[0].1.fire)
+        };
+        // The write added a dated taint (and was the controller's): `lab` was there before it; its
+        // 600 s countdown ends between the pod's binding + 600 s and the write + 600 s, where `run` acts
+        // (never at the write + 30 s, which the write taken as `lab`'s would give).
+        let latest = at(NOW - 60).add_nanos(-1).add_nanos(600 * NANOS_PER_SECOND);
+        let expected = (Verdict::EvictAt, Some(at(NOW - 3000)), Some(latest), Some(Basis::TaintRewritten), latest);
+        assert_eq!(plan_of(vec![lab.clone(), unreachable.clone()], "kube-controller-manager"), expected);
+        assert_eq!(plan_of(vec![lab.clone(), unreachable], "other-writer"), expected, "the dated taint alone tells");
+        // Two taints without `timeAdded`: the record is the last write of the two, maybe not `lab`'s.
+        let other = Taint::new("other", "y", Effect::NoSchedule);
+        let (_, earliest, latest, basis, fire) = plan_of(vec![lab.clone(), other], "kubectl-taint");
+        let latest_expected = at(NOW - 60).add_nanos(-1).add_nanos(600 * NANOS_PER_SECOND);
+        assert_eq!(
+            (earliest, latest, basis, fire),
+            (Some(at(NOW - 3000)), Some(latest_expected), Some(Basis::TaintRewritten), latest_expected)
+        );
+        // `lab` alone, written by kubectl: its own write, as before.
+        let (_, at_, latest, basis, _) = plan_of(vec![lab], "kubectl-taint");
+        assert_eq!((at_, latest, basis), (Some(at(NOW + 540)), None, Some(Basis::TaintWritten)));
     }
 }

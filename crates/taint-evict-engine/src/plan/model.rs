@@ -30,6 +30,13 @@ pub enum Basis {
     /// When a taint without `timeAdded` was written: the node's `managedFields` entry that owns
     /// `spec.taints` (its `time`, whole seconds).
     TaintWritten,
+    /// A taint without `timeAdded` that was there before the node's taints were last written: that
+    /// write added a taint with `timeAdded` (the node lifecycle controller's), was the node
+    /// lifecycle controller's, or left another taint without `timeAdded` whose write it may be
+    /// (docs/upstream.md, "How the replay reconstructs history"). Its countdown began before the
+    /// write and no earlier than the pod's binding: the deadline is a window, and an enforcer acts
+    /// at its end.
+    TaintRewritten,
     /// The pod's binding (its `PodScheduled` transition or creation).
     PodScheduled,
     /// The controller's restart (its Lease's `acquireTime`).
@@ -54,10 +61,10 @@ pub enum Basis {
 
 impl Basis {
     /// Whether a deadline counted from it is a window (`evict_at` to `evict_at_latest`): a taint
-    /// predicted, or a swapped taint's first.
+    /// predicted, a swapped taint's first, or a taint whose write was recorded over.
     #[must_use]
     pub fn windowed(self) -> bool {
-        matches!(self, Self::PredictedTaint | Self::NodeNotReady)
+        matches!(self, Self::PredictedTaint | Self::NodeNotReady | Self::TaintRewritten)
     }
 }
 
@@ -254,10 +261,11 @@ impl Plan<'_> {
             if matches!(pod.basis, Some(Basis::PredictedTaint | Basis::DeviceTaint)) {
                 return None;
             }
-            // A swapped taint's first countdown ends within a window: an enforcer deletes at its end,
-            // never before the controller would have.
+            // A swapped taint's first countdown, or one begun before a later write of the node's
+            // taints, ends within a window: an enforcer deletes at its end, never before the
+            // controller would have.
             let fire = match pod.basis {
-                Some(Basis::NodeNotReady) => pod.evict_at_latest.or(pod.evict_at)?,
+                Some(Basis::NodeNotReady | Basis::TaintRewritten) => pod.evict_at_latest.or(pod.evict_at)?,
                 _ => pod.evict_at?,
             };
             Some((pod.key().clone(), Work { created: pod.since?, fire, cause }))
