@@ -316,6 +316,11 @@ pub struct Election {
     pub renew_deadline: Duration,
     /// How often the lease is tried and renewed.
     pub retry_period: Duration,
+    /// Without `--leader-elect`: a lone `run` holds the Lease while it enforces, so that another
+    /// `run` notices it and waits, and it waits for one already enforcing (docs/run.md, "One
+    /// enforcer at a time"). Renewals that fail do not end its turn (only another holder does): an
+    /// outage does not restart its countdowns.
+    pub lone: bool,
 }
 
 /// `run`, validated.

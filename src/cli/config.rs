@@ -9,6 +9,7 @@
 //! structs, the configs, the output's formats, the cluster's connection options.
 
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
@@ -391,6 +392,28 @@ impl Election {
         if !args.leader_elect {
             return Ok(None);
         }
+        Self::checked(args).map(Some)
+    }
+
+    /// Without `--leader-elect`, what a lone `run` holds while it enforces (none for a dry run, which
+    /// writes nothing): the same Lease, with the durations given if they fit, else client-go's.
+    #[must_use]
+    pub fn lone(args: &ElectionArgs, dry_run: bool) -> Option<Self> {
+        if args.leader_elect || dry_run {
+            return None;
+        }
+        let defaults = || Self {
+            lease_name: args.leader_elect_lease_name.clone(),
+            namespace: args.leader_elect_namespace.clone(),
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+            lone: true,
+        };
+        Some(Self::checked(args).map_or_else(|_| defaults(), |election| Self { lone: true, ..election }))
+    }
+
+    fn checked(args: &ElectionArgs) -> Result<Self, String> {
         if args.leader_elect_lease_duration <= args.leader_elect_renew_deadline {
             return Err("--leader-elect-lease-duration must be longer than --leader-elect-renew-deadline".into());
         }
@@ -400,13 +423,14 @@ impl Election {
         if args.leader_elect_retry_period.is_zero() {
             return Err("--leader-elect-retry-period must be more than 0".into());
         }
-        Ok(Some(Self {
+        Ok(Self {
             lease_name: args.leader_elect_lease_name.clone(),
             namespace: args.leader_elect_namespace.clone(),
             lease_duration: args.leader_elect_lease_duration,
             renew_deadline: args.leader_elect_renew_deadline,
             retry_period: args.leader_elect_retry_period,
-        }))
+            lone: false,
+        })
     }
 }
 
@@ -417,7 +441,10 @@ impl RunConfig {
     /// A usage error for election durations that do not fit.
     pub fn new(args: &RunArgs) -> Result<Self> {
         Ok(Self {
-            election: Election::new(&args.election).map_err(Error::Usage)?,
+            election: match Election::new(&args.election).map_err(Error::Usage)? {
+                Some(election) => Some(election),
+                None => Election::lone(&args.election, args.dry_run),
+            },
             nodes: args.nodes.clone(),
             selector: args.selector.clone(),
             namespace: args.namespace.clone(),
@@ -525,7 +552,11 @@ mod tests {
             let Command::Run(run) = parse(&[&["run"], args].concat()) else { panic!("run") };
             RunConfig::new(&run)
         };
-        assert_eq!(run(&["--leader-elect-lease-duration=1s"]).expect("no election").election, None);
+        // Without --leader-elect, durations that do not fit are not checked: a lone run holds the
+        // Lease with client-go's (and a dry run none).
+        let lone = run(&["--leader-elect-lease-duration=1s"]).expect("no election").election.expect("the Lease");
+        assert!(lone.lone && lone.lease_duration == Duration::from_secs(15), "{lone:?}");
+        assert_eq!(run(&["--dry-run"]).expect("valid").election, None);
         let elected = run(&["--leader-elect", "--mode", "evict"]).expect("upstream's defaults fit");
         assert_eq!(elected.mode, Mode::Evict);
         let election = elected.election.expect("elected");

@@ -15,7 +15,7 @@ use crate::config::RunConfig;
 use crate::engine::devices::{FIRST_MINOR, NEWEST_MINOR};
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
-use crate::runtime::election::{self, Candidate, Periods};
+use crate::runtime::election::{self, Candidate, Lock, Periods, Tried};
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{self, Leadership, RunOptions, Sources, Throttle, throttle};
 use crate::time::Clock;
@@ -50,15 +50,42 @@ async fn election(
         renew_deadline: election.renew_deadline,
         retry_period: election.retry_period,
     };
-    lease::preflight(connection, &config.namespace, &config.name).await?;
+    let name = format!("{}/{}", config.namespace, config.name);
+    let mut lock = KubeLock::new(connection.client.clone(), config.clone(), clock.clone());
+    if election.lone {
+        // A lone run holds the Lease so that a second one notices it: it takes it at once when free,
+        // says it waits when another run holds it, and goes on alone when it cannot hold it.
+        let warn = |message: String| {
+            let _ = report.send(Report { at: clock.now(), event: RunEvent::Warning { message } });
+        };
+        match lock.try_acquire_or_renew().await {
+            Tried::Held => {}
+            Tried::HeldBy(holder) => warn(format!(
+                "another run ({holder}) holds the Lease {name} and enforces: this one waits and enforces once it stops \
+                 or its Lease runs out (two enforcers would both delete, each under its own --max-deletions); \
+                 --leader-elect makes such a standby on purpose"
+            )),
+            Tried::Failed(reason) => {
+                warn(format!(
+                    "{reason}: run enforces without holding the Lease {name}, so another run would not notice this \
+                     one, nor this one it"
+                ));
+                metrics.set_leader(true);
+                return Ok((Leadership::always(), None));
+            }
+        }
+    } else {
+        lease::preflight(connection, &config.namespace, &config.name).await?;
+    }
     let candidate = Candidate {
-        lease: format!("{}/{}", config.namespace, config.name),
+        lease: name,
         identity: config.identity.clone(),
         periods: Periods { renew_deadline: config.renew_deadline, retry_period: config.retry_period },
-        lock: KubeLock::new(connection.client.clone(), config, clock.clone()),
+        lock,
         clock,
         report: report.clone(),
         metrics: metrics.clone(),
+        lone: election.lone,
     };
     let (leading_tx, leading_rx) = channel::channel(false);
     let task = tokio::spawn(election::elect(candidate, leading_tx, stop));

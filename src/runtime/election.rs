@@ -58,6 +58,9 @@ pub struct Candidate<L> {
     pub report: mpsc::UnboundedSender<Report>,
     /// The `leader` gauge.
     pub metrics: Arc<Metrics>,
+    /// A lone `run` (no `--leader-elect`): renewals that fail do not end its turn, only another
+    /// holder does; it says nothing of leading unless it waited for another first.
+    pub lone: bool,
 }
 
 /// A random number, different in every call and every process (no generator dependency).
@@ -90,14 +93,15 @@ impl<L: Lock> Candidate<L> {
         leading.send_replace(value);
     }
 
-    /// Tries until the lock is ours; `false` if told to stop first.
-    async fn acquire(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
+    /// Tries until the lock is ours: `Some(followed)`, whether another held it meanwhile; `None`
+    /// if told to stop first.
+    async fn acquire(&mut self, stop: &mut watch::Receiver<bool>) -> Option<bool> {
         let mut holder_said: Option<String> = None;
         let mut failing = false;
         loop {
             let tried = tokio::time::timeout(self.periods.renew_deadline, self.lock.try_acquire_or_renew()).await;
             match tried.unwrap_or_else(|_| Tried::Failed(format!("lease {}: no answer in time", self.lease))) {
-                Tried::Held => return true,
+                Tried::Held => return Some(holder_said.is_some()),
                 Tried::HeldBy(holder) => {
                     failing = false;
                     if holder_said.as_ref() != Some(&holder) {
@@ -115,7 +119,7 @@ impl<L: Lock> Candidate<L> {
             let next = self.clock.instant() + jittered(self.periods.retry_period);
             tokio::select! {
                 () = tokio::time::sleep_until(next) => {}
-                _ = stop.wait_for(|stop| *stop) => return false,
+                _ = stop.wait_for(|stop| *stop) => return None,
             }
         }
     }
@@ -144,14 +148,16 @@ impl<L: Lock> Candidate<L> {
                     Ok(Tried::Failed(message)) => message,
                     Err(_) => "no answer in time".to_owned(),
                 };
-                if self.clock.instant() >= deadline {
+                if self.clock.instant() >= deadline && !self.lone {
                     self.set_leading(leading, false);
                     let seconds = self.periods.renew_deadline.as_secs_f64();
                     self.say(LeaderState::Lost, None, Some(format!("not renewed within {seconds}s: {why}")));
                     return false;
                 }
+                let next = self.clock.instant() + self.periods.retry_period;
+                let next = if self.lone { next } else { deadline.min(next) };
                 tokio::select! {
-                    () = tokio::time::sleep_until(deadline.min(self.clock.instant() + self.periods.retry_period)) => {}
+                    () = tokio::time::sleep_until(next) => {}
                     _ = stop.wait_for(|stop| *stop) => return true,
                 }
             }
@@ -167,12 +173,15 @@ pub async fn elect<L: Lock>(
     mut stop: watch::Receiver<bool>,
 ) {
     candidate.set_leading(&leading, false);
+    let mut waited = false;
     loop {
-        if !candidate.acquire(&mut stop).await {
-            return;
-        }
+        let Some(followed) = candidate.acquire(&mut stop).await else { return };
+        waited |= followed;
         candidate.set_leading(&leading, true);
-        candidate.say(LeaderState::Leading, Some(candidate.identity.clone()), None);
+        // A lone `run` that took the Lease at once leads as it always did: no line.
+        if !candidate.lone || waited {
+            candidate.say(LeaderState::Leading, Some(candidate.identity.clone()), None);
+        }
         if candidate.keep(&leading, &mut stop).await {
             candidate.set_leading(&leading, false);
             candidate.lock.release().await;
@@ -221,8 +230,16 @@ mod tests {
         let periods = Periods { renew_deadline: Duration::from_secs(10), retry_period: Duration::from_secs(2) };
         let clock = Clock::starting_at(crate::engine::time::Timestamp::from_unix_seconds(0));
         let identity = "me".to_owned();
-        let candidate =
-            Candidate { lock, periods, lease: "ns/lease".into(), identity, clock, report, metrics: Arc::default() };
+        let candidate = Candidate {
+            lock,
+            periods,
+            lease: "ns/lease".into(),
+            identity,
+            clock,
+            report,
+            metrics: Arc::default(),
+            lone: false,
+        };
         (candidate, reports)
     }
 
@@ -276,6 +293,37 @@ mod tests {
         election.await.expect("the election ends");
         assert!(!*leading.borrow());
         assert!(*lock.released.lock().unwrap(), "the lock is given up on stop");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lone_run_keeps_its_turn_through_failed_renewals_and_ends_it_when_another_holds_the_lease() {
+        let lock = Scripted::default();
+        let down = || Tried::Failed("down".into());
+        // Held at 0, then 10 failed renewals (20 s, past the renew deadline), held again, then
+        // another holder.
+        let mut answers = vec![Tried::Held];
+        answers.extend(std::iter::repeat_with(down).take(10));
+        answers.extend([Tried::Held, Tried::HeldBy("other".into())]);
+        lock.answers.lock().unwrap().extend(answers);
+        let (mut candidate, mut reports) = candidate(lock.clone());
+        candidate.lone = true;
+        let (leading_tx, mut leading) = watch::channel(false);
+        let (_stop, stop) = watch::channel(false);
+        tokio::spawn(elect(candidate, leading_tx, stop));
+        assert_eq!(until(&mut leading, true).await, Duration::ZERO);
+        // Leading until the renewal that finds the other holder: 11 retries later.
+        assert_eq!(until(&mut leading, false).await, Duration::from_secs(24));
+        let states: Vec<LeaderState> = std::iter::from_fn(|| reports.try_recv().ok())
+            .filter_map(|r| match r.event {
+                RunEvent::Leadership { state, .. } => Some(state),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [LeaderState::Lost, LeaderState::Following],
+            "taking a free lease says nothing; losing it does"
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::FutureExt;
+
 use tokio::sync::{mpsc, watch};
 
 use super::absent::Absent;
@@ -77,23 +79,7 @@ pub async fn run<E: Evictor>(
                 biased;
                 () = &mut shutdown => return run.finish(None).await,
                 step = driver.next(None) => match step {
-                    Some(Step::Node(change, now)) => {
-                        run.gaps.node(&change, now);
-                        run.follow_absent(&change);
-                        lists.node(change);
-                    }
-                    Some(Step::Pod(change, now)) => {
-                        run.gaps.pod(&change, now);
-                        run.terminating.track(&change);
-                        run.follow_replicas(&change);
-                        if let Some(input) = device_pod_input(&change) {
-                            run.follow_devices(input, now);
-                        }
-                        lists.pod(change);
-                        run.metrics.set_pods(lists.pod_count());
-                    }
-                    Some(Step::Device(input, now)) => run.follow_devices(input, now),
-                    Some(Step::Timeout(_)) => {}
+                    Some(step) => run.follow(&mut lists, step),
                     None => return run.finish(None).await,
                 },
                 _ = leadership.changed(), if lists.complete() => {}
@@ -104,6 +90,15 @@ pub async fn run<E: Evictor>(
                 if !leadership.leading() {
                     run.check_absent(lists.node_names());
                 }
+            }
+        }
+        // The changes already received are taken before the term begins: the lists may have been
+        // read well before (a start-up's other reads, a wait for the Lease), and a pod deleted since
+        // must not be seeded as the lists had it, to be deleted again.
+        for _ in 0..QUEUED_BEFORE_A_TERM {
+            match driver.next(None).now_or_never() {
+                Some(Some(step)) => run.follow(&mut lists, step),
+                _ => break,
             }
         }
         let snapshot = lists.snapshot(keep, controller_acquired);
@@ -189,9 +184,36 @@ struct Loop<E> {
     absent: Absent,
 }
 
+/// At most this many changes already received are taken before a term begins (the watches' queues
+/// hold 1,024 each): a cluster that changes faster than they are taken does not hold the term back.
+const QUEUED_BEFORE_A_TERM: usize = 4096;
+
 impl<E: Evictor> Loop<E> {
     fn send(&self, event: RunEvent) {
         let _ = self.report.send(Report { at: self.clock.now(), event });
+    }
+
+    /// Follows a change while no term runs: the lists kept current, and what lasts across terms.
+    fn follow(&mut self, lists: &mut Lists, step: Step) {
+        match step {
+            Step::Node(change, now) => {
+                self.gaps.node(&change, now);
+                self.follow_absent(&change);
+                lists.node(change);
+            }
+            Step::Pod(change, now) => {
+                self.gaps.pod(&change, now);
+                self.terminating.track(&change);
+                self.follow_replicas(&change);
+                if let Some(input) = device_pod_input(&change) {
+                    self.follow_devices(input, now);
+                }
+                lists.pod(change);
+                self.metrics.set_pods(lists.pod_count());
+            }
+            Step::Device(input, now) => self.follow_devices(input, now),
+            Step::Timeout(_) => {}
+        }
     }
 
     /// Notes a list of nodes for the next check of the nodes asked for, and a node that came.

@@ -109,3 +109,69 @@ fn real_apiserver_keep_last_ready_keeps_the_last_replica_of_each_workload_on_a_l
     let solo_1 = server_pod(&plane, "default", "solo-1").expect("solo-1");
     assert!(solo_1["metadata"]["deletionTimestamp"].is_null(), "{solo_1}");
 }
+
+#[test]
+fn real_apiserver_a_second_run_notices_the_first_and_waits_and_enforces_once_it_stops() {
+    // Two runs, neither with --leader-elect, the second under a cap of one deletion: before, both
+    // enforced and the uncapped one deleted what the capped one held.
+    let plane = crate::control_plane!("second-run");
+    plane.create(&[
+        super::node("n1", &[], &[]),
+        super::node("n2", &[], &[]),
+        super::pod("default", "a", "n1", None),
+        super::pod("default", "b", "n2", None),
+        super::pod("default", "c", "n2", None),
+    ]);
+    let mut first = Running::start_with(plane.kubeconfig(), &[]);
+    let mut second = Running::launch_with(plane.kubeconfig(), &["-o", "json", "--max-deletions", "1"]);
+    let waiting = second.expect("the second says it waits", |l| l["type"] == "warning");
+    let message = waiting["message"].as_str().expect("a message");
+    assert!(message.contains("another run") && message.contains("waits"), "{message}");
+    assert!(message.contains("default/kubectl-taint-evict"), "names the Lease: {message}");
+
+    // Only the first enforces: a's deletion is its line, not the second's.
+    super::run::add_taint(&plane, "n1");
+    first.expect("a deleted by the first", |l| deleted(l, "a"));
+    // The first stops (its Lease given up): the second takes over, says so, and enforces its cap.
+    let (_, code, first_lines) = first.interrupt_and_read();
+    assert_eq!(code, 0);
+    eprintln!(
+        "DEBUG first: {}",
+        first_lines
+            .iter()
+            .map(|l| format!("{} {} {}", l["time"], l["type"], l["pod"]["name"]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    eprintln!("DEBUG a: {:?}", server_pod(&plane, "default", "a").map(|p| p["metadata"]["deletionTimestamp"].clone()));
+    second.expect("the second leads", |l| l["type"] == "leadership" && l["state"] == "leading");
+    second.expect("the second's initial sync", |l| l["type"] == "synced");
+    super::run::add_taint(&plane, "n2");
+    second.expect("one of b and c deleted", |l| deleted(l, "b") || deleted(l, "c"));
+    second.expect("the other capped", |l| l["type"] == "capped");
+    let (_, code, second_lines) = second.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(super::run::deletions(&second_lines, "a"), 0, "{second_lines:#?}");
+    let by_second = ["b", "c"].iter().map(|name| super::run::deletions(&second_lines, name)).sum::<usize>();
+    assert_eq!(by_second, 1, "the cap held: {second_lines:#?}");
+    assert_eq!(["b", "c"].iter().map(|name| super::run::deletions(&first_lines, name)).sum::<usize>(), 0);
+}
+
+#[test]
+fn real_apiserver_a_run_that_takes_over_does_not_delete_again_a_pod_deleted_while_it_waited() {
+    // The second run reads its lists, then waits for the first; meanwhile `a` is deleted (it stays
+    // terminating: no kubelet) and its node tainted. When the second takes over, the change that
+    // says `a` is terminating is already in its queue: before, it seeded from the older list and
+    // deleted `a` again.
+    let plane = crate::control_plane!("take-over-terminating");
+    plane.create(&[super::node("n1", &[], &[]), super::pod("default", "a", "n1", None)]);
+    let first = Running::start_with(plane.kubeconfig(), &[]);
+    let mut second = Running::launch_with(plane.kubeconfig(), &["-o", "json"]);
+    second.expect("the second waits", |l| l["type"] == "leadership" && l["state"] == "following");
+    plane.kubectl_ok(&["delete", "pod", "a", "--wait=false"], None);
+    super::run::add_taint(&plane, "n1");
+    let (_, code, _) = first.interrupt_and_read();
+    assert_eq!(code, 0);
+    let line = second.expect("a taken over", |l| l["pod"]["name"] == "a" && (l["type"] == "gone" || deleted(l, "a")));
+    assert_eq!(line["type"], "gone", "not deleted again: {line}");
+}
