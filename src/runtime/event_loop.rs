@@ -395,10 +395,15 @@ impl<E: Evictor> Loop<E> {
     /// Once every watch is listed again, the deletions held are carried out: the engine has decided
     /// again from the new lists, and withdrawn those it no longer wants.
     fn release(&mut self, term: &mut Term<E>) {
-        if self.gaps.open().is_some() || term.held.is_empty() {
+        if self.gaps.open().is_some() {
             return;
         }
+        // Resumed whether or not anything was held: a gap with nothing under way would otherwise
+        // leave every later deletion suspended at its start.
         term.executor.resume();
+        if term.held.is_empty() {
+            return;
+        }
         let held = std::mem::take(&mut term.held);
         self.send(RunEvent::Released { count: held.len() });
         for job in held {
@@ -417,7 +422,10 @@ impl<E: Evictor> Loop<E> {
     /// The earliest deadline of both controllers.
     fn poll_timeout(&self, term: &Term<E>) -> Option<Timestamp> {
         let devices = self.devices.as_ref().and_then(DeviceEngine::poll_timeout);
-        let slot = self.next_slot(term, self.clock.now()).filter(|_| !term.capped.is_empty());
+        // While a watch is broken the capped deletions wait for the lists, not for a slot: a slot free
+        // now would fire the timer again and again.
+        let waiting = !term.capped.is_empty() && self.gaps.open().is_none();
+        let slot = self.next_slot(term, self.clock.now()).filter(|_| waiting);
         term.engine.poll_timeout().into_iter().chain(devices).chain(slot).min()
     }
 

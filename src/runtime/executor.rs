@@ -352,6 +352,11 @@ impl<E: Evictor> Executor<E> {
                     due = evictor.throttle().map(Throttle::deletion_due);
                 }
             };
+            // A job the engine withdrew meanwhile is not held to come back after the lists.
+            if held && *withdrawn.borrow() {
+                give_up(blocked.as_ref());
+                held = false;
+            }
             drop((blocked, permit, due));
             let _ = done.send(Done { job, outcome, suspended: held });
         });

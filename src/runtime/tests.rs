@@ -1177,3 +1177,259 @@ async fn the_summary_lists_the_deletions_due_and_held_with_what_holds_each() {
     );
     assert!(summary.scheduled.is_empty(), "held, not scheduled: {summary:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_gap_with_nothing_under_way_leaves_the_deletions_after_it_unheld() {
+    // The watches break at +1 and list again at +2, with nothing due; a taint at +10 makes t0 due at
+    // once: deleted then, neither held nor released (the executor was left suspended before).
+    let nodes = vec![node("n1", &[])];
+    let h = start(nodes.clone(), vec![pod("t0", "n1", &[], -60)], RunOptions::default(), 30);
+    node_at(&h, 1, NodeChange::Interrupted);
+    pod_at(&h, 1, PodChange::Interrupted);
+    node_at(&h, 2, NodeChange::Listed(nodes));
+    pod_at(&h, 2, PodChange::Listed(vec![pod("t0", "n1", &[], -60)]));
+    node_at(&h, 10, NodeChange::Applied(node("n1", &[("a", 10)])));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("t0", 10)]);
+    let held = reports.iter().filter(|r| matches!(r.event, RunEvent::Held { .. } | RunEvent::Released { .. }));
+    assert_eq!(held.count(), 0, "{reports:#?}");
+}
+
+/// Where features meet: the runtime over random interleavings of taints added and removed,
+/// tolerations edited, pods and nodes deleted, watches broken and listed again, with or without
+/// `--max-deletions` and `--keep-last-ready`, against the engine fed the same changes as they
+/// happened (upstream's controller, watching throughout).
+mod interleavings {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::engine::model::Node;
+    use crate::engine::{Action, Engine, Input};
+    use crate::runtime::engine_input;
+
+    const NODES: [&str; 2] = ["n1", "n2"];
+    const PODS: usize = 4;
+    /// The last instant a change is made, and when `run` stops.
+    const END: i64 = 80;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// A node's NoExecute taints become these keys (added now), or it is deleted (`None`).
+        Taints(usize, Option<Vec<&'static str>>),
+        /// A pod's toleration of `a` becomes this (`None`: none; `Some(None)`: forever).
+        Tolerate(usize, Option<Option<i64>>),
+        /// A pod is deleted.
+        Delete(usize),
+        /// Both watches break, and list again this many seconds later.
+        Gap(i64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let keys = prop::sample::subsequence(vec!["a", "b"], 0..=2);
+        let tolerance = prop_oneof![Just(None), Just(Some(None)), (1i64..30).prop_map(|s| Some(Some(s)))];
+        prop_oneof![
+            4 => (0..NODES.len(), prop::option::weighted(0.85, keys)).prop_map(|(n, t)| Op::Taints(n, t)),
+            2 => (0..PODS, tolerance).prop_map(|(p, t)| Op::Tolerate(p, t)),
+            1 => (0..PODS).prop_map(Op::Delete),
+            1 => (1i64..15).prop_map(Op::Gap),
+        ]
+    }
+
+    /// The cluster as it is: its nodes and pods.
+    #[derive(Clone)]
+    struct World {
+        nodes: BTreeMap<usize, SnapshotNode>,
+        pods: BTreeMap<usize, SnapshotPod>,
+    }
+
+    impl World {
+        fn start(placement: &[usize]) -> Self {
+            let nodes = (0..NODES.len()).map(|n| (n, node(NODES[n], &[]))).collect();
+            let pods = placement
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let pod = pod(&format!("p{i}"), NODES[n], &[("a", Some(10))], -60);
+                    let owner = crate::engine::snapshot::Owner {
+                        kind: "ReplicaSet".into(),
+                        name: "web".into(),
+                        uid: "rs".into(),
+                    };
+                    (i, SnapshotPod { owner: Some(Arc::new(owner)), ready: PodReady::Yes, ..pod })
+                })
+                .collect();
+            Self { nodes, pods }
+        }
+
+        /// Applies `op` at `at`: the changes the watches report.
+        fn apply(&mut self, op: &Op, at: i64) -> (Option<NodeChange>, Option<PodChange>) {
+            match op {
+                Op::Taints(n, Some(keys)) => {
+                    let taints: Vec<(&str, i64)> = keys.iter().map(|key| (*key, at)).collect();
+                    let node = node(NODES[*n], &taints);
+                    self.nodes.insert(*n, node.clone());
+                    (Some(NodeChange::Applied(node)), None)
+                }
+                Op::Taints(n, None) => {
+                    self.nodes.remove(n).map_or((None, None), |node| (Some(NodeChange::Deleted(node.name)), None))
+                }
+                Op::Tolerate(p, tolerance) => {
+                    let Some(pod) = self.pods.get_mut(p) else { return (None, None) };
+                    let tolerations: Vec<(&str, Option<i64>)> = tolerance.iter().map(|s| ("a", *s)).collect();
+                    let edited = super::pod(
+                        pod.pod.key.name(),
+                        pod.pod.node.as_ref().expect("bound").as_str(),
+                        &tolerations,
+                        -60,
+                    );
+                    pod.pod.tolerations = edited.pod.tolerations;
+                    (None, Some(PodChange::Applied(pod.clone())))
+                }
+                Op::Delete(p) => (None, self.pods.remove(p).map(|pod| PodChange::Deleted(pod.pod.key))),
+                Op::Gap(_) => (None, None),
+            }
+        }
+    }
+
+    /// The engine fed every change as it happened, each deletion finished when `run`'s was: when each
+    /// pod fell due (`Evict`), and when it stopped being due (`Withdrawn`), by name.
+    fn reference(
+        start: &World,
+        ops: &[(i64, Op)],
+        deleted: &[(String, Timestamp)],
+    ) -> BTreeMap<String, Vec<(Timestamp, Option<Timestamp>)>> {
+        let mut engine = Engine::new();
+        let mut world = start.clone();
+        let mut due: BTreeMap<String, Vec<(Timestamp, Option<Timestamp>)>> = BTreeMap::new();
+        let mut tickets = BTreeMap::new();
+        let mut drain = |engine: &mut Engine, at: Timestamp, tickets: &mut BTreeMap<String, _>| {
+            while let Some(action) = engine.poll_action() {
+                match action {
+                    Action::Evict { pod, ticket, .. } => {
+                        tickets.insert(pod.key.name().to_owned(), (pod.key.clone(), ticket));
+                        due.entry(pod.key.name().to_owned()).or_default().push((at, None));
+                    }
+                    Action::Withdrawn { pod, .. } => {
+                        if let Some(last) = due.get_mut(pod.key.name()).and_then(|spells| spells.last_mut()) {
+                            last.1.get_or_insert(at);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        };
+        let nodes: Vec<Node> = world.nodes.values().map(engine_input::node_input).collect();
+        engine.handle(Input::NodesReplaced(nodes), t(0));
+        engine.handle(Input::PodsReplaced(world.pods.values().map(|p| p.pod.clone()).collect()), t(0));
+        drain(&mut engine, t(0), &mut tickets);
+        // Every instant something happens: a change, a deletion finished, a timer.
+        let mut instants: Vec<Timestamp> =
+            ops.iter().map(|(at, _)| t(*at)).chain(deleted.iter().map(|d| d.1)).collect();
+        instants.sort();
+        instants.dedup();
+        let mut next = 0;
+        for at in instants {
+            while let Some(timer) = engine.poll_timeout().filter(|timer| *timer < at) {
+                engine.handle_timeout(timer);
+                drain(&mut engine, timer, &mut tickets);
+            }
+            // At one instant, as `run` takes them: the deletions finished, then node changes, then pods.
+            for (name, _) in deleted.iter().filter(|d| d.1 == at) {
+                if let Some((key, ticket)) = tickets.remove(name) {
+                    engine.handle(Input::EvictionFinished { pod: key, ticket }, at);
+                }
+            }
+            while next < ops.len() && t(ops[next].0) == at {
+                let (node, pod) = world.apply(&ops[next].1, ops[next].0);
+                match node {
+                    Some(NodeChange::Applied(node)) => {
+                        engine.handle(Input::NodeUpserted(engine_input::node_input(&node)), at)
+                    }
+                    Some(NodeChange::Deleted(name)) => engine.handle(Input::NodeDeleted(name), at),
+                    _ => {}
+                }
+                match pod {
+                    Some(PodChange::Applied(pod)) => engine.handle(Input::PodUpserted(pod.pod), at),
+                    Some(PodChange::Deleted(key)) => engine.handle(Input::PodDeleted(key), at),
+                    _ => {}
+                }
+                next += 1;
+            }
+            engine.handle_timeout(at);
+            drain(&mut engine, at, &mut tickets);
+        }
+        due
+    }
+
+    /// Runs `run` over `ops` (one a second at most, from +1 s), with `options`; its deletions.
+    fn run_over(start: &World, ops: &[(i64, Op)], options: RunOptions) -> Vec<(String, Timestamp)> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+        runtime.block_on(async {
+            let nodes = start.nodes.values().cloned().collect();
+            let pods = start.pods.values().cloned().collect();
+            let h = super::start(nodes, pods, options, END + 60);
+            let mut world = start.clone();
+            let mut gap_until: Option<i64> = None;
+            for (at, op) in ops {
+                if let Some(until) = gap_until.filter(|until| until <= at) {
+                    // Listed again: the world as it is then.
+                    node_at(&h, until, NodeChange::Listed(world.nodes.values().cloned().collect()));
+                    pod_at(&h, until, PodChange::Listed(world.pods.values().cloned().collect()));
+                    gap_until = None;
+                }
+                let (node, pod) = world.apply(op, *at);
+                if let (Op::Gap(seconds), None) = (op, gap_until) {
+                    node_at(&h, *at, NodeChange::Interrupted);
+                    pod_at(&h, *at, PodChange::Interrupted);
+                    gap_until = Some(at + seconds);
+                    continue;
+                }
+                if gap_until.is_some() {
+                    continue;
+                }
+                if let Some(change) = node {
+                    node_at(&h, *at, change);
+                }
+                if let Some(change) = pod {
+                    pod_at(&h, *at, change);
+                }
+            }
+            if let Some(until) = gap_until {
+                node_at(&h, until, NodeChange::Listed(world.nodes.values().cloned().collect()));
+                pod_at(&h, until, PodChange::Listed(world.pods.values().cloned().collect()));
+            }
+            let (_, deletions, _) = h.finish().await;
+            deletions
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn run_deletes_only_what_the_controller_watching_throughout_wants_then_and_never_before_it(
+            placement in prop::collection::vec(0..NODES.len(), PODS),
+            ops in prop::collection::btree_map(1i64..END, op(), 1..16),
+            cap in prop::option::of(1u32..3),
+            keep_last_ready in any::<bool>(),
+        ) {
+            let ops: Vec<(i64, Op)> = ops.into_iter().collect();
+            let start = World::start(&placement);
+            let options = RunOptions {
+                max_deletions: cap.map(|max| (max, Duration::from_secs(30))),
+                keep_last_ready,
+                ..RunOptions::default()
+            };
+            let deleted = run_over(&start, &ops, options);
+            let due = reference(&start, &ops, &deleted);
+            for (name, at) in &deleted {
+                let spells = due.get(name).map(Vec::as_slice).unwrap_or_default();
+                // Due since some instant at or before, and not withdrawn before the deletion.
+                let wanted = spells.iter().any(|(from, until)| from <= at && until.is_none_or(|until| *at <= until));
+                prop_assert!(wanted, "{name} deleted at {at:?}; the controller had it due {spells:?}; ops {ops:?}");
+            }
+        }
+    }
+}

@@ -134,7 +134,7 @@ fn real_apiserver_run_works_with_exactly_rbac_run_and_names_a_missing_rule() {
     let plane = control_plane!("rbac-run", &options);
     apply(&plane, "deploy/rbac-run.yaml");
     plane.kubectl_ok(&["create", "clusterrolebinding", "run-bob", "--clusterrole=taint-evict-run", "--user=bob"], None);
-    for namespace in ["kube-system", "kube-node-lease"] {
+    for namespace in ["kube-system", "kube-node-lease", "default"] {
         plane.kubectl_ok(
             &["-n", namespace, "create", "rolebinding", "run-bob", "--role=taint-evict-run", "--user=bob"],
             None,

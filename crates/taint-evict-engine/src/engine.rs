@@ -470,6 +470,14 @@ impl Engine {
             .map(|(_, slot)| slot.name.clone())
             .collect();
         for name in gone {
+            // Gone while the watch was away: whether its taints went before it cannot be known, so
+            // its pods' work is withdrawn, not kept as for a deletion watched (docs/upstream.md,
+            // "Differences").
+            if let Some(&id) = self.node_ids.get(&name) {
+                for pod in self.node(id).pods.clone() {
+                    self.cancel(pod);
+                }
+            }
             self.delete_node(&name);
         }
         for node in nodes {
