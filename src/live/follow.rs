@@ -192,6 +192,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 Some(Step::Node(NodeChange::Listed(list), now)) => observer.handle_nodes_listed(list, now),
                 Some(Step::Node(NodeChange::Applied(node), now)) => observer.handle_node_applied(node, now),
                 Some(Step::Node(NodeChange::Deleted(name), now)) => observer.handle_node_deleted(name, now),
+                Some(Step::Node(NodeChange::Left(name), now)) => observer.handle_node_left(name, now),
                 Some(Step::Pod(PodChange::Listed(list), now)) => observer.handle_pods_listed(list, now),
                 Some(Step::Pod(PodChange::Applied(pod), now)) => observer.handle_pod_applied(pod, now),
                 Some(Step::Pod(PodChange::Deleted(key), now)) => observer.handle_pod_deleted(key, now),

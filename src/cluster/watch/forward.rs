@@ -12,7 +12,8 @@ pub(super) enum View<T, C> {
     /// Its view.
     Seen(T),
     /// Not seen (outside the node scope, or unreadable): the change its update makes instead (a node
-    /// relabelled out of `-l` is deleted for the runtime), or none.
+    /// relabelled out of `-l` has left the scope), or none. In a (re-)list, that change is said
+    /// before the list.
     Unseen(Option<C>),
 }
 
@@ -38,6 +39,8 @@ pub(super) async fn forward<K, T, C>(
 ) {
     let mut events = std::pin::pin!(events);
     let mut listing = Vec::new();
+    // The changes the objects of a list under way make instead of being seen.
+    let mut instead = Vec::new();
     let mut interrupted = false;
     while let Some(event) = events.next().await {
         let change = match event {
@@ -56,16 +59,25 @@ pub(super) async fn forward<K, T, C>(
             Ok(Event::Init) => {
                 // Said before the list is requested: nothing is known of the connection yet.
                 listing.clear();
+                instead.clear();
                 continue;
             }
             Ok(Event::InitApply(object)) => {
-                if let View::Seen(seen) = (adapter.view)(object) {
-                    listing.push(seen);
+                match (adapter.view)(object) {
+                    View::Seen(seen) => listing.push(seen),
+                    View::Unseen(Some(change)) => instead.push(change),
+                    View::Unseen(None) => {}
                 }
                 None
             }
             Ok(Event::InitDone) => {
                 interrupted = false;
+                for change in instead.drain(..) {
+                    observe(&change);
+                    if changes.send(change).await.is_err() {
+                        return;
+                    }
+                }
                 Some((adapter.listed)(std::mem::take(&mut listing)))
             }
             Ok(Event::Apply(object)) => match (adapter.view)(object) {
