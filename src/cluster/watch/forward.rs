@@ -94,3 +94,58 @@ pub(super) async fn forward<K, T, C>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::time::Timestamp;
+    use crate::metrics::Metrics;
+    use crate::time::Clock;
+
+    /// A node shown, then listed again out of the scope: it leaves before the list, which lacks it.
+    #[tokio::test]
+    async fn an_object_listed_again_out_of_view_says_its_change_before_the_list() {
+        let (report, _reports) = mpsc::unbounded_channel();
+        let (fatal, _fatal) = mpsc::unbounded_channel();
+        let clock = Clock::starting_at(Timestamp::from_unix_seconds(1_795_341_600));
+        let health = Health::new("nodes", report, clock, Arc::new(Metrics::new()), fatal);
+        let shown = std::sync::Mutex::new(std::collections::HashSet::new());
+        let adapter = Adapter {
+            view: |(name, admitted): (&'static str, bool)| {
+                let mut shown = shown.lock().expect("shown");
+                if admitted {
+                    shown.insert(name);
+                    View::Seen(name.to_owned())
+                } else {
+                    View::Unseen(shown.remove(name).then(|| format!("left {name}")))
+                }
+            },
+            deleted: |(name, _): (&'static str, bool)| Some(format!("deleted {name}")),
+            listed: |names: Vec<String>| format!("listed {}", names.join(",")),
+            applied: |name: String| format!("applied {name}"),
+            interrupted: None,
+        };
+        let events = futures::stream::iter([
+            Ok(Event::Init),
+            Ok(Event::InitApply(("n1", true))),
+            Ok(Event::InitApply(("n2", true))),
+            Ok(Event::InitDone),
+            Ok(Event::Init),
+            Ok(Event::InitApply(("n1", false))),
+            Ok(Event::InitApply(("n2", true))),
+            Ok(Event::InitApply(("n3", false))),
+            Ok(Event::InitDone),
+        ]);
+        let (tx, mut rx) = mpsc::channel(16);
+        let mut observed = Vec::new();
+        forward(events, adapter, health, tx, |change: &String| observed.push(change.clone())).await;
+        let mut changes = Vec::new();
+        while let Ok(change) = rx.try_recv() {
+            changes.push(change);
+        }
+        assert_eq!(changes, ["listed n1,n2", "left n1", "listed n2"]);
+        assert_eq!(observed, changes, "each change is observed as it is sent");
+    }
+}
