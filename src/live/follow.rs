@@ -175,6 +175,10 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         .with_edited(history.edited);
     let shutdown = interrupted();
     tokio::pin!(shutdown);
+    // A pipe whose reader goes (`plan -w | head -1`) ends the view as it closes, not at the next line,
+    // which on a quiet cluster may come hours later.
+    let reader_gone = super::closed::closed();
+    tokio::pin!(reader_gone);
     let mut tick = tokio::time::interval(TICK);
     let mut text = Vec::new();
     let mut foreseen = Vec::new();
@@ -183,6 +187,10 @@ async fn follow(args: &WatchConfig) -> Result<()> {
         tokio::select! {
             biased;
             () = &mut shutdown => break,
+            () = &mut reader_gone => {
+                printer.closed = true;
+                break;
+            }
             Some(error) = fatal.recv() => {
                 // A watch failed for good: the view ends with the error.
                 failure = Some(error);
@@ -192,6 +200,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 Some(Step::Node(NodeChange::Listed(list), now)) => observer.handle_nodes_listed(list, now),
                 Some(Step::Node(NodeChange::Applied(node), now)) => observer.handle_node_applied(node, now),
                 Some(Step::Node(NodeChange::Deleted(name), now)) => observer.handle_node_deleted(name, now),
+                Some(Step::Node(NodeChange::Left(name), now)) => observer.handle_node_left(name, now),
                 Some(Step::Pod(PodChange::Listed(list), now)) => observer.handle_pods_listed(list, now),
                 Some(Step::Pod(PodChange::Applied(pod), now)) => observer.handle_pod_applied(pod, now),
                 Some(Step::Pod(PodChange::Deleted(key), now)) => observer.handle_pod_deleted(key, now),

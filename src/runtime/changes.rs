@@ -12,6 +12,9 @@ pub enum NodeChange {
     Applied(SnapshotNode),
     /// A node was deleted.
     Deleted(NodeName),
+    /// A node is no longer followed (relabelled out of `-l`): not a deletion, nothing is enforced
+    /// there any more (docs/run.md, "What `run` watches"). Followed again, it comes as `Applied`.
+    Left(NodeName),
     /// The watch broke: what it said may be out of date until its next `Listed`, and no deletion
     /// is carried out until then (docs/run.md, "Continuous watches").
     Interrupted,

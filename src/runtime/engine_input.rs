@@ -37,6 +37,7 @@ pub(super) fn node_change_input(change: &NodeChange) -> Option<Input> {
         NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(node_input).collect()),
         NodeChange::Applied(node) => Input::NodeUpserted(node_input(node)),
         NodeChange::Deleted(name) => Input::NodeDeleted(name.clone()),
+        NodeChange::Left(name) => Input::NodeLeft(name.clone()),
         NodeChange::Interrupted => return None,
     })
 }

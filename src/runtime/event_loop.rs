@@ -221,7 +221,7 @@ impl<E: Evictor> Loop<E> {
         match change {
             NodeChange::Listed(_) => self.absent.listed(),
             NodeChange::Applied(node) => self.absent.seen(&node.name),
-            NodeChange::Deleted(_) | NodeChange::Interrupted => {}
+            NodeChange::Deleted(_) | NodeChange::Left(_) | NodeChange::Interrupted => {}
         }
     }
 

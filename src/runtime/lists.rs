@@ -45,7 +45,7 @@ impl Lists {
             (NodeChange::Applied(node), Some(nodes)) => {
                 nodes.insert(node.name.clone(), node);
             }
-            (NodeChange::Deleted(name), Some(nodes)) => {
+            (NodeChange::Deleted(name) | NodeChange::Left(name), Some(nodes)) => {
                 nodes.remove(&name);
             }
             (NodeChange::Interrupted, _) | (_, None) => {}

@@ -600,6 +600,28 @@ async fn d11_node_deleted_keeps_the_timer() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_node_that_leaves_the_scope_cancels_its_pods_deletions() {
+    let h = start(
+        vec![node("n1", &[("a", 0)]), node("n2", &[("a", 0)])],
+        vec![pod("p", "n1", &[("a", Some(300))], -60), pod("q", "n2", &[("a", Some(300))], -60)],
+        RunOptions::default(),
+        1000,
+    );
+    node_at(&h, 50, NodeChange::Left("n1".into()));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("q", 300)], "n1 is no longer enforced");
+    let cancelled: Vec<_> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Cancelled { pod, .. } => Some((pod.key.name().to_owned(), r.at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cancelled, [("p".to_owned(), t(50))]);
+    assert_eq!(summary.cancelled, 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn relist_of_unchanged_objects_does_not_restart_countdowns() {
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![pod("p", "n1", &[("a", Some(300))], -60)];

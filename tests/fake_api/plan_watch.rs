@@ -223,3 +223,51 @@ fn plan_watch_refuses_a_file_in_one_line() {
     let out = run(&["plan", "--watch", "--taint", "a:NoExecute", "n1"], None);
     assert_eq!((out.code, out.stderr.lines().count()), (2, 1), "{}", out.stderr);
 }
+
+#[test]
+fn plan_watch_whose_reader_goes_away_exits_quietly_with_0_on_a_quiet_cluster() {
+    // `plan -w -o json | head -1`: nothing more is written on a quiet cluster, and yet the view ends.
+    use std::io::{BufRead, BufReader, Read};
+
+    let server = FakeApiServer::start(&scratch("plan-watch-closed"));
+    server.add(node("n1", &[]));
+    server.add(pod("web", "n1", Some(Some(600))));
+    let kubeconfig = server.kubeconfig().to_str().expect("UTF-8").to_owned();
+    let mut child = command()
+        .args(["plan", "-w", "--kubeconfig", &kubeconfig, "-o", "json"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    // The start's lines: synced, then n1 foreseen (it has no health to read); then nothing changes.
+    let (mut synced, mut foreseen) = (false, false);
+    while !synced || !foreseen {
+        let line = lines.next().expect("a line before stdout ends").expect("a line");
+        let line: Value = serde_json::from_str(&line).expect("a JSON line");
+        synced |= line["type"] == "synced";
+        foreseen |= line["type"] == "foreseen";
+    }
+    drop(lines);
+
+    let pid = child.id().to_string();
+    let mut stderr = child.stderr.take().expect("stderr");
+    let (tx, exited) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        let _ = tx.send((child.wait().expect("plan -w exits"), text));
+    });
+    // Noticed as the pipe closes: within a few seconds, not at the next change.
+    match exited.recv_timeout(Duration::from_secs(10)) {
+        Ok((status, stderr)) => {
+            assert_eq!(status.code(), Some(0), "{stderr}");
+            assert_eq!(stderr, "", "quietly");
+        }
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            panic!("plan -w went on after its reader was gone");
+        }
+    }
+}

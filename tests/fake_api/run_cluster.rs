@@ -410,6 +410,9 @@ fn outage_is_reported_once_and_interrupting_during_it_is_prompt_and_truthful() {
     assert!(started.elapsed() < Duration::from_secs(10), "Ctrl-C during an outage exits promptly");
     let reported = |watch: &'static str| lines.iter().filter(|l| lost(watch)(l)).count();
     assert_eq!((reported("nodes"), reported("pods")), (1, 1), "once each, not per retry");
+    // The server never answered again: no watch may say it is back.
+    let back: Vec<&Value> = lines.iter().filter(|l| l["type"] == "connection" && l["connected"] == true).collect();
+    assert!(back.is_empty(), "reconnected while nothing did: {back:?}");
     assert_eq!(code, 0);
     assert_eq!(summary["scheduled"][0]["pod"]["name"], "later", "the queue survived the outage: {summary}");
 }

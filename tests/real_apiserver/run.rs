@@ -378,3 +378,33 @@ fn real_apiserver_run_keep_last_ready_deletes_one_of_two_ready_replicas_and_the_
     let web_3 = server_pod(&plane, "default", "web-3").expect("web-3");
     assert!(web_3["metadata"]["deletionTimestamp"].is_null(), "web-3, untainted, stands: {web_3}");
 }
+
+#[test]
+fn real_apiserver_run_l_cancels_the_deletions_on_a_node_relabelled_out_of_its_selector() {
+    let plane = control_plane!("run-relabelled");
+    let zone = "topology.kubernetes.io/zone";
+    plane.create(&[
+        node("zc-3", &[(zone, "zc")], &[]),
+        pod("default", "first", "zc-3", Some(Some(5))),
+        pod("default", "second", "zc-3", Some(Some(5))),
+    ]);
+    let mut run = Running::start_with(plane.kubeconfig(), &["-l", "topology.kubernetes.io/zone=zc"]);
+    let added = add_taint(&plane, "zc-3");
+    for name in ["first", "second"] {
+        run.expect("scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == name);
+    }
+    plane.kubectl_ok(&["label", "node", "zc-3", "--overwrite", "topology.kubernetes.io/zone=zx"], None);
+    for name in ["first", "second"] {
+        run.expect("cancelled", |l| l["type"] == "cancelled" && l["pod"]["name"] == name);
+    }
+    // The deadline (taint + 5 s) passed by 2 s: a deletion would have been said by now.
+    wait_until(added + 7 * SECOND);
+    for name in ["first", "second"] {
+        let pod = server_pod(&plane, "default", name).expect("still there");
+        assert!(pod["metadata"]["deletionTimestamp"].is_null(), "{name} is not terminating: {pod}");
+    }
+    let (summary, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(deletions(&lines, "first") + deletions(&lines, "second"), 0, "{summary}");
+    assert_eq!(summary["deleted"], 0, "{summary}");
+}

@@ -19,6 +19,11 @@ pub enum Input {
     NodeUpserted(Node),
     /// A node was deleted. Pending work of its pods is kept (upstream: they fire if the pods remain).
     NodeDeleted(NodeName),
+    /// A node is no longer followed (relabelled out of `run -l`): nothing is enforced there any more,
+    /// so its pods' work is cancelled, and the node and its pods are forgotten (docs/run.md, "What
+    /// `run` watches"). Not upstream's: its controller follows every node. A node followed again
+    /// comes back as a node that joins, [`Input::NodeUpserted`], and its pods as pods that join.
+    NodeLeft(NodeName),
     /// A pod was added or changed.
     PodUpserted(Pod),
     /// A pod was deleted: its work is cancelled.
@@ -200,6 +205,7 @@ impl Engine {
         match input {
             Input::NodeUpserted(node) => self.upsert_node(node, now),
             Input::NodeDeleted(name) => self.delete_node(&name),
+            Input::NodeLeft(name) => self.leave_node(&name),
             Input::PodUpserted(pod) => self.upsert_pod(pod, now),
             Input::PodDeleted(key) => self.delete_pod(&key),
             Input::NodesReplaced(nodes) => self.replace_nodes(nodes, now),
@@ -339,6 +345,23 @@ impl Engine {
         slot.exists = false;
         slot.taints = Arc::default();
         self.drop_empty_node(id);
+    }
+
+    /// A node no longer followed: its pods' work cancelled, they and the node forgotten.
+    fn leave_node(&mut self, name: &NodeName) {
+        let Some(&id) = self.node_ids.get(name) else { return };
+        let slot = self.node_mut(id);
+        slot.exists = false;
+        slot.taints = Arc::default();
+        let mut keys: Vec<PodKey> = self.node(id).pods.iter().map(|&pod| self.slot(pod).key.clone()).collect();
+        // In name order, so that the cancellations are said in the same order on every run.
+        keys.sort_unstable();
+        for key in keys {
+            self.delete_pod(&key);
+        }
+        if let Some(&id) = self.node_ids.get(name) {
+            self.drop_empty_node(id);
+        }
     }
 
     /// Evaluates every pod bound to the node against its current taints, with one `now`.

@@ -256,6 +256,22 @@ impl Observer {
         self.drain(now);
     }
 
+    /// A node no longer followed (relabelled out of `-l`): its pods' deletions are cancelled, and
+    /// the node and its pods forgotten ([`Input::NodeLeft`]).
+    pub fn handle_node_left(&mut self, name: NodeName, now: Timestamp) {
+        if let Some(nodes) = self.gathering.as_mut().and_then(|g| g.nodes.as_mut()) {
+            nodes.remove(&name);
+            return;
+        }
+        if !self.is_synced() {
+            return;
+        }
+        self.fire(now);
+        self.engine.handle(Input::NodeLeft(name.clone()), now);
+        self.set_taints(name, Vec::new(), now);
+        self.drain(now);
+    }
+
     /// The complete pod list (the first, or a re-list).
     pub fn handle_pods_listed(&mut self, pods: Vec<SnapshotPod>, now: Timestamp) {
         if let Some(gathering) = &mut self.gathering {
@@ -530,6 +546,20 @@ mod tests {
         observer.handle_node_applied(node("n1", None), t(12));
         assert_eq!(kinds(&drain(&mut observer)), ["taints n1 0", "cancelled a", "cancelled b"]);
         assert_eq!(observer.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_node_that_leaves_the_scope_cancels_what_was_scheduled_on_it() {
+        let mut observer = Observer::new(None);
+        observer.handle_nodes_listed(vec![node("n1", None)], t(0));
+        observer.handle_pods_listed(vec![pod("a", Some(30), false)], t(0));
+        observer.handle_node_applied(node("n1", Some(10)), t(10));
+        assert_eq!(kinds(&drain(&mut observer)), ["synced", "taints n1 1", "scheduled a"]);
+        observer.handle_node_left("n1".into(), t(13));
+        assert_eq!(kinds(&drain(&mut observer)), ["taints n1 0", "cancelled a"]);
+        assert_eq!(observer.poll_timeout(), None);
+        observer.handle_timeout(t(100));
+        assert!(drain(&mut observer).is_empty(), "nothing due on a node no longer followed");
     }
 
     #[test]

@@ -183,6 +183,37 @@ mod tests {
     }
 
     #[test]
+    fn a_node_that_leaves_the_scope_cancels_its_pods_work_and_is_forgotten() {
+        let mut sim = Sim::new();
+        sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))
+            .at(0, pod("db", "u2", "n1", &[tol("a", Some(300))]))
+            .at(0, pod("other", "u3", "n2", &[tol("a", Some(300))]))
+            .at(0, node("n1", &[taint("a")]))
+            .at(0, node("n2", &[taint("a")]))
+            .at(50, Input::NodeLeft("n1".into()))
+            .drive();
+        assert_eq!(sim.deletions(), [deleted("other", 300)], "n1 is no longer enforced");
+        assert_eq!(sim.cancellations(), [("db".to_string(), 50), ("web".to_string(), 50)]);
+        assert!(sim.engine.taints(&"n1".into()).is_empty());
+        assert!(sim.engine.work(&PodKey::new("default", "web")).is_none());
+        assert_eq!(sim.engine.pod_count(), 1, "its pods are forgotten");
+    }
+
+    #[test]
+    fn a_node_followed_again_is_a_node_that_joins() {
+        let mut sim = Sim::new();
+        sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))
+            .at(0, node("n1", &[taint("a")]))
+            .at(50, Input::NodeLeft("n1".into()))
+            .at(100, node("n1", &[taint("a")]))
+            .at(101, pod("web", "u1", "n1", &[tol("a", Some(300))]))
+            .drive();
+        assert_eq!(sim.cancellations(), [("web".to_string(), 50)]);
+        // Its taint's time is the pod's new start: the countdown starts again from the pass.
+        assert_eq!(sim.deletions(), [deleted("web", 401)]);
+    }
+
+    #[test]
     fn d12_pod_deleted_cancels_with_an_event() {
         let mut sim = Sim::new();
         sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))

@@ -265,10 +265,14 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
                     if health.failed(&error) {
                         return;
                     }
-                    if std::mem::replace(&mut interrupted, true) {
-                        continue;
+                    // Said here, not below: a failure is no successful read, and must not end the
+                    // outage it begins.
+                    if !std::mem::replace(&mut interrupted, true)
+                        && changes.send(PodChange::Interrupted).await.is_err()
+                    {
+                        return;
                     }
-                    Some(PodChange::Interrupted)
+                    continue;
                 }
                 Some(Ok(Event::Init)) => {
                     // Said before the list is requested: nothing is known of the connection yet.
@@ -295,6 +299,7 @@ async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, 
                 }
             },
         };
+        // Only a successful read comes here.
         health.ok();
         if let Some(change) = change
             && changes.send(change).await.is_err()

@@ -51,7 +51,8 @@ pub fn spawn(
         .backoff(backoff())
         .inspect(move |event| tap.see(event));
     let (pod_nodes, selected) = pods::Nodes::of(&scope);
-    // The nodes the engine was shown: one that leaves the scope (relabelled) is deleted for it.
+    // The nodes the engine was shown: one that leaves the scope (relabelled) has left it, which is
+    // not a deletion (docs/run.md, "What `run` watches").
     let shown = Arc::new(Mutex::new(HashSet::new()));
     let (seen, gone) = (shown.clone(), shown);
     let adapter = Adapter {
@@ -62,7 +63,7 @@ pub fn spawn(
                 shown.insert(name.clone());
                 View::Seen(node.into_node())
             } else {
-                View::Unseen(shown.remove(name).then(|| NodeChange::Deleted(name.clone())))
+                View::Unseen(shown.remove(name).then(|| NodeChange::Left(name.clone())))
             }
         },
         deleted: move |node: WatchedNode| {
@@ -78,7 +79,7 @@ pub fn spawn(
         let _ = selected.send(match change {
             NodeChange::Listed(nodes) => Selected::Listed(nodes.iter().map(|n| n.name.clone()).collect()),
             NodeChange::Applied(node) => Selected::Applied(node.name.clone()),
-            NodeChange::Deleted(name) => Selected::Deleted(name.clone()),
+            NodeChange::Deleted(name) | NodeChange::Left(name) => Selected::Deleted(name.clone()),
             NodeChange::Interrupted => return,
         });
     };
