@@ -464,13 +464,20 @@ const LIFECYCLE_MANAGER: &str = "kube-controller-manager";
 /// it added a taint with `timeAdded` (within its second: the node lifecycle controller's, which
 /// always sets it), it was the node lifecycle controller's, or more than one taint has no
 /// `timeAdded` (the write is the last of theirs, not necessarily each one's). A taint list is
-/// written whole, so its one record is the last write's (docs/upstream.md).
+/// written whole, so its one record is the last write's (docs/upstream.md). The taints of the
+/// node's own keys ([`SYSTEM_PREFIXES`]: put on when the node is made, or by the node lifecycle
+/// controller, whose writes are told by their manager) are not among the undated ones counted.
 fn rewritten(node: &SnapshotNode, written: &TaintsWritten) -> bool {
     let within = |at: Timestamp| at >= written.at && at < written.at.add_nanos(NANOS_PER_SECOND);
     let dated = node.all_taints().any(|taint| taint.time_added.is_some_and(within));
-    let undated = node.all_taints().filter(|taint| taint.time_added.is_none()).count();
+    let system = |taint: &Taint| SYSTEM_PREFIXES.iter().any(|prefix| taint.key.starts_with(prefix));
+    let undated = node.all_taints().filter(|taint| taint.time_added.is_none() && !system(taint)).count();
     dated || &*written.manager == LIFECYCLE_MANAGER || undated > 1
 }
+
+/// The key prefixes of the taints a node is made with or its controllers keep (`not-ready`,
+/// `unschedulable`, kubeadm's `control-plane`): never a later hand-made write.
+const SYSTEM_PREFIXES: [&str; 2] = ["node.kubernetes.io/", "node-role.kubernetes.io/"];
 
 /// The untolerated taints of each (taints, tolerations) pair met: the pods of a node mostly share
 /// their tolerations (a workload's template), and so their untolerated taints.
@@ -960,8 +967,11 @@ mod tests {
             (earliest, latest, basis, fire),
             (Some(at(NOW - 3000)), Some(latest_expected), Some(Basis::TaintRewritten), latest_expected)
         );
-        // `lab` alone, written by kubectl: its own write, as before.
-        let (_, at_, latest, basis, _) = plan_of(vec![lab], "kubectl-taint");
+        // `lab` alone, written by kubectl: its own write, as before; beside the `not-ready` NoSchedule
+        // taint a node is made with, too.
+        let (_, at_, latest, basis, _) = plan_of(vec![lab.clone()], "kubectl-taint");
         assert_eq!((at_, latest, basis), (Some(at(NOW + 540)), None, Some(Basis::TaintWritten)));
+        let made_with = Taint::new("node.kubernetes.io/not-ready", "", Effect::NoSchedule);
+        assert_eq!(plan_of(vec![lab, made_with], "kubectl-taint").3, Some(Basis::TaintWritten));
     }
 }
