@@ -85,6 +85,8 @@ pub enum RunLine<'a> {
     Cancelled(PodDeadline<'a>),
     /// A deletion is being carried out.
     Evicting(PodDeadline<'a>),
+    /// In a dry run, a deletion is due: nothing is evicted, so a dry run never says `evicting`.
+    WouldEvict(PodDeadline<'a>),
     /// The pod was deleted.
     Deleted(Removal<'a>),
     /// In a dry run, the pod would have been deleted: a dry run never says `deleted`.
@@ -172,7 +174,10 @@ impl<'a> RunLine<'a> {
             }
             RunEvent::Scheduled { pod, work } => Self::Scheduled(PodDeadline::new(pod, work)),
             RunEvent::Cancelled { pod, work } => Self::Cancelled(PodDeadline::new(pod, work)),
-            RunEvent::Evicting { pod, work } => Self::Evicting(PodDeadline::new(pod, work)),
+            RunEvent::Evicting { pod, work, dry_run } => {
+                let deadline = PodDeadline::new(pod, work);
+                if *dry_run { Self::WouldEvict(deadline) } else { Self::Evicting(deadline) }
+            }
             RunEvent::Deleted { pod, work, dry_run } => {
                 let removal = Removal {
                     due: PodDeadline::new(pod, work),

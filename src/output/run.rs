@@ -126,8 +126,8 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
             paint("cancelled", color, |t| t.green().to_string()),
             format!("{} on {}: deletion at {} cancelled", pod.key, pod.node, rfc3339_seconds(work.fire)),
         ),
-        RunEvent::Evicting { pod, work } => (
-            paint("evicting", color, |t| t.red().to_string()),
+        RunEvent::Evicting { pod, work, dry_run } => (
+            paint(if *dry_run { "would evict" } else { "evicting" }, color, |t| t.red().to_string()),
             format!("{} on {}: due {} ({})", pod.key, pod.node, rfc3339_seconds(work.fire), cause_text(work)),
         ),
         RunEvent::Deleted { pod, work, dry_run } => {
@@ -596,8 +596,9 @@ mod tests {
     }
 
     #[test]
-    fn a_dry_run_never_says_deleted() {
-        // Fixed: the status line, the summary and the JSON said "deleted" in a dry run.
+    fn a_dry_run_never_says_deleted_nor_evicting() {
+        // Fixed: the status line, the summary and the JSON said "deleted" in a dry run, and the line
+        // before it "evicting".
         let pod = PodRef { key: PodKey::new("web", "a"), uid: Uid::from("u"), node: "n1".into() };
         let work = Work {
             created: Timestamp::from_unix_seconds(0),
@@ -613,6 +614,7 @@ mod tests {
                 dry_run: true,
                 evict: false,
             },
+            RunEvent::Evicting { pod: pod.clone(), work, dry_run: true },
             RunEvent::Deleted { pod, work, dry_run: true },
             RunEvent::Summary(Summary { deleted: 1, dry_run: true, ..Summary::default() }),
         ];
@@ -631,6 +633,10 @@ mod tests {
         for output in [text.as_str(), heading] {
             assert!(!output.replace("would be deleted", "").contains("deleted"), "{output}");
         }
+        // Nor "evicting": nothing is evicted in a dry run.
+        let said = text.replace("evicting pods when due", "");
+        assert!(!said.contains("evicting"), "{said}");
+        assert!(said.contains("would evict web/a on n1: due") && said.contains(r#""type":"wouldEvict""#), "{said}");
         assert!(text.contains(r#""type":"wouldDelete""#) && text.contains(r#""wouldDelete":1"#), "{text}");
         assert!(text.contains("summary: 1 would be deleted, 0 already gone"), "{text}");
         assert_eq!(heading, "── 0 scheduled, 1 would be deleted ──");
@@ -852,7 +858,8 @@ mod tests {
             ("synced", RunEvent::Synced { nodes: 42, pods: 1310, scheduled: 3, due: 1, restarted_countdowns: true }),
             ("scheduled", RunEvent::Scheduled { pod: pod.clone(), work: expired }),
             ("cancelled", RunEvent::Cancelled { pod: pod.clone(), work: untolerated }),
-            ("evicting", RunEvent::Evicting { pod: pod.clone(), work: expired }),
+            ("evicting", RunEvent::Evicting { pod: pod.clone(), work: expired, dry_run: false }),
+            ("would evict", RunEvent::Evicting { pod: pod.clone(), work: untolerated, dry_run: true }),
             ("deleted", RunEvent::Deleted { pod: pod.clone(), work: expired, dry_run: false }),
             ("would delete", RunEvent::Deleted { pod: pod.clone(), work: untolerated, dry_run: true }),
             ("gone", RunEvent::Gone { pod: pod.clone(), reason: "not found".into() }),
@@ -1008,6 +1015,8 @@ mod tests {
             json!({"type": "evicting", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
                 "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
                 "time": time}),
+            json!({"type": "wouldEvict", "evictAt": "2026-11-23T00:00:05Z", "pod": pod,
+                "reason": "untolerated", "since": "2026-11-23T00:00:05Z", "time": time}),
             json!({"type": "deleted", "dryRun": false, "evictAt": "2026-11-23T00:01:30Z",
                 "lateSeconds": 10.25, "pod": pod, "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z",
                 "tolerationSeconds": 90, "time": time}),

@@ -223,9 +223,10 @@ impl<E: Evictor> Executor<E> {
         // A free permit is taken here, so that deletions due together start (and say so) in the order
         // they were submitted, deadline first; the others wait for theirs in the task.
         let ready = permits.clone().try_acquire_owned().ok();
+        let dry_run = evictor.is_dry_run();
         if ready.is_some() {
-            let _ = report
-                .send(Report { at: clock.now(), event: RunEvent::Evicting { pod: job.pod.clone(), work: job.work } });
+            let event = RunEvent::Evicting { pod: job.pod.clone(), work: job.work, dry_run };
+            let _ = report.send(Report { at: clock.now(), event });
         }
         let task = tokio::spawn(async move {
             // Due from now until done, for the live view's backlog (also while it waits for a permit).
@@ -235,7 +236,7 @@ impl<E: Evictor> Executor<E> {
                 Some(permit) => permit,
                 None => {
                     let Ok(permit) = permits.clone().acquire_owned().await else { return };
-                    let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work }));
+                    let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work, dry_run }));
                     permit
                 }
             };

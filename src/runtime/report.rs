@@ -60,12 +60,14 @@ pub enum RunEvent {
         /// The deletion that will not happen.
         work: Work,
     },
-    /// A deletion is due and being carried out.
+    /// A deletion is due and being carried out (in a dry run, would be: nothing is evicted).
     Evicting {
         /// The pod.
         pod: PodRef,
         /// Its deletion and clock.
         work: Work,
+        /// A dry run: nothing is written.
+        dry_run: bool,
     },
     /// The pod was deleted (or, in a dry run, would have been).
     Deleted {

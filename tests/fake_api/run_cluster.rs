@@ -191,9 +191,9 @@ fn overdue_deletions_start_in_deadline_order() {
         server.add(pod(&format!("p{i}"), "n1", Some(Some(*s))));
     }
     let mut run = Running::start(&server, &["--dry-run"]);
-    run.expect_count("every deletion started", seconds.len(), |l| l["type"] == "evicting");
+    run.expect_count("every deletion started", seconds.len(), |l| l["type"] == "wouldEvict");
     let due: Vec<&str> =
-        run.seen.iter().filter(|l| l["type"] == "evicting").filter_map(|l| l["evictAt"].as_str()).collect();
+        run.seen.iter().filter(|l| l["type"] == "wouldEvict").filter_map(|l| l["evictAt"].as_str()).collect();
     let mut sorted = due.clone();
     sorted.sort_unstable();
     assert_eq!(due, sorted, "in deadline order");
