@@ -264,7 +264,7 @@ impl Lock for KubeLock {
 fn describe(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) if status.code == 403 => {
-            format!("{} (--leader-elect needs get, create and update on leases.coordination.k8s.io)", status.message)
+            format!("{} (holding the Lease needs get, create and update on leases.coordination.k8s.io)", status.message)
         }
         kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
         other => super::error::root_cause(other),
