@@ -243,22 +243,17 @@ impl Observer {
 
     /// A node deleted.
     pub fn handle_node_deleted(&mut self, name: NodeName, now: Timestamp) {
-        if let Some(nodes) = self.gathering.as_mut().and_then(|g| g.nodes.as_mut()) {
-            nodes.remove(&name);
-            return;
-        }
-        if !self.is_synced() {
-            return;
-        }
-        self.fire(now);
-        self.engine.handle(Input::NodeDeleted(name.clone()), now);
-        self.set_taints(name, Vec::new(), now);
-        self.drain(now);
+        self.node_gone(name, Input::NodeDeleted, now);
     }
 
     /// A node no longer followed (relabelled out of `-l`): its pods' deletions are cancelled, and
     /// the node and its pods forgotten ([`Input::NodeLeft`]).
     pub fn handle_node_left(&mut self, name: NodeName, now: Timestamp) {
+        self.node_gone(name, Input::NodeLeft, now);
+    }
+
+    /// A node deleted or no longer followed: `input` tells the engine which.
+    fn node_gone(&mut self, name: NodeName, input: fn(NodeName) -> Input, now: Timestamp) {
         if let Some(nodes) = self.gathering.as_mut().and_then(|g| g.nodes.as_mut()) {
             nodes.remove(&name);
             return;
@@ -267,7 +262,7 @@ impl Observer {
             return;
         }
         self.fire(now);
-        self.engine.handle(Input::NodeLeft(name.clone()), now);
+        self.engine.handle(input(name.clone()), now);
         self.set_taints(name, Vec::new(), now);
         self.drain(now);
     }
