@@ -396,8 +396,21 @@ impl Builder {
                         taints_written = Some(TaintsWritten { at, manager });
                     }
                 }
+                // Since when its `Ready` condition is not `True` (a repeated type: the last says).
+                let mut ready_changed = None;
+                for (i, condition) in item.conditions.iter().enumerate() {
+                    if condition.type_.as_deref() == Some("Ready") {
+                        ready_changed = match condition.status.as_deref() {
+                            Some("True") => None,
+                            _ => time(condition.last_transition_time.as_deref(), &|| {
+                                format!("status.conditions[{i}].lastTransitionTime")
+                            })?,
+                        };
+                    }
+                }
                 let name = self.node_name(name);
-                self.snapshot.nodes.push(SnapshotNode { name, labels, taints, other_taints, taints_written });
+                let node = SnapshotNode { name, labels, taints, other_taints, taints_written, ready_changed };
+                self.snapshot.nodes.push(node);
             }
             "Pod" => {
                 if name.is_empty() {

@@ -828,6 +828,31 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_node_not_ready_reads_since_when_from_protobuf_as_from_json() {
+        let node = |name: &str, status: &'static str| {
+            let condition = msg(&[(1, V::S("Ready")), (2, V::S(status)), (3, time(T0 + 9)), (4, time(T0))]);
+            msg(&[(1, V::M(msg(&[(1, V::S(name))]))), (3, V::M(msg(&[(4, V::M(condition))])))])
+        };
+        let list = msg(&[(1, V::M(Vec::new())), (2, V::M(node("n1", "Unknown"))), (2, V::M(node("n2", "True")))]);
+        let json = to_json(&enveloped("v1", "NodeList", list)).expect("reads");
+        let from_protobuf = read_page(&json, "Node").expect("a page");
+        let condition = |status: &str| {
+            format!(
+                r#"{{"type":"Ready","status":"{status}","lastHeartbeatTime":"2026-11-23T18:00:09Z","lastTransitionTime":"2026-11-23T18:00:00Z"}}"#
+            )
+        };
+        let server = format!(
+            r#"{{"kind":"NodeList","metadata":{{}},"items":[{{"metadata":{{"name":"n1"}},"status":{{"conditions":[{}]}}}},{{"metadata":{{"name":"n2"}},"status":{{"conditions":[{}]}}}}]}}"#,
+            condition("Unknown"),
+            condition("True")
+        );
+        let from_json = read_page(server.as_bytes(), "Node").expect("a page");
+        let changed: Vec<_> = from_json.snapshot.nodes.iter().map(|n| n.ready_changed).collect();
+        assert_eq!(changed, [Some(crate::engine::time::Timestamp::from_unix_seconds(T0)), None]);
+        assert_eq!(format!("{:?}", from_protobuf.snapshot), format!("{:?}", from_json.snapshot));
+    }
+
+    #[test]
     fn a_watch_frame_is_a_json_line_and_an_error_event_a_status() {
         // (A watched label holds no control character: the streaming reader refuses one, as before.)
         let pod = || pod_labelled("a\"b");

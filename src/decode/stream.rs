@@ -358,8 +358,8 @@ impl<'de> Visitor<'de> for Labels<'_, 'de> {
     }
 }
 
-/// `status.conditions`: only the `PodScheduled=True` ones and whether each `Ready` and `ContainersReady` one is `True` are
-/// kept (all the builder looks at); the others are only checked.
+/// `status.conditions`: only the `PodScheduled=True` ones, whether each `Ready` and `ContainersReady` one is `True` and,
+/// for a `Ready` one that is not, its `lastTransitionTime` are kept (all the builder looks at); the others are only checked.
 struct Conditions<'v, 'de>(&'v mut Vec<RawCondition<'de>>);
 
 seed!([<'de>] Conditions<'_, 'de> => deserialize_seq);
@@ -388,10 +388,12 @@ impl<'de> Visitor<'de> for Conditions<'_, 'de> {
                     .find(|(_, name)| type_.as_ref().is_some_and(|t| *t.0 == **name));
                 if let Some((name, _)) = kept {
                     let ready = status.as_ref().is_some_and(|s| *s.0 == *b"True");
+                    // A node's `Ready` not `True`: since when (a swapped taint's evidence).
+                    let since = if ready || name != "Ready" { None } else { last_transition_time };
                     self.0.push(RawCondition {
                         type_: Some(Cow::Borrowed(name)),
                         status: Some(Cow::Borrowed(if ready { "True" } else { "False" })),
-                        last_transition_time: None,
+                        last_transition_time: since.map(Key::into_text).transpose()?,
                     });
                 }
             }

@@ -386,9 +386,10 @@ fn basis_note(e: &Explanation<'_>) -> Option<String> {
             let since = e.not_ready.flatten().map_or_else(|| "?".to_owned(), rfc3339);
             Some(format!(
                 "The node's Events say it became not ready at {since}, before its condition taint was added: the \
-                 node lifecycle controller swapped its first not-ready or unreachable taint for this one, and the \
-                 controller kept the countdown it began with the first, added within a monitor period of the \
-                 event (unless its zone's queue held it back, which would make the deadline later)."
+                 node lifecycle controller swapped its first not-ready or unreachable taint for this one when its \
+                 Ready condition changed, and the controller kept the countdown it began with the first, added \
+                 after the event and before the swap (its zone's queue may have held it back): the deadline is a \
+                 window, and an enforcer acts at its end."
             ))
         }
         (PlanBasis::TaintTimeAdded, _)

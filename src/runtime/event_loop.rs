@@ -274,7 +274,7 @@ impl<E: Evictor> Loop<E> {
             let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
             let mut plan = replay(snapshot, &selected, &[], now);
             let not_ready = std::mem::take(&mut self.options.not_ready);
-            mark_swapped(&mut plan, &not_ready, self.options.node_monitor_period);
+            mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
             mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
             let work = plan.work();
             term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);

@@ -20,6 +20,14 @@ fn tainted(plane: &super::ControlPlane, key: &str) -> Option<String> {
     Some(taint["timeAdded"].as_str().unwrap_or_default().to_owned())
 }
 
+/// When `node`'s `Ready` condition last changed, when it is not `True`.
+fn ready_changed(plane: &super::ControlPlane, node: &str) -> Option<i128> {
+    let node = plane.get(&["node", node]);
+    let conditions = node["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let ready = conditions.iter().find(|c| c["type"] == "Ready" && c["status"] != "True")?;
+    Some(instant(ready["lastTransitionTime"].as_str()?))
+}
+
 #[test]
 fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
     let options = Options {
@@ -76,7 +84,11 @@ fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
         instant(pod["evictAt"].as_str().expect("evictAt")),
         instant(pod["evictAtLatest"].as_str().expect("evictAtLatest")),
     );
-    assert!(latest < swapped + 40_000_000_000, "the first countdown's, not the swapped taint's: {plan:#}");
+    // The first countdown began after the event and before the swap, made when the controller marked
+    // n1's `Ready` `Unknown`: the window runs from one to the other.
+    let changed = ready_changed(&plane, "n1").expect("n1 not ready");
+    assert!(earliest < changed + 40_000_000_000 - 5_000_000_000, "the first countdown's: {plan:#}");
+    assert!(latest <= changed + 41_000_000_000, "ends with the swap's: {plan:#}");
 
     let mut explain = command();
     explain.args(["explain", "t40", "--node-monitor-period=2s", "--kubeconfig"]).arg(plane.kubeconfig());
@@ -113,4 +125,82 @@ fn real_apiserver_a_swapped_taint_keeps_the_first_countdown() {
     let watched = watching.expect("plan -w's countdown", |l| l["type"] == "scheduled" && l["pod"]["name"] == "t40");
     let watched = instant(watched["evictAt"].as_str().expect("evictAt"));
     assert_eq!(watched, due, "plan -w and run keep one deadline");
+}
+
+#[test]
+fn real_apiserver_a_taint_its_zone_queue_held_back_is_no_swap() {
+    // Two of a zone's four nodes fall silent at once: the controller marks both not ready in one pass
+    // (their `NodeNotReady` events), taints one at once and the other when its zone's rate limiter
+    // (0.1 per second) lets it, about 10 s later. Before, the later taint was taken for a swap: its
+    // pods' deadlines counted from the event, seconds before the controller's.
+    let options = Options {
+        controller_manager: true,
+        controller_manager_args: vec![
+            "--node-monitor-period=2s".into(),
+            "--node-monitor-grace-period=10s".into(),
+            "--node-eviction-rate=0.1".into(),
+        ],
+        ..Options::default()
+    };
+    let Some(mut plane) = super::ControlPlane::start("queued-taint", &options) else { return };
+    let zone = [("topology.kubernetes.io/region", "r"), ("topology.kubernetes.io/zone", "zb")];
+    let tolerating =
+        |key: &str| json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30});
+    let pod = |name: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "app"}],
+                     "tolerations": [tolerating("node.kubernetes.io/not-ready"), tolerating("node.kubernetes.io/unreachable")]}})
+    };
+    plane.create(&[
+        node("zb-1", &zone, &[]),
+        node("zb-2", &zone, &[]),
+        node("zb-3", &zone, &[]),
+        node("zb-4", &zone, &[]),
+        pod("p1", "zb-1"),
+        pod("p2", "zb-2"),
+    ]);
+    let down = plane.keep_healthy(&["zb-1", "zb-2"]);
+    let _others = plane.keep_healthy(&["zb-3", "zb-4"]);
+    wait("the controller synced and the nodes renewed", Duration::from_secs(60), || {
+        let lease = plane.kubectl(&["get", "lease", "-n", "kube-node-lease", "zb-2", "-o", "name"], None);
+        plane.log("kube-controller-manager").contains("Caches are synced") && lease.status.success()
+    });
+
+    down.stop();
+    let unreachable = |node: &str| {
+        let taints = plane.get(&["node", node])["spec"]["taints"].as_array().cloned().unwrap_or_default();
+        let taint =
+            taints.iter().find(|t| t["key"] == "node.kubernetes.io/unreachable" && t["effect"] == "NoExecute")?;
+        Some(instant(taint["timeAdded"].as_str()?))
+    };
+    wait("both tainted", Duration::from_secs(90), || unreachable("zb-1").is_some() && unreachable("zb-2").is_some());
+    let (first, second) = (unreachable("zb-1").expect("zb-1"), unreachable("zb-2").expect("zb-2"));
+    let (late, pod_name, added) = if first < second { ("zb-2", "p2", second) } else { ("zb-1", "p1", first) };
+    let changed = ready_changed(&plane, late).expect("not ready");
+    eprintln!("{late}: not ready at {changed}, tainted {:.1} s later", (added - changed) as f64 / 1e9);
+    assert!(added - changed > 4_000_000_000, "the zone's queue held the second taint back");
+
+    // `plan`, asked now, counts from the taint: no swap happened.
+    let mut plan = command();
+    plan.args(["plan", late, "-o", "json", "--node-monitor-period=2s", "--node-monitor-grace-period=10s"])
+        .arg("--kubeconfig")
+        .arg(plane.kubeconfig());
+    let result = run_command(&mut plan, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let planned = &plan["nodes"][0]["pods"][0];
+    assert_eq!(planned["basis"], "taint-time-added", "{plan:#}");
+    let evict_at = instant(planned["evictAt"].as_str().expect("evictAt"));
+    assert_eq!(evict_at, added + 30_000_000_000, "{plan:#}");
+
+    // A dry `run` started now keeps that deadline, and the controller deletes then.
+    let mut run = Running::start_with(plane.kubeconfig(), &["--dry-run", "--node-monitor-period=2s", late]);
+    let due = run.expect("run's countdown", |l| l["type"] == "scheduled" && l["pod"]["name"] == pod_name);
+    let due = instant(due["evictAt"].as_str().expect("evictAt"));
+    wait("the controller deletes the pod", Duration::from_secs(60), || {
+        plane.controller_deletions().contains_key(pod_name)
+    });
+    let deleted = plane.controller_deletions()[pod_name][0];
+    eprintln!("run's deadline {:+.3} s from the controller's deletion", (due - deleted) as f64 / 1e9);
+    assert!(due >= deleted - 1_000_000_000 && due <= deleted + 1_000_000_000, "run {due}, the controller {deleted}");
 }

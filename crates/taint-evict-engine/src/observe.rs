@@ -385,7 +385,7 @@ impl Observer {
         let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
         let mut plan = replay_with(&snapshot, &selected, &[], now, self.host);
         let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
-        crate::plan::mark_swapped(&mut plan, &not_ready, monitor_period);
+        crate::plan::mark_swapped(&mut plan, &snapshot, &not_ready, monitor_period);
         crate::plan::mark_edited(&mut plan, &std::mem::take(&mut self.edited));
         let work = plan.work();
         let tainted = snapshot.nodes.iter().filter(|n| !n.taints.is_empty()).count();

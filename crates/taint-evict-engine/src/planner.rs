@@ -145,7 +145,7 @@ pub fn build<'s>(snapshot: &'s Snapshot, request: &Request<'_>, evidence: &Evide
         None => replay_with(snapshot, selected, what_if, now, request.host),
     };
     if let Some(not_ready) = evidence.not_ready {
-        mark_swapped(&mut plan, not_ready, request.flags.node_monitor_period);
+        mark_swapped(&mut plan, snapshot, not_ready, request.flags.node_monitor_period);
     }
     if let Some(written) = evidence.tolerations_written {
         mark_edited(&mut plan, written);

@@ -78,6 +78,10 @@ pub struct SnapshotNode {
     /// When `spec.taints` was last written, as the node's `managedFields` say; `None` when the
     /// input has none (a `kubectl get -o json` dump leaves them out).
     pub taints_written: Option<TaintsWritten>,
+    /// Its `Ready` condition's `lastTransitionTime` while that condition is not `True`: when the
+    /// node last went not ready, or between `False` and `Unknown` (docs/upstream.md, "A taint
+    /// swapped"); `None` when it is `True`, absent, or the input leaves it out.
+    pub ready_changed: Option<Timestamp>,
 }
 
 /// The `managedFields` entry that owns a node's `spec.taints`: when it last wrote them, and who.
@@ -135,7 +139,21 @@ impl SnapshotNode {
     #[must_use]
     pub fn new(name: NodeName, labels: BTreeMap<String, String>, taints: impl IntoIterator<Item = Taint>) -> Self {
         let (no_execute, other): (Vec<Taint>, Vec<Taint>) = taints.into_iter().partition(Taint::is_no_execute);
-        Self { name, labels, taints: shared_list(no_execute), other_taints: shared_list(other), taints_written: None }
+        Self {
+            name,
+            labels,
+            taints: shared_list(no_execute),
+            other_taints: shared_list(other),
+            taints_written: None,
+            ready_changed: None,
+        }
+    }
+
+    /// The same node, its `Ready` condition not `True` since `at`.
+    #[must_use]
+    pub fn with_ready_changed(mut self, at: Timestamp) -> Self {
+        self.ready_changed = Some(at);
+        self
     }
 
     /// The same node, its taints written at `at` by `manager`.

@@ -73,6 +73,7 @@ fn snapshot(cluster: &Value) -> Snapshot {
                     taints: taints.into(),
                     other_taints: other_taints.into(),
                     taints_written: None,
+                    ready_changed: None,
                 });
             }
             "Pod" => {

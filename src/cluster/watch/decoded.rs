@@ -192,11 +192,16 @@ mod tests {
                 effect: Effect::from(t.effect.as_str()),
                 time_added: t.time_added.as_ref().map(instant),
             });
-            SnapshotNode::new(
+            let mut read = SnapshotNode::new(
                 NodeName::from(node.metadata.name.as_deref().unwrap_or_default()),
                 node.metadata.labels.clone().unwrap_or_default(),
                 taints,
-            )
+            );
+            let conditions = node.status.as_ref().and_then(|s| s.conditions.as_ref());
+            let ready = conditions.into_iter().flatten().rfind(|c| c.type_ == "Ready");
+            read.ready_changed =
+                ready.filter(|c| c.status != "True").and_then(|c| c.last_transition_time.as_ref()).map(instant);
+            read
         }
 
         pub(super) fn pod(pod: &k8s::Pod) -> SnapshotPod {
@@ -294,6 +299,8 @@ mod tests {
         assert!(nodes.len() >= 4 && pods.len() >= 15);
         assert!(pods.iter().any(|p| p.ready.is_ready()) && pods.iter().any(|p| !p.ready.is_ready()), "ready and not");
         assert!(pods.iter().any(|p| p.owner.is_some()) && pods.iter().any(|p| p.owner.is_none()), "owned and bare");
+        let changed = |n: &SnapshotNode| n.ready_changed.is_some();
+        assert!(nodes.iter().any(changed) && !nodes.iter().all(changed), "a node not ready, and ready ones");
         assert_eq!(nodes, from_file.nodes);
         assert_eq!(pods, from_file.pods);
     }

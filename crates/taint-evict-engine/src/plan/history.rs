@@ -5,9 +5,9 @@
 //!   `not-ready` taint for `unreachable` (or the reverse) when the node's `Ready` goes from `False`
 //!   to `Unknown` (or back); the new taint gets a new `timeAdded`, while the taint-eviction
 //!   controller keeps the countdown it began with the first one. The node's Events say when its
-//!   not-ready spell began (`NodeNotReady`, not followed by `NodeReady`); a condition taint added
-//!   well after that is a swap, and the first taint went on at the controller's first pass after
-//!   the event.
+//!   not-ready spell began (`NodeNotReady`, not followed by `NodeReady`), and its `Ready` condition
+//!   when it last changed: a condition taint added with that change, well after the spell began, is
+//!   a swap; one added later than the slack after both was held back by its zone's queue.
 //! - A toleration edited mid-countdown: the controller keeps the countdown it began with the
 //!   `tolerationSeconds` of then; the pod's `managedFields` say when its tolerations were written,
 //!   not what they were.
@@ -18,22 +18,35 @@ use std::time::Duration;
 use super::model::{Basis, EditedDeadline, Plan, TolerationsEdited, Verdict, sort_pods};
 use crate::lifecycle::ConditionTaint;
 use crate::model::{Effect, NodeName, Operator, PodKey, Taint, Toleration};
-use crate::snapshot::{OwnerTemplate, TolerationsWritten};
+use crate::snapshot::{OwnerTemplate, Snapshot, TolerationsWritten};
 use crate::time::Timestamp;
 use crate::tolerate::{Tolerance, TolerationWindow, tolerance};
 
 /// Moves the countdowns of `plan` that began with a swapped condition taint back to the first
 /// taint of the node's not-ready spell.
 ///
-/// `not_ready` holds, by node, when its Events last said it became not ready. A node whose
+/// `not_ready` holds, by node, when its Events last said it became not ready (`since`). A node whose
 /// `unreachable`/`not-ready` NoExecute taint was added more than `monitor_period` + 1 s after that
-/// carries a swapped taint: the first went on within `monitor_period` (+ 1 s: the event's time is
-/// whole seconds) of the event, assuming its zone's queue did not hold it back. A pod whose
-/// countdown began with the swapped taint is deleted when the first taint's countdown ends (the
-/// window of its tolerations for the taints of then): its deadline becomes a window, its basis
-/// [`Basis::NodeNotReady`]. A pod the first taint did not start counting for (tolerated forever
-/// then, or untolerated) keeps what the replay found.
-pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestamp>, monitor_period: Duration) {
+/// (the slack: the controller's pass, and whole seconds) carries either a swapped taint or a taint
+/// its zone's queue held back; the node's `Ready` condition (in `snapshot`) tells them apart:
+///
+/// - it changed again after the spell began, and the taint went on within the slack of that change:
+///   a swap. The first taint went on after `since` and before the change, so a pod whose countdown
+///   began with it is deleted in the window of its tolerations for the taints of then, counted from
+///   `since` to the change (+ 1 s, whole seconds);
+/// - it has not changed since the spell began, or the taint went on well after its change: the
+///   taint is the spell's first, held back by the queue; its `timeAdded` is the countdown's start
+///   and nothing moves;
+/// - it is not known (`True` again, or not read): either may be; the window spans both.
+///
+/// A pod marked gets basis [`Basis::NodeNotReady`]; one the first taint did not start counting for
+/// (tolerated forever then, or untolerated) keeps what the replay found.
+pub fn mark_swapped(
+    plan: &mut Plan<'_>,
+    snapshot: &Snapshot,
+    not_ready: &BTreeMap<NodeName, Timestamp>,
+    monitor_period: Duration,
+) {
     let now = plan.now;
     let slack = nanos(monitor_period).saturating_add(NANOS_PER_SECOND);
     for node in &mut plan.nodes {
@@ -44,10 +57,18 @@ pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestam
         }) else {
             continue;
         };
-        let latest_start = since.add_nanos(slack);
-        if added <= latest_start {
+        if added <= since.add_nanos(slack) {
             continue;
         }
+        let changed = snapshot.nodes.iter().find(|n| n.name == node.name).and_then(|n| n.ready_changed);
+        let swap = match changed {
+            // The condition changed at most once since the spell began: no swap, a queued taint.
+            Some(changed) if changed <= since.add_nanos(slack) => continue,
+            // The taint went on well after the condition's last change: queued after it.
+            Some(changed) if added > changed.add_nanos(slack) => continue,
+            Some(changed) => Swap::Certain { latest_start: changed.add_nanos(NANOS_PER_SECOND) },
+            None => Swap::Possible { latest_start: added.add_nanos(NANOS_PER_SECOND) },
+        };
         // The taints when the spell's first taint went on: the other condition taint in its place.
         let other = match condition {
             ConditionTaint::Unreachable => ConditionTaint::NotReady,
@@ -65,19 +86,35 @@ pub fn mark_swapped(plan: &mut Plan<'_>, not_ready: &BTreeMap<NodeName, Timestam
             else {
                 continue;
             };
-            let evict_at = since.add_nanos(nanos);
-            pod.evict_at = Some(evict_at);
-            pod.evict_at_latest = Some(latest_start.add_nanos(nanos));
+            let (earliest, latest) = match swap {
+                Swap::Certain { latest_start } => (since.add_nanos(nanos), latest_start.add_nanos(nanos)),
+                Swap::Possible { latest_start } => {
+                    let queued = pod.evict_at.unwrap_or(now);
+                    (since.add_nanos(nanos).min(queued), latest_start.add_nanos(nanos).max(queued))
+                }
+            };
+            pod.evict_at = Some(earliest);
+            pod.evict_at_latest = Some(latest);
             pod.since = Some(since);
             pod.basis = Some(Basis::NodeNotReady);
             pod.toleration_seconds = Some(seconds);
-            pod.overdue = evict_at < now;
+            pod.overdue = earliest < now;
             moved = true;
         }
         if moved {
             sort_pods(&mut node.pods);
         }
     }
+}
+
+/// What a node's `Ready` condition says of a condition taint added well after its not-ready spell
+/// began ([`mark_swapped`]).
+#[derive(Clone, Copy)]
+enum Swap {
+    /// A swap: the spell's first taint went on before `latest_start`.
+    Certain { latest_start: Timestamp },
+    /// A swap (the first taint before `latest_start`) or the spell's first taint, queued.
+    Possible { latest_start: Timestamp },
 }
 
 /// Marks the pods of `plan` whose tolerations were written after their countdown began, and gives
@@ -290,11 +327,14 @@ mod tests {
     /// A pod's `evict_at`, `evict_at_latest`, basis and whether it is overdue.
     type Deadline = (Option<Timestamp>, Option<Timestamp>, Option<Basis>, bool);
 
-    fn deadlines(key: &str, not_ready: Option<i64>, now: i64) -> BTreeMap<String, Deadline> {
-        let snapshot = snapshot(key);
+    /// The plan's deadlines at `now`: n1's spell began at `not_ready` (its event), its `Ready`
+    /// condition last changed at `changed`.
+    fn deadlines(key: &str, not_ready: Option<i64>, changed: Option<i64>, now: i64) -> BTreeMap<String, Deadline> {
+        let mut snapshot = snapshot(key);
+        snapshot.nodes[0].ready_changed = changed.map(t);
         let mut plan = replay(&snapshot, &[0], &[], t(now));
         let events: BTreeMap<_, _> = not_ready.map(|at| ("n1".into(), t(at))).into_iter().collect();
-        mark_swapped(&mut plan, &events, Duration::from_secs(5));
+        mark_swapped(&mut plan, &snapshot, &events, Duration::from_secs(5));
         let pods = plan.nodes.remove(0).pods;
         pods.into_iter()
             .filter(|p| p.verdict == Verdict::EvictAt)
@@ -304,29 +344,53 @@ mod tests {
 
     #[test]
     fn a_swapped_taint_keeps_the_countdown_of_the_first() {
-        // Not ready at +0 (the kubelet's event), unreachable since +60: the not-ready taint went on
-        // within +0..+6 s, and its countdowns run on.
-        let moved = deadlines(UNREACHABLE, Some(0), 70);
-        assert_eq!(moved["p90"], (Some(t(90)), Some(t(96)), Some(Basis::NodeNotReady), false));
+        // Not ready at +0 (the kubelet's event), `Unknown` and unreachable since +60: the not-ready
+        // taint went on within +0..+61 s (its zone's queue may have held it), and its countdowns
+        // run on.
+        let moved = deadlines(UNREACHABLE, Some(0), Some(60), 70);
+        assert_eq!(moved["p90"], (Some(t(90)), Some(t(151)), Some(Basis::NodeNotReady), false));
         // The first countdown was not-ready's 30 s, not unreachable's 300 s: due already.
-        assert_eq!(moved["split"], (Some(t(30)), Some(t(36)), Some(Basis::NodeNotReady), true));
+        assert_eq!(moved["split"], (Some(t(30)), Some(t(91)), Some(Basis::NodeNotReady), true));
         // Tolerated forever at first: its countdown began at the swap, as the replay has it.
         assert_eq!(moved["forever"], (Some(t(180)), None, Some(Basis::TaintTimeAdded), false));
+        // The swap came at the controller's pass after the change (+55): the same.
+        assert_eq!(deadlines(UNREACHABLE, Some(0), Some(55), 70)["p90"].0, Some(t(90)));
 
         // The reverse swap (unreachable, then the kubelet back posting `Ready=False`) alike.
-        let back = deadlines(NOT_READY, Some(0), 70);
-        assert_eq!(back["split"], (Some(t(300)), Some(t(306)), Some(Basis::NodeNotReady), false));
+        let back = deadlines(NOT_READY, Some(0), Some(58), 70);
+        assert_eq!(back["split"], (Some(t(300)), Some(t(359)), Some(Basis::NodeNotReady), false));
+    }
+
+    #[test]
+    fn a_taint_its_zone_queue_held_back_is_no_swap() {
+        let replayed = deadlines(UNREACHABLE, None, None, 70);
+        assert_eq!(replayed["p90"], (Some(t(150)), None, Some(Basis::TaintTimeAdded), false));
+        // Not ready since +0 and the condition unchanged since: the taint at +60 is the spell's
+        // first, held back by the zone's rate limiter; its `timeAdded` is exact.
+        assert_eq!(deadlines(UNREACHABLE, Some(0), Some(0), 70), replayed);
+        assert_eq!(deadlines(UNREACHABLE, Some(0), Some(6), 70), replayed);
+        // The condition changed at +30 and the taint went on at +60: queued after the change.
+        assert_eq!(deadlines(UNREACHABLE, Some(0), Some(30), 70), replayed);
+    }
+
+    #[test]
+    fn an_unknown_condition_spans_a_swap_and_a_queued_taint() {
+        // `Ready` True again (or not read): a swap (from +0) or the first taint (at +60).
+        let either = deadlines(UNREACHABLE, Some(0), None, 70);
+        assert_eq!(either["p90"], (Some(t(90)), Some(t(151)), Some(Basis::NodeNotReady), false));
+        // Queued, split's countdown is unreachable's 300 s from +60; swapped, not-ready's 30 s.
+        assert_eq!(either["split"], (Some(t(30)), Some(t(360)), Some(Basis::NodeNotReady), true));
     }
 
     #[test]
     fn a_first_taint_or_no_event_leaves_the_replay_as_it_is() {
-        let replayed = deadlines(UNREACHABLE, None, 70);
-        assert_eq!(replayed["p90"], (Some(t(150)), None, Some(Basis::TaintTimeAdded), false));
+        let replayed = deadlines(UNREACHABLE, None, Some(60), 70);
         // The taint within a pass (+ 1 s) of the event is the spell's first.
-        assert_eq!(deadlines(UNREACHABLE, Some(54), 70), replayed);
+        assert_eq!(deadlines(UNREACHABLE, Some(54), Some(54), 70), replayed);
+        assert_eq!(deadlines(UNREACHABLE, Some(54), None, 70), replayed);
         // An event after the taint belongs to no earlier spell.
-        assert_eq!(deadlines(UNREACHABLE, Some(65), 70), replayed);
-        assert_ne!(deadlines(UNREACHABLE, Some(53), 70), replayed);
+        assert_eq!(deadlines(UNREACHABLE, Some(65), Some(65), 70), replayed);
+        assert_ne!(deadlines(UNREACHABLE, Some(53), Some(60), 70), replayed);
     }
 
     fn bare(at: i64) -> TolerationsWritten {
