@@ -147,13 +147,6 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     for message in args.lifecycle.warnings() {
         live.warn(&report_tx, message);
     }
-    if args.keep_last_ready && !(args.nodes.is_empty() && args.selector.is_none()) {
-        let message = "--keep-last-ready sees the replicas on the nodes watched only: a replica ready on another \
-                       node does not count, so the last ready replica of a workload on these nodes is kept even when \
-                       others are ready elsewhere (run on every node for the guard to see them all)"
-            .to_owned();
-        live.warn(&report_tx, message);
-    }
     if let Some(count) = cluster::recent_upstream_evictions(&live.connection, clock.now()).await
         && count > 0
     {
@@ -170,8 +163,17 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         watch::read_owners();
     }
     let served = devices.as_ref().map(|(served, _)| served);
-    let Watches { nodes: node_changes, pods, devices: device_changes, mut fatal } =
-        live.watch(nodes, namespace, &args.lifecycle, foresight, &report_tx, metrics.clone(), served);
+    let watches = live.watch(
+        nodes,
+        namespace,
+        &args.lifecycle,
+        foresight,
+        &report_tx,
+        metrics.clone(),
+        served,
+        args.keep_last_ready,
+    );
+    let Watches { nodes: node_changes, pods, devices: device_changes, replicas, mut fatal } = watches;
     let hostname = std::env::var("HOSTNAME").ok();
     live.connection.pushback.report_to(throttle.clone());
     let evictor =
@@ -193,6 +195,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         nodes: node_changes,
         pods,
         devices: device_changes,
+        replicas,
         controller_acquired: history.controller_acquired,
         leadership,
     };

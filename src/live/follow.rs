@@ -165,7 +165,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let minor = foresight.minor;
     let metrics = Arc::new(Metrics::new());
     let Watches { nodes: node_changes, pods, mut fatal, .. } =
-        live.watch(nodes, None, &args.lifecycle, foresight, &report_tx, metrics, None);
+        live.watch(nodes, None, &args.lifecycle, foresight, &report_tx, metrics, None, false);
     drop(report_tx);
     let mut driver = Driver::new(node_changes, pods, clock.clone());
     let mut failure = None;
@@ -211,7 +211,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 ) => {}
                 Some(Step::Timeout(now)) => observer.handle_timeout(now),
                 // The view follows node taints only.
-                Some(Step::Device(..)) => {}
+                Some(Step::Device(..) | Step::Replicas(_)) => {}
                 None => break,
             },
             Some(report) = reports.recv() => match report.event {

@@ -195,8 +195,9 @@ impl Live {
         report: &mpsc::UnboundedSender<Report>,
         metrics: Arc<Metrics>,
         devices: Option<&Served>,
+        replicas: bool,
     ) -> Watches {
-        let Watches { nodes: node_changes, pods, devices, fatal } = watch::spawn(
+        let Watches { nodes: node_changes, pods, devices, replicas, fatal } = watch::spawn(
             &self.connection.client,
             nodes.scope(),
             namespace,
@@ -205,9 +206,10 @@ impl Live {
             metrics,
             devices,
             foresight.health,
+            replicas,
         );
         let pods = gate_comparison_operators(pods, config, foresight.minor, report.clone(), self.clock.clone());
-        Watches { nodes: node_changes, pods, devices, fatal }
+        Watches { nodes: node_changes, pods, devices, replicas, fatal }
     }
 
     /// Waits for the clock's narrowing; then says how far off this machine's clock is, if more than a

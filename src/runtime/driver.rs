@@ -27,6 +27,8 @@ pub enum Step {
     Pod(PodChange, Timestamp),
     /// A DRA object the device-taint controller reads changed.
     Device(DeviceInput, Timestamp),
+    /// A change of the pods on every node, for the replicas alone.
+    Replicas(PodChange),
     /// The deadline armed came (the sleeper may fire early, at its horizon, or late: the engine
     /// fires only what is due at `at`).
     Timeout(Timestamp),
@@ -38,6 +40,7 @@ pub struct Driver {
     pods: mpsc::Receiver<PodChange>,
     /// The DRA objects' changes, when device taints are followed (`None`: not, or ended).
     devices: Option<mpsc::Receiver<DeviceInput>>,
+    replicas: Option<mpsc::Receiver<PodChange>>,
     clock: Clock,
     corrections: watch::Receiver<()>,
     sleep: Pin<Box<Sleep>>,
@@ -50,7 +53,7 @@ impl Driver {
     pub fn new(nodes: mpsc::Receiver<NodeChange>, pods: mpsc::Receiver<PodChange>, clock: Clock) -> Self {
         let sleep = Box::pin(tokio::time::sleep_until(clock.instant()));
         let corrections = clock.corrections();
-        Self { nodes, pods, devices: None, clock, corrections, sleep, armed_for: None }
+        Self { nodes, pods, devices: None, replicas: None, clock, corrections, sleep, armed_for: None }
     }
 
     /// Also reads the DRA objects' changes from `devices` (after the nodes' and pods').
@@ -61,6 +64,13 @@ impl Driver {
     }
 
     /// The control plane's instant now.
+    /// The pods on every node, for the replicas, when the nodes followed are not all of them.
+    #[must_use]
+    pub fn with_replicas(mut self, replicas: Option<mpsc::Receiver<PodChange>>) -> Self {
+        self.replicas = replicas;
+        self
+    }
+
     #[must_use]
     pub fn now(&self) -> Timestamp {
         self.clock.now()
@@ -84,6 +94,10 @@ impl Driver {
                     Some(change) => return Some(Step::Device(change, self.clock.now())),
                     None => self.devices = None,
                 },
+                change = recv(&mut self.replicas), if self.replicas.is_some() => match change {
+                    Some(change) => return Some(Step::Replicas(change)),
+                    None => self.replicas = None,
+                },
                 () = &mut self.sleep, if self.armed_for.is_some() => {
                     self.armed_for = None;
                     return Some(Step::Timeout(self.clock.now()));
@@ -99,9 +113,9 @@ impl Driver {
 }
 
 /// The next change of `devices` (never, without it).
-async fn recv(devices: &mut Option<mpsc::Receiver<DeviceInput>>) -> Option<DeviceInput> {
-    match devices {
-        Some(devices) => devices.recv().await,
+async fn recv<T>(source: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match source {
+        Some(source) => source.recv().await,
         None => std::future::pending().await,
     }
 }

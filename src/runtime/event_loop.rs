@@ -47,8 +47,10 @@ pub async fn run<E: Evictor>(
     report: mpsc::UnboundedSender<Report>,
     shutdown: impl Future<Output = ()>,
 ) -> Summary {
-    let Sources { nodes, pods, devices, controller_acquired, mut leadership } = sources;
-    let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices);
+    let Sources { nodes, pods, devices, replicas: replica_pods, controller_acquired, mut leadership } = sources;
+    // Without a watch of its own, the replicas are counted from the pods followed.
+    let replicas_apart = replica_pods.is_some();
+    let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices).with_replicas(replica_pods);
     let device_minor = options.device_minor;
     let keep_last_ready = options.keep_last_ready;
     let notices = Notices::start(evictor.clone());
@@ -63,6 +65,8 @@ pub async fn run<E: Evictor>(
         options,
         terminating: Terminating::default(),
         replicas: keep_last_ready.then(Replicas::default),
+        replicas_apart,
+        replicas_listed: !replicas_apart,
         gaps: Gaps::default(),
         devices: device_minor.map(DeviceEngine::new),
         notices,
@@ -74,7 +78,7 @@ pub async fn run<E: Evictor>(
     let keep = leadership.is_elected();
     loop {
         // Listing, then following: keep the lists current until both are in and this instance leads.
-        while !lists.complete() || !leadership.leading() {
+        while !lists.complete() || !run.replicas_listed || !leadership.leading() {
             tokio::select! {
                 biased;
                 () = &mut shutdown => return run.finish(None).await,
@@ -84,7 +88,7 @@ pub async fn run<E: Evictor>(
                 },
                 _ = leadership.changed(), if lists.complete() => {}
             }
-            if lists.complete() {
+            if lists.complete() && run.replicas_listed {
                 run.metrics.set_ready();
                 // A leader says it after its `synced` line; this instance follows (or lists again).
                 if !leadership.leading() {
@@ -173,6 +177,10 @@ struct Loop<E> {
     terminating: Terminating,
     /// With `--keep-last-ready`: the pods of workloads, and which are ready.
     replicas: Option<Replicas>,
+    /// The replicas have a watch of their own (the pods on every node), not the pods followed.
+    replicas_apart: bool,
+    /// The replicas' first list is in (at once when they are the pods followed): no term begins before.
+    replicas_listed: bool,
     /// The watches interrupted and not yet listed again.
     gaps: Gaps,
     /// The device-taint controller, when device taints are enforced: it follows the DRA objects
@@ -204,7 +212,9 @@ impl<E: Evictor> Loop<E> {
             Step::Pod(change, now) => {
                 self.gaps.pod(&change, now);
                 self.terminating.track(&change);
-                self.follow_replicas(&change);
+                if !self.replicas_apart {
+                    self.follow_replicas(&change);
+                }
                 if let Some(input) = device_pod_input(&change) {
                     self.follow_devices(input, now);
                 }
@@ -212,6 +222,7 @@ impl<E: Evictor> Loop<E> {
                 self.metrics.set_pods(lists.pod_count());
             }
             Step::Device(input, now) => self.follow_devices(input, now),
+            Step::Replicas(change) => self.follow_replicas(&change),
             Step::Timeout(_) => {}
         }
     }
@@ -330,7 +341,9 @@ impl<E: Evictor> Loop<E> {
                         self.interrupted(term, matches!(change, PodChange::Interrupted));
                         self.gaps.pod(&change, now);
                         self.terminating.track(&change);
-                        self.follow_replicas(&change);
+                        if !self.replicas_apart {
+                            self.follow_replicas(&change);
+                        }
                         if let Some(input) = pod_change_input(&change) {
                             term.engine.handle(input, now);
                         }
@@ -342,6 +355,7 @@ impl<E: Evictor> Loop<E> {
                             lists.bound(&change);
                         }
                     }
+                    Some(Step::Replicas(change)) => self.follow_replicas(&change),
                     Some(Step::Device(input, now)) => {
                         if let Some(devices) = &mut self.devices {
                             devices.handle(input, now);
@@ -517,7 +531,10 @@ impl<E: Evictor> Loop<E> {
     fn follow_replicas(&mut self, change: &PodChange) {
         let Some(replicas) = &mut self.replicas else { return };
         match change {
-            PodChange::Listed(pods) => replicas.listed(pods),
+            PodChange::Listed(pods) => {
+                self.replicas_listed = true;
+                replicas.listed(pods);
+            }
             PodChange::Applied(pod) => replicas.applied(pod),
             PodChange::Deleted(key) => replicas.deleted(key),
             PodChange::Interrupted | PodChange::Resumed => {}

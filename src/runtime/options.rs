@@ -61,6 +61,9 @@ pub struct Sources {
     pub pods: mpsc::Receiver<PodChange>,
     /// The DRA objects' changes, when device taints are enforced too.
     pub devices: Option<mpsc::Receiver<DeviceInput>>,
+    /// The pods on every node, for `--keep-last-ready` when the nodes followed are not all of them
+    /// (then the replicas are counted from these, not from `pods`).
+    pub replicas: Option<mpsc::Receiver<PodChange>>,
     /// The controller manager Lease's `acquireTime`, for the start-up replay.
     pub controller_acquired: Option<Timestamp>,
     /// When this instance may decide.

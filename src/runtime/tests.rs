@@ -211,7 +211,8 @@ fn start_recording(
     let (report_tx, reports) = mpsc::unbounded_channel();
     node_tx.try_send(NodeChange::Listed(nodes)).unwrap();
     pod_tx.try_send(PodChange::Listed(pods)).unwrap();
-    let sources = Sources { nodes: node_rx, pods: pod_rx, devices: None, controller_acquired: None, leadership };
+    let sources =
+        Sources { nodes: node_rx, pods: pod_rx, devices: None, replicas: None, controller_acquired: None, leadership };
     let stop = tokio::time::sleep(Duration::from_secs(stop_after as u64));
     let run = tokio::spawn(run(options, sources, evictor.clone(), clock, report_tx, stop));
     Harness { nodes: node_tx, pods: pod_tx, evictor, reports, run }
@@ -886,6 +887,7 @@ mod devices {
             nodes: node_rx,
             pods: pod_rx,
             devices: Some(device_rx),
+            replicas: None,
             controller_acquired: None,
             leadership: Leadership::always(),
         };
@@ -1454,4 +1456,64 @@ mod interleavings {
             }
         }
     }
+}
+
+/// Like [`start`] with `--keep-last-ready`, the replicas counted from a watch of their own (the pods
+/// on every node), whose first list comes at `+listed_at` with `replicas`; its sender is returned.
+fn start_with_replicas(
+    nodes: Vec<SnapshotNode>,
+    pods: Vec<SnapshotPod>,
+    replicas: Vec<SnapshotPod>,
+    listed_at: u64,
+) -> (Harness, mpsc::Sender<PodChange>) {
+    let clock = Clock::starting_at(t(0));
+    let evictor = Recorder::default();
+    *evictor.clock.lock().unwrap() = Some(clock.clone());
+    let (node_tx, node_rx) = mpsc::channel(64);
+    let (pod_tx, pod_rx) = mpsc::channel(64);
+    let (replica_tx, replica_rx) = mpsc::channel(64);
+    let (report_tx, reports) = mpsc::unbounded_channel();
+    node_tx.try_send(NodeChange::Listed(nodes)).unwrap();
+    pod_tx.try_send(PodChange::Listed(pods)).unwrap();
+    let first = replica_tx.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(listed_at)).await;
+        first.send(PodChange::Listed(replicas)).await.unwrap();
+    });
+    let sources = Sources {
+        nodes: node_rx,
+        pods: pod_rx,
+        devices: None,
+        replicas: Some(replica_rx),
+        controller_acquired: None,
+        leadership: Leadership::always(),
+    };
+    let stop = tokio::time::sleep(Duration::from_secs(60));
+    let run = tokio::spawn(run(keeping(), sources, evictor.clone(), clock, report_tx, stop));
+    (Harness { nodes: node_tx, pods: pod_tx, evictor, reports, run }, replica_tx)
+}
+
+#[tokio::test(start_paused = true)]
+async fn keep_last_ready_counts_the_replicas_on_nodes_not_followed() {
+    // `run n1 --keep-last-ready`: a, on n1, falls due at once; b, web's other replica, is ready on n2,
+    // which is not followed. Nothing is decided before the replicas' list is in (+5); then a goes.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let followed = vec![replica("a", "n1", true)];
+    let everywhere = vec![replica("a", "n1", true), replica("b", "n2", true)];
+    let (h, _replicas) = start_with_replicas(nodes.clone(), followed.clone(), everywhere, 5);
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 5)], "{reports:#?}");
+    assert_eq!(kept(&reports), []);
+
+    // b not ready yet: a is kept; b ready at +20 (seen by the replicas' watch alone): a goes.
+    let everywhere = vec![replica("a", "n1", true), replica("b", "n2", false)];
+    let (h, replicas) = start_with_replicas(nodes, followed, everywhere, 0);
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        replicas.send(PodChange::Applied(replica("b", "n2", true))).await.unwrap();
+    });
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("a", 20)], "{reports:#?}");
+    assert_eq!(kept(&reports), [("a".to_owned(), t(0))]);
+    assert_eq!(unkept(&reports), [("a".to_owned(), LetGo::Spare { replica: "b".into() }, t(20))]);
 }

@@ -164,21 +164,34 @@ fn a_named_node_not_there_or_a_selector_matching_none_is_said_once_and_a_node_jo
 }
 
 #[test]
-fn keep_last_ready_on_some_nodes_says_it_sees_only_their_replicas() {
+fn keep_last_ready_on_some_nodes_counts_the_replicas_ready_on_the_others() {
+    // web-1 on n1 (followed) and web-2 on n2 (not), both ready: n1's taint deletes web-1, which is not
+    // web's last ready replica. Before, only n1's pods were seen: web-1 was kept, with a warning.
     let server = FakeApiServer::start(&scratch("scope-keep-last-ready"));
     server.add(node("n1", &[]));
+    server.add(node("n2", &[]));
+    let replica = |name: &str, node: &str| {
+        let mut pod = pod(name, node, None);
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-web", "controller": true}]);
+        pod["status"] = json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]});
+        pod
+    };
+    server.add(replica("web-1", "n1"));
+    server.add(replica("web-2", "n2"));
     let mut run = Running::start(&server, &["n1", "--keep-last-ready"]);
-    let warning = run.expect("the warning", |l| l["type"] == "warning");
-    let message = warning["message"].as_str().expect("a message");
-    assert!(message.starts_with("--keep-last-ready sees the replicas on the nodes watched only"), "{message}");
+    run.expect("synced", |l| l["type"] == "synced");
+    server.add(node("n1", &[taint(jiff::Timestamp::now())]));
+    server.wait_for("web-1's DELETE", WAIT, |r| deletes(r, "web-1") == 1);
     let (_, code, lines) = run.interrupt_and_read();
     assert_eq!(code, 0);
-    assert_eq!(lines.iter().filter(|l| l["type"] == "warning").count(), 1, "{lines:#?}");
-    // On every node it sees every replica: nothing to say.
-    let run = Running::start(&server, &["--keep-last-ready"]);
-    let (_, code, lines) = run.interrupt_and_read();
-    assert_eq!(code, 0);
-    assert!(!lines.iter().any(|l| l["type"] == "warning"), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l["type"] == "warning" || l["type"] == "kept"), "{lines:#?}");
+    assert_eq!(deletes(&server.requests(), "web-2"), 0, "web-2 is on a node not followed");
+    let selectors = pod_requests(&server);
+    assert!(
+        selectors.iter().any(|s| s == "spec.nodeName!="),
+        "every node's pods read, for the replicas: {selectors:?}"
+    );
+    assert!(selectors.iter().any(|s| s == "spec.nodeName=n1"), "n1's pods followed: {selectors:?}");
 }
 
 #[test]

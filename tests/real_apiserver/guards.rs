@@ -111,6 +111,27 @@ fn real_apiserver_keep_last_ready_keeps_the_last_replica_of_each_workload_on_a_l
 }
 
 #[test]
+fn real_apiserver_keep_last_ready_on_one_node_counts_a_replica_ready_on_another() {
+    // `run n1 --keep-last-ready`: web-1 on n1 and web-2 on n2, both ready; an untolerated taint on n1.
+    // Before, only n1's pods were seen: web-1 was kept as web's last ready replica.
+    let plane = crate::control_plane!("guard-other-node");
+    plane.create(&[super::node("n1", &[], &[]), super::node("n2", &[], &[])]);
+    let web = replica_set(&plane, "web");
+    plane.create(&[web("web-1", "n1"), web("web-2", "n2")]);
+    make_ready(&plane, "web-1");
+    make_ready(&plane, "web-2");
+    let mut run = Running::start_with(plane.kubeconfig(), &["n1", "--keep-last-ready"]);
+    run.expect("synced", |l| l["type"] == "synced");
+    super::run::add_taint(&plane, "n1");
+    run.expect("web-1 deleted", |l| deleted(l, "web-1"));
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert!(!lines.iter().any(|l| l["type"] == "kept" || l["type"] == "warning"), "{lines:#?}");
+    let web_2 = server_pod(&plane, "default", "web-2").expect("web-2");
+    assert!(web_2["metadata"]["deletionTimestamp"].is_null(), "{web_2}");
+}
+
+#[test]
 fn real_apiserver_a_second_run_notices_the_first_and_waits_and_enforces_once_it_stops() {
     // Two runs, neither with --leader-elect, the second under a cap of one deletion: before, both
     // enforced and the uncapped one deleted what the capped one held.

@@ -27,7 +27,9 @@ use crate::time::Clock;
 /// Starts the node watch and the pod watches (of `namespace` alone when given), and the DRA objects'
 /// when `devices` says which versions serve them; their changes arrive on the returned channels. The
 /// node watch reads every node: those in `scope` reach the engine, and every node's health reaches
-/// `health` (the lifecycle controller's taints foreseen), from the one watch.
+/// `health` (the lifecycle controller's taints foreseen), from the one watch. With `replicas`
+/// (`run --keep-last-ready`) and a `scope` short of every node, one more watch reads the pods on
+/// every node, for the replicas of each workload alone.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
     client: &Client,
@@ -38,6 +40,7 @@ pub fn spawn(
     metrics: Arc<Metrics>,
     devices: Option<&Served>,
     health: mpsc::UnboundedSender<HealthChange>,
+    replicas: bool,
 ) -> Watches {
     let (node_tx, node_rx) = mpsc::channel(1024);
     let (pod_tx, pod_rx) = mpsc::channel(1024);
@@ -51,6 +54,7 @@ pub fn spawn(
         .backoff(backoff())
         .inspect(move |event| tap.see(event));
     let (pod_nodes, selected) = pods::Nodes::of(&scope);
+    let replicas_apart = replicas && !matches!(scope, NodeScope::All);
     // The nodes the engine was shown: one that leaves the scope (relabelled) has left it, which is
     // not a deletion (docs/run.md, "What `run` watches").
     let shown = Arc::new(Mutex::new(HashSet::new()));
@@ -90,9 +94,15 @@ pub fn spawn(
         let health = |what| Health::new(what, report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
         devices::spawn(client, served, health)
     });
+    let replicas = replicas_apart.then(|| {
+        let (replica_tx, replica_rx) = mpsc::channel(1024);
+        let health = Health::new("replicas", report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
+        pods::spawn(client, pods::Nodes::All, namespace, health.in_namespace(namespace), replica_tx);
+        replica_rx
+    });
     let health = Health::new("pods", report, clock, metrics, fatal_tx).in_namespace(namespace);
     pods::spawn(client, pod_nodes, namespace, health, pod_tx);
-    Watches { nodes: node_rx, pods: pod_rx, devices, fatal }
+    Watches { nodes: node_rx, pods: pod_rx, devices, replicas, fatal }
 }
 
 /// The watches' changes, and what ends them for good.
@@ -103,6 +113,9 @@ pub struct Watches {
     pub pods: mpsc::Receiver<PodChange>,
     /// The DRA objects' changes, when they are watched.
     pub devices: Option<mpsc::Receiver<crate::engine::devices::DeviceInput>>,
+    /// The pods on every node, for `run --keep-last-ready` when the nodes followed are not all of
+    /// them: a replica ready on another node counts.
+    pub replicas: Option<mpsc::Receiver<PodChange>>,
     /// A failure no retry can mend (the server refuses the request as malformed, forbidden or not
     /// found, or it cannot be built): the command ends with it.
     pub fatal: mpsc::UnboundedReceiver<crate::cluster::error::ClusterError>,
