@@ -415,6 +415,19 @@ impl<E: Evictor> Loop<E> {
         // Resumed whether or not anything was held: a gap with nothing under way would otherwise
         // leave every later deletion suspended at its start.
         term.executor.resume();
+        // Each was decided while a watch was broken, on lists of two instants: decided again on the
+        // lists of now, it goes only if still due for the same cause (withdrawn ones are dropped).
+        let now = self.clock.now();
+        let reconsider: Vec<Input> = term
+            .held
+            .iter()
+            .filter(|job| job.controller == Controller::NodeTaints)
+            .map(|job| Input::Reconsider { pod: job.pod.key.clone(), ticket: job.ticket })
+            .collect();
+        for input in reconsider {
+            term.engine.handle(input, now);
+        }
+        self.drain_actions(term);
         if term.held.is_empty() {
             return;
         }

@@ -1248,6 +1248,9 @@ mod interleavings {
         Delete(usize),
         /// Both watches break, and list again this many seconds later.
         Gap(i64),
+        /// A node is relabelled out of `-l`: no longer followed (its next taint change brings it back,
+        /// relabelled in).
+        Leave(usize),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1258,6 +1261,7 @@ mod interleavings {
             2 => (0..PODS, tolerance).prop_map(|(p, t)| Op::Tolerate(p, t)),
             1 => (0..PODS).prop_map(Op::Delete),
             1 => (1i64..15).prop_map(Op::Gap),
+            1 => (0..NODES.len()).prop_map(Op::Leave),
         ]
     }
 
@@ -1266,6 +1270,8 @@ mod interleavings {
     struct World {
         nodes: BTreeMap<usize, SnapshotNode>,
         pods: BTreeMap<usize, SnapshotPod>,
+        /// The nodes out of the scope: their changes and their pods' are not reported.
+        left: std::collections::BTreeSet<usize>,
     }
 
     impl World {
@@ -1284,23 +1290,52 @@ mod interleavings {
                     (i, SnapshotPod { owner: Some(Arc::new(owner)), ready: PodReady::Yes, ..pod })
                 })
                 .collect();
-            Self { nodes, pods }
+            Self { nodes, pods, left: std::collections::BTreeSet::new() }
+        }
+
+        /// Whether pod `p` is on a node out of the scope.
+        fn unseen(&self, p: usize) -> bool {
+            let on = |n: &usize| self.pods[&p].pod.node.as_ref().is_some_and(|node| node.as_str() == NODES[*n]);
+            self.left.iter().any(on)
+        }
+
+        /// The nodes and pods a list shows.
+        fn listed(&self) -> (NodeChange, PodChange) {
+            let nodes = self.nodes.iter().filter(|(n, _)| !self.left.contains(n)).map(|(_, node)| node.clone());
+            let pods = self.pods.iter().filter(|(p, _)| !self.unseen(**p)).map(|(_, pod)| pod.clone());
+            (NodeChange::Listed(nodes.collect()), PodChange::Listed(pods.collect()))
         }
 
         /// Applies `op` at `at`: the changes the watches report.
-        fn apply(&mut self, op: &Op, at: i64) -> (Option<NodeChange>, Option<PodChange>) {
+        fn apply(&mut self, op: &Op, at: i64) -> (Option<NodeChange>, Vec<PodChange>) {
             match op {
                 Op::Taints(n, Some(keys)) => {
                     let taints: Vec<(&str, i64)> = keys.iter().map(|key| (*key, at)).collect();
                     let node = node(NODES[*n], &taints);
-                    self.nodes.insert(*n, node.clone());
-                    (Some(NodeChange::Applied(node)), None)
+                    // Back in the scope, or made again: the node joins, and its pods are listed.
+                    let joins = self.left.remove(n) | self.nodes.insert(*n, node.clone()).is_none();
+                    let pods = if joins {
+                        let on = |pod: &&SnapshotPod| pod.pod.node.as_ref().is_some_and(|on| *on == node.name);
+                        self.pods.values().filter(on).map(|pod| PodChange::Applied(pod.clone())).collect()
+                    } else {
+                        Vec::new()
+                    };
+                    (Some(NodeChange::Applied(node)), pods)
                 }
                 Op::Taints(n, None) => {
-                    self.nodes.remove(n).map_or((None, None), |node| (Some(NodeChange::Deleted(node.name)), None))
+                    let shown = !self.left.remove(n);
+                    let gone = self.nodes.remove(n).filter(|_| shown);
+                    (gone.map(|node| NodeChange::Deleted(node.name)), Vec::new())
+                }
+                Op::Leave(n) => {
+                    if !self.nodes.contains_key(n) || !self.left.insert(*n) {
+                        return (None, Vec::new());
+                    }
+                    (Some(NodeChange::Left(NODES[*n].into())), Vec::new())
                 }
                 Op::Tolerate(p, tolerance) => {
-                    let Some(pod) = self.pods.get_mut(p) else { return (None, None) };
+                    let unseen = self.pods.contains_key(p) && self.unseen(*p);
+                    let Some(pod) = self.pods.get_mut(p) else { return (None, Vec::new()) };
                     let tolerations: Vec<(&str, Option<i64>)> = tolerance.iter().map(|s| ("a", *s)).collect();
                     let edited = super::pod(
                         pod.pod.key.name(),
@@ -1309,10 +1344,15 @@ mod interleavings {
                         -60,
                     );
                     pod.pod.tolerations = edited.pod.tolerations;
-                    (None, Some(PodChange::Applied(pod.clone())))
+                    let change = (!unseen).then(|| PodChange::Applied(pod.clone()));
+                    (None, change.into_iter().collect())
                 }
-                Op::Delete(p) => (None, self.pods.remove(p).map(|pod| PodChange::Deleted(pod.pod.key))),
-                Op::Gap(_) => (None, None),
+                Op::Delete(p) => {
+                    let unseen = self.pods.contains_key(p) && self.unseen(*p);
+                    let gone = self.pods.remove(p).filter(|_| !unseen);
+                    (None, gone.map(|pod| PodChange::Deleted(pod.pod.key)).into_iter().collect())
+                }
+                Op::Gap(_) => (None, Vec::new()),
             }
         }
     }
@@ -1372,12 +1412,15 @@ mod interleavings {
                         engine.handle(Input::NodeUpserted(engine_input::node_input(&node)), at)
                     }
                     Some(NodeChange::Deleted(name)) => engine.handle(Input::NodeDeleted(name), at),
+                    Some(NodeChange::Left(name)) => engine.handle(Input::NodeLeft(name), at),
                     _ => {}
                 }
-                match pod {
-                    Some(PodChange::Applied(pod)) => engine.handle(Input::PodUpserted(pod.pod), at),
-                    Some(PodChange::Deleted(key)) => engine.handle(Input::PodDeleted(key), at),
-                    _ => {}
+                for pod in pod {
+                    match pod {
+                        PodChange::Applied(pod) => engine.handle(Input::PodUpserted(pod.pod), at),
+                        PodChange::Deleted(key) => engine.handle(Input::PodDeleted(key), at),
+                        _ => {}
+                    }
                 }
                 next += 1;
             }
@@ -1397,13 +1440,25 @@ mod interleavings {
             let mut world = start.clone();
             let mut gap_until: Option<i64> = None;
             for (at, op) in ops {
-                if let Some(until) = gap_until.filter(|until| until <= at) {
+                if let Some(until) = gap_until.filter(|until| until < at) {
                     // Listed again: the world as it is then.
-                    node_at(&h, until, NodeChange::Listed(world.nodes.values().cloned().collect()));
-                    pod_at(&h, until, PodChange::Listed(world.pods.values().cloned().collect()));
+                    let (nodes, pods) = world.listed();
+                    node_at(&h, until, nodes);
+                    pod_at(&h, until, pods);
                     gap_until = None;
                 }
                 let (node, pod) = world.apply(op, *at);
+                if gap_until == Some(*at) {
+                    // Listed again as the change is made: the lists show it (the pod watch's filter
+                    // follows the node watch, so a list never shows a node's pods after it left).
+                    let (nodes, pods) = world.listed();
+                    node_at(&h, *at, nodes);
+                    pod_at(&h, *at, pods);
+                    gap_until = None;
+                    if !matches!(op, Op::Gap(_)) {
+                        continue;
+                    }
+                }
                 if let (Op::Gap(seconds), None) = (op, gap_until) {
                     node_at(&h, *at, NodeChange::Interrupted);
                     pod_at(&h, *at, PodChange::Interrupted);
@@ -1416,13 +1471,14 @@ mod interleavings {
                 if let Some(change) = node {
                     node_at(&h, *at, change);
                 }
-                if let Some(change) = pod {
+                for change in pod {
                     pod_at(&h, *at, change);
                 }
             }
             if let Some(until) = gap_until {
-                node_at(&h, until, NodeChange::Listed(world.nodes.values().cloned().collect()));
-                pod_at(&h, until, PodChange::Listed(world.pods.values().cloned().collect()));
+                let (nodes, pods) = world.listed();
+                node_at(&h, until, nodes);
+                pod_at(&h, until, pods);
             }
             let (_, deletions, _) = h.finish().await;
             deletions
@@ -1516,4 +1572,23 @@ async fn keep_last_ready_counts_the_replicas_on_nodes_not_followed() {
     assert_eq!(deletions, [deleted("a", 20)], "{reports:#?}");
     assert_eq!(kept(&reports), [("a".to_owned(), t(0))]);
     assert_eq!(unkept(&reports), [("a".to_owned(), LetGo::Spare { replica: "b".into() }, t(20))]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deletion_decided_between_two_lists_after_a_gap_is_decided_again_on_both() {
+    // Both watches break at +37; meanwhile p1 comes to tolerate `a` for 3 s (+38), then n2 is tainted
+    // `a` (+46). At +48 the nodes are listed first: with p1 as last seen (no toleration) it falls due
+    // at once and is held; the pods' list then shows its toleration. Before, the held deletion went
+    // ahead at +48, before the +49 the controller watching throughout had; now it is decided again on
+    // both lists: its countdown from +48, deleted at +51.
+    let nodes = vec![node("n1", &[]), node("n2", &[])];
+    let p1 = pod("p1", "n2", &[], -60);
+    let tolerant = pod("p1", "n2", &[("a", Some(3))], -60);
+    let h = start(nodes, vec![p1], RunOptions::default(), 120);
+    node_at(&h, 37, NodeChange::Interrupted);
+    pod_at(&h, 37, PodChange::Interrupted);
+    node_at(&h, 48, NodeChange::Listed(vec![node("n1", &[]), node("n2", &[("a", 46)])]));
+    pod_at(&h, 48, PodChange::Listed(vec![tolerant]));
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("p1", 51)], "{reports:#?}");
 }

@@ -8,9 +8,10 @@ use crate::decide::{Decision, decide};
 use crate::hash::{HashKey, Keyed};
 use crate::index::{Interner, PodIndex};
 use crate::model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration, Uid, no_execute};
-use crate::queue::{Added, Entry, EvictionQueue, Ticket, Work};
+use crate::queue::{Added, Cause, Entry, EvictionQueue, Ticket, Work};
 use crate::slab::Slab;
 use crate::time::Timestamp;
+use crate::tolerate::{Tolerance, TolerationWindow, tolerance};
 
 /// Something that happened in the cluster, or to a deletion the engine asked for.
 #[derive(Clone, Debug)]
@@ -37,6 +38,18 @@ pub enum Input {
         /// The pod.
         pod: PodKey,
         /// The ticket of the [`Action::Evict`].
+        ticket: Ticket,
+    },
+    /// A deletion that fell due while a watch was broken, and was held, not carried out: it was
+    /// decided on lists of two instants (one watch listed again, the other not yet). Now that both
+    /// are current, it stands when the pod's tolerations of its node's taints still give the cause it
+    /// fired for; otherwise it is withdrawn and the pod evaluated afresh, its countdown from now (when
+    /// it began cannot be known; later never deletes before the controller would). Not upstream's:
+    /// its deletions are not held (docs/run.md, "When a watch breaks").
+    Reconsider {
+        /// The pod.
+        pod: PodKey,
+        /// The ticket of the [`Action::Evict`] held.
         ticket: Ticket,
     },
     /// The controller restarted: every timer is lost, and every tainted node is passed again (upstream
@@ -215,6 +228,7 @@ impl Engine {
                     self.queue.finish(&id, ticket);
                 }
             }
+            Input::Reconsider { pod, ticket } => self.reconsider(&pod, ticket, now),
             Input::ControllerRestarted => self.restart(now),
             Input::Seeded { nodes, pods, work } => self.seed(nodes, pods, work, now),
         }
@@ -423,6 +437,30 @@ impl Engine {
         let taints = std::mem::take(&mut slot.taints);
         self.process(id, &taints, now);
         self.node_mut(node).taints = taints;
+    }
+
+    /// [`Input::Reconsider`].
+    fn reconsider(&mut self, key: &PodKey, ticket: Ticket, now: Timestamp) {
+        let Some(id) = self.pod_id(key) else { return };
+        let Some(entry) = self.queue.get(&id).copied() else { return };
+        if entry.ticket != ticket || entry.is_armed() {
+            return;
+        }
+        let taints = self.slot(id).node().map(|node| Arc::clone(&self.node(node).taints)).unwrap_or_default();
+        let stands = match (entry.work.cause, tolerance(&taints, &self.slot(id).tolerations)) {
+            (Cause::Untolerated, Tolerance::Untolerated) => true,
+            (
+                Cause::Expired { seconds },
+                Tolerance::Tolerated(TolerationWindow::After { seconds: now_seconds, .. }),
+            ) => seconds == now_seconds,
+            _ => false,
+        };
+        if !stands {
+            self.cancel(id);
+            if !taints.is_empty() {
+                self.process(id, &taints, now);
+            }
+        }
     }
 
     fn delete_pod(&mut self, key: &PodKey) {
