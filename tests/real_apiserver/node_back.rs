@@ -272,3 +272,38 @@ fn real_apiserver_run_alone_deletes_a_pod_due_while_a_node_back_still_carries_th
     assert!(added + 9 * SECOND <= at && at <= added + 12 * SECOND, "t10 deleted at {at}, the taint added at {added}");
     assert!(unreachable(&plane), "deleted while the node, back, still carried the taint");
 }
+
+#[test]
+fn real_apiserver_a_node_going_down_keeps_the_countdown_a_taint_runs_there() {
+    // g on n1 tolerates the test taint 40 s and `unreachable` 5 s. The taint goes on; `plan --down n1`
+    // is asked; then n1's kubelet stops, and the controller, adding `unreachable`, keeps the countdown
+    // the taint began: it deletes g 40 s after the taint. Before, `plan --down` said 5 s after the
+    // predicted `unreachable` taint, about 20 s early.
+    let tolerating = |key: &str, seconds: i64| json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds});
+    let g = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "app"}],
+                 "tolerations": [tolerating(super::TAINT, 40), tolerating("node.kubernetes.io/unreachable", 5)]}});
+    let Some((plane, lost, _others)) = three_nodes("down-running", vec![g], None) else { return };
+    super::run::add_taint(&plane, "n1");
+    let taints = plane.get(&["node", "n1"])["spec"]["taints"].clone();
+    let added = instant(taints[0]["timeAdded"].as_str().expect("timeAdded"));
+
+    let mut plan = command();
+    plan.args(["plan", "--down", "n1", "-o", "json"]).args(MONITOR).arg("--kubeconfig").arg(plane.kubeconfig());
+    let result = run_command(&mut plan, None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let plan: Value = serde_json::from_str(&result.stdout).expect("JSON");
+    let pod = &plan["nodes"][0]["pods"][0];
+    // The taint's countdown (or the pod's binding, when it came in the same second), not the
+    // predicted taint's.
+    assert_ne!(pod["basis"], "predicted-taint", "{plan:#}");
+    let evict_at = instant(pod["evictAt"].as_str().expect("evictAt"));
+    assert_eq!(evict_at, added + 40_000_000_000, "{plan:#}");
+
+    lost.stop();
+    wait("n1 tainted unreachable", Duration::from_secs(60), || unreachable(&plane));
+    wait("the controller deletes g", Duration::from_secs(60), || plane.controller_deletions().contains_key("g"));
+    let deleted = plane.controller_deletions()["g"][0];
+    eprintln!("deleted {:+.3} s from plan --down's deadline", (deleted - evict_at) as f64 / 1e9);
+    assert!((deleted - evict_at).abs() < 1_500_000_000, "deleted at {deleted}, planned {evict_at}");
+}

@@ -15,8 +15,9 @@ use crate::time::Timestamp;
 /// Adds `prediction` (made over `nodes`, in the same order) to `plan`, replayed from `snapshot`;
 /// `named`: the snapshot's nodes by name, when found once for many plans.
 ///
-/// A pod already due from a taint the node carries keeps that deadline unless the predicted taint
-/// deletes it for certain before; a pod the node's taints leave alone becomes `evict-at` the
+/// A pod already due from a taint the node carries keeps that deadline (its countdown runs on, as
+/// upstream keeps it) unless the predicted taint is one it does not tolerate, due for certain before;
+/// a pod the node's taints leave alone becomes `evict-at` the
 /// predicted window (or `never` when it tolerates the predicted taint forever), with the basis
 /// [`Basis::PredictedTaint`]. When every zone is down the controller removes the condition taints,
 /// which cancels every deletion not yet due: on such a node that only carries condition taints,
@@ -60,7 +61,13 @@ pub fn show_in_plan(
                 let window = deletion(&taint, taints, &pod.pod.pod.tolerations);
                 let due_first = match (pod.evict_at, window) {
                     (None, _) => true,
-                    (Some(at), Some(window)) => window.latest.is_some_and(|latest| latest < at),
+                    // A countdown the node's taints run already goes on when the predicted taint
+                    // comes, whatever its `tolerationSeconds` (a countdown, once started, is never
+                    // moved: docs/upstream.md, "The controller's rules"); only a taint the pod does
+                    // not tolerate deletes it first.
+                    (Some(at), Some(window)) => {
+                        window.toleration_seconds.is_none() && window.latest.is_some_and(|latest| latest < at)
+                    }
                     (Some(_), None) => false,
                 };
                 if !due_first {
@@ -291,6 +298,76 @@ mod tests {
         let silent = node(Some(Ready::True), Some(900));
         mark_recovering(&mut plan, &[silent], t(1000), Duration::from_secs(12), Duration::from_secs(5));
         assert!(plan.nodes[0].pods.iter().all(|p| p.verdict == Verdict::EvictAt));
+    }
+
+    #[test]
+    fn a_predicted_taint_leaves_a_running_countdown_as_it_is_unless_untolerated() {
+        use std::collections::BTreeMap;
+
+        use crate::lifecycle::{Basis, ConditionTaint, NodeForecast, PredictedTaint, Prediction};
+        use crate::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
+        use crate::plan::model::Basis as PlanBasis;
+        use crate::plan::predicted::show_in_plan;
+        use crate::replay::replay;
+        use crate::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
+
+        let t = Timestamp::from_unix_seconds;
+        let toleration = |key: &str, seconds: i64| Toleration {
+            key: key.into(),
+            operator: "Exists".into(),
+            value: Box::default(),
+            effect: Some(Effect::NoExecute),
+            seconds: Some(seconds),
+        };
+        let pod = |name: &str, tolerations: Vec<Toleration>| {
+            let pod = Pod {
+                key: PodKey::new("d", name),
+                uid: name.into(),
+                node: Some("n".into()),
+                tolerations: tolerations.into(),
+            };
+            SnapshotPod::running(pod, Some(t(0)))
+        };
+        // `lab` since 900; the node goes silent and is expected tainted `unreachable` at 1010..1012.
+        // g tolerates lab 600 s and unreachable 30 s: its countdown of 900 runs on to 1500, as the
+        // controller keeps it. u does not tolerate unreachable: deleted with the taint. fresh
+        // tolerates lab forever: its countdown begins with the taint.
+        let lab = Taint::new("lab", "", Effect::NoExecute).with_time_added(t(900));
+        let unreachable = "node.kubernetes.io/unreachable";
+        let snapshot = Snapshot {
+            nodes: vec![SnapshotNode::new("n".into(), BTreeMap::new(), [lab])],
+            pods: vec![
+                pod("g", vec![toleration("lab", 600), toleration(unreachable, 30)]),
+                pod("u", vec![toleration("lab", 600)]),
+                pod("fresh", vec![Toleration { seconds: None, ..toleration("lab", 0) }, toleration(unreachable, 30)]),
+            ],
+            ..Snapshot::default()
+        };
+        let mut plan = replay(&snapshot, &[0], &[], t(1000));
+        let taint = PredictedTaint {
+            key: ConditionTaint::Unreachable,
+            earliest: t(1010),
+            latest: Some(t(1012)),
+            basis: Basis::LostHeartbeat,
+            queued_with: 0,
+        };
+        let forecast = NodeForecast {
+            name: NodeName::from("n"),
+            zone: crate::lifecycle::ZoneKey::new("r", "z"),
+            ready: Some(Ready::True),
+            last_heartbeat: Some(t(998)),
+            taint: Some(taint),
+            held: None,
+        };
+        let prediction = Prediction { nodes: vec![forecast], zones: Vec::new(), phase_known: false, at: t(1000) };
+        show_in_plan(&mut plan, &snapshot, None, &[], &prediction);
+        let deadline = |name: &str| {
+            let pod = plan.nodes[0].pods.iter().find(|p| p.pod.pod.key.name() == name).expect("a pod");
+            (pod.evict_at, pod.basis)
+        };
+        assert_eq!(deadline("g"), (Some(t(1500)), Some(PlanBasis::TaintTimeAdded)));
+        assert_eq!(deadline("u"), (Some(t(1010)), Some(PlanBasis::PredictedTaint)));
+        assert_eq!(deadline("fresh"), (Some(t(1040)), Some(PlanBasis::PredictedTaint)));
     }
 
     #[test]
