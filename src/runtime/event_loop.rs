@@ -69,6 +69,7 @@ pub async fn run<E: Evictor>(
         replicas_listed: !replicas_apart,
         gaps: Gaps::default(),
         devices: device_minor.map(DeviceEngine::new),
+        shadow: None,
         notices,
         absent,
     };
@@ -82,7 +83,7 @@ pub async fn run<E: Evictor>(
             tokio::select! {
                 biased;
                 () = &mut shutdown => return run.finish(None).await,
-                step = driver.next(None) => match step {
+                step = driver.next(run.shadow.as_ref().and_then(Engine::poll_timeout)) => match step {
                     Some(step) => run.follow(&mut lists, step),
                     None => return run.finish(None).await,
                 },
@@ -90,9 +91,16 @@ pub async fn run<E: Evictor>(
             }
             if lists.complete() && run.replicas_listed {
                 run.metrics.set_ready();
-                // A leader says it after its `synced` line; this instance follows (or lists again).
+                // A leader says it after its `synced` line; this instance follows (or lists again),
+                // its engine following every countdown as the leader's does, deciding nothing.
                 if !leadership.leading() {
                     run.check_absent(lists.node_names());
+                    if run.shadow.is_none() {
+                        let snapshot = lists.copy(controller_acquired);
+                        let mut engine = run.seeded(&snapshot);
+                        while engine.poll_action().is_some() {}
+                        run.shadow = Some(engine);
+                    }
                 }
             }
         }
@@ -106,7 +114,11 @@ pub async fn run<E: Evictor>(
             }
         }
         let snapshot = lists.snapshot(keep, controller_acquired);
-        let mut term = run.begin(&snapshot);
+        let engine = match run.shadow.take() {
+            Some(engine) => engine,
+            None => run.seeded(&snapshot),
+        };
+        let mut term = run.begin(engine, snapshot.nodes.iter().map(|node| &node.name), snapshot.pods.len());
         drop(snapshot);
         let ended = run.lead(&mut term, &mut driver, &mut leadership, &mut lists, keep, &mut shutdown).await;
         match ended {
@@ -120,6 +132,8 @@ pub async fn run<E: Evictor>(
                         message: format!("leadership lost: {abandoned} deletions under way abandoned"),
                     });
                 }
+                // It follows on, deciding nothing: the next term continues its countdowns.
+                run.shadow = Some(term.engine);
             }
         }
     }
@@ -186,6 +200,10 @@ struct Loop<E> {
     /// The device-taint controller, when device taints are enforced: it follows the DRA objects
     /// across terms, and acts while leading.
     devices: Option<DeviceEngine>,
+    /// While another instance leads: the engine, following every change as the leader's does and
+    /// deciding nothing, so that a term taking over continues each countdown as it ran (a deletion
+    /// that fell due meanwhile and is not carried out is due at once), not the replay's reconstruction.
+    shadow: Option<Engine>,
     /// The events' writer: every event goes through it, one at a time.
     notices: Notices,
     /// The nodes asked for and missing from the lists, said once.
@@ -207,11 +225,17 @@ impl<E: Evictor> Loop<E> {
             Step::Node(change, now) => {
                 self.gaps.node(&change, now);
                 self.follow_absent(&change);
+                if let (Some(shadow), Some(input)) = (&mut self.shadow, node_change_input(&change)) {
+                    shadow.handle(input, now);
+                }
                 lists.node(change);
             }
             Step::Pod(change, now) => {
                 self.gaps.pod(&change, now);
                 self.terminating.track(&change);
+                if let (Some(shadow), Some(input)) = (&mut self.shadow, pod_change_input(&change)) {
+                    shadow.handle(input, now);
+                }
                 if !self.replicas_apart {
                     self.follow_replicas(&change);
                 }
@@ -223,7 +247,15 @@ impl<E: Evictor> Loop<E> {
             }
             Step::Device(input, now) => self.follow_devices(input, now),
             Step::Replicas(change) => self.follow_replicas(&change),
-            Step::Timeout(_) => {}
+            Step::Timeout(now) => {
+                if let Some(shadow) = &mut self.shadow {
+                    shadow.handle_timeout(now);
+                }
+            }
+        }
+        // Decided by another instance: what falls due waits in the engine for a term of this one.
+        if let Some(shadow) = &mut self.shadow {
+            while shadow.poll_action().is_some() {}
         }
     }
 
@@ -251,9 +283,31 @@ impl<E: Evictor> Loop<E> {
         }
     }
 
-    /// Seeds an engine from `snapshot` (docs/run.md, its start: overdue at once, others keep the replay's
-    /// deadlines; or every countdown restarted) and starts what is due.
-    fn begin(&mut self, snapshot: &Snapshot) -> Term<E> {
+    /// An engine seeded from `snapshot` (docs/run.md, its start: overdue at once, others keep the
+    /// replay's deadlines; or every countdown restarted). Its first decisions wait in it.
+    fn seeded(&mut self, snapshot: &Snapshot) -> Engine {
+        let mut engine = crate::host::engine();
+        let now = self.clock.now();
+        let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
+        let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
+        if self.options.restart_countdowns {
+            engine.handle(Input::NodesReplaced(engine_nodes), now);
+            engine.handle(Input::PodsReplaced(engine_pods), now);
+        } else {
+            let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
+            let mut plan = replay(snapshot, &selected, &[], now);
+            let not_ready = std::mem::take(&mut self.options.not_ready);
+            mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
+            mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
+            let work = plan.work();
+            engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
+        }
+        engine
+    }
+
+    /// Begins a term with `engine` (seeded from the lists, or followed since while another instance
+    /// led: it knows every countdown as it ran) and starts what is due, `nodes` the nodes listed.
+    fn begin<'a>(&mut self, engine: Engine, nodes: impl IntoIterator<Item = &'a NodeName>, pods: usize) -> Term<E> {
         let (done_tx, done) = mpsc::unbounded_channel();
         let (stop, stop_rx) = watch::channel(false);
         let outlets = Outlets { done: done_tx, report: self.report.clone(), notifier: self.notices.notifier() };
@@ -266,7 +320,7 @@ impl<E: Evictor> Loop<E> {
             self.metrics.clone(),
         );
         let mut term = Term {
-            engine: crate::host::engine(),
+            engine,
             executor,
             done,
             stop,
@@ -276,31 +330,37 @@ impl<E: Evictor> Loop<E> {
             kept: Vec::new(),
         };
         let now = self.clock.now();
-        let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
-        let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
-        if self.options.restart_countdowns {
-            term.engine.handle(Input::NodesReplaced(engine_nodes), now);
-            term.engine.handle(Input::PodsReplaced(engine_pods), now);
-        } else {
-            let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-            let mut plan = replay(snapshot, &selected, &[], now);
-            let not_ready = std::mem::take(&mut self.options.not_ready);
-            mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
-            mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
-            let work = plan.work();
-            term.engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
-        }
         if let Some(devices) = &mut self.devices {
             devices.restart(now);
         }
+        // The deletions that fell due while another instance led (or before a first term) and are
+        // not carried out: due now. The engine's own first decisions follow.
+        let queued: Vec<Action> = std::iter::from_fn(|| term.engine.poll_action()).collect();
+        let fresh: std::collections::HashSet<Ticket> = queued
+            .iter()
+            .filter_map(|action| match action {
+                Action::Evict { ticket, .. } => Some(*ticket),
+                _ => None,
+            })
+            .collect();
+        let earlier: Vec<Action> = term
+            .engine
+            .pending()
+            .filter(|(_, entry)| entry.state == EntryState::InFlight && !fresh.contains(&entry.ticket))
+            .map(|(pod, entry)| Action::Evict { pod, work: entry.work, ticket: entry.ticket })
+            .collect();
+        let nodes: Vec<&NodeName> = nodes.into_iter().collect();
         self.send(RunEvent::Synced {
-            nodes: snapshot.nodes.len(),
-            pods: snapshot.pods.len(),
+            nodes: nodes.len(),
+            pods,
             scheduled: term.engine.armed(),
-            due: term.engine.pending().filter(|(_, entry)| entry.state == EntryState::InFlight).count(),
+            due: earlier.len() + fresh.len(),
             restarted_countdowns: self.options.restart_countdowns,
         });
-        self.check_absent(snapshot.nodes.iter().map(|node| &node.name));
+        self.check_absent(nodes);
+        for action in earlier.into_iter().chain(queued) {
+            self.act(&mut term, action, Controller::NodeTaints);
+        }
         self.drain_actions(&mut term);
         term
     }

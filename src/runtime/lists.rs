@@ -105,6 +105,15 @@ impl Lists {
 }
 
 impl Lists {
+    /// The lists as a snapshot, copied: they stay.
+    pub(super) fn copy(&self, controller_acquired: Option<Timestamp>) -> Snapshot {
+        let mut nodes: Vec<SnapshotNode> = self.nodes.iter().flat_map(HashMap::values).cloned().collect();
+        let mut pods: Vec<SnapshotPod> = self.pods.iter().flat_map(HashMap::values).cloned().collect();
+        nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
+        Snapshot { nodes, pods, controller_acquired, taken: None }
+    }
+
     /// Takes the pods back from a term's engine, with the binding times kept beside it.
     pub(super) fn take_back(&mut self, engine: &Engine, terminating: &Terminating) {
         let bound = std::mem::take(&mut self.bound);

@@ -284,6 +284,34 @@ async fn a_follower_decides_nothing_then_leads_from_a_replay_of_the_current_list
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_follower_taking_over_continues_each_countdown_as_it_ran() {
+    // e3 tolerates a 20 s and b 120 s; both on n1 at +0, a removed at +5: the controller keeps the
+    // countdown of +0..+20 (a countdown is never moved). This instance follows from the start and
+    // leads from +10. Before, its term began from a replay of the lists of +10, which show b alone:
+    // e3 deleted at +120, 100 s late. Its engine followed the lists meanwhile: deleted at +20.
+    let nodes = vec![node("n1", &[])];
+    let pods = vec![pod("e3", "n1", &[("a", Some(20)), ("b", Some(120))], -3600)];
+    let (leading, leadership) = watch::channel(false);
+    let leading = Arc::new(leading);
+    let h = start_with(nodes, pods, RunOptions::default(), 1000, Leadership::elected(leadership));
+    node_at(&h, 0, NodeChange::Applied(node("n1", &[("a", 0), ("b", 0)])));
+    node_at(&h, 5, NodeChange::Applied(node("n1", &[("b", 0)])));
+    lead_at(&leading, 10, true);
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("e3", 20)], "{reports:#?}");
+    // And a deletion that fell due while another led, not carried out: due at once when leading.
+    let nodes = vec![node("n1", &[])];
+    let pods = vec![pod("x", "n1", &[("a", Some(5))], -3600)];
+    let (leading, leadership) = watch::channel(false);
+    let leading = Arc::new(leading);
+    let h = start_with(nodes, pods, RunOptions::default(), 1000, Leadership::elected(leadership));
+    node_at(&h, 1, NodeChange::Applied(node("n1", &[("a", 1)])));
+    lead_at(&leading, 30, true);
+    let (_, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("x", 30)], "{reports:#?}");
+}
+
+#[tokio::test(start_paused = true)]
 async fn losing_leadership_stops_deleting_at_once_and_the_next_term_reseeds() {
     let nodes = vec![node("n1", &[("a", -100)])];
     let pods = vec![
@@ -1251,6 +1279,8 @@ mod interleavings {
         /// A node is relabelled out of `-l`: no longer followed (its next taint change brings it back,
         /// relabelled in).
         Leave(usize),
+        /// Leadership is lost, and taken again this many seconds later (a failover and back).
+        Failover(i64),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1262,6 +1292,7 @@ mod interleavings {
             1 => (0..PODS).prop_map(Op::Delete),
             1 => (1i64..15).prop_map(Op::Gap),
             1 => (0..NODES.len()).prop_map(Op::Leave),
+            1 => (1i64..20).prop_map(Op::Failover),
         ]
     }
 
@@ -1352,7 +1383,7 @@ mod interleavings {
                     let gone = self.pods.remove(p).filter(|_| !unseen);
                     (None, gone.map(|pod| PodChange::Deleted(pod.pod.key)).into_iter().collect())
                 }
-                Op::Gap(_) => (None, Vec::new()),
+                Op::Gap(_) | Op::Failover(_) => (None, Vec::new()),
             }
         }
     }
@@ -1436,10 +1467,16 @@ mod interleavings {
         runtime.block_on(async {
             let nodes = start.nodes.values().cloned().collect();
             let pods = start.pods.values().cloned().collect();
-            let h = super::start(nodes, pods, options, END + 60);
+            let (leading, leadership) = watch::channel(true);
+            let leading = Arc::new(leading);
+            let h = super::start_with(nodes, pods, options, END + 60, Leadership::elected(leadership));
             let mut world = start.clone();
             let mut gap_until: Option<i64> = None;
             for (at, op) in ops {
+                if let Op::Failover(seconds) = op {
+                    lead_at(&leading, *at, false);
+                    lead_at(&leading, at + seconds, true);
+                }
                 if let Some(until) = gap_until.filter(|until| until < at) {
                     // Listed again: the world as it is then.
                     let (nodes, pods) = world.listed();

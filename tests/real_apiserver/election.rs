@@ -61,3 +61,47 @@ fn real_apiserver_follower_takes_over_when_the_leader_is_killed_and_each_pod_goe
         assert_eq!(deletions(&all, name), 1, "{name} deleted once: {all:#?}");
     }
 }
+
+#[test]
+fn real_apiserver_a_new_leader_keeps_a_countdown_a_removed_taint_shortened() {
+    // e3 tolerates lab-a 20 s and lab-b 120 s; both go on n1 at once, lab-a comes off 3 s later: the
+    // countdown of 20 s runs on (a countdown is never moved). The leader is killed; the follower takes
+    // over. Before, its term began from a replay of what it then listed (lab-b alone): e3 deleted
+    // 120 s after the taints, 100 s late. Its engine followed the taints as the leader's did.
+    let plane = control_plane!("election-countdown");
+    let tolerating = |key: &str, seconds: i64| serde_json::json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds});
+    let e3 = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e3", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "app"}],
+                 "tolerations": [tolerating("lab-a", 20), tolerating("lab-b", 120)]}});
+    plane.create(&[node("n1", &[], &[]), e3]);
+    // Both follow n1 and n9, which is not there: each says so once its lists are in.
+    let candidate = || {
+        let args = ["-o", "json", "n1", "n9", "--leader-elect", "--leader-elect-namespace=default"];
+        let times = ["--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s"];
+        Running::launch_with(plane.kubeconfig(), &[&args[..], &times, &["--leader-elect-retry-period=500ms"]].concat())
+    };
+    let absent =
+        |l: &serde_json::Value| l["type"] == "warning" && l["message"].as_str().is_some_and(|m| m.contains("n9"));
+    let mut one = candidate();
+    one.expect("one leads", |l| l["type"] == "leadership" && l["state"] == "leading");
+    one.expect("the leader's initial sync", |l| l["type"] == "synced");
+    let mut two = candidate();
+    two.expect("two follows", |l| l["type"] == "leadership" && l["state"] == "following");
+    two.expect("two's lists in", absent);
+
+    let taint = |key: &str| serde_json::json!({"key": key, "value": "x", "effect": "NoExecute"});
+    let both = serde_json::json!({"spec": {"taints": [taint("lab-a"), taint("lab-b")]}}).to_string();
+    plane.kubectl_ok(&["patch", "node", "n1", "--type=merge", "-p", &both], None);
+    let scheduled = one.expect("e3 scheduled by the leader", |l| l["type"] == "scheduled" && l["pod"]["name"] == "e3");
+    let due = crate::util::instant(scheduled["evictAt"].as_str().expect("evictAt"));
+    let only_b = serde_json::json!({"spec": {"taints": [taint("lab-b")]}}).to_string();
+    plane.kubectl_ok(&["patch", "node", "n1", "--type=merge", "-p", &only_b], None);
+
+    one.child.kill().expect("kill the leader");
+    one.child.wait().expect("reaped");
+    two.expect("two leads", |l| l["type"] == "leadership" && l["state"] == "leading");
+    let gone = two.expect("e3 deleted by the new leader", |l| deleted(l, "e3"));
+    let at = crate::util::instant(gone["time"].as_str().expect("time"));
+    eprintln!("deleted {:+.3} s from the leader's deadline", (at - due) as f64 / 1e9);
+    assert!(at >= due && at - due < 3_000_000_000, "deleted at {at}, the leader's countdown ended {due}: {gone}");
+}
