@@ -616,6 +616,10 @@ impl<E: Evictor> Loop<E> {
 
     /// `job`'s pod is already being deleted: its work is done without another DELETE.
     fn already_terminating(&mut self, term: &mut Term<E>, job: Job) {
+        if self.terminating.ours(&job.pod) {
+            // Deleted by this run and counted then.
+            return self.evicted(term, job.controller, job.pod.key, job.ticket);
+        }
         self.summary.gone += 1;
         let reason = "already terminating: its deletion was issued before".to_owned();
         self.send(RunEvent::Gone { pod: job.pod.clone(), reason });
@@ -667,6 +671,8 @@ impl<E: Evictor> Loop<E> {
     /// Carries out one of `controller`'s decisions.
     fn act(&mut self, term: &mut Term<E>, action: Action, controller: Controller) {
         match action {
+            // A pod this run deleted, terminating: the engine's decisions on it are not news.
+            Action::Scheduled { pod, .. } | Action::Cancelled { pod, .. } if self.terminating.ours(&pod) => {}
             Action::Scheduled { pod, work } => self.send(RunEvent::Scheduled { pod, work }),
             Action::Cancelled { pod, work } => {
                 self.summary.cancelled += 1;
@@ -722,6 +728,9 @@ impl<E: Evictor> Loop<E> {
         match outcome {
             Some(Outcome::Deleted) => {
                 self.summary.deleted += 1;
+                if !self.dry_run {
+                    self.terminating.deleted(&job.pod);
+                }
                 if let Some(replicas) = &mut self.replicas {
                     replicas.carried_out(&job.pod);
                 }

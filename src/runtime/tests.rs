@@ -1629,3 +1629,19 @@ async fn a_deletion_decided_between_two_lists_after_a_gap_is_decided_again_on_bo
     let (_, deletions, reports) = h.finish().await;
     assert_eq!(deletions, [deleted("p1", 51)], "{reports:#?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pod_this_run_deleted_is_not_scheduled_again_nor_counted_gone_while_it_terminates() {
+    // x does not tolerate a: deleted at +0, then terminating (its grace period). At +5 n1 gains b,
+    // which x tolerates 10 s: the engine decides on x again (upstream would DELETE again). Before,
+    // x was said `scheduled` again, then `gone` at +15, and counted deleted and gone.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let h = start(nodes, vec![pod("x", "n1", &[("b", Some(10))], -60)], RunOptions::default(), 60);
+    pod_at(&h, 1, PodChange::Applied(SnapshotPod { terminating: true, ..pod("x", "n1", &[("b", Some(10))], -60) }));
+    node_at(&h, 5, NodeChange::Applied(node("n1", &[("a", 0), ("b", 5)])));
+    let (summary, deletions, reports) = h.finish().await;
+    assert_eq!(deletions, [deleted("x", 0)]);
+    assert_eq!((summary.deleted, summary.gone), (1, 0), "{reports:#?}");
+    let said = |r: &&Report| matches!(r.event, RunEvent::Scheduled { .. } | RunEvent::Gone { .. });
+    assert_eq!(reports.iter().filter(said).count(), 0, "{reports:#?}");
+}
