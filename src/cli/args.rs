@@ -650,9 +650,10 @@ pub struct ElectionArgs {
     /// Decide and delete only while holding a Lease, so that several instances can run and one acts.
     #[arg(long, help_heading = "In-cluster")]
     pub leader_elect: bool,
-    /// The Lease's name.
-    #[arg(long, value_name = "NAME", default_value = "kubectl-taint-evict", value_parser = parse_lease_name, help_heading = "In-cluster")]
-    pub leader_elect_lease_name: String,
+    /// The Lease's name (default: kubectl-taint-evict for the whole cluster, else with a suffix
+    /// derived from the scope: NODE…, -l and -n, so that runs over different scopes do not share one).
+    #[arg(long, value_name = "NAME", value_parser = parse_lease_name, help_heading = "In-cluster")]
+    pub leader_elect_lease_name: Option<String>,
     /// The Lease's namespace (default: the kubeconfig context's, or the pod's in a cluster).
     #[arg(long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "In-cluster")]
     pub leader_elect_namespace: Option<String>,

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::output::jsonpath::JsonPath;
 use crate::output::template::{CustomColumns, Template};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};
+use crate::selector::Selector;
 
 use super::args::{
     AuditArgs, AuditFormat, ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs,
@@ -388,32 +389,32 @@ impl Election {
     ///
     /// # Errors
     /// A line naming the flags that do not fit.
-    pub fn new(args: &ElectionArgs) -> Result<Option<Self>, String> {
+    pub fn new(args: &ElectionArgs, scope: &Scope<'_>) -> Result<Option<Self>, String> {
         if !args.leader_elect {
             return Ok(None);
         }
-        Self::checked(args).map(Some)
+        Self::checked(args, scope).map(Some)
     }
 
     /// Without `--leader-elect`, what a lone `run` holds while it enforces (none for a dry run, which
     /// writes nothing): the same Lease, with the durations given if they fit, else client-go's.
     #[must_use]
-    pub fn lone(args: &ElectionArgs, dry_run: bool) -> Option<Self> {
+    pub fn lone(args: &ElectionArgs, scope: &Scope<'_>, dry_run: bool) -> Option<Self> {
         if args.leader_elect || dry_run {
             return None;
         }
         let defaults = || Self {
-            lease_name: args.leader_elect_lease_name.clone(),
+            lease_name: lease_name(args, scope),
             namespace: args.leader_elect_namespace.clone(),
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             lone: true,
         };
-        Some(Self::checked(args).map_or_else(|_| defaults(), |election| Self { lone: true, ..election }))
+        Some(Self::checked(args, scope).map_or_else(|_| defaults(), |election| Self { lone: true, ..election }))
     }
 
-    fn checked(args: &ElectionArgs) -> Result<Self, String> {
+    fn checked(args: &ElectionArgs, scope: &Scope<'_>) -> Result<Self, String> {
         if args.leader_elect_lease_duration <= args.leader_elect_renew_deadline {
             return Err("--leader-elect-lease-duration must be longer than --leader-elect-renew-deadline".into());
         }
@@ -424,7 +425,7 @@ impl Election {
             return Err("--leader-elect-retry-period must be more than 0".into());
         }
         Ok(Self {
-            lease_name: args.leader_elect_lease_name.clone(),
+            lease_name: lease_name(args, scope),
             namespace: args.leader_elect_namespace.clone(),
             lease_duration: args.leader_elect_lease_duration,
             renew_deadline: args.leader_elect_renew_deadline,
@@ -434,16 +435,74 @@ impl Election {
     }
 }
 
+/// What a `run` enforces: the nodes named, `-l` and `-n` (none: the whole cluster).
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// NODE….
+    pub nodes: &'a [String],
+    /// `-l`.
+    pub selector: Option<&'a Selector>,
+    /// `-n`.
+    pub namespace: Option<&'a str>,
+}
+
+impl Scope<'_> {
+    /// The whole cluster: no node named, no `-l`, no `-n`.
+    #[must_use]
+    pub fn is_whole_cluster(&self) -> bool {
+        self.nodes.is_empty() && self.selector.is_none() && self.namespace.is_none()
+    }
+
+    /// The scope as its flags read, in one order whatever order they were given in: `NODE… -l S -n NS`
+    /// (empty for the whole cluster).
+    #[must_use]
+    pub fn canonical(&self) -> String {
+        let mut nodes: Vec<&str> = self.nodes.iter().map(String::as_str).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let mut parts: Vec<String> = nodes.into_iter().map(str::to_owned).collect();
+        if let Some(selector) = self.selector {
+            parts.push(format!("-l {selector}"));
+        }
+        if let Some(namespace) = self.namespace {
+            parts.push(format!("-n {namespace}"));
+        }
+        parts.join(" ")
+    }
+}
+
+/// The Lease's default name (docs/run.md, "One enforcer at a time").
+const LEASE_NAME: &str = "kubectl-taint-evict";
+
+/// `--leader-elect-lease-name` as given; else `kubectl-taint-evict` for the whole cluster, and
+/// `kubectl-taint-evict-` with 8 hex digits of the scope's FNV-1a hash otherwise: runs over different
+/// scopes hold different Leases, and the same flags the same one on every machine and release.
+fn lease_name(args: &ElectionArgs, scope: &Scope<'_>) -> String {
+    if let Some(name) = &args.leader_elect_lease_name {
+        return name.clone();
+    }
+    if scope.is_whole_cluster() {
+        return LEASE_NAME.to_owned();
+    }
+    let hash = scope
+        .canonical()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3));
+    format!("{LEASE_NAME}-{:08x}", hash >> 32)
+}
+
 impl RunConfig {
     /// Checks `run`'s flags together.
     ///
     /// # Errors
     /// A usage error for election durations that do not fit.
     pub fn new(args: &RunArgs) -> Result<Self> {
+        let scope =
+            Scope { nodes: &args.nodes, selector: args.selector.as_ref(), namespace: args.namespace.as_deref() };
         Ok(Self {
-            election: match Election::new(&args.election).map_err(Error::Usage)? {
+            election: match Election::new(&args.election, &scope).map_err(Error::Usage)? {
                 Some(election) => Some(election),
-                None => Election::lone(&args.election, args.dry_run),
+                None => Election::lone(&args.election, &scope, args.dry_run),
             },
             nodes: args.nodes.clone(),
             selector: args.selector.clone(),
@@ -564,6 +623,17 @@ mod tests {
             (election.lease_name.as_str(), election.lease_duration),
             ("kubectl-taint-evict", Duration::from_secs(15))
         );
+        let lease = |args: &[&str]| run(args).expect("valid").election.expect("the Lease").lease_name;
+        // Fixed: every scope shared one Lease, so a run over -n q2 waited behind one over -n q1 and
+        // q2's pods were never enforced. Scopes that differ hold different Leases by default.
+        let q1 = lease(&["--leader-elect", "-n", "q1"]);
+        assert!(q1.starts_with("kubectl-taint-evict-") && q1.len() == "kubectl-taint-evict-".len() + 8, "{q1}");
+        assert_ne!(q1, lease(&["--leader-elect", "-n", "q2"]));
+        assert_ne!(q1, lease(&["--leader-elect", "-l", "a=b"]));
+        assert_ne!(lease(&["n1"]), lease(&["n2"]));
+        assert_eq!(lease(&["n1", "n2", "-n", "q1"]), lease(&["-n", "q1", "n2", "n1"]), "one scope, one name");
+        assert_eq!(lease(&["-n", "q1"]), q1, "a lone run holds the Lease --leader-elect would");
+        assert_eq!(lease(&["--leader-elect", "-n", "q1", "--leader-elect-lease-name", "mine"]), "mine");
         let refused = usage(run(&["--leader-elect", "--leader-elect-lease-duration=10s"]));
         assert_eq!(refused, "--leader-elect-lease-duration must be longer than --leader-elect-renew-deadline");
         let refused = usage(run(&["--leader-elect", "--leader-elect-retry-period=9s"]));

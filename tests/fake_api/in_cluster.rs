@@ -322,7 +322,9 @@ fn the_deployment_runs_the_elected_controller_safely_with_probes_on_its_metrics_
         .flat_map(|r| r["resourceNames"].as_array())
         .flatten()
         .collect();
-    assert_eq!(names, [&Value::from(run.election.leader_elect_lease_name.as_str())]);
+    let config = taint_evict::config::RunConfig::new(&run).expect("valid");
+    let lease = config.election.expect("elected").lease_name;
+    assert_eq!(names, [&Value::from(lease.as_str())]);
 
     // Every binding points at a role of the file and at the service account.
     for binding in documents.iter().filter(|d| d["kind"] == "RoleBinding" || d["kind"] == "ClusterRoleBinding") {

@@ -196,3 +196,21 @@ fn real_apiserver_a_run_that_takes_over_does_not_delete_again_a_pod_deleted_whil
     let line = second.expect("a taken over", |l| l["pod"]["name"] == "a" && (l["type"] == "gone" || deleted(l, "a")));
     assert_eq!(line["type"], "gone", "not deleted again: {line}");
 }
+
+#[test]
+fn real_apiserver_two_leader_elect_runs_over_different_namespaces_both_enforce() {
+    // `run -n q1 --leader-elect` and `run -n q2 --leader-elect`: before, both held one Lease, q2's
+    // waited behind q1's and q2's pods were never deleted. Different scopes hold different Leases.
+    let plane = crate::control_plane!("lease-per-scope");
+    plane.create(&[super::namespace("q1"), super::namespace("q2")]);
+    plane.create(&[super::node("n1", &[], &[]), super::pod("q1", "a", "n1", None), super::pod("q2", "b", "n1", None)]);
+    let mut q1 = Running::start_with(plane.kubeconfig(), &["--leader-elect", "-n", "q1"]);
+    let mut q2 = Running::start_with(plane.kubeconfig(), &["--leader-elect", "-n", "q2"]);
+    super::run::add_taint(&plane, "n1");
+    q1.expect("a deleted by the run over q1", |l| deleted(l, "a"));
+    q2.expect("b deleted by the run over q2", |l| deleted(l, "b"));
+    let (_, code, _) = q1.interrupt_and_read();
+    assert_eq!(code, 0);
+    let (_, code, _) = q2.interrupt_and_read();
+    assert_eq!(code, 0);
+}
