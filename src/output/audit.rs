@@ -109,7 +109,9 @@ pub fn fix(finding: &Finding<'_>) -> String {
     let name = printable(name);
     let template = match kind {
         "Pod" => format!("in pod {name}'s spec (made again)"),
-        "ReplicaSet" => format!("in the pod template of ReplicaSet {name}'s Deployment"),
+        // Its owner is not read (a dump holds no ReplicaSet, a name's hash suffix proves nothing):
+        // the Deployment is named only as a possibility.
+        "ReplicaSet" => format!("in the pod template of ReplicaSet {name}'s Deployment, if it has one (else its own)"),
         _ => format!("in the pod template of {} {name}", printable(kind)),
     };
     match finding.rule {
