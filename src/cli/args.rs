@@ -589,7 +589,7 @@ pub struct RunArgs {
     pub concurrency: u16,
     /// A brake: at most this many deletions per `--max-deletions-window`; past it the due pods are
     /// held (and listed) until the window frees a slot [default: no cap].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Run")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_max_deletions, help_heading = "Run")]
     pub max_deletions: Option<u32>,
     /// The sliding window `--max-deletions` counts in.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_timeout, help_heading = "Run")]
@@ -740,6 +740,18 @@ fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
         Err(_) => humantime::parse_duration(text).map_err(|e| format!("expected a duration such as 5s or 1m: {e}"))?,
     };
     Ok(duration)
+}
+
+/// `--max-deletions`: a whole number, 1 or more. Zero and negative numbers get the same message
+/// (a negative one is taken as a value, not as an unknown option).
+fn parse_max_deletions(text: &str) -> Result<u32, String> {
+    match text.parse::<i64>() {
+        Ok(n) if n >= 1 => u32::try_from(n).map_err(|_| format!("expected at most {}, not {text}", u32::MAX)),
+        Ok(_) => {
+            Err(format!("expected 1 or more deletions per window, not {text} (leave --max-deletions out for no cap)"))
+        }
+        Err(_) => Err(format!("expected a whole number of deletions such as 20, not {text:?}")),
+    }
 }
 
 /// `--silent-after`: a second at least. Below that every node is silent between two renewals,

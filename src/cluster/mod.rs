@@ -27,4 +27,6 @@ pub mod watch;
 
 pub use client::{ConnectOptions, Connection, ReadFrom, connect};
 pub use error::ClusterError;
-pub use snapshot::{NodeSelection, read_controller_acquired, read_pod, read_snapshot, recent_upstream_evictions};
+pub use snapshot::{
+    NodeSelection, UpstreamEvictions, read_controller_acquired, read_pod, read_snapshot, recent_upstream_evictions,
+};

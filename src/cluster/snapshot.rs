@@ -506,28 +506,42 @@ pub async fn read_controller_acquired(connection: &Connection) -> Result<Option<
 }
 
 /// How many `TaintManagerEviction` events another controller (the cluster's own) reported in the
-/// hour before `now`; `None` when events cannot be read.
-pub async fn recent_upstream_evictions(connection: &Connection, now: Timestamp) -> Option<usize> {
+/// hour before `now`, and when the last of them was; `None` when events cannot be read.
+pub async fn recent_upstream_evictions(connection: &Connection, now: Timestamp) -> Option<UpstreamEvictions> {
     let params = ListParams::default().fields("reason=TaintManagerEviction").limit(PAGE_SIZE);
     let request = Request::new("/api/v1/events").list(&params).ok()?;
     let body = connection.send(request, "list", "events").await.ok()?;
     let list: serde_json::Value = serde_json::from_str(&body).ok()?;
+    upstream_evictions(&list, now)
+}
+
+/// The `TaintManagerEviction` events of another controller in the hour before `now`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UpstreamEvictions {
+    /// How many.
+    pub count: usize,
+    /// When the last was (its `lastTimestamp`, else `eventTime`, else `firstTimestamp`).
+    pub last: Timestamp,
+}
+
+/// [`recent_upstream_evictions`] of an Event list as read; `None` when there is none.
+fn upstream_evictions(list: &serde_json::Value, now: Timestamp) -> Option<UpstreamEvictions> {
     let hour_ago = now.add_nanos(-3600 * 1_000_000_000);
-    let recent = list["items"]
+    let times: Vec<Timestamp> = list["items"]
         .as_array()?
         .iter()
         .filter(|event| {
             let reporter = event["reportingComponent"].as_str().or_else(|| event["source"]["component"].as_str());
             reporter != Some(crate::cluster::evict::CONTROLLER)
         })
-        .filter(|event| {
+        .filter_map(|event| {
             ["lastTimestamp", "eventTime", "firstTimestamp"]
                 .iter()
                 .find_map(|field| event[*field].as_str().and_then(crate::decode::parse_time))
-                .is_some_and(|at| at >= hour_ago)
         })
-        .count();
-    Some(recent)
+        .filter(|&at| at >= hour_ago)
+        .collect();
+    Some(UpstreamEvictions { count: times.len(), last: times.into_iter().max()? })
 }
 
 /// The nodes of `snapshot` whose `unreachable`/`not-ready` NoExecute taint has a `timeAdded`: those
@@ -815,6 +829,20 @@ pub async fn preflight(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_cluster_s_own_evictions_say_when_the_last_one_was() {
+        let now = super::Timestamp::from_unix_seconds(1_795_341_600); // 2026-11-22T10:00:00Z
+        let list = serde_json::json!({"items": [
+            {"source": {"component": "taint-eviction-controller"}, "lastTimestamp": "2026-11-22T09:10:00Z"},
+            {"reportingComponent": "taint-eviction-controller", "eventTime": "2026-11-22T09:20:00.000000Z"},
+            {"source": {"component": "taint-eviction-controller"}, "lastTimestamp": "2026-11-22T08:00:00Z"},
+        ]});
+        let found = super::upstream_evictions(&list, now).expect("two in the hour");
+        assert_eq!(found.count, 2);
+        assert_eq!(found.last, super::Timestamp::from_unix_seconds(1_795_341_600 - 40 * 60));
+        assert_eq!(super::upstream_evictions(&serde_json::json!({"items": []}), now), None);
+    }
+
     use super::{controller, minor_version};
 
     #[test]

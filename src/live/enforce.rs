@@ -13,6 +13,7 @@ use crate::cluster::lease::{self, ElectionConfig, KubeLock};
 use crate::cluster::watch::{self, Watches};
 use crate::config::RunConfig;
 use crate::engine::devices::{FIRST_MINOR, NEWEST_MINOR};
+use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::runtime::election::{self, Candidate, Lock, Periods, Tried};
@@ -147,10 +148,8 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     for message in args.lifecycle.warnings() {
         live.warn(&report_tx, message);
     }
-    if let Some(count) = cluster::recent_upstream_evictions(&live.connection, clock.now()).await
-        && count > 0
-    {
-        live.warn(&report_tx, upstream_warning(count, args.dry_run));
+    if let Some(found) = cluster::recent_upstream_evictions(&live.connection, clock.now()).await {
+        live.warn(&report_tx, upstream_warning(found, clock.now(), args.dry_run));
     }
     let history = live.history().await?;
     // Predicted on the narrowed clock, as deletions are decided.
@@ -224,19 +223,45 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
 }
 
-/// The warning that the cluster's own taint-eviction controller deleted pods lately.
-fn upstream_warning(count: usize, dry_run: bool) -> String {
+/// The warning that the cluster's own taint-eviction controller deleted pods lately, with when it
+/// last did: old events outlive a controller turned off since.
+fn upstream_warning(found: cluster::UpstreamEvictions, now: Timestamp, dry_run: bool) -> String {
+    let cluster::UpstreamEvictions { count, last } = found;
+    let ago = crate::words::duration(u128::try_from(now.nanos_since(last)).unwrap_or_default());
+    let reported = format!(
+        "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last \
+         hour, the last at {} ({ago} ago; none since means it may be off already)",
+        crate::output::human::rfc3339_seconds(last)
+    );
     if dry_run {
         format!(
-            "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last \
-             hour: it deletes pods, this dry run says what run would delete beside it; for run to enforce, \
+            "{reported}: it deletes pods, this dry run says what run would delete beside it; for run to enforce, \
              disable it (kube-controller-manager --controllers=*,-taint-eviction-controller)"
         )
     } else {
         format!(
-            "the cluster's own taint-eviction controller reported {count} TaintManagerEviction events in the last \
-             hour: both would delete pods; disable one (kube-controller-manager \
+            "{reported}: both would delete pods; disable one (kube-controller-manager \
              --controllers=*,-taint-eviction-controller) or use --dry-run"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_about_the_cluster_s_own_controller_says_when_it_last_deleted() {
+        // Fixed: it said only how many in the last hour, as if the controller were still on.
+        let now = Timestamp::from_unix_seconds(1_795_341_600); // 2026-11-22T10:00:00Z
+        let found = cluster::UpstreamEvictions { count: 6, last: now.add_nanos(-40 * 60 * 1_000_000_000) };
+        let warning = upstream_warning(found, now, false);
+        assert!(
+            warning.starts_with(
+                "the cluster's own taint-eviction controller reported 6 TaintManagerEviction events in the last hour, \
+                 the last at 2026-11-22T09:20:00Z (40m ago; "
+            ),
+            "{warning}"
+        );
     }
 }

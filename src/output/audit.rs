@@ -104,10 +104,15 @@ fn condition_tolerations(forever: bool) -> String {
 #[must_use]
 pub fn fix(finding: &Finding<'_>) -> String {
     let (kind, name) = subject(finding);
+    // Escaped here, as the table escapes names: the fix is written line by line, and a raw newline
+    // in a name would split its line.
+    let name = printable(name);
     let template = match kind {
         "Pod" => format!("in pod {name}'s spec (made again)"),
-        "ReplicaSet" => format!("in the pod template of ReplicaSet {name}'s Deployment"),
-        _ => format!("in the pod template of {kind} {name}"),
+        // Its owner is not read (a dump holds no ReplicaSet, a name's hash suffix proves nothing):
+        // the Deployment is named only as a possibility.
+        "ReplicaSet" => format!("in the pod template of ReplicaSet {name}'s Deployment, if it has one (else its own)"),
+        _ => format!("in the pod template of {} {name}", printable(kind)),
     };
     match finding.rule {
         Rule::LosesEveryReplica => {

@@ -122,6 +122,9 @@ pub struct ClusterCounts {
     pub never: usize,
     /// Pods on nodes without a NoExecute taint.
     pub unaffected: usize,
+    /// Pods being deleted already: not due, whatever their deadline (the node lines count them
+    /// apart too).
+    pub terminating: usize,
     /// Nodes expected to be tainted that tie for one taint (a rate-0 zone's one token): each group
     /// counts as one in `expected`.
     pub ties: Vec<Vec<String>>,
@@ -142,6 +145,7 @@ impl ClusterCounts {
             counts.devices += usize::from(node.taints.is_empty() && !expected && devices);
             for pod in &node.pods {
                 match (pod.verdict, pod.evict_at) {
+                    _ if pod.terminating() => counts.terminating += 1,
                     (Verdict::Never, _) => counts.never += 1,
                     (Verdict::Unaffected, _) => counts.unaffected += 1,
                     (_, Some(at)) if at.nanos_since(plan.now) <= 0 => counts.due_now += 1,
@@ -179,10 +183,15 @@ impl ClusterCounts {
         if self.devices > 0 && self.tainted + self.expected > 0 {
             nodes.push_str(&format!(", {} with tainted devices", count(self.devices)));
         }
-        let pods = self.due_now + self.soon + self.later + self.never + self.unaffected;
+        let pods = self.due_now + self.soon + self.later + self.never + self.unaffected + self.terminating;
         let plural = if pods == 1 { "pod" } else { "pods" };
+        // Pods being deleted already go first: they are not due, and a narrow terminal cuts the end.
+        let terminating = match self.terminating {
+            0 => String::new(),
+            n => format!("{} terminating, ", count(n)),
+        };
         let mut line = format!(
-            "{nodes}; {} {plural}: {} due now, {} within 5m, {} later, {} never",
+            "{nodes}; {} {plural}: {terminating}{} due now, {} within 5m, {} later, {} never",
             count(pods),
             count(self.due_now),
             count(self.soon),
@@ -301,6 +310,7 @@ mod tests {
             later: 0,
             never: 5,
             unaffected: 2,
+            terminating: 0,
             ties: Vec::new(),
         };
         assert_eq!(

@@ -725,7 +725,7 @@ fn sorted_key<'a>(pod: &PodPlan<'a>, sort: SortBy) -> (bool, Option<Timestamp>, 
     }
 }
 
-/// `-o name`: `pod/NAMESPACE/NAME` for every pod, one per line, in `sort` order.
+/// `-o name`: `pod/NAME` for every pod, one per line, in `sort` order.
 pub fn render_names(plan: &Plan, sort: SortBy, out: &mut impl Write) -> io::Result<()> {
     let mut pods: Vec<&PodPlan> = plan.nodes.iter().flat_map(|node| &node.pods).collect();
     pods.sort_by(|a, b| sorted_key(a, sort).cmp(&sorted_key(b, sort)));

@@ -14,7 +14,7 @@ pub enum OutputFormat {
     Json,
     /// The same document as YAML.
     Yaml,
-    /// `pod/NAMESPACE/NAME`, one per line.
+    /// `pod/NAME`, one per line, as kubectl prints it (the namespace is `-n`'s).
     Name,
     /// A kubectl template (`jsonpath`, `custom-columns`) over the JSON document; a custom-columns
     /// table has a row per pod.

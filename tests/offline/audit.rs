@@ -145,3 +145,43 @@ fn a_dump_without_node_status_audits_the_tolerations_and_says_no_outage_is_predi
     let document: Value = serde_json::from_str(&result.stdout).expect("JSON");
     assert_eq!(document["scenarios"], serde_json::json!([]));
 }
+
+#[test]
+fn an_owner_name_in_a_fix_is_escaped_as_in_the_finding_line() {
+    // Fixed: a raw newline in the owner's name split the fix's line.
+    let dump = br#"{"kind":"List","items":[
+{"kind":"Node","metadata":{"name":"n1"}},
+{"kind":"Pod","metadata":{"name":"p","namespace":"web","uid":"u1","ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"db\nx","uid":"o1","controller":true}]},
+ "spec":{"nodeName":"n1","tolerations":[{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute"}]}}]}"#;
+    let result = run(&["audit", "-f", "-", "--now", NOW], Some(dump));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(result.stdout.contains("web/StatefulSet/db\\nx (1 pod)"), "{}", result.stdout);
+    assert!(
+        result.stdout.contains("| set tolerations[0]'s tolerationSeconds (300 is the default), in the pod template of StatefulSet db\\nx:\n"),
+        "{}",
+        result.stdout
+    );
+    let json = run(&["audit", "-f", "-", "--now", NOW, "-o", "json"], Some(dump));
+    let document: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let fix = document["findings"][0]["fix"].as_str().unwrap_or_default();
+    assert!(fix.contains("StatefulSet db\\nx:"), "{fix}");
+}
+
+#[test]
+fn a_replica_set_s_deployment_is_not_claimed_from_its_name() {
+    // Fixed: the fix named "ReplicaSet cache-6c9d4's Deployment" for a ReplicaSet no Deployment owns:
+    // the owner was guessed from the name's hash suffix.
+    let dump = br#"{"kind":"List","items":[
+{"kind":"Node","metadata":{"name":"n1"}},
+{"kind":"Pod","metadata":{"name":"p","namespace":"web","uid":"u1","ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"cache-6c9d4","uid":"o1","controller":true}]},
+ "spec":{"nodeName":"n1","tolerations":[{"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute"}]}}]}"#;
+    let result = run(&["audit", "-f", "-", "--now", NOW], Some(dump));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert!(
+        result
+            .stdout
+            .contains("in the pod template of ReplicaSet cache-6c9d4's Deployment, if it has one (else its own):"),
+        "{}",
+        result.stdout
+    );
+}

@@ -491,3 +491,19 @@ fn a_content_type_variable_that_names_none_is_named() {
     );
     assert_eq!(result.code, 0, "{}", result.stderr);
 }
+
+#[test]
+fn max_deletions_below_one_gets_one_message_negative_or_zero() {
+    // Fixed: `-1` was clap's "unexpected argument '-1' found", `0` a range message.
+    for value in ["-1", "0"] {
+        fails(
+            &["run", "--max-deletions", value],
+            None,
+            2,
+            &format!(
+                "error: invalid value '{value}' for '--max-deletions <N>': expected 1 or more deletions per window, \
+                 not {value} (leave --max-deletions out for no cap)"
+            ),
+        );
+    }
+}

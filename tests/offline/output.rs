@@ -592,3 +592,24 @@ fn explain_says_a_terminating_pod_on_an_untainted_node_is_terminating_not_that_n
     );
     assert!(!result.stdout.contains("nothing to do"), "{}", result.stdout);
 }
+
+/// Two nodes after an outage: n1 tainted, its pod `a` deleted already and stuck terminating, `b`
+/// not; n2 untainted with a pod being deleted.
+const TERMINATING_DUMP: &[u8] = br#"{"kind":"List","items":[
+{"kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[{"key":"node.kubernetes.io/unreachable","effect":"NoExecute","timeAdded":"2026-11-22T09:00:00Z"}]}},
+{"kind":"Node","metadata":{"name":"n2"}},
+{"kind":"Pod","metadata":{"name":"a","namespace":"web","uid":"u1","deletionTimestamp":"2026-11-22T09:30:00Z"},"spec":{"nodeName":"n1"}},
+{"kind":"Pod","metadata":{"name":"b","namespace":"web","uid":"u2"},"spec":{"nodeName":"n1"}},
+{"kind":"Pod","metadata":{"name":"c","namespace":"web","uid":"u3","deletionTimestamp":"2026-11-22T09:30:00Z"},"spec":{"nodeName":"n2"}}
+]}"#;
+
+#[test]
+fn terminating_pods_are_not_counted_due_now_in_the_first_line() {
+    // Fixed: the line said "2 due now" where the node line said "1 overdue; 1 terminating".
+    let result = run(&["plan", "-f", "-", "--now", NOW, "n1", "n2"], Some(TERMINATING_DUMP));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        result.stdout.lines().next(),
+        Some("1 of 2 nodes tainted; 3 pods: 2 terminating, 1 due now, 0 within 5m, 0 later, 0 never")
+    );
+}

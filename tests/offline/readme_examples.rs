@@ -437,3 +437,39 @@ fn masking_keeps_names_and_counts_and_hides_times_durations_and_ports() {
     assert!(shows(&printed, &page(&["a", "b", foreseen])));
     assert!(!shows(&printed[..2], &page(&["a", foreseen, "b"])), "the lines around it still count");
 }
+
+#[test]
+fn the_readme_synopsis_of_run_names_every_option_run_help_lists() {
+    // Fixed: it left out --max-deletions, --max-deletions-window, --keep-last-ready, -n,
+    // --leader-elect, --metrics-bind-address and --log-format.
+    let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
+    let start = readme.find("kubectl taint-evict run [").expect("the synopsis of run");
+    let end = start + readme[start + 1..].find("kubectl taint-evict ").expect("the next synopsis") + 1;
+    let synopsis = &readme[start..end];
+    let help = crate::util::run(&["run", "--help"], None);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let mut section = "";
+    let mut missing = Vec::new();
+    for line in help.stdout.lines() {
+        if !line.starts_with(' ') && line.ends_with(':') {
+            section = line;
+            continue;
+        }
+        if !["Options:", "Run:", "Output:", "In-cluster:"].contains(&section) {
+            continue;
+        }
+        let Some(flag) = line.split_whitespace().find(|word| word.starts_with("--")) else { continue };
+        // `-n, --namespace` is named as `-n`; the lease's settings once, as `--leader-elect-…`.
+        let short = line.split_whitespace().next().and_then(|word| word.strip_suffix(','));
+        let named = match short {
+            Some(short) => short,
+            None if flag.starts_with("--leader-elect-") => "--leader-elect-…",
+            None => flag,
+        };
+        if flag != "--help" && !synopsis.contains(&format!("[{named}")) && !synopsis.contains(&format!("| {named}")) {
+            missing.push(flag.to_owned());
+        }
+    }
+    assert!(missing.is_empty(), "the README's synopsis of run leaves out {missing:?}:\n{synopsis}");
+    assert!(synopsis.contains("[-n NAMESPACE | -A]"), "{synopsis}");
+}
