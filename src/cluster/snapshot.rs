@@ -614,7 +614,7 @@ async fn not_ready_spells(connection: &Connection, nodes: Option<&[&str]>) -> Op
 
 /// The pods of `snapshot` on a node with NoExecute taints they tolerate for a while: those whose
 /// countdown a toleration edit may have outlived.
-pub fn counting_down(snapshot: &Snapshot) -> Vec<&PodKey> {
+pub fn counting_down(snapshot: &Snapshot) -> Vec<&crate::engine::snapshot::SnapshotPod> {
     let tainted: std::collections::HashMap<&str, &[crate::engine::model::Taint]> = snapshot
         .nodes
         .iter()
@@ -625,7 +625,7 @@ pub fn counting_down(snapshot: &Snapshot) -> Vec<&PodKey> {
         let Some(taints) = pod.pod.node.as_ref().and_then(|node| tainted.get(node.as_str())) else { return false };
         matches!(tolerance(taints, &pod.pod.tolerations), Tolerance::Tolerated(TolerationWindow::After { .. }))
     };
-    snapshot.pods.iter().filter(counting).map(|pod| &pod.pod.key).collect()
+    snapshot.pods.iter().filter(counting).collect()
 }
 
 /// [`tolerations_written`] for the pods counting down on every node with a NoExecute taint, as
@@ -647,22 +647,86 @@ pub async fn every_tolerations_written(connection: &Connection) -> BTreeMap<PodK
     }
 }
 
-/// When each of `pods` had its tolerations written after its creation, and by whom: the
-/// `managedFields` entry that owns `spec.tolerations` (the earliest, should several own the same
-/// list), with what its controller's pod template holds (one GET per distinct controller). A pod
-/// written only at its creation, or that cannot be read, is left out (docs/upstream.md, "A
-/// toleration edited").
-pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> BTreeMap<PodKey, TolerationsWritten> {
-    let read = async |key: &PodKey| {
-        let path = format!("/api/v1/namespaces/{}/pods", key.namespace());
-        let mut request = Request::new(path).get(key.name(), &GetParams::default()).ok()?;
-        // As JSON: the protobuf rewrite leaves a pod's `managedFields` out.
+/// The pods (as JSON) on `nodes` that `wanted` names, by LIST: one per node up to
+/// [`PER_NODE_LISTS_UP_TO`] nodes, else one at the cluster scope, however many pods they hold.
+/// A list that cannot be read leaves its pods out.
+async fn pods_as_json(
+    connection: &Connection,
+    nodes: &[&str],
+    wanted: &std::collections::HashSet<(&str, &str)>,
+) -> Vec<serde_json::Value> {
+    let selectors: Vec<String> = if nodes.len() > PER_NODE_LISTS_UP_TO {
+        vec!["spec.nodeName!=".to_owned()]
+    } else {
+        nodes.iter().map(|node| format!("spec.nodeName={node}")).collect()
+    };
+    let lists: Vec<Vec<serde_json::Value>> = stream::iter(selectors)
+        .map(async |selector| {
+            let params = ListParams::default().fields(&selector).limit(PAGE_SIZE);
+            list_json(connection, "/api/v1/pods", params, "pods", |pod| {
+                let meta = &pod["metadata"];
+                let key = (meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default());
+                wanted.contains(&key)
+            })
+            .await
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    lists.into_iter().flatten().collect()
+}
+
+/// Every page of the LIST at `path`, as JSON (`managedFields` included, which the protobuf
+/// rewrite leaves out), keeping the items `keep` keeps; what was read before a failure otherwise.
+async fn list_json(
+    connection: &Connection,
+    path: &str,
+    mut params: ListParams,
+    resource: &str,
+    keep: impl Fn(&serde_json::Value) -> bool,
+) -> Vec<serde_json::Value> {
+    let mut kept = Vec::new();
+    loop {
+        let Ok(mut request) = Request::new(path).list(&params) else { return kept };
         let json = http::HeaderValue::from_static(super::protobuf::JSON);
         request.headers_mut().insert(http::header::ACCEPT, json);
-        let body = connection.send(request, "get", "pods").await.ok()?;
-        let pod: serde_json::Value = serde_json::from_str(&body).ok()?;
-        let created = pod["metadata"]["creationTimestamp"].as_str().and_then(crate::decode::parse_time)?;
-        let written = pod["metadata"]["managedFields"]
+        let Ok(body) = connection.send(request, "list", resource).await else { return kept };
+        let Ok(mut list) = serde_json::from_str::<serde_json::Value>(&body) else { return kept };
+        let token = list["metadata"]["continue"].as_str().filter(|token| !token.is_empty()).map(str::to_owned);
+        if let Some(items) = list["items"].as_array_mut() {
+            kept.extend(items.drain(..).filter(|item| keep(item)));
+        }
+        match token {
+            Some(token) => params.continue_token = Some(token),
+            None => return kept,
+        }
+    }
+}
+
+/// When each of `pods` had its tolerations written after its creation, and by whom: the
+/// `managedFields` entry that owns `spec.tolerations` (the earliest, should several own the same
+/// list), with what its controller's pod template holds. The pods are read by LIST (by node, or
+/// at the cluster scope), the templates by LIST per kind and namespace (or at the cluster scope
+/// per kind past [`PER_NODE_LISTS_UP_TO`] namespaces): the requests do not grow with the pods or
+/// owners. A pod written only at its creation, or that cannot be read, is left out
+/// (docs/upstream.md, "A toleration edited").
+pub async fn tolerations_written(
+    connection: &Connection,
+    pods: &[&crate::engine::snapshot::SnapshotPod],
+) -> BTreeMap<PodKey, TolerationsWritten> {
+    if pods.is_empty() {
+        return BTreeMap::new();
+    }
+    let wanted: std::collections::HashSet<(&str, &str)> =
+        pods.iter().map(|pod| (pod.pod.key.namespace(), pod.pod.key.name())).collect();
+    let mut nodes: Vec<&str> = pods.iter().filter_map(|pod| pod.pod.node.as_ref().map(|node| node.as_str())).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let read = |pod: &serde_json::Value| {
+        let meta = &pod["metadata"];
+        let key = PodKey::new(meta["namespace"].as_str()?, meta["name"].as_str()?);
+        let created = meta["creationTimestamp"].as_str().and_then(crate::decode::parse_time)?;
+        let written = meta["managedFields"]
             .as_array()?
             .iter()
             .filter(|entry| !entry["fieldsV1"]["f:spec"]["f:tolerations"].is_null())
@@ -671,34 +735,16 @@ pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> B
                 Some(TaintsWritten { at, manager: entry["manager"].as_str().unwrap_or_default().into() })
             })
             .min_by_key(|written| written.at)?;
-        (written.at > created).then(|| (key.clone(), written, controller(&pod["metadata"]["ownerReferences"])))
+        (written.at > created).then(|| (key, written, controller(&meta["ownerReferences"])))
     };
-    let written: Vec<(PodKey, TaintsWritten, Option<Controller>)> = stream::iter(pods)
-        .map(|&key| read(key))
-        .buffer_unordered(CONCURRENCY)
-        .filter_map(async |found| found)
-        .collect()
-        .await;
-    // Each controller with a pod template read once, however many of its pods were edited.
-    let mut controllers: Vec<(&str, &Controller)> = written
-        .iter()
-        .filter_map(|(key, _, controller)| Some((key.namespace(), controller.as_ref()?)))
-        .filter(|(_, controller)| controller.resource.is_some())
-        .collect();
-    controllers.sort_unstable_by_key(|&(namespace, controller)| (namespace, &controller.owner.uid));
-    controllers.dedup_by_key(|&mut (namespace, controller)| (namespace, &controller.owner.uid));
-    let templates: HashMap<&str, Option<Arc<[Toleration]>>> = stream::iter(controllers)
-        .map(async |(namespace, controller)| {
-            (&*controller.owner.uid, template_tolerations(connection, namespace, controller).await)
-        })
-        .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
+    let written: Vec<(PodKey, TaintsWritten, Option<Controller>)> =
+        pods_as_json(connection, &nodes, &wanted).await.iter().filter_map(read).collect();
+    let templates = templates(connection, &written).await;
     let template = |controller: &Option<Controller>| match controller {
         None => OwnerTemplate::NoOwner,
         Some(Controller { owner, resource: None }) => OwnerTemplate::OtherKind(owner.clone()),
-        Some(Controller { owner, resource: Some(_) }) => match templates.get(&*owner.uid).cloned().flatten() {
-            Some(tolerations) => OwnerTemplate::Read(owner.clone(), tolerations),
+        Some(Controller { owner, resource: Some(_) }) => match templates.get(&*owner.uid) {
+            Some(tolerations) => OwnerTemplate::Read(owner.clone(), Arc::clone(tolerations)),
             None => OwnerTemplate::Unread(owner.clone()),
         },
     };
@@ -707,6 +753,50 @@ pub async fn tolerations_written(connection: &Connection, pods: &[&PodKey]) -> B
         .map(|(key, written, controller)| {
             (key.clone(), TolerationsWritten { written: written.clone(), template: template(controller) })
         })
+        .collect()
+}
+
+/// The pod templates' tolerations of the controllers of `written`, by controller UID: one LIST
+/// per kind and namespace, or one per kind at the cluster scope past [`PER_NODE_LISTS_UP_TO`]
+/// namespaces. A controller whose list cannot be read is left out.
+async fn templates(
+    connection: &Connection,
+    written: &[(PodKey, TaintsWritten, Option<Controller>)],
+) -> HashMap<String, Arc<[Toleration]>> {
+    let mut wanted: BTreeMap<(&'static str, &'static str), std::collections::BTreeSet<&str>> = BTreeMap::new();
+    let mut uids = std::collections::HashSet::new();
+    for (key, _, controller) in written {
+        if let Some(Controller { owner, resource: Some(resource) }) = controller {
+            wanted.entry(*resource).or_default().insert(key.namespace());
+            uids.insert(&*owner.uid);
+        }
+    }
+    let mut paths = Vec::new();
+    for ((api, resource), namespaces) in wanted {
+        if namespaces.len() > PER_NODE_LISTS_UP_TO {
+            paths.push((format!("{api}/{resource}"), resource));
+        } else {
+            paths.extend(
+                namespaces.into_iter().map(|namespace| (format!("{api}/namespaces/{namespace}/{resource}"), resource)),
+            );
+        }
+    }
+    let uids = &uids;
+    let lists: Vec<Vec<serde_json::Value>> = stream::iter(paths)
+        .map(async |(path, resource)| {
+            let params = ListParams::default().limit(PAGE_SIZE);
+            list_json(connection, &path, params, resource, |object| {
+                object["metadata"]["uid"].as_str().is_some_and(|uid| uids.contains(uid))
+            })
+            .await
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    lists
+        .into_iter()
+        .flatten()
+        .filter_map(|object| Some((object["metadata"]["uid"].as_str()?.to_owned(), template_tolerations(&object)?)))
         .collect()
 }
 
@@ -732,21 +822,10 @@ fn controller(references: &serde_json::Value) -> Option<Controller> {
     Some(Controller { owner, resource })
 }
 
-/// The tolerations of `controller`'s pod template (`spec.template.spec.tolerations`), read as
-/// a pod's are; `None` when it cannot be read, or another object (another UID) has its name.
-async fn template_tolerations(
-    connection: &Connection,
-    namespace: &str,
-    controller: &Controller,
-) -> Option<Arc<[Toleration]>> {
-    let (api, resource) = controller.resource?;
-    let path = format!("{api}/namespaces/{namespace}/{resource}");
-    let request = Request::new(path).get(&controller.owner.name, &GetParams::default()).ok()?;
-    let body = connection.send(request, "get", resource).await.ok()?;
-    let object: serde_json::Value = serde_json::from_str(&body).ok()?;
-    if object["metadata"]["uid"].as_str() != Some(&*controller.owner.uid) {
-        return None;
-    }
+/// The tolerations of a controller's pod template (`spec.template.spec.tolerations`), read as
+/// a pod's are.
+fn template_tolerations(object: &serde_json::Value) -> Option<Arc<[Toleration]>> {
+    let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
     // The template's tolerations, read by the one reader of pods.
     let pod = serde_json::json!({"kind": "Pod", "metadata": {"name": "template", "namespace": namespace},
         "spec": {"tolerations": object["spec"]["template"]["spec"]["tolerations"]}});
