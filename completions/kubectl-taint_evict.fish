@@ -215,7 +215,7 @@ always\t'Always colour'
 never\t'Never colour'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l log-format -d 'Structured log records instead of the terminal view (for running in a cluster): one record per event on stdout; diagnostics (`RUST_LOG`) on stderr in the same format' -r -f -a "text\t'`TIME LEVEL EVENT text` lines, no colour'
 json\t'One JSON object per line, with `level` and `msg`'"
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-lease-name -d 'The Lease\'s name' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-lease-name -d 'The Lease\'s name (default: kubectl-taint-evict for the whole cluster, else with a suffix derived from the scope: NODE…, -l and -n, so that runs over different scopes do not share one)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-namespace -d 'The Lease\'s namespace (default: the kubeconfig context\'s, or the pod\'s in a cluster)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-lease-duration -d 'How long a leader\'s claim lasts without renewal; others wait this long before taking over' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect-renew-deadline -d 'How long a leader keeps trying to renew before it stops deciding (less than the lease duration)' -r

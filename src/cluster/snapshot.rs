@@ -660,10 +660,23 @@ async fn pods_as_json(
     } else {
         nodes.iter().map(|node| format!("spec.nodeName={node}")).collect()
     };
+    // The pods of one namespace (`explain`, `-n`) are listed there; one pod (`explain`) by its name too.
+    let mut namespaces = wanted.iter().map(|(namespace, _)| *namespace);
+    let first = namespaces.next();
+    let path = match first.filter(|first| namespaces.all(|namespace| namespace == *first)) {
+        Some(namespace) => format!("/api/v1/namespaces/{namespace}/pods"),
+        None => "/api/v1/pods".to_owned(),
+    };
+    let one = (wanted.len() == 1).then(|| wanted.iter().next().map(|(_, name)| *name)).flatten();
+    let selectors = selectors.into_iter().map(|selector| match one {
+        Some(name) => format!("{selector},metadata.name={name}"),
+        None => selector,
+    });
+    let path = &path;
     let lists: Vec<Vec<serde_json::Value>> = stream::iter(selectors)
         .map(async |selector| {
             let params = ListParams::default().fields(&selector).limit(PAGE_SIZE);
-            list_json(connection, "/api/v1/pods", params, "pods", |pod| {
+            list_json(connection, path, params, "pods", |pod| {
                 let meta = &pod["metadata"];
                 let key = (meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default());
                 wanted.contains(&key)
