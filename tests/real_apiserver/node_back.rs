@@ -297,8 +297,10 @@ fn real_apiserver_a_node_going_down_keeps_the_countdown_a_taint_runs_there() {
     // The taint's countdown (or the pod's binding, when it came in the same second), not the
     // predicted taint's.
     assert_ne!(pod["basis"], "predicted-taint", "{plan:#}");
+    // 40 s from the taint: its `timeAdded` (whole seconds, rounded, so it may be a little ahead of a
+    // plan asked at once, which then counts from its own now).
     let evict_at = instant(pod["evictAt"].as_str().expect("evictAt"));
-    assert_eq!(evict_at, added + 40_000_000_000, "{plan:#}");
+    assert!((evict_at - (added + 40_000_000_000)).abs() < 1_000_000_000, "{plan:#}");
 
     lost.stop();
     wait("n1 tainted unreachable", Duration::from_secs(60), || unreachable(&plane));
