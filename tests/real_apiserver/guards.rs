@@ -156,15 +156,6 @@ fn real_apiserver_a_second_run_notices_the_first_and_waits_and_enforces_once_it_
     // The first stops (its Lease given up): the second takes over, says so, and enforces its cap.
     let (_, code, first_lines) = first.interrupt_and_read();
     assert_eq!(code, 0);
-    eprintln!(
-        "DEBUG first: {}",
-        first_lines
-            .iter()
-            .map(|l| format!("{} {} {}", l["time"], l["type"], l["pod"]["name"]))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    eprintln!("DEBUG a: {:?}", server_pod(&plane, "default", "a").map(|p| p["metadata"]["deletionTimestamp"].clone()));
     second.expect("the second leads", |l| l["type"] == "leadership" && l["state"] == "leading");
     second.expect("the second's initial sync", |l| l["type"] == "synced");
     super::run::add_taint(&plane, "n2");
