@@ -49,6 +49,12 @@ pub fn mark_swapped(
 ) {
     let now = plan.now;
     let slack = nanos(monitor_period).saturating_add(NANOS_PER_SECOND);
+    // The `Ready` changes of the nodes with a spell, looked up once (the first node of a name).
+    let mut ready_changed: std::collections::HashMap<&NodeName, Option<Timestamp>> =
+        std::collections::HashMap::with_capacity(not_ready.len());
+    for node in snapshot.nodes.iter().filter(|node| not_ready.contains_key(&node.name)) {
+        ready_changed.entry(&node.name).or_insert(node.ready_changed);
+    }
     for node in &mut plan.nodes {
         let Some(&since) = not_ready.get(&node.name) else { continue };
         let Some((index, condition, added)) = node.taints.iter().enumerate().find_map(|(i, taint)| {
@@ -60,7 +66,7 @@ pub fn mark_swapped(
         if added <= since.add_nanos(slack) {
             continue;
         }
-        let changed = snapshot.nodes.iter().find(|n| n.name == node.name).and_then(|n| n.ready_changed);
+        let changed = ready_changed.get(&node.name).copied().flatten();
         let swap = match changed {
             // The condition changed at most once since the spell began: no swap, a queued taint.
             Some(changed) if changed <= since.add_nanos(slack) => continue,
