@@ -22,8 +22,35 @@ use tokio::time::Instant;
 
 use super::client::Connection;
 use super::error::ClusterError;
+use crate::engine::time::Timestamp;
 use crate::runtime::election::{Lock, Tried};
+use crate::runtime::ledger::Ledger;
 use crate::time::Clock;
+
+/// The Lease's annotation that carries `--max-deletions`' count to the next leader: when each
+/// deletion still counted was started, RFC 3339, comma-separated, oldest first
+/// (`runtime::ledger`).
+pub const DELETIONS_STARTED: &str = "kubectl-taint-evict/deletions-started";
+
+/// The instants `lease` carries in [`DELETIONS_STARTED`]; one that does not parse is skipped.
+fn deletions_started(lease: &Lease) -> Vec<Timestamp> {
+    let Some(text) = lease.metadata.annotations.as_ref().and_then(|a| a.get(DELETIONS_STARTED)) else {
+        return Vec::new();
+    };
+    let mut started: Vec<Timestamp> = text
+        .split(',')
+        .filter_map(|at| at.trim().parse::<jiff::Timestamp>().ok())
+        .map(|at| Timestamp::from_nanos(at.as_nanosecond()))
+        .collect();
+    started.sort_unstable();
+    started
+}
+
+/// [`DELETIONS_STARTED`]'s value for `started`.
+fn deletions_text(started: &[Timestamp]) -> String {
+    let text = started.iter().filter_map(|at| jiff::Timestamp::from_nanosecond(at.as_nanos()).ok());
+    text.map(|at| at.to_string()).collect::<Vec<_>>().join(",")
+}
 
 /// The lease's fields the election reads and writes (client-go's `LeaderElectionRecord`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -182,6 +209,8 @@ pub struct KubeLock {
     clock: Clock,
     /// The origin of the monotonic time the elector is given.
     origin: Instant,
+    /// `--max-deletions`' count, written on the Lease with each write.
+    ledger: Option<Ledger>,
 }
 
 impl KubeLock {
@@ -190,7 +219,15 @@ impl KubeLock {
     pub fn new(client: Client, config: ElectionConfig, clock: Clock) -> Self {
         let api = Api::namespaced(client, &config.namespace);
         let elector = Elector::new(config.identity.clone(), config.lease_duration);
-        Self { api, config, elector, origin: clock.instant(), clock }
+        Self { api, config, elector, origin: clock.instant(), clock, ledger: None }
+    }
+
+    /// The lock that also carries `ledger`: adopted from the Lease when this instance takes it,
+    /// written on it with every write.
+    #[must_use]
+    pub fn with_ledger(mut self, ledger: Ledger) -> Self {
+        self.ledger = Some(ledger);
+        self
     }
 
     /// The monotonic time the elector is given: since this lock was made, on the runtime's clock.
@@ -206,12 +243,15 @@ impl KubeLock {
         self.clock.api_now()
     }
 
-    fn object(&self, record: &Record, version: Option<String>) -> Lease {
+    fn object(&self, record: &Record, version: Option<String>, started: &[Timestamp]) -> Lease {
+        let annotations = (!started.is_empty())
+            .then(|| [(DELETIONS_STARTED.to_owned(), deletions_text(started))].into_iter().collect());
         Lease {
             metadata: ObjectMeta {
                 name: Some(self.config.name.clone()),
                 namespace: Some(self.config.namespace.clone()),
                 resource_version: version,
+                annotations,
                 ..ObjectMeta::default()
             },
             spec: Some(record.spec()),
@@ -222,27 +262,41 @@ impl KubeLock {
 impl Lock for KubeLock {
     /// Reads the lease, decides, writes (CREATE, or an UPDATE carrying the version read).
     async fn try_acquire_or_renew(&mut self) -> Tried {
-        let (current, version) = match self.api.get_opt(&self.config.name).await {
-            Ok(Some(lease)) => (Some(Record::of(&lease)), lease.metadata.resource_version),
-            Ok(None) => (None, None),
+        let (current, version, started) = match self.api.get_opt(&self.config.name).await {
+            Ok(Some(lease)) => {
+                (Some(Record::of(&lease)), lease.metadata.resource_version.clone(), deletions_started(&lease))
+            }
+            Ok(None) => (None, None, Vec::new()),
             Err(error) => return Tried::Failed(format!("reading lease {}: {}", self.lease(), describe(&error))),
         };
         let now = self.since_origin();
         let wall = self.wall();
-        let written = match self.elector.attempt(current.as_ref(), now, wall) {
+        let attempt = self.elector.attempt(current.as_ref(), now, wall);
+        // Taking the Lease from another holder (or a released one): its count is the count.
+        let taking = current.as_ref().is_some_and(|current| current.holder != self.config.identity);
+        if let (Some(ledger), Attempt::Update(_), true) = (&self.ledger, &attempt, taking) {
+            ledger.adopt(started);
+        }
+        let counted = self.ledger.as_ref().map(Ledger::to_write).unwrap_or_default();
+        let written = match attempt {
             Attempt::Wait { holder } => return Tried::HeldBy(holder),
-            Attempt::Create(record) => {
-                self.api.create(&PostParams::default(), &self.object(&record, None)).await.map(|_| record)
-            }
+            Attempt::Create(record) => self
+                .api
+                .create(&PostParams::default(), &self.object(&record, None, &counted.started))
+                .await
+                .map(|_| record),
             Attempt::Update(record) => self
                 .api
-                .replace(&self.config.name, &PostParams::default(), &self.object(&record, version))
+                .replace(&self.config.name, &PostParams::default(), &self.object(&record, version, &counted.started))
                 .await
                 .map(|_| record),
         };
         match written {
             Ok(record) => {
                 self.elector.written(record, self.since_origin());
+                if let Some(ledger) = &self.ledger {
+                    ledger.written(counted.generation);
+                }
                 Tried::Held
             }
             Err(error) => Tried::Failed(format!("writing lease {}: {}", self.lease(), describe(&error))),
@@ -256,7 +310,9 @@ impl Lock for KubeLock {
         if Record::of(&lease).holder != self.config.identity {
             return;
         }
-        let object = self.object(&record, lease.metadata.resource_version);
+        // The count stays for the next leader.
+        let started = self.ledger.as_ref().map(Ledger::started).unwrap_or_default();
+        let object = self.object(&record, lease.metadata.resource_version, &started);
         let _ = self.api.replace(&self.config.name, &PostParams::default(), &object).await;
     }
 }

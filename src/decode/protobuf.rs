@@ -170,6 +170,19 @@ const OBJECT_META: &[Field] = &[
     opt(11, "labels", Shape::Map),
     many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
 ];
+/// A Lease's metadata: an object's, and its annotations (`run`'s Lease carries its deletion count
+/// in one).
+const LEASE_META: &[Field] = &[
+    opt(1, "name", Shape::Str),
+    opt(3, "namespace", Shape::Str),
+    opt(5, "uid", Shape::Str),
+    opt(6, "resourceVersion", Shape::Str),
+    opt(8, "creationTimestamp", Shape::Time),
+    set(9, "deletionTimestamp", Shape::Time),
+    opt(11, "labels", Shape::Map),
+    opt(12, "annotations", Shape::Map),
+    many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
+];
 const MANAGED_FIELDS_ENTRY: &[Field] = &[
     opt(1, "manager", Shape::Str),
     opt(2, "operation", Shape::Str),
@@ -251,7 +264,7 @@ const LEASE_SPEC: &[Field] = &[
     set(4, "renewTime", Shape::MicroTime),
     set(5, "leaseTransitions", Shape::Int),
 ];
-const LEASE: &[Field] = &[set(1, "metadata", Shape::Message(OBJECT_META)), set(2, "spec", Shape::Message(LEASE_SPEC))];
+const LEASE: &[Field] = &[set(1, "metadata", Shape::Message(LEASE_META)), set(2, "spec", Shape::Message(LEASE_SPEC))];
 const STATUS_CAUSE: &[Field] =
     &[opt(1, "reason", Shape::Str), opt(2, "message", Shape::Str), opt(3, "field", Shape::Str)];
 const STATUS_DETAILS: &[Field] = &[
@@ -957,13 +970,21 @@ pub(crate) mod tests {
         // A MicroTime keeps microseconds; a negative int32 is sign-extended; a zero Time is none.
         let micro = V::M(msg(&[(1, V::I(T0)), (2, V::I(123_456_789))]));
         let lease = msg(&[
-            (1, V::M(msg(&[(1, V::S("n1")), (8, V::M(Vec::new()))]))),
+            (
+                1,
+                V::M(msg(&[
+                    (1, V::S("n1")),
+                    (8, V::M(Vec::new())),
+                    (12, V::M(msg(&[(1, V::S("a/b")), (2, V::S("c"))]))),
+                ])),
+            ),
             (2, V::M(msg(&[(2, V::I(-1)), (4, micro)]))),
         ]);
         let json = String::from_utf8(to_json(&enveloped("coordination.k8s.io/v1", "Lease", lease)).expect("reads"));
+        // A Lease keeps its annotations (`run`'s carries its deletion count).
         assert_eq!(
             json.expect("UTF-8"),
-            r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"n1"},"spec":{"leaseDurationSeconds":-1,"renewTime":"2026-11-23T18:00:00.123456Z"}}"#
+            r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"n1","annotations":{"a/b":"c"}},"spec":{"leaseDurationSeconds":-1,"renewTime":"2026-11-23T18:00:00.123456Z"}}"#
         );
         let taint =
             msg(&[(1, V::S("node.kubernetes.io/unreachable")), (2, V::S("")), (3, V::S("NoExecute")), (4, time(T0))]);

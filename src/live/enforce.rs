@@ -17,6 +17,7 @@ use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::runtime::election::{self, Candidate, Lock, Periods, Tried};
+use crate::runtime::ledger::Ledger;
 use crate::runtime::report::{Report, RunEvent};
 use crate::runtime::{self, Leadership, RunOptions, Sources, Throttle, throttle};
 use crate::time::Clock;
@@ -52,7 +53,8 @@ async fn election(
         retry_period: election.retry_period,
     };
     let name = format!("{}/{}", config.namespace, config.name);
-    let mut lock = KubeLock::new(connection.client.clone(), config.clone(), clock.clone());
+    let ledger = Ledger::default();
+    let mut lock = KubeLock::new(connection.client.clone(), config.clone(), clock.clone()).with_ledger(ledger.clone());
     if election.lone {
         // A lone run holds the Lease so that a second one notices it: it takes it at once when free,
         // says it waits when another run holds it, and goes on alone when it cannot hold it.
@@ -87,10 +89,11 @@ async fn election(
         report: report.clone(),
         metrics: metrics.clone(),
         lone: election.lone,
+        counted: Some(ledger.changes()),
     };
     let (leading_tx, leading_rx) = channel::channel(false);
     let task = tokio::spawn(election::elect(candidate, leading_tx, stop));
-    Ok((Leadership::elected(leading_rx), Some(task)))
+    Ok((Leadership::elected(leading_rx).with_ledger(ledger), Some(task)))
 }
 
 /// Whether device taints can be enforced, and as which version's controller: the server serves

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 use crate::metrics::Metrics;
+use crate::runtime::ledger::Counted;
 use crate::runtime::report::{LeaderState, Report, RunEvent};
 use crate::time::Clock;
 
@@ -61,6 +62,9 @@ pub struct Candidate<L> {
     /// A lone `run` (no `--leader-elect`): renewals that fail do not end its turn, only another
     /// holder does; it says nothing of leading unless it waited for another first.
     pub lone: bool,
+    /// Changes when `--max-deletions`' count does: a leader writes the lock at once, not at its next
+    /// renewal, so that the deletion counted waits no longer than one write.
+    pub counted: Option<watch::Receiver<Counted>>,
 }
 
 /// A random number, different in every call and every process (no generator dependency).
@@ -128,9 +132,20 @@ impl<L: Lock> Candidate<L> {
     /// holds the lock, or `stop`. Returns `true` when told to stop (still leading).
     async fn keep(&mut self, leading: &watch::Sender<bool>, stop: &mut watch::Receiver<bool>) -> bool {
         let mut renewed = self.clock.instant();
+        let mut counted = self.counted.clone();
         loop {
+            let recount = async {
+                let changed = match &mut counted {
+                    Some(counted) => counted.changed().await.is_ok(),
+                    None => false,
+                };
+                if !changed {
+                    std::future::pending::<()>().await;
+                }
+            };
             tokio::select! {
                 () = tokio::time::sleep_until(self.clock.instant() + self.periods.retry_period) => {}
+                () = recount => {}
                 _ = stop.wait_for(|stop| *stop) => return true,
             }
             loop {
@@ -239,6 +254,7 @@ mod tests {
             report,
             metrics: Arc::default(),
             lone: false,
+            counted: None,
         };
         (candidate, reports)
     }

@@ -16,6 +16,7 @@ use super::events::Notices;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::executor::{Done, Executor, Job, Outlets};
 use super::gaps::Gaps;
+use super::ledger::Ledger;
 use super::lists::Lists;
 use super::options::{Leadership, RunOptions, Sources};
 use super::replicas::{Guard, Replicas};
@@ -72,6 +73,7 @@ pub async fn run<E: Evictor>(
         shadow: None,
         notices,
         absent,
+        ledger: leadership.ledger().cloned(),
     };
     tokio::pin!(shutdown);
 
@@ -208,6 +210,8 @@ struct Loop<E> {
     notices: Notices,
     /// The nodes asked for and missing from the lists, said once.
     absent: Absent,
+    /// `--max-deletions`' count as the Lease carries it from leader to leader, when there is one.
+    ledger: Option<Ledger>,
 }
 
 /// At most this many changes already received are taken before a term begins (the watches' queues
@@ -326,9 +330,12 @@ impl<E: Evictor> Loop<E> {
             stop,
             held: Vec::new(),
             capped: std::collections::VecDeque::new(),
-            started: std::collections::VecDeque::new(),
+            // The deletions the Lease says were started (by the leader before, or by this instance in
+            // an earlier term or process), still counted in the window.
+            started: self.ledger.as_ref().map(Ledger::started).unwrap_or_default().into(),
             kept: Vec::new(),
         };
+        self.prune(&mut term);
         let now = self.clock.now();
         if let Some(devices) = &mut self.devices {
             devices.restart(now);
@@ -638,9 +645,7 @@ impl<E: Evictor> Loop<E> {
                 term.capped.push_back(job);
             }
             (cap, _) => {
-                if cap.is_some() {
-                    term.started.push_back(now);
-                }
+                let job = if cap.is_some() { self.count(term, job, now) } else { job };
                 term.executor.submit(job);
             }
         }
@@ -652,9 +657,17 @@ impl<E: Evictor> Loop<E> {
         let now = self.clock.now();
         while !term.capped.is_empty() && self.next_slot(term, now).is_some_and(|slot| slot <= now) {
             let job = term.capped.pop_front().expect("not empty");
-            term.started.push_back(now);
+            let job = self.count(term, job, now);
             term.executor.submit(job);
         }
+    }
+
+    /// Counts `job`, started `now`, in `--max-deletions`' window; with a Lease, the job waits until
+    /// the count is written on it.
+    fn count(&self, term: &mut Term<E>, mut job: Job, now: Timestamp) -> Job {
+        term.started.push_back(now);
+        job.recorded = self.ledger.as_ref().map(|ledger| ledger.count(term.started.iter().copied()));
+        job
     }
 
     fn drain_actions(&mut self, term: &mut Term<E>) {
@@ -681,12 +694,14 @@ impl<E: Evictor> Loop<E> {
                 self.send(RunEvent::Cancelled { pod, work });
             }
             Action::Evict { pod, work, ticket } if self.terminating.contains(&pod) => {
-                self.already_terminating(term, Job { pod, work, ticket, controller });
+                self.already_terminating(term, Job { pod, work, ticket, controller, recorded: None });
             }
             Action::Evict { pod, work, ticket } if self.gaps.open().is_some() => {
-                self.hold(term, Job { pod, work, ticket, controller });
+                self.hold(term, Job { pod, work, ticket, controller, recorded: None });
             }
-            Action::Evict { pod, work, ticket } => self.start(term, Job { pod, work, ticket, controller }),
+            Action::Evict { pod, work, ticket } => {
+                self.start(term, Job { pod, work, ticket, controller, recorded: None })
+            }
             Action::Withdrawn { pod, ticket } => {
                 let same = |job: &Job| job.ticket == ticket && job.pod.key == pod.key;
                 if let Some(at) = term.held.iter().position(same) {

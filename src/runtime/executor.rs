@@ -18,6 +18,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::events::Notifier;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
+use super::ledger::Recorded;
 use super::throttle::Throttle;
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
@@ -47,6 +48,8 @@ pub struct Job {
     pub ticket: Ticket,
     /// Whose decision it carries out.
     pub controller: Controller,
+    /// Counted by `--max-deletions` with a Lease: nothing is sent before the count is written.
+    pub recorded: Option<Recorded>,
 }
 
 /// A finished deletion, reported back to the engine.
@@ -263,6 +266,20 @@ impl<E: Evictor> Executor<E> {
                 if *suspended.borrow_and_update() {
                     held = true;
                     break None;
+                }
+                if let Some(recorded) = job.recorded.as_ref().filter(|_| attempt == 0) {
+                    tokio::select! {
+                        () = recorded.written() => {}
+                        _ = stopping.wait_for(|stop| *stop) => break None,
+                        _ = withdrawn.wait_for(|gone| *gone) => {
+                            give_up(blocked.as_ref());
+                            break None;
+                        }
+                        _ = suspended.wait_for(|held| *held) => {
+                            held = true;
+                            break None;
+                        }
+                    }
                 }
                 if permit.is_none() {
                     tokio::select! {

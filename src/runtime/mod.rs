@@ -20,6 +20,7 @@ pub mod events;
 pub mod evictor;
 pub mod executor;
 mod gaps;
+pub mod ledger;
 mod lists;
 mod options;
 pub mod replicas;

@@ -9,6 +9,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::absent::Asked;
 use super::changes::{NodeChange, PodChange};
+use super::ledger::Ledger;
 use crate::engine::devices::DeviceInput;
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::snapshot::TolerationsWritten;
@@ -17,34 +18,49 @@ use crate::metrics::Metrics;
 
 /// Whether this instance may decide and delete: always, or while it holds the election's lease.
 #[derive(Debug)]
-pub struct Leadership(Option<watch::Receiver<bool>>);
+pub struct Leadership {
+    leading: Option<watch::Receiver<bool>>,
+    /// `--max-deletions`' count as the Lease carries it, when there is one.
+    ledger: Option<Ledger>,
+}
 
 impl Leadership {
     /// A lone `run`: it always decides.
     #[must_use]
     pub fn always() -> Self {
-        Self(None)
+        Self { leading: None, ledger: None }
     }
 
     /// Decides while `leading` says so (the election's channel).
     #[must_use]
     pub fn elected(leading: watch::Receiver<bool>) -> Self {
-        Self(Some(leading))
+        Self { leading: Some(leading), ledger: None }
+    }
+
+    /// Counts `--max-deletions` in `ledger`, which the Lease carries from leader to leader.
+    #[must_use]
+    pub fn with_ledger(mut self, ledger: Ledger) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    pub(super) fn ledger(&self) -> Option<&Ledger> {
+        self.ledger.as_ref()
     }
 
     pub(super) fn leading(&self) -> bool {
-        self.0.as_ref().is_none_or(|leading| *leading.borrow())
+        self.leading.as_ref().is_none_or(|leading| *leading.borrow())
     }
 
     /// Whether leadership can come and go: the lists are then kept, to seed each new term.
     pub(super) fn is_elected(&self) -> bool {
-        self.0.is_some()
+        self.leading.is_some()
     }
 
     /// Resolves when leadership changes, with the new state; never for a lone `run`, nor once the
     /// election has ended.
     pub(super) async fn changed(&mut self) -> bool {
-        if let Some(leading) = &mut self.0
+        if let Some(leading) = &mut self.leading
             && leading.changed().await.is_ok()
         {
             return *leading.borrow_and_update();

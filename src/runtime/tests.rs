@@ -1052,6 +1052,31 @@ async fn past_max_deletions_the_due_pods_wait_for_the_window_to_free_a_slot() {
     assert!(capped.iter().all(|(_, until)| *until == t(60)), "{capped:?}");
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_term_counts_the_deletions_its_lease_carries_and_sends_one_only_once_its_count_is_written() {
+    // The Lease says a deletion started 30 s before T0; at most 1 per 60 s. p1 waits for the slot
+    // that deletion holds (T0 + 30), and is sent only once the count holding it is written (T0 + 40).
+    let ledger = crate::runtime::ledger::Ledger::default();
+    ledger.adopt(vec![t(-30)]);
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("p1", "n1", &[], -60)];
+    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..RunOptions::default() };
+    let h = start_with(nodes, pods, options, 50, Leadership::always().with_ledger(ledger.clone()));
+    let writer = ledger.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(40)).await;
+        writer.written(writer.to_write().generation);
+    });
+    let (_, deletions, reports) = h.finish().await;
+    let capped = reports.iter().find_map(|r| match &r.event {
+        RunEvent::Capped { until, .. } => Some(*until),
+        _ => None,
+    });
+    assert_eq!(capped, Some(t(30)), "the slot the Lease's deletion holds: {reports:?}");
+    assert_eq!(deletions, [deleted("p1", 40)]);
+    assert_eq!(ledger.started(), [t(30)], "counted for the next term; the first left the window");
+}
+
 /// `--keep-last-ready`: pod `name` on `node`, a replica of ReplicaSet `web`, its Ready condition
 /// `ready`; it tolerates no taint.
 fn replica(name: &str, node: &str, ready: bool) -> SnapshotPod {

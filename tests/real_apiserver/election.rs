@@ -105,3 +105,58 @@ fn real_apiserver_a_new_leader_keeps_a_countdown_a_removed_taint_shortened() {
     eprintln!("deleted {:+.3} s from the leader's deadline", (at - due) as f64 / 1e9);
     assert!(at >= due && at - due < 3_000_000_000, "deleted at {at}, the leader's countdown ended {due}: {gone}");
 }
+
+#[test]
+fn real_apiserver_a_deletion_cap_holds_across_a_failover_and_a_restart() {
+    // `--max-deletions 1` per 5 minutes, two candidates. The leader deletes p1 and is killed at once;
+    // the new leader must wait for the slot p1 took, not delete p2 at once; nor must a lone `run`
+    // started after it. Before, each term began with an empty window: p2 went 27 s after p1.
+    let plane = control_plane!("election-cap");
+    plane.create(&[
+        node("n1", &[], &[]),
+        node("n2", &[], &[]),
+        pod("default", "p1", "n1", None),
+        pod("default", "p2", "n2", None),
+    ]);
+    let cap = ["-o", "json", "--max-deletions=1", "--max-deletions-window=5m", "--leader-elect-namespace=default"];
+    let times =
+        ["--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"];
+    let candidate = || Running::launch_with(plane.kubeconfig(), &[&cap[..], &times, &["--leader-elect"]].concat());
+    let mut one = candidate();
+    one.expect("one leads", |l| l["type"] == "leadership" && l["state"] == "leading");
+    one.expect("the leader's initial sync", |l| l["type"] == "synced");
+    let mut two = candidate();
+    two.expect("two follows", |l| l["type"] == "leadership" && l["state"] == "following");
+
+    add_taint(&plane, "n1");
+    let evicting = one.expect("p1 started by the leader", |l| l["type"] == "evicting" && l["pod"]["name"] == "p1");
+    let started = crate::util::instant(evicting["time"].as_str().expect("time"));
+    one.expect("p1 deleted by the leader", |l| deleted(l, "p1"));
+    one.child.kill().expect("kill the leader");
+    one.child.wait().expect("reaped");
+    let lease = plane.get(&["lease", "-n", "default", "kubectl-taint-evict"]);
+    let counted = lease["metadata"]["annotations"]["kubectl-taint-evict/deletions-started"].as_str().unwrap_or("");
+    assert!(!counted.is_empty(), "the Lease carries the deletion counted: {lease}");
+
+    two.expect("two leads", |l| l["type"] == "leadership" && l["state"] == "leading");
+    add_taint(&plane, "n2");
+    let window = 300_000_000_000_i128;
+    let slot = |line: &serde_json::Value| crate::util::instant(line["nextSlot"].as_str().expect("nextSlot"));
+    let capped = two.expect("p2 capped by the new leader", |l| l["type"] == "capped" && l["pod"]["name"] == "p2");
+    assert!(
+        (slot(&capped) - (started + window)).abs() < 1_000_000_000,
+        "the slot p1 took frees 5 min after it: {capped}"
+    );
+    let (_, code, lines) = two.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(deletions(&lines, "p2"), 0, "{lines:#?}");
+
+    // A lone run started now holds the same Lease and counts p1 too.
+    let mut lone = Running::launch_with(plane.kubeconfig(), &cap);
+    let capped = lone.expect("p2 capped after a restart", |l| l["type"] == "capped" && l["pod"]["name"] == "p2");
+    assert!((slot(&capped) - (started + window)).abs() < 1_000_000_000, "{capped}");
+    let (_, code, lines) = lone.interrupt_and_read();
+    assert_eq!(code, 0);
+    assert_eq!(deletions(&lines, "p2"), 0, "{lines:#?}");
+    plane.get(&["pod", "-n", "default", "p2"]);
+}

@@ -1,0 +1,147 @@
+//! `--max-deletions`' count, kept where the next leader reads it (docs/run.md, "What a takeover and
+//! a restart know").
+//!
+//! The loop counts each deletion it starts; the election's lock writes the instants counted on its
+//! Lease with its next write (the candidate renews at once when the count changes), and a deletion
+//! counted is sent only once that write is done: a leader killed at any instant has written every
+//! deletion it sent. The lock adopts what the Lease says when it takes it, and a term begins its count
+//! from there: a failover or a restart never frees a slot the window still holds.
+//!
+//! Without a Lease (a lone `run` that cannot write one) there is no ledger, and the count lives and
+//! dies with the process.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::engine::time::Timestamp;
+
+/// The deletions counted, shared by the loop (which counts), the lock (which writes them) and the
+/// deletions waiting for the write.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger(Arc<Shared>);
+
+#[derive(Debug, Default)]
+struct Shared {
+    counted: watch::Sender<Counted>,
+    /// The last generation written on the Lease.
+    written: watch::Sender<u64>,
+}
+
+/// The instants counted, as of one generation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    /// Bumped at every change.
+    pub generation: u64,
+    /// When each deletion still in a window was started, oldest first.
+    pub started: Vec<Timestamp>,
+}
+
+/// A deletion counted in generation `generation`: it may be sent once that generation is written.
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    ledger: Ledger,
+    generation: u64,
+}
+
+impl Recorded {
+    /// Resolves once the count that holds this deletion is on the Lease.
+    pub async fn written(&self) {
+        let mut written = self.ledger.0.written.subscribe();
+        // The sender lives as long as `self.ledger`: the wait ends only by the write.
+        let _ = written.wait_for(|written| *written >= self.generation).await;
+    }
+}
+
+impl Ledger {
+    /// The instants counted now, oldest first.
+    #[must_use]
+    pub fn started(&self) -> Vec<Timestamp> {
+        self.0.counted.borrow().started.clone()
+    }
+
+    /// The loop counted `started` (every deletion still in the window, oldest first): the deletion
+    /// just counted waits for the returned handle.
+    pub fn count(&self, started: impl IntoIterator<Item = Timestamp>) -> Recorded {
+        let started: Vec<Timestamp> = started.into_iter().collect();
+        let mut generation = 0;
+        self.0.counted.send_modify(|counted| {
+            counted.generation += 1;
+            counted.started = started;
+            generation = counted.generation;
+        });
+        Recorded { ledger: self.clone(), generation }
+    }
+
+    /// The Lease taken says `started`: the count is what it says, already written.
+    pub fn adopt(&self, started: Vec<Timestamp>) {
+        let mut generation = 0;
+        self.0.counted.send_modify(|counted| {
+            counted.generation += 1;
+            counted.started = started;
+            generation = counted.generation;
+        });
+        self.written(generation);
+    }
+
+    /// What the lock writes next.
+    #[must_use]
+    pub fn to_write(&self) -> Counted {
+        self.0.counted.borrow().clone()
+    }
+
+    /// The lock wrote `generation` on the Lease.
+    pub fn written(&self, generation: u64) {
+        self.0.written.send_if_modified(|written| {
+            let newer = generation > *written;
+            if newer {
+                *written = generation;
+            }
+            newer
+        });
+    }
+
+    /// Changes whenever the count does: the candidate writes it at once.
+    #[must_use]
+    pub fn changes(&self) -> watch::Receiver<Counted> {
+        self.0.counted.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::FutureExt;
+
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_seconds(seconds)
+    }
+
+    #[test]
+    fn a_counted_deletion_waits_for_the_write_of_its_count() {
+        let ledger = Ledger::default();
+        let first = ledger.count([at(1)]);
+        assert!(first.written().now_or_never().is_none());
+        let second = ledger.count([at(1), at(2)]);
+        let Counted { generation, started } = ledger.to_write();
+        assert_eq!(started, vec![at(1), at(2)]);
+        ledger.written(generation - 1);
+        assert!(first.written().now_or_never().is_some());
+        assert!(second.written().now_or_never().is_none());
+        ledger.written(generation);
+        assert!(second.written().now_or_never().is_some());
+    }
+
+    #[test]
+    fn an_adopted_count_is_written_already_and_replaces_the_old_one() {
+        let ledger = Ledger::default();
+        let waiting = ledger.count([at(5)]);
+        ledger.adopt(vec![at(3), at(4)]);
+        assert_eq!(ledger.started(), vec![at(3), at(4)]);
+        assert!(waiting.written().now_or_never().is_some());
+        // An older write confirmed late does not move the mark back.
+        ledger.written(1);
+        assert!(ledger.count([at(6)]).written().now_or_never().is_none());
+    }
+}
