@@ -14,7 +14,7 @@ use super::driver::{Driver, Step};
 use super::engine_input::{device_pod_input, node_change_input, node_input, pod_change_input};
 use super::events::Notices;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
-use super::executor::{Done, Executor, Job, Outlets};
+use super::executor::{Done, Executor, Job, Outlets, Refused};
 use super::gaps::Gaps;
 use super::ledger::Ledger;
 use super::lists::Lists;
@@ -26,7 +26,7 @@ use crate::engine::devices::{DeviceEngine, DeviceInput};
 use crate::engine::lifecycle::ConditionTaint;
 use crate::engine::model::{Node, NodeName, PodKey, PodRef};
 use crate::engine::plan::{mark_edited, mark_swapped};
-use crate::engine::queue::{EntryState, Ticket};
+use crate::engine::queue::{EntryState, Ticket, Work};
 use crate::engine::snapshot::{Owner, Snapshot};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
@@ -73,7 +73,8 @@ pub async fn run<E: Evictor>(
         shadow: None,
         notices,
         absent,
-        ledger: leadership.ledger().cloned(),
+        ledger: leadership.ledger().cloned().unwrap_or_default(),
+        lease: leadership.ledger().is_some(),
     };
     tokio::pin!(shutdown);
 
@@ -178,6 +179,34 @@ struct Term<E> {
     /// Deletions of the last ready replica of a workload (`--keep-last-ready`), with its controller:
     /// each goes once another replica is ready, or once the pod is no longer a ready one.
     kept: Vec<(Job, Arc<Owner>)>,
+    /// With `--max-deletions`: evictions a PodDisruptionBudget refused, their slot freed, each
+    /// waiting for its retry ([`Refused::retry_at`]), when it takes a slot again.
+    refused: Vec<Job>,
+    /// Deletions under way that the engine decided again (a taint change that leaves the pod due):
+    /// their results come back under the first ticket, told to the engine under the new one.
+    renewed: std::collections::HashMap<(PodKey, Ticket), Ticket>,
+}
+
+impl<E: Evictor> Term<E> {
+    /// The engine decided `old` again as `new` (with `work`): a deletion `run` holds (held, capped,
+    /// kept, refused) takes the new ticket in place, keeping its place, its slot and the earlier
+    /// deadline; one under way goes on. Returns whether there was one.
+    fn renew(&mut self, key: &PodKey, old: Ticket, new: Ticket, work: Work) -> bool {
+        let same = |job: &&mut Job| job.ticket == old && job.pod.key == *key;
+        let waiting = self.held.iter_mut().chain(&mut self.capped).chain(self.kept.iter_mut().map(|(job, _)| job));
+        if let Some(job) = waiting.chain(&mut self.refused).find(same) {
+            job.ticket = new;
+            if work.fire < job.work.fire {
+                job.work = work;
+            }
+            return true;
+        }
+        if self.executor.renew(key, old, new) {
+            self.renewed.insert((key.clone(), old), new);
+            return true;
+        }
+        false
+    }
 }
 
 /// What lasts across terms.
@@ -210,8 +239,11 @@ struct Loop<E> {
     notices: Notices,
     /// The nodes asked for and missing from the lists, said once.
     absent: Absent,
-    /// `--max-deletions`' count as the Lease carries it from leader to leader, when there is one.
-    ledger: Option<Ledger>,
+    /// `--max-deletions`' count, across terms; the Lease carries it from leader to leader when
+    /// there is one (`lease`).
+    ledger: Ledger,
+    /// The ledger is written on a Lease: a deletion counted waits for the write.
+    lease: bool,
 }
 
 /// At most this many changes already received are taken before a term begins (the watches' queues
@@ -323,6 +355,7 @@ impl<E: Evictor> Loop<E> {
             stop_rx,
             self.metrics.clone(),
         );
+        let executor = if self.options.max_deletions.is_some() { executor.handing_back_refusals() } else { executor };
         let mut term = Term {
             engine,
             executor,
@@ -330,10 +363,12 @@ impl<E: Evictor> Loop<E> {
             stop,
             held: Vec::new(),
             capped: std::collections::VecDeque::new(),
-            // The deletions the Lease says were started (by the leader before, or by this instance in
-            // an earlier term or process), still counted in the window.
-            started: self.ledger.as_ref().map(Ledger::started).unwrap_or_default().into(),
+            // The deletions started in the window before: in this instance's earlier terms and, with a
+            // Lease, by the leader before or a `run` before this one.
+            started: self.ledger.started().into(),
             kept: Vec::new(),
+            refused: Vec::new(),
+            renewed: std::collections::HashMap::new(),
         };
         self.prune(&mut term);
         let now = self.clock.now();
@@ -443,6 +478,7 @@ impl<E: Evictor> Loop<E> {
             if self.gaps.open().is_none() {
                 self.rekeep(term);
                 self.uncap(term);
+                self.retry_refused(term);
             }
             self.count_held(term);
         }
@@ -520,7 +556,8 @@ impl<E: Evictor> Loop<E> {
         // now would fire the timer again and again.
         let waiting = !term.capped.is_empty() && self.gaps.open().is_none();
         let slot = self.next_slot(term, self.clock.now()).filter(|_| waiting);
-        term.engine.poll_timeout().into_iter().chain(devices).chain(slot).min()
+        let retry = Self::next_retry(term).filter(|_| self.gaps.open().is_none());
+        term.engine.poll_timeout().into_iter().chain(devices).chain(slot).chain(retry).min()
     }
 
     /// When `--max-deletions` next allows a deletion, as of `now`: `now` when the window has room,
@@ -568,6 +605,7 @@ impl<E: Evictor> Loop<E> {
             term.executor.has(key)
                 || term.held.iter().any(|job| job.pod.key == *key)
                 || term.capped.iter().any(|job| job.pod.key == *key)
+                || term.refused.iter().any(|job| job.pod.key == *key)
         };
         // A node the node lifecycle controller lost carries its NoExecute taint: the pods it marked
         // not ready there count as ready, as their kubelet last said.
@@ -666,19 +704,89 @@ impl<E: Evictor> Loop<E> {
     /// the count is written on it.
     fn count(&self, term: &mut Term<E>, mut job: Job, now: Timestamp) -> Job {
         term.started.push_back(now);
-        job.recorded = self.ledger.as_ref().map(|ledger| ledger.count(term.started.iter().copied()));
+        job.counted_at = Some(now);
+        let recorded = self.ledger.count(term.started.iter().copied());
+        job.recorded = self.lease.then_some(recorded);
         job
     }
 
-    fn drain_actions(&mut self, term: &mut Term<E>) {
-        while let Some(action) = term.engine.poll_action() {
-            self.act(term, action, Controller::NodeTaints);
+    /// A PodDisruptionBudget refused `job`'s eviction: no deletion, so its slot is free again; it
+    /// waits for its retry, when it takes a slot again (or is capped).
+    fn refused(&self, term: &mut Term<E>, mut job: Job) {
+        if let Some(at) = job.counted_at.take()
+            && let Some(slot) = term.started.iter().position(|started| *started == at)
+        {
+            term.started.remove(slot);
+            self.ledger.count(term.started.iter().copied());
         }
-        while let Some(action) = self.devices.as_mut().and_then(DeviceEngine::poll_action) {
-            self.act(term, action, Controller::DeviceTaints);
+        term.refused.push(job);
+    }
+
+    /// The refused evictions whose retry is due go again, each taking a slot or capped.
+    fn retry_refused(&mut self, term: &mut Term<E>) {
+        let now = self.clock.now();
+        let due = |job: &Job| job.refused.as_ref().is_none_or(|refused| refused.retry_at <= now);
+        if !term.refused.iter().any(due) {
+            return;
+        }
+        let (due, waiting): (Vec<Job>, Vec<Job>) = std::mem::take(&mut term.refused).into_iter().partition(due);
+        term.refused = waiting;
+        for job in due {
+            self.start_or_cap(term, job);
+        }
+    }
+
+    /// When the next refused eviction is retried.
+    fn next_retry(term: &Term<E>) -> Option<Timestamp> {
+        term.refused.iter().filter_map(|job| job.refused.as_ref().map(|refused: &Refused| refused.retry_at)).min()
+    }
+
+    fn drain_actions(&mut self, term: &mut Term<E>) {
+        loop {
+            let actions: Vec<Action> = std::iter::from_fn(|| term.engine.poll_action()).collect();
+            if actions.is_empty() {
+                break;
+            }
+            self.act_all(term, actions, Controller::NodeTaints);
+        }
+        loop {
+            let actions: Vec<Action> =
+                std::iter::from_fn(|| self.devices.as_mut().and_then(DeviceEngine::poll_action)).collect();
+            if actions.is_empty() {
+                break;
+            }
+            self.act_all(term, actions, Controller::DeviceTaints);
         }
         let devices = self.devices.as_ref().map_or(0, |devices| devices.scheduled().count());
         self.metrics.set_scheduled(term.engine.armed() + devices);
+    }
+
+    /// Carries out a batch of `controller`'s decisions. A deletion withdrawn and decided again in the
+    /// same batch (upstream cancels and adds the work again when a taint change leaves the pod due)
+    /// is the same deletion: it keeps its place, its slot and its deadline, and says nothing
+    /// (no `dropped`, `withdrawn`, `capped` again).
+    fn act_all(&mut self, term: &mut Term<E>, actions: Vec<Action>, controller: Controller) {
+        let mut renewed = std::collections::HashSet::new();
+        for (at, action) in actions.iter().enumerate() {
+            let Action::Withdrawn { pod, ticket } = action else { continue };
+            let again = actions[at + 1..].iter().enumerate().find_map(|(later, action)| match action {
+                Action::Evict { pod: due, work, ticket: new } if due.key == pod.key => {
+                    Some((at + 1 + later, *work, *new))
+                }
+                _ => None,
+            });
+            if let Some((later, work, new)) = again
+                && !self.terminating.contains(pod)
+                && term.renew(&pod.key, *ticket, new, work)
+            {
+                renewed.extend([at, later]);
+            }
+        }
+        for (at, action) in actions.into_iter().enumerate() {
+            if !renewed.contains(&at) {
+                self.act(term, action, controller);
+            }
+        }
     }
 
     /// Carries out one of `controller`'s decisions.
@@ -694,14 +802,12 @@ impl<E: Evictor> Loop<E> {
                 self.send(RunEvent::Cancelled { pod, work });
             }
             Action::Evict { pod, work, ticket } if self.terminating.contains(&pod) => {
-                self.already_terminating(term, Job { pod, work, ticket, controller, recorded: None });
+                self.already_terminating(term, Job::new(pod, work, ticket, controller));
             }
             Action::Evict { pod, work, ticket } if self.gaps.open().is_some() => {
-                self.hold(term, Job { pod, work, ticket, controller, recorded: None });
+                self.hold(term, Job::new(pod, work, ticket, controller));
             }
-            Action::Evict { pod, work, ticket } => {
-                self.start(term, Job { pod, work, ticket, controller, recorded: None })
-            }
+            Action::Evict { pod, work, ticket } => self.start(term, Job::new(pod, work, ticket, controller)),
             Action::Withdrawn { pod, ticket } => {
                 let same = |job: &Job| job.ticket == ticket && job.pod.key == pod.key;
                 if let Some(at) = term.held.iter().position(same) {
@@ -711,6 +817,12 @@ impl<E: Evictor> Loop<E> {
                 } else if let Some(at) = term.capped.iter().position(same) {
                     let job = term.capped.remove(at).expect("found");
                     self.send(RunEvent::Dropped { pod: job.pod });
+                } else if let Some(at) = term.refused.iter().position(same) {
+                    // Refused, and no longer wanted: given up, as the executor gives up a refusal.
+                    let job = term.refused.remove(at);
+                    term.executor.forget(&job.pod.key);
+                    let budget = job.refused.as_ref().map(|refused| refused.blocked.budget().to_owned());
+                    self.send(RunEvent::Withdrawn { pod: job.pod, budget: budget.unwrap_or_default() });
                 } else if let Some(at) = term.kept.iter().position(|(job, _)| same(job)) {
                     let (job, owner) = term.kept.remove(at);
                     let dry_run = self.dry_run;
@@ -739,7 +851,13 @@ impl<E: Evictor> Loop<E> {
             // Its retries stopped at an interruption: it waits for the re-lists.
             return self.hold(term, done.job);
         }
-        let Done { job, outcome, .. } = done;
+        let Done { mut job, outcome, .. } = done;
+        if let Some(new) = term.renewed.remove(&(job.pod.key.clone(), job.ticket)) {
+            job.ticket = new;
+        }
+        if matches!(outcome, Some(Outcome::Blocked { .. })) && job.refused.is_some() {
+            return self.refused(term, job);
+        }
         match outcome {
             Some(Outcome::Deleted) => {
                 self.summary.deleted += 1;

@@ -22,6 +22,7 @@ use super::ledger::Recorded;
 use super::throttle::Throttle;
 use crate::engine::model::{PodKey, PodRef};
 use crate::engine::queue::{Ticket, Work};
+use crate::engine::time::Timestamp;
 use crate::metrics::{FailureReason, Metrics};
 use crate::runtime::report::{Report, RunEvent};
 use crate::time::Clock;
@@ -50,6 +51,32 @@ pub struct Job {
     pub controller: Controller,
     /// Counted by `--max-deletions` with a Lease: nothing is sent before the count is written.
     pub recorded: Option<Recorded>,
+    /// When `--max-deletions` counted it (the slot it holds), if it did.
+    pub counted_at: Option<Timestamp>,
+    /// Refused by a PodDisruptionBudget and handed back to `run`, which retries it (see
+    /// [`Executor::handing_back_refusals`]).
+    pub refused: Option<Refused>,
+}
+
+impl Job {
+    /// A job for the engine's decision `ticket` on `pod`.
+    #[must_use]
+    pub fn new(pod: PodRef, work: Work, ticket: Ticket, controller: Controller) -> Self {
+        Self { pod, work, ticket, controller, recorded: None, counted_at: None, refused: None }
+    }
+}
+
+/// Where a refused eviction stands when handed back.
+#[derive(Clone, Debug)]
+pub struct Refused {
+    /// The pod counted in `taint_evict_blocked_pods` under its budget, until it goes or is given up.
+    pub blocked: Arc<crate::metrics::Blocked>,
+    /// The next refusal's backoff.
+    pub delay: Duration,
+    /// The attempts made.
+    pub attempts: u32,
+    /// When to try again.
+    pub retry_at: Timestamp,
 }
 
 /// A finished deletion, reported back to the engine.
@@ -91,6 +118,8 @@ pub struct Executor<E> {
     metrics: Arc<Metrics>,
     /// Where the jobs' events go: the events' writer.
     notifier: Notifier,
+    /// A refused eviction ends its job ([`Job::refused`]) instead of waiting in it for its retry.
+    hand_back: bool,
 }
 
 /// Where an executor's results, reports and events go.
@@ -118,7 +147,46 @@ impl<E: Evictor> Executor<E> {
         let Outlets { done, report, notifier } = outlets;
         let running = HashMap::new();
         let suspended = watch::Sender::new(false);
-        Self { evictor, clock, permits, running, done, report, stopping, suspended, failing, metrics, notifier }
+        Self {
+            evictor,
+            clock,
+            permits,
+            running,
+            done,
+            report,
+            stopping,
+            suspended,
+            failing,
+            metrics,
+            notifier,
+            hand_back: false,
+        }
+    }
+
+    /// An eviction a PodDisruptionBudget refuses comes back as done ([`Outcome::Blocked`], with
+    /// [`Job::refused`]) for `run` to retry when its backoff ends: under `--max-deletions`, a refusal
+    /// is no deletion and frees its slot, and the retry takes one again.
+    #[must_use]
+    pub fn handing_back_refusals(mut self) -> Self {
+        self.hand_back = true;
+        self
+    }
+
+    /// The pod's deletion is no longer wanted while `run` holds it refused: it is no longer failing.
+    pub fn forget(&self, key: &PodKey) {
+        self.failing.lock().expect("failing pods").remove(key);
+    }
+
+    /// The engine decided the deletion with ticket `old` again, as `new`: the job under way for it
+    /// goes on under the new ticket (its result comes back under the old one). Returns whether one
+    /// was under way.
+    pub fn renew(&mut self, key: &PodKey, old: Ticket, new: Ticket) -> bool {
+        let Some(running) = self.running.get_mut(key) else { return false };
+        if running.ticket == old && !*running.withdrawn.borrow() {
+            running.ticket = new;
+            return true;
+        }
+        false
     }
 
     /// The evictor.
@@ -223,11 +291,14 @@ impl<E: Evictor> Executor<E> {
         let failing = self.failing.clone();
         let metrics = self.metrics.clone();
         let notifier = self.notifier.clone();
+        let hand_back = self.hand_back;
+        // A retry of a refusal handed back is the same eviction: it says nothing new as it starts.
+        let retry = job.refused.is_some();
         // A free permit is taken here, so that deletions due together start (and say so) in the order
         // they were submitted, deadline first; the others wait for theirs in the task.
         let ready = permits.clone().try_acquire_owned().ok();
         let dry_run = evictor.is_dry_run();
-        if ready.is_some() {
+        if ready.is_some() && !retry {
             let event = RunEvent::Evicting { pod: job.pod.clone(), work: job.work, dry_run };
             let _ = report.send(Report { at: clock.now(), event });
         }
@@ -239,7 +310,10 @@ impl<E: Evictor> Executor<E> {
                 Some(permit) => permit,
                 None => {
                     let Ok(permit) = permits.clone().acquire_owned().await else { return };
-                    let _ = report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work, dry_run }));
+                    if !retry {
+                        let _ =
+                            report.send(event(RunEvent::Evicting { pod: job.pod.clone(), work: job.work, dry_run }));
+                    }
                     permit
                 }
             };
@@ -247,11 +321,17 @@ impl<E: Evictor> Executor<E> {
             // Upstream's recorder queues the event and goes on; so does this: the events' writer
             // writes it, after those sent before, and the deletion never waits for it (a shutdown
             // flushes the queue).
-            notifier.send(&job.pod, Notice::Marking(job.controller));
+            if !retry {
+                notifier.send(&job.pod, Notice::Marking(job.controller));
+            }
             let mut delay = FIRST_RETRY;
-            let mut blocked_delay = FIRST_BLOCKED_RETRY;
+            let mut blocked_delay = job.refused.as_ref().map_or(FIRST_BLOCKED_RETRY, |refused| refused.delay);
             // The budget refusing this pod now, counted in the metrics while it does.
-            let mut blocked: Option<crate::metrics::Blocked> = None;
+            let mut blocked: Option<Arc<crate::metrics::Blocked>> =
+                job.refused.as_ref().map(|refused| refused.blocked.clone());
+            // Handed back to `run` after a refusal.
+            let mut handed_back: Option<Refused> = None;
+            let mut recorded = job.recorded.clone();
             // The engine withdrew the job while it waited: no further attempt; a blocked pod says so.
             let give_up = |blocked: Option<&crate::metrics::Blocked>| {
                 failing.lock().expect("failing pods").remove(&job.pod.key);
@@ -260,19 +340,19 @@ impl<E: Evictor> Executor<E> {
                     let _ = report.send(event(RunEvent::Withdrawn { pod: job.pod.clone(), budget }));
                 }
             };
-            let mut attempt = 0;
+            let mut attempt = job.refused.as_ref().map_or(0, |refused| refused.attempts);
             let mut held = false;
             let outcome = loop {
                 if *suspended.borrow_and_update() {
                     held = true;
                     break None;
                 }
-                if let Some(recorded) = job.recorded.as_ref().filter(|_| attempt == 0) {
+                if let Some(recorded) = recorded.take() {
                     tokio::select! {
                         () = recorded.written() => {}
                         _ = stopping.wait_for(|stop| *stop) => break None,
                         _ = withdrawn.wait_for(|gone| *gone) => {
-                            give_up(blocked.as_ref());
+                            give_up(blocked.as_deref());
                             break None;
                         }
                         _ = suspended.wait_for(|held| *held) => {
@@ -289,7 +369,7 @@ impl<E: Evictor> Executor<E> {
                         },
                         _ = stopping.wait_for(|stop| *stop) => break None,
                         _ = withdrawn.wait_for(|gone| *gone) => {
-                            give_up(blocked.as_ref());
+                            give_up(blocked.as_deref());
                             break None;
                         }
                         _ = suspended.wait_for(|held| *held) => {
@@ -307,7 +387,7 @@ impl<E: Evictor> Executor<E> {
                         metrics.failed(FailureReason::DisruptionBudget);
                         if blocked.as_ref().is_none_or(|b| b.budget() != budget) {
                             drop(blocked.take());
-                            blocked = Some(metrics.blocked(budget.clone()));
+                            blocked = Some(Arc::new(metrics.blocked(budget.clone())));
                             notifier.send(&job.pod, Notice::Blocked { budget: budget.clone() });
                         }
                         let reason = format!("blocked by PodDisruptionBudget {budget}: {message}");
@@ -317,11 +397,16 @@ impl<E: Evictor> Executor<E> {
                         let retry_at = clock.wall_at(resume);
                         let _ = report.send(event(RunEvent::Blocked {
                             pod: job.pod.clone(),
-                            budget,
-                            message,
+                            budget: budget.clone(),
+                            message: message.clone(),
                             attempt,
                             retry_at,
                         }));
+                        if let (true, Some(blocked)) = (hand_back, &blocked) {
+                            let (blocked, delay, attempts) = (blocked.clone(), blocked_delay, attempt);
+                            handed_back = Some(Refused { blocked, delay, attempts, retry_at });
+                            break Some(Outcome::Blocked { budget, message });
+                        }
                         permit = None;
                         due = None;
                         (resume, false)
@@ -355,7 +440,7 @@ impl<E: Evictor> Executor<E> {
                     () = tokio::time::sleep_until(resume) => {}
                     _ = stopping.wait_for(|stop| *stop) => break None,
                     _ = withdrawn.wait_for(|gone| *gone) => {
-                        give_up(blocked.as_ref());
+                        give_up(blocked.as_deref());
                         break None;
                     }
                     _ = suspended.wait_for(|held| *held) => {
@@ -372,10 +457,11 @@ impl<E: Evictor> Executor<E> {
             };
             // A job the engine withdrew meanwhile is not held to come back after the lists.
             if held && *withdrawn.borrow() {
-                give_up(blocked.as_ref());
+                give_up(blocked.as_deref());
                 held = false;
             }
             drop((blocked, permit, due));
+            let job = Job { refused: handed_back, recorded: None, ..job };
             let _ = done.send(Done { job, outcome, suspended: held });
         });
         Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }

@@ -553,6 +553,39 @@ async fn a_blocked_pod_that_is_no_longer_due_is_given_up_and_says_so() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn under_a_cap_a_refused_eviction_frees_its_slot_and_a_second_taint_moves_no_deletion() {
+    // At most 2 deletions per 120 s; x1's budget refuses it once. x1 and x2 take the slots, x3 is
+    // capped; x1's refusal frees its slot, which x3 takes at once; x1's retry (at 5) finds none
+    // free and waits for x2's to leave the window. A second taint at 3 leaves every pod due: the
+    // engine decides again, and nothing is dropped, withdrawn or moved.
+    let nodes = vec![node("n1", &[("a", 0)])];
+    let pods = vec![pod("x1", "n1", &[], -60), pod("x2", "n1", &[], -60), pod("x3", "n1", &[], -60)];
+    let options = RunOptions { max_deletions: Some((2, Duration::from_secs(120))), ..RunOptions::default() };
+    let h = start(nodes, pods, options, 200);
+    h.evictor.budgets.lock().unwrap().push(("x1".into(), "web".into(), 1));
+    // The pods deleted are gone from the watch before the second taint.
+    pod_at(&h, 1, PodChange::Deleted(PodKey::new("default", "x2")));
+    pod_at(&h, 1, PodChange::Deleted(PodKey::new("default", "x3")));
+    node_at(&h, 3, NodeChange::Applied(node("n1", &[("a", 0), ("b", 3)])));
+    let (summary, mut deletions, reports) = h.finish().await;
+    deletions.sort();
+    assert_eq!(deletions, [deleted("x1", 120), deleted("x2", 0), deleted("x3", 0)]);
+    let capped: Vec<(Timestamp, &str, Timestamp)> = reports
+        .iter()
+        .filter_map(|r| match &r.event {
+            RunEvent::Capped { pod, until, .. } => Some((r.at, pod.key.name(), *until)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(capped, [(t(0), "x3", t(120)), (t(5), "x1", t(120))]);
+    let moved = |r: &&Report| matches!(r.event, RunEvent::Withdrawn { .. } | RunEvent::Dropped { .. });
+    assert_eq!(reports.iter().filter(moved).count(), 0, "{reports:#?}");
+    let evicting = reports.iter().filter(|r| matches!(r.event, RunEvent::Evicting { .. })).count();
+    assert_eq!(evicting, 3, "each eviction starts once, a retry says nothing new");
+    assert_eq!(summary.deleted, 3);
+}
+
+#[tokio::test(start_paused = true)]
 async fn replaced_pod_is_gone_not_an_error() {
     let nodes = vec![node("n1", &[("a", 0)])];
     let h = start(nodes, vec![pod("web-0", "n1", &[], -60)], RunOptions::default(), 100);
@@ -1306,6 +1339,8 @@ mod interleavings {
         Leave(usize),
         /// Leadership is lost, and taken again this many seconds later (a failover and back).
         Failover(i64),
+        /// A pod's disruption budget refuses its next evictions, this many (`--mode evict`).
+        Refuse(usize, u32),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1318,6 +1353,7 @@ mod interleavings {
             1 => (1i64..15).prop_map(Op::Gap),
             1 => (0..NODES.len()).prop_map(Op::Leave),
             1 => (1i64..20).prop_map(Op::Failover),
+            1 => (0..PODS, 1u32..4).prop_map(|(p, n)| Op::Refuse(p, n)),
         ]
     }
 
@@ -1408,7 +1444,7 @@ mod interleavings {
                     let gone = self.pods.remove(p).filter(|_| !unseen);
                     (None, gone.map(|pod| PodChange::Deleted(pod.pod.key)).into_iter().collect())
                 }
-                Op::Gap(_) | Op::Failover(_) => (None, Vec::new()),
+                Op::Gap(_) | Op::Failover(_) | Op::Refuse(..) => (None, Vec::new()),
             }
         }
     }
@@ -1502,6 +1538,13 @@ mod interleavings {
                     lead_at(&leading, *at, false);
                     lead_at(&leading, at + seconds, true);
                 }
+                if let Op::Refuse(p, times) = op {
+                    let (budgets, name, times, at) = (h.evictor.budgets.clone(), format!("p{p}"), *times, *at);
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(at as u64)).await;
+                        budgets.lock().unwrap().push((name, "web".into(), times));
+                    });
+                }
                 if let Some(until) = gap_until.filter(|until| until < at) {
                     // Listed again: the world as it is then.
                     let (nodes, pods) = world.listed();
@@ -1571,6 +1614,11 @@ mod interleavings {
                 // Due since some instant at or before, and not withdrawn before the deletion.
                 let wanted = spells.iter().any(|(from, until)| from <= at && until.is_none_or(|until| *at <= until));
                 prop_assert!(wanted, "{name} deleted at {at:?}; the controller had it due {spells:?}; ops {ops:?}");
+                // The cap holds across terms, and a refusal takes no slot.
+                if let Some(max) = cap {
+                    let window = deleted.iter().filter(|(_, other)| other <= at && other.add_nanos(30_000_000_000) > *at);
+                    prop_assert!(window.count() <= max as usize, "more than {max} in 30 s up to {at:?}: {deleted:?}; ops {ops:?}");
+                }
             }
         }
     }
