@@ -97,3 +97,45 @@ fn real_apiserver_run_evict_waits_for_the_budget_and_the_pod_carries_the_servers
     });
     assert!(warned, "an event names the budget: {events}");
 }
+
+#[test]
+fn real_apiserver_under_a_cap_a_refused_eviction_frees_its_slot_and_a_second_taint_moves_nothing() {
+    // `--max-deletions 2` per 2 minutes. a-guarded's budget allows no disruption: refused; b-free
+    // goes; the refusal frees its slot, which c-free takes at once. A second NoExecute taint 3 s later
+    // leaves every pod due: nothing is withdrawn or dropped. Before, c-free was capped for 2 minutes
+    // behind a refusal, and the second taint withdrew a-guarded and dropped c-free while still due.
+    let plane = control_plane!("run-evict-cap");
+    let budget = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}});
+    let pods = [app_pod("a-guarded", "web", None), app_pod("b-free", "batch", None), app_pod("c-free", "batch", None)];
+    plane.create(&[&[node("n1", &[], &[]), budget][..], &pods].concat());
+    run_and_ready(&plane, "a-guarded");
+    set_budget_status(&plane, 0);
+    let args = ["--mode", "evict", "--max-deletions", "2", "--max-deletions-window", "2m"];
+    let mut run = Running::start_with(plane.kubeconfig(), &args);
+    run.expect("the started line", |l| l["type"] == "started");
+    add_taint(&plane, "n1");
+    run.expect("a-guarded refused", |l| blocked(l, "a-guarded"));
+    let b = run.expect("b-free evicted", |l| l["type"] == "deleted" && l["pod"]["name"] == "b-free");
+    run.expect("c-free evicted in the slot the refusal freed", |l| {
+        l["type"] == "deleted" && l["pod"]["name"] == "c-free"
+    });
+    plane.kubectl_ok(&["taint", "node", "n1", "second=x:NoExecute"], None);
+    let capped =
+        run.expect("a-guarded's retry finds no slot", |l| l["type"] == "capped" && l["pod"]["name"] == "a-guarded");
+    let slot = instant(capped["nextSlot"].as_str().expect("nextSlot"));
+    let b_at = instant(b["time"].as_str().expect("time"));
+    assert!(
+        slot > b_at + 110 * SECOND && slot < b_at + 121 * SECOND,
+        "the slot b-free took frees 2 min later: {capped}"
+    );
+    let seen = run.seen.clone();
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    let all: Vec<&Value> = seen.iter().chain(&lines).collect();
+    let moved: Vec<&&Value> = all.iter().filter(|l| l["type"] == "withdrawn" || l["type"] == "dropped").collect();
+    assert!(moved.is_empty(), "nothing moved by a taint that leaves every pod due: {moved:#?}");
+    let guarded = server_pod(&plane, "default", "a-guarded").expect("a-guarded is there");
+    assert!(guarded["metadata"]["deletionTimestamp"].is_null(), "not evicted: {guarded}");
+}
