@@ -22,9 +22,11 @@ use tokio::time::Instant;
 
 use super::client::Connection;
 use super::error::ClusterError;
+use crate::engine::model::PodKey;
+use crate::engine::queue::{Cause, Work};
 use crate::engine::time::Timestamp;
 use crate::runtime::election::{Lock, Tried};
-use crate::runtime::ledger::Ledger;
+use crate::runtime::ledger::{Countdown, Counted, Ledger};
 use crate::time::Clock;
 
 /// The Lease's annotation that carries `--max-deletions`' count to the next leader: when each
@@ -44,6 +46,60 @@ fn deletions_started(lease: &Lease) -> Vec<Timestamp> {
         .collect();
     started.sort_unstable();
     started
+}
+
+/// The Lease's annotation that carries the countdowns a replay would not find to the next `run`
+/// (`runtime::ledger::Countdown`): a JSON array of `{"pod": "NAMESPACE/NAME", "node", "taints" (the
+/// print, hex), "created", "fire" (RFC 3339), "seconds" (null: untolerated)}`.
+pub const COUNTDOWNS: &str = "kubectl-taint-evict/countdowns";
+
+/// The countdowns `lease` carries in [`COUNTDOWNS`]; an entry that does not parse is skipped.
+fn countdowns(lease: &Lease) -> Vec<Countdown> {
+    let Some(text) = lease.metadata.annotations.as_ref().and_then(|a| a.get(COUNTDOWNS)) else {
+        return Vec::new();
+    };
+    let Ok(serde_json::Value::Array(entries)) = serde_json::from_str(text) else { return Vec::new() };
+    let instant = |value: &serde_json::Value| {
+        let at = value.as_str()?.parse::<jiff::Timestamp>().ok()?;
+        Some(Timestamp::from_nanos(at.as_nanosecond()))
+    };
+    let entry = |entry: &serde_json::Value| {
+        let (namespace, name) = entry["pod"].as_str()?.split_once('/')?;
+        let cause = match &entry["seconds"] {
+            serde_json::Value::Null => Cause::Untolerated,
+            seconds => Cause::Expired { seconds: seconds.as_i64()? },
+        };
+        Some(Countdown {
+            pod: PodKey::new(namespace, name),
+            node: entry["node"].as_str()?.into(),
+            taints: u64::from_str_radix(entry["taints"].as_str()?, 16).ok()?,
+            work: Work { created: instant(&entry["created"])?, fire: instant(&entry["fire"])?, cause },
+        })
+    };
+    entries.iter().filter_map(entry).collect()
+}
+
+/// [`COUNTDOWNS`]' value for `countdowns`.
+fn countdowns_text(countdowns: &[Countdown]) -> String {
+    let instant = |at: Timestamp| jiff::Timestamp::from_nanosecond(at.as_nanos()).ok().map(|at| at.to_string());
+    let entries: Vec<serde_json::Value> = countdowns
+        .iter()
+        .map(|countdown| {
+            let seconds = match countdown.work.cause {
+                Cause::Untolerated => None,
+                Cause::Expired { seconds } => Some(seconds),
+            };
+            serde_json::json!({
+                "pod": format!("{}/{}", countdown.pod.namespace(), countdown.pod.name()),
+                "node": countdown.node.as_str(),
+                "taints": format!("{:016x}", countdown.taints),
+                "created": instant(countdown.work.created),
+                "fire": instant(countdown.work.fire),
+                "seconds": seconds,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(entries).to_string()
 }
 
 /// [`DELETIONS_STARTED`]'s value for `started`.
@@ -243,9 +299,13 @@ impl KubeLock {
         self.clock.api_now()
     }
 
-    fn object(&self, record: &Record, version: Option<String>, started: &[Timestamp]) -> Lease {
-        let annotations = (!started.is_empty())
-            .then(|| [(DELETIONS_STARTED.to_owned(), deletions_text(started))].into_iter().collect());
+    fn object(&self, record: &Record, version: Option<String>, counted: &Counted) -> Lease {
+        let started =
+            (!counted.started.is_empty()).then(|| (DELETIONS_STARTED.to_owned(), deletions_text(&counted.started)));
+        let countdowns =
+            (!counted.countdowns.is_empty()).then(|| (COUNTDOWNS.to_owned(), countdowns_text(&counted.countdowns)));
+        let annotations: std::collections::BTreeMap<String, String> = started.into_iter().chain(countdowns).collect();
+        let annotations = (!annotations.is_empty()).then_some(annotations);
         Lease {
             metadata: ObjectMeta {
                 name: Some(self.config.name.clone()),
@@ -262,32 +322,32 @@ impl KubeLock {
 impl Lock for KubeLock {
     /// Reads the lease, decides, writes (CREATE, or an UPDATE carrying the version read).
     async fn try_acquire_or_renew(&mut self) -> Tried {
-        let (current, version, started) = match self.api.get_opt(&self.config.name).await {
+        let (current, version, started, countdowns) = match self.api.get_opt(&self.config.name).await {
             Ok(Some(lease)) => {
-                (Some(Record::of(&lease)), lease.metadata.resource_version.clone(), deletions_started(&lease))
+                let (started, countdowns) = (deletions_started(&lease), countdowns(&lease));
+                (Some(Record::of(&lease)), lease.metadata.resource_version.clone(), started, countdowns)
             }
-            Ok(None) => (None, None, Vec::new()),
+            Ok(None) => (None, None, Vec::new(), Vec::new()),
             Err(error) => return Tried::Failed(format!("reading lease {}: {}", self.lease(), describe(&error))),
         };
         let now = self.since_origin();
         let wall = self.wall();
         let attempt = self.elector.attempt(current.as_ref(), now, wall);
-        // Taking the Lease from another holder (or a released one): its count is the count.
-        let taking = current.as_ref().is_some_and(|current| current.holder != self.config.identity);
-        if let (Some(ledger), Attempt::Update(_), true) = (&self.ledger, &attempt, taking) {
-            ledger.adopt(started);
+        // Held by another (or released), whether this instance takes it or waits: what it carries is
+        // the ledger (a standby seeds its engine with the countdowns it carries).
+        let another = current.as_ref().is_some_and(|current| current.holder != self.config.identity);
+        if let (Some(ledger), true) = (&self.ledger, another) {
+            ledger.adopt(started, countdowns);
         }
         let counted = self.ledger.as_ref().map(Ledger::to_write).unwrap_or_default();
         let written = match attempt {
             Attempt::Wait { holder } => return Tried::HeldBy(holder),
-            Attempt::Create(record) => self
-                .api
-                .create(&PostParams::default(), &self.object(&record, None, &counted.started))
-                .await
-                .map(|_| record),
+            Attempt::Create(record) => {
+                self.api.create(&PostParams::default(), &self.object(&record, None, &counted)).await.map(|_| record)
+            }
             Attempt::Update(record) => self
                 .api
-                .replace(&self.config.name, &PostParams::default(), &self.object(&record, version, &counted.started))
+                .replace(&self.config.name, &PostParams::default(), &self.object(&record, version, &counted))
                 .await
                 .map(|_| record),
         };
@@ -311,8 +371,8 @@ impl Lock for KubeLock {
             return;
         }
         // The count stays for the next leader.
-        let started = self.ledger.as_ref().map(Ledger::started).unwrap_or_default();
-        let object = self.object(&record, lease.metadata.resource_version, &started);
+        let counted = self.ledger.as_ref().map(Ledger::to_write).unwrap_or_default();
+        let object = self.object(&record, lease.metadata.resource_version, &counted);
         let _ = self.api.replace(&self.config.name, &PostParams::default(), &object).await;
     }
 }

@@ -16,7 +16,7 @@ use super::events::Notices;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::executor::{Done, Executor, Job, Outlets, Refused};
 use super::gaps::Gaps;
-use super::ledger::Ledger;
+use super::ledger::{Countdown, Ledger, taints_print};
 use super::lists::Lists;
 use super::options::{Leadership, RunOptions, Sources};
 use super::replicas::{Guard, Replicas};
@@ -24,9 +24,9 @@ use super::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 use super::terminating::Terminating;
 use crate::engine::devices::{DeviceEngine, DeviceInput};
 use crate::engine::lifecycle::ConditionTaint;
-use crate::engine::model::{Node, NodeName, PodKey, PodRef};
+use crate::engine::model::{Node, NodeName, PodKey, PodRef, Taint};
 use crate::engine::plan::{mark_edited, mark_swapped};
-use crate::engine::queue::{EntryState, Ticket, Work};
+use crate::engine::queue::{Cause, EntryState, Ticket, Work};
 use crate::engine::snapshot::{Owner, Snapshot};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
@@ -75,6 +75,7 @@ pub async fn run<E: Evictor>(
         absent,
         ledger: leadership.ledger().cloned().unwrap_or_default(),
         lease: leadership.ledger().is_some(),
+        countdowns: std::collections::BTreeMap::new(),
     };
     tokio::pin!(shutdown);
 
@@ -244,7 +245,14 @@ struct Loop<E> {
     ledger: Ledger,
     /// The ledger is written on a Lease: a deletion counted waits for the write.
     lease: bool,
+    /// The countdowns a taint change left running where the node's taints no longer give them, by
+    /// pod: the ledger carries them to a `run` started afresh.
+    countdowns: std::collections::BTreeMap<PodKey, Countdown>,
 }
+
+/// At most this many countdowns go on the Lease (about 180 bytes each; a Lease's annotations may
+/// take 256 KiB): those firing first. The others a restart takes from the replay.
+const COUNTDOWNS_KEPT: usize = 500;
 
 /// At most this many changes already received are taken before a term begins (the watches' queues
 /// hold 1,024 each): a cluster that changes faster than they are taken does not hold the term back.
@@ -261,8 +269,15 @@ impl<E: Evictor> Loop<E> {
             Step::Node(change, now) => {
                 self.gaps.node(&change, now);
                 self.follow_absent(&change);
-                if let (Some(shadow), Some(input)) = (&mut self.shadow, node_change_input(&change)) {
+                if let Some(input) = node_change_input(&change)
+                    && let Some(mut shadow) = self.shadow.take()
+                {
+                    let before = taints_before(&shadow, &change);
                     shadow.handle(input, now);
+                    if let Some((node, before)) = before {
+                        self.taints_changed(&shadow, node, &before);
+                    }
+                    self.shadow = Some(shadow);
                 }
                 lists.node(change);
             }
@@ -335,10 +350,65 @@ impl<E: Evictor> Loop<E> {
             let not_ready = std::mem::take(&mut self.options.not_ready);
             mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
             mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
-            let work = plan.work();
+            let work = self.continued(plan.work(), snapshot, &engine_nodes);
             engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
         }
         engine
+    }
+
+    /// The replay's `work`, with the countdowns the Lease carries in place of its own where the
+    /// pod's node carries the taints it carried then (docs/run.md, "What a takeover and a restart
+    /// know"); those are kept on.
+    fn continued(&mut self, mut work: Vec<(PodKey, Work)>, snapshot: &Snapshot, nodes: &[Node]) -> Vec<(PodKey, Work)> {
+        let recorded: std::collections::HashMap<PodKey, Countdown> =
+            self.ledger.countdowns().into_iter().map(|countdown| (countdown.pod.clone(), countdown)).collect();
+        self.countdowns.clear();
+        if recorded.is_empty() {
+            return work;
+        }
+        let prints: std::collections::HashMap<&NodeName, u64> =
+            nodes.iter().map(|node| (&node.name, taints_print(&node.taints))).collect();
+        let on: std::collections::HashMap<&PodKey, &NodeName> =
+            snapshot.pods.iter().filter_map(|pod| Some((&pod.pod.key, pod.pod.node.as_ref()?))).collect();
+        for (key, work) in &mut work {
+            let Some(countdown) = recorded.get(key) else { continue };
+            let same = on.get(key) == Some(&&countdown.node) && prints.get(&countdown.node) == Some(&countdown.taints);
+            if same && matches!(work.cause, Cause::Expired { .. }) {
+                *work = countdown.work;
+                self.countdowns.insert(key.clone(), countdown.clone());
+            }
+        }
+        work
+    }
+
+    /// A node's NoExecute taints changed from `before`: when one went or was rewritten, the
+    /// countdowns left running there are kept, for a `run` started afresh (a replay of the node's
+    /// taints would not find them); a node with countdowns kept has them kept again under its new
+    /// taints.
+    fn taints_changed(&mut self, engine: &Engine, node: &NodeName, before: &[Taint]) {
+        let after = engine.taints(node);
+        let went = before.iter().any(|taint| !after.contains(taint));
+        if !went && !self.countdowns.values().any(|countdown| countdown.node == *node) {
+            return;
+        }
+        let print = taints_print(after);
+        self.countdowns.retain(|_, countdown| countdown.node != *node);
+        let armed = engine.pending().filter(|(pod, entry)| pod.node == *node && entry.state == EntryState::Armed);
+        for (pod, entry) in armed {
+            let countdown = Countdown { pod: pod.key.clone(), node: node.clone(), taints: print, work: entry.work };
+            self.countdowns.insert(pod.key, countdown);
+        }
+        self.keep_countdowns();
+    }
+
+    /// Hands the countdowns kept to the ledger, those firing first when there are too many.
+    fn keep_countdowns(&self) {
+        let mut countdowns: Vec<Countdown> = self.countdowns.values().cloned().collect();
+        if countdowns.len() > COUNTDOWNS_KEPT {
+            countdowns.sort_by_key(|countdown| countdown.work.fire);
+            countdowns.truncate(COUNTDOWNS_KEPT);
+        }
+        self.ledger.keep_countdowns(countdowns);
     }
 
     /// Begins a term with `engine` (seeded from the lists, or followed since while another instance
@@ -371,6 +441,7 @@ impl<E: Evictor> Loop<E> {
             renewed: std::collections::HashMap::new(),
         };
         self.prune(&mut term);
+        self.keep_countdowns();
         let now = self.clock.now();
         if let Some(devices) = &mut self.devices {
             devices.restart(now);
@@ -428,8 +499,12 @@ impl<E: Evictor> Loop<E> {
                     Some(Step::Node(change, now)) => {
                         self.interrupted(term, matches!(change, NodeChange::Interrupted));
                         self.gaps.node(&change, now);
+                        let before = taints_before(&term.engine, &change);
                         if let Some(input) = node_change_input(&change) {
                             term.engine.handle(input, now);
+                        }
+                        if let Some((node, before)) = before {
+                            self.taints_changed(&term.engine, node, &before);
                         }
                         self.follow_absent(&change);
                         if let NodeChange::Listed(nodes) = &change {
@@ -791,6 +866,12 @@ impl<E: Evictor> Loop<E> {
 
     /// Carries out one of `controller`'s decisions.
     fn act(&mut self, term: &mut Term<E>, action: Action, controller: Controller) {
+        if let Action::Evict { pod, .. } | Action::Cancelled { pod, .. } = &action
+            && controller == Controller::NodeTaints
+            && self.countdowns.remove(&pod.key).is_some()
+        {
+            self.keep_countdowns();
+        }
         match action {
             // A pod this run deleted, terminating: the engine's decisions on it are not news.
             Action::Scheduled { pod, .. } | Action::Cancelled { pod, .. } if self.terminating.ours(&pod) => {}
@@ -930,4 +1011,12 @@ fn held<E>(term: &Term<E>) -> Vec<(PodRef, Timestamp, HeldBy)> {
     let mut held: Vec<_> = jobs.map(|(job, by)| (job.pod.clone(), job.work.fire, by)).collect();
     held.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
     held
+}
+
+/// The node a change writes and its NoExecute taints before it.
+fn taints_before<'a>(engine: &Engine, change: &'a NodeChange) -> Option<(&'a NodeName, Vec<Taint>)> {
+    match change {
+        NodeChange::Applied(node) => Some((&node.name, engine.taints(&node.name).to_vec())),
+        _ => None,
+    }
 }

@@ -7,14 +7,52 @@
 //! deletion it sent. The lock adopts what the Lease says when it takes it, and a term begins its count
 //! from there: a failover or a restart never frees a slot the window still holds.
 //!
-//! Without a Lease (a lone `run` that cannot write one) there is no ledger, and the count lives and
-//! dies with the process.
+//! It carries too the countdowns a taint change left running where the node's taints no longer give
+//! them (a shorter taint removed mid-countdown, a `timeAdded` edited): a replay of the cluster cannot
+//! see them, so a `run` started afresh takes them from the Lease while the node's taints are as they
+//! were written ([`Countdown`]).
+//!
+//! Without a Lease (a lone `run` that cannot write one) the ledger lives and dies with the process.
 
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use crate::engine::model::{NodeName, PodKey, Taint};
+use crate::engine::queue::Work;
 use crate::engine::time::Timestamp;
+
+/// A countdown a taint change left running where the node's taints no longer give it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Countdown {
+    /// The pod.
+    pub pod: PodKey,
+    /// Its node.
+    pub node: NodeName,
+    /// The node's NoExecute taints as they were then ([`taints_print`]): the countdown holds only
+    /// while they are the same.
+    pub taints: u64,
+    /// The countdown, as the engine runs it.
+    pub work: Work,
+}
+
+/// A print of a node's NoExecute taints (key, value, `timeAdded`; FNV-1a, order kept): equal
+/// prints, the same taints.
+#[must_use]
+pub fn taints_print(taints: &[Taint]) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64;
+    let mut eat = |bytes: &[u8]| {
+        for byte in bytes.iter().chain([&0xff]) {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for taint in taints.iter().filter(|taint| taint.is_no_execute()) {
+        eat(taint.key.as_bytes());
+        eat(taint.value.as_bytes());
+        eat(&taint.time_added.map_or(i128::MIN, Timestamp::as_nanos).to_le_bytes());
+    }
+    hash
+}
 
 /// The deletions counted, shared by the loop (which counts), the lock (which writes them) and the
 /// deletions waiting for the write.
@@ -35,6 +73,8 @@ pub struct Counted {
     pub generation: u64,
     /// When each deletion still in a window was started, oldest first.
     pub started: Vec<Timestamp>,
+    /// The countdowns a replay would not find.
+    pub countdowns: Vec<Countdown>,
 }
 
 /// A deletion counted in generation `generation`: it may be sent once that generation is written.
@@ -73,15 +113,31 @@ impl Ledger {
         Recorded { ledger: self.clone(), generation }
     }
 
-    /// The Lease taken says `started`: the count is what it says, already written.
-    pub fn adopt(&self, started: Vec<Timestamp>) {
+    /// The Lease taken says `started` and `countdowns`: they are what it says, already written.
+    pub fn adopt(&self, started: Vec<Timestamp>, countdowns: Vec<Countdown>) {
         let mut generation = 0;
         self.0.counted.send_modify(|counted| {
             counted.generation += 1;
             counted.started = started;
+            counted.countdowns = countdowns;
             generation = counted.generation;
         });
         self.written(generation);
+    }
+
+    /// The countdowns a replay would not find, now.
+    #[must_use]
+    pub fn countdowns(&self) -> Vec<Countdown> {
+        self.0.counted.borrow().countdowns.clone()
+    }
+
+    /// The loop's countdowns a replay would not find changed: written with the next write (nothing
+    /// waits for it).
+    pub fn keep_countdowns(&self, countdowns: Vec<Countdown>) {
+        self.0.counted.send_modify(|counted| {
+            counted.generation += 1;
+            counted.countdowns = countdowns;
+        });
     }
 
     /// What the lock writes next.
@@ -124,7 +180,7 @@ mod tests {
         let first = ledger.count([at(1)]);
         assert!(first.written().now_or_never().is_none());
         let second = ledger.count([at(1), at(2)]);
-        let Counted { generation, started } = ledger.to_write();
+        let Counted { generation, started, .. } = ledger.to_write();
         assert_eq!(started, vec![at(1), at(2)]);
         ledger.written(generation - 1);
         assert!(first.written().now_or_never().is_some());
@@ -137,7 +193,7 @@ mod tests {
     fn an_adopted_count_is_written_already_and_replaces_the_old_one() {
         let ledger = Ledger::default();
         let waiting = ledger.count([at(5)]);
-        ledger.adopt(vec![at(3), at(4)]);
+        ledger.adopt(vec![at(3), at(4)], Vec::new());
         assert_eq!(ledger.started(), vec![at(3), at(4)]);
         assert!(waiting.written().now_or_never().is_some());
         // An older write confirmed late does not move the mark back.

@@ -553,6 +553,49 @@ async fn a_blocked_pod_that_is_no_longer_due_is_given_up_and_says_so() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_run_started_afresh_continues_a_countdown_a_removed_taint_left_from_the_lease() {
+    // e3 tolerates a 20 s and b 120 s, both added at 0; a goes at 3: the countdown of 20 s runs on.
+    // The run stops at 8; another starts at 9 from the lists (b alone) and the ledger the Lease
+    // carried: e3 deleted at 20, not at 120 as the replay alone says.
+    let ledger = crate::runtime::ledger::Ledger::default();
+    let e3 = || pod("e3", "n1", &[("a", Some(20)), ("b", Some(120))], -60);
+    let leadership = || Leadership::always().with_ledger(ledger.clone());
+    let h = start_with(vec![node("n1", &[("a", 0), ("b", 0)])], vec![e3()], RunOptions::default(), 8, leadership());
+    node_at(&h, 3, NodeChange::Applied(node("n1", &[("b", 0)])));
+    let (_, deletions, _) = h.finish().await;
+    assert!(deletions.is_empty());
+    let kept = ledger.countdowns();
+    assert_eq!(kept.iter().map(|c| (c.pod.name(), c.work.fire)).collect::<Vec<_>>(), [("e3", t(20))]);
+
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let clock = Clock::starting_at(t(9));
+    let evictor = Recorder::default();
+    *evictor.clock.lock().unwrap() = Some(clock.clone());
+    let (node_tx, node_rx) = mpsc::channel(64);
+    let (pod_tx, pod_rx) = mpsc::channel(64);
+    let (report_tx, _reports) = mpsc::unbounded_channel();
+    node_tx.try_send(NodeChange::Listed(vec![node("n1", &[("b", 0)])])).unwrap();
+    pod_tx.try_send(PodChange::Listed(vec![e3()])).unwrap();
+    let sources = Sources {
+        nodes: node_rx,
+        pods: pod_rx,
+        devices: None,
+        replicas: None,
+        controller_acquired: None,
+        leadership: leadership(),
+    };
+    let stop = tokio::time::sleep(Duration::from_secs(30));
+    run(RunOptions::default(), sources, evictor.clone(), clock, report_tx, stop).await;
+    assert_eq!(*evictor.deletions.lock().unwrap(), [deleted("e3", 20)]);
+
+    // Had b been rewritten meanwhile (another timeAdded), the countdown would not hold: the replay's.
+    ledger.adopt(Vec::new(), kept);
+    let h = start_with(vec![node("n1", &[("b", 1)])], vec![e3()], RunOptions::default(), 30, leadership());
+    let (_, deletions, _) = h.finish().await;
+    assert!(deletions.is_empty(), "{deletions:?}");
+}
+
+#[tokio::test(start_paused = true)]
 async fn under_a_cap_a_refused_eviction_frees_its_slot_and_a_second_taint_moves_no_deletion() {
     // At most 2 deletions per 120 s; x1's budget refuses it once. x1 and x2 take the slots, x3 is
     // capped; x1's refusal frees its slot, which x3 takes at once; x1's retry (at 5) finds none
@@ -1090,7 +1133,7 @@ async fn a_term_counts_the_deletions_its_lease_carries_and_sends_one_only_once_i
     // The Lease says a deletion started 30 s before T0; at most 1 per 60 s. p1 waits for the slot
     // that deletion holds (T0 + 30), and is sent only once the count holding it is written (T0 + 40).
     let ledger = crate::runtime::ledger::Ledger::default();
-    ledger.adopt(vec![t(-30)]);
+    ledger.adopt(vec![t(-30)], Vec::new());
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![pod("p1", "n1", &[], -60)];
     let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..RunOptions::default() };

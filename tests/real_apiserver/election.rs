@@ -160,3 +160,54 @@ fn real_apiserver_a_deletion_cap_holds_across_a_failover_and_a_restart() {
     assert_eq!(deletions(&lines, "p2"), 0, "{lines:#?}");
     plane.get(&["pod", "-n", "default", "p2"]);
 }
+
+#[test]
+fn real_apiserver_a_restarted_run_keeps_a_countdown_a_removed_taint_shortened() {
+    // e3 tolerates lab-a 20 s and lab-b 120 s; both go on n1 at once, lab-a comes off 3 s later: the
+    // countdown of 20 s runs on. The run is killed; another starts. Before, it began from a replay of
+    // what it listed (lab-b alone): e3 deleted 120 s after the taints, 100 s late. The Lease carried
+    // the countdown.
+    let plane = control_plane!("restart-countdown");
+    let tolerating = |key: &str, seconds: i64| serde_json::json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": seconds});
+    let e3 = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "e3", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "app"}],
+                 "tolerations": [tolerating("lab-a", 20), tolerating("lab-b", 120)]}});
+    plane.create(&[node("n1", &[], &[]), e3]);
+    let args = ["-o", "json", "--leader-elect-namespace=default", "--leader-elect-lease-duration=3s"];
+    let times = ["--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms"];
+    let launch = || Running::launch_with(plane.kubeconfig(), &[&args[..], &times].concat());
+    let mut one = launch();
+    one.expect("the first run's initial sync", |l| l["type"] == "synced");
+
+    let taint = |key: &str| serde_json::json!({"key": key, "value": "x", "effect": "NoExecute"});
+    let both = serde_json::json!({"spec": {"taints": [taint("lab-a"), taint("lab-b")]}}).to_string();
+    plane.kubectl_ok(&["patch", "node", "n1", "--type=merge", "-p", &both], None);
+    let scheduled = one.expect("e3 scheduled", |l| l["type"] == "scheduled" && l["pod"]["name"] == "e3");
+    let due = crate::util::instant(scheduled["evictAt"].as_str().expect("evictAt"));
+    let only_b = serde_json::json!({"spec": {"taints": [taint("lab-b")]}}).to_string();
+    plane.kubectl_ok(&["patch", "node", "n1", "--type=merge", "-p", &only_b], None);
+    // The countdown is on the Lease within a renewal.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let lease = plane.get(&["lease", "-n", "default", "kubectl-taint-evict"]);
+        if lease["metadata"]["annotations"]["kubectl-taint-evict/countdowns"].as_str().is_some_and(|c| c.contains("e3"))
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the countdown never reached the Lease: {lease}");
+    }
+    one.child.kill().expect("kill the run");
+    one.child.wait().expect("reaped");
+
+    let mut two = launch();
+    let gone = two.expect("e3 deleted by the restarted run", deleted_e3);
+    let at = crate::util::instant(gone["time"].as_str().expect("time"));
+    eprintln!("deleted {:+.3} s from the first run's deadline", (at - due) as f64 / 1e9);
+    assert!(at >= due && at - due < 4_000_000_000, "deleted at {at}, the first run's countdown ended {due}: {gone}");
+    let (_, code, _) = two.interrupt_and_read();
+    assert_eq!(code, 0);
+}
+
+fn deleted_e3(line: &serde_json::Value) -> bool {
+    deleted(line, "e3")
+}
