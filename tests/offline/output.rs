@@ -272,7 +272,7 @@ fn incident_timeline() {
     let result = plan_at("80", &["--timeline"]);
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(longest(&result.stdout) <= 80, "{}", result.stdout);
-    assert!(result.stdout.contains("Biggest cliff: 5 pods at 10:02:10"), "{}", result.stdout);
+    assert!(result.stdout.contains("Biggest cliff: 4 pods at 10:02:10"), "{}", result.stdout);
     insta::assert_snapshot!(result.stdout);
 }
 
@@ -285,9 +285,9 @@ fn timeline_in_json_is_the_chart_as_data() {
     assert_eq!((timeline["step"].as_str(), timeline["stepSeconds"].as_i64()), (Some("5m"), Some(300)));
     assert_eq!((timeline["dueNow"].as_u64(), timeline["never"].as_u64()), (Some(3), Some(5)));
     let buckets = timeline["buckets"].as_array().expect("buckets");
-    assert_eq!(buckets[0], serde_json::json!({"from": NOW, "to": "2026-11-22T10:05:00Z", "pods": 6}));
-    assert_eq!(buckets.iter().filter_map(|b| b["pods"].as_u64()).sum::<u64>(), 8);
-    assert_eq!(timeline["biggestCliff"], serde_json::json!({"at": "2026-11-22T10:02:10Z", "pods": 5}));
+    assert_eq!(buckets[0], serde_json::json!({"from": NOW, "to": "2026-11-22T10:05:00Z", "pods": 5}));
+    assert_eq!(buckets.iter().filter_map(|b| b["pods"].as_u64()).sum::<u64>(), 7);
+    assert_eq!(timeline["biggestCliff"], serde_json::json!({"at": "2026-11-22T10:02:10Z", "pods": 4}));
     // Without --timeline the document is the one it always was (see the incident_json snapshot).
     let without = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
     let mut doc = doc;
@@ -612,4 +612,19 @@ fn terminating_pods_are_not_counted_due_now_in_the_first_line() {
         result.stdout.lines().next(),
         Some("1 of 2 nodes tainted; 3 pods: 2 terminating, 1 due now, 0 within 5m, 0 later, 0 never")
     );
+}
+
+#[test]
+fn the_timeline_counts_terminating_pods_apart_not_due_now() {
+    // Fixed: the chart said "2 due now" where the first line said "2 terminating, 1 due now".
+    let result = run(&["plan", "-f", "-", "--now", NOW, "n1", "n2", "--timeline"], Some(TERMINATING_DUMP));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let lines: Vec<&str> = result.stdout.lines().collect();
+    assert_eq!(lines[0], "Deletions per 1s from 10:00:00: 2 terminating, 1 due now, 0 ahead, 0 never", "{lines:#?}");
+    assert!(lines[1].starts_with("due now  1  █"), "{lines:#?}");
+    let json = run(&["plan", "-f", "-", "--now", NOW, "n1", "n2", "--timeline", "-o", "json"], Some(TERMINATING_DUMP));
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let timeline = &doc["timeline"];
+    assert_eq!((timeline["terminating"].as_u64(), timeline["dueNow"].as_u64()), (Some(2), Some(1)), "{timeline:#}");
 }
