@@ -43,7 +43,7 @@ pub struct Timeline {
     /// Pods being deleted already, whatever their deadline: counted apart, in no interval (the
     /// first line and the node lines count them apart too).
     pub terminating: usize,
-    /// Pods whose deadline is `now` or has passed.
+    /// The other pods whose deadline is `now` or has passed.
     pub due_now: usize,
     /// The intervals after `now`, up to the last deadline (or [`MAX_BUCKETS`] of them).
     pub buckets: Vec<Bucket>,
