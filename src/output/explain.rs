@@ -420,7 +420,13 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
         (Some(at), _) => format!(" {} ({})", rfc3339(at), countdown(Some(at), e.now)),
         (None, _) => String::new(),
     };
-    writeln!(out, "Verdict: {}{deadline}", verdict_name(plan.verdict))?;
+    if plan.terminating() {
+        // Being deleted already, whatever the controller decides of it (docs/output.md, "Verdicts").
+        writeln!(out, "Verdict: terminating: its deletion was issued already")?;
+        writeln!(out, "Controller's decision: {}{deadline}", verdict_name(plan.verdict))?;
+    } else {
+        writeln!(out, "Verdict: {}{deadline}", verdict_name(plan.verdict))?;
+    }
     if let (Some(since), Some(basis)) = (plan.since, plan.basis) {
         writeln!(out, "Clock started: {} ({})", rfc3339(since), basis_name(basis))?;
     }
@@ -431,8 +437,6 @@ fn render_lines(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
         for line in super::table::stuck_lines(e.node.as_str(), &[(plan.key(), since)]) {
             writeln!(out, "{}", super::human::printable(&line))?;
         }
-    } else if plan.terminating() {
-        writeln!(out, "Note: the pod is already terminating (its deletion was issued).")?;
     }
     if let Some(before) = &e.before_taint
         && (before.node.forecast.taint.is_some() || before.node.forecast.held.is_some())
@@ -548,6 +552,8 @@ struct ExplanationDoc<'a> {
     name: String,
     uid: String,
     node: String,
+    /// The pod has `metadata.deletionTimestamp`: its deletion was issued already.
+    terminating: bool,
     verdict: &'static str,
     evict_at: Option<String>,
     since: Option<String>,
@@ -696,6 +702,7 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
         name: plan.key().name().to_owned(),
         uid: plan.uid().to_string(),
         node: e.node.to_string(),
+        terminating: plan.terminating(),
         verdict: verdict_name(plan.verdict),
         evict_at: plan.evict_at.map(rfc3339),
         since: plan.since.map(rfc3339),

@@ -206,6 +206,7 @@ pub struct TimelineDoc {
     step: String,
     step_seconds: i64,
     from: String,
+    terminating: usize,
     due_now: usize,
     buckets: Vec<BucketDoc>,
     later: usize,
@@ -233,6 +234,7 @@ impl From<&Timeline> for TimelineDoc {
             step: timeline.step(),
             step_seconds: timeline.step_seconds,
             from: rfc3339(timeline.from),
+            terminating: timeline.terminating,
             due_now: timeline.due_now,
             buckets: timeline
                 .buckets

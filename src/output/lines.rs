@@ -78,7 +78,7 @@ pub enum RunLine<'a> {
         dry_run: bool,
     },
     /// The initial lists are in.
-    Synced { nodes: usize, pods: usize, scheduled: usize, due: usize, restarted_countdowns: bool },
+    Synced { nodes: usize, pods: usize, scheduled: usize, terminating: usize, due: usize, restarted_countdowns: bool },
     /// A deletion timer was armed.
     Scheduled(PodDeadline<'a>),
     /// A pending deletion was cancelled.
@@ -169,8 +169,8 @@ impl<'a> RunLine<'a> {
                 mode: if *evict { "evict" } else { "delete" },
                 dry_run: *dry_run,
             },
-            &RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => {
-                Self::Synced { nodes, pods, scheduled, due, restarted_countdowns }
+            &RunEvent::Synced { nodes, pods, scheduled, terminating, due, restarted_countdowns } => {
+                Self::Synced { nodes, pods, scheduled, terminating, due, restarted_countdowns }
             }
             RunEvent::Scheduled { pod, work } => Self::Scheduled(PodDeadline::new(pod, work)),
             RunEvent::Cancelled { pod, work } => Self::Cancelled(PodDeadline::new(pod, work)),

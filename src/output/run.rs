@@ -98,13 +98,18 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 },
             )
         }
-        RunEvent::Synced { nodes, pods, scheduled, due, restarted_countdowns } => {
+        RunEvent::Synced { nodes, pods, scheduled, terminating, due, restarted_countdowns } => {
             let how =
                 if *restarted_countdowns { "countdowns restarted now" } else { "countdowns continued from the replay" };
+            // Pods being deleted already first, as on `plan`'s first line: they are not due.
+            let terminating = match terminating {
+                0 => String::new(),
+                n => format!("{n} terminating, "),
+            };
             (
                 "synced".into(),
                 format!(
-                    "{}, {}; {} due now, {scheduled} scheduled ({how})",
+                    "{}, {}; {terminating}{} due now, {scheduled} scheduled ({how})",
                     plural(*nodes, "node", "nodes"),
                     plural(*pods, "pod", "pods"),
                     plural(*due, "deletion", "deletions")
@@ -505,7 +510,8 @@ mod tests {
     }
 
     fn synced() -> Report {
-        let event = RunEvent::Synced { nodes: 1, pods: 1, scheduled: 0, due: 0, restarted_countdowns: false };
+        let event =
+            RunEvent::Synced { nodes: 1, pods: 1, scheduled: 0, terminating: 0, due: 0, restarted_countdowns: false };
         Report { at: Timestamp::from_unix_seconds(0), event }
     }
 
@@ -855,7 +861,17 @@ mod tests {
                     evict: true,
                 },
             ),
-            ("synced", RunEvent::Synced { nodes: 42, pods: 1310, scheduled: 3, due: 1, restarted_countdowns: true }),
+            (
+                "synced",
+                RunEvent::Synced {
+                    nodes: 42,
+                    pods: 1310,
+                    scheduled: 3,
+                    terminating: 0,
+                    due: 1,
+                    restarted_countdowns: true,
+                },
+            ),
             ("scheduled", RunEvent::Scheduled { pod: pod.clone(), work: expired }),
             ("cancelled", RunEvent::Cancelled { pod: pod.clone(), work: untolerated }),
             ("evicting", RunEvent::Evicting { pod: pod.clone(), work: expired, dry_run: false }),
@@ -1006,7 +1022,7 @@ mod tests {
             json!({"type": "started", "dryRun": true, "mode": "evict", "namespace": "web",
                 "server": "https://10.96.0.1", "watching": "nodes worker-1, worker-2", "time": time}),
             json!({"type": "synced", "due": 1, "nodes": 42, "pods": 1310, "restartedCountdowns": true,
-                "scheduled": 3, "time": time}),
+                "scheduled": 3, "terminating": 0, "time": time}),
             json!({"type": "scheduled", "evictAt": "2026-11-23T00:01:30Z", "pod": pod,
                 "reason": "tolerationSeconds", "since": "2026-11-23T00:00:00Z", "tolerationSeconds": 90,
                 "time": time}),

@@ -18,7 +18,7 @@ pub const SOON_NANOS: i128 = 5 * 60 * NANOS_PER_SECOND as i128;
 pub struct NodeCounts {
     /// Pods shown.
     pub pods: usize,
-    /// Pods by verdict.
+    /// Pods by verdict, those being deleted already apart (`terminating`).
     pub evict_now: usize,
     pub evict_at: usize,
     pub never: usize,
@@ -27,7 +27,7 @@ pub struct NodeCounts {
     pub overdue: usize,
     /// Pods whose deletion was already issued.
     pub terminating: usize,
-    /// The earliest deadline at or after `now`.
+    /// The earliest deadline at or after `now` of a pod not terminating.
     pub next: Option<Timestamp>,
     /// The earliest deadline of all.
     pub first: Option<Timestamp>,
@@ -40,6 +40,8 @@ impl NodeCounts {
         let mut counts = Self { pods: node.pods.len(), ..Self::default() };
         for pod in &node.pods {
             match pod.verdict {
+                // The table's verdict of a pod being deleted already, whatever the controller decides.
+                _ if pod.terminating() => counts.terminating += 1,
                 Verdict::EvictNow => counts.evict_now += 1,
                 Verdict::EvictAt => counts.evict_at += 1,
                 Verdict::Never => counts.never += 1,
@@ -47,10 +49,10 @@ impl NodeCounts {
             }
             // A pod whose deletion is issued is counted as terminating, not as overdue.
             counts.overdue += usize::from(pod.overdue && !pod.terminating());
-            counts.terminating += usize::from(pod.terminating());
             if let Some(at) = pod.evict_at {
                 counts.first = Some(counts.first.map_or(at, |first| first.min(at)));
-                if at >= now {
+                // A pod being deleted already has no deletion ahead.
+                if at >= now && !pod.terminating() {
                     counts.next = Some(counts.next.map_or(at, |next| next.min(at)));
                 }
             }
@@ -58,8 +60,8 @@ impl NodeCounts {
         counts
     }
 
-    /// `13 pods: 1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating`.
-    /// The pod total and the terminating count are left out when the line would not fit `room`.
+    /// `13 pods: 1 evict-now, 7 evict-at, 4 never, 1 terminating; next 10:00:30 (in 30s); 2 overdue`.
+    /// The pod total, then the terminating count, are left out when the line would not fit `room`.
     #[must_use]
     pub fn line(&self, now: Timestamp, room: Option<usize>) -> String {
         if self.pods == 0 {
@@ -73,7 +75,7 @@ impl NodeCounts {
         ];
         let shown: Vec<String> =
             verdicts.iter().filter(|(n, _)| *n > 0).map(|(n, name)| format!("{} {name}", count(*n))).collect();
-        let mut line = shown.join(", ");
+        let mut line = String::new();
         match self.next {
             Some(next) => {
                 // To the second: a summary has no use for the fraction.
@@ -91,14 +93,18 @@ impl NodeCounts {
         }
         let plural = if self.pods == 1 { "pod" } else { "pods" };
         let total = format!("{} {plural}: ", count(self.pods));
-        let terminating = match self.terminating {
-            0 => String::new(),
-            n => format!("; {} terminating", count(n)),
+        let counts = shown.join(", ");
+        let all = match self.terminating {
+            0 => counts.clone(),
+            n if counts.is_empty() => format!("{} terminating", count(n)),
+            n => format!("{counts}, {} terminating", count(n)),
         };
-        // The terminating pods say more than the total (the sum of the counts): it goes first.
-        let forms = [format!("{total}{line}{terminating}"), format!("{line}{terminating}"), format!("{total}{line}")];
+        // The total (the sum of the counts) goes first, then the terminating pods (their rows say
+        // it), before the deadlines are cut.
+        let forms = [format!("{total}{all}{line}"), format!("{all}{line}"), format!("{total}{counts}{line}")];
         let fits = |text: &&String| room.is_none_or(|room| text.chars().count() <= room);
-        forms.iter().find(fits).cloned().unwrap_or(line)
+        let least = if counts.is_empty() { all } else { counts };
+        forms.iter().find(fits).cloned().unwrap_or_else(|| format!("{least}{line}"))
     }
 }
 
@@ -278,20 +284,26 @@ mod tests {
         let counts = NodeCounts {
             pods: 13,
             evict_now: 1,
-            evict_at: 8,
+            evict_at: 7,
             never: 4,
             overdue: 2,
             terminating: 1,
             next: Some(Timestamp::from_unix_seconds(1_795_341_630)),
             ..NodeCounts::default()
         };
-        let full = "13 pods: 1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating";
+        let full = "13 pods: 1 evict-now, 7 evict-at, 4 never, 1 terminating; next 10:00:30 (in 30s); 2 overdue";
         assert_eq!(counts.line(NOW, None), full);
         assert_eq!(
             counts.line(NOW, Some(85)),
-            "1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue; 1 terminating"
+            "1 evict-now, 7 evict-at, 4 never, 1 terminating; next 10:00:30 (in 30s); 2 overdue"
         );
-        assert_eq!(counts.line(NOW, Some(70)), "1 evict-now, 8 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue");
+        assert_eq!(
+            counts.line(NOW, Some(80)),
+            "13 pods: 1 evict-now, 7 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue"
+        );
+        assert_eq!(counts.line(NOW, Some(70)), "1 evict-now, 7 evict-at, 4 never; next 10:00:30 (in 30s); 2 overdue");
+        let gone = NodeCounts { pods: 1, terminating: 1, overdue: 0, ..NodeCounts::default() };
+        assert_eq!(gone.line(NOW, None), "1 pod: 1 terminating", "a pod being deleted is neither due nor unaffected");
         let calm = NodeCounts { pods: 1, never: 1, ..NodeCounts::default() };
         assert_eq!(calm.line(NOW, None), "1 pod: 1 never");
         let late = NodeCounts { pods: 1, evict_at: 1, overdue: 1, ..NodeCounts::default() };

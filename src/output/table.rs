@@ -323,8 +323,9 @@ fn node_heading(node: &NodePlan, now: Option<Timestamp>) -> String {
     format!("Node {}: {}", node.name, taints.join(", "))
 }
 
-/// The narrowest a name column (namespace, pod) gets when the table is too wide without the reason.
-const MIN_NAME: usize = 6;
+/// The narrowest a name column (namespace, pod) gets when the table is too wide without the reason:
+/// at 50 columns the longest verdict (`terminating`), a deadline and a time left stay whole.
+const MIN_NAME: usize = 5;
 
 /// The narrowest a cut `REASON` column gets before it is left out.
 const MIN_REASON: usize = 12;
@@ -416,8 +417,15 @@ impl PodRow {
         }
     }
 
+    /// The verdict column: `terminating` for a pod being deleted already, whatever the controller
+    /// decides of it (its decision is the reason's, and the JSON document's `verdict`).
+    fn verdict_text(&self) -> &'static str {
+        if self.terminating { "terminating" } else { verdict_name(self.verdict) }
+    }
+
     fn verdict_cell(&self) -> Cell {
-        Cell { text: verdict_name(self.verdict).to_owned(), tone: verdict_tone(self.verdict) }
+        let tone = if self.terminating { Tone::Dim } else { verdict_tone(self.verdict) };
+        Cell { text: self.verdict_text().to_owned(), tone }
     }
 
     fn countdown_cell(&self, compact: bool) -> Cell {
@@ -425,10 +433,10 @@ impl PodRow {
         Cell { text: text.clone(), tone: if self.overdue { Tone::Bad } else { Tone::Plain } }
     }
 
-    /// The reason of the default table, which says `terminating` (the wide table says it after the name).
+    /// The reason of the default table (the verdict says `terminating`, and the wide table after
+    /// the name too).
     fn reason(&self, short: bool) -> String {
-        let reason = if short { &self.short_reason } else { &self.reason };
-        if self.terminating { format!("terminating; {reason}") } else { reason.clone() }
+        if short { self.short_reason.clone() } else { self.reason.clone() }
     }
 
     /// The name in the `-o wide` row, which says `terminating` after it.
@@ -503,7 +511,7 @@ impl Widths {
             namespace: w.namespace.max(count(&row.namespace)),
             name: w.name.max(count(&row.name)),
             wide_name: w.wide_name.max(count(&row.wide_name())),
-            verdict: w.verdict.max(count(verdict_name(row.verdict))),
+            verdict: w.verdict.max(count(row.verdict_text())),
             deadline: w.deadline.max(count(&row.deadline)),
             deadline_full: w.deadline_full.max(count(&row.deadline_full)),
             countdown: w.countdown.max(count(&row.countdown)),

@@ -40,7 +40,10 @@ pub struct Timeline {
     pub from: Timestamp,
     /// The length of each interval, in seconds.
     pub step_seconds: i64,
-    /// Pods whose deadline is `now` or has passed.
+    /// Pods being deleted already, whatever their deadline: counted apart, in no interval (the
+    /// first line and the node lines count them apart too).
+    pub terminating: usize,
+    /// The other pods whose deadline is `now` or has passed.
     pub due_now: usize,
     /// The intervals after `now`, up to the last deadline (or [`MAX_BUCKETS`] of them).
     pub buckets: Vec<Bucket>,
@@ -58,9 +61,10 @@ impl Timeline {
     pub fn of(plan: &Plan) -> Self {
         let now = plan.now;
         let mut ahead: Vec<Timestamp> = Vec::new();
-        let (mut due_now, mut never) = (0, 0);
+        let (mut terminating, mut due_now, mut never) = (0, 0, 0);
         for pod in plan.nodes.iter().flat_map(|node| &node.pods) {
             match (pod.verdict, pod.evict_at) {
+                _ if pod.terminating() => terminating += 1,
                 (Verdict::Never, _) => never += 1,
                 (_, Some(at)) if at > now => ahead.push(at),
                 (_, Some(at)) => {
@@ -99,7 +103,7 @@ impl Timeline {
                 None => later += 1,
             }
         }
-        Self { from: now, step_seconds, due_now, buckets, later, never, cliff }
+        Self { from: now, step_seconds, terminating, due_now, buckets, later, never, cliff }
     }
 
     /// The step as the tables write durations: `1m`, `5m`, `1h`.
@@ -141,8 +145,13 @@ pub fn render(plan: &Plan, timeline: &Timeline, view: &View, out: &mut impl Writ
     let now = plan.now;
     let ahead: usize = timeline.buckets.iter().map(|b| b.pods).sum::<usize>() + timeline.later;
     let width = view.width.unwrap_or(80);
+    // Pods being deleted already go first, as on the plan's first line.
+    let terminating = match timeline.terminating {
+        0 => String::new(),
+        n => format!("{} terminating, ", count(n)),
+    };
     let heading = format!(
-        "Deletions per {} from {}: {} due now, {} ahead, {} never",
+        "Deletions per {} from {}: {terminating}{} due now, {} ahead, {} never",
         timeline.step(),
         short_time(timeline.from, now),
         count(timeline.due_now),
@@ -246,6 +255,26 @@ mod tests {
         (expected[0], expected[2], expected[19]) = (1, 2, 1);
         assert_eq!(pods, expected, "60s is the first interval's end, 1200s the last's");
         assert_eq!(timeline.cliff, Some(Cliff { at: Timestamp::from_unix_seconds(NOW + 130), pods: 2 }));
+    }
+
+    #[test]
+    fn timeline_counts_terminating_pods_apart_whatever_their_deadline() {
+        // Their deletion is issued already: not due now, not a deletion ahead, not the cliff.
+        let terminating = |name: &str, verdict: Verdict, at: Option<i64>| {
+            let mut pod = pod(name, verdict, at);
+            pod.pod = Box::leak(Box::new(SnapshotPod { terminating: true, ..pod.pod.clone() }));
+            pod
+        };
+        let timeline = Timeline::of(&plan(vec![
+            terminating("gone", Verdict::EvictNow, Some(-30)),
+            terminating("going", Verdict::EvictAt, Some(60)),
+            terminating("held", Verdict::Never, None),
+            pod("due", Verdict::EvictNow, Some(-30)),
+            pod("a", Verdict::EvictAt, Some(120)),
+        ]));
+        assert_eq!((timeline.terminating, timeline.due_now, timeline.never, timeline.later), (3, 1, 0, 0));
+        assert_eq!(timeline.buckets.iter().map(|b| b.pods).sum::<usize>(), 1, "{timeline:?}");
+        assert_eq!(timeline.cliff, Some(Cliff { at: Timestamp::from_unix_seconds(NOW + 120), pods: 1 }));
     }
 
     #[test]

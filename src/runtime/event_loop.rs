@@ -463,11 +463,17 @@ impl<E: Evictor> Loop<E> {
             .map(|(pod, entry)| Action::Evict { pod, work: entry.work, ticket: entry.ticket })
             .collect();
         let nodes: Vec<&NodeName> = nodes.into_iter().collect();
+        let terminating = earlier
+            .iter()
+            .chain(&queued)
+            .filter(|action| matches!(action, Action::Evict { pod, .. } if self.terminating.contains(pod)))
+            .count();
         self.send(RunEvent::Synced {
             nodes: nodes.len(),
             pods,
             scheduled: term.engine.armed(),
-            due: earlier.len() + fresh.len(),
+            terminating,
+            due: earlier.len() + fresh.len() - terminating,
             restarted_countdowns: self.options.restart_countdowns,
         });
         self.check_absent(nodes);

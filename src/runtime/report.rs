@@ -40,7 +40,10 @@ pub enum RunEvent {
         pods: usize,
         /// Deletions scheduled after seeding.
         scheduled: usize,
-        /// Deletions due at once (overdue by the replay).
+        /// Pods already being deleted whose deletion is due at once: done without another DELETE,
+        /// counted apart from `due` (as `plan`'s first line counts them).
+        terminating: usize,
+        /// Deletions due at once (overdue by the replay), of pods not terminating.
         due: usize,
         /// Whether countdowns were restarted (upstream's behaviour) instead of continued.
         restarted_countdowns: bool,

@@ -760,6 +760,22 @@ async fn failing_deletion_stops_retrying_once_the_pod_is_no_longer_due() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn synced_counts_the_pods_already_terminating_apart_not_as_deletions_due_now() {
+    // Fixed: after an outage the line said 2 deletions due now where one pod was terminating.
+    let nodes = vec![node("n1", &[("a", -100)])];
+    let mut terminating = pod("terminating", "n1", &[], -3600);
+    terminating.terminating = true;
+    let pods = vec![terminating, pod("overdue", "n1", &[], -3600), pod("later", "n1", &[("a", Some(300))], -3600)];
+    let (_, deletions, reports) = start(nodes, pods, RunOptions::default(), 1000).finish().await;
+    assert_eq!(deletions, [deleted("overdue", 0), deleted("later", 200)]);
+    let synced = reports.iter().find_map(|r| match &r.event {
+        RunEvent::Synced { scheduled, terminating, due, .. } => Some((*scheduled, *terminating, *due)),
+        _ => None,
+    });
+    assert_eq!(synced, Some((1, 1, 1)), "later armed; terminating apart; overdue due at once");
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_pod_already_terminating_is_reported_gone_without_another_delete() {
     let nodes = vec![node("n1", &[("a", -10)])];
     let mut terminating = pod("terminating", "n1", &[], -3600);

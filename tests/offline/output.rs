@@ -153,11 +153,14 @@ fn at_50_columns_the_names_give_way_and_verdict_deadline_and_time_left_stay_whol
     let json = run(&["plan", "worker-3", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
     let pods = doc["nodes"][0]["pods"].as_array().expect("pods");
-    let rows: Vec<&str> = table.lines().skip_while(|l| !l.starts_with("NAMES")).skip(1).take(pods.len()).collect();
+    let rows: Vec<&str> = table.lines().skip_while(|l| !l.starts_with("NAME")).skip(1).take(pods.len()).collect();
     assert_eq!(rows.len(), pods.len(), "{table}");
     for (row, pod) in rows.iter().zip(pods) {
         let cells: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(cells[2], pod["verdict"].as_str().expect("verdict"), "{row}");
+        // A pod being deleted already is shown terminating; the document keeps the controller's verdict.
+        let verdict =
+            if pod["terminating"] == true { "terminating" } else { pod["verdict"].as_str().expect("verdict") };
+        assert_eq!(cells[2], verdict, "{row}");
         let deadline = pod["evictAt"].as_str().map_or("-", |at| &at[11..19]);
         assert_eq!(cells[3], deadline, "{row}");
         assert!(!cells.last().expect("a cell").ends_with('…'), "the time left is whole: {row}");
@@ -175,7 +178,7 @@ fn a_pod_whose_deletion_is_issued_counts_as_terminating_not_overdue() {
     assert!(pods.iter().any(|p| p["overdue"] == true && p["terminating"] == true), "{doc:#}");
     let table = run(&later, None).stdout;
     let counts = table.lines().nth(1).expect("the node's counts");
-    assert!(counts.contains(&format!("; {overdue} overdue; 1 terminating")), "{counts}");
+    assert!(counts.contains(", 1 terminating; ") && counts.ends_with(&format!("; {overdue} overdue")), "{counts}");
 }
 
 #[test]
@@ -191,7 +194,10 @@ fn incident_table_at_80_columns() {
         let row = result.stdout.lines().find(|l| l.split_whitespace().nth(1) == Some(name)).expect("a row per pod");
         let cells: Vec<&str> = row.split_whitespace().collect();
         assert_eq!(cells[0], pod["namespace"].as_str().expect("namespace"), "{row}");
-        assert_eq!(cells[2], pod["verdict"].as_str().expect("verdict"), "{row}");
+        // A pod being deleted already is shown terminating; the document keeps the controller's verdict.
+        let verdict =
+            if pod["terminating"] == true { "terminating" } else { pod["verdict"].as_str().expect("verdict") };
+        assert_eq!(cells[2], verdict, "{row}");
         let (deadline, left) = match pod["evictAt"].as_str() {
             Some(at) => (
                 at[11..19].to_owned(),
@@ -272,7 +278,7 @@ fn incident_timeline() {
     let result = plan_at("80", &["--timeline"]);
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert!(longest(&result.stdout) <= 80, "{}", result.stdout);
-    assert!(result.stdout.contains("Biggest cliff: 5 pods at 10:02:10"), "{}", result.stdout);
+    assert!(result.stdout.contains("Biggest cliff: 4 pods at 10:02:10"), "{}", result.stdout);
     insta::assert_snapshot!(result.stdout);
 }
 
@@ -285,9 +291,9 @@ fn timeline_in_json_is_the_chart_as_data() {
     assert_eq!((timeline["step"].as_str(), timeline["stepSeconds"].as_i64()), (Some("5m"), Some(300)));
     assert_eq!((timeline["dueNow"].as_u64(), timeline["never"].as_u64()), (Some(3), Some(5)));
     let buckets = timeline["buckets"].as_array().expect("buckets");
-    assert_eq!(buckets[0], serde_json::json!({"from": NOW, "to": "2026-11-22T10:05:00Z", "pods": 6}));
-    assert_eq!(buckets.iter().filter_map(|b| b["pods"].as_u64()).sum::<u64>(), 8);
-    assert_eq!(timeline["biggestCliff"], serde_json::json!({"at": "2026-11-22T10:02:10Z", "pods": 5}));
+    assert_eq!(buckets[0], serde_json::json!({"from": NOW, "to": "2026-11-22T10:05:00Z", "pods": 5}));
+    assert_eq!(buckets.iter().filter_map(|b| b["pods"].as_u64()).sum::<u64>(), 7);
+    assert_eq!(timeline["biggestCliff"], serde_json::json!({"at": "2026-11-22T10:02:10Z", "pods": 4}));
     // Without --timeline the document is the one it always was (see the incident_json snapshot).
     let without = run(&["plan", "-f", INCIDENT, "--now", NOW, "-o", "json"], None);
     let mut doc = doc;
@@ -612,4 +618,61 @@ fn terminating_pods_are_not_counted_due_now_in_the_first_line() {
         result.stdout.lines().next(),
         Some("1 of 2 nodes tainted; 3 pods: 2 terminating, 1 due now, 0 within 5m, 0 later, 0 never")
     );
+}
+
+#[test]
+fn the_timeline_counts_terminating_pods_apart_not_due_now() {
+    // Fixed: the chart said "2 due now" where the first line said "2 terminating, 1 due now".
+    let result = run(&["plan", "-f", "-", "--now", NOW, "n1", "n2", "--timeline"], Some(TERMINATING_DUMP));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let lines: Vec<&str> = result.stdout.lines().collect();
+    assert_eq!(lines[0], "Deletions per 1s from 10:00:00: 2 terminating, 1 due now, 0 ahead, 0 never", "{lines:#?}");
+    assert!(lines[1].starts_with("due now  1  █"), "{lines:#?}");
+    let json = run(&["plan", "-f", "-", "--now", NOW, "n1", "n2", "--timeline", "-o", "json"], Some(TERMINATING_DUMP));
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let timeline = &doc["timeline"];
+    assert_eq!((timeline["terminating"].as_u64(), timeline["dueNow"].as_u64()), (Some(2), Some(1)), "{timeline:#}");
+}
+
+#[test]
+fn a_terminating_pod_is_shown_terminating_whatever_its_nodes_taints() {
+    // Fixed: `c`, being deleted on an untainted node, was shown `unaffected`, and `a` `evict-now`.
+    let verdicts = |stdout: &str| -> Vec<(String, String)> {
+        let rows = stdout.lines().filter(|l| l.starts_with("web "));
+        rows.map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            let verdict = cells.iter().find(|c| ["terminating", "evict-now", "unaffected"].contains(c));
+            (cells[1].to_owned(), verdict.map_or_else(String::new, |v| (*v).to_owned()))
+        })
+        .collect()
+    };
+    let expected: Vec<(String, String)> =
+        [("a", "terminating"), ("b", "evict-now"), ("c", "terminating")].map(|(p, v)| (p.into(), v.into())).into();
+    for format in [&[][..], &["-o", "wide"][..]] {
+        let result =
+            run(&[&["plan", "-f", "-", "--now", NOW, "n1", "n2"][..], format].concat(), Some(TERMINATING_DUMP));
+        assert_eq!(result.code, 0, "{}", result.stderr);
+        assert_eq!(verdicts(&result.stdout), expected, "{}", result.stdout);
+        assert!(!result.stdout.contains("unaffected"), "{}", result.stdout);
+        let lines: Vec<&str> = result.stdout.lines().collect();
+        assert!(lines.contains(&"2 pods: 1 evict-now, 1 terminating; no deadline ahead; 1 overdue"), "{lines:#?}");
+        assert!(lines.contains(&"1 pod: 1 terminating"), "{lines:#?}");
+    }
+    // The document keeps the controller's decision as `verdict` and says `terminating`.
+    let json = run(&["plan", "-f", "-", "--now", NOW, "n1", "n2", "-o", "json"], Some(TERMINATING_DUMP));
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let pods: Vec<&serde_json::Value> =
+        doc["nodes"].as_array().expect("nodes").iter().flat_map(|n| n["pods"].as_array().expect("pods")).collect();
+    let terminating: Vec<(&str, bool)> =
+        pods.iter().map(|p| (p["name"].as_str().expect("name"), p["terminating"] == true)).collect();
+    assert_eq!(terminating, [("a", true), ("b", false), ("c", true)]);
+    // `explain` says the same of `c`, in text and in JSON.
+    let explain = run(&["explain", "-n", "web", "c", "-f", "-", "--now", NOW], Some(TERMINATING_DUMP));
+    assert_eq!(explain.code, 0, "{}", explain.stderr);
+    assert!(explain.stdout.contains("\nVerdict: terminating: its deletion was issued already\n"), "{}", explain.stdout);
+    assert!(!explain.stdout.contains("Verdict: unaffected"), "{}", explain.stdout);
+    let explain = run(&["explain", "-n", "web", "c", "-f", "-", "--now", NOW, "-o", "json"], Some(TERMINATING_DUMP));
+    let doc: serde_json::Value = serde_json::from_str(&explain.stdout).expect("JSON");
+    assert_eq!((&doc["terminating"], &doc["verdict"]), (&true.into(), &"unaffected".into()), "{doc:#}");
 }

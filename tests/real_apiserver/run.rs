@@ -408,3 +408,24 @@ fn real_apiserver_run_l_cancels_the_deletions_on_a_node_relabelled_out_of_its_se
     assert_eq!(deletions(&lines, "first") + deletions(&lines, "second"), 0, "{summary}");
     assert_eq!(summary["deleted"], 0, "{summary}");
 }
+
+#[test]
+fn real_apiserver_run_counts_a_pod_already_terminating_apart_from_the_deletions_due_at_start() {
+    // n1 tainted an hour ago, with no kubelet: `stuck`, deleted already, stays terminating; `due`
+    // was not deleted. Both are overdue when `run` starts.
+    let plane = control_plane!("run-terminating");
+    let an_hour_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(3600);
+    plane.create(&[
+        node("n1", &[], &[taint(an_hour_ago)]),
+        pod("default", "stuck", "n1", None),
+        pod("default", "due", "n1", None),
+    ]);
+    plane.kubectl_ok(&["delete", "pod", "-n", "default", "stuck", "--wait=false"], None);
+    let stuck = plane.get(&["pod", "-n", "default", "stuck"]);
+    assert!(stuck["metadata"]["deletionTimestamp"].is_string(), "terminating: {stuck}");
+    let mut run = Running::launch_with(plane.kubeconfig(), &["-o", "json", "--dry-run"]);
+    let synced = run.expect("the initial sync", |l| l["type"] == "synced");
+    assert_eq!((synced["terminating"].as_u64(), synced["due"].as_u64()), (Some(1), Some(1)), "{synced}");
+    let (_, code) = run.interrupt();
+    assert_eq!(code, 0);
+}
