@@ -42,6 +42,21 @@ fn requests(plane: &ControlPlane) -> BTreeMap<Shape, u64> {
     counts
 }
 
+/// The LISTs etcd served (`apiserver_storage_list_total`), by resource: those the watch cache did
+/// not.
+fn from_etcd(plane: &ControlPlane) -> BTreeMap<String, u64> {
+    let text = plane.kubectl_ok(&["get", "--raw", "/metrics"], None);
+    let mut counts = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("apiserver_storage_list_total{") else { continue };
+        let Some((labels, value)) = rest.rsplit_once("} ") else { continue };
+        let resource = labels.split(',').find_map(|pair| pair.strip_prefix("resource=\"")).unwrap_or_default();
+        let value: f64 = value.trim().parse().expect("a counter");
+        *counts.entry(resource.trim_end_matches('"').to_owned()).or_insert(0) += value as u64;
+    }
+    counts
+}
+
 /// The counters that grew from `before` to `after`.
 fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
     after
@@ -179,6 +194,7 @@ fn real_apiserver_each_command_costs_a_handful_of_requests_never_one_per_pod() {
     assert!(again.keys().all(|(_, _, _, sub)| sub != "/metrics"), "/metrics counted:\n{}", shown(&again));
     let explained = ("team-a", "p012");
 
+    let etcd_before = from_etcd(&plane);
     // Each command, its requests, and the most it may make.
     let mut costs: Vec<(&str, BTreeMap<Shape, u64>, u64)> = Vec::new();
     let plan_all = counted(&plane, || {
@@ -201,6 +217,14 @@ fn real_apiserver_each_command_costs_a_handful_of_requests_never_one_per_pod() {
         assert!(out.contains("ReplicaSet/web's pod template holds"), "the template read: {out}");
     });
     costs.push(("explain", explain, 10));
+    // plan and explain read pods, their history and their owners' templates from the watch cache:
+    // etcd serves none of those LISTs.
+    let etcd_after = from_etcd(&plane);
+    assert!(etcd_after.contains_key("pods"), "etcd's LISTs counted: {etcd_after:?}");
+    for resource in ["pods", "replicasets.apps"] {
+        let read = etcd_after.get(resource).copied().unwrap_or(0) - etcd_before.get(resource).copied().unwrap_or(0);
+        assert_eq!(read, 0, "LISTs of {resource} etcd served to plan and explain");
+    }
     let serving = watches(&plane);
     let run = counted(&plane, || {
         let run = Running::start_with(plane.kubeconfig(), &["--dry-run"]);
