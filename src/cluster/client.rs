@@ -18,7 +18,7 @@ pub const PAGE_SIZE: u32 = 500;
 pub const CONCURRENCY: usize = 8;
 use super::bound::BoundLayer;
 use super::protobuf::{Answers, ContentType, ProtobufLayer};
-use super::pushback::{Pushback, PushbackLayer};
+use super::pushback::{Pushback, PushbackLayer, ReadRetryAfter};
 use crate::decode::bounded::MaxSize;
 use crate::time::date::DateLayer;
 use crate::time::{Clock, Timekeeper};
@@ -568,7 +568,7 @@ impl Connection {
         verb: &'static str,
         resource: &str,
     ) -> Result<String, ClusterError> {
-        let call = self.client.request_text(request);
+        let call = self.request_text(request);
         let result = match self.request_timeout {
             Some(limit) => tokio::time::timeout(limit, call).await.map_err(|_| ClusterError::Timeout {
                 server: self.server.clone(),
@@ -580,7 +580,33 @@ impl Connection {
         };
         result.map_err(|e| ClusterError::from_kube(e, &self.server, verb, resource))
     }
+
+    /// Sends one request; a read the server pushes back on (429 or 503 with `Retry-After`) is sent
+    /// again once that has passed, at most [`READ_RETRIES`] times, as client-go does for kubectl.
+    async fn request_text(&self, request: http::Request<Vec<u8>>) -> Result<String, kube::Error> {
+        let (parts, body) = request.into_parts();
+        let mut retries = 0;
+        loop {
+            let answered = ReadRetryAfter::default();
+            let mut request = http::Request::new(body.clone());
+            *request.method_mut() = parts.method.clone();
+            *request.uri_mut() = parts.uri.clone();
+            *request.headers_mut() = parts.headers.clone();
+            request.extensions_mut().insert(answered.clone());
+            match self.client.request_text(request).await {
+                Err(kube::Error::Api(status)) if retries < READ_RETRIES && matches!(status.code, 429 | 503) => {
+                    let Some(seconds) = answered.take() else { return Err(kube::Error::Api(status)) };
+                    retries += 1;
+                    tokio::time::sleep(Duration::from_secs(seconds)).await;
+                }
+                answer => return answer,
+            }
+        }
+    }
 }
+
+/// How many times a read pushed back on is sent again (client-go's `maxRetries`).
+const READ_RETRIES: u32 = 10;
 
 #[cfg(test)]
 mod tests {

@@ -116,6 +116,19 @@ pub enum ClusterError {
     /// The pod named for `explain` does not exist.
     #[error("pod \"{0}\" not found")]
     PodNotFound(String),
+    /// 429 in plain text: API Priority and Fairness refused a request (its `Retry-After` honoured
+    /// as often as client-go would), the server shedding load.
+    #[error(
+        "{server} is overloaded: it refused to {verb} {resource} (429 Too Many Requests, API Priority and Fairness)"
+    )]
+    Overloaded {
+        /// The URL.
+        server: String,
+        /// The verb.
+        verb: &'static str,
+        /// The resource.
+        resource: String,
+    },
     /// The server answered, but not as a Kubernetes API server does: an error without a `Status`
     /// (a web server's HTML page), or a body that is not JSON.
     #[error("{server} did not answer like a Kubernetes API server: {verb} {resource} got {what}")]
@@ -252,6 +265,9 @@ impl ClusterError {
                  API server's (https://HOST:6443 and the like), not a web page or a proxy in front of something else"
                     .into()
             }
+            Self::Overloaded { .. } => "the API server sheds load while it is this busy: try again in a while (its \
+                 apiserver_flowcontrol_rejected_requests_total metric says which priority level refuses)"
+                .into(),
             Self::PlainHttp { server } => {
                 format!(
                     "write the URL as {} in the kubeconfig, or point it at the TLS port",
@@ -302,6 +318,12 @@ impl ClusterError {
         match error {
             // kube makes a Status up for an error body that is not one (reason "Failed to parse error
             // data"); any JSON object reads as a Status, but the API server's always says `status`.
+            // API Priority and Fairness answers its 429 in plain text.
+            kube::Error::Api(status)
+                if status.code == 429 && (status.reason == "Failed to parse error data" || status.status.is_none()) =>
+            {
+                Self::Overloaded { server, verb, resource }
+            }
             kube::Error::Api(status) if status.reason == "Failed to parse error data" || status.status.is_none() => {
                 Self::NotAnApiServer {
                     server,

@@ -9,6 +9,9 @@
 //! not hold the writer: the body of a 429 to a POST of `pods/NAME/eviction` is read, and a `Status`
 //! naming a `DisruptionBudget` cause is handed on without holding anything. API Priority and
 //! Fairness writes its 429 as plain text, which names no budget.
+//!
+//! A read pushed back on is sent again once its `Retry-After` has passed, as client-go does
+//! (`Connection::send`): the layer leaves the seconds in the [`ReadRetryAfter`] the request carries.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,17 +37,10 @@ impl Pushback {
 
     /// The `Retry-After` of a write the server pushed back on, in seconds.
     fn retry_after<B>(method: &Method, response: &Response<B>) -> Option<u64> {
-        if *method == Method::GET
-            || !matches!(response.status(), StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE)
-        {
+        if *method == Method::GET {
             return None;
         }
-        // The API server sends whole seconds; an HTTP date (allowed by RFC 9110) is not honoured.
-        response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<u64>().ok())
+        pushed_back(response)
     }
 
     fn hold(&self, seconds: u64) {
@@ -58,6 +54,35 @@ impl Pushback {
         if let Some(seconds) = Self::retry_after(method, response) {
             self.hold(seconds);
         }
+    }
+}
+
+/// The `Retry-After` of a 429 or 503 answer, in seconds.
+fn pushed_back<B>(response: &Response<B>) -> Option<u64> {
+    if !matches!(response.status(), StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE) {
+        return None;
+    }
+    // The API server sends whole seconds; an HTTP date (allowed by RFC 9110) is not honoured.
+    response
+        .headers()
+        .get(RETRY_AFTER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// Where the answer to a read that carries it leaves its `Retry-After`, in seconds, when the
+/// server pushed back on it (429 or 503).
+#[derive(Clone, Debug, Default)]
+pub struct ReadRetryAfter(Arc<Mutex<Option<u64>>>);
+
+impl ReadRetryAfter {
+    /// The seconds the server asked to wait, once.
+    pub fn take(&self) -> Option<u64> {
+        self.0.lock().expect("a read's Retry-After").take()
+    }
+
+    fn set(&self, seconds: u64) {
+        *self.0.lock().expect("a read's Retry-After") = Some(seconds);
     }
 }
 
@@ -112,10 +137,14 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
+        let read = request.extensions().get::<ReadRetryAfter>().cloned().filter(|_| method == Method::GET);
         let answer = self.inner.call(request);
         let pushback = self.pushback.clone();
         Box::pin(async move {
             let response = answer.await?;
+            if let (Some(read), Some(seconds)) = (read, pushed_back(&response)) {
+                read.set(seconds);
+            }
             let Some(seconds) = Pushback::retry_after(&method, &response) else {
                 return Ok(response.map(Either::Left));
             };

@@ -88,6 +88,17 @@ impl Connection {
         self.list_read(path, params, kind, resource, |_| Ok(())).await
     }
 
+    /// `params` read from where [`ReadFrom`] says: the watch cache (`resourceVersion=0`, in one
+    /// answer), or etcd in pages of [`PAGE_SIZE`].
+    fn list_params(&self, params: ListParams) -> ListParams {
+        // The watch cache serves a read at resourceVersion=0 only without a limit (kube leaves the
+        // version out of a limited one, as client-go does, since servers before 1.31 ignore the limit).
+        match self.read {
+            ReadFrom::Cache => params.match_any(),
+            ReadFrom::Quorum => params.limit(PAGE_SIZE),
+        }
+    }
+
     /// LISTs every page, and reads each a second way too (`also`).
     async fn list_read(
         &self,
@@ -98,12 +109,7 @@ impl Connection {
         mut also: impl FnMut(&[u8]) -> Result<(), DumpError>,
     ) -> Result<Snapshot, ClusterError> {
         let mut snapshot = Snapshot::default();
-        // The watch cache serves a read at resourceVersion=0 only without a limit (kube leaves the
-        // version out of a limited one, as client-go does, since servers before 1.31 ignore the limit).
-        let mut params = match self.read {
-            ReadFrom::Cache => params.match_any(),
-            ReadFrom::Quorum => params.limit(PAGE_SIZE),
-        };
+        let mut params = self.list_params(params);
         loop {
             // kube only rejects a version match without a resourceVersion or an Exact match at "0"
             // (these parameters set none or NotOlderThan at "0"); `http` rejects a URL past 64 KiB,
@@ -675,7 +681,7 @@ async fn pods_as_json(
     let path = &path;
     let lists: Vec<Vec<serde_json::Value>> = stream::iter(selectors)
         .map(async |selector| {
-            let params = ListParams::default().fields(&selector).limit(PAGE_SIZE);
+            let params = connection.list_params(ListParams::default().fields(&selector));
             list_json(connection, path, params, "pods", |pod| {
                 let meta = &pod["metadata"];
                 let key = (meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default());
@@ -689,8 +695,9 @@ async fn pods_as_json(
     lists.into_iter().flatten().collect()
 }
 
-/// Every page of the LIST at `path`, as JSON (`managedFields` included, which the protobuf
-/// rewrite leaves out), keeping the items `keep` keeps; what was read before a failure otherwise.
+/// Every page of the LIST at `path` (from where `params` say), as JSON (`managedFields` included,
+/// which the protobuf rewrite leaves out), keeping the items `keep` keeps; what was read before a
+/// failure otherwise.
 async fn list_json(
     connection: &Connection,
     path: &str,
@@ -721,7 +728,7 @@ async fn list_json(
 /// list), with what its controller's pod template holds. The pods are read by LIST (by node, or
 /// at the cluster scope), the templates by LIST per kind and namespace (or at the cluster scope
 /// per kind past [`PER_NODE_LISTS_UP_TO`] namespaces): the requests do not grow with the pods or
-/// owners. A pod written only at its creation, or that cannot be read, is left out
+/// owners. They come from where the pods did (the watch cache unless `--quorum-read`). A pod written only at its creation, or that cannot be read, is left out
 /// (docs/upstream.md, "A toleration edited").
 pub async fn tolerations_written(
     connection: &Connection,
@@ -797,7 +804,7 @@ async fn templates(
     let uids = &uids;
     let lists: Vec<Vec<serde_json::Value>> = stream::iter(paths)
         .map(async |(path, resource)| {
-            let params = ListParams::default().limit(PAGE_SIZE);
+            let params = connection.list_params(ListParams::default());
             list_json(connection, &path, params, resource, |object| {
                 object["metadata"]["uid"].as_str().is_some_and(|uid| uids.contains(uid))
             })

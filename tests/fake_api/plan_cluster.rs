@@ -554,3 +554,31 @@ fn a_request_timeout_too_short_to_connect_says_to_raise_it_not_that_the_cluster_
     assert!(hint.contains("raise") && hint.contains("--request-timeout"), "{}", result.stderr);
     assert!(!hint.contains("cluster is up"), "{}", result.stderr);
 }
+
+#[test]
+fn a_read_pushed_back_on_is_sent_again_once_its_retry_after_has_passed() {
+    // API Priority and Fairness refuses the node's GET once, asking for a second.
+    let server = server_with("read-retry-after", &incident());
+    server.fail_times("GET", "/api/v1/nodes/worker-3", Fault::RetryAfter(429, 1), 1);
+    let result = live(&server, &["plan", "worker-3", "--now", NOW, "-o", "json"]);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    let requests = server.requests();
+    let gets: Vec<&Recorded> = lists(&requests, "/api/v1/nodes/worker-3");
+    assert_eq!(gets.len(), 2, "refused, then sent again: {gets:#?}");
+    let waited = gets[1].at.duration_since(gets[0].at).as_secs_f64();
+    assert!(waited >= 1.0, "sent again {waited} s after, before its Retry-After");
+}
+
+#[test]
+fn a_read_priority_and_fairness_keeps_refusing_says_the_server_is_overloaded() {
+    let server = server_with("read-overloaded", &incident());
+    server.fail("GET", "/api/v1/nodes/worker-3", Fault::RetryAfter(429, 0));
+    let result = live(&server, &["plan", "worker-3"]);
+    let error = format!(
+        "error: {} is overloaded: it refused to get nodes (429 Too Many Requests, API Priority and Fairness)",
+        server.url()
+    );
+    fails(&result, &error, "sheds load");
+    // Sent again ten times, as client-go does, then given up.
+    assert_eq!(lists(&server.requests(), "/api/v1/nodes/worker-3").len(), 11);
+}

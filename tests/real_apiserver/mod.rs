@@ -20,6 +20,7 @@ mod outage;
 mod plan;
 mod protobuf;
 mod rbac;
+mod requests;
 mod run;
 mod side_by_side;
 mod skew;

@@ -744,7 +744,10 @@ async fn handle(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
     let watch = request.uri().query().is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
     let answer = answer(shared, request).await?;
     match protobuf {
-        Some(kind) if answer.extensions().get::<Endless>().is_none() => as_protobuf(answer, kind, watch).await,
+        // API Priority and Fairness rejects in plain text, whatever was asked for.
+        Some(kind) if answer.extensions().get::<Endless>().is_none() && !plain_text(&answer) => {
+            as_protobuf(answer, kind, watch).await
+        }
         _ => Ok(answer),
     }
 }
@@ -777,6 +780,11 @@ impl Body for EndlessBody {
         let data = this.head.take().unwrap_or_else(|| this.chunk.clone());
         Poll::Ready(Some(Ok(Frame::data(data))))
     }
+}
+
+/// Whether an answer is plain text (an API Priority and Fairness rejection).
+fn plain_text(answer: &Response<ResponseBody>) -> bool {
+    answer.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"text/plain"))
 }
 
 /// The protobuf media type.
