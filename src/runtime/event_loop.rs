@@ -24,7 +24,7 @@ use super::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 use super::terminating::Terminating;
 use crate::engine::devices::{DeviceEngine, DeviceInput};
 use crate::engine::lifecycle::ConditionTaint;
-use crate::engine::model::{Node, NodeName, PodKey, PodRef, Taint};
+use crate::engine::model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration};
 use crate::engine::plan::{mark_edited, mark_swapped};
 use crate::engine::queue::{Cause, EntryState, Ticket, Work};
 use crate::engine::snapshot::{Owner, Snapshot};
@@ -284,8 +284,15 @@ impl<E: Evictor> Loop<E> {
             Step::Pod(change, now) => {
                 self.gaps.pod(&change, now);
                 self.terminating.track(&change);
-                if let (Some(shadow), Some(input)) = (&mut self.shadow, pod_change_input(&change)) {
+                if let Some(input) = pod_change_input(&change)
+                    && let Some(mut shadow) = self.shadow.take()
+                {
+                    let before = tolerations_before(&shadow, &change);
                     shadow.handle(input, now);
+                    if let Some((pod, before)) = before {
+                        self.tolerations_changed(&shadow, pod, &before);
+                    }
+                    self.shadow = Some(shadow);
                 }
                 if !self.replicas_apart {
                     self.follow_replicas(&change);
@@ -398,6 +405,24 @@ impl<E: Evictor> Loop<E> {
             let countdown = Countdown { pod: pod.key.clone(), node: node.clone(), taints: print, work: entry.work };
             self.countdowns.insert(pod.key, countdown);
         }
+        self.keep_countdowns();
+    }
+
+    /// A pod's tolerations changed from `before` while its countdown ran: when it runs on, it is
+    /// kept, for a `run` started afresh (a replay of the pod's tolerations would not find it).
+    fn tolerations_changed(&mut self, engine: &Engine, pod: &Pod, before: &[Toleration]) {
+        let (Some(node), Some(after)) = (&pod.node, engine.tolerations(&pod.key)) else { return };
+        let Some(entry) = engine.work(&pod.key).filter(|entry| entry.state == EntryState::Armed) else { return };
+        if **after == *before {
+            return;
+        }
+        let countdown = Countdown {
+            pod: pod.key.clone(),
+            node: node.clone(),
+            taints: taints_print(engine.taints(node)),
+            work: entry.work,
+        };
+        self.countdowns.insert(pod.key.clone(), countdown);
         self.keep_countdowns();
     }
 
@@ -527,8 +552,12 @@ impl<E: Evictor> Loop<E> {
                         if !self.replicas_apart {
                             self.follow_replicas(&change);
                         }
+                        let before = tolerations_before(&term.engine, &change);
                         if let Some(input) = pod_change_input(&change) {
                             term.engine.handle(input, now);
+                        }
+                        if let Some((pod, before)) = before {
+                            self.tolerations_changed(&term.engine, pod, &before);
                         }
                         if let (Some(devices), Some(input)) = (&mut self.devices, device_pod_input(&change)) {
                             devices.handle(input, now);
@@ -1025,4 +1054,11 @@ fn taints_before<'a>(engine: &Engine, change: &'a NodeChange) -> Option<(&'a Nod
         NodeChange::Applied(node) => Some((&node.name, engine.taints(&node.name).to_vec())),
         _ => None,
     }
+}
+
+/// The pod a change writes, when a countdown runs for it, and its tolerations before the change.
+fn tolerations_before<'a>(engine: &Engine, change: &'a PodChange) -> Option<(&'a Pod, Arc<[Toleration]>)> {
+    let PodChange::Applied(pod) = change else { return None };
+    engine.work(&pod.pod.key).filter(|entry| entry.state == EntryState::Armed)?;
+    Some((&pod.pod, engine.tolerations(&pod.pod.key)?.clone()))
 }

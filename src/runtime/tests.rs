@@ -204,7 +204,20 @@ fn start_recording(
     leadership: Leadership,
     evictor: Recorder,
 ) -> Harness {
-    let clock = Clock::starting_at(t(0));
+    start_recording_at(t(0), nodes, pods, options, stop_after, leadership, evictor)
+}
+
+/// Like [`start_recording`], the clock starting at `at`.
+fn start_recording_at(
+    at: Timestamp,
+    nodes: Vec<SnapshotNode>,
+    pods: Vec<SnapshotPod>,
+    options: RunOptions,
+    stop_after: i64,
+    leadership: Leadership,
+    evictor: Recorder,
+) -> Harness {
+    let clock = Clock::starting_at(at);
     *evictor.clock.lock().unwrap() = Some(clock.clone());
     let (node_tx, node_rx) = mpsc::channel(64);
     let (pod_tx, pod_rx) = mpsc::channel(64);
@@ -1400,6 +1413,8 @@ mod interleavings {
         Failover(i64),
         /// A pod's disruption budget refuses its next evictions, this many (`--mode evict`).
         Refuse(usize, u32),
+        /// `run` stops, and another starts from the lists then and what the Lease carries.
+        Restart,
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1413,6 +1428,7 @@ mod interleavings {
             1 => (0..NODES.len()).prop_map(Op::Leave),
             1 => (1i64..20).prop_map(Op::Failover),
             1 => (0..PODS, 1u32..4).prop_map(|(p, n)| Op::Refuse(p, n)),
+            1 => Just(Op::Restart),
         ]
     }
 
@@ -1423,6 +1439,8 @@ mod interleavings {
         pods: BTreeMap<usize, SnapshotPod>,
         /// The nodes out of the scope: their changes and their pods' are not reported.
         left: std::collections::BTreeSet<usize>,
+        /// When each pod's tolerations were last edited (its `managedFields` entry).
+        edited: BTreeMap<usize, i64>,
     }
 
     impl World {
@@ -1441,7 +1459,7 @@ mod interleavings {
                     (i, SnapshotPod { owner: Some(Arc::new(owner)), ready: PodReady::Yes, ..pod })
                 })
                 .collect();
-            Self { nodes, pods, left: std::collections::BTreeSet::new() }
+            Self { nodes, pods, left: std::collections::BTreeSet::new(), edited: BTreeMap::new() }
         }
 
         /// Whether pod `p` is on a node out of the scope.
@@ -1452,9 +1470,30 @@ mod interleavings {
 
         /// The nodes and pods a list shows.
         fn listed(&self) -> (NodeChange, PodChange) {
+            let (nodes, pods) = self.visible();
+            (NodeChange::Listed(nodes), PodChange::Listed(pods))
+        }
+
+        fn visible(&self) -> (Vec<SnapshotNode>, Vec<SnapshotPod>) {
             let nodes = self.nodes.iter().filter(|(n, _)| !self.left.contains(n)).map(|(_, node)| node.clone());
             let pods = self.pods.iter().filter(|(p, _)| !self.unseen(**p)).map(|(_, pod)| pod.clone());
-            (NodeChange::Listed(nodes.collect()), PodChange::Listed(pods.collect()))
+            (nodes.collect(), pods.collect())
+        }
+
+        /// What a start-up reads of the pods' edited tolerations: when each was written (its
+        /// controller's template not read).
+        fn edits(&self) -> BTreeMap<PodKey, crate::engine::snapshot::TolerationsWritten> {
+            let owner =
+                crate::engine::snapshot::Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() };
+            self.edited
+                .iter()
+                .filter_map(|(p, at)| self.pods.get(p).map(|pod| (pod.pod.key.clone(), *at)))
+                .map(|(key, at)| {
+                    let written = crate::engine::snapshot::TaintsWritten { at: t(at), manager: "kubectl-edit".into() };
+                    let template = crate::engine::snapshot::OwnerTemplate::Unread(owner.clone());
+                    (key, crate::engine::snapshot::TolerationsWritten { written, template })
+                })
+                .collect()
         }
 
         /// Applies `op` at `at`: the changes the watches report.
@@ -1495,6 +1534,7 @@ mod interleavings {
                         -60,
                     );
                     pod.pod.tolerations = edited.pod.tolerations;
+                    self.edited.insert(*p, at);
                     let change = (!unseen).then(|| PodChange::Applied(pod.clone()));
                     (None, change.into_iter().collect())
                 }
@@ -1503,7 +1543,7 @@ mod interleavings {
                     let gone = self.pods.remove(p).filter(|_| !unseen);
                     (None, gone.map(|pod| PodChange::Deleted(pod.pod.key)).into_iter().collect())
                 }
-                Op::Gap(_) | Op::Failover(_) | Op::Refuse(..) => (None, Vec::new()),
+                Op::Gap(_) | Op::Failover(_) | Op::Refuse(..) | Op::Restart => (None, Vec::new()),
             }
         }
     }
@@ -1581,70 +1621,101 @@ mod interleavings {
         due
     }
 
-    /// Runs `run` over `ops` (one a second at most, from +1 s), with `options`; its deletions.
+    /// Runs `run` over `ops` (one a second at most, from +1 s), with `options`; its deletions. Each
+    /// `Restart` stops it and starts another from the lists then and the ledger its Lease carried.
     fn run_over(start: &World, ops: &[(i64, Op)], options: RunOptions) -> Vec<(String, Timestamp)> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
         runtime.block_on(async {
-            let nodes = start.nodes.values().cloned().collect();
-            let pods = start.pods.values().cloned().collect();
-            let (leading, leadership) = watch::channel(true);
-            let leading = Arc::new(leading);
-            let h = super::start_with(nodes, pods, options, END + 60, Leadership::elected(leadership));
+            let ledger = crate::runtime::ledger::Ledger::default();
+            // The Lease: each count written as soon as it changes.
+            let writer = ledger.clone();
+            tokio::spawn(async move {
+                let mut changes = writer.changes();
+                while changes.changed().await.is_ok() {
+                    writer.written(writer.to_write().generation);
+                }
+            });
             let mut world = start.clone();
-            let mut gap_until: Option<i64> = None;
-            for (at, op) in ops {
-                if let Op::Failover(seconds) = op {
-                    lead_at(&leading, *at, false);
-                    lead_at(&leading, at + seconds, true);
-                }
-                if let Op::Refuse(p, times) = op {
-                    let (budgets, name, times, at) = (h.evictor.budgets.clone(), format!("p{p}"), *times, *at);
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_secs(at as u64)).await;
-                        budgets.lock().unwrap().push((name, "web".into(), times));
-                    });
-                }
-                if let Some(until) = gap_until.filter(|until| until < at) {
-                    // Listed again: the world as it is then.
-                    let (nodes, pods) = world.listed();
-                    node_at(&h, until, nodes);
-                    pod_at(&h, until, pods);
-                    gap_until = None;
-                }
-                let (node, pod) = world.apply(op, *at);
-                if gap_until == Some(*at) {
-                    // Listed again as the change is made: the lists show it (the pod watch's filter
-                    // follows the node watch, so a list never shows a node's pods after it left).
-                    let (nodes, pods) = world.listed();
-                    node_at(&h, *at, nodes);
-                    pod_at(&h, *at, pods);
-                    gap_until = None;
-                    if !matches!(op, Op::Gap(_)) {
+            let mut deletions = Vec::new();
+            let mut ends: Vec<i64> =
+                ops.iter().filter(|(_, op)| matches!(op, Op::Restart)).map(|(at, _)| *at).collect();
+            ends.push(END + 60);
+            let mut from = 0;
+            for until in ends {
+                let (nodes, pods) = world.visible();
+                let options = RunOptions { edited: world.edits(), ..options.clone() };
+                let (leading, leadership) = watch::channel(true);
+                let leading = Arc::new(leading);
+                let leadership = Leadership::elected(leadership).with_ledger(ledger.clone());
+                let h = super::start_recording_at(
+                    t(from),
+                    nodes,
+                    pods,
+                    options,
+                    until - from,
+                    leadership,
+                    Recorder::default(),
+                );
+                let mut gap_until: Option<i64> = None;
+                let segment = ops.iter().filter(|(at, op)| *at >= from && *at < until && !matches!(op, Op::Restart));
+                for (at, op) in segment {
+                    let (at, since) = (*at, *at - from);
+                    if let Op::Failover(seconds) = op {
+                        lead_at(&leading, since, false);
+                        lead_at(&leading, since + seconds, true);
+                    }
+                    if let Op::Refuse(p, times) = op {
+                        let (budgets, name, times) = (h.evictor.budgets.clone(), format!("p{p}"), *times);
+                        tokio::spawn(async move {
+                            tokio::time::sleep(Duration::from_secs(since as u64)).await;
+                            budgets.lock().unwrap().push((name, "web".into(), times));
+                        });
+                    }
+                    if let Some(until) = gap_until.filter(|until| *until < at) {
+                        // Listed again: the world as it is then.
+                        let (nodes, pods) = world.listed();
+                        node_at(&h, until - from, nodes);
+                        pod_at(&h, until - from, pods);
+                        gap_until = None;
+                    }
+                    let (node, pod) = world.apply(op, at);
+                    if gap_until == Some(at) {
+                        // Listed again as the change is made: the lists show it (the pod watch's
+                        // filter follows the node watch, so a list never shows a node's pods after it
+                        // left).
+                        let (nodes, pods) = world.listed();
+                        node_at(&h, since, nodes);
+                        pod_at(&h, since, pods);
+                        gap_until = None;
+                        if !matches!(op, Op::Gap(_)) {
+                            continue;
+                        }
+                    }
+                    if let (Op::Gap(seconds), None) = (op, gap_until) {
+                        node_at(&h, since, NodeChange::Interrupted);
+                        pod_at(&h, since, PodChange::Interrupted);
+                        gap_until = Some(at + seconds);
                         continue;
                     }
+                    if gap_until.is_some() {
+                        continue;
+                    }
+                    if let Some(change) = node {
+                        node_at(&h, since, change);
+                    }
+                    for change in pod {
+                        pod_at(&h, since, change);
+                    }
                 }
-                if let (Op::Gap(seconds), None) = (op, gap_until) {
-                    node_at(&h, *at, NodeChange::Interrupted);
-                    pod_at(&h, *at, PodChange::Interrupted);
-                    gap_until = Some(at + seconds);
-                    continue;
+                if let Some(end) = gap_until.filter(|end| *end < until) {
+                    let (nodes, pods) = world.listed();
+                    node_at(&h, end - from, nodes);
+                    pod_at(&h, end - from, pods);
                 }
-                if gap_until.is_some() {
-                    continue;
-                }
-                if let Some(change) = node {
-                    node_at(&h, *at, change);
-                }
-                for change in pod {
-                    pod_at(&h, *at, change);
-                }
+                let (_, done, _) = h.finish().await;
+                deletions.extend(done);
+                from = until;
             }
-            if let Some(until) = gap_until {
-                let (nodes, pods) = world.listed();
-                node_at(&h, until, nodes);
-                pod_at(&h, until, pods);
-            }
-            let (_, deletions, _) = h.finish().await;
             deletions
         })
     }

@@ -259,6 +259,12 @@ impl Engine {
         self.pod_id(pod).and_then(|id| self.queue.get(&id))
     }
 
+    /// A pod's tolerations as last given, when the engine tracks it.
+    #[must_use]
+    pub fn tolerations(&self, pod: &PodKey) -> Option<&Arc<[Toleration]>> {
+        self.pod_id(pod).map(|id| &self.slot(id).tolerations)
+    }
+
     /// Every pod with work, armed or in flight.
     pub fn pending(&self) -> impl Iterator<Item = (PodRef, &Entry)> + '_ {
         self.queue.iter().map(|(id, entry)| (self.pod_ref(id), entry))
