@@ -60,8 +60,13 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         findings.retain_namespace(namespace);
     }
     let now = prepared.lifecycle.as_ref().map_or(prepared.now, |foreseen| foreseen.observation.now);
-    let audit =
-        Audit { now, grace: prepared.flags.node_monitor_grace_period, findings: &findings, scenarios: &scenarios };
+    let audit = Audit {
+        now,
+        grace: prepared.flags.node_monitor_grace_period,
+        findings: &findings,
+        scenarios: &scenarios,
+        workloads: &snapshot.workloads,
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match config.format {
         AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,
