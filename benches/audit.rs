@@ -83,6 +83,7 @@ fn audit(dump: &[u8], out: &mut Vec<u8>) -> (usize, usize) {
         grace: observation.flags.node_monitor_grace_period,
         findings: &findings,
         scenarios: &scenarios,
+        workloads: &snapshot.workloads,
     };
     out.clear();
     write_json(&EvictionAudit::new(&audit), out).expect("writing to a Vec cannot fail");

@@ -102,7 +102,7 @@ mod tests {
                 SnapshotPod::running(pod, Some(Timestamp::from_unix_seconds(i)))
             })
             .collect();
-        Snapshot { nodes, pods, controller_acquired: None, taken: None }
+        Snapshot { nodes, pods, controller_acquired: None, taken: None, workloads: Default::default() }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::config::{AuditConfig, AuditOutput};
 use crate::engine::audit::{Setting, replica_findings, scenarios, toleration_findings};
 use crate::engine::lifecycle::MAX_UNSETTLED;
 use crate::engine::model::NodeName;
+use crate::engine::snapshot::{Owner, Workloads};
 use crate::error::{Error, Result};
 use crate::output::audit::{Audit, EvictionAudit, write_text};
 use crate::output::json::{write_json, write_yaml};
@@ -60,8 +61,25 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         findings.retain_namespace(namespace);
     }
     let now = prepared.lifecycle.as_ref().map_or(prepared.now, |foreseen| foreseen.observation.now);
-    let audit =
-        Audit { now, grace: prepared.flags.node_monitor_grace_period, findings: &findings, scenarios: &scenarios };
+    // Live, the own controllers of the ReplicaSets and Jobs the findings name, read only then.
+    let mut workloads = std::borrow::Cow::Borrowed(&snapshot.workloads);
+    if !prepared.from_dump {
+        let owners: Vec<(&str, &Owner)> = findings
+            .iter()
+            .filter_map(|finding| finding.owner.map(|owner| (finding.namespace, owner)))
+            .filter(|(_, owner)| matches!(&*owner.kind, "ReplicaSet" | "Job"))
+            .collect();
+        if !owners.is_empty() {
+            workloads.to_mut().merge(live_owners(&config.input.connect, &owners)?);
+        }
+    }
+    let audit = Audit {
+        now,
+        grace: prepared.flags.node_monitor_grace_period,
+        findings: &findings,
+        scenarios: &scenarios,
+        workloads: &workloads,
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match config.format {
         AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,
@@ -79,4 +97,16 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         },
         None => Ok(()),
     }
+}
+
+/// The own controllers of `owners`, read from the live cluster (docs/audit.md).
+fn live_owners(connect: &crate::cluster::ConnectOptions, owners: &[(&str, &Owner)]) -> Result<Workloads> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Runtime(e.to_string()))?;
+    runtime.block_on(async {
+        let connection = crate::cluster::connect(connect).await?;
+        Ok(crate::cluster::snapshot::owners_of(&connection, owners).await)
+    })
 }

@@ -31,7 +31,7 @@ use crate::decode::{CONTROLLER_LEASE, DumpError, Page, read_object, read_page};
 use crate::engine::devices::{DeviceTaints, Devices, NEWEST_MINOR};
 use crate::engine::lifecycle::{ConditionTaint, ControllerLease, NodeHealth};
 use crate::engine::model::{NodeName, PodKey, Toleration};
-use crate::engine::snapshot::{Owner, OwnerTemplate, Snapshot, TaintsWritten, TolerationsWritten};
+use crate::engine::snapshot::{Owner, OwnerTemplate, Snapshot, TaintsWritten, TolerationsWritten, Workloads};
 use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, TolerationWindow, tolerance};
 use crate::selector::Selector;
@@ -851,6 +851,59 @@ fn template_tolerations(object: &serde_json::Value) -> Option<Arc<[Toleration]>>
         "spec": {"tolerations": object["spec"]["template"]["spec"]["tolerations"]}});
     let read = crate::decode::read_object(pod.to_string().as_bytes(), "Pod").ok()?;
     Some(Arc::clone(&read.pods.first()?.pod.tolerations))
+}
+
+/// The own controllers of `owners` (ReplicaSets and Jobs, each with its namespace), read from
+/// their objects' `ownerReferences`: one LIST per kind and namespace, or one per kind at the cluster
+/// scope past [`PER_NODE_LISTS_UP_TO`] namespaces, never a GET per object. An object whose list
+/// cannot be read, or that is gone, is left out: its controller is not known (docs/audit.md).
+pub async fn owners_of(connection: &Connection, owners: &[(&str, &Owner)]) -> Workloads {
+    let mut wanted: BTreeMap<(&'static str, &'static str), std::collections::BTreeSet<&str>> = BTreeMap::new();
+    let mut uids = std::collections::HashSet::new();
+    for (namespace, owner) in owners {
+        let resource = match &*owner.kind {
+            "ReplicaSet" => ("/apis/apps/v1", "replicasets"),
+            "Job" => ("/apis/batch/v1", "jobs"),
+            _ => continue,
+        };
+        wanted.entry(resource).or_default().insert(namespace);
+        uids.insert(&*owner.uid);
+    }
+    let mut paths = Vec::new();
+    for ((api, resource), namespaces) in wanted {
+        if namespaces.len() > PER_NODE_LISTS_UP_TO {
+            paths.push((format!("{api}/{resource}"), resource));
+        } else {
+            paths.extend(
+                namespaces.into_iter().map(|namespace| (format!("{api}/namespaces/{namespace}/{resource}"), resource)),
+            );
+        }
+    }
+    let uids = &uids;
+    let lists: Vec<Vec<serde_json::Value>> = stream::iter(paths)
+        .map(async |(path, resource)| {
+            let params = ListParams::default().limit(PAGE_SIZE);
+            list_json(connection, &path, params, resource, |object| {
+                object["metadata"]["uid"].as_str().is_some_and(|uid| uids.contains(uid))
+            })
+            .await
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    let mut workloads = Workloads::default();
+    for object in lists.into_iter().flatten() {
+        let meta = &object["metadata"];
+        let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
+        // The kind the pods name (a list's items may leave theirs out).
+        let uid = text(&meta["uid"]);
+        let Some((_, named)) = owners.iter().find(|(_, owner)| *owner.uid == *uid) else { continue };
+        let kind = named.kind.to_string();
+        let owner = Owner { kind: kind.into(), name: text(&meta["name"]).into(), uid: text(&meta["uid"]).into() };
+        let controller = controller(&meta["ownerReferences"]).map(|controller| controller.owner);
+        workloads.add_object(&Arc::from(text(&meta["namespace"])), owner, controller);
+    }
+    workloads
 }
 
 /// Every node's name, for shell completion: those with a NoExecute taint first, then the others,

@@ -446,6 +446,10 @@ impl Builder {
                 let node = item.node_name.as_deref().filter(|n| !n.is_empty()).map(|n| self.node_name(n));
                 let phase = self.phase(item.phase.as_deref().unwrap_or_default());
                 let owner = if self.keep.owners { self.owner(&item.owner_refs) } else { None };
+                if let Some(owner) = &owner {
+                    let labels = item.labels.iter().map(|(key, value)| (&**key, &**value));
+                    self.snapshot.workloads.add_pod(&namespace, owner, labels);
+                }
                 self.snapshot.pods.push(SnapshotPod {
                     pod: Pod {
                         key: PodKey::new(namespace, name),
@@ -461,6 +465,23 @@ impl Builder {
                     claims: item.claims(),
                     owner,
                 });
+            }
+            // A pod's controller's own controller (a ReplicaSet's Deployment, a Job's CronJob), for
+            // `audit`'s fixes (docs/audit.md).
+            "ReplicaSet" | "Job" if self.keep.owners && !name.is_empty() => {
+                let namespace = if namespace.is_empty() { "default" } else { namespace };
+                let namespace = match &self.namespace {
+                    Some(last) if **last == *namespace => Arc::clone(last),
+                    _ => Arc::from(namespace),
+                };
+                let uid = item.uid.as_deref().unwrap_or_default();
+                let object = Owner { kind: word(&mut self.kinds, kind), name: name.into(), uid: uid.into() };
+                let controller = item.owner_refs.iter().find(|r| r.controller == Some(true)).map(|r| Owner {
+                    kind: word(&mut self.kinds, r.kind.as_deref().unwrap_or_default()),
+                    name: r.name.as_deref().unwrap_or_default().into(),
+                    uid: r.uid.as_deref().unwrap_or_default().into(),
+                });
+                self.snapshot.workloads.add_object(&namespace, object, controller);
             }
             "Lease" if namespace == CONTROLLER_LEASE.0 && name == CONTROLLER_LEASE.1 => {
                 self.snapshot.controller_acquired = time(item.acquire_time.as_deref(), &|| "spec.acquireTime".into())?;

@@ -7,7 +7,8 @@
 //!
 //! Strings are borrowed from the input (copied only where the JSON escapes them), one [`Fields`] is
 //! reused for every item, and fields the snapshot does not need are skipped unread. With
-//! `skip_other_kinds`, items that say they are neither a Node, a Pod nor a Lease are skipped whole.
+//! `skip_other_kinds`, items that say they are neither a Node, a Pod, a Lease, a ReplicaSet nor a Job are
+//! skipped whole.
 //!
 //! It reads the usual shapes only (an object wherever the readers expect a struct) and gives up on
 //! anything else, errors included: the caller then reads the input again with the exact reader
@@ -265,7 +266,8 @@ impl<'de> Visitor<'de> for ItemSeed<'_, 'de> {
                 raw::item::kind => {
                     once(&mut seen[0])?;
                     fields.kind = text(&mut map)?;
-                    skip = self.skip_other_kinds && !matches!(fields.kind.as_deref(), Some("Node" | "Pod" | "Lease"));
+                    skip = self.skip_other_kinds
+                        && !matches!(fields.kind.as_deref(), Some("Node" | "Pod" | "Lease" | "ReplicaSet" | "Job"));
                 }
                 raw::item::metadata if !skip => {
                     once(&mut seen[1])?;
@@ -325,8 +327,12 @@ impl<'de> Visitor<'de> for Part<'_, 'de> {
     }
 }
 
-/// The labels, those kept appended to a list, or (`None`: a Pod's, which nothing reads) only checked.
+/// The labels, those kept appended to a list, or (`None`: a Pod's when its controller is not read)
+/// only checked.
 struct Labels<'v, 'de>(Option<(&'v mut Vec<Label<'de>>, &'v KeepLabels)>);
+
+/// What a Pod's labels keep: every one.
+static EVERY_LABEL: KeepLabels = KeepLabels::All;
 
 /// A label's key and value.
 type Label<'de> = (Cow<'de, str>, Cow<'de, str>);
@@ -448,8 +454,13 @@ fn metadata<'de, M: MapAccess<'de>>(
         raw::meta::deletion_timestamp => (&mut fields.deletion_timestamp, 4),
         raw::meta::labels => {
             once(&mut seen[5])?;
-            let keep = fields.kind.as_deref() != Some("Pod");
-            map.next_value_seed(Opt(Labels(keep.then_some((&mut fields.labels, &fields.keep.labels)))))?;
+            // A Node's labels for `-l`; a Pod's every label with its controller, for what selects
+            // its controller's pods (docs/audit.md).
+            let keep = match fields.kind.as_deref() {
+                Some("Pod") => fields.keep.owners.then_some(&EVERY_LABEL),
+                _ => Some(&fields.keep.labels),
+            };
+            map.next_value_seed(Opt(Labels(keep.map(|keep| (&mut fields.labels, keep)))))?;
             return Ok(true);
         }
         raw::meta::owner_references if fields.keep.owners => {

@@ -13,6 +13,7 @@ use super::view::ColorMode;
 use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
 use crate::engine::lifecycle::{NOT_READY, UNREACHABLE};
 use crate::engine::time::Timestamp;
+use crate::engine::workloads::{Label, Owner, Workloads};
 
 /// What an audit found, as printed.
 pub struct Audit<'a> {
@@ -24,6 +25,8 @@ pub struct Audit<'a> {
     pub findings: &'a Findings<'a>,
     /// The outages.
     pub scenarios: &'a [Scenario<'a>],
+    /// What the input says of the owners: their own controllers, the labels their pods share.
+    pub workloads: &'a Workloads,
 }
 
 /// `zone za` or `node n1`.
@@ -100,20 +103,71 @@ fn condition_tolerations(forever: bool) -> String {
         .collect()
 }
 
+/// Where to make the change, for a finding about `kind` `name` in `namespace` (`owner`, its
+/// controller, when it has one): in the pod template of the object its controller's own controller
+/// makes it from (a ReplicaSet's Deployment, a Job's CronJob) when the input says which, else its own.
+/// Every name escaped as the table escapes names: the fix is written line by line, and a raw newline
+/// in a name would split its line.
+fn template(kind: &str, name: &str, namespace: &str, owner: Option<&Owner>, workloads: &Workloads) -> String {
+    let (kind, name) = (printable(kind), printable(name));
+    if kind == "Pod" {
+        return format!("in pod {name}'s spec (made again)");
+    }
+    let made_by = owner.and_then(|owner| workloads.controller(namespace, owner));
+    match (&*kind, made_by) {
+        (_, Some(Some(controller))) => {
+            let (by_kind, by_name) = (printable(&controller.kind), printable(&controller.name));
+            let within = if by_kind == "CronJob" { " (spec.jobTemplate.spec.template)" } else { "" };
+            format!("in the pod template of {by_kind} {by_name}{within}, which makes {kind} {name}")
+        }
+        (_, Some(None)) => format!("in the pod template of {kind} {name} (no object owns it)"),
+        // Its object was not read (a dump without ReplicaSets; not allowed to list them): a name's
+        // hash suffix proves nothing, so the Deployment is named only as a possibility.
+        ("ReplicaSet", None) => {
+            format!("in the pod template of ReplicaSet {name}'s Deployment, if it has one (else its own)")
+        }
+        (_, None) => format!("in the pod template of {kind} {name}"),
+    }
+}
+
+/// A label's key or value as a YAML scalar that reads back as the same string: plain when it is a
+/// label's usual shape and reads as no number, boolean or null; else double-quoted, escaped.
+fn yaml_scalar(text: &str) -> String {
+    let usual = text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/'))
+        && text.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && text.bytes().last().is_some_and(|b| b.is_ascii_alphanumeric());
+    const WORDS: &[&str] = &["y", "n", "yes", "no", "on", "off", "true", "false", "null"];
+    if usual && !WORDS.iter().any(|word| text.eq_ignore_ascii_case(word)) {
+        text.to_owned()
+    } else {
+        serde_json::to_string(text).unwrap_or_default()
+    }
+}
+
+/// The `labelSelector` of a spread constraint over `labels` (the pods' own): an empty selector
+/// matches every pod of the namespace, so without labels it names a placeholder the API server
+/// refuses until it is replaced.
+fn label_selector(labels: Option<&[Label]>) -> String {
+    match labels {
+        Some(labels) if !labels.is_empty() => {
+            let lines: String = labels
+                .iter()
+                .map(|(key, value)| format!("      {}: {}\n", yaml_scalar(key), yaml_scalar(value)))
+                .collect();
+            format!("  labelSelector:\n    matchLabels:  # the labels its pods share\n{lines}")
+        }
+        _ => "  labelSelector:\n    matchLabels:\n      <key>: <value>  # its pods share no label of their own: \
+              add one to the pod template, and name it here\n"
+            .to_owned(),
+    }
+}
+
 /// What to change, to paste: a YAML snippet for the pod template, with a line that says where.
+/// `workloads` says what the input holds of the owners: their own controllers, their pods' labels.
 #[must_use]
-pub fn fix(finding: &Finding<'_>) -> String {
+pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
     let (kind, name) = subject(finding);
-    // Escaped here, as the table escapes names: the fix is written line by line, and a raw newline
-    // in a name would split its line.
-    let name = printable(name);
-    let template = match kind {
-        "Pod" => format!("in pod {name}'s spec (made again)"),
-        // Its owner is not read (a dump holds no ReplicaSet, a name's hash suffix proves nothing):
-        // the Deployment is named only as a possibility.
-        "ReplicaSet" => format!("in the pod template of ReplicaSet {name}'s Deployment, if it has one (else its own)"),
-        _ => format!("in the pod template of {} {name}", printable(kind)),
-    };
+    let template = template(kind, name, finding.namespace, finding.owner, workloads);
     match finding.rule {
         Rule::LosesEveryReplica => {
             let key = match finding.scenario {
@@ -121,9 +175,11 @@ pub fn fix(finding: &Finding<'_>) -> String {
                 _ => "topology.kubernetes.io/zone",
             };
             let replicas = if finding.pods.len() < 2 { "run 2 replicas or more and " } else { "" };
+            let labels = finding.owner.and_then(|owner| workloads.labels(finding.namespace, owner));
             format!(
                 "{replicas}spread them, {template}:\ntopologySpreadConstraints:\n- maxSkew: 1\n  topologyKey: {key}\n  \
-                 whenUnsatisfiable: DoNotSchedule\n  labelSelector:\n    matchLabels: {{}}  # the pods' own labels\n"
+                 whenUnsatisfiable: DoNotSchedule\n{}",
+                label_selector(labels)
             )
         }
         Rule::ToleratesNodeLossForever | Rule::DeletedOnABlip => {
@@ -224,7 +280,7 @@ pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut 
             let head = format!("{}/{kind}/{name}{pods}", finding.namespace);
             writeln!(out, "{severity}  {}  {}", finding.rule.id(), printable(&head))?;
             writeln!(out, "  {}", printable(&message(&finding, audit.grace, audit.now)))?;
-            for line in fix(&finding).lines() {
+            for line in fix(&finding, audit.workloads).lines() {
                 writeln!(out, "  | {}", printable(line))?;
             }
         }
@@ -359,7 +415,7 @@ impl<'a> FindingDoc<'a> {
             scenario: finding.scenario.map(DownDoc::from),
             at: finding.at.map(rfc3339),
             message: message(&finding, audit.grace, audit.now),
-            fix: fix(&finding),
+            fix: fix(&finding, audit.workloads),
         }
     }
 }

@@ -100,7 +100,7 @@ impl Lists {
         }
         nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
-        Snapshot { nodes, pods, controller_acquired, taken: None }
+        Snapshot { nodes, pods, controller_acquired, taken: None, workloads: Default::default() }
     }
 }
 
@@ -111,7 +111,7 @@ impl Lists {
         let mut pods: Vec<SnapshotPod> = self.pods.iter().flat_map(HashMap::values).cloned().collect();
         nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
-        Snapshot { nodes, pods, controller_acquired, taken: None }
+        Snapshot { nodes, pods, controller_acquired, taken: None, workloads: Default::default() }
     }
 
     /// Takes the pods back from a term's engine, with the binding times kept beside it.

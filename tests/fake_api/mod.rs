@@ -2,6 +2,7 @@
 //! HTTP, for what a real one cannot be made to do on cue (faults, timings, a soak), and the tests of the
 //! fake itself.
 
+pub mod audit_owners;
 pub mod complete_names;
 pub mod fake_apiserver;
 pub mod in_cluster;

@@ -185,3 +185,186 @@ fn a_replica_set_s_deployment_is_not_claimed_from_its_name() {
         result.stdout
     );
 }
+
+/// The worked example's dump without its ReplicaSets and its pods' labels, each item passed
+/// through `edit`, then `extra` items added.
+fn example_with(edit: impl Fn(&mut Value), extra: &[Value]) -> Vec<u8> {
+    let mut dump = read_json(&crate::util::repo().join(DUMP));
+    let items = dump["items"].as_array_mut().expect("items");
+    items.retain(|item| item["kind"] != "ReplicaSet");
+    for pod in items.iter_mut().filter(|item| item["kind"] == "Pod") {
+        pod["metadata"].as_object_mut().expect("metadata").remove("labels");
+    }
+    items.iter_mut().for_each(edit);
+    items.extend(extra.iter().cloned());
+    dump.to_string().into_bytes()
+}
+
+/// A ReplicaSet or a Job of namespace `shop` (its `uid` as the example's pods name it), owned by
+/// `owner` (`kind`, `name`) when given.
+fn workload(kind: &str, name: &str, uid: &str, owner: Option<(&str, &str)>) -> Value {
+    let mut object = serde_json::json!({"apiVersion": "apps/v1", "kind": kind,
+        "metadata": {"name": name, "namespace": "shop", "uid": uid}, "spec": {"replicas": 1}});
+    if let Some((kind, name)) = owner {
+        object["metadata"]["ownerReferences"] = serde_json::json!([{"apiVersion": "apps/v1", "kind": kind,
+            "name": name, "uid": format!("{name}-uid"), "controller": true}]);
+    }
+    object
+}
+
+/// The uid the example's pods name for their controller `name`.
+fn owner_uid(name: &str) -> String {
+    let dump = read_json(&crate::util::repo().join(DUMP));
+    let pods = dump["items"].as_array().expect("items").iter().filter(|item| item["kind"] == "Pod");
+    let refs = pods.flat_map(|pod| pod["metadata"]["ownerReferences"].as_array().cloned().unwrap_or_default());
+    let found = refs.into_iter().find(|r| r["name"] == name).expect("an owner of that name");
+    found["uid"].as_str().expect("a uid").to_owned()
+}
+
+fn audit_of(dump: &[u8], extra: &[&str]) -> Run {
+    let result = run(&[&["audit", "-f", "-", "--now", NOW][..], extra].concat(), Some(dump));
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    result
+}
+
+#[test]
+fn a_replica_set_s_owner_is_read_from_the_dump_when_it_holds_the_replica_set() {
+    // Fixed: the fix named "ReplicaSet cache-6c9d4's Deployment" when the dump held the ReplicaSet
+    // and said no Deployment owns it.
+    let (cache, api) = (owner_uid("cache-6c9d4"), owner_uid("api-7f4b9"));
+    let dump = example_with(
+        |_| {},
+        &[
+            workload("ReplicaSet", "cache-6c9d4", &cache, None),
+            workload("ReplicaSet", "api-7f4b9", &api, Some(("Deployment", "api"))),
+        ],
+    );
+    let result = audit_of(&dump, &[]);
+    assert!(
+        result.stdout.contains(
+            "| run 2 replicas or more and spread them, in the pod template of ReplicaSet cache-6c9d4 (no object owns \
+             it):\n"
+        ),
+        "{}",
+        result.stdout
+    );
+    assert!(
+        result.stdout.contains(
+            "| set tolerations[1]'s tolerationSeconds (300 is the default), in the pod template of Deployment api, \
+             which makes ReplicaSet api-7f4b9:\n"
+        ),
+        "{}",
+        result.stdout
+    );
+    assert!(!result.stdout.contains("if it has one"), "{}", result.stdout);
+    // Another ReplicaSet under the name (another uid) says nothing of the pods' one.
+    let dump = example_with(|_| {}, &[workload("ReplicaSet", "cache-6c9d4", "another", None)]);
+    let result = audit_of(&dump, &[]);
+    assert!(
+        result
+            .stdout
+            .contains("in the pod template of ReplicaSet cache-6c9d4's Deployment, if it has one (else its own):"),
+        "{}",
+        result.stdout
+    );
+}
+
+#[test]
+fn a_job_s_cron_job_is_named_where_its_pods_are_made() {
+    // A CronJob's Job is made again from the CronJob: editing the Job changes nothing to come.
+    let dump = example_with(
+        |item| {
+            if item["metadata"]["name"] == "cache-6c9d4-x7" {
+                item["metadata"]["ownerReferences"] = serde_json::json!([{"apiVersion": "batch/v1", "kind": "Job",
+                    "name": "nightly-29001", "uid": "job-uid", "controller": true}]);
+            }
+        },
+        &[workload("Job", "nightly-29001", "job-uid", Some(("CronJob", "nightly")))],
+    );
+    let result = audit_of(&dump, &[]);
+    assert!(
+        result.stdout.contains(
+            "in the pod template of CronJob nightly (spec.jobTemplate.spec.template), which makes Job nightly-29001:\n"
+        ),
+        "{}",
+        result.stdout
+    );
+}
+
+#[test]
+fn the_spread_fix_selects_the_pods_by_the_labels_they_share_not_by_an_empty_selector() {
+    // Fixed: the fix pasted `matchLabels: {}`, which selects every pod of the namespace.
+    let dump = example_with(
+        |item| {
+            let name = item["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+            let labels = if name.starts_with("cache-") {
+                serde_json::json!({"app": "cache", "tier": "1", "pod-template-hash": "6c9d4"})
+            } else if name.starts_with("db-") {
+                serde_json::json!({"app": "db", "controller-revision-hash": "db-7d9", "role": name,
+                    "statefulset.kubernetes.io/pod-name": name, "apps.kubernetes.io/pod-index": name.trim_start_matches("db-")})
+            } else {
+                return;
+            };
+            item["metadata"]["labels"] = labels;
+        },
+        &[],
+    );
+    let result = audit_of(&dump, &[]);
+    // Each pod's own labels (a number quoted, as YAML would read it as one), none a controller sets.
+    let cache = "|   labelSelector:\n  |     matchLabels:  # the labels its pods share\n  |       app: cache\n  |       tier: \"1\"\n\n";
+    assert!(result.stdout.contains(cache), "{}", result.stdout);
+    // The labels both replicas carry: `role` differs between them.
+    let db = "|   labelSelector:\n  |     matchLabels:  # the labels its pods share\n  |       app: db\n\n";
+    assert!(result.stdout.contains(db), "{}", result.stdout);
+    assert!(!result.stdout.contains("matchLabels: {}"), "{}", result.stdout);
+    // Pods with no label of their own: a placeholder the API server refuses, never an empty selector.
+    let bare = audit_of(&example_with(|_| {}, &[]), &[]);
+    assert!(!bare.stdout.contains("matchLabels: {}"), "{}", bare.stdout);
+    assert!(bare.stdout.contains("|       <key>: <value>  # its pods share no label of their own"), "{}", bare.stdout);
+}
+
+#[test]
+fn every_name_and_label_in_a_fix_is_escaped_as_the_table_escapes_names() {
+    // A raw newline in an owner's owner, or in a label, must not split the fix's line.
+    let api = owner_uid("api-7f4b9");
+    let cache = owner_uid("cache-6c9d4");
+    let dump = example_with(
+        |item| {
+            if item["metadata"]["name"] == "cache-6c9d4-x7" {
+                item["metadata"]["labels"] = serde_json::json!({"app": "ca\nche", "x\ty": "z"});
+            }
+        },
+        &[
+            workload("ReplicaSet", "api-7f4b9", &api, Some(("Deploy\nment", "a\npi\u{1b}[2J"))),
+            workload("ReplicaSet", "cache-6c9d4", &cache, None),
+        ],
+    );
+    let result = audit_of(&dump, &[]);
+    assert!(
+        result
+            .stdout
+            .contains("in the pod template of Deploy\\nment a\\npi\\u{1b}[2J, which makes ReplicaSet api-7f4b9:\n"),
+        "{}",
+        result.stdout
+    );
+    assert!(result.stdout.contains("|       app: \"ca\\nche\"\n  |       \"x\\ty\": z\n"), "{}", result.stdout);
+    assert!(!result.stdout.contains('\u{1b}'), "{}", result.stdout);
+    // Every line of the output is a line of the table: a finding's, its message's, its fix's, or
+    // an outage's.
+    for line in result.stdout.lines() {
+        assert!(
+            line.is_empty()
+                || line.starts_with("  ")
+                || ["high ", "medium ", "low ", "zone ", "node ", "6 findings", "7 outages"]
+                    .iter()
+                    .any(|s| line.starts_with(s)),
+            "a line split: {line:?}"
+        );
+    }
+    let json = audit_of(&dump, &["-o", "json"]);
+    let document: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    let fixes: Vec<&str> =
+        document["findings"].as_array().expect("findings").iter().filter_map(|f| f["fix"].as_str()).collect();
+    assert!(fixes.iter().any(|fix| fix.contains("Deploy\\nment a\\npi\\u{1b}[2J, which makes")), "{fixes:?}");
+    assert!(fixes.iter().all(|fix| !fix.contains('\u{1b}')), "{fixes:?}");
+}

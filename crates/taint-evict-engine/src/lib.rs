@@ -79,5 +79,6 @@ pub mod snapshot;
 pub mod text;
 pub mod time;
 pub mod tolerate;
+pub mod workloads;
 
 pub use engine::{Action, Engine, Input};

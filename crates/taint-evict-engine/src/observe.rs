@@ -377,6 +377,7 @@ impl Observer {
             pods: pods.into_values().collect(),
             controller_acquired: self.controller_acquired,
             taken: None,
+            workloads: super::snapshot::Workloads::default(),
         };
         self.terminating.clear();
         self.terminating

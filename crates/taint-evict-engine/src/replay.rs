@@ -646,6 +646,7 @@ mod tests {
             pods: vec![pod("a"), pod("b")],
             controller_acquired: None,
             taken: None,
+            ..Snapshot::default()
         };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         let [a, b] = [&plan.nodes[0].pods[0], &plan.nodes[0].pods[1]];
@@ -668,7 +669,13 @@ mod tests {
         let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), taints.clone());
         assert_eq!(&*node.taints, &[taints[1].clone(), taints[3].clone()]);
         assert_eq!(&*node.other_taints, &[taints[0].clone(), taints[2].clone()]);
-        let snapshot = Snapshot { nodes: vec![node], pods: Vec::new(), controller_acquired: None, taken: None };
+        let snapshot = Snapshot {
+            nodes: vec![node],
+            pods: Vec::new(),
+            controller_acquired: None,
+            taken: None,
+            ..Snapshot::default()
+        };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         // Held once: a node may carry very many taints of mixed effects.
         assert!(Arc::ptr_eq(&plan.nodes[0].taints, &snapshot.nodes[0].taints));
@@ -720,6 +727,7 @@ mod tests {
         )
             .prop_map(|(nodes, pods, controller_acquired, taken)| Snapshot {
                 taken,
+                workloads: Default::default(),
                 nodes: nodes
                     .into_iter()
                     .enumerate()
@@ -845,6 +853,7 @@ mod tests {
             pods: vec![pod("n0"), pod("n1")],
             controller_acquired: None,
             taken: None,
+            ..Snapshot::default()
         };
         let nodes: Vec<&SnapshotNode> = snapshot.nodes.iter().collect();
         assert!(pods_by_node(&snapshot, &nodes, HashKey::default()).is_none());
@@ -886,6 +895,7 @@ mod tests {
                 pods: vec![pod.clone()],
                 controller_acquired: Some(at(NOW - 3600)),
                 taken: None,
+                ..Snapshot::default()
             };
             let plan = replay(&snapshot, &[0], &[], at(now));
             let pod = &plan.nodes[0].pods[0];
@@ -909,6 +919,7 @@ mod tests {
             pods: vec![pod.clone()],
             controller_acquired: Some(at(NOW - 10)),
             taken: None,
+            ..Snapshot::default()
         };
         let plan = replay(&snapshot, &[0], &[], at(NOW));
         assert_eq!(plan.nodes[0].pods[0].evict_at, Some(at(NOW + 20)));
@@ -946,8 +957,13 @@ mod tests {
         let plan_of = |taints: Vec<Taint>, manager: &str| {
             let node = SnapshotNode::new(NodeName::from("n"), BTreeMap::new(), taints)
                 .with_taints_written(at(NOW - 60), manager);
-            let snapshot =
-                Snapshot { nodes: vec![node], pods: vec![pod.clone()], controller_acquired: None, taken: None };
+            let snapshot = Snapshot {
+                nodes: vec![node],
+                pods: vec![pod.clone()],
+                controller_acquired: None,
+                taken: None,
+                ..Snapshot::default()
+            };
             let plan = replay(&snapshot, &[0], &[], at(NOW));
             let pod = &plan.nodes[0].pods[0];
             (pod.verdict, pod.evict_at, pod.evict_at_latest, pod.basis, plan.work()[0].1.fire)

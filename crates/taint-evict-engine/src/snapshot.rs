@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::devices::ClaimUse;
 use crate::model::{Effect, NodeName, Pod, Taint, Toleration, shared_list};
 use crate::time::Timestamp;
+pub use crate::workloads::{Owner, Workloads};
 
 /// Everything `plan` reads from a cluster or a dump.
 #[derive(Clone, Debug, Default)]
@@ -21,6 +22,9 @@ pub struct Snapshot {
     /// without `timeAdded` or a record of its writing was there by then: its countdowns start then
     /// at the latest, instead of at `now` (docs/upstream.md).
     pub taken: Option<Timestamp>,
+    /// What the input says of the pods' controllers: the labels each one's pods share, and the
+    /// controllers' own controllers whose objects it holds (read when the pods' controllers are).
+    pub workloads: Workloads,
 }
 
 impl Snapshot {
@@ -33,6 +37,7 @@ impl Snapshot {
     pub fn merge(&mut self, other: Snapshot) {
         self.nodes.extend(other.nodes);
         self.pods.extend(other.pods);
+        self.workloads.merge(other.workloads);
         self.controller_acquired = other.controller_acquired.or(self.controller_acquired);
     }
 }
@@ -216,18 +221,6 @@ impl PodReady {
     pub fn is_ready(self) -> bool {
         self == Self::Yes
     }
-}
-
-/// A pod's controller, as its `ownerReferences` name it: a ReplicaSet, a StatefulSet, a DaemonSet,
-/// a Job, or any other kind (in the pod's namespace).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Owner {
-    /// `kind`: a handful of words, shared by the owners of a snapshot.
-    pub kind: Arc<str>,
-    /// `name`.
-    pub name: Box<str>,
-    /// `uid`: a workload deleted and made again under the same name is another owner.
-    pub uid: Box<str>,
 }
 
 impl SnapshotPod {

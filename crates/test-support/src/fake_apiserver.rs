@@ -128,6 +128,7 @@ enum Resource {
     Slices,
     Claims,
     TaintRules,
+    ReplicaSets,
 }
 
 impl Resource {
@@ -141,6 +142,7 @@ impl Resource {
             "ResourceSlice" => Some(Self::Slices),
             "ResourceClaim" => Some(Self::Claims),
             "DeviceTaintRule" => Some(Self::TaintRules),
+            "ReplicaSet" => Some(Self::ReplicaSets),
             _ => None,
         }
     }
@@ -165,6 +167,7 @@ impl Resource {
             Self::Slices => "ResourceSlice",
             Self::Claims => "ResourceClaim",
             Self::TaintRules => "DeviceTaintRule",
+            Self::ReplicaSets => "ReplicaSet",
         }
     }
 }
@@ -250,6 +253,7 @@ struct State {
     slices: Vec<Value>,
     claims: Vec<Value>,
     taint_rules: Vec<Value>,
+    replica_sets: Vec<Value>,
     /// The Kubernetes minor release whose `resource.k8s.io` versions are served; `None`: the group
     /// is not served.
     dra: Option<u32>,
@@ -289,6 +293,7 @@ impl State {
             Resource::Slices => &self.slices,
             Resource::Claims => &self.claims,
             Resource::TaintRules => &self.taint_rules,
+            Resource::ReplicaSets => &self.replica_sets,
         }
     }
 
@@ -302,6 +307,7 @@ impl State {
             Resource::Slices => &mut self.slices,
             Resource::Claims => &mut self.claims,
             Resource::TaintRules => &mut self.taint_rules,
+            Resource::ReplicaSets => &mut self.replica_sets,
         }
     }
 
@@ -959,6 +965,12 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         {
             let resource = Resource::of_dra_plural(plural).expect("served");
             collection(state, r, &format!("resource.k8s.io/{version}"), Selection::new(resource, Some(ns), r))
+        }
+        ("GET", ["apis", "apps", "v1", "namespaces", ns, "replicasets"]) => {
+            collection(state, r, "apps/v1", Selection::new(Resource::ReplicaSets, Some(ns), r))
+        }
+        ("GET", ["apis", "apps", "v1", "replicasets"]) => {
+            collection(state, r, "apps/v1", Selection::new(Resource::ReplicaSets, None, r))
         }
         ("GET", ["api", "v1", "nodes"]) => collection(state, r, "v1", Selection::new(Nodes, None, r)),
         ("GET", ["api", "v1", "nodes", name]) => get(state, Nodes, "", name, "nodes"),

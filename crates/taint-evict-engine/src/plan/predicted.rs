@@ -283,6 +283,7 @@ mod tests {
             pods: vec![pod("p99", 99), pod("p300", 300), SnapshotPod { terminating: true, ..pod("gone300", 300) }],
             controller_acquired: None,
             taken: None,
+            ..Snapshot::default()
         };
         let mut plan = replay(&snapshot, &[0], &[], t(1000));
         let health = node(Some(Ready::True), Some(995));
