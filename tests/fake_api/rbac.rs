@@ -94,8 +94,12 @@ fn plan_rbac_grants_every_request_plan_and_explain_make() {
     }
     assert_eq!(missing(&server, "deploy/rbac-plan.yaml"), Vec::<(String, String)>::new());
     // An edited pod's owner is read only for a toleration edited mid-countdown, which the real tier stages.
-    let edited =
-        [("get", "apps/replicasets"), ("get", "apps/statefulsets"), ("get", "apps/daemonsets"), ("get", "batch/jobs")];
+    let edited = [
+        ("list", "apps/replicasets"),
+        ("list", "apps/statefulsets"),
+        ("list", "apps/daemonsets"),
+        ("list", "batch/jobs"),
+    ];
     assert_eq!(unused(&server, "deploy/rbac-plan.yaml", &edited), Vec::<(String, String)>::new(), "nothing more");
 }
 
@@ -153,10 +157,10 @@ fn run_rbac_grants_every_request_run_makes() {
     let repeated = [
         ("patch", "events.k8s.io/events"),
         ("get", "/pods"),
-        ("get", "apps/replicasets"),
-        ("get", "apps/statefulsets"),
-        ("get", "apps/daemonsets"),
-        ("get", "batch/jobs"),
+        ("list", "apps/replicasets"),
+        ("list", "apps/statefulsets"),
+        ("list", "apps/daemonsets"),
+        ("list", "batch/jobs"),
     ];
     assert_eq!(unused(&server, "deploy/rbac-run.yaml", &repeated), Vec::<(String, String)>::new(), "nothing more");
 }
