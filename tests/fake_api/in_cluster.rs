@@ -185,10 +185,10 @@ fn two_instances_one_deletes_and_the_other_takes_over_when_the_leader_dies() {
         ("watch", "resource.k8s.io/devicetaintrules"),
         // At start, a pod counting down and an edited pod's owner: the real tier stages them.
         ("get", "/pods"),
-        ("get", "apps/replicasets"),
-        ("get", "apps/statefulsets"),
-        ("get", "apps/daemonsets"),
-        ("get", "batch/jobs"),
+        ("list", "apps/replicasets"),
+        ("list", "apps/statefulsets"),
+        ("list", "apps/daemonsets"),
+        ("list", "batch/jobs"),
     ];
     assert_eq!(unused(&server, "deploy/in-cluster.yaml", &elsewhere), Vec::<(String, String)>::new(), "nothing more");
 }
