@@ -9,6 +9,8 @@ use futures::FutureExt;
 use tokio::sync::{mpsc, watch};
 
 use super::absent::Absent;
+use super::cap::Cap;
+use super::carried::Carried;
 use super::changes::{NodeChange, PodChange};
 use super::driver::{Driver, Step};
 use super::engine_input::{device_pod_input, node_change_input, node_input, pod_change_input};
@@ -16,7 +18,6 @@ use super::events::Notices;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::executor::{Done, Executor, Job, Outlets, Refused};
 use super::gaps::Gaps;
-use super::ledger::{Countdown, Ledger, taints_print};
 use super::lists::Lists;
 use super::options::{Leadership, RunOptions, Sources};
 use super::replicas::{Guard, Replicas};
@@ -24,9 +25,9 @@ use super::report::{HeldBy, LetGo, Report, RunEvent, Summary};
 use super::terminating::Terminating;
 use crate::engine::devices::{DeviceEngine, DeviceInput};
 use crate::engine::lifecycle::ConditionTaint;
-use crate::engine::model::{Node, NodeName, Pod, PodKey, PodRef, Taint, Toleration};
+use crate::engine::model::{Node, NodeName, PodKey, PodRef};
 use crate::engine::plan::{mark_edited, mark_swapped};
-use crate::engine::queue::{Cause, EntryState, Ticket, Work};
+use crate::engine::queue::{EntryState, Ticket, Work};
 use crate::engine::snapshot::{Owner, Snapshot};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
@@ -54,6 +55,8 @@ pub async fn run<E: Evictor>(
     let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices).with_replicas(replica_pods);
     let device_minor = options.device_minor;
     let keep_last_ready = options.keep_last_ready;
+    let max_deletions = options.max_deletions;
+    let ledger = leadership.ledger().cloned().unwrap_or_default();
     let notices = Notices::start(evictor.clone());
     let absent = Absent::new(options.asked.clone());
     let mut run = Loop {
@@ -73,9 +76,8 @@ pub async fn run<E: Evictor>(
         shadow: None,
         notices,
         absent,
-        ledger: leadership.ledger().cloned().unwrap_or_default(),
-        lease: leadership.ledger().is_some(),
-        countdowns: std::collections::BTreeMap::new(),
+        cap: Cap::new(max_deletions, ledger.clone(), leadership.ledger().is_some()),
+        carried: Carried::new(ledger),
     };
     tokio::pin!(shutdown);
 
@@ -175,8 +177,6 @@ struct Term<E> {
     /// Deletions due past `--max-deletions`, in the order they fell due: each goes when the window
     /// frees a slot.
     capped: std::collections::VecDeque<Job>,
-    /// When each deletion in the window was started.
-    started: std::collections::VecDeque<Timestamp>,
     /// Deletions of the last ready replica of a workload (`--keep-last-ready`), with its controller:
     /// each goes once another replica is ready, or once the pod is no longer a ready one.
     kept: Vec<(Job, Arc<Owner>)>,
@@ -240,19 +240,11 @@ struct Loop<E> {
     notices: Notices,
     /// The nodes asked for and missing from the lists, said once.
     absent: Absent,
-    /// `--max-deletions`' count, across terms; the Lease carries it from leader to leader when
-    /// there is one (`lease`).
-    ledger: Ledger,
-    /// The ledger is written on a Lease: a deletion counted waits for the write.
-    lease: bool,
-    /// The countdowns a taint change left running where the node's taints no longer give them, by
-    /// pod: the ledger carries them to a `run` started afresh.
-    countdowns: std::collections::BTreeMap<PodKey, Countdown>,
+    /// `--max-deletions`, counted across terms (and, with a Lease, across leaders and restarts).
+    cap: Cap,
+    /// The countdowns a replay cannot see, carried to the next `run` on the Lease.
+    carried: Carried,
 }
-
-/// At most this many countdowns go on the Lease (about 180 bytes each; a Lease's annotations may
-/// take 256 KiB): those firing first. The others a restart takes from the replay.
-const COUNTDOWNS_KEPT: usize = 500;
 
 /// At most this many changes already received are taken before a term begins (the watches' queues
 /// hold 1,024 each): a cluster that changes faster than they are taken does not hold the term back.
@@ -272,10 +264,10 @@ impl<E: Evictor> Loop<E> {
                 if let Some(input) = node_change_input(&change)
                     && let Some(mut shadow) = self.shadow.take()
                 {
-                    let before = taints_before(&shadow, &change);
+                    let before = Carried::taints_before(&shadow, &change);
                     shadow.handle(input, now);
                     if let Some((node, before)) = before {
-                        self.taints_changed(&shadow, node, &before);
+                        self.carried.taints_changed(&shadow, node, &before);
                     }
                     self.shadow = Some(shadow);
                 }
@@ -287,10 +279,10 @@ impl<E: Evictor> Loop<E> {
                 if let Some(input) = pod_change_input(&change)
                     && let Some(mut shadow) = self.shadow.take()
                 {
-                    let before = tolerations_before(&shadow, &change);
+                    let before = Carried::tolerations_before(&shadow, &change);
                     shadow.handle(input, now);
                     if let Some((pod, before)) = before {
-                        self.tolerations_changed(&shadow, pod, &before);
+                        self.carried.tolerations_changed(&shadow, pod, &before);
                     }
                     self.shadow = Some(shadow);
                 }
@@ -357,83 +349,10 @@ impl<E: Evictor> Loop<E> {
             let not_ready = std::mem::take(&mut self.options.not_ready);
             mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
             mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
-            let work = self.continued(plan.work(), snapshot, &engine_nodes);
+            let work = self.carried.continued(plan.work(), snapshot, &engine_nodes);
             engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
         }
         engine
-    }
-
-    /// The replay's `work`, with the countdowns the Lease carries in place of its own where the
-    /// pod's node carries the taints it carried then (docs/run.md, "What a takeover and a restart
-    /// know"); those are kept on.
-    fn continued(&mut self, mut work: Vec<(PodKey, Work)>, snapshot: &Snapshot, nodes: &[Node]) -> Vec<(PodKey, Work)> {
-        let recorded: std::collections::HashMap<PodKey, Countdown> =
-            self.ledger.countdowns().into_iter().map(|countdown| (countdown.pod.clone(), countdown)).collect();
-        self.countdowns.clear();
-        if recorded.is_empty() {
-            return work;
-        }
-        let prints: std::collections::HashMap<&NodeName, u64> =
-            nodes.iter().map(|node| (&node.name, taints_print(&node.taints))).collect();
-        let on: std::collections::HashMap<&PodKey, &NodeName> =
-            snapshot.pods.iter().filter_map(|pod| Some((&pod.pod.key, pod.pod.node.as_ref()?))).collect();
-        for (key, work) in &mut work {
-            let Some(countdown) = recorded.get(key) else { continue };
-            let same = on.get(key) == Some(&&countdown.node) && prints.get(&countdown.node) == Some(&countdown.taints);
-            if same && matches!(work.cause, Cause::Expired { .. }) {
-                *work = countdown.work;
-                self.countdowns.insert(key.clone(), countdown.clone());
-            }
-        }
-        work
-    }
-
-    /// A node's NoExecute taints changed from `before`: when one went or was rewritten, the
-    /// countdowns left running there are kept, for a `run` started afresh (a replay of the node's
-    /// taints would not find them); a node with countdowns kept has them kept again under its new
-    /// taints.
-    fn taints_changed(&mut self, engine: &Engine, node: &NodeName, before: &[Taint]) {
-        let after = engine.taints(node);
-        let went = before.iter().any(|taint| !after.contains(taint));
-        if !went && !self.countdowns.values().any(|countdown| countdown.node == *node) {
-            return;
-        }
-        let print = taints_print(after);
-        self.countdowns.retain(|_, countdown| countdown.node != *node);
-        let armed = engine.pending().filter(|(pod, entry)| pod.node == *node && entry.state == EntryState::Armed);
-        for (pod, entry) in armed {
-            let countdown = Countdown { pod: pod.key.clone(), node: node.clone(), taints: print, work: entry.work };
-            self.countdowns.insert(pod.key, countdown);
-        }
-        self.keep_countdowns();
-    }
-
-    /// A pod's tolerations changed from `before` while its countdown ran: when it runs on, it is
-    /// kept, for a `run` started afresh (a replay of the pod's tolerations would not find it).
-    fn tolerations_changed(&mut self, engine: &Engine, pod: &Pod, before: &[Toleration]) {
-        let (Some(node), Some(after)) = (&pod.node, engine.tolerations(&pod.key)) else { return };
-        let Some(entry) = engine.work(&pod.key).filter(|entry| entry.state == EntryState::Armed) else { return };
-        if **after == *before {
-            return;
-        }
-        let countdown = Countdown {
-            pod: pod.key.clone(),
-            node: node.clone(),
-            taints: taints_print(engine.taints(node)),
-            work: entry.work,
-        };
-        self.countdowns.insert(pod.key.clone(), countdown);
-        self.keep_countdowns();
-    }
-
-    /// Hands the countdowns kept to the ledger, those firing first when there are too many.
-    fn keep_countdowns(&self) {
-        let mut countdowns: Vec<Countdown> = self.countdowns.values().cloned().collect();
-        if countdowns.len() > COUNTDOWNS_KEPT {
-            countdowns.sort_by_key(|countdown| countdown.work.fire);
-            countdowns.truncate(COUNTDOWNS_KEPT);
-        }
-        self.ledger.keep_countdowns(countdowns);
     }
 
     /// Begins a term with `engine` (seeded from the lists, or followed since while another instance
@@ -450,7 +369,7 @@ impl<E: Evictor> Loop<E> {
             stop_rx,
             self.metrics.clone(),
         );
-        let executor = if self.options.max_deletions.is_some() { executor.handing_back_refusals() } else { executor };
+        let executor = if self.cap.limit().is_some() { executor.handing_back_refusals() } else { executor };
         let mut term = Term {
             engine,
             executor,
@@ -458,16 +377,13 @@ impl<E: Evictor> Loop<E> {
             stop,
             held: Vec::new(),
             capped: std::collections::VecDeque::new(),
-            // The deletions started in the window before: in this instance's earlier terms and, with a
-            // Lease, by the leader before or a `run` before this one.
-            started: self.ledger.started().into(),
             kept: Vec::new(),
             refused: Vec::new(),
             renewed: std::collections::HashMap::new(),
         };
-        self.prune(&mut term);
-        self.keep_countdowns();
         let now = self.clock.now();
+        self.cap.begin(now);
+        self.carried.hand_over();
         if let Some(devices) = &mut self.devices {
             devices.restart(now);
         }
@@ -530,12 +446,12 @@ impl<E: Evictor> Loop<E> {
                     Some(Step::Node(change, now)) => {
                         self.interrupted(term, matches!(change, NodeChange::Interrupted));
                         self.gaps.node(&change, now);
-                        let before = taints_before(&term.engine, &change);
+                        let before = Carried::taints_before(&term.engine, &change);
                         if let Some(input) = node_change_input(&change) {
                             term.engine.handle(input, now);
                         }
                         if let Some((node, before)) = before {
-                            self.taints_changed(&term.engine, node, &before);
+                            self.carried.taints_changed(&term.engine, node, &before);
                         }
                         self.follow_absent(&change);
                         if let NodeChange::Listed(nodes) = &change {
@@ -552,12 +468,12 @@ impl<E: Evictor> Loop<E> {
                         if !self.replicas_apart {
                             self.follow_replicas(&change);
                         }
-                        let before = tolerations_before(&term.engine, &change);
+                        let before = Carried::tolerations_before(&term.engine, &change);
                         if let Some(input) = pod_change_input(&change) {
                             term.engine.handle(input, now);
                         }
                         if let Some((pod, before)) = before {
-                            self.tolerations_changed(&term.engine, pod, &before);
+                            self.carried.tolerations_changed(&term.engine, pod, &before);
                         }
                         if let (Some(devices), Some(input)) = (&mut self.devices, device_pod_input(&change)) {
                             devices.handle(input, now);
@@ -665,33 +581,9 @@ impl<E: Evictor> Loop<E> {
         // While a watch is broken the capped deletions wait for the lists, not for a slot: a slot free
         // now would fire the timer again and again.
         let waiting = !term.capped.is_empty() && self.gaps.open().is_none();
-        let slot = self.next_slot(term, self.clock.now()).filter(|_| waiting);
+        let slot = self.cap.next_slot(self.clock.now()).filter(|_| waiting);
         let retry = Self::next_retry(term).filter(|_| self.gaps.open().is_none());
         term.engine.poll_timeout().into_iter().chain(devices).chain(slot).chain(retry).min()
-    }
-
-    /// When `--max-deletions` next allows a deletion, as of `now`: `now` when the window has room,
-    /// else when its oldest deletion leaves it; `None` without a cap. One `now` for the question and
-    /// its answer: a slot free now is never taken for one that frees later.
-    fn next_slot(&self, term: &Term<E>, now: Timestamp) -> Option<Timestamp> {
-        let (max, window) = self.options.max_deletions?;
-        let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
-        let recent = term.started.iter().filter(|at| at.add_nanos(window) > now).count();
-        if recent < max as usize {
-            return Some(now);
-        }
-        term.started.iter().rev().nth(max as usize - 1).map(|at| at.add_nanos(window))
-    }
-
-    /// Forgets the deletions that left `--max-deletions`' window.
-    fn prune(&self, term: &mut Term<E>) {
-        if let Some((_, window)) = self.options.max_deletions {
-            let window = i64::try_from(window.as_nanos()).unwrap_or(i64::MAX);
-            let now = self.clock.now();
-            while term.started.front().is_some_and(|at| at.add_nanos(window) <= now) {
-                term.started.pop_front();
-            }
-        }
     }
 
     /// Starts `job`, unless `--keep-last-ready` holds it (the pod is the last ready replica of its
@@ -787,13 +679,13 @@ impl<E: Evictor> Loop<E> {
         // window is really full.
         self.uncap(term);
         let now = self.clock.now();
-        match (self.options.max_deletions, self.next_slot(term, now)) {
+        match (self.cap.limit(), self.cap.next_slot(now)) {
             (Some((max, window)), Some(slot)) if slot > now => {
                 self.send(RunEvent::Capped { pod: job.pod.clone(), work: job.work, max, window, until: slot });
                 term.capped.push_back(job);
             }
             (cap, _) => {
-                let job = if cap.is_some() { self.count(term, job, now) } else { job };
+                let job = if cap.is_some() { self.count(job, now) } else { job };
                 term.executor.submit(job);
             }
         }
@@ -801,34 +693,30 @@ impl<E: Evictor> Loop<E> {
 
     /// Starts the deletions `--max-deletions` held back, as the window frees slots.
     fn uncap(&mut self, term: &mut Term<E>) {
-        self.prune(term);
         let now = self.clock.now();
-        while !term.capped.is_empty() && self.next_slot(term, now).is_some_and(|slot| slot <= now) {
+        self.cap.prune(now);
+        while !term.capped.is_empty() && self.cap.next_slot(now).is_some_and(|slot| slot <= now) {
             let job = term.capped.pop_front().expect("not empty");
-            let job = self.count(term, job, now);
+            let job = self.count(job, now);
             term.executor.submit(job);
         }
     }
 
     /// Counts `job`, started `now`, in `--max-deletions`' window; with a Lease, the job waits until
     /// the count is written on it.
-    fn count(&self, term: &mut Term<E>, mut job: Job, now: Timestamp) -> Job {
-        term.started.push_back(now);
+    fn count(&mut self, mut job: Job, now: Timestamp) -> Job {
         job.counted_at = Some(now);
-        let recorded = self.ledger.count(term.started.iter().copied());
-        job.recorded = self.lease.then_some(recorded);
+        job.recorded = self.cap.count(now);
         job
     }
 
     /// A PodDisruptionBudget refused `job`'s eviction: no deletion, so its slot is free again; it
     /// waits for its retry, when it takes a slot again (or is capped).
-    fn refused(&self, term: &mut Term<E>, mut job: Job) {
-        if let Some(at) = job.counted_at.take()
-            && let Some(slot) = term.started.iter().position(|started| *started == at)
-        {
-            term.started.remove(slot);
-            self.ledger.count(term.started.iter().copied());
+    fn refused(&mut self, term: &mut Term<E>, mut job: Job) {
+        if let Some(at) = job.counted_at.take() {
+            self.cap.give_back(at);
         }
+        job.recorded = None;
         term.refused.push(job);
     }
 
@@ -903,9 +791,8 @@ impl<E: Evictor> Loop<E> {
     fn act(&mut self, term: &mut Term<E>, action: Action, controller: Controller) {
         if let Action::Evict { pod, .. } | Action::Cancelled { pod, .. } = &action
             && controller == Controller::NodeTaints
-            && self.countdowns.remove(&pod.key).is_some()
         {
-            self.keep_countdowns();
+            self.carried.ended(&pod.key);
         }
         match action {
             // A pod this run deleted, terminating: the engine's decisions on it are not news.
@@ -1046,19 +933,4 @@ fn held<E>(term: &Term<E>) -> Vec<(PodRef, Timestamp, HeldBy)> {
     let mut held: Vec<_> = jobs.map(|(job, by)| (job.pod.clone(), job.work.fire, by)).collect();
     held.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
     held
-}
-
-/// The node a change writes and its NoExecute taints before it.
-fn taints_before<'a>(engine: &Engine, change: &'a NodeChange) -> Option<(&'a NodeName, Vec<Taint>)> {
-    match change {
-        NodeChange::Applied(node) => Some((&node.name, engine.taints(&node.name).to_vec())),
-        _ => None,
-    }
-}
-
-/// The pod a change writes, when a countdown runs for it, and its tolerations before the change.
-fn tolerations_before<'a>(engine: &Engine, change: &'a PodChange) -> Option<(&'a Pod, Arc<[Toleration]>)> {
-    let PodChange::Applied(pod) = change else { return None };
-    engine.work(&pod.pod.key).filter(|entry| entry.state == EntryState::Armed)?;
-    Some((&pod.pod, engine.tolerations(&pod.pod.key)?.clone()))
 }

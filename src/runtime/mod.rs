@@ -11,6 +11,8 @@
 //! server, but one more request and event per pod after a failover or beside the cluster's controller).
 
 pub mod absent;
+mod cap;
+mod carried;
 mod changes;
 pub mod driver;
 pub mod election;
