@@ -597,7 +597,10 @@ impl Connection {
                 Err(kube::Error::Api(status)) if retries < READ_RETRIES && matches!(status.code, 429 | 503) => {
                     let Some(seconds) = answered.take() else { return Err(kube::Error::Api(status)) };
                     retries += 1;
-                    tokio::time::sleep(Duration::from_secs(seconds)).await;
+                    // The writes' pushback, for this read alone: held until then (capped as theirs).
+                    let hold = crate::runtime::Throttle::unlimited(self.time.clock().clone());
+                    hold.push_back(Duration::from_secs(seconds));
+                    hold.admit().await;
                 }
                 answer => return answer,
             }
