@@ -581,25 +581,10 @@ async fn a_run_started_afresh_continues_a_countdown_a_removed_taint_left_from_th
     assert_eq!(kept.iter().map(|c| (c.pod.name(), c.work.fire)).collect::<Vec<_>>(), [("e3", t(20))]);
 
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let clock = Clock::starting_at(t(9));
-    let evictor = Recorder::default();
-    *evictor.clock.lock().unwrap() = Some(clock.clone());
-    let (node_tx, node_rx) = mpsc::channel(64);
-    let (pod_tx, pod_rx) = mpsc::channel(64);
-    let (report_tx, _reports) = mpsc::unbounded_channel();
-    node_tx.try_send(NodeChange::Listed(vec![node("n1", &[("b", 0)])])).unwrap();
-    pod_tx.try_send(PodChange::Listed(vec![e3()])).unwrap();
-    let sources = Sources {
-        nodes: node_rx,
-        pods: pod_rx,
-        devices: None,
-        replicas: None,
-        controller_acquired: None,
-        leadership: leadership(),
-    };
-    let stop = tokio::time::sleep(Duration::from_secs(30));
-    run(RunOptions::default(), sources, evictor.clone(), clock, report_tx, stop).await;
-    assert_eq!(*evictor.deletions.lock().unwrap(), [deleted("e3", 20)]);
+    let nodes = vec![node("n1", &[("b", 0)])];
+    let h = start_recording_at(t(9), nodes, vec![e3()], RunOptions::default(), 30, leadership(), Recorder::default());
+    let (_, deletions, _) = h.finish().await;
+    assert_eq!(deletions, [deleted("e3", 20)]);
 
     // Had b been rewritten meanwhile (another timeAdded), the countdown would not hold: the replay's.
     ledger.adopt(Vec::new(), kept);
