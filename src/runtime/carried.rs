@@ -80,8 +80,9 @@ impl Carried {
         self.hand_over();
     }
 
-    /// A pod's tolerations changed from `before` (`engine` has taken the change): when its countdown
-    /// runs on, it is kept.
+    /// A pod's tolerations changed from `before` (`engine` has taken the change): when a countdown
+    /// runs after it (one kept, or one the edit began: the replay would start it with the taint), it
+    /// is kept.
     pub(super) fn tolerations_changed(&mut self, engine: &Engine, pod: &Pod, before: &[Toleration]) {
         let (Some(node), Some(after)) = (&pod.node, engine.tolerations(&pod.key)) else { return };
         let Some(entry) = engine.work(&pod.key).filter(|entry| entry.state == EntryState::Armed) else { return };
@@ -109,13 +110,12 @@ impl Carried {
         }
     }
 
-    /// The pod a change writes, when a countdown runs for it, and its tolerations before the change.
+    /// The pod a change writes, when the engine knows it, and its tolerations before the change.
     pub(super) fn tolerations_before<'a>(
         engine: &Engine,
         change: &'a PodChange,
     ) -> Option<(&'a Pod, Arc<[Toleration]>)> {
         let PodChange::Applied(pod) = change else { return None };
-        engine.work(&pod.pod.key).filter(|entry| entry.state == EntryState::Armed)?;
         Some((&pod.pod, engine.tolerations(&pod.pod.key)?.clone()))
     }
 

@@ -720,6 +720,17 @@ impl<E: Evictor> Loop<E> {
         term.refused.push(job);
     }
 
+    /// A refused eviction no longer wanted is given up, as the executor gives up a refusal: its
+    /// slot is free, it is no longer failing, and it says so.
+    fn give_up(&mut self, term: &mut Term<E>, job: &mut Job) {
+        if let Some(at) = job.counted_at.take() {
+            self.cap.give_back(at);
+        }
+        term.executor.forget(&job.pod.key);
+        let budget = job.refused.as_ref().map(|refused| refused.blocked.budget().to_owned());
+        self.send(RunEvent::Withdrawn { pod: job.pod.clone(), budget: budget.unwrap_or_default() });
+    }
+
     /// The refused evictions whose retry is due go again, each taking a slot or capped.
     fn retry_refused(&mut self, term: &mut Term<E>) {
         let now = self.clock.now();
@@ -822,10 +833,8 @@ impl<E: Evictor> Loop<E> {
                     self.send(RunEvent::Dropped { pod: job.pod });
                 } else if let Some(at) = term.refused.iter().position(same) {
                     // Refused, and no longer wanted: given up, as the executor gives up a refusal.
-                    let job = term.refused.remove(at);
-                    term.executor.forget(&job.pod.key);
-                    let budget = job.refused.as_ref().map(|refused| refused.blocked.budget().to_owned());
-                    self.send(RunEvent::Withdrawn { pod: job.pod, budget: budget.unwrap_or_default() });
+                    let mut job = term.refused.remove(at);
+                    self.give_up(term, &mut job);
                 } else if let Some(at) = term.kept.iter().position(|(job, _)| same(job)) {
                     let (job, owner) = term.kept.remove(at);
                     let dry_run = self.dry_run;
@@ -849,8 +858,8 @@ impl<E: Evictor> Loop<E> {
     }
 
     fn finished(&mut self, term: &mut Term<E>, done: Done, now: Timestamp) {
-        term.executor.finished(&done);
-        if done.suspended {
+        let withdrawn = term.executor.finished(&done);
+        if done.suspended && !withdrawn {
             // Its retries stopped at an interruption: it waits for the re-lists.
             return self.hold(term, done.job);
         }
@@ -859,7 +868,11 @@ impl<E: Evictor> Loop<E> {
             job.ticket = new;
         }
         if matches!(outcome, Some(Outcome::Blocked { .. })) && job.refused.is_some() {
-            return self.refused(term, job);
+            if !withdrawn {
+                return self.refused(term, job);
+            }
+            // Withdrawn before its refusal came back: given up, never retried.
+            self.give_up(term, &mut job);
         }
         match outcome {
             Some(Outcome::Deleted) => {

@@ -261,9 +261,11 @@ impl<E: Evictor> Executor<E> {
         abandoned
     }
 
-    /// Marks `done` finished and starts the pod's next job, if one waits.
-    pub fn finished(&mut self, done: &Done) {
+    /// Marks `done` finished and starts the pod's next job, if one waits. Returns whether the
+    /// engine withdrew the job before its result was taken (after its task ended, too).
+    pub fn finished(&mut self, done: &Done) -> bool {
         let key = &done.job.pod.key;
+        let withdrawn = self.running.get(key).is_some_and(|running| *running.withdrawn.borrow());
         let next = self.running.get_mut(key).and_then(|running| running.waiting.pop_front());
         match next {
             Some(job) => {
@@ -276,6 +278,7 @@ impl<E: Evictor> Executor<E> {
                 self.running.remove(key);
             }
         }
+        withdrawn
     }
 
     fn spawn(&self, job: Job) -> Running {
