@@ -113,3 +113,8 @@ mod tests {
         assert_eq!(ledger.started(), [t(-30), t(30)]);
     }
 }
+
+#[cfg(test)]
+// The loop's tests on tokio's paused clock measure its time directly.
+#[allow(clippy::disallowed_methods)]
+mod in_the_loop;

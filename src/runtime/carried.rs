@@ -13,7 +13,7 @@ use super::ledger::{Countdown, Ledger, taints_print};
 use crate::engine::Engine;
 use crate::engine::model::{Node, NodeName, Pod, PodKey, Taint, Toleration};
 use crate::engine::queue::{Cause, EntryState, Work};
-use crate::engine::snapshot::Snapshot;
+use crate::engine::snapshot::{Snapshot, SnapshotPod};
 
 /// At most this many countdowns go on the Lease (about 180 bytes each; a Lease's annotations may
 /// take 256 KiB): those firing first. The others a restart takes from the replay.
@@ -102,21 +102,29 @@ impl Carried {
         }
     }
 
-    /// The node a change writes and its NoExecute taints before it.
-    pub(super) fn taints_before<'a>(engine: &Engine, change: &'a NodeChange) -> Option<(&'a NodeName, Vec<Taint>)> {
-        match change {
-            NodeChange::Applied(node) => Some((&node.name, engine.taints(&node.name).to_vec())),
-            _ => None,
-        }
+    /// The nodes a change writes (one, or a re-list's) and their NoExecute taints before it.
+    pub(super) fn taints_before<'a>(engine: &Engine, change: &'a NodeChange) -> Vec<(&'a NodeName, Vec<Taint>)> {
+        let nodes = match change {
+            NodeChange::Applied(node) => std::slice::from_ref(node),
+            NodeChange::Listed(nodes) => nodes.as_slice(),
+            _ => &[],
+        };
+        nodes.iter().map(|node| (&node.name, engine.taints(&node.name).to_vec())).collect()
     }
 
-    /// The pod a change writes, when the engine knows it, and its tolerations before the change.
-    pub(super) fn tolerations_before<'a>(
-        engine: &Engine,
-        change: &'a PodChange,
-    ) -> Option<(&'a Pod, Arc<[Toleration]>)> {
-        let PodChange::Applied(pod) = change else { return None };
-        Some((&pod.pod, engine.tolerations(&pod.pod.key)?.clone()))
+    /// The pods a change writes (one, or a re-list's) that the engine knows with other tolerations,
+    /// and those it knows: a re-list shows the edits a watch gap hid.
+    pub(super) fn tolerations_before<'a>(engine: &Engine, change: &'a PodChange) -> Vec<(&'a Pod, Arc<[Toleration]>)> {
+        let pods = match change {
+            PodChange::Applied(pod) => std::slice::from_ref(pod),
+            PodChange::Listed(pods) => pods.as_slice(),
+            _ => &[],
+        };
+        let edited = |pod: &'a SnapshotPod| {
+            let before = engine.tolerations(&pod.pod.key)?;
+            (**before != *pod.pod.tolerations).then(|| (&pod.pod, before.clone()))
+        };
+        pods.iter().filter_map(edited).collect()
     }
 
     /// Hands the countdowns kept to the ledger, those firing first when there are too many.
@@ -187,3 +195,8 @@ mod tests {
         assert!(ledger.countdowns().is_empty());
     }
 }
+
+#[cfg(test)]
+// The loop's tests on tokio's paused clock measure its time directly.
+#[allow(clippy::disallowed_methods)]
+mod in_the_loop;

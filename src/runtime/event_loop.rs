@@ -266,7 +266,7 @@ impl<E: Evictor> Loop<E> {
                 {
                     let before = Carried::taints_before(&shadow, &change);
                     shadow.handle(input, now);
-                    if let Some((node, before)) = before {
+                    for (node, before) in before {
                         self.carried.taints_changed(&shadow, node, &before);
                     }
                     self.shadow = Some(shadow);
@@ -281,7 +281,7 @@ impl<E: Evictor> Loop<E> {
                 {
                     let before = Carried::tolerations_before(&shadow, &change);
                     shadow.handle(input, now);
-                    if let Some((pod, before)) = before {
+                    for (pod, before) in before {
                         self.carried.tolerations_changed(&shadow, pod, &before);
                     }
                     self.shadow = Some(shadow);
@@ -450,7 +450,7 @@ impl<E: Evictor> Loop<E> {
                         if let Some(input) = node_change_input(&change) {
                             term.engine.handle(input, now);
                         }
-                        if let Some((node, before)) = before {
+                        for (node, before) in before {
                             self.carried.taints_changed(&term.engine, node, &before);
                         }
                         self.follow_absent(&change);
@@ -472,7 +472,7 @@ impl<E: Evictor> Loop<E> {
                         if let Some(input) = pod_change_input(&change) {
                             term.engine.handle(input, now);
                         }
-                        if let Some((pod, before)) = before {
+                        for (pod, before) in before {
                             self.carried.tolerations_changed(&term.engine, pod, &before);
                         }
                         if let (Some(devices), Some(input)) = (&mut self.devices, device_pod_input(&change)) {
@@ -544,12 +544,13 @@ impl<E: Evictor> Loop<E> {
         // Resumed whether or not anything was held: a gap with nothing under way would otherwise
         // leave every later deletion suspended at its start.
         term.executor.resume();
-        // Each was decided while a watch was broken, on lists of two instants: decided again on the
-        // lists of now, it goes only if still due for the same cause (withdrawn ones are dropped).
+        // Each was decided while a watch was broken, on lists of two instants, or before the gap and
+        // still waiting (capped, kept, refused): decided again on the lists of now, it goes only if
+        // still due for the same cause (withdrawn ones are dropped).
         let now = self.clock.now();
-        let reconsider: Vec<Input> = term
-            .held
-            .iter()
+        let waiting = term.held.iter().chain(&term.capped).chain(term.kept.iter().map(|(job, _)| job));
+        let reconsider: Vec<Input> = waiting
+            .chain(&term.refused)
             .filter(|job| job.controller == Controller::NodeTaints)
             .map(|job| Input::Reconsider { pod: job.pod.key.clone(), ticket: job.ticket })
             .collect();
@@ -859,13 +860,14 @@ impl<E: Evictor> Loop<E> {
 
     fn finished(&mut self, term: &mut Term<E>, done: Done, now: Timestamp) {
         let withdrawn = term.executor.finished(&done);
-        if done.suspended && !withdrawn {
-            // Its retries stopped at an interruption: it waits for the re-lists.
-            return self.hold(term, done.job);
-        }
-        let Done { mut job, outcome, .. } = done;
+        let Done { mut job, outcome, suspended } = done;
+        // Decided again while under way: it goes on, and is told, under the new ticket.
         if let Some(new) = term.renewed.remove(&(job.pod.key.clone(), job.ticket)) {
             job.ticket = new;
+        }
+        if suspended && !withdrawn {
+            // Its retries stopped at an interruption: it waits for the re-lists.
+            return self.hold(term, job);
         }
         if matches!(outcome, Some(Outcome::Blocked { .. })) && job.refused.is_some() {
             if !withdrawn {
@@ -947,3 +949,8 @@ fn held<E>(term: &Term<E>) -> Vec<(PodRef, Timestamp, HeldBy)> {
     held.sort_by(|a, b| (a.1, &a.0.key).cmp(&(b.1, &b.0.key)));
     held
 }
+
+#[cfg(test)]
+// The loop's tests on tokio's paused clock measure its time directly.
+#[allow(clippy::disallowed_methods)]
+mod tests;

@@ -232,7 +232,8 @@ impl<E: Evictor> Executor<E> {
         if let Some(running) = self.running.get_mut(key) {
             running.waiting.retain(|job| job.ticket != ticket);
             if running.ticket == ticket {
-                let _ = running.withdrawn.send(true);
+                // Kept even once its task has ended: its result may still be on its way.
+                running.withdrawn.send_replace(true);
             }
         }
     }
@@ -470,3 +471,8 @@ impl<E: Evictor> Executor<E> {
         Running { ticket, task: task.abort_handle(), withdrawn: withdrawn_tx, waiting: VecDeque::new() }
     }
 }
+
+#[cfg(test)]
+// The loop's tests on tokio's paused clock measure its time directly.
+#[allow(clippy::disallowed_methods)]
+mod tests;

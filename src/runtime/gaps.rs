@@ -40,3 +40,8 @@ impl Gaps {
         }
     }
 }
+
+#[cfg(test)]
+// The loop's tests on tokio's paused clock measure its time directly.
+#[allow(clippy::disallowed_methods)]
+mod tests;

@@ -43,4 +43,7 @@ pub use throttle::{Backlog, Throttle};
 #[cfg(test)]
 // The tests measure tokio's paused time directly.
 #[allow(clippy::disallowed_methods)]
-mod tests;
+mod harness;
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+mod interleavings;

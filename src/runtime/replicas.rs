@@ -245,3 +245,8 @@ mod tests {
         assert!(matches!(replicas.guard(&pod_ref(&db), none, lost), Guard::Last { only: true, .. }));
     }
 }
+
+#[cfg(test)]
+// The loop's tests on tokio's paused clock measure its time directly.
+#[allow(clippy::disallowed_methods)]
+mod in_the_loop;

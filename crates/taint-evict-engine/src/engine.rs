@@ -41,8 +41,8 @@ pub enum Input {
         ticket: Ticket,
     },
     /// A deletion that fell due while a watch was broken, and was held, not carried out: it was
-    /// decided on lists of two instants (one watch listed again, the other not yet). Now that both
-    /// are current, it stands when the pod's tolerations of its node's taints still give the cause it
+    /// decided on lists of two instants (one watch listed again, the other not yet); or one decided
+    /// before the gap and still waiting (`run`'s own holds). Now that both lists are current, it stands when the pod's tolerations of its node's taints still give the cause it
     /// fired for; otherwise it is withdrawn and the pod evaluated afresh, its countdown from now (when
     /// it began cannot be known; later never deletes before the controller would). Not upstream's:
     /// its deletions are not held (docs/run.md, "When a watch breaks").
