@@ -18,6 +18,7 @@ use super::events::Notices;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::executor::{Done, Executor, Job, Outlets, Refused};
 use super::gaps::Gaps;
+use super::ledger::Ledger;
 use super::lists::Lists;
 use super::options::{Leadership, RunOptions, Sources};
 use super::replicas::{Guard, Replicas};
@@ -83,6 +84,10 @@ pub async fn run<E: Evictor>(
 
     let mut lists = Lists::default();
     let keep = leadership.is_elected();
+    // A standby's engine is seeded once the Lease its leader holds was read: the countdowns it
+    // carries take the replay's place (a Lease never read leaves the next term to seed from the lists).
+    let ledger = leadership.ledger().cloned();
+    let read = |ledger: &Option<Ledger>| ledger.as_ref().is_none_or(Ledger::adopted);
     loop {
         // Listing, then following: keep the lists current until both are in and this instance leads.
         while !lists.complete() || !run.replicas_listed || !leadership.leading() {
@@ -94,6 +99,7 @@ pub async fn run<E: Evictor>(
                     None => return run.finish(None).await,
                 },
                 _ = leadership.changed(), if lists.complete() => {}
+                () = read_from_another(ledger.as_ref()), if lists.complete() && run.replicas_listed && !read(&ledger) => {}
             }
             if lists.complete() && run.replicas_listed {
                 run.metrics.set_ready();
@@ -101,7 +107,7 @@ pub async fn run<E: Evictor>(
                 // its engine following every countdown as the leader's does, deciding nothing.
                 if !leadership.leading() {
                     run.check_absent(lists.node_names());
-                    if run.shadow.is_none() {
+                    if run.shadow.is_none() && read(&ledger) {
                         let snapshot = lists.copy(controller_acquired);
                         let mut engine = run.seeded(&snapshot);
                         while engine.poll_action().is_some() {}
@@ -142,6 +148,14 @@ pub async fn run<E: Evictor>(
                 run.shadow = Some(term.engine);
             }
         }
+    }
+}
+
+/// Resolves once `ledger` has read a Lease held by another; never without one.
+async fn read_from_another(ledger: Option<&Ledger>) {
+    match ledger {
+        Some(ledger) => ledger.read_from_another().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -64,6 +64,9 @@ struct Shared {
     counted: watch::Sender<Counted>,
     /// The last generation written on the Lease.
     written: watch::Sender<u64>,
+    /// Whether a Lease held by another was read: a standby seeds its engine only then, with the
+    /// countdowns it carries.
+    adopted: watch::Sender<bool>,
 }
 
 /// The instants counted, as of one generation.
@@ -123,6 +126,20 @@ impl Ledger {
             generation = counted.generation;
         });
         self.written(generation);
+        self.0.adopted.send_replace(true);
+    }
+
+    /// Whether a Lease held by another has been read ([`Ledger::adopt`]).
+    #[must_use]
+    pub fn adopted(&self) -> bool {
+        *self.0.adopted.borrow()
+    }
+
+    /// Resolves once a Lease held by another has been read.
+    pub async fn read_from_another(&self) {
+        let mut adopted = self.0.adopted.subscribe();
+        // The sender lives as long as `self`: the wait ends only by a read.
+        let _ = adopted.wait_for(|adopted| *adopted).await;
     }
 
     /// The countdowns a replay would not find, now.
