@@ -71,6 +71,32 @@ fn engine_crate_depends_on_nothing() {
     assert!(dependencies.is_empty(), "the engine crate must depend on std only: {dependencies:?}");
 }
 
+/// The modules a `lib.rs` declares (`pub mod name;`, `pub use crate_name as name;`) that its layout
+/// comment (its `//!` lines) does not name as a link, [`name`].
+fn modules_the_layout_omits(lib: &str) -> Vec<String> {
+    let layout: String = lib.lines().filter(|line| line.starts_with("//!")).collect::<Vec<_>>().join("\n");
+    lib.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let declared = line.strip_prefix("pub mod ").and_then(|rest| rest.strip_suffix(';'));
+            let renamed = line.strip_prefix("pub use ").and_then(|rest| rest.strip_suffix(';')?.rsplit_once(" as "));
+            declared.or(renamed.map(|(_, name)| name)).map(str::trim)
+        })
+        .filter(|name| !layout.contains(&format!("[`{name}`]")))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_crates_layout_comment_names_every_module() {
+    let lib = std::fs::read_to_string(repo().join("src/lib.rs")).expect("src/lib.rs");
+    let omitted = modules_the_layout_omits(&lib);
+    assert!(omitted.is_empty(), "src/lib.rs's layout does not name {omitted:?}");
+    let seeded =
+        "//! - [`a`]: the first.\n//! Not `b`, nor [`b` here].\n\npub mod a;\npub mod b;\npub use c_crate as c;\n";
+    assert_eq!(modules_the_layout_omits(seeded), ["b", "c"]);
+}
+
 /// What cites something outside the repository: the specification's sections and paths, and the
 /// numbers of tracker entries. Spelled in parts, so that this file does not cite them itself.
 fn outside_citation(line: &str) -> Option<&'static str> {
