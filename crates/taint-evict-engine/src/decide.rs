@@ -28,16 +28,20 @@ pub enum Decision {
 /// - untolerated: cancel, then immediate work (`created = fire = now`);
 /// - tolerated forever: cancel;
 /// - finite window `m`: a live timer created before `now` is **kept unchanged**, whatever `m` is now
-///   (upstream's early return: a later evaluation never moves an existing deadline, issues #102993,
-///   #108982); a live timer created at `now` is re-armed to `now + m` keeping its start; otherwise
-///   work is added (`created = now`, `fire = now + m`), which the queue skips while a deletion is in
-///   flight (D24).
+///   (upstream's early return: a later evaluation never moves an existing deadline,
+///   kubernetes/kubernetes#102993, kubernetes/kubernetes#108982); a live timer created at `now` is
+///   re-armed to `now + m` keeping its start; otherwise work is added (`created = now`,
+///   `fire = now + m`), which the queue skips while a deletion is in flight (upstream's placeholder
+///   for it holds the pod's key).
 ///
 /// One deliberate refinement: where upstream would cancel and re-add a timer created at this very
 /// instant with an identical deadline (two evaluations sharing one `now`, which only a virtual clock
 /// produces), the decision is [`Decision::Keep`], so no spurious "Cancelling deletion" event is sent.
 pub fn decide(taints: &[Taint], tolerations: &[Toleration], existing: Option<&Entry>, now: Timestamp) -> Decision {
-    debug_assert!(!taints.is_empty(), "a pod is never evaluated against an untainted node (D25)");
+    debug_assert!(
+        !taints.is_empty(),
+        "a pod is never evaluated against an untainted node (upstream's function would delete it)"
+    );
     let (seconds, nanos) = match tolerance(taints, tolerations) {
         Tolerance::Untolerated => {
             return Decision::EvictNow(Work { created: now, fire: now, cause: Cause::Untolerated });
@@ -108,7 +112,7 @@ mod tests {
     #[test]
     fn d5_d6_d7_edited_toleration_seconds_never_move_the_deadline() {
         let w = armed(0, 300, 300);
-        for (case, seconds) in [("D5", 30), ("D6", 0), ("D7", 3600)] {
+        for (case, seconds) in [("shortened to 30 s", 30), ("zeroed", 0), ("lengthened to an hour", 3600)] {
             let d = decide(&[taint("a")], &[tol("a", Some(seconds))], Some(&w), t(50));
             assert_eq!(d, Decision::Keep, "{case}: lengthening or shortening a toleration shouldn't work");
         }

@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn d21_same_named_pod_recreated_elsewhere_is_not_deleted_by_the_old_timer() {
-        // Upstream keys by name only and would let the old timer delete the replacement (D21). A new
+        // Upstream keys by name only and would let the old timer delete the replacement. A new
         // UID is a new pod here: the old work is cancelled when the replacement is seen.
         let mut sim = Sim::new();
         sim.at(0, pod("web-0", "u1", "n1", &[tol("a", Some(300))]))

@@ -136,7 +136,7 @@ fn s1_the_extended_resources_claim_is_read_from_1_37_on() {
     let extended = vec![ClaimUse { entry: "extended".into(), claim: Some("my-claim".into()), via: Via::Extended }];
     let d = devices(tainted_slice(), vec![claim(vec![])], vec![], extended);
     assert_eq!(deadline(&d, 37), Some(t(0)), "evict-pod-extended-resourceclaim");
-    assert_eq!(report(&d, 36).claims[0].skipped, Some(Skipped::NotRead), "#141290 before its fix");
+    assert_eq!(report(&d, 36).claims[0].skipped, Some(Skipped::NotRead), "kubernetes/kubernetes#141290 before its fix");
 }
 
 #[test]
