@@ -97,54 +97,6 @@ fn the_crates_layout_comment_names_every_module() {
     assert_eq!(modules_the_layout_omits(seeded), ["b", "c"]);
 }
 
-/// What cites something outside the repository: the specification's sections and paths, and the
-/// numbers of tracker entries. Spelled in parts, so that this file does not cite them itself.
-fn outside_citation(line: &str) -> Option<&'static str> {
-    const SECTION: &str = concat!("contract ", "§");
-    const SPEC: &str = concat!("spec", "/");
-    if line.contains(SECTION) {
-        return Some(SECTION);
-    }
-    if line.contains(SPEC) {
-        return Some(SPEC);
-    }
-    let numbered = line
-        .match_indices(concat!("issue", " "))
-        .any(|(at, word)| line[at + word.len()..].starts_with(|c: char| c.is_ascii_digit()));
-    numbered.then_some("an issue's number")
-}
-
-/// Every line of every file under `dir` (source, docs and data alike) that [`outside_citation`] flags.
-fn outside_citations(dir: &Path, found: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).expect("directory") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            outside_citations(&path, found);
-            continue;
-        }
-        let bytes = std::fs::read(&path).expect("file");
-        for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
-            if let Some(what) = outside_citation(line) {
-                found.push(format!("{}:{}: {what}: {}", path.display(), n + 1, line.trim()));
-            }
-        }
-    }
-}
-
-#[test]
-fn comments_cite_only_the_repositorys_own_files() {
-    // The repository stands alone: a comment says what it means, or cites docs/ (docs/architecture.md).
-    assert_eq!(outside_citation(concat!("see the spec (contract ", "§4)")), Some(concat!("contract ", "§")));
-    assert_eq!(outside_citation(concat!("`spec", "/node-lifecycle.md`")), Some(concat!("spec", "/")));
-    assert_eq!(outside_citation(concat!("// See: issue", " 12.")), Some("an issue's number"));
-    assert_eq!(outside_citation("an issue worth naming, the spec's words, docs/run.md"), None);
-    let mut found = Vec::new();
-    for dir in ["src", "crates", "tests", "benches"] {
-        outside_citations(&repo().join(dir), &mut found);
-    }
-    assert!(found.is_empty(), "cite docs/ instead, or say what is meant:\n{}", found.join("\n"));
-}
-
 /// The paths `dir`'s program code (comments and test modules left out) names into the crate outside
 /// the modules `allowed` (the top-level module names), as `file: crate::path`.
 fn reaches_outside(dir: &str, allowed: &[&str]) -> Vec<String> {
