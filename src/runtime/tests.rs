@@ -650,7 +650,7 @@ async fn summary_lists_what_is_still_scheduled_and_what_keeps_failing() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn d4_a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
+async fn a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
     let h = start(
         vec![node("n1", &[("a", 0)])],
         vec![pod("p", "n1", &[("a", Some(3600)), ("b", Some(60))], -60)],
@@ -663,7 +663,7 @@ async fn d4_a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn d8_untolerated_taint_added_replaces_the_countdown_with_an_immediate_deletion() {
+async fn untolerated_taint_added_replaces_the_countdown_with_an_immediate_deletion() {
     let h = start(
         vec![node("n1", &[("a", 0)])],
         vec![pod("p", "n1", &[("a", Some(300))], -60)],
@@ -677,7 +677,7 @@ async fn d8_untolerated_taint_added_replaces_the_countdown_with_an_immediate_del
 }
 
 #[tokio::test(start_paused = true)]
-async fn d9_remaining_taints_tolerated_forever_cancel() {
+async fn remaining_taints_tolerated_forever_cancel() {
     let h = start(
         vec![node("n1", &[("a", 0), ("d", 0)])],
         vec![pod("p", "n1", &[("a", Some(300)), ("d", None)], -60)],
@@ -690,7 +690,7 @@ async fn d9_remaining_taints_tolerated_forever_cancel() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn d11_node_deleted_keeps_the_timer() {
+async fn node_deleted_keeps_the_timer() {
     let h = start(
         vec![node("n1", &[("a", 0)])],
         vec![pod("p", "n1", &[("a", Some(300))], -60)],

@@ -106,6 +106,15 @@ fn outside_citations(line: &str, comment: &str, exists: &dyn Fn(&str) -> bool) -
             .filter(|word| rule_id(word) && !(control_sets && *word == concat!("C", "1")))
             .map(|word| format!("a rule id, {word}")),
     );
+    // A name led by one in lower case, as a test named after the vector it ports.
+    found.extend(
+        words(line)
+            .filter_map(|word| word.split_once('_'))
+            .filter(|(lead, _)| {
+                lead.starts_with(|c: char| c.is_ascii_lowercase()) && rule_id(&lead.to_ascii_uppercase())
+            })
+            .map(|(lead, _)| format!("a rule id leading a name, {lead}_")),
+    );
     found.extend(bare_numbers(line).map(|number| format!("a bare number, {number} (write owner/name{number})")));
     found.extend(
         markdown_names(comment)
@@ -181,6 +190,8 @@ fn the_citation_check_fails_on_each_kind_of_outside_reference() {
         (concat!("name: \"A", "10\","), concat!("a rule id, A", "10")),
         (concat!("// keep the timers (D", "11)."), concat!("a rule id, D", "11")),
         (concat!("first match wins (C", "1)"), concat!("a rule id, C", "1")),
+        (concat!("fn d", "5_d", "6_edited_seconds() {"), concat!("a rule id leading a name, d", "5_")),
+        (concat!("fn s", "3_s", "5_only_no_execute_taints_evict() {"), concat!("a rule id leading a name, s", "3_")),
     ];
     for (line, what) in seeded {
         let found = flagged(line);
@@ -192,6 +203,7 @@ fn the_citation_check_fails_on_each_kind_of_outside_reference() {
         "https://github.com/kubernetes/kubernetes/blob/master/CHANGELOG/CHANGELOG-1.29.md, `*.md`, `docs/*.md`",
         "const T0: i64 = 1; at T0 + 5 s; A16, S6, M0, T7, D26, A01, ZA1, A1B, Ma1; AWS_S3, S3X",
         "every control character (C0, DEL, C1) escaped",
+        "fn untolerated_taint_evicts_now() { let t0_at = 1; let f1_key = 2; } // s0_ a16_ `s5-t2-many-taints`",
         "#[test] fn f() {} #![forbid(unsafe_code)] r#\"raw\"#, a heading # 1, &#x27; issue tracker",
     ] {
         assert_eq!(flagged(line), Vec::<String>::new(), "{line:?}");
