@@ -160,7 +160,7 @@ fn every_test_has_a_time_limit_and_the_real_tier_and_the_long_run_longer_ones() 
     let config = std::fs::read_to_string(repo().join(".config/nextest.toml")).expect(".config/nextest.toml");
     let (default, overrides) = time_limits(&config);
     let default = default.expect("the default profile has a slow-timeout with a terminate-after");
-    assert!(default >= 120, "{default} s: the slowest offline tests take about 80 s");
+    assert!(default >= 300, "{default} s: the slowest offline test took 152 s on a loaded machine");
     for tier in ["/real_apiserver::/", "/soak::/"] {
         let limit = overrides.iter().find(|(filter, _)| filter.contains(tier)).and_then(|(_, limit)| *limit);
         assert!(limit.is_some_and(|limit| limit > default), "{tier}: {limit:?} s, not longer than {default} s");
