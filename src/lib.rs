@@ -30,8 +30,18 @@
 //!   selector.
 //! - [`error`]: the top-level error, its one-line rendering and exit codes. Uses the cluster's and
 //!   the decoder's errors.
-//! - [`cli`]: the command line: flags, validation, and the glue that runs each command. Uses all of
-//!   the above; `main.rs` only calls it.
+//! - [`config`]: the validated configs, one per command (`PlanConfig`, `ExplainConfig`, `AuditConfig`,
+//!   `WatchConfig`, `RunConfig`): the one vocabulary between the command line and what runs the
+//!   commands. Uses the cluster's connection options, the engine's values, the output's formats and
+//!   the selector.
+//! - [`screen_size`]: the terminal's size (`COLUMNS`/`LINES`, else the terminal's), for the table and
+//!   the live views. Uses the output's sizes.
+//! - [`live`]: the live commands, `run` and `plan -w`: their inputs started once, in one order (connection,
+//!   clock, watches, the node lifecycle controller's taints foreseen), then `run` enforcing or `plan -w`
+//!   showing, and the signals that stop them. Uses the cluster, the runtime, the clock, the output, the
+//!   metrics and the configs.
+//! - [`cli`]: the command line: flags, validation into the configs, and the glue that runs each command.
+//!   Uses all of the above; `main.rs` only calls it.
 
 #![forbid(unsafe_code)]
 

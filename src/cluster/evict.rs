@@ -353,7 +353,8 @@ impl Evictor for KubeEvictor {
         let api: Api<WatchedPod> = Api::namespaced(self.client.clone(), pod.key.namespace());
         let name = pod.key.name();
         // Mirrors addConditionAndDeletePod: the condition first (carrying the UID, so a replacement is
-        // never marked), then the DELETE with the UID as precondition (upstream sends none, #141568).
+        // never marked), then the DELETE with the UID as precondition (upstream sends none,
+        // kubernetes/kubernetes#141568).
         let (reason, message) = controller.condition();
         let condition = json!({
             "metadata": {"uid": pod.uid.text().as_str()},

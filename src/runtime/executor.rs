@@ -1,6 +1,6 @@
 //! Carrying out deletions: bounded concurrency, one at a time per pod, retries with capped exponential
-//! backoff (upstream tries 5 times 10 ms apart and gives up, #140639; here a deletion is retried until
-//! the pod is gone or `run` stops).
+//! backoff (upstream tries 5 times 10 ms apart and gives up, kubernetes/kubernetes#140639; here a
+//! deletion is retried until the pod is gone or `run` stops).
 //!
 //! An eviction a PodDisruptionBudget refuses ([`Outcome::Blocked`], `--mode evict`) is retried on a
 //! backoff of its own (5 s doubling to 30 s) and, while it waits, holds no permit: pods blocked by

@@ -1,6 +1,6 @@
 //! The DRA device-taint controller's decisions in `plan`, from dumps in each API version's shape:
-//! the conformance cases of `tests/data/devices/` (built from `device-taints.md`'s rules and
-//! upstream's `TestController` table; each names the rule ids it covers), and what `plan` says
+//! the conformance cases of `tests/data/devices/` (built from the rules of docs/device-taints.md
+//! and upstream's `TestController` table; each names the rules it covers), and what `plan` says
 //! around them.
 
 use std::collections::BTreeSet;
@@ -82,7 +82,24 @@ fn the_cases_cover_every_static_rule_and_all_three_api_shapes() {
         .flat_map(|(_, case)| case["rules"].as_array().into_iter().flatten())
         .filter_map(Value::as_str)
         .collect();
-    let wanted = ["S1", "S2", "S3", "S4", "S5", "M1", "M2", "M3", "M4", "T1", "T2", "T3", "T4", "T5"];
+    // docs/device-taints.md, "The rules": every one a dump can show (`whole-seconds` is the API
+    // server's doing).
+    let wanted = [
+        "claims-that-count",
+        "every-allocated-device",
+        "slice-taints",
+        "rule-taints",
+        "taints-add-up",
+        "no-execute-tolerations-only",
+        "toleration-match",
+        "forever-wins",
+        "smallest-seconds",
+        "deadline-per-taint",
+        "earliest-per-claim",
+        "earliest-per-pod",
+        "from-time-added",
+        "no-time-added",
+    ];
     let missing: Vec<&str> = wanted.iter().copied().filter(|rule| !rules.contains(rule)).collect();
     assert!(missing.is_empty(), "rules without a case: {missing:?}");
     let shapes: BTreeSet<&str> = cases.iter().filter_map(|(_, case)| case["shape"].as_str()).collect();

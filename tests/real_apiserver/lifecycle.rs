@@ -3,7 +3,7 @@
 //! controller's `unreachable` taint, and the taint-eviction controller's deletion after it, land inside
 //! the predicted windows (±1.5 s).
 //!
-//! Then the zone scenarios of the node lifecycle controller (1.29, spec `node-lifecycle.md` §5–6), each
+//! Then the zone scenarios of the node lifecycle controller (1.29, its zones as docs/node-lifecycle.md has them), each
 //! predicted by `plan -f` over a dump taken a few seconds after the heartbeats stopped:
 //! - four of twelve nodes of one zone: 33 % is under the unhealthy threshold, the zone stays Normal and
 //!   its token bucket lets the taints through one per 1/`--node-eviction-rate`, in an order no snapshot

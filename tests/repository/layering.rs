@@ -71,52 +71,30 @@ fn engine_crate_depends_on_nothing() {
     assert!(dependencies.is_empty(), "the engine crate must depend on std only: {dependencies:?}");
 }
 
-/// What cites something outside the repository: the specification's sections and paths, and the
-/// numbers of tracker entries. Spelled in parts, so that this file does not cite them itself.
-fn outside_citation(line: &str) -> Option<&'static str> {
-    const SECTION: &str = concat!("contract ", "§");
-    const SPEC: &str = concat!("spec", "/");
-    if line.contains(SECTION) {
-        return Some(SECTION);
-    }
-    if line.contains(SPEC) {
-        return Some(SPEC);
-    }
-    let numbered = line
-        .match_indices(concat!("issue", " "))
-        .any(|(at, word)| line[at + word.len()..].starts_with(|c: char| c.is_ascii_digit()));
-    numbered.then_some("an issue's number")
-}
-
-/// Every line of every file under `dir` (source, docs and data alike) that [`outside_citation`] flags.
-fn outside_citations(dir: &Path, found: &mut Vec<String>) {
-    for entry in std::fs::read_dir(dir).expect("directory") {
-        let path = entry.expect("entry").path();
-        if path.is_dir() {
-            outside_citations(&path, found);
-            continue;
-        }
-        let bytes = std::fs::read(&path).expect("file");
-        for (n, line) in String::from_utf8_lossy(&bytes).lines().enumerate() {
-            if let Some(what) = outside_citation(line) {
-                found.push(format!("{}:{}: {what}: {}", path.display(), n + 1, line.trim()));
-            }
-        }
-    }
+/// The modules a `lib.rs` declares (`pub mod name;`, `pub use crate_name as name;`) that its layout
+/// comment (its `//!` lines) does not name as a link, [`name`].
+fn modules_the_layout_omits(lib: &str) -> Vec<String> {
+    let layout: String = lib.lines().filter(|line| line.starts_with("//!")).collect::<Vec<_>>().join("\n");
+    lib.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let declared = line.strip_prefix("pub mod ").and_then(|rest| rest.strip_suffix(';'));
+            let renamed = line.strip_prefix("pub use ").and_then(|rest| rest.strip_suffix(';')?.rsplit_once(" as "));
+            declared.or(renamed.map(|(_, name)| name)).map(str::trim)
+        })
+        .filter(|name| !layout.contains(&format!("[`{name}`]")))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
-fn comments_cite_only_the_repositorys_own_files() {
-    // The repository stands alone: a comment says what it means, or cites docs/ (docs/architecture.md).
-    assert_eq!(outside_citation(concat!("see the spec (contract ", "§4)")), Some(concat!("contract ", "§")));
-    assert_eq!(outside_citation(concat!("`spec", "/node-lifecycle.md`")), Some(concat!("spec", "/")));
-    assert_eq!(outside_citation(concat!("// See: issue", " 12.")), Some("an issue's number"));
-    assert_eq!(outside_citation("an issue worth naming, the spec's words, docs/run.md"), None);
-    let mut found = Vec::new();
-    for dir in ["src", "crates", "tests", "benches"] {
-        outside_citations(&repo().join(dir), &mut found);
-    }
-    assert!(found.is_empty(), "cite docs/ instead, or say what is meant:\n{}", found.join("\n"));
+fn the_crates_layout_comment_names_every_module() {
+    let lib = std::fs::read_to_string(repo().join("src/lib.rs")).expect("src/lib.rs");
+    let omitted = modules_the_layout_omits(&lib);
+    assert!(omitted.is_empty(), "src/lib.rs's layout does not name {omitted:?}");
+    let seeded =
+        "//! - [`a`]: the first.\n//! Not `b`, nor [`b` here].\n\npub mod a;\npub mod b;\npub use c_crate as c;\n";
+    assert_eq!(modules_the_layout_omits(seeded), ["b", "c"]);
 }
 
 /// The paths `dir`'s program code (comments and test modules left out) names into the crate outside

@@ -115,3 +115,63 @@ fn ci_workflow_runs_the_ci_script_on_pushes() {
     assert_eq!(runs.last(), Some(&"bash .ci/run"), "{runs:?}");
     assert_actions_pinned(&ci);
 }
+
+/// The time limits of `.config/nextest.toml`'s default profile, in seconds (`slow-timeout`'s period
+/// times its `terminate-after`; `None`: a test there may run forever): the profile's own, then each
+/// override's filter with its limit (`None`: the profile's).
+fn time_limits(config: &str) -> (Option<u64>, Vec<(String, Option<u64>)>) {
+    let limit = |value: &str| {
+        let field = |name: &str| {
+            let at = value.find(name)? + name.len();
+            let rest = value[at..].trim_start().strip_prefix('=')?.trim_start().trim_start_matches('"');
+            let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let unit = match &rest[digits..] {
+                minutes if minutes.starts_with('m') && !minutes.starts_with("ms") => 60,
+                _ => 1,
+            };
+            Some(rest[..digits].parse::<u64>().ok()? * unit)
+        };
+        Some(field("period")? * field("terminate-after")?)
+    };
+    let (mut profile, mut overrides) = (None, Vec::new());
+    let mut section = "";
+    for line in config.lines().map(str::trim).filter(|line| !line.starts_with('#')) {
+        if line.starts_with('[') {
+            section = line;
+            if section == "[[profile.default.overrides]]" {
+                overrides.push((String::new(), None));
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        match (section, key.trim(), overrides.last_mut()) {
+            ("[profile.default]", "slow-timeout", _) => profile = limit(value),
+            ("[[profile.default.overrides]]", "filter", Some(last)) => last.0 = value.trim().to_owned(),
+            ("[[profile.default.overrides]]", "slow-timeout", Some(last)) => last.1 = limit(value),
+            _ => {}
+        }
+    }
+    (profile, overrides)
+}
+
+#[test]
+fn every_test_has_a_time_limit_and_the_real_tier_and_the_long_run_longer_ones() {
+    // A hung test fails the run instead of hanging CI (`.ci/run` runs the default profile).
+    let config = std::fs::read_to_string(repo().join(".config/nextest.toml")).expect(".config/nextest.toml");
+    let (default, overrides) = time_limits(&config);
+    let default = default.expect("the default profile has a slow-timeout with a terminate-after");
+    assert!(default >= 300, "{default} s: the slowest offline test took 152 s on a loaded machine");
+    for tier in ["/real_apiserver::/", "/soak::/"] {
+        let limit = overrides.iter().find(|(filter, _)| filter.contains(tier)).and_then(|(_, limit)| *limit);
+        assert!(limit.is_some_and(|limit| limit > default), "{tier}: {limit:?} s, not longer than {default} s");
+    }
+
+    let seeded = "[profile.default]\nretries = 0\n# slow-timeout = { period = \"60s\", terminate-after = 4 }\n\
+                  [[profile.default.overrides]]\nfilter = 'test(/soak::/)'\nslow-timeout = \"60s\"\n\
+                  [[profile.default.overrides]]\nfilter = 'test(/real_apiserver::/)'\n\
+                  slow-timeout = { period = \"2m\", terminate-after = 5 }\n";
+    assert_eq!(
+        time_limits(seeded),
+        (None, vec![("'test(/soak::/)'".to_owned(), None), ("'test(/real_apiserver::/)'".to_owned(), Some(600))])
+    );
+}

@@ -28,16 +28,20 @@ pub enum Decision {
 /// - untolerated: cancel, then immediate work (`created = fire = now`);
 /// - tolerated forever: cancel;
 /// - finite window `m`: a live timer created before `now` is **kept unchanged**, whatever `m` is now
-///   (upstream's early return: a later evaluation never moves an existing deadline, issues #102993,
-///   #108982); a live timer created at `now` is re-armed to `now + m` keeping its start; otherwise
-///   work is added (`created = now`, `fire = now + m`), which the queue skips while a deletion is in
-///   flight (D24).
+///   (upstream's early return: a later evaluation never moves an existing deadline,
+///   kubernetes/kubernetes#102993, kubernetes/kubernetes#108982); a live timer created at `now` is
+///   re-armed to `now + m` keeping its start; otherwise work is added (`created = now`,
+///   `fire = now + m`), which the queue skips while a deletion is in flight (upstream's placeholder
+///   for it holds the pod's key).
 ///
 /// One deliberate refinement: where upstream would cancel and re-add a timer created at this very
 /// instant with an identical deadline (two evaluations sharing one `now`, which only a virtual clock
 /// produces), the decision is [`Decision::Keep`], so no spurious "Cancelling deletion" event is sent.
 pub fn decide(taints: &[Taint], tolerations: &[Toleration], existing: Option<&Entry>, now: Timestamp) -> Decision {
-    debug_assert!(!taints.is_empty(), "a pod is never evaluated against an untainted node (D25)");
+    debug_assert!(
+        !taints.is_empty(),
+        "a pod is never evaluated against an untainted node (upstream's function would delete it)"
+    );
     let (seconds, nanos) = match tolerance(taints, tolerations) {
         Tolerance::Untolerated => {
             return Decision::EvictNow(Work { created: now, fire: now, cause: Cause::Untolerated });
@@ -81,65 +85,65 @@ mod tests {
     }
 
     #[test]
-    fn d1_untolerated_taint_evicts_now() {
+    fn untolerated_taint_evicts_now() {
         let d = decide(&[taint("a")], &[], None, t(100));
         assert_eq!(d, Decision::EvictNow(Work { created: t(100), fire: t(100), cause: Cause::Untolerated }));
     }
 
     #[test]
-    fn d2_tolerated_taint_schedules_at_now_plus_seconds() {
+    fn tolerated_taint_schedules_at_now_plus_seconds() {
         assert_eq!(decide(&[taint("a")], &[tol("a", Some(300))], None, t(100)), schedule(100, 400, 300));
     }
 
     #[test]
-    fn d3_existing_deadline_is_kept_when_another_tolerated_taint_arrives() {
+    fn existing_deadline_is_kept_when_another_tolerated_taint_arrives() {
         let tolerations = [tol("a", Some(300)), tol("b", Some(300))];
         let w = armed(100, 400, 300);
         assert_eq!(decide(&[taint("a"), taint("b")], &tolerations, Some(&w), t(250)), Decision::Keep);
     }
 
     #[test]
-    fn d4_existing_deadline_is_kept_when_a_shorter_tolerated_taint_arrives() {
+    fn existing_deadline_is_kept_when_a_shorter_tolerated_taint_arrives() {
         let tolerations = [tol("a", Some(3600)), tol("b", Some(60))];
         let w = armed(0, 3600, 3600);
         assert_eq!(decide(&[taint("a"), taint("b")], &tolerations, Some(&w), t(10)), Decision::Keep);
     }
 
     #[test]
-    fn d5_d6_d7_edited_toleration_seconds_never_move_the_deadline() {
+    fn edited_toleration_seconds_never_move_the_deadline() {
         let w = armed(0, 300, 300);
-        for (case, seconds) in [("D5", 30), ("D6", 0), ("D7", 3600)] {
+        for (case, seconds) in [("shortened to 30 s", 30), ("zeroed", 0), ("lengthened to an hour", 3600)] {
             let d = decide(&[taint("a")], &[tol("a", Some(seconds))], Some(&w), t(50));
             assert_eq!(d, Decision::Keep, "{case}: lengthening or shortening a toleration shouldn't work");
         }
     }
 
     #[test]
-    fn d8_untolerated_taint_added_cancels_and_evicts_now() {
+    fn untolerated_taint_added_cancels_and_evicts_now() {
         let w = armed(0, 300, 300);
         let d = decide(&[taint("a"), taint("c")], &[tol("a", Some(300))], Some(&w), t(50));
         assert_eq!(d, Decision::EvictNow(Work { created: t(50), fire: t(50), cause: Cause::Untolerated }));
     }
 
     #[test]
-    fn d9_remaining_taints_tolerated_forever_cancel() {
+    fn remaining_taints_tolerated_forever_cancel() {
         let w = armed(0, 300, 300);
         let d = decide(&[taint("d")], &[tol("a", Some(300)), tol("d", None)], Some(&w), t(50));
         assert_eq!(d, Decision::Cancel);
     }
 
     #[test]
-    fn d13_tolerated_forever_without_work_cancels_nothing_real() {
+    fn tolerated_forever_without_work_cancels_nothing_real() {
         assert_eq!(decide(&[taint("a")], &[tol("a", None)], None, t(5)), Decision::Cancel);
     }
 
     #[test]
-    fn d14_pod_bound_after_the_taint_starts_its_clock_at_binding() {
+    fn pod_bound_after_the_taint_starts_its_clock_at_binding() {
         assert_eq!(decide(&[taint("a")], &[tol("a", Some(300))], None, t(500)), schedule(500, 800, 300));
     }
 
     #[test]
-    fn d16_swapped_condition_taint_keeps_the_deadline() {
+    fn swapped_condition_taint_keeps_the_deadline() {
         let tolerations =
             [tol("node.kubernetes.io/not-ready", Some(300)), tol("node.kubernetes.io/unreachable", Some(300))];
         let w = armed(0, 300, 300);
@@ -148,12 +152,12 @@ mod tests {
     }
 
     #[test]
-    fn d22_wrapping_seconds_mean_forever() {
+    fn wrapping_seconds_mean_forever() {
         assert_eq!(decide(&[taint("a")], &[tol("a", Some(18_446_744_073))], None, t(100)), Decision::Cancel);
     }
 
     #[test]
-    fn d23_wrapping_seconds_can_mean_a_fraction_of_a_second() {
+    fn wrapping_seconds_can_mean_a_fraction_of_a_second() {
         let d = decide(&[taint("a")], &[tol("a", Some(18_446_744_074))], None, t(100));
         let fire = t(100).add_nanos(290_448_384);
         assert_eq!(
@@ -163,7 +167,7 @@ mod tests {
     }
 
     #[test]
-    fn d24_in_flight_deletion_blocks_the_finite_path() {
+    fn in_flight_deletion_blocks_the_finite_path() {
         let in_flight = Entry {
             work: Work { created: t(0), fire: t(0), cause: Cause::Untolerated },
             ticket: Ticket(1),

@@ -1,6 +1,6 @@
 //! DRA device taints: what kube-controller-manager's `device-taint-eviction-controller` (1.33+)
-//! decides for a pod, rule by rule (`device-taints.md`: selection S1–S5, matching M1–M4, timing
-//! T1–T6), for the Kubernetes minor version the cluster runs.
+//! decides for a pod, rule by rule (docs/device-taints.md, "The rules": which claims, devices and taints count, how
+//! tolerations match, when the pod goes), for the Kubernetes minor version the cluster runs.
 //!
 //! It is a second engine beside the node-taint one, with its own inputs: taints on devices
 //! (ResourceSlices, DeviceTaintRules), tolerations on the claims' allocation results (never the

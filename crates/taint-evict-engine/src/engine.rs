@@ -53,7 +53,7 @@ pub enum Input {
         ticket: Ticket,
     },
     /// The controller restarted: every timer is lost, and every tainted node is passed again (upstream
-    /// sees an ADD event for every object, issue #108268).
+    /// sees an ADD event for every object, kubernetes/kubernetes#108268).
     ControllerRestarted,
     /// Loads nodes and pods without evaluating them, with the work a replay of them found: how `run`
     /// continues the story `plan` tells instead of restarting every countdown. Work due by `now`
@@ -359,7 +359,8 @@ impl Engine {
     }
 
     fn delete_node(&mut self, name: &NodeName) {
-        // Mirrors handleNodeUpdate's NotFound branch: forget the taints, keep the timers (D11).
+        // Mirrors handleNodeUpdate's NotFound branch: forget the taints, keep the timers (they
+        // still delete the node's pods when they fire).
         let Some(&id) = self.node_ids.get(name) else { return };
         let slot = self.node_mut(id);
         slot.exists = false;
@@ -392,7 +393,8 @@ impl Engine {
         let pods = std::mem::take(&mut slot.pods);
         let taints = std::mem::take(&mut slot.taints);
         if taints.is_empty() {
-            // Untainted: cancel every pod's work; never evaluate against an empty list (D25).
+            // Untainted: cancel every pod's work; never evaluate against an empty list (upstream's
+            // function would delete every pod at once).
             for &id in &pods {
                 self.cancel(id);
             }

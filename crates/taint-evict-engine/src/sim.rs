@@ -158,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn d10_taint_removed_before_the_deadline_cancels_with_an_event() {
+    fn taint_removed_before_the_deadline_cancels_with_an_event() {
         let mut sim = Sim::new();
         sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))
             .at(0, pod("db", "u2", "n1", &[tol("a", Some(600))]))
@@ -172,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn d11_node_deleted_keeps_the_timer() {
+    fn node_deleted_keeps_the_timer() {
         let mut sim = Sim::new();
         sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))
             .at(0, node("n1", &[taint("a")]))
@@ -214,7 +214,7 @@ mod tests {
     }
 
     #[test]
-    fn d12_pod_deleted_cancels_with_an_event() {
+    fn pod_deleted_cancels_with_an_event() {
         let mut sim = Sim::new();
         sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))
             .at(0, node("n1", &[taint("a")]))
@@ -225,7 +225,7 @@ mod tests {
     }
 
     #[test]
-    fn d15_restart_starts_every_countdown_again() {
+    fn restart_starts_every_countdown_again() {
         let mut sim = Sim::new();
         sim.at(0, pod("web", "u1", "n1", &[tol("a", Some(300))]))
             .at(0, node("n1", &[taint("a")]))
@@ -236,14 +236,14 @@ mod tests {
     }
 
     #[test]
-    fn d17_unscheduled_pod_is_ignored() {
+    fn unscheduled_pod_is_ignored() {
         let mut sim = Sim::new();
         sim.at(0, node("n1", &[taint("a")])).at(1, pod("pending", "u1", "", &[])).drive();
         assert_eq!(sim.deletions(), []);
     }
 
     #[test]
-    fn d18_d19_untolerated_pod_is_deleted_again_on_every_node_pass() {
+    fn untolerated_pod_is_deleted_again_on_every_node_pass() {
         let mut sim = Sim::new();
         sim.at(0, pod("done", "u1", "n1", &[]))
             .at(10, node("n1", &[taint("a")]))
@@ -253,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn d20_completed_work_is_removed_so_a_same_named_pod_is_scheduled_afresh() {
+    fn completed_work_is_removed_so_a_same_named_pod_is_scheduled_afresh() {
         let mut sim = Sim::new();
         sim.at(0, node("n1", &[taint("a")]))
             .at(10, pod("web-0", "u1", "n1", &[]))
@@ -264,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn d24_in_flight_deletion_blocks_a_finite_timer() {
+    fn in_flight_deletion_blocks_a_finite_timer() {
         let mut sim = Sim::new();
         sim.finish_deletions = false;
         sim.at(0, pod("web", "u1", "n1", &[])).at(10, node("n1", &[taint("a")]));
@@ -274,8 +274,8 @@ mod tests {
     }
 
     #[test]
-    fn d21_same_named_pod_recreated_elsewhere_is_not_deleted_by_the_old_timer() {
-        // Upstream keys by name only and would let the old timer delete the replacement (D21). A new
+    fn same_named_pod_recreated_elsewhere_is_not_deleted_by_the_old_timer() {
+        // Upstream keys by name only and would let the old timer delete the replacement. A new
         // UID is a new pod here: the old work is cancelled when the replacement is seen.
         let mut sim = Sim::new();
         sim.at(0, pod("web-0", "u1", "n1", &[tol("a", Some(300))]))
@@ -288,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn d25_untainted_node_never_evaluates_its_pods() {
+    fn untainted_node_never_evaluates_its_pods() {
         // Upstream's processPodOnNode would delete at once if called with no taints; it never is.
         let mut sim = Sim::new();
         sim.at(0, pod("bare", "u1", "n1", &[]))

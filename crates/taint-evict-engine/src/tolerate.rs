@@ -1,6 +1,6 @@
 //! Toleration matching and the toleration window, as upstream computes them.
 //!
-//! Three pure functions carry the semantics (`upstream-semantics.md` §1–2):
+//! Three pure functions carry the semantics, each mirroring its upstream function (below):
 //! [`tolerates`] (one toleration against one taint), [`used_tolerations`] (first match per taint) and
 //! [`window`] (the smallest `tolerationSeconds` of the used tolerations). `Lt`/`Gt` match as with
 //! kube-controller-manager's `TaintTolerationComparisonOperators` gate on; with it off, the input is
@@ -209,85 +209,85 @@ mod tests {
         matches: bool,
     }
 
-    /// Test vectors A1–A13 of `upstream-semantics.md` (A14/A15 need the alpha `Lt`/`Gt` gate, which the
-    /// contract leaves off: both operators match nothing, see `a14_a15_lt_gt_are_off`).
+    /// Upstream's matching, case by case (`Lt`/`Gt` need the alpha gate, off by default: see
+    /// `lt_and_gt_with_the_gate_on_and_off`).
     #[test]
-    fn matcher_follows_upstream_vectors_a1_to_a13() {
+    fn matcher_follows_upstream_on_keys_values_operators_and_effects() {
         let cases = [
             MatchCase {
-                name: "A1",
+                name: "Equal: the same key and value",
                 taint: taint("k", "v"),
                 toleration: tol("k", "Equal", "v", "NoExecute", None),
                 matches: true,
             },
             MatchCase {
-                name: "A2",
+                name: "an empty operator is Equal",
                 taint: taint("k", "v"),
                 toleration: tol("k", "", "v", "NoExecute", None),
                 matches: true,
             },
             MatchCase {
-                name: "A3",
+                name: "values compare case-sensitively",
                 taint: taint("k", "v"),
                 toleration: tol("k", "Equal", "V", "NoExecute", None),
                 matches: false,
             },
             MatchCase {
-                name: "A4",
+                name: "keys compare case-sensitively",
                 taint: taint("k", "v"),
                 toleration: tol("K", "Exists", "", "NoExecute", None),
                 matches: false,
             },
             MatchCase {
-                name: "A5",
+                name: "Exists: any value",
                 taint: taint("k", "anything"),
                 toleration: tol("k", "Exists", "", "NoExecute", None),
                 matches: true,
             },
             MatchCase {
-                name: "A6",
+                name: "Equal: an empty value equals an empty value",
                 taint: taint("k", ""),
                 toleration: tol("k", "Equal", "", "NoExecute", None),
                 matches: true,
             },
             MatchCase {
-                name: "A7",
+                name: "Equal: an empty value against a value",
                 taint: taint("k", "v"),
                 toleration: tol("k", "Equal", "", "NoExecute", None),
                 matches: false,
             },
             MatchCase {
-                name: "A8",
+                name: "an empty key with Exists: any key",
                 taint: taint("x", "y"),
                 toleration: tol("", "Exists", "", "NoExecute", None),
                 matches: true,
             },
             MatchCase {
-                name: "A9",
+                name: "an empty effect: every effect",
                 taint: taint("x", "y"),
                 toleration: tol("", "Exists", "", "", None),
                 matches: true,
             },
             MatchCase {
-                name: "A10",
+                name: "another effect",
                 taint: taint("k", "v"),
                 toleration: tol("k", "Exists", "", "NoSchedule", None),
                 matches: false,
             },
             MatchCase {
-                name: "A11",
+                name: "Exists ignores a value given",
                 taint: taint("k", "v"),
                 toleration: tol("k", "Exists", "zzz", "NoExecute", None),
                 matches: true,
             },
             MatchCase {
-                name: "A12",
+                name: "an unknown operator matches nothing",
                 taint: taint("k", "v"),
                 toleration: tol("k", "exists", "", "NoExecute", None),
                 matches: false,
             },
             MatchCase {
-                name: "A13",
+                name: "an empty key with Equal: the value compared",
                 taint: taint("q", "v"),
                 toleration: tol("", "Equal", "v", "", None),
                 matches: true,
@@ -299,10 +299,10 @@ mod tests {
     }
 
     #[test]
-    fn a14_a15_lt_gt_with_the_gate_on_and_off() {
+    fn lt_and_gt_with_the_gate_on_and_off() {
         let a14 = tol("k", "Gt", "3", "NoExecute", None);
-        assert!(tolerates(&a14, &taint("k", "5")), "A14: 5 > 3");
-        assert!(!tolerates(&tol("k", "Lt", "10", "NoExecute", None), &taint("k", "abc")), "A15: not an integer");
+        assert!(tolerates(&a14, &taint("k", "5")), "Gt: 5 > 3");
+        assert!(!tolerates(&tol("k", "Lt", "10", "NoExecute", None), &taint("k", "abc")), "Lt: not an integer");
         // The gate off: Lt and Gt are operators kube-controller-manager does not know.
         let off = crate::model::gate_comparison_operators(std::slice::from_ref(&a14), false).expect("changed");
         assert_eq!(check(&off[0], &taint("k", "5")), Err(Mismatch::Operator));
@@ -399,22 +399,22 @@ mod tests {
         TolerationWindow::After { seconds, nanos }
     }
 
-    /// Test vectors B1–B11 (`getMinTolerationTime`, upstream `TestGetMinTolerationTime`).
+    /// The cases of upstream's `TestGetMinTolerationTime` (`getMinTolerationTime`), and its overflows.
     #[test]
-    fn window_follows_upstream_vectors_b1_to_b11() {
+    fn window_follows_upstream_get_min_toleration_time() {
         const S: i64 = NANOS_PER_SECOND;
         let cases: &[(&str, &[Option<i64>], TolerationWindow)] = &[
-            ("B1", &[], after(0, 0)),
-            ("B2", &[None], TolerationWindow::Forever),
-            ("B3", &[Some(60), None], after(60, 60 * S)),
-            ("B4", &[None, Some(60)], after(60, 60 * S)),
-            ("B5", &[Some(60), Some(30)], after(30, 30 * S)),
-            ("B6", &[Some(60), Some(0)], after(0, 0)),
-            ("B7", &[Some(-5), Some(60)], after(-5, 0)),
-            ("B8", &[Some(9_223_372_036)], after(9_223_372_036, 9_223_372_036 * S)),
-            ("B9", &[Some(9_223_372_037)], TolerationWindow::Forever),
-            ("B10", &[Some(18_446_744_074)], after(18_446_744_074, 290_448_384)),
-            ("B11", &[Some(18_446_744_074), Some(100)], after(100, 100 * S)),
+            ("nothing used: zero", &[], after(0, 0)),
+            ("one forever: forever", &[None], TolerationWindow::Forever),
+            ("finite, then forever: the finite", &[Some(60), None], after(60, 60 * S)),
+            ("forever, then finite: the finite", &[None, Some(60)], after(60, 60 * S)),
+            ("the smallest", &[Some(60), Some(30)], after(30, 30 * S)),
+            ("zero is the smallest", &[Some(60), Some(0)], after(0, 0)),
+            ("negative: no nanoseconds", &[Some(-5), Some(60)], after(-5, 0)),
+            ("the most nanoseconds hold", &[Some(9_223_372_036)], after(9_223_372_036, 9_223_372_036 * S)),
+            ("one second more: forever", &[Some(9_223_372_037)], TolerationWindow::Forever),
+            ("2^64 s wraps as upstream's", &[Some(18_446_744_074)], after(18_446_744_074, 290_448_384)),
+            ("wrapped beside a small one: the small one", &[Some(18_446_744_074), Some(100)], after(100, 100 * S)),
         ];
         for (name, used, expected) in cases {
             assert_eq!(window(&secs(used)), *expected, "case {name}");
@@ -423,34 +423,42 @@ mod tests {
 
     #[test]
     fn window_wraps_18446744073_seconds_to_forever() {
-        // D22: -709551616 ns after wrapping.
+        // -709551616 ns after wrapping: upstream takes it as forever.
         assert_eq!(window(&secs(&[Some(18_446_744_073)])), TolerationWindow::Forever);
     }
 
-    /// Test vectors C1–C5 (`GetMatchingTolerations`, first match wins).
+    /// `GetMatchingTolerations`: the first match wins.
     #[test]
-    fn first_match_follows_upstream_vectors_c1_to_c5() {
+    fn first_match_follows_upstream_get_matching_tolerations() {
         let a = taint("a", "");
         let b = taint("b", "");
         let all = tol("", "Exists", "", "", None);
         let a_forever = tol("a", "Exists", "", "NoExecute", None);
         let a60 = tol("a", "Exists", "", "NoExecute", Some(60));
 
-        // C1: b is tolerated by nothing.
-        assert_eq!(used_tolerations(&[a.clone(), b.clone()], std::slice::from_ref(&a_forever)), Err(1), "C1");
-        assert_eq!(tolerance(&[a.clone(), b.clone()], &[a_forever]), Tolerance::Untolerated, "C1");
-        // C2: the broad forever toleration comes first and is used for both taints.
+        // b is tolerated by nothing.
+        assert_eq!(used_tolerations(&[a.clone(), b.clone()], std::slice::from_ref(&a_forever)), Err(1), "untolerated");
+        assert_eq!(tolerance(&[a.clone(), b.clone()], &[a_forever]), Tolerance::Untolerated, "untolerated");
+        // The broad forever toleration comes first and is used for both taints.
         let c2 = [all.clone(), a60.clone()];
-        assert_eq!(used_tolerations(&[a.clone(), b.clone()], &c2), Ok(vec![0, 0]), "C2");
-        assert_eq!(tolerance(&[a.clone(), b.clone()], &c2), Tolerance::Tolerated(TolerationWindow::Forever), "C2");
-        // C3: the finite one comes first and decides.
+        assert_eq!(used_tolerations(&[a.clone(), b.clone()], &c2), Ok(vec![0, 0]), "forever first");
+        assert_eq!(
+            tolerance(&[a.clone(), b.clone()], &c2),
+            Tolerance::Tolerated(TolerationWindow::Forever),
+            "forever first"
+        );
+        // The finite one comes first and decides.
         let c3 = [a60, all];
-        assert_eq!(used_tolerations(&[a.clone(), b.clone()], &c3), Ok(vec![0, 1]), "C3");
-        assert_eq!(tolerance(&[a.clone(), b], &c3), Tolerance::Tolerated(after(60, 60 * NANOS_PER_SECOND)), "C3");
-        // C4: no tolerations at all.
-        assert_eq!(tolerance(&[a], &[]), Tolerance::Untolerated, "C4");
-        // C5: no taints: everything tolerated, nothing used.
-        assert_eq!(used_tolerations(&[], &c3), Ok(vec![]), "C5");
+        assert_eq!(used_tolerations(&[a.clone(), b.clone()], &c3), Ok(vec![0, 1]), "finite first");
+        assert_eq!(
+            tolerance(&[a.clone(), b], &c3),
+            Tolerance::Tolerated(after(60, 60 * NANOS_PER_SECOND)),
+            "finite first"
+        );
+        // No tolerations at all.
+        assert_eq!(tolerance(&[a], &[]), Tolerance::Untolerated, "no tolerations");
+        // No taints: everything tolerated, nothing used.
+        assert_eq!(used_tolerations(&[], &c3), Ok(vec![]), "no taints");
     }
 
     #[test]

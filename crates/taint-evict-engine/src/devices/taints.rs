@@ -199,7 +199,8 @@ impl SourceKind {
     }
 }
 
-/// How a claim's tolerations meet one device taint (M1–M4).
+/// How a claim's tolerations meet one device taint (docs/device-taints.md, "The rules":
+/// `no-execute-tolerations-only` to `smallest-seconds`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DeviceTolerance {
     /// No `NoExecute` toleration matches: deleted at `timeAdded`.
@@ -228,17 +229,17 @@ pub struct DeviceEviction {
     /// How the claim's tolerations meet it.
     pub tolerance: DeviceTolerance,
     /// When the pod is deleted for it: `timeAdded` plus the tolerated time; `None` when tolerated
-    /// forever, or the taint has no `timeAdded` (T5: upstream then ignores it, or fails).
+    /// forever, or the taint has no `timeAdded` (`no-time-added`: upstream then ignores it, or fails).
     pub deadline: Option<Timestamp>,
     /// Tolerations with no effect would match the taint: the controller reads only `NoExecute` ones
-    /// (M1), so they did not count.
+    /// (`no-execute-tolerations-only`), so they did not count.
     pub effectless_ignored: bool,
     /// The claim's requests write tolerations the allocation result does not hold (the scheduler
     /// copied none before 1.35), and none matched: what the controller read decided.
     pub uncopied: bool,
 }
 
-/// Why a claim a pod names does not count for it (S1).
+/// Why a claim a pod names does not count for it (`claims-that-count`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Skipped {
     /// A template's claim not named in `status.resourceClaimStatuses`.
@@ -284,8 +285,8 @@ pub struct ClaimSeen {
 pub struct DeviceReport {
     /// The claims the pod names, in order.
     pub claims: Vec<ClaimSeen>,
-    /// Every `NoExecute` taint on a device of a counted claim (T2, T3: all of them, duplicates
-    /// included), in claim, device and taint order.
+    /// Every `NoExecute` taint on a device of a counted claim (`earliest-per-claim`,
+    /// `earliest-per-pod`: all of them, duplicates included), in claim, device and taint order.
     pub evictions: Vec<DeviceEviction>,
 }
 
@@ -305,7 +306,7 @@ pub struct DeviceTaints<'a> {
     minor: u32,
     claims: HashMap<(&'a str, &'a str), &'a Claim>,
     /// The taints of each published device of a pool's newest generation: the first device of
-    /// that name in those slices (S3).
+    /// that name in those slices (`slice-taints`).
     published: HashMap<(&'a str, &'a str, &'a str), (&'a Slice, &'a SliceDevice)>,
 }
 
@@ -388,7 +389,7 @@ impl<'a> DeviceTaints<'a> {
         pods
     }
 
-    /// Whether the claim counts for the pod (S1), or why not.
+    /// Whether the claim counts for the pod (`claims-that-count`), or why not.
     fn counted(&self, key: &PodKey, uid: &Uid, using: &ClaimUse) -> Option<Skipped> {
         if using.via == Via::Extended && self.minor < 37 {
             return Some(Skipped::NotRead);
@@ -407,7 +408,8 @@ impl<'a> DeviceTaints<'a> {
         None
     }
 
-    /// The `NoExecute` taints of one allocated device (S3, S4, S5), each with its deadline.
+    /// The `NoExecute` taints of one allocated device (`slice-taints`, `rule-taints`,
+    /// `taints-add-up`), each with its deadline.
     fn device_taints(&self, claim: &Claim, allocated: &Allocated, out: &mut Vec<DeviceEviction>) {
         let id = &allocated.device;
         let published = self.published.get(&(&*id.driver, &*id.pool, &*id.device));
@@ -457,7 +459,7 @@ fn after(at: Timestamp, seconds: i64) -> Timestamp {
     Timestamp::from_nanos(at.as_nanos().saturating_add(nanos))
 }
 
-/// M2: key, operator and value as the core matcher compares them (`resourceclaim.ToleratesTaint`);
+/// `toleration-match`: key, operator and value as the core matcher compares them (`resourceclaim.ToleratesTaint`);
 /// only `Exists` and `Equal` are device operators, anything else matches nothing.
 fn matches_ignoring_effect(toleration: &Toleration, taint: &Taint) -> bool {
     (toleration.key.is_empty() || toleration.key == taint.key)
@@ -468,8 +470,8 @@ fn matches_ignoring_effect(toleration: &Toleration, taint: &Taint) -> bool {
         }
 }
 
-/// M1–M4: only tolerations of exactly `NoExecute` count; one without seconds tolerates forever;
-/// otherwise the smallest seconds.
+/// `no-execute-tolerations-only` to `smallest-seconds`: only tolerations of exactly `NoExecute`
+/// count; one without seconds tolerates forever; otherwise the smallest seconds.
 fn tolerance(taint: &Taint, tolerations: &[Toleration]) -> DeviceTolerance {
     let mut smallest: Option<i64> = None;
     for toleration in tolerations {

@@ -91,7 +91,7 @@ fn tainted_slice() -> Vec<Slice> {
 }
 
 #[test]
-fn s1_evict_pod_resourceclaim_at_the_taints_time_added() {
+fn evict_pod_resourceclaim_at_the_taints_time_added() {
     let d = devices(tainted_slice(), vec![claim(vec![])], vec![], by_name());
     let r = report(&d, 36);
     assert_eq!(r.claims[0].skipped, None);
@@ -101,7 +101,7 @@ fn s1_evict_pod_resourceclaim_at_the_taints_time_added() {
 }
 
 #[test]
-fn s1_a_template_claim_counts_only_named_in_the_status_and_owned_by_the_pod() {
+fn a_template_claim_counts_only_named_in_the_status_and_owned_by_the_pod() {
     let template =
         |claim: Option<&str>| vec![ClaimUse { entry: "gpu".into(), claim: claim.map(Into::into), via: Via::Template }];
     let owned = devices(tainted_slice(), vec![claim(vec![])], vec![], template(Some("my-claim")));
@@ -118,7 +118,7 @@ fn s1_a_template_claim_counts_only_named_in_the_status_and_owned_by_the_pod() {
 }
 
 #[test]
-fn s1_the_claim_must_be_allocated_and_reserved_for_the_pods_uid() {
+fn the_claim_must_be_allocated_and_reserved_for_the_pods_uid() {
     let mut unallocated = claim(vec![]);
     unallocated.allocation = None;
     let d = devices(tainted_slice(), vec![unallocated], vec![], by_name());
@@ -132,15 +132,15 @@ fn s1_the_claim_must_be_allocated_and_reserved_for_the_pods_uid() {
 }
 
 #[test]
-fn s1_the_extended_resources_claim_is_read_from_1_37_on() {
+fn the_extended_resources_claim_is_read_from_1_37_on() {
     let extended = vec![ClaimUse { entry: "extended".into(), claim: Some("my-claim".into()), via: Via::Extended }];
     let d = devices(tainted_slice(), vec![claim(vec![])], vec![], extended);
     assert_eq!(deadline(&d, 37), Some(t(0)), "evict-pod-extended-resourceclaim");
-    assert_eq!(report(&d, 36).claims[0].skipped, Some(Skipped::NotRead), "#141290 before its fix");
+    assert_eq!(report(&d, 36).claims[0].skipped, Some(Skipped::NotRead), "kubernetes/kubernetes#141290 before its fix");
 }
 
 #[test]
-fn s3_only_the_pools_newest_generation_counts_and_other_devices_do_not() {
+fn only_the_pools_newest_generation_counts_and_other_devices_do_not() {
     let old = slice("old", 1, &[("instance", vec![no_execute("example.com/taint", "")])]);
     let new = slice("new", 2, &[("instance", vec![])]);
     let d = devices(vec![old, new], vec![claim(vec![])], vec![], by_name());
@@ -151,7 +151,7 @@ fn s3_only_the_pools_newest_generation_counts_and_other_devices_do_not() {
 }
 
 #[test]
-fn s3_s5_only_no_execute_taints_evict() {
+fn only_no_execute_taints_evict() {
     for effect in ["NoSchedule", "None", "Unknown"] {
         let taint = Taint::new("example.com/taint", "", effect.into()).with_time_added(t(0));
         let d = devices(vec![slice("slice", 1, &[("instance", vec![taint])])], vec![claim(vec![])], vec![], by_name());
@@ -160,7 +160,7 @@ fn s3_s5_only_no_execute_taints_evict() {
 }
 
 #[test]
-fn s4_rules_select_allocated_devices_without_a_slice_from_1_35() {
+fn rules_select_allocated_devices_without_a_slice_from_1_35() {
     let taint = no_execute("example.com/rule", "");
     let d = devices(vec![], vec![claim(vec![])], vec![rule("rule", all_devices(), taint.clone())], by_name());
     let r = report(&d, 35);
@@ -174,7 +174,7 @@ fn s4_rules_select_allocated_devices_without_a_slice_from_1_35() {
 }
 
 #[test]
-fn s4_each_selector_field_set_must_equal_the_devices() {
+fn each_selector_field_set_must_equal_the_devices() {
     let taint = no_execute("example.com/rule", "");
     let select = |driver: Option<&str>, device: Option<&str>| RuleSelector {
         driver: driver.map(Into::into),
@@ -194,7 +194,7 @@ fn s4_each_selector_field_set_must_equal_the_devices() {
 }
 
 #[test]
-fn s4_class_or_cel_selectors_are_not_evaluated_before_1_35_and_ignored_after() {
+fn class_or_cel_selectors_are_not_evaluated_before_1_35_and_ignored_after() {
     let selector = RuleSelector { unevaluated: true, ..RuleSelector::default() };
     let published = vec![slice("slice", 1, &[("instance", vec![])])];
     let d = devices(published, vec![claim(vec![])], vec![rule("cel", Some(selector), no_execute("k", ""))], by_name());
@@ -205,7 +205,7 @@ fn s4_class_or_cel_selectors_are_not_evaluated_before_1_35_and_ignored_after() {
 }
 
 #[test]
-fn s5_m4_every_taint_counts_and_the_earliest_deadline_decides() {
+fn every_taint_counts_and_the_earliest_deadline_decides() {
     // evict-pod-many-taints: two slice taints and two rules; tolerations key1 60 s, key2 30 s.
     let taints = vec![no_execute("key1", ""), no_execute("key2", "")];
     let rules =
@@ -218,7 +218,7 @@ fn s5_m4_every_taint_counts_and_the_earliest_deadline_decides() {
 }
 
 #[test]
-fn m1_only_no_execute_tolerations_count_an_effectless_one_is_ignored() {
+fn only_no_execute_tolerations_count_an_effectless_one_is_ignored() {
     let d = devices(tainted_slice(), vec![claim(vec![tol("", "Exists", "", None)])], vec![], by_name());
     let deciding = report(&d, 36).deciding().cloned().expect("evicted");
     assert_eq!(deciding.deadline, Some(t(0)));
@@ -228,7 +228,7 @@ fn m1_only_no_execute_tolerations_count_an_effectless_one_is_ignored() {
 }
 
 #[test]
-fn m2_key_operator_and_value_as_the_core_matcher_and_no_lt_gt() {
+fn key_operator_and_value_as_the_core_matcher_and_no_lt_gt() {
     let valued = vec![slice("slice", 1, &[("instance", vec![no_execute("k", "v")])])];
     let with = |operator: &str, value: &str| {
         let mut toleration = tol("k", operator, "NoExecute", None);
@@ -246,7 +246,7 @@ fn m2_key_operator_and_value_as_the_core_matcher_and_no_lt_gt() {
 }
 
 #[test]
-fn m3_a_forever_toleration_wins_over_finite_ones() {
+fn a_forever_toleration_wins_over_finite_ones() {
     let tolerations = vec![tol("", "Exists", "NoExecute", Some(60)), tol("", "Exists", "NoExecute", None)];
     let d = devices(tainted_slice(), vec![claim(tolerations)], vec![], by_name());
     let r = report(&d, 36);
@@ -255,7 +255,7 @@ fn m3_a_forever_toleration_wins_over_finite_ones() {
 }
 
 #[test]
-fn m4_the_smallest_seconds_and_negative_is_at_once() {
+fn the_smallest_seconds_and_negative_is_at_once() {
     // evict-pod-later-many: other key 20 s, Exists 60 s, Exists 30 s → T0+30 s.
     let tolerations = vec![
         tol("other", "Exists", "NoExecute", Some(20)),
@@ -270,7 +270,7 @@ fn m4_the_smallest_seconds_and_negative_is_at_once() {
 }
 
 #[test]
-fn t1_t4_the_deadline_is_time_added_plus_the_tolerated_seconds() {
+fn the_deadline_is_time_added_plus_the_tolerated_seconds() {
     let d = devices(tainted_slice(), vec![claim(vec![tol("", "Exists", "NoExecute", Some(3600))])], vec![], by_name());
     assert_eq!(deadline(&d, 36), Some(t(3600)), "evict-pod-later");
     let huge =
@@ -279,7 +279,7 @@ fn t1_t4_the_deadline_is_time_added_plus_the_tolerated_seconds() {
 }
 
 #[test]
-fn t3_the_earliest_over_the_pods_claims() {
+fn the_earliest_over_the_pods_claims() {
     // multiple-claims-different-rules: rules at T0 and T0+40 s on the pod's two claims → T0.
     let mut second = claim(vec![]);
     second.name = "other-claim".into();
@@ -296,7 +296,7 @@ fn t3_the_earliest_over_the_pods_claims() {
 }
 
 #[test]
-fn t5_a_taint_without_time_added_has_no_deadline() {
+fn a_taint_without_time_added_has_no_deadline() {
     let taint = Taint::new("example.com/taint", "", Effect::NoExecute);
     let d = devices(vec![slice("slice", 1, &[("instance", vec![taint])])], vec![claim(vec![])], vec![], by_name());
     let r = report(&d, 36);

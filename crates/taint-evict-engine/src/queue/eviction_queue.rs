@@ -348,7 +348,8 @@ mod tests {
         assert!(matches!(q.add(1u32, expiring(5, 5)), Added::Fired(_)));
         assert_eq!(q.next_deadline(), None);
         assert_eq!(q.get(&1).map(|e| e.state), Some(EntryState::InFlight));
-        // Upstream's placeholder: the finite path cannot add while the deletion runs (D24).
+        // Upstream's placeholder: the finite path cannot add while the deletion runs (its empty
+        // entry holds the pod's key).
         assert_eq!(q.add(1, expiring(6, 100)), Added::Skipped);
     }
 
