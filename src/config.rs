@@ -17,6 +17,7 @@ use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::output::template::Template;
 use crate::output::{ColorMode, OutputFormat, View};
+use crate::runtime::Policy;
 use crate::selector::Selector;
 
 /// How often a kubelet renews its node Lease by default (`nodeLeaseDurationSeconds` 40 / 4).
@@ -336,14 +337,9 @@ pub struct RunConfig {
     pub dry_run: bool,
     /// How a due pod is removed.
     pub mode: Mode,
-    /// Restart every countdown at start.
-    pub restart_countdowns: bool,
-    /// Deletions in flight at once.
-    pub concurrency: usize,
-    /// At most this many deletions per window.
-    pub max_deletions: Option<(u32, Duration)>,
-    /// Never delete the last ready replica of a workload.
-    pub keep_last_ready: bool,
+    /// How deletions are carried out: `--restart-countdowns`, `--concurrency`, `--max-deletions`,
+    /// `--keep-last-ready`.
+    pub policy: Policy,
     /// Writes per second; 0: unlimited.
     pub qps: f64,
     /// Writes that may go at once.

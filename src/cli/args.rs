@@ -585,7 +585,7 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Run")]
     pub restart_countdowns: bool,
     /// Deletions in flight at once.
-    #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..), help_heading = "Run")]
+    #[arg(long, value_name = "N", default_value_t = crate::runtime::DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u16).range(1..), help_heading = "Run")]
     pub concurrency: u16,
     /// A brake: at most this many deletions per `--max-deletions-window`; past it the due pods are
     /// held (and listed) until the window frees a slot [default: no cap].

@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::output::jsonpath::JsonPath;
 use crate::output::template::{CustomColumns, Template};
 use crate::output::{ColorMode, OutputFormat, SortBy, View};
+use crate::runtime::Policy;
 use crate::selector::Selector;
 
 use super::args::{
@@ -510,10 +511,13 @@ impl RunConfig {
             device_taints: args.device_taints,
             dry_run: args.dry_run,
             mode: args.mode.into(),
-            restart_countdowns: args.restart_countdowns,
-            concurrency: usize::from(args.concurrency),
-            max_deletions: args.max_deletions.map(|max| (max, args.max_deletions_window)),
-            keep_last_ready: args.keep_last_ready,
+            policy: Policy {
+                restart_countdowns: args.restart_countdowns,
+                concurrency: usize::from(args.concurrency),
+                max_deletions: args.max_deletions.map(|max| (max, args.max_deletions_window)),
+                keep_last_ready: args.keep_last_ready,
+                ..Policy::default()
+            },
             qps: args.qps,
             burst: args.burst,
             connect: connect_options(&args.cluster),

@@ -161,7 +161,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &live.connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let devices = if args.device_taints { device_taints(&live, minor, &report_tx).await } else { None };
-    if args.keep_last_ready {
+    if args.policy.keep_last_ready {
         watch::read_owners();
     }
     let served = devices.as_ref().map(|(served, _)| served);
@@ -173,7 +173,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         &report_tx,
         metrics.clone(),
         served,
-        args.keep_last_ready,
+        args.policy.keep_last_ready,
     );
     let Watches { nodes: node_changes, pods, devices: device_changes, replicas, mut fatal } = watches;
     let hostname = std::env::var("HOSTNAME").ok();
@@ -181,17 +181,13 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let evictor =
         KubeEvictor::new(live.connection.client.clone(), args.dry_run, hostname, throttle).with_mode(args.mode);
     let options = RunOptions {
-        restart_countdowns: args.restart_countdowns,
-        concurrency: args.concurrency,
-        max_deletions: args.max_deletions,
-        keep_last_ready: args.keep_last_ready,
+        policy: args.policy.clone(),
         metrics,
         device_minor: devices.map(|(_, minor)| minor),
         asked: nodes.asked(),
         not_ready: history.not_ready,
         node_monitor_period: args.lifecycle.flags(minor).node_monitor_period,
         edited: history.edited,
-        ..RunOptions::default()
     };
     let sources = Sources {
         nodes: node_changes,

@@ -55,8 +55,8 @@ pub async fn run<E: Evictor>(
     let replicas_apart = replica_pods.is_some();
     let mut driver = Driver::new(nodes, pods, clock.clone()).with_devices(devices).with_replicas(replica_pods);
     let device_minor = options.device_minor;
-    let keep_last_ready = options.keep_last_ready;
-    let max_deletions = options.max_deletions;
+    let keep_last_ready = options.policy.keep_last_ready;
+    let max_deletions = options.policy.max_deletions;
     let ledger = leadership.ledger().cloned().unwrap_or_default();
     let notices = Notices::start(evictor.clone());
     let absent = Absent::new(options.asked.clone());
@@ -354,7 +354,7 @@ impl<E: Evictor> Loop<E> {
         let now = self.clock.now();
         let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
         let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
-        if self.options.restart_countdowns {
+        if self.options.policy.restart_countdowns {
             engine.handle(Input::NodesReplaced(engine_nodes), now);
             engine.handle(Input::PodsReplaced(engine_pods), now);
         } else {
@@ -378,7 +378,7 @@ impl<E: Evictor> Loop<E> {
         let executor = Executor::new(
             self.evictor.clone(),
             self.clock.clone(),
-            self.options.concurrency,
+            self.options.policy.concurrency,
             outlets,
             stop_rx,
             self.metrics.clone(),
@@ -429,7 +429,7 @@ impl<E: Evictor> Loop<E> {
             scheduled: term.engine.armed(),
             terminating,
             due: earlier.len() + fresh.len() - terminating,
-            restarted_countdowns: self.options.restart_countdowns,
+            restarted_countdowns: self.options.policy.restart_countdowns,
         });
         self.check_absent(nodes);
         for action in earlier.into_iter().chain(queued) {
@@ -924,7 +924,7 @@ impl<E: Evictor> Loop<E> {
         };
         let _ = term.stop.send(true);
         self.send(RunEvent::Stopping { in_flight: term.executor.in_flight() });
-        let drain = tokio::time::sleep(self.options.drain_timeout);
+        let drain = tokio::time::sleep(self.options.policy.drain_timeout);
         tokio::pin!(drain);
         while term.executor.in_flight() > 0 {
             tokio::select! {

@@ -323,7 +323,7 @@ pub(super) fn unkept(reports: &[Report]) -> Vec<(String, LetGo, Timestamp)> {
 }
 
 pub(super) fn keeping() -> RunOptions {
-    RunOptions { keep_last_ready: true, ..RunOptions::default() }
+    RunOptions::from(Policy { keep_last_ready: true, ..Policy::default() })
 }
 
 /// Like [`start`] with `--keep-last-ready`, the replicas counted from a watch of their own (the pods

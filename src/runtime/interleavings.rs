@@ -372,11 +372,8 @@ proptest! {
         let ops: Vec<(i64, Op)> = ops.into_iter().collect();
         prop_assume!(!unseen_in_a_gap(&ops));
         let start = World::start(&placement);
-        let options = RunOptions {
-            max_deletions: cap.map(|max| (max, Duration::from_secs(30))),
-            keep_last_ready,
-            ..RunOptions::default()
-        };
+        let policy = Policy { max_deletions: cap.map(|max| (max, Duration::from_secs(30))), keep_last_ready, ..Policy::default() };
+        let options = RunOptions::from(policy);
         let deleted = run_over(&start, &ops, options);
         let due = reference(&start, &ops, &deleted);
         for (name, at) in &deleted {

@@ -86,9 +86,13 @@ pub struct Sources {
     pub leadership: Leadership,
 }
 
-/// How `run` behaves.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
+/// `--concurrency`'s default: deletions in flight at once.
+pub const DEFAULT_CONCURRENCY: u16 = 16;
+
+/// How `run` carries out what the engine decides: the flags that act in the loop, checked once from
+/// the command line and handed over whole.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
     /// Restart every countdown at start, as upstream does on a restart, instead of continuing the
     /// ones the replay finds.
     pub restart_countdowns: bool,
@@ -102,6 +106,25 @@ pub struct RunOptions {
     pub keep_last_ready: bool,
     /// How long in-flight deletions may take to finish after the first interrupt.
     pub drain_timeout: Duration,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self {
+            restart_countdowns: false,
+            concurrency: usize::from(DEFAULT_CONCURRENCY),
+            max_deletions: None,
+            keep_last_ready: false,
+            drain_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// How `run` behaves: its policy, and what the start-up read.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The flags that act in the loop.
+    pub policy: Policy,
     /// Where counts and readiness go.
     pub metrics: Arc<Metrics>,
     /// Enforce DRA device taints too, as the device-taint controller of Kubernetes `1.minor` does.
@@ -123,11 +146,7 @@ pub struct RunOptions {
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
-            restart_countdowns: false,
-            concurrency: 16,
-            max_deletions: None,
-            keep_last_ready: false,
-            drain_timeout: Duration::from_secs(10),
+            policy: Policy::default(),
             metrics: Arc::default(),
             device_minor: None,
             asked: Asked::Every,
@@ -135,5 +154,11 @@ impl Default for RunOptions {
             node_monitor_period: Duration::from_secs(5),
             edited: BTreeMap::new(),
         }
+    }
+}
+
+impl From<Policy> for RunOptions {
+    fn from(policy: Policy) -> Self {
+        Self { policy, ..Self::default() }
     }
 }

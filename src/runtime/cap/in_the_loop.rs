@@ -17,7 +17,7 @@ async fn under_a_cap_a_refused_eviction_frees_its_slot_and_a_second_taint_moves_
     // engine decides again, and nothing is dropped, withdrawn or moved.
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![pod("x1", "n1", &[], -60), pod("x2", "n1", &[], -60), pod("x3", "n1", &[], -60)];
-    let options = RunOptions { max_deletions: Some((2, Duration::from_secs(120))), ..RunOptions::default() };
+    let options = RunOptions::from(Policy { max_deletions: Some((2, Duration::from_secs(120))), ..Policy::default() });
     let h = start(nodes, pods, options, 200);
     h.evictor.budgets.lock().unwrap().push(("x1".into(), "web".into(), 1));
     // The pods deleted are gone from the watch before the second taint.
@@ -47,7 +47,7 @@ async fn past_max_deletions_the_due_pods_wait_for_the_window_to_free_a_slot() {
     // Five pods due at once; at most 2 deletions per 60 s.
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods: Vec<SnapshotPod> = (1..=5).map(|i| pod(&format!("p{i}"), "n1", &[], -60)).collect();
-    let options = RunOptions { max_deletions: Some((2, Duration::from_secs(60))), ..RunOptions::default() };
+    let options = RunOptions::from(Policy { max_deletions: Some((2, Duration::from_secs(60))), ..Policy::default() });
     let h = start(nodes, pods, options, 150);
     let (_, deletions, reports) = h.finish().await;
     let at = |name: &str| deletions.iter().find(|(n, _)| n == name).map(|(_, at)| *at);
@@ -73,7 +73,7 @@ async fn a_term_counts_the_deletions_its_lease_carries_and_sends_one_only_once_i
     ledger.adopt(vec![t(-30)], Vec::new());
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![pod("p1", "n1", &[], -60)];
-    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..RunOptions::default() };
+    let options = RunOptions::from(Policy { max_deletions: Some((1, Duration::from_secs(60))), ..Policy::default() });
     let h = start_with(nodes, pods, options, 50, Leadership::always().with_ledger(ledger.clone()));
     let writer = ledger.clone();
     tokio::spawn(async move {

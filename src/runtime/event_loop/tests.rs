@@ -157,7 +157,7 @@ async fn start_continues_the_replay_overdue_at_once_others_at_their_deadline() {
 async fn restart_countdowns_starts_every_countdown_at_start_like_upstream() {
     let nodes = vec![node("n1", &[("node.kubernetes.io/unreachable", -100)])];
     let pods = vec![pod("short", "n1", &[("node.kubernetes.io/unreachable", Some(60))], -3600)];
-    let options = RunOptions { restart_countdowns: true, ..RunOptions::default() };
+    let options = RunOptions::from(Policy { restart_countdowns: true, ..Policy::default() });
     let (_, deletions, _) = start(nodes, pods, options, 1000).finish().await;
     assert_eq!(deletions, [deleted("short", 60)]);
 }
@@ -224,7 +224,12 @@ async fn node_change_is_applied_before_a_pod_change_waiting_with_it() {
 async fn summary_lists_what_is_still_scheduled_and_what_keeps_failing() {
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![pod("later", "n1", &[("a", Some(5000))], -60), pod("denied", "n1", &[], -60)];
-    let h = start(nodes, pods, RunOptions { drain_timeout: Duration::from_secs(1), ..RunOptions::default() }, 100);
+    let h = start(
+        nodes,
+        pods,
+        RunOptions::from(Policy { drain_timeout: Duration::from_secs(1), ..Policy::default() }),
+        100,
+    );
     h.evictor.failures.lock().unwrap().push(("denied".into(), u32::MAX));
     let (summary, _, _) = h.finish().await;
     assert_eq!(summary.scheduled.iter().map(|(p, at)| (p.key.name(), *at)).collect::<Vec<_>>(), [("later", t(5000))]);
@@ -235,7 +240,7 @@ async fn summary_lists_what_is_still_scheduled_and_what_keeps_failing() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn d4_a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
+async fn a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
     let h = start(
         vec![node("n1", &[("a", 0)])],
         vec![pod("p", "n1", &[("a", Some(3600)), ("b", Some(60))], -60)],
@@ -248,7 +253,7 @@ async fn d4_a_shorter_tolerated_taint_arriving_later_keeps_the_deadline() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn d8_untolerated_taint_added_replaces_the_countdown_with_an_immediate_deletion() {
+async fn untolerated_taint_added_replaces_the_countdown_with_an_immediate_deletion() {
     let h = start(
         vec![node("n1", &[("a", 0)])],
         vec![pod("p", "n1", &[("a", Some(300))], -60)],
@@ -262,7 +267,7 @@ async fn d8_untolerated_taint_added_replaces_the_countdown_with_an_immediate_del
 }
 
 #[tokio::test(start_paused = true)]
-async fn d9_remaining_taints_tolerated_forever_cancel() {
+async fn remaining_taints_tolerated_forever_cancel() {
     let h = start(
         vec![node("n1", &[("a", 0), ("d", 0)])],
         vec![pod("p", "n1", &[("a", Some(300)), ("d", None)], -60)],
@@ -275,7 +280,7 @@ async fn d9_remaining_taints_tolerated_forever_cancel() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn d11_node_deleted_keeps_the_timer() {
+async fn node_deleted_keeps_the_timer() {
     let h = start(
         vec![node("n1", &[("a", 0)])],
         vec![pod("p", "n1", &[("a", Some(300))], -60)],
@@ -387,7 +392,11 @@ async fn the_summary_lists_the_deletions_due_and_held_with_what_holds_each() {
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods =
         vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n1", true), pod("d", "n1", &[], -60)];
-    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..keeping() };
+    let options = RunOptions::from(Policy {
+        max_deletions: Some((1, Duration::from_secs(60))),
+        keep_last_ready: true,
+        ..Policy::default()
+    });
     let h = start(nodes, pods, options, 30);
     let (summary, deletions, reports) = h.finish().await;
     assert_eq!(deletions, [deleted("a", 0)], "{reports:#?}");

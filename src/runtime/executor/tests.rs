@@ -27,7 +27,7 @@ async fn a_pod_blocked_by_its_budget_is_retried_on_its_own_backoff_and_holds_up_
     let pods = vec![pod("guarded", "n1", &[], -60), pod("free", "n1", &[("a", Some(2))], -60)];
     // One deletion at a time: were the blocked pod to keep its permit while it waits, "free" would
     // wait for it.
-    let options = RunOptions { concurrency: 1, ..RunOptions::default() };
+    let options = RunOptions::from(Policy { concurrency: 1, ..Policy::default() });
     let metrics = options.metrics.clone();
     let h = start(nodes, pods, options, 1000);
     h.evictor.budgets.lock().unwrap().push(("guarded".into(), "web".into(), 4));

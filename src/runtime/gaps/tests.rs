@@ -112,7 +112,8 @@ async fn a_deletion_capped_before_a_gap_is_decided_again_on_the_relists() {
     // at +20, which both tolerate for 25 s; they list again at +20. x2's deletion rested on `b`: it
     // is dropped, and x2 counts down from the re-list, deleted at +45, not at +30.
     let pods = vec![pod("x1", "n1", &[("a", Some(25))], -60), pod("x2", "n1", &[("a", Some(25))], -60)];
-    let options = RunOptions { max_deletions: Some((1, std::time::Duration::from_secs(30))), ..RunOptions::default() };
+    let options =
+        RunOptions::from(Policy { max_deletions: Some((1, std::time::Duration::from_secs(30))), ..Policy::default() });
     let h = start(vec![node("n1", &[("b", 0)])], pods.clone(), options, 60);
     node_at(&h, 10, NodeChange::Interrupted);
     pod_at(&h, 10, PodChange::Interrupted);

@@ -116,7 +116,11 @@ async fn keep_last_ready_beside_max_deletions_counts_the_capped_replicas_as_goin
     // b waits for a slot (c is ready beside it); c, beside a gone and b going, is the last: kept.
     let nodes = vec![node("n1", &[("a", 0)])];
     let pods = vec![replica("a", "n1", true), replica("b", "n1", true), replica("c", "n1", true)];
-    let options = RunOptions { max_deletions: Some((1, Duration::from_secs(60))), ..keeping() };
+    let options = RunOptions::from(Policy {
+        max_deletions: Some((1, Duration::from_secs(60))),
+        keep_last_ready: true,
+        ..Policy::default()
+    });
     let h = start(nodes, pods, options, 150);
     let (_, deletions, reports) = h.finish().await;
     assert_eq!(deletions, [deleted("a", 0), deleted("b", 60)], "{reports:#?}");
