@@ -262,24 +262,51 @@ impl Connection {
 type DevicesRead = Result<(Devices, Option<String>), ClusterError>;
 
 /// Before the pods of every affected node are read: the DRA objects (every claim), and the nodes
-/// whose pods hold a device with a NoExecute taint (one GET per such pod). Nothing when the
-/// server does not serve them.
+/// of the pods that hold a device with a NoExecute taint, read by LIST: one per namespace (by name
+/// for one pod), or one at the cluster scope past [`PER_NODE_LISTS_UP_TO`] namespaces, never one
+/// per pod. Nothing when the server does not serve them; a list that cannot be read leaves its pods
+/// out.
 async fn device_tainted_nodes(connection: &Connection) -> (DevicesRead, Vec<String>) {
     let read = read_devices_for(connection, ClaimScope::All).await;
     let Ok((devices, None)) = &read else { return (read, Vec::new()) };
     let pods = DeviceTaints::new(devices, NEWEST_MINOR).reserved_pods_on_tainted_devices();
-    let nodes: Vec<Option<String>> = stream::iter(&pods)
-        .map(|key| async move {
-            let path = format!("/api/v1/namespaces/{}/pods", key.namespace());
-            let resource = format!("pods in namespace \"{}\"", key.namespace());
-            let pod = connection.get_read(&path, key.name(), "Pod", &resource, |_| Ok(())).await;
-            let pod = pod.ok().flatten().and_then(|(snapshot, ())| snapshot.pods.into_iter().next());
-            pod.and_then(|pod| pod.pod.node).map(|node| node.to_string())
+    let mut by_namespace: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for key in &pods {
+        by_namespace.entry(key.namespace()).or_default().push(key.name());
+    }
+    let lists: Vec<(String, String, String)> = if by_namespace.len() > PER_NODE_LISTS_UP_TO {
+        vec![("/api/v1/pods".into(), "spec.nodeName!=".into(), "pods at the cluster scope".into())]
+    } else {
+        by_namespace
+            .iter()
+            .map(|(namespace, names)| {
+                let fields = match names.as_slice() {
+                    [name] => format!("metadata.name={name}"),
+                    _ => "spec.nodeName!=".to_owned(),
+                };
+                let resource = format!("pods in namespace \"{namespace}\"");
+                (format!("/api/v1/namespaces/{namespace}/pods"), fields, resource)
+            })
+            .collect()
+    };
+    let wanted: std::collections::HashSet<&PodKey> = pods.iter().collect();
+    let listed: Vec<Snapshot> = stream::iter(&lists)
+        .map(|(path, fields, resource)| async move {
+            let params = ListParams::default().fields(fields);
+            connection.list(path, params, "Pod", resource).await.unwrap_or_default()
         })
         .buffered(CONCURRENCY)
         .collect()
         .await;
-    (read, nodes.into_iter().flatten().collect())
+    let mut nodes: Vec<String> = listed
+        .iter()
+        .flat_map(|snapshot| &snapshot.pods)
+        .filter(|pod| wanted.contains(&pod.pod.key))
+        .filter_map(|pod| pod.pod.node.as_ref().map(|node| node.to_string()))
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    (read, nodes)
 }
 
 /// What a live read says of node health (docs/node-lifecycle.md), beside its snapshot.
@@ -486,9 +513,13 @@ pub async fn read_server_minor(connection: &Connection) -> Option<u32> {
     connection.server_minor().await
 }
 
-/// The controller manager Lease, when readable (absent, or hidden by RBAC: `None`).
-pub async fn read_controller_health(connection: &Connection) -> Result<Option<ControllerLease>, ClusterError> {
-    Ok(connection.controller_lease().await?.map(|(_, lease)| lease))
+/// The controller manager Lease, when readable (absent, or hidden by RBAC: `None`), from one GET:
+/// its `acquireTime` (`run`'s start-up replay uses it as `plan` does) and what the node lifecycle
+/// controller's foresight reads of it.
+pub async fn read_controller(
+    connection: &Connection,
+) -> Result<Option<(Option<Timestamp>, ControllerLease)>, ClusterError> {
+    Ok(connection.controller_lease().await?.map(|(lease, health)| (lease.controller_acquired, health)))
 }
 
 /// Whether the node Leases can be listed (a LIST of one); `Err` with the warning when RBAC denies it.
@@ -503,12 +534,6 @@ pub async fn node_leases_readable(connection: &Connection) -> Result<(), String>
         )),
         _ => Ok(()),
     }
-}
-
-/// The controller manager Lease's `acquireTime`, when readable: `run`'s start-up replay uses it as
-/// `plan` does.
-pub async fn read_controller_acquired(connection: &Connection) -> Result<Option<Timestamp>, ClusterError> {
-    Ok(connection.controller_lease().await?.and_then(|(lease, _)| lease.controller_acquired))
 }
 
 /// How many `TaintManagerEviction` events another controller (the cluster's own) reported in the
@@ -620,9 +645,11 @@ async fn not_ready_spells(connection: &Connection, nodes: Option<&[&str]>) -> Op
 
 /// The pods of `snapshot` on a node with NoExecute taints they tolerate for a while: those whose
 /// countdown a toleration edit may have outlived.
-pub fn counting_down(snapshot: &Snapshot) -> Vec<&crate::engine::snapshot::SnapshotPod> {
-    let tainted: std::collections::HashMap<&str, &[crate::engine::model::Taint]> = snapshot
-        .nodes
+pub fn counting_down<'p>(
+    nodes: &[crate::engine::snapshot::SnapshotNode],
+    pods: &'p [crate::engine::snapshot::SnapshotPod],
+) -> Vec<&'p crate::engine::snapshot::SnapshotPod> {
+    let tainted: std::collections::HashMap<&str, &[crate::engine::model::Taint]> = nodes
         .iter()
         .filter(|node| !node.taints.is_empty())
         .map(|node| (node.name.as_str(), &node.taints[..]))
@@ -631,73 +658,12 @@ pub fn counting_down(snapshot: &Snapshot) -> Vec<&crate::engine::snapshot::Snaps
         let Some(taints) = pod.pod.node.as_ref().and_then(|node| tainted.get(node.as_str())) else { return false };
         matches!(tolerance(taints, &pod.pod.tolerations), Tolerance::Tolerated(TolerationWindow::After { .. }))
     };
-    snapshot.pods.iter().filter(counting).collect()
+    pods.iter().filter(counting).collect()
 }
 
-/// [`tolerations_written`] for the pods counting down on every node with a NoExecute taint, as
-/// `run` and `plan -w` read it once at start: they take over countdowns that may have outlived an
-/// edit. Empty when the nodes or pods cannot be read.
-pub async fn every_tolerations_written(connection: &Connection) -> BTreeMap<PodKey, TolerationsWritten> {
-    let read = async {
-        let mut snapshot = connection.list("/api/v1/nodes", ListParams::default(), "Node", "nodes").await?;
-        snapshot.nodes.retain(|node| !node.taints.is_empty());
-        let names: Vec<String> = snapshot.nodes.iter().map(|node| node.name.to_string()).collect();
-        if !names.is_empty() {
-            snapshot.merge(connection.pods_on(&names, false).await?);
-        }
-        Ok::<_, ClusterError>(snapshot)
-    };
-    match read.await {
-        Ok(snapshot) => tolerations_written(connection, &counting_down(&snapshot)).await,
-        Err(_) => BTreeMap::new(),
-    }
-}
-
-/// The pods (as JSON) on `nodes` that `wanted` names, by LIST: one per node up to
-/// [`PER_NODE_LISTS_UP_TO`] nodes, else one at the cluster scope, however many pods they hold.
-/// A list that cannot be read leaves its pods out.
-async fn pods_as_json(
-    connection: &Connection,
-    nodes: &[&str],
-    wanted: &std::collections::HashSet<(&str, &str)>,
-) -> Vec<serde_json::Value> {
-    let selectors: Vec<String> = if nodes.len() > PER_NODE_LISTS_UP_TO {
-        vec!["spec.nodeName!=".to_owned()]
-    } else {
-        nodes.iter().map(|node| format!("spec.nodeName={node}")).collect()
-    };
-    // The pods of one namespace (`explain`, `-n`) are listed there; one pod (`explain`) by its name too.
-    let mut namespaces = wanted.iter().map(|(namespace, _)| *namespace);
-    let first = namespaces.next();
-    let path = match first.filter(|first| namespaces.all(|namespace| namespace == *first)) {
-        Some(namespace) => format!("/api/v1/namespaces/{namespace}/pods"),
-        None => "/api/v1/pods".to_owned(),
-    };
-    let one = (wanted.len() == 1).then(|| wanted.iter().next().map(|(_, name)| *name)).flatten();
-    let selectors = selectors.into_iter().map(|selector| match one {
-        Some(name) => format!("{selector},metadata.name={name}"),
-        None => selector,
-    });
-    let path = &path;
-    let lists: Vec<Vec<serde_json::Value>> = stream::iter(selectors)
-        .map(async |selector| {
-            let params = connection.list_params(ListParams::default().fields(&selector));
-            list_json(connection, path, params, "pods", |pod| {
-                let meta = &pod["metadata"];
-                let key = (meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default());
-                wanted.contains(&key)
-            })
-            .await
-        })
-        .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
-    lists.into_iter().flatten().collect()
-}
-
-/// Every page of the LIST at `path` (from where `params` say), as JSON (`managedFields` included,
-/// which the protobuf rewrite leaves out), keeping the items `keep` keeps; what was read before a
-/// failure otherwise.
+/// Every page of the LIST at `path` (from where `params` say), as JSON (the objects of kinds the
+/// protobuf rewrite does not read: their templates, their owners), keeping the items `keep` keeps;
+/// what was read before a failure otherwise.
 async fn list_json(
     connection: &Connection,
     path: &str,
@@ -724,41 +690,27 @@ async fn list_json(
 }
 
 /// When each of `pods` had its tolerations written after its creation, and by whom: the
-/// `managedFields` entry that owns `spec.tolerations` (the earliest, should several own the same
-/// list), with what its controller's pod template holds. The pods are read by LIST (by node, or
-/// at the cluster scope), the templates by LIST per kind and namespace (or at the cluster scope
-/// per kind past [`PER_NODE_LISTS_UP_TO`] namespaces): the requests do not grow with the pods or
-/// owners. They come from where the pods did (the watch cache unless `--quorum-read`). A pod written only at its creation, or that cannot be read, is left out
-/// (docs/upstream.md, "A toleration edited").
+/// `managedFields` entry that owns `spec.tolerations`, read with the pod (in either content type),
+/// with what its controller's pod template holds. The templates are read by LIST per kind and
+/// namespace (or at the cluster scope per kind past [`PER_NODE_LISTS_UP_TO`] namespaces), from
+/// where the pods were (the watch cache unless `--quorum-read`): the requests do not grow with the
+/// pods or owners. A pod written only at its creation is left out (docs/upstream.md, "A toleration
+/// edited").
 pub async fn tolerations_written(
     connection: &Connection,
     pods: &[&crate::engine::snapshot::SnapshotPod],
 ) -> BTreeMap<PodKey, TolerationsWritten> {
-    if pods.is_empty() {
+    let written: Vec<(PodKey, TaintsWritten, Option<Controller>)> = pods
+        .iter()
+        .filter_map(|pod| {
+            let edited = pod.tolerations_edited.as_deref()?;
+            let controller = edited.controller.as_ref().map(|(api_version, owner)| Controller::of(api_version, owner));
+            Some((pod.pod.key.clone(), edited.written.clone(), controller))
+        })
+        .collect();
+    if written.is_empty() {
         return BTreeMap::new();
     }
-    let wanted: std::collections::HashSet<(&str, &str)> =
-        pods.iter().map(|pod| (pod.pod.key.namespace(), pod.pod.key.name())).collect();
-    let mut nodes: Vec<&str> = pods.iter().filter_map(|pod| pod.pod.node.as_ref().map(|node| node.as_str())).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    let read = |pod: &serde_json::Value| {
-        let meta = &pod["metadata"];
-        let key = PodKey::new(meta["namespace"].as_str()?, meta["name"].as_str()?);
-        let created = meta["creationTimestamp"].as_str().and_then(crate::decode::parse_time)?;
-        let written = meta["managedFields"]
-            .as_array()?
-            .iter()
-            .filter(|entry| !entry["fieldsV1"]["f:spec"]["f:tolerations"].is_null())
-            .filter_map(|entry| {
-                let at = entry["time"].as_str().and_then(crate::decode::parse_time)?;
-                Some(TaintsWritten { at, manager: entry["manager"].as_str().unwrap_or_default().into() })
-            })
-            .min_by_key(|written| written.at)?;
-        (written.at > created).then(|| (key, written, controller(&meta["ownerReferences"])))
-    };
-    let written: Vec<(PodKey, TaintsWritten, Option<Controller>)> =
-        pods_as_json(connection, &nodes, &wanted).await.iter().filter_map(read).collect();
     let templates = templates(connection, &written).await;
     let template = |controller: &Option<Controller>| match controller {
         None => OwnerTemplate::NoOwner,
@@ -791,24 +743,23 @@ async fn templates(
             uids.insert(&*owner.uid);
         }
     }
-    let mut paths = Vec::new();
+    // Owned: `run` reads them in a task, whose future must be `Send` whatever the lifetimes.
+    let mut paths: Vec<(String, String)> = Vec::new();
     for ((api, resource), namespaces) in wanted {
         if namespaces.len() > PER_NODE_LISTS_UP_TO {
-            paths.push((format!("{api}/{resource}"), resource));
+            paths.push((format!("{api}/{resource}"), resource.to_owned()));
         } else {
             paths.extend(
-                namespaces.into_iter().map(|namespace| (format!("{api}/namespaces/{namespace}/{resource}"), resource)),
+                namespaces
+                    .into_iter()
+                    .map(|namespace| (format!("{api}/namespaces/{namespace}/{resource}"), resource.to_owned())),
             );
         }
     }
-    let uids = &uids;
+    let uids: &std::collections::HashSet<String> = &uids.into_iter().map(str::to_owned).collect();
     let lists: Vec<Vec<serde_json::Value>> = stream::iter(paths)
-        .map(async |(path, resource)| {
-            let params = connection.list_params(ListParams::default());
-            list_json(connection, &path, params, resource, |object| {
-                object["metadata"]["uid"].as_str().is_some_and(|uid| uids.contains(uid))
-            })
-            .await
+        .map(|(path, resource)| {
+            list_owned(connection, path, connection.list_params(ListParams::default()), resource, uids)
         })
         .buffer_unordered(CONCURRENCY)
         .collect()
@@ -820,6 +771,18 @@ async fn templates(
         .collect()
 }
 
+/// [`list_json`] of the objects whose UID is among `uids`.
+async fn list_owned(
+    connection: &Connection,
+    path: String,
+    params: ListParams,
+    resource: String,
+    uids: &std::collections::HashSet<String>,
+) -> Vec<serde_json::Value> {
+    let keep = |object: &serde_json::Value| object["metadata"]["uid"].as_str().is_some_and(|uid| uids.contains(uid));
+    list_json(connection, &path, params, &resource, keep).await
+}
+
 /// A pod's controller, and where its pod template is read (API path and resource; `None`: a kind
 /// without one read).
 struct Controller {
@@ -827,19 +790,27 @@ struct Controller {
     resource: Option<(&'static str, &'static str)>,
 }
 
-/// The controller among `references` (a pod's `ownerReferences`, the entry with `controller: true`).
+impl Controller {
+    /// The controller `owner`, of the group and version `api_version` names.
+    fn of(api_version: &str, owner: &Owner) -> Self {
+        let resource = match (api_version, &*owner.kind) {
+            ("apps/v1", "ReplicaSet") => Some(("/apis/apps/v1", "replicasets")),
+            ("apps/v1", "StatefulSet") => Some(("/apis/apps/v1", "statefulsets")),
+            ("apps/v1", "DaemonSet") => Some(("/apis/apps/v1", "daemonsets")),
+            ("batch/v1", "Job") => Some(("/apis/batch/v1", "jobs")),
+            _ => None,
+        };
+        Self { owner: owner.clone(), resource }
+    }
+}
+
+/// The controller among `references` (an object's `ownerReferences`, the entry with
+/// `controller: true`).
 fn controller(references: &serde_json::Value) -> Option<Controller> {
     let reference = references.as_array()?.iter().find(|r| r["controller"].as_bool() == Some(true))?;
     let text = |field: &str| reference[field].as_str().unwrap_or_default();
-    let resource = match (text("apiVersion"), text("kind")) {
-        ("apps/v1", "ReplicaSet") => Some(("/apis/apps/v1", "replicasets")),
-        ("apps/v1", "StatefulSet") => Some(("/apis/apps/v1", "statefulsets")),
-        ("apps/v1", "DaemonSet") => Some(("/apis/apps/v1", "daemonsets")),
-        ("batch/v1", "Job") => Some(("/apis/batch/v1", "jobs")),
-        _ => None,
-    };
     let owner = Owner { kind: text("kind").into(), name: text("name").into(), uid: text("uid").into() };
-    Some(Controller { owner, resource })
+    Some(Controller::of(text("apiVersion"), &owner))
 }
 
 /// The tolerations of a controller's pod template (`spec.template.spec.tolerations`), read as
@@ -953,14 +924,11 @@ pub async fn namespace_names(connection: &Connection) -> Result<Vec<String>, Clu
     Ok(names)
 }
 
-/// Checks that the initial lists `run` and `plan -w` need are allowed and can be sent: one small LIST
-/// of the nodes (with the label `selector` the watch uses) and of pods (of `namespace` alone when
-/// given). A request refused for good ends the command here, rather than a watch retrying it forever.
-pub async fn preflight(
-    connection: &Connection,
-    selector: Option<&str>,
-    namespace: Option<&str>,
-) -> Result<(), ClusterError> {
+/// Checks that the lists `run` and `plan -w` start their watches with can be sent: of the nodes with
+/// the label `selector` (a URL past 64 KiB cannot be), and of pods (of `namespace` alone when given).
+/// The requests are built, not sent: a list the server refuses (RBAC) ends the command from the
+/// watch, which makes it anyway, naming the verb and resource as this does.
+pub fn preflight(selector: Option<&str>, namespace: Option<&str>) -> Result<(), ClusterError> {
     let nodes = selector.map_or_else(ListParams::default, |selector| ListParams::default().labels(selector));
     let pods = match namespace {
         Some(namespace) => {
@@ -971,10 +939,7 @@ pub async fn preflight(
     for (path, resource, params) in
         [("/api/v1/nodes".to_owned(), "nodes".to_owned(), nodes), (pods.0, pods.1, ListParams::default())]
     {
-        let resource = resource.as_str();
-        let request =
-            Request::new(path).list(&params.limit(1)).map_err(|e| ClusterError::unsendable("list", resource, &e))?;
-        connection.send(request, "list", resource).await?;
+        Request::new(path).list(&params).map_err(|e| ClusterError::unsendable("list", &resource, &e))?;
     }
     Ok(())
 }

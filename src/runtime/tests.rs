@@ -154,6 +154,7 @@ fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], bound: i64) 
         ready: crate::engine::snapshot::PodReady::No,
         claims: None,
         owner: None,
+        tolerations_edited: None,
     }
 }
 
@@ -1628,7 +1629,7 @@ mod interleavings {
             let mut from = 0;
             for until in ends {
                 let (nodes, pods) = world.visible();
-                let options = RunOptions { edited: world.edits(), ..options.clone() };
+                let options = RunOptions { edited: world.edits().into(), ..options.clone() };
                 let (leading, leadership) = watch::channel(true);
                 let leading = Arc::new(leading);
                 let leadership = Leadership::elected(leadership).with_ledger(ledger.clone());
