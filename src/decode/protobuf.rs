@@ -6,8 +6,9 @@
 //! `kind`, the object's bytes); a watch as frames of a 4-byte big-endian length and a `WatchEvent`
 //! (its type and the object, enveloped). Only the field numbers of the tables below are read;
 //! everything else (containers, volumes: most of a pod) is skipped by its length, unread. Of a
-//! pod's `managedFields`, each entry keeps its manager, operation and time, and of the fields it
-//! owns only whether `spec.tolerations` is among them (the history of its tolerations). Each field is written as the API server's JSON writes it: an empty `omitempty` string or
+//! pod's `managedFields`, only the entries that own `spec.tolerations` are written (the history of
+//! its tolerations), each with its manager, operation and time, and of the fields it owns those.
+//! Each field is written as the API server's JSON writes it: an empty `omitempty` string or
 //! number is left out, a set pointer is written even when empty, a zero `Time` is no time, and a
 //! `MicroTime` keeps microseconds (the JSON's precision).
 //!
@@ -123,6 +124,9 @@ enum Shape {
     /// A `metav1.FieldsV1` of a pod, written as far as it owns `spec.tolerations`:
     /// `{"f:spec":{"f:tolerations":{}}}` when it does, else `{}`.
     TolerationsOwned,
+    /// A message of these fields, of which only the occurrences that own `spec.tolerations` are
+    /// written (a pod's `managedFields` entries, their `fieldsV1` field 7).
+    TolerationsOwners(&'static [Field]),
     /// A message of these fields.
     Message(&'static [Field]),
 }
@@ -186,8 +190,8 @@ const MANAGED_FIELDS_ENTRY: &[Field] = &[
     opt(7, "fieldsV1", Shape::FieldsV1),
     opt(8, "subresource", Shape::Str),
 ];
-/// An entry of a pod's `managedFields`: who wrote, how and when, and whether the fields it owns
-/// hold `spec.tolerations` (the rest of them, most of a pod's metadata, is left out).
+/// An entry of a pod's `managedFields` that owns `spec.tolerations`: who wrote, how and when (the
+/// rest of the fields it owns, most of a pod's metadata, is left out).
 const POD_MANAGED_FIELDS_ENTRY: &[Field] = &[
     opt(1, "manager", Shape::Str),
     opt(2, "operation", Shape::Str),
@@ -208,7 +212,7 @@ const POD_META: &[Field] = &[
     set(9, "deletionTimestamp", Shape::Time),
     opt(11, "labels", Shape::Map),
     many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
-    many(17, "managedFields", Shape::Message(POD_MANAGED_FIELDS_ENTRY)),
+    many(17, "managedFields", Shape::TolerationsOwners(POD_MANAGED_FIELDS_ENTRY)),
 ];
 /// A Node's metadata: an object's, and who wrote its taints when (`managedFields`).
 const NODE_META: &[Field] = &[
@@ -454,12 +458,18 @@ fn members(bytes: &[u8], fields: &'static [Field], mut written: bool, out: &mut 
                 }
                 continue;
             };
+            let start = out.len();
             key(written, field.json, out);
             out.push(open);
             let mut count = 0usize;
             for wire in Fields::of(&bytes[at..]) {
                 let (number, value) = wire?;
                 if number != field.number {
+                    continue;
+                }
+                if let (Shape::TolerationsOwners(_), Wire::Bytes(entry)) = (field.shape, value)
+                    && !entry_owns_tolerations(entry, field)?
+                {
                     continue;
                 }
                 if count > 0 {
@@ -472,6 +482,11 @@ fn members(bytes: &[u8], fields: &'static [Field], mut written: bool, out: &mut 
                     }
                 }
                 count += 1;
+            }
+            if count == 0 && !field.present {
+                // Every occurrence left out: none is written, as when there is none.
+                out.truncate(start);
+                continue;
             }
             out.push(close);
             written = true;
@@ -557,7 +572,7 @@ fn value_of(field: &Field, value: Wire<'_>, out: &mut Vec<u8>) -> Result<bool, P
             out.push(b'"');
             Ok(true)
         }
-        (Shape::Message(fields), Wire::Bytes(bytes)) => {
+        (Shape::Message(fields) | Shape::TolerationsOwners(fields), Wire::Bytes(bytes)) => {
             out.push(b'{');
             members(bytes, fields, false, out)?;
             out.push(b'}');
@@ -593,6 +608,21 @@ fn value_of(field: &Field, value: Wire<'_>, out: &mut Vec<u8>) -> Result<bool, P
         }
         _ => Err(wrong()),
     }
+}
+
+/// Whether a `managedFields` entry (of `field`) owns `spec.tolerations`: its `fieldsV1` (7) says.
+fn entry_owns_tolerations(entry: &[u8], field: &Field) -> Result<bool, ProtobufError> {
+    let mut owned: &[u8] = b"{}";
+    for wire in Fields::of(entry) {
+        if let (7, Wire::Bytes(fields_v1)) = wire? {
+            for wire in Fields::of(fields_v1) {
+                if let (1, Wire::Bytes(json)) = wire? {
+                    owned = json;
+                }
+            }
+        }
+    }
+    owns_tolerations(owned).map_err(|error| bad(format!("{}'s fieldsV1 does not hold JSON: {error}", field.json)))
 }
 
 /// Whether the JSON of a `FieldsV1` owns `spec.tolerations` (`f:spec` → `f:tolerations`). Most
@@ -740,7 +770,9 @@ fn encode_value(field: &Field, value: &serde_json::Value, out: &mut Vec<u8>) -> 
             put_bytes(1, value.to_string().as_bytes(), &mut fields);
             put_bytes(field.number, &fields, out);
         }
-        Shape::Message(fields) => put_bytes(field.number, &encode_message(value, fields)?, out),
+        Shape::Message(fields) | Shape::TolerationsOwners(fields) => {
+            put_bytes(field.number, &encode_message(value, fields)?, out);
+        }
     }
     Ok(())
 }
@@ -884,9 +916,7 @@ pub(crate) mod tests {
                 r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"prod","uid":"u1","#,
                 r#""resourceVersion":"42","creationTimestamp":"2026-11-23T18:00:00Z","labels":{"app":"web","#,
                 r#""q\"x":"line\nbreak\u0001"},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","#,
-                r#""name":"web","uid":"r1","controller":true}],"managedFields":[{"manager":"kube-controller-manager","#,
-                r#""operation":"Update","apiVersion":"v1","time":"2026-11-23T18:00:00Z","fieldsType":"FieldsV1","#,
-                r#""fieldsV1":{}}]},"spec":{"nodeName":"n1","tolerations":[{"key":"k","#,
+                r#""name":"web","uid":"r1","controller":true}]},"spec":{"nodeName":"n1","tolerations":[{"key":"k","#,
                 r#""operator":"Exists","effect":"NoExecute","tolerationSeconds":300},{"operator":"Exists"}]},"#,
                 r#""status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True","#,
                 r#""lastTransitionTime":"2026-11-23T18:00:05Z"},{"type":"Ready","status":"True","#,
@@ -952,12 +982,11 @@ pub(crate) mod tests {
             );
             let from_json = read_page(server.as_bytes(), "Pod").expect("a page").snapshot.pods.remove(0);
             assert_eq!(from_protobuf, from_json);
-            // Of the fields each entry owns, only the tolerations are written.
+            // Only the entry that owns the tolerations is written, and of the fields it owns those.
             let text = String::from_utf8(rewritten).expect("UTF-8");
-            assert!(
-                text.contains(r#""fieldsV1":{}}"#) && text.contains(r#""fieldsV1":{"f:spec":{"f:tolerations":{}}}"#),
-                "{text}"
-            );
+            assert!(!text.contains("kubectl-create"), "{text}");
+            assert!(text.contains(r#""manager":"kubectl-patch","operation":"Update""#), "{text}");
+            assert!(text.contains(r#""fieldsV1":{"f:spec":{"f:tolerations":{}}}"#), "{text}");
             from_json.tolerations_edited
         };
         let owner = Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "r1".into() };
