@@ -192,7 +192,7 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         } else {
             cluster::snapshot::not_ready_since(&connection, &tainted).await
         };
-        let counting = cluster::snapshot::counting_down(&snapshot);
+        let counting = cluster::snapshot::counting_down(&snapshot.nodes, &snapshot.pods);
         let tolerations_written = cluster::snapshot::tolerations_written(&connection, &counting).await;
         let read = Some(connection.read.as_str());
         let content_type = connection.answers.described();

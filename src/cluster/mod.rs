@@ -28,5 +28,5 @@ pub mod watch;
 pub use client::{ConnectOptions, Connection, ReadFrom, connect};
 pub use error::ClusterError;
 pub use snapshot::{
-    NodeSelection, UpstreamEvictions, read_controller_acquired, read_pod, read_snapshot, recent_upstream_evictions,
+    NodeSelection, UpstreamEvictions, read_controller, read_pod, read_snapshot, recent_upstream_evictions,
 };

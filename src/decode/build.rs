@@ -18,7 +18,7 @@ use super::error::{DumpError, object_name};
 use super::raw::{RawClaimStatus, RawCondition, RawManagedField, RawOwnerRef, RawPodClaim, RawTaint, RawToleration};
 use crate::engine::devices::{ClaimUse, Via};
 use crate::engine::model::{Effect, NodeName, Pod, PodKey, Taint, Toleration};
-use crate::engine::snapshot::{Owner, PodReady, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten};
+use crate::engine::snapshot::{Owner, PodReady, Snapshot, SnapshotNode, SnapshotPod, TaintsWritten, TolerationsEdited};
 use crate::engine::time::Timestamp;
 
 /// The Lease kube-controller-manager's leader holds: its `acquireTime` is a controller restart.
@@ -121,7 +121,8 @@ pub(super) struct Fields<'a> {
     pub(super) keep: Keep,
     /// `metadata.ownerReferences` (a Pod's controller is read from it).
     pub(super) owner_refs: Vec<RawOwnerRef<'a>>,
-    /// `metadata.managedFields` (a Node's: when its taints were written; a Pod's are not read).
+    /// `metadata.managedFields` (a Node's: when its taints were written; a Pod's: when its
+    /// tolerations were).
     pub(super) managed_fields: Vec<RawManagedField<'a>>,
     /// `spec.taints`.
     pub(super) taints: Vec<RawTaint<'a>>,
@@ -464,6 +465,7 @@ impl Builder {
                     ready,
                     claims: item.claims(),
                     owner,
+                    tolerations_edited: tolerations_edited(item, created),
                 });
             }
             // A pod's controller's own controller (a ReplicaSet's Deployment, a Job's CronJob), for
@@ -490,6 +492,36 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// A pod's tolerations written after its creation (`created`): the `managedFields` entry that owns
+/// `spec.tolerations` (the earliest, should several own the same list; an entry without a time
+/// says nothing), with the pod's controller reference. `None` when they were written at its
+/// creation only, or nothing says.
+fn tolerations_edited(item: &Fields<'_>, created: Option<Timestamp>) -> Option<Arc<TolerationsEdited>> {
+    let created = created?;
+    let written = item
+        .managed_fields
+        .iter()
+        .filter(|entry| {
+            entry
+                .fields_v1
+                .as_ref()
+                .and_then(|owned| owned.spec.as_ref())
+                .is_some_and(|spec| spec.tolerations.is_some())
+        })
+        .filter_map(|entry| {
+            let at = parse_time(entry.time.as_deref()?)?;
+            Some(TaintsWritten { at, manager: entry.manager.as_deref().unwrap_or_default().into() })
+        })
+        .min_by_key(|written| written.at)
+        .filter(|written| written.at > created)?;
+    let controller = item.owner_refs.iter().find(|r| r.controller == Some(true)).map(|r| {
+        let text = |value: &Option<Cow<'_, str>>| value.as_deref().unwrap_or_default().to_owned();
+        let owner = Owner { kind: text(&r.kind).into(), name: text(&r.name).into(), uid: text(&r.uid).into() };
+        (text(&r.api_version).into(), owner)
+    });
+    Some(Arc::new(TolerationsEdited { written, controller }))
 }
 
 /// Whether a raw taint has the `NoExecute` effect.

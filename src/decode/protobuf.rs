@@ -5,8 +5,10 @@
 //! Kubernetes encodes a built-in object as `k8s\0` and a `runtime.Unknown` (its `apiVersion` and
 //! `kind`, the object's bytes); a watch as frames of a 4-byte big-endian length and a `WatchEvent`
 //! (its type and the object, enveloped). Only the field numbers of the tables below are read;
-//! everything else (containers, volumes, `managedFields`: most of a pod) is skipped by its length,
-//! unread. Each field is written as the API server's JSON writes it: an empty `omitempty` string or
+//! everything else (containers, volumes: most of a pod) is skipped by its length, unread. Of a
+//! pod's `managedFields`, only the entries that own `spec.tolerations` are written (the history of
+//! its tolerations), each with its manager, operation and time, and of the fields it owns those.
+//! Each field is written as the API server's JSON writes it: an empty `omitempty` string or
 //! number is left out, a set pointer is written even when empty, a zero `Time` is no time, and a
 //! `MicroTime` keeps microseconds (the JSON's precision).
 //!
@@ -119,6 +121,12 @@ enum Shape {
     Map,
     /// A `metav1.FieldsV1`: its one field holds JSON, written as it is.
     FieldsV1,
+    /// A `metav1.FieldsV1` of a pod, written as far as it owns `spec.tolerations`:
+    /// `{"f:spec":{"f:tolerations":{}}}` when it does, else `{}`.
+    TolerationsOwned,
+    /// A message of these fields, of which only the occurrences that own `spec.tolerations` are
+    /// written (a pod's `managedFields` entries, their `fieldsV1` field 7).
+    TolerationsOwners(&'static [Field]),
     /// A message of these fields.
     Message(&'static [Field]),
 }
@@ -160,16 +168,6 @@ const OWNER_REFERENCE: &[Field] = &[
     set(4, "uid", Shape::Str),
     set(6, "controller", Shape::Bool),
 ];
-const OBJECT_META: &[Field] = &[
-    opt(1, "name", Shape::Str),
-    opt(3, "namespace", Shape::Str),
-    opt(5, "uid", Shape::Str),
-    opt(6, "resourceVersion", Shape::Str),
-    opt(8, "creationTimestamp", Shape::Time),
-    set(9, "deletionTimestamp", Shape::Time),
-    opt(11, "labels", Shape::Map),
-    many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
-];
 /// A Lease's metadata: an object's, and its annotations (`run`'s Lease carries its deletion count
 /// in one).
 const LEASE_META: &[Field] = &[
@@ -192,8 +190,31 @@ const MANAGED_FIELDS_ENTRY: &[Field] = &[
     opt(7, "fieldsV1", Shape::FieldsV1),
     opt(8, "subresource", Shape::Str),
 ];
-/// A Node's metadata: an object's, and who wrote its taints when (`managedFields`). A Pod's are
-/// left out: they are large and nothing reads them.
+/// An entry of a pod's `managedFields` that owns `spec.tolerations`: who wrote, how and when (the
+/// rest of the fields it owns, most of a pod's metadata, is left out).
+const POD_MANAGED_FIELDS_ENTRY: &[Field] = &[
+    opt(1, "manager", Shape::Str),
+    opt(2, "operation", Shape::Str),
+    opt(3, "apiVersion", Shape::Str),
+    opt(4, "time", Shape::Time),
+    opt(6, "fieldsType", Shape::Str),
+    opt(7, "fieldsV1", Shape::TolerationsOwned),
+    opt(8, "subresource", Shape::Str),
+];
+/// A Pod's metadata: an object's, and who wrote its tolerations when (`managedFields`, as far as
+/// [`POD_MANAGED_FIELDS_ENTRY`] reads them).
+const POD_META: &[Field] = &[
+    opt(1, "name", Shape::Str),
+    opt(3, "namespace", Shape::Str),
+    opt(5, "uid", Shape::Str),
+    opt(6, "resourceVersion", Shape::Str),
+    opt(8, "creationTimestamp", Shape::Time),
+    set(9, "deletionTimestamp", Shape::Time),
+    opt(11, "labels", Shape::Map),
+    many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
+    many(17, "managedFields", Shape::TolerationsOwners(POD_MANAGED_FIELDS_ENTRY)),
+];
+/// A Node's metadata: an object's, and who wrote its taints when (`managedFields`).
 const NODE_META: &[Field] = &[
     opt(1, "name", Shape::Str),
     opt(3, "namespace", Shape::Str),
@@ -233,7 +254,7 @@ const POD_STATUS: &[Field] = &[
     set(18, "extendedResourceClaimStatus", Shape::Message(POD_EXTENDED_CLAIM_STATUS)),
 ];
 const POD: &[Field] = &[
-    set(1, "metadata", Shape::Message(OBJECT_META)),
+    set(1, "metadata", Shape::Message(POD_META)),
     set(2, "spec", Shape::Message(POD_SPEC)),
     set(3, "status", Shape::Message(POD_STATUS)),
 ];
@@ -437,12 +458,18 @@ fn members(bytes: &[u8], fields: &'static [Field], mut written: bool, out: &mut 
                 }
                 continue;
             };
+            let start = out.len();
             key(written, field.json, out);
             out.push(open);
             let mut count = 0usize;
             for wire in Fields::of(&bytes[at..]) {
                 let (number, value) = wire?;
                 if number != field.number {
+                    continue;
+                }
+                if let (Shape::TolerationsOwners(_), Wire::Bytes(entry)) = (field.shape, value)
+                    && !entry_owns_tolerations(entry, field)?
+                {
                     continue;
                 }
                 if count > 0 {
@@ -455,6 +482,11 @@ fn members(bytes: &[u8], fields: &'static [Field], mut written: bool, out: &mut 
                     }
                 }
                 count += 1;
+            }
+            if count == 0 && !field.present {
+                // Every occurrence left out: none is written, as when there is none.
+                out.truncate(start);
+                continue;
             }
             out.push(close);
             written = true;
@@ -540,7 +572,7 @@ fn value_of(field: &Field, value: Wire<'_>, out: &mut Vec<u8>) -> Result<bool, P
             out.push(b'"');
             Ok(true)
         }
-        (Shape::Message(fields), Wire::Bytes(bytes)) => {
+        (Shape::Message(fields) | Shape::TolerationsOwners(fields), Wire::Bytes(bytes)) => {
             out.push(b'{');
             members(bytes, fields, false, out)?;
             out.push(b'}');
@@ -558,8 +590,61 @@ fn value_of(field: &Field, value: Wire<'_>, out: &mut Vec<u8>) -> Result<bool, P
             out.extend_from_slice(raw);
             Ok(true)
         }
+        (Shape::TolerationsOwned, Wire::Bytes(bytes)) => {
+            let mut raw: &[u8] = b"{}";
+            for wire in Fields::of(bytes) {
+                if let (1, Wire::Bytes(json)) = wire? {
+                    raw = json;
+                }
+            }
+            out.extend_from_slice(
+                if owns_tolerations(raw).map_err(|error| bad(format!("{} does not hold JSON: {error}", field.json)))? {
+                    br#"{"f:spec":{"f:tolerations":{}}}"#
+                } else {
+                    b"{}"
+                },
+            );
+            Ok(true)
+        }
         _ => Err(wrong()),
     }
+}
+
+/// Whether a `managedFields` entry (of `field`) owns `spec.tolerations`: its `fieldsV1` (7) says.
+fn entry_owns_tolerations(entry: &[u8], field: &Field) -> Result<bool, ProtobufError> {
+    let mut owned: &[u8] = b"{}";
+    for wire in Fields::of(entry) {
+        if let (7, Wire::Bytes(fields_v1)) = wire? {
+            for wire in Fields::of(fields_v1) {
+                if let (1, Wire::Bytes(json)) = wire? {
+                    owned = json;
+                }
+            }
+        }
+    }
+    owns_tolerations(owned).map_err(|error| bad(format!("{}'s fieldsV1 does not hold JSON: {error}", field.json)))
+}
+
+/// Whether the JSON of a `FieldsV1` owns `spec.tolerations` (`f:spec` → `f:tolerations`). Most
+/// entries do not name them at all, and are not parsed.
+fn owns_tolerations(json: &[u8]) -> Result<bool, serde_json::Error> {
+    /// `f:spec` → `f:tolerations`, the rest skipped.
+    #[derive(serde::Deserialize)]
+    struct Owned {
+        #[serde(rename = "f:spec", default)]
+        spec: Option<OwnedSpec>,
+    }
+    #[derive(serde::Deserialize)]
+    struct OwnedSpec {
+        #[serde(rename = "f:tolerations", default)]
+        tolerations: Option<serde::de::IgnoredAny>,
+    }
+    const NAMED: &[u8] = b"\"f:tolerations\"";
+    if !json.windows(NAMED.len()).any(|window| window == NAMED) {
+        return Ok(false);
+    }
+    let owned: Owned = serde_json::from_slice(json)?;
+    Ok(owned.spec.is_some_and(|spec| spec.tolerations.is_some()))
 }
 
 /// Adapts `Vec<u8>` to `fmt::Write`.
@@ -680,12 +765,14 @@ fn encode_value(field: &Field, value: &serde_json::Value, out: &mut Vec<u8>) -> 
             put_bytes(field.number, &time, out);
         }
         Shape::Map => return Err(wrong()),
-        Shape::FieldsV1 => {
+        Shape::FieldsV1 | Shape::TolerationsOwned => {
             let mut fields = Vec::new();
             put_bytes(1, value.to_string().as_bytes(), &mut fields);
             put_bytes(field.number, &fields, out);
         }
-        Shape::Message(fields) => put_bytes(field.number, &encode_message(value, fields)?, out),
+        Shape::Message(fields) | Shape::TolerationsOwners(fields) => {
+            put_bytes(field.number, &encode_message(value, fields)?, out);
+        }
     }
     Ok(())
 }
@@ -779,7 +866,8 @@ pub(crate) mod tests {
                     (6, V::B(true)),
                 ])),
             ),
-            (17, junk),
+            (14, junk),
+            (17, managed_entry("kube-controller-manager", T0, r#"{"f:metadata":{"f:labels":{}},"f:spec":{}}"#)),
         ]);
         let spec = msg(&[
             (2, V::M(msg(&[(1, V::S("app")), (2, V::S("nginx"))]))),
@@ -795,6 +883,18 @@ pub(crate) mod tests {
             (5, V::S("10.0.0.1")),
         ]);
         msg(&[(1, V::M(meta)), (2, V::M(spec)), (3, V::M(status))])
+    }
+
+    /// A `managedFields` entry of `manager`'s, an update at `at` of the fields `owned` (JSON).
+    fn managed_entry(manager: &str, at: i64, owned: &str) -> V<'static> {
+        V::M(msg(&[
+            (1, V::S(manager)),
+            (2, V::S("Update")),
+            (3, V::S("v1")),
+            (4, time(at)),
+            (6, V::S("FieldsV1")),
+            (7, V::M(msg(&[(1, V::S(owned))]))),
+        ]))
     }
 
     const POD_JSON: &str = r#"{"metadata":{"name":"web-1","namespace":"prod","uid":"u1","resourceVersion":"42",
@@ -838,6 +938,66 @@ pub(crate) mod tests {
         assert_eq!(from_protobuf.continue_token.as_deref(), Some("next-token"));
         assert_eq!(format!("{:?}", from_protobuf.snapshot), format!("{:?}", from_json.snapshot));
         assert_eq!(from_json.snapshot.pods.len(), 2);
+    }
+
+    #[test]
+    fn a_pods_tolerations_written_after_its_creation_read_from_protobuf_as_from_json() {
+        use crate::engine::snapshot::{Owner, TaintsWritten, TolerationsEdited};
+        // Created at T0; its tolerations patched at `patched` by another manager, who owns them
+        // since. A label named `tolerations` is not them.
+        let created = r#"{"f:metadata":{"f:labels":{"f:tolerations":{}}},"f:spec":{"f:containers":{}}}"#;
+        let owned = r#"{"f:spec":{"f:nodeName":{},"f:tolerations":{}}}"#;
+        let read = |patched: i64| {
+            let owner = msg(&[
+                (1, V::S("ReplicaSet")),
+                (3, V::S("web")),
+                (4, V::S("r1")),
+                (5, V::S("apps/v1")),
+                (6, V::B(true)),
+            ]);
+            let meta = msg(&[
+                (1, V::S("web-1")),
+                (3, V::S("prod")),
+                (8, time(T0)),
+                (13, V::M(owner)),
+                (17, managed_entry("kubectl-create", T0, created)),
+                (17, managed_entry("kubectl-patch", patched, owned)),
+            ]);
+            let spec = msg(&[(10, V::S("n1")), (22, V::M(msg(&[(2, V::S("Exists"))])))]);
+            let list = msg(&[(1, V::M(Vec::new())), (2, V::M(msg(&[(1, V::M(meta)), (2, V::M(spec))])))]);
+            let rewritten = to_json(&enveloped("v1", "PodList", list)).expect("reads");
+            let from_protobuf = read_page(&rewritten, "Pod").expect("a page").snapshot.pods.remove(0);
+            let at = |seconds: i64| crate::words::rfc3339(i128::from(seconds) * 1_000_000_000);
+            let entry = |manager: &str, seconds: i64, fields: &str| {
+                format!(
+                    r#"{{"manager":"{manager}","operation":"Update","apiVersion":"v1","time":"{}","fieldsType":"FieldsV1","fieldsV1":{fields}}}"#,
+                    at(seconds)
+                )
+            };
+            let server = format!(
+                r#"{{"kind":"PodList","metadata":{{}},"items":[{{"metadata":{{"name":"web-1","namespace":"prod","creationTimestamp":"{}","ownerReferences":[{{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"r1","controller":true}}],"managedFields":[{},{}]}},"spec":{{"nodeName":"n1","tolerations":[{{"operator":"Exists"}}]}}}}]}}"#,
+                at(T0),
+                entry("kubectl-create", T0, created),
+                entry("kubectl-patch", patched, owned)
+            );
+            let from_json = read_page(server.as_bytes(), "Pod").expect("a page").snapshot.pods.remove(0);
+            assert_eq!(from_protobuf, from_json);
+            // Only the entry that owns the tolerations is written, and of the fields it owns those.
+            let text = String::from_utf8(rewritten).expect("UTF-8");
+            assert!(!text.contains("kubectl-create"), "{text}");
+            assert!(text.contains(r#""manager":"kubectl-patch","operation":"Update""#), "{text}");
+            assert!(text.contains(r#""fieldsV1":{"f:spec":{"f:tolerations":{}}}"#), "{text}");
+            from_json.tolerations_edited
+        };
+        let owner = Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "r1".into() };
+        let written = TaintsWritten {
+            at: crate::engine::time::Timestamp::from_unix_seconds(T0 + 5),
+            manager: "kubectl-patch".into(),
+        };
+        let edited = TolerationsEdited { written, controller: Some(("apps/v1".into(), owner)) };
+        assert_eq!(read(T0 + 5).as_deref(), Some(&edited));
+        // Written at its creation only: no edit.
+        assert_eq!(read(T0), None);
     }
 
     #[test]

@@ -148,7 +148,7 @@ raw! {
     /// An entry of `metadata.managedFields`: a manager, when it last wrote, and the fields it owns.
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
-    struct RawManagedField<'a> in managed_field {
+    fast struct RawManagedField<'a> in managed_field {
         #[serde(borrow)]
         manager: Option<Cow<'a, str>> = "manager",
         #[serde(borrow)]
@@ -157,12 +157,19 @@ raw! {
     }
 }
 
-/// An entry's `fieldsV1`, as far as `f:spec` → `f:taints`: whether it owns a node's taints.
+/// An entry's `fieldsV1`, as far as `f:spec` → `f:taints` or `f:tolerations`: whether it owns a
+/// node's taints, or a pod's tolerations.
 #[derive(Deserialize, Default)]
 #[serde(expecting = "an object", default)]
 pub(super) struct RawOwned {
     #[serde(rename = "f:spec")]
     pub(super) spec: Option<RawOwnedSpec>,
+}
+
+impl<'de> super::seeds::FastField<'de> for Option<RawOwned> {
+    fn read<M: serde::de::MapAccess<'de>>(map: &mut M) -> Result<Self, M::Error> {
+        map.next_value()
+    }
 }
 
 /// `f:spec` of an entry's `fieldsV1`.
@@ -171,6 +178,8 @@ pub(super) struct RawOwned {
 pub(super) struct RawOwnedSpec {
     #[serde(rename = "f:taints")]
     pub(super) taints: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "f:tolerations")]
+    pub(super) tolerations: Option<serde::de::IgnoredAny>,
 }
 
 raw! {
@@ -178,6 +187,8 @@ raw! {
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
     fast struct RawOwnerRef<'a> in owner_ref {
+        #[serde(borrow)]
+        api_version: Option<Cow<'a, str>> = "apiVersion",
         #[serde(borrow)]
         kind: Option<Cow<'a, str>> = "kind",
         #[serde(borrow)]

@@ -25,7 +25,7 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::build::{Builder, Fields, Keep, KeepLabels};
-use super::raw::{self, RawClaimStatus, RawCondition, RawListMeta, RawManagedField, RawPodClaim};
+use super::raw::{self, RawClaimStatus, RawCondition, RawListMeta, RawPodClaim};
 use super::scan::Reader;
 use super::seeds::{Extend, Key, Opt, Str, once, seed, text};
 use crate::engine::snapshot::Snapshot;
@@ -463,14 +463,15 @@ fn metadata<'de, M: MapAccess<'de>>(
             map.next_value_seed(Opt(Labels(keep.map(|keep| (&mut fields.labels, keep)))))?;
             return Ok(true);
         }
-        raw::meta::owner_references if fields.keep.owners => {
+        // A pod's controller is read for its owner when kept, and for its tolerations' history.
+        raw::meta::owner_references => {
             once(&mut seen[7])?;
             map.next_value_seed(Opt(Extend(&mut fields.owner_refs)))?;
             return Ok(true);
         }
-        raw::meta::managed_fields if fields.kind.as_deref() != Some("Pod") => {
+        raw::meta::managed_fields => {
             once(&mut seen[8])?;
-            fields.managed_fields = map.next_value::<Option<Vec<RawManagedField<'de>>>>()?.unwrap_or_default();
+            map.next_value_seed(Opt(Extend(&mut fields.managed_fields)))?;
             return Ok(true);
         }
         raw::RESOURCE_VERSION if fields.keep_version => (&mut fields.resource_version, 6),

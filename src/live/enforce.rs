@@ -156,7 +156,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     }
     let history = live.history().await?;
     // Predicted on the narrowed clock, as deletions are decided.
-    let foresight = live.foresee(&args.lifecycle, &report_tx).await?;
+    let foresight = live.foresee(&args.lifecycle, &report_tx, history.controller).await;
     let minor = foresight.minor;
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &live.connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
@@ -165,6 +165,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         watch::read_owners();
     }
     let served = devices.as_ref().map(|(served, _)| served);
+    let edited = runtime::Edits::default();
     let watches = live.watch(
         nodes,
         namespace,
@@ -174,6 +175,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         metrics.clone(),
         served,
         args.policy.keep_last_ready,
+        edited.clone(),
     );
     let Watches { nodes: node_changes, pods, devices: device_changes, replicas, mut fatal } = watches;
     let hostname = std::env::var("HOSTNAME").ok();
@@ -187,7 +189,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         asked: nodes.asked(),
         not_ready: history.not_ready,
         node_monitor_period: args.lifecycle.flags(minor).node_monitor_period,
-        edited: history.edited,
+        edited,
     };
     let sources = Sources {
         nodes: node_changes,

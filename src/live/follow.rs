@@ -161,18 +161,20 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let (report_tx, mut reports) = mpsc::unbounded_channel();
     let history = live.history().await?;
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
-    let foresight = live.foresee(&args.lifecycle, &report_tx).await?;
+    let foresight = live.foresee(&args.lifecycle, &report_tx, history.controller).await;
     let minor = foresight.minor;
     let metrics = Arc::new(Metrics::new());
+    let edited = crate::runtime::Edits::default();
     let Watches { nodes: node_changes, pods, mut fatal, .. } =
-        live.watch(nodes, None, &args.lifecycle, foresight, &report_tx, metrics, None, false);
+        live.watch(nodes, None, &args.lifecycle, foresight, &report_tx, metrics, None, false, edited.clone());
     drop(report_tx);
     let mut driver = Driver::new(node_changes, pods, clock.clone());
     let mut failure = None;
     let monitor_period = args.lifecycle.flags(minor).node_monitor_period;
-    let mut observer = crate::host::observer(history.controller_acquired)
-        .with_not_ready(history.not_ready, monitor_period)
-        .with_edited(history.edited);
+    let mut observer =
+        crate::host::observer(history.controller_acquired).with_not_ready(history.not_ready, monitor_period);
+    // The pods edited mid-countdown are found in the first lists, before the first list of pods.
+    let mut edited = Some(edited);
     let shutdown = interrupted();
     tokio::pin!(shutdown);
     // A pipe whose reader goes (`plan -w | head -1`) ends the view as it closes, not at the next line,
@@ -201,7 +203,12 @@ async fn follow(args: &WatchConfig) -> Result<()> {
                 Some(Step::Node(NodeChange::Applied(node), now)) => observer.handle_node_applied(node, now),
                 Some(Step::Node(NodeChange::Deleted(name), now)) => observer.handle_node_deleted(name, now),
                 Some(Step::Node(NodeChange::Left(name), now)) => observer.handle_node_left(name, now),
-                Some(Step::Pod(PodChange::Listed(list), now)) => observer.handle_pods_listed(list, now),
+                Some(Step::Pod(PodChange::Listed(list), now)) => {
+                    if let Some(edited) = edited.take() {
+                        observer = observer.with_edited(edited.take());
+                    }
+                    observer.handle_pods_listed(list, now);
+                }
                 Some(Step::Pod(PodChange::Applied(pod), now)) => observer.handle_pod_applied(pod, now),
                 Some(Step::Pod(PodChange::Deleted(key), now)) => observer.handle_pod_deleted(key, now),
                 // `plan -w` carries nothing out: a re-list follows, and replaces what it showed.

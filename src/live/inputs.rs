@@ -1,8 +1,8 @@
-//! The live inputs, started once and in one order for `run` and `plan -w`: the connection (RBAC
-//! checked up front), the control plane's clock kept and narrowed, what the watches cannot show (the
-//! controller manager's restart, the nodes' not-ready spells, tolerations edited mid-countdown), the
-//! node lifecycle controller's taints foreseen, and the watches, `Lt`/`Gt` gated as the controller
-//! reads them.
+//! The live inputs, started once and in one order for `run` and `plan -w`: the connection, the
+//! control plane's clock kept and narrowed, what the watches cannot show (the controller manager's
+//! restart, the nodes' not-ready spells), the node lifecycle controller's taints foreseen, and the
+//! watches (a list they are refused ends the command, naming the verb and resource), `Lt`/`Gt` gated
+//! as the controller reads them, the tolerations edited mid-countdown found in their first lists.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -10,17 +10,17 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch as channel};
 
-use super::foresee;
+use super::{edited, foresee};
 use crate::cluster::watch::{self, HealthChange, NodeScope, Served, Watches};
 use crate::cluster::{self, ConnectOptions, Connection, lifecycle};
 use crate::config::Lifecycle;
-use crate::engine::model::{NodeName, PodKey};
-use crate::engine::snapshot::TolerationsWritten;
+use crate::engine::lifecycle::ControllerLease;
+use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::{Asked, PodChange};
+use crate::runtime::{Asked, Edits, PodChange};
 use crate::selector::Selector;
 use crate::time::{self, Clock};
 
@@ -87,10 +87,10 @@ pub enum Reading {
 pub struct History {
     /// When the controller manager last acquired its Lease (its countdowns restarted then).
     pub controller_acquired: Option<Timestamp>,
+    /// What the node lifecycle controller's foresight reads of that Lease (the same answer).
+    pub controller: Option<ControllerLease>,
     /// The nodes' not-ready spells (a swapped taint's first countdown).
     pub not_ready: BTreeMap<NodeName, Timestamp>,
-    /// The pods whose tolerations were edited mid-countdown, with their owner's template.
-    pub edited: BTreeMap<PodKey, TolerationsWritten>,
 }
 
 /// The foresight started: the version followed, and where the node watch sends node health.
@@ -112,12 +112,13 @@ pub struct Live {
 }
 
 impl Live {
-    /// Connects (saying so on a terminal's stderr until the server answers), checks RBAC for the
-    /// watches up front (the denied verb and resource, rather than a watch retried forever), and
-    /// starts keeping the clock to the control plane's and narrowing it.
+    /// Connects (saying so on a terminal's stderr until the server answers), checks that the
+    /// watches' lists can be sent (a label selector too long for a URL), and starts keeping the clock
+    /// to the control plane's and narrowing it. RBAC is not checked apart: a list the watches are
+    /// refused ends the command, naming the verb and resource (docs/connecting.md).
     ///
     /// # Errors
-    /// The connection's, or the preflight's denial.
+    /// The connection's, or a list that cannot be sent.
     pub async fn connect(
         options: &ConnectOptions,
         nodes: Nodes<'_>,
@@ -129,7 +130,7 @@ impl Live {
             // Nothing else is printed until the server answers (or --request-timeout runs out).
             eprintln!("connecting to {}…", crate::words::printable(&connection.server));
         }
-        cluster::snapshot::preflight(&connection, nodes.selector.map(Selector::as_str), namespace).await?;
+        cluster::snapshot::preflight(nodes.selector.map(Selector::as_str), namespace)?;
         if reading == Reading::Latest {
             connection.time.follow_latest();
         }
@@ -140,28 +141,37 @@ impl Live {
         Ok(Self { connection, clock, narrowed })
     }
 
-    /// Reads what the watches cannot show.
+    /// Reads what the watches cannot show: the controller manager's Lease (once) and the nodes'
+    /// Events.
     ///
     /// # Errors
     /// The controller manager's Lease could not be read.
     pub async fn history(&self) -> Result<History> {
-        let controller_acquired = cluster::read_controller_acquired(&self.connection).await?;
-        let not_ready = cluster::snapshot::every_not_ready_since(&self.connection).await.unwrap_or_default();
-        let edited = cluster::snapshot::every_tolerations_written(&self.connection).await;
-        Ok(History { controller_acquired, not_ready, edited })
+        let (controller, not_ready) = tokio::join!(
+            cluster::read_controller(&self.connection),
+            cluster::snapshot::every_not_ready_since(&self.connection)
+        );
+        let (controller_acquired, controller) = controller?.unzip();
+        Ok(History {
+            controller_acquired: controller_acquired.flatten(),
+            controller,
+            not_ready: not_ready.unwrap_or_default(),
+        })
     }
 
     /// Starts reporting the node lifecycle controller's expected taints of the nodes followed: read
     /// now, predicted once the clock is narrowed (`run` never taints nodes), from the node health the
-    /// node watch ([`Live::watch`]) sends on the returned [`Foresight`].
-    ///
-    /// # Errors
-    /// The controller manager's Lease could not be read.
-    pub async fn foresee(&self, config: &Lifecycle, report: &mpsc::UnboundedSender<Report>) -> Result<Foresight> {
+    /// node watch ([`Live::watch`]) sends on the returned [`Foresight`], and the controller
+    /// manager's Lease as [`Live::history`] read it.
+    pub async fn foresee(
+        &self,
+        config: &Lifecycle,
+        report: &mpsc::UnboundedSender<Report>,
+        controller: Option<ControllerLease>,
+    ) -> Foresight {
         let connection = &self.connection;
-        let (minor, controller, leases) = tokio::join!(
+        let (minor, leases) = tokio::join!(
             cluster::snapshot::read_server_minor(connection),
-            cluster::snapshot::read_controller_health(connection),
             cluster::snapshot::node_leases_readable(connection),
         );
         // `--kube-version` names the version whose controllers to follow, as for `plan`.
@@ -169,22 +179,19 @@ impl Live {
         if let Err(message) = &leases {
             self.warn(report, message.clone());
         }
-        let settings = foresee::Settings {
-            flags: config.flags(minor),
-            silent_after: config.silent_after,
-            controller: controller?,
-        };
+        let settings = foresee::Settings { flags: config.flags(minor), silent_after: config.silent_after, controller };
         let leases = leases.is_ok().then(|| lifecycle::watch_leases(&connection.client));
         let (health, nodes) = mpsc::unbounded_channel();
         foresee::spawn(settings, nodes, leases, report.clone(), self.clock.clone(), self.narrowed.clone());
-        Ok(Foresight { minor, health })
+        Foresight { minor, health }
     }
 
     /// Starts the node and pod watches (and the DRA objects' when `devices` says which versions serve
     /// them): the one node watch feeds the engine (the nodes followed) and the foresight (every
     /// node's health); the pods are read as the controller reads them: `Lt`/`Gt` tolerations match
     /// only with its `TaintTolerationComparisonOperators` gate on (`--feature-gates`, else by the
-    /// server's version).
+    /// server's version). The pods of the first list whose tolerations were edited mid-countdown go
+    /// to `edits` before that list is passed on.
     #[allow(clippy::too_many_arguments)]
     pub fn watch(
         &self,
@@ -196,6 +203,7 @@ impl Live {
         metrics: Arc<Metrics>,
         devices: Option<&Served>,
         replicas: bool,
+        edits: Edits,
     ) -> Watches {
         let Watches { nodes: node_changes, pods, devices, replicas, fatal } = watch::spawn(
             &self.connection.client,
@@ -208,6 +216,7 @@ impl Live {
             foresight.health,
             replicas,
         );
+        let (node_changes, pods) = edited::found_in_first_lists(self.connection.clone(), node_changes, pods, edits);
         let pods = gate_comparison_operators(pods, config, foresight.minor, report.clone(), self.clock.clone());
         Watches { nodes: node_changes, pods, devices, replicas, fatal }
     }

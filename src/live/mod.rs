@@ -8,6 +8,7 @@
 //! output, metrics, config.
 
 mod closed;
+mod edited;
 mod enforce;
 mod follow;
 mod foresee;

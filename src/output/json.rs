@@ -1007,6 +1007,7 @@ mod tests {
                         ready: crate::engine::snapshot::PodReady::No,
                         claims: None,
                         owner: None,
+                        tolerations_edited: None,
                     })),
                     verdict,
                     evict_at,

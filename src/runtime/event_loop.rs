@@ -362,7 +362,7 @@ impl<E: Evictor> Loop<E> {
             let mut plan = replay(snapshot, &selected, &[], now);
             let not_ready = std::mem::take(&mut self.options.not_ready);
             mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
-            mark_edited(&mut plan, &std::mem::take(&mut self.options.edited));
+            mark_edited(&mut plan, &self.options.edited.take());
             let work = self.carried.continued(plan.work(), snapshot, &engine_nodes);
             engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
         }

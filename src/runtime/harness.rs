@@ -155,6 +155,7 @@ pub(super) fn pod(name: &str, node: &str, tolerations: &[(&str, Option<i64>)], b
         ready: crate::engine::snapshot::PodReady::No,
         claims: None,
         owner: None,
+        tolerations_edited: None,
     }
 }
 

@@ -267,7 +267,7 @@ fn run_over(start: &World, ops: &[(i64, Op)], options: RunOptions) -> Vec<(Strin
         let mut from = 0;
         for until in ends {
             let (nodes, pods) = world.visible();
-            let options = RunOptions { edited: world.edits(), ..options.clone() };
+            let options = RunOptions { edited: world.edits().into(), ..options.clone() };
             let (leading, leadership) = watch::channel(true);
             let leading = Arc::new(leading);
             let leadership = Leadership::elected(leadership).with_ledger(ledger.clone());

@@ -131,6 +131,7 @@ impl Lists {
                     ready: crate::engine::snapshot::PodReady::No,
                     claims: None,
                     owner: None,
+                    tolerations_edited: None,
                 };
                 (pod.pod.key.clone(), pod)
             })

@@ -37,7 +37,7 @@ pub use event_loop::run;
 pub use events::{Notices, Notifier};
 pub use evictor::{Controller, Evictor, Notice, Outcome};
 pub use executor::{Done, Executor, Job, Outlets};
-pub use options::{DEFAULT_CONCURRENCY, Leadership, Policy, RunOptions, Sources};
+pub use options::{DEFAULT_CONCURRENCY, Edits, Leadership, Policy, RunOptions, Sources};
 pub use throttle::{Backlog, Throttle};
 
 #[cfg(test)]

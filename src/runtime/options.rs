@@ -2,7 +2,7 @@
 //! and when it may decide ([`Leadership`]).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
@@ -137,10 +137,35 @@ pub struct RunOptions {
     pub not_ready: BTreeMap<NodeName, Timestamp>,
     /// The node lifecycle controller's `--node-monitor-period`, for the same.
     pub node_monitor_period: Duration,
-    /// Pods whose tolerations were written after their creation, as read at start, with their
-    /// controllers' templates: the start-up replay keeps an edited pod's first countdown when its
-    /// template recovers it (docs/upstream.md, "A toleration edited"). Used by the first term only.
-    pub edited: BTreeMap<PodKey, TolerationsWritten>,
+    /// Pods whose tolerations were written after their creation, with their controllers'
+    /// templates: the start-up replay keeps an edited pod's first countdown when its template
+    /// recovers it (docs/upstream.md, "A toleration edited"). Used by the first term only.
+    pub edited: Edits,
+}
+
+/// The pods whose tolerations were edited mid-countdown, with their controllers' templates: known
+/// at start, or found in the watches' first lists and put here before the first list of pods
+/// reaches the loop (`live`). Taken once, by the start-up replay.
+#[derive(Clone, Debug, Default)]
+pub struct Edits(Arc<Mutex<BTreeMap<PodKey, TolerationsWritten>>>);
+
+impl Edits {
+    /// Adds `found` to what is held.
+    pub fn put(&self, found: BTreeMap<PodKey, TolerationsWritten>) {
+        self.0.lock().expect("edits").extend(found);
+    }
+
+    /// What is held, taken: nothing is left.
+    #[must_use]
+    pub fn take(&self) -> BTreeMap<PodKey, TolerationsWritten> {
+        std::mem::take(&mut *self.0.lock().expect("edits"))
+    }
+}
+
+impl From<BTreeMap<PodKey, TolerationsWritten>> for Edits {
+    fn from(edits: BTreeMap<PodKey, TolerationsWritten>) -> Self {
+        Self(Arc::new(Mutex::new(edits)))
+    }
 }
 
 impl Default for RunOptions {
@@ -152,7 +177,7 @@ impl Default for RunOptions {
             asked: Asked::Every,
             not_ready: BTreeMap::new(),
             node_monitor_period: Duration::from_secs(5),
-            edited: BTreeMap::new(),
+            edited: Edits::default(),
         }
     }
 }

@@ -176,6 +176,7 @@ mod tests {
             ready,
             claims: None,
             owner: owner.cloned(),
+            tolerations_edited: None,
         }
     }
 

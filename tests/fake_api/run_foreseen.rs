@@ -145,11 +145,10 @@ fn plan_watch_shows_a_silent_nodes_taint_window_as_plan_does() {
     assert_eq!(watch.child.wait().expect("plan -w exits").code(), Some(0));
 }
 
-/// The LISTs and WATCHes of nodes a command made (the start's permission check, `limit=1`, aside).
+/// The LISTs and WATCHes of nodes a command made.
 fn node_reads(server: &FakeApiServer) -> (usize, usize) {
     let requests = server.requests();
-    let nodes: Vec<_> =
-        requests.iter().filter(|r| r.method == "GET" && r.path == "/api/v1/nodes" && r.param("limit") != "1").collect();
+    let nodes: Vec<_> = requests.iter().filter(|r| r.method == "GET" && r.path == "/api/v1/nodes").collect();
     (nodes.iter().filter(|r| !r.is_watch()).count(), nodes.iter().filter(|r| r.is_watch()).count())
 }
 
@@ -170,10 +169,11 @@ fn one_node_watch_feeds_the_engine_and_the_foresight_of_run_and_plan_watch() {
         };
         running.expect("n1's predicted taint", |l| foreseen(l, "n1") && !l["predictedTaint"].is_null());
         assert!(!running.seen.iter().any(|l| l["type"] == "foreseen" && l["node"] != "n1"), "{:#?}", running.seen);
-        // Two LISTs: the start's one-shot read (the tainted nodes' pods whose tolerations were edited
-        // mid-countdown) and the watch's; one WATCH (before: three and two).
+        // One LIST, the watch's (the pods whose tolerations were edited mid-countdown are found in
+        // the first lists, and no permission check lists them before), and one WATCH (before: four
+        // LISTs and two WATCHes).
         let requests = server.requests().iter().map(ToString::to_string).collect::<Vec<_>>();
-        assert_eq!(node_reads(&server), (2, 1), "watch {watch}: {requests:#?}");
+        assert_eq!(node_reads(&server), (1, 1), "watch {watch}: {requests:#?}");
         if watch {
             running.signal("-INT");
             assert_eq!(running.child.wait().expect("plan -w exits").code(), Some(0));

@@ -490,6 +490,7 @@ mod tests {
             ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
+            tolerations_edited: None,
         }
     }
 

@@ -305,6 +305,7 @@ mod tests {
             ready: crate::snapshot::PodReady::Yes,
             claims: None,
             owner: owner.map(|name| Arc::new(Owner { kind: "ReplicaSet".into(), name: name.into(), uid: name.into() })),
+            tolerations_edited: None,
         }
     }
 

@@ -636,6 +636,7 @@ mod tests {
             ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
+            tolerations_edited: None,
         };
         let snapshot = Snapshot {
             nodes: vec![SnapshotNode::new(
@@ -753,6 +754,7 @@ mod tests {
                         ready: crate::snapshot::PodReady::No,
                         claims: None,
                         owner: None,
+                        tolerations_edited: None,
                     })
                     .collect(),
                 controller_acquired,
@@ -847,6 +849,7 @@ mod tests {
             ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
+            tolerations_edited: None,
         };
         let snapshot = Snapshot {
             nodes: vec![node("n0"), node("n1")],
@@ -883,6 +886,7 @@ mod tests {
             ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: None,
+            tolerations_edited: None,
         };
         let taint = Taint::new("maint", "true", Effect::NoExecute);
         let plan_at = |written: Option<i64>, now: i64| {

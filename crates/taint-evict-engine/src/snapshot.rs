@@ -113,6 +113,19 @@ pub struct TolerationsWritten {
     pub template: OwnerTemplate,
 }
 
+/// A pod's `spec.tolerations` written after its creation, as the pod's own `managedFields` say:
+/// the entry that owns them (the earliest, should several), and the pod's controller as its
+/// `ownerReferences` name it, whose pod template says what it was created with (read apart, with
+/// [`TolerationsWritten`]'s `template`; docs/upstream.md, "A toleration edited").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TolerationsEdited {
+    /// The entry's `time` and `manager`.
+    pub written: TaintsWritten,
+    /// The `ownerReferences` entry with `controller: true`: its `apiVersion` (the group whose kind
+    /// it is) and the owner; `None` for a bare pod.
+    pub controller: Option<(Arc<str>, Owner)>,
+}
+
 /// A pod's controller and the tolerations of its pod template, as read for a pod whose tolerations
 /// were edited.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,6 +210,9 @@ pub struct SnapshotPod {
     /// per owner and `run --keep-last-ready`; `None` for a bare pod, or when not read (shared by the
     /// owner's pods).
     pub owner: Option<Arc<Owner>>,
+    /// Its tolerations written after its creation, as its `managedFields` say; `None` when they
+    /// were not, or the input leaves `managedFields` out (as a `kubectl get -o json` dump does).
+    pub tolerations_edited: Option<Arc<TolerationsEdited>>,
 }
 
 /// What a pod's `Ready` condition says, as `run --keep-last-ready` reads it (docs/run.md, "Keeping
@@ -237,6 +253,7 @@ impl SnapshotPod {
             ready: PodReady::Yes,
             claims: None,
             owner: None,
+            tolerations_edited: None,
         }
     }
 

@@ -258,6 +258,7 @@ mod tests {
                 ready,
                 claims: None,
                 owner,
+                tolerations_edited: None,
             }
         }
     }

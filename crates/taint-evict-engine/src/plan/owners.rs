@@ -121,6 +121,7 @@ mod tests {
             ready: crate::snapshot::PodReady::No,
             claims: None,
             owner: owner.cloned(),
+            tolerations_edited: None,
         }
     }
 
