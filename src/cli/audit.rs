@@ -73,13 +73,8 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
             workloads.to_mut().merge(live_owners(&config.input.connect, &owners)?);
         }
     }
-    let audit = Audit {
-        now,
-        grace: prepared.flags.node_monitor_grace_period,
-        findings: &findings,
-        scenarios: &scenarios,
-        workloads: &workloads,
-    };
+    let audit =
+        Audit { now, settings: prepared.settings, findings: &findings, scenarios: &scenarios, workloads: &workloads };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match config.format {
         AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,

@@ -183,6 +183,7 @@ impl Lifecycle {
             silent_after: args.silent_after,
             comparison_operators: args.feature_gates.and_then(|gates| gates.comparison_operators),
             kube_version: args.kube_version,
+            file: args.controller_settings.as_ref().map(|file| file.given),
         }
     }
 }

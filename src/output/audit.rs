@@ -2,16 +2,16 @@
 //! the owners left with none (docs/audit.md); and the `EvictionAudit` document for `-o json|yaml`.
 
 use std::io::{self, Write};
-use std::time::Duration;
 
 use owo_colors::OwoColorize;
 use serde::{Serialize, Serializer};
 
 use super::human::{count, printable, rfc3339, short_time, to_second};
 use super::json::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
+use super::settings::{SettingsDoc, from_words};
 use super::view::ColorMode;
 use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
-use crate::engine::lifecycle::{NOT_READY, UNREACHABLE};
+use crate::engine::lifecycle::{NOT_READY, Settings, UNREACHABLE};
 use crate::engine::time::Timestamp;
 use crate::engine::workloads::{Label, Owner, Workloads};
 
@@ -19,8 +19,9 @@ use crate::engine::workloads::{Label, Owner, Workloads};
 pub struct Audit<'a> {
     /// When the kubelets stop, in every scenario.
     pub now: Timestamp,
-    /// The node lifecycle controller's grace period, for the messages.
-    pub grace: Duration,
+    /// The node lifecycle controller's settings the outages were predicted with, and where each
+    /// came from.
+    pub settings: Settings,
     /// The findings, most severe first.
     pub findings: &'a Findings<'a>,
     /// The outages.
@@ -49,7 +50,7 @@ fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
 
 /// One sentence: what is wrong.
 #[must_use]
-pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String {
+pub fn message(finding: &Finding<'_>, settings: &Settings, now: Timestamp) -> String {
     let pods = finding.pods.len();
     let taint = finding.taint.unwrap_or_default();
     let index = finding.toleration.unwrap_or_default();
@@ -75,10 +76,12 @@ pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String
         ),
         Rule::DeletedOnABlip => {
             let s = finding.seconds.unwrap_or_default();
+            let grace = settings.flags.node_monitor_grace_period;
             format!(
-                "tolerates {taint} for {s}s (tolerations[{index}]), less than the controller's {}s grace period: \
+                "tolerates {taint} for {s}s (tolerations[{index}]), less than the controller's {}s grace period ({}): \
                  a node silent for {}s loses it",
                 grace.as_secs(),
+                from_words(settings.sources.node_monitor_grace_period),
                 grace.as_secs() + u64::try_from(s.max(0)).unwrap_or_default()
             )
         }
@@ -279,7 +282,7 @@ pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut 
             writeln!(out)?;
             let head = format!("{}/{kind}/{name}{pods}", finding.namespace);
             writeln!(out, "{severity}  {}  {}", finding.rule.id(), printable(&head))?;
-            writeln!(out, "  {}", printable(&message(&finding, audit.grace, audit.now)))?;
+            writeln!(out, "  {}", printable(&message(&finding, &audit.settings, audit.now)))?;
             for line in fix(&finding, audit.workloads).lines() {
                 writeln!(out, "  | {}", printable(line))?;
             }
@@ -311,6 +314,7 @@ pub struct EvictionAudit<'a> {
     now: String,
     scenarios: ScenarioDocs<'a>,
     findings: FindingDocs<'a>,
+    controller_settings: SettingsDoc,
 }
 
 /// `{zone: NAME}` or `{node: NAME}`.
@@ -414,7 +418,7 @@ impl<'a> FindingDoc<'a> {
             pods: finding.pods.iter().map(|pod| pod.pod.key.name()).collect(),
             scenario: finding.scenario.map(DownDoc::from),
             at: finding.at.map(rfc3339),
-            message: message(&finding, audit.grace, audit.now),
+            message: message(&finding, &audit.settings, audit.now),
             fix: fix(&finding, audit.workloads),
         }
     }
@@ -430,6 +434,7 @@ impl<'a> EvictionAudit<'a> {
             now: rfc3339(audit.now),
             scenarios: ScenarioDocs(audit.scenarios),
             findings: FindingDocs(audit),
+            controller_settings: SettingsDoc::from(&audit.settings),
         }
     }
 }
