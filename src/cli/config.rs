@@ -275,7 +275,13 @@ impl AuditConfig {
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
             every_outage: true,
-            label_keys: args.selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)).collect(),
+            // `-l`'s keys, and the zone labels: where the replicas run counts without a prediction.
+            label_keys: args
+                .selector
+                .iter()
+                .flat_map(|selector| selector.keys().map(str::to_owned))
+                .chain(crate::engine::lifecycle::ZONE_LABELS.iter().map(|key| (*key).to_owned()))
+                .collect(),
         };
         Ok(Self {
             selector: args.selector.clone(),

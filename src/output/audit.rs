@@ -41,6 +41,11 @@ fn outage(down: &Down) -> String {
 
 /// The finding's subject: its owner's kind and name, or `Pod` and the pod's name.
 fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
+    match finding.scenario {
+        Some(Down::Zone(zone)) if finding.rule == Rule::OutageNotPredicted => return ("Zone", zone.name()),
+        Some(Down::Node(node)) if finding.rule == Rule::OutageNotPredicted => return ("Node", node.as_str()),
+        _ => {}
+    }
     match (finding.owner, finding.pods.first()) {
         (Some(owner), _) => (&owner.kind, &owner.name),
         (None, Some(pod)) => ("Pod", pod.pod.key.name()),
@@ -93,7 +98,30 @@ pub fn message(finding: &Finding<'_>, settings: &Settings, now: Timestamp) -> St
             "tolerations[{index}] (operator: Exists, no key) tolerates every taint, device taints too: no NoExecute \
              taint moves it"
         ),
+        Rule::ReplicasOnOneNode | Rule::ReplicasInOneZone => {
+            let (what, place) = match finding.rule {
+                Rule::ReplicasOnOneNode => ("node", finding.place.unwrap_or_default().to_owned()),
+                _ => ("zone", finding.place.map_or_else(String::new, zone_name)),
+            };
+            let replicas = match pods {
+                1 => "its one running replica runs".to_owned(),
+                2 => "both running replicas run".to_owned(),
+                n => format!("all {} running replicas run", count(n)),
+            };
+            format!(
+                "{replicas} on {what} {place} (from placement, no outage predicted says so): its loss takes them all"
+            )
+        }
+        Rule::OutageNotPredicted => {
+            let down = finding.scenario.map(outage).unwrap_or_default();
+            format!("{down} down was not predicted (too many nodes silent at once): what it costs is not known")
+        }
     }
+}
+
+/// A zone's name as the text says it: `""` is the nodes without a zone.
+fn zone_name(zone: &str) -> String {
+    if zone.is_empty() { "(the nodes without a zone)".to_owned() } else { zone.to_owned() }
 }
 
 /// The two condition taints' tolerations, as YAML to paste: for 300 s (what `DefaultTolerationSeconds`
@@ -172,9 +200,9 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
     let (kind, name) = subject(finding);
     let template = template(kind, name, finding.namespace, finding.owner, workloads);
     match finding.rule {
-        Rule::LosesEveryReplica => {
-            let key = match finding.scenario {
-                Some(Down::Node(_)) => "kubernetes.io/hostname",
+        Rule::LosesEveryReplica | Rule::ReplicasOnOneNode | Rule::ReplicasInOneZone => {
+            let key = match (finding.rule, finding.scenario) {
+                (Rule::ReplicasOnOneNode, _) | (_, Some(Down::Node(_))) => "kubernetes.io/hostname",
                 _ => "topology.kubernetes.io/zone",
             };
             let replicas = if finding.pods.len() < 2 { "run 2 replicas or more and " } else { "" };
@@ -204,6 +232,10 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
                 "replace tolerations[{index}] with the taints it must tolerate, {template}:\n{}",
                 condition_tolerations(kind == "DaemonSet")
             )
+        }
+        Rule::OutageNotPredicted => {
+            let down = finding.scenario.map(outage).unwrap_or_default();
+            format!("ask what {down}'s outage costs with `plan --down`, on fewer nodes at a time\n")
         }
     }
 }
@@ -280,7 +312,10 @@ pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut 
                 n => format!(" ({} pods)", count(n)),
             };
             writeln!(out)?;
-            let head = format!("{}/{kind}/{name}{pods}", finding.namespace);
+            let head = match finding.namespace {
+                "" => format!("{kind}/{name}{pods}"),
+                namespace => format!("{namespace}/{kind}/{name}{pods}"),
+            };
             writeln!(out, "{severity}  {}  {}", finding.rule.id(), printable(&head))?;
             writeln!(out, "  {}", printable(&message(&finding, &audit.settings, audit.now)))?;
             for line in fix(&finding, audit.workloads).lines() {
