@@ -80,7 +80,7 @@ fn audit(dump: &[u8], out: &mut Vec<u8>) -> (usize, usize) {
     findings.extend(toleration_findings(&snapshot, &observation.flags));
     let audit = Audit {
         now: now(),
-        grace: observation.flags.node_monitor_grace_period,
+        settings: taint_evict::engine::lifecycle::Settings::resolve(observation.flags, &[]),
         findings: &findings,
         scenarios: &scenarios,
         workloads: &snapshot.workloads,

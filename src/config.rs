@@ -12,7 +12,7 @@ use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
 use crate::engine::audit::Severity;
 use crate::engine::devices::NEWEST_MINOR;
-use crate::engine::lifecycle::Flags;
+use crate::engine::lifecycle::{Flags, Given, Settings, Source};
 use crate::engine::snapshot::WhatIf;
 use crate::engine::time::Timestamp;
 use crate::output::template::Template;
@@ -78,6 +78,8 @@ pub struct Lifecycle {
     pub comparison_operators: Option<bool>,
     /// `--kube-version`'s minor version, when given.
     pub kube_version: Option<u32>,
+    /// `--controller-settings FILE`: the settings it names.
+    pub file: Option<Given>,
 }
 
 /// kube-controller-manager's node lifecycle flags, each as given (`None`: not given).
@@ -158,25 +160,37 @@ impl Lifecycle {
         self.kube_version
     }
 
-    /// The controller's flags: those given, the others at the defaults of Kubernetes `1.minor`
-    /// (1.29 when `None`).
+    /// The controller's flags: those given, then those of `--controller-settings`, the others at
+    /// the defaults of Kubernetes `1.minor` (1.29 when `None`).
     #[must_use]
     pub fn flags(&self, minor: Option<u32>) -> Flags {
+        self.settings(minor, None).flags
+    }
+
+    /// The controller's settings and where each came from: a flag given wins; then the command
+    /// line of its pod (`pod`, when read), else `--controller-settings`; else the defaults of
+    /// Kubernetes `1.minor` (1.29 when `None`), assumed (docs/node-lifecycle.md, "The controller's
+    /// settings").
+    #[must_use]
+    pub fn settings(&self, minor: Option<u32>, pod: Option<&Given>) -> Settings {
         let defaults = Flags::defaults_for(minor.unwrap_or(DEFAULT_MINOR));
         let given = &self.given;
-        Flags {
-            node_monitor_period: given.node_monitor_period.unwrap_or(defaults.node_monitor_period),
-            node_monitor_grace_period: given.node_monitor_grace_period.unwrap_or(defaults.node_monitor_grace_period),
-            node_eviction_rate: given.node_eviction_rate.unwrap_or(defaults.node_eviction_rate),
-            secondary_node_eviction_rate: given
-                .secondary_node_eviction_rate
-                .unwrap_or(defaults.secondary_node_eviction_rate),
-            unhealthy_zone_threshold: given.unhealthy_zone_threshold.unwrap_or(defaults.unhealthy_zone_threshold),
-            large_cluster_size_threshold: given
-                .large_cluster_size_threshold
-                .unwrap_or(defaults.large_cluster_size_threshold),
-            ..defaults
+        let flags = Given {
+            node_monitor_period: given.node_monitor_period,
+            node_monitor_grace_period: given.node_monitor_grace_period,
+            node_startup_grace_period: None,
+            node_eviction_rate: given.node_eviction_rate,
+            secondary_node_eviction_rate: given.secondary_node_eviction_rate,
+            unhealthy_zone_threshold: given.unhealthy_zone_threshold,
+            large_cluster_size_threshold: given.large_cluster_size_threshold,
+        };
+        let mut layers = vec![(Source::Flag, &flags)];
+        match (pod, &self.file) {
+            (Some(pod), _) => layers.push((Source::Pod, pod)),
+            (None, Some(file)) => layers.push((Source::File, file)),
+            (None, None) => {}
         }
+        Settings::resolve(defaults, &layers)
     }
 }
 

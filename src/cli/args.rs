@@ -404,6 +404,25 @@ pub struct LifecycleArgs {
     /// version modelled, 1.37].
     #[arg(long, value_name = "1.MINOR", value_parser = parse_kube_version, help_heading = "Controller")]
     pub kube_version: Option<u32>,
+    /// The node lifecycle controller's settings, from a file: kube-controller-manager's manifest
+    /// (its static pod's YAML), or a YAML or JSON map of the settings by flag name
+    /// (`node-monitor-grace-period: 10s`). Used when its pod is not read (a dump without it, a
+    /// cluster that does not show it); a flag given wins (docs/node-lifecycle.md).
+    #[arg(long, value_name = "FILE", value_parser = parse_controller_settings, help_heading = "Node lifecycle")]
+    pub controller_settings: Option<SettingsFile>,
+}
+
+/// `--controller-settings FILE`, read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SettingsFile {
+    /// The settings it names.
+    pub given: crate::engine::lifecycle::Given,
+}
+
+fn parse_controller_settings(path: &str) -> Result<SettingsFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let given = crate::decode::controller_manager::from_file(&text).map_err(|e| format!("{path}: {e}"))?;
+    Ok(SettingsFile { given })
 }
 
 /// The feature gates given with `--feature-gates` (`None`: not given).
@@ -425,6 +444,7 @@ impl Default for LifecycleArgs {
             silent_after: std::time::Duration::from_secs(12),
             feature_gates: None,
             kube_version: None,
+            controller_settings: None,
         }
     }
 }

@@ -6,8 +6,12 @@ use std::io::{BufWriter, Write};
 
 use crate::cluster::NodeSelection;
 use crate::config::{AuditConfig, AuditOutput};
-use crate::engine::audit::{Setting, replica_findings, scenarios, toleration_findings};
-use crate::engine::lifecycle::MAX_UNSETTLED;
+use std::collections::{BTreeSet, HashMap};
+
+use crate::engine::audit::{
+    Setting, placement_findings, replica_findings, scenarios, toleration_findings, unpredicted_findings,
+};
+use crate::engine::lifecycle::{MAX_UNSETTLED, ZoneKey};
 use crate::engine::model::NodeName;
 use crate::engine::snapshot::{Owner, Workloads};
 use crate::error::{Error, Result};
@@ -35,6 +39,15 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         return Err(Error::NoNodeMatched { flag: "-l", selector: selector.as_str().to_owned(), input: origin.clone() });
     }
     let namespace = config.namespace.as_deref();
+    // Each node's zone, as the controller names it.
+    let zones: HashMap<NodeName, String> = snapshot
+        .nodes
+        .iter()
+        .map(|node| {
+            let zone = ZoneKey::from_labels(|key| node.labels.get(key).map(String::as_str));
+            (node.name.clone(), zone.name().to_owned())
+        })
+        .collect();
     let host = crate::host::host();
     let scenarios = match &prepared.lifecycle {
         Some(foreseen) => {
@@ -56,6 +69,12 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         }
     };
     let mut findings = replica_findings(snapshot, &scenarios);
+    // What no outage predicted says: the owners whose replicas share one node or zone, and each
+    // outage not predicted (docs/audit.md).
+    let reported: BTreeSet<(&str, &Owner)> =
+        findings.iter().filter_map(|finding| Some((finding.namespace, finding.owner?))).collect();
+    findings.extend(placement_findings(snapshot, &zones, &reported, only.as_deref()));
+    findings.extend(unpredicted_findings(&scenarios));
     findings.extend(toleration_findings(snapshot, &prepared.flags));
     if let Some(namespace) = namespace {
         findings.retain_namespace(namespace);
@@ -73,13 +92,8 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
             workloads.to_mut().merge(live_owners(&config.input.connect, &owners)?);
         }
     }
-    let audit = Audit {
-        now,
-        grace: prepared.flags.node_monitor_grace_period,
-        findings: &findings,
-        scenarios: &scenarios,
-        workloads: &workloads,
-    };
+    let audit =
+        Audit { now, settings: prepared.settings, findings: &findings, scenarios: &scenarios, workloads: &workloads };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match config.format {
         AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,

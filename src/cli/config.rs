@@ -184,6 +184,7 @@ impl Lifecycle {
             silent_after: args.silent_after,
             comparison_operators: args.feature_gates.and_then(|gates| gates.comparison_operators),
             kube_version: args.kube_version,
+            file: args.controller_settings.as_ref().map(|file| file.given),
         }
     }
 }
@@ -275,7 +276,13 @@ impl AuditConfig {
             quorum_read: args.quorum_read,
             connect: connect_options(&args.cluster),
             every_outage: true,
-            label_keys: args.selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)).collect(),
+            // `-l`'s keys, and the zone labels: where the replicas run counts without a prediction.
+            label_keys: args
+                .selector
+                .iter()
+                .flat_map(|selector| selector.keys().map(str::to_owned))
+                .chain(crate::engine::lifecycle::ZONE_LABELS.iter().map(|key| (*key).to_owned()))
+                .collect(),
         };
         Ok(Self {
             selector: args.selector.clone(),

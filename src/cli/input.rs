@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
 use crate::cluster::{self, ConnectOptions, Connection, NodeSelection};
 use crate::decode::bounded::{self, ReadError};
+use crate::decode::controller_manager::Found;
 use crate::decode::devices::HealthAndDevices;
 use crate::decode::lifecycle::Health;
 use crate::decode::{DumpError, Keep, KeepLabels};
@@ -52,6 +53,9 @@ pub struct Loaded {
     /// When pods counting down had their tolerations written after their creation, by whom
     /// (`managedFields`), and their controllers' pod templates (read live; empty for a dump).
     pub tolerations_written: BTreeMap<PodKey, TolerationsWritten>,
+    /// The controller manager's pod, as read live (`None`: not read, its settings not needed) or
+    /// found in a dump.
+    pub controller_manager: Option<Found>,
 }
 
 /// The control plane's time at the end of a live read.
@@ -125,6 +129,10 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         }
         None => Vec::new(),
     };
+    let controller_manager = Some(match health.as_ref().ok().and_then(|health| health.controller_manager.clone()) {
+        Some(args) => Found::Pod { name: "kube-controller-manager".to_owned(), args },
+        None => Found::NoPod,
+    });
     let (health, devices) = (Some(health), Some(devices));
     let loaded = Loaded {
         snapshot,
@@ -139,6 +147,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         down_selected,
         not_ready: None,
         tolerations_written: BTreeMap::new(),
+        controller_manager,
     };
     Ok((loaded, namespace.to_owned()))
 }
@@ -196,7 +205,7 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
         let tolerations_written = cluster::snapshot::tolerations_written(&connection, &counting).await;
         let read = Some(connection.read.as_str());
         let content_type = connection.answers.described();
-        let LiveHealth { health, minor, lacks, devices, devices_lack } = live;
+        let LiveHealth { health, minor, lacks, devices, devices_lack, controller_manager } = live;
         let devices = match devices_lack {
             Some(lack) => {
                 eprintln!("warning: {}", crate::words::printable(&lack));
@@ -220,6 +229,7 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
             down_selected,
             not_ready,
             tolerations_written,
+            controller_manager,
         };
         Ok((loaded, namespace))
     })

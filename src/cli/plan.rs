@@ -4,10 +4,13 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{BufWriter, Write};
 
+use crate::decode::controller_manager::{self, Found};
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::devices::{DeviceTaints, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{MAX_UNSETTLED, NodeHealth, Observation, Prediction, is_unsettled, predict, unsettled};
+use crate::engine::lifecycle::{
+    MAX_UNSETTLED, NodeHealth, Observation, Prediction, Settings, is_unsettled, predict, unsettled,
+};
 use crate::engine::model::{NodeName, Taint};
 use crate::engine::plan::{Assumed, Plan, device_affected_nodes};
 use crate::engine::planner::{Evidence, Foresight, Request, build};
@@ -17,7 +20,7 @@ use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
 use crate::output::template::{Printer, Rows, Template};
-use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_view};
+use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_settings};
 use crate::selector::Selector;
 use crate::words::printable;
 
@@ -107,6 +110,7 @@ fn foresee(
     live: bool,
     now: Timestamp,
     lifecycle: &Lifecycle,
+    flags: crate::engine::lifecycle::Flags,
     down: &[String],
 ) -> Result<Option<Foreseen>> {
     let mut health = match loaded.health.take() {
@@ -140,7 +144,7 @@ fn foresee(
             )
         })
     };
-    let mut observation = health.observe(now, lifecycle.flags(loaded.minor), lifecycle.silent_after);
+    let mut observation = health.observe(now, flags, lifecycle.silent_after);
     // A dump's heartbeats stopped when it was written: read late, it is judged as of then, however
     // late (docs/node-lifecycle.md, "A dump read late").
     let taken = match (live, down.is_empty()) {
@@ -274,6 +278,52 @@ fn device_taints(loaded: &mut Loaded) -> (Devices, Option<u32>) {
     (devices, Some(minor))
 }
 
+/// The node lifecycle controller's settings (docs/node-lifecycle.md, "The controller's settings"):
+/// the flags given, then its pod's command line (read live, or in a dump), else
+/// `--controller-settings`, else the defaults of the version followed. A setting of the pod that
+/// does not read is warned of; with the settings, the line that says they were assumed, and why,
+/// when a live read assumed them.
+fn settings(loaded: &Loaded, config: &Lifecycle, from_dump: bool) -> (Settings, Option<String>) {
+    let pod = match &loaded.controller_manager {
+        Some(Found::Pod { name, args }) => {
+            let (given, warnings) = controller_manager::from_args(args);
+            for warning in warnings {
+                let pod = printable(name);
+                eprintln!("warning: pod kube-system/{pod}: {}: its default is assumed", printable(&warning));
+            }
+            Some(given)
+        }
+        _ => None,
+    };
+    let settings = config.settings(loaded.minor, pod.as_ref());
+    let why = match &loaded.controller_manager {
+        _ if from_dump || config.file.is_some() || !settings.some_assumed() => None,
+        Some(Found::NoPod) => Some(format!(
+            "no pod labelled {} in namespace \"{}\"",
+            controller_manager::SELECTOR,
+            controller_manager::NAMESPACE
+        )),
+        Some(Found::Unreadable(why)) => Some(why.clone()),
+        Some(Found::Pod { .. }) | None => None,
+    };
+    let line = why.map(|why| {
+        let minor = loaded.minor.unwrap_or(crate::config::DEFAULT_MINOR);
+        let assumed: Vec<String> = settings
+            .each()
+            .iter()
+            .filter(|(_, _, source)| *source == crate::engine::lifecycle::Source::Default)
+            .map(|(name, value, _)| format!("--{name} {}", crate::output::settings::shown(*value)))
+            .collect();
+        format!(
+            "warning: the node lifecycle controller's settings are assumed at kube-controller-manager 1.{minor}'s \
+             defaults ({}): {}; give its flags, or --controller-settings FILE",
+            assumed.join(", "),
+            printable(&why)
+        )
+    });
+    (settings, line)
+}
+
 /// What `plan` and `explain` share, in order: the lifecycle flags' warnings, the snapshot and the
 /// evaluation instant, the dump's checks, and the node lifecycle controller's prediction.
 pub(super) struct Prepared {
@@ -281,6 +331,8 @@ pub(super) struct Prepared {
     pub(super) now: Timestamp,
     clock: Option<ClockDoc>,
     pub(super) flags: crate::engine::lifecycle::Flags,
+    /// The same settings, and where each came from.
+    pub(super) settings: Settings,
     pub(super) lifecycle: Option<Foreseen>,
     pub(super) from_dump: bool,
     /// The DRA objects, and the minor version whose device-taint controller to follow (`None`: no
@@ -322,14 +374,20 @@ impl Prepared {
         if let Some(warning) = config.comparison_warning(comparing, loaded.minor) {
             eprintln!("warning: {warning}");
         }
-        let flags = config.flags(loaded.minor);
+        let (settings, assumed) = settings(&loaded, config, from_dump);
+        let flags = settings.flags;
         // As given: `--down`'s names in order, then those `--down-selector` selects (by name), each once.
         let mut seen = HashSet::new();
         let down: Vec<String> =
             input.down.iter().chain(&loaded.down_selected).filter(|name| seen.insert(name.as_str())).cloned().collect();
-        let lifecycle = foresee(&mut loaded, !from_dump, now, config, &down)?;
+        let lifecycle = foresee(&mut loaded, !from_dump, now, config, flags, &down)?;
+        // Said when the answer rests on them: the node health read is predicted from.
+        if let Some(line) = assumed.filter(|_| lifecycle.is_some()) {
+            eprintln!("{line}");
+        }
         let (devices, device_minor) = device_taints(&mut loaded);
-        Ok((Self { loaded, now, clock, flags, lifecycle, from_dump, devices, device_minor, down }, namespace))
+        let prepared = Self { loaded, now, clock, flags, settings, lifecycle, from_dump, devices, device_minor, down };
+        Ok((prepared, namespace))
     }
 
     /// The device-taint controller's view of the DRA objects read.
@@ -423,13 +481,15 @@ pub fn plan(args: &PlanConfig) -> Result<()> {
     let plan = prepared.build(&selected, what_if, assumed.as_ref(), args.namespace.as_deref());
     let content_type = prepared.loaded.content_type;
     let live = prepared.loaded.read.map(|read| Live { read, content_type, clock: prepared.clock });
+    // The settings the prediction used, with the prediction shown (docs/output.md).
+    let settings = plan.zones.is_some().then_some(&prepared.settings);
     let mut out = BufWriter::new(std::io::stdout().lock());
     match &args.format {
         OutputFormat::Template(template) => {
-            let document = plan_document(&plan, &args.view, live.as_ref())?;
+            let document = plan_document(&plan, &args.view, live.as_ref(), settings)?;
             out.write_all(&through(template, args.view.headers, &document, Rows::PlanPods)?)?;
         }
-        format => render_plan_view(&plan, format.clone(), &args.view, live.as_ref(), &mut out)?,
+        format => render_plan_settings(&plan, format.clone(), &args.view, live.as_ref(), settings, &mut out)?,
     }
     out.flush()?;
     if let Some(line) = no_pods_in_namespace(&plan, args) {
@@ -490,7 +550,7 @@ pub fn explain(args: &ExplainConfig) -> Result<()> {
             match_taints(&[predicted], &pod.pod.tolerations).remove(0).used
         });
         let down = prepared.down.iter().any(|name| name == node_name.as_str());
-        BeforeTaint { node, zone, flags: prepared.flags, used: predicted.flatten(), down }
+        BeforeTaint { node, zone, settings: prepared.settings, used: predicted.flatten(), down }
     });
     let devices = prepared.device_taints().and_then(|taints| {
         let report = taints.pod(&pod.pod.key, &pod.pod.uid);

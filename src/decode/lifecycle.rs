@@ -25,6 +25,7 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess};
 use serde::{Deserialize, Deserializer};
 
 use super::build::{CONTROLLER_LEASE, parse_time};
+use super::controller_manager;
 use super::error::{DumpError, object_name};
 use super::raw::{self, RawTaint, raw};
 use super::scan::Reader;
@@ -51,6 +52,9 @@ pub struct Health {
     /// How many ResourceSlices, ResourceClaims and DeviceTaintRules it holds: the DRA objects are
     /// read only when there are some.
     pub dra_objects: usize,
+    /// The command line of the kube-controller-manager pod it holds (`kube-system`, labelled
+    /// `component=kube-controller-manager`), when it holds one: the controller's settings.
+    pub controller_manager: Option<Vec<String>>,
 }
 
 impl Health {
@@ -143,6 +147,11 @@ impl Reading<'_> {
                 self.health.controller = Some(controller(index, item)?);
             }
             Some("Node") => self.health.nodes.push(node(index, item)?),
+            Some("Pod") if is_controller_manager(&item.metadata) => {
+                if let Some(containers) = &item.spec.containers {
+                    self.health.controller_manager = containers.command_line();
+                }
+            }
             Some("ResourceSlice" | "ResourceClaim" | "DeviceTaintRule") => self.health.dra_objects += 1,
             _ => {}
         }
@@ -175,10 +184,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
                 let mut item = Item::default();
                 while let Some(key) = map.next_key::<Str<'de>>()? {
                     let wanted = item.kind.as_deref().is_none_or(|kind| kind == "Node" || kind == "Lease");
+                    // A pod's metadata says whether it is the controller manager's, whose spec holds
+                    // its settings; kubectl writes `metadata` before `spec`.
+                    let pod = item.kind.as_deref() == Some("Pod");
                     match key.0.as_bytes() {
                         raw::item::kind => item.kind = map.next_value()?,
-                        raw::item::metadata if wanted => item.metadata = map.next_value()?,
-                        raw::item::spec if wanted => item.spec = map.next_value()?,
+                        raw::item::metadata if wanted || pod => item.metadata = map.next_value()?,
+                        raw::item::spec if wanted || (pod && is_controller_manager(&item.metadata)) => {
+                            item.spec = map.next_value()?;
+                        }
                         raw::item::status if wanted => item.status = map.next_value()?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
@@ -231,7 +245,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Labels<'a> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Labels<'a>, A::Error> {
                 let mut labels = Labels::default();
                 while let Some((key, value)) = map.next_entry::<Cow<'de, str>, Cow<'de, str>>()? {
-                    if ZONE_LABELS.contains(&&*key) || key == EXCLUDE_DISRUPTION {
+                    if ZONE_LABELS.contains(&&*key) || key == EXCLUDE_DISRUPTION || key == controller_manager::LABEL.0 {
                         labels.0.push((key, value));
                     }
                 }
@@ -285,7 +299,43 @@ raw! {
         #[serde(borrow)]
         renew_time: Option<Cow<'a, str>> = "renewTime",
         lease_duration_seconds: Option<i64> = "leaseDurationSeconds",
+        #[serde(borrow)]
+        containers: Option<Containers<'a>> = "containers",
     }
+}
+
+/// Whether a pod's `metadata` is that of the controller manager's static pod.
+fn is_controller_manager(meta: &Meta<'_>) -> bool {
+    let labelled = meta.labels.as_ref().and_then(|labels| labels.get(controller_manager::LABEL.0));
+    meta.namespace.as_deref() == Some(controller_manager::NAMESPACE) && labelled == Some(controller_manager::LABEL.1)
+}
+
+/// A pod's containers: their names and command lines.
+#[derive(Deserialize, Default)]
+#[serde(transparent)]
+pub(super) struct Containers<'a>(#[serde(borrow)] Vec<Container<'a>>);
+
+impl Containers<'_> {
+    /// The command line (`command`, then `args`) of the container named `kube-controller-manager`,
+    /// else the first.
+    fn command_line(&self) -> Option<Vec<String>> {
+        let named = self.0.iter().find(|c| c.name.as_deref() == Some("kube-controller-manager"));
+        let container = named.or_else(|| self.0.first())?;
+        let words = container.command.iter().flatten().chain(container.args.iter().flatten());
+        Some(words.map(|word| word.to_string()).collect())
+    }
+}
+
+/// One container, as far as its command line.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct Container<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    command: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow)]
+    args: Option<Vec<Cow<'a, str>>>,
 }
 
 raw! {
@@ -390,6 +440,7 @@ impl HealthPart {
         self.health.nodes.extend(later.health.nodes);
         self.health.controller = later.health.controller.or(self.health.controller.take());
         self.health.dra_objects += later.health.dra_objects;
+        self.health.controller_manager = later.health.controller_manager.or(self.health.controller_manager.take());
         self.renewed.extend(later.renewed);
     }
 

@@ -26,6 +26,7 @@
 //! cluster, the CLI or the output.
 
 pub mod bounded;
+pub mod controller_manager;
 pub mod devices;
 pub mod lifecycle;
 pub mod protobuf;

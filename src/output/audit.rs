@@ -2,16 +2,16 @@
 //! the owners left with none (docs/audit.md); and the `EvictionAudit` document for `-o json|yaml`.
 
 use std::io::{self, Write};
-use std::time::Duration;
 
 use owo_colors::OwoColorize;
 use serde::{Serialize, Serializer};
 
 use super::human::{count, printable, rfc3339, short_time, to_second};
 use super::json::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
+use super::settings::{SettingsDoc, from_words};
 use super::view::ColorMode;
 use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
-use crate::engine::lifecycle::{NOT_READY, UNREACHABLE};
+use crate::engine::lifecycle::{NOT_READY, Settings, UNREACHABLE};
 use crate::engine::time::Timestamp;
 use crate::engine::workloads::{Label, Owner, Workloads};
 
@@ -19,8 +19,9 @@ use crate::engine::workloads::{Label, Owner, Workloads};
 pub struct Audit<'a> {
     /// When the kubelets stop, in every scenario.
     pub now: Timestamp,
-    /// The node lifecycle controller's grace period, for the messages.
-    pub grace: Duration,
+    /// The node lifecycle controller's settings the outages were predicted with, and where each
+    /// came from.
+    pub settings: Settings,
     /// The findings, most severe first.
     pub findings: &'a Findings<'a>,
     /// The outages.
@@ -40,6 +41,11 @@ fn outage(down: &Down) -> String {
 
 /// The finding's subject: its owner's kind and name, or `Pod` and the pod's name.
 fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
+    match finding.scenario {
+        Some(Down::Zone(zone)) if finding.rule == Rule::OutageNotPredicted => return ("Zone", zone.name()),
+        Some(Down::Node(node)) if finding.rule == Rule::OutageNotPredicted => return ("Node", node.as_str()),
+        _ => {}
+    }
     match (finding.owner, finding.pods.first()) {
         (Some(owner), _) => (&owner.kind, &owner.name),
         (None, Some(pod)) => ("Pod", pod.pod.key.name()),
@@ -49,7 +55,7 @@ fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
 
 /// One sentence: what is wrong.
 #[must_use]
-pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String {
+pub fn message(finding: &Finding<'_>, settings: &Settings, now: Timestamp) -> String {
     let pods = finding.pods.len();
     let taint = finding.taint.unwrap_or_default();
     let index = finding.toleration.unwrap_or_default();
@@ -75,10 +81,12 @@ pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String
         ),
         Rule::DeletedOnABlip => {
             let s = finding.seconds.unwrap_or_default();
+            let grace = settings.flags.node_monitor_grace_period;
             format!(
-                "tolerates {taint} for {s}s (tolerations[{index}]), less than the controller's {}s grace period: \
+                "tolerates {taint} for {s}s (tolerations[{index}]), less than the controller's {}s grace period ({}): \
                  a node silent for {}s loses it",
                 grace.as_secs(),
+                from_words(settings.sources.node_monitor_grace_period),
                 grace.as_secs() + u64::try_from(s.max(0)).unwrap_or_default()
             )
         }
@@ -90,7 +98,30 @@ pub fn message(finding: &Finding<'_>, grace: Duration, now: Timestamp) -> String
             "tolerations[{index}] (operator: Exists, no key) tolerates every taint, device taints too: no NoExecute \
              taint moves it"
         ),
+        Rule::ReplicasOnOneNode | Rule::ReplicasInOneZone => {
+            let (what, place) = match finding.rule {
+                Rule::ReplicasOnOneNode => ("node", finding.place.unwrap_or_default().to_owned()),
+                _ => ("zone", finding.place.map_or_else(String::new, zone_name)),
+            };
+            let replicas = match pods {
+                1 => "its one running replica runs".to_owned(),
+                2 => "both running replicas run".to_owned(),
+                n => format!("all {} running replicas run", count(n)),
+            };
+            format!(
+                "{replicas} on {what} {place} (from placement, no outage predicted says so): its loss takes them all"
+            )
+        }
+        Rule::OutageNotPredicted => {
+            let down = finding.scenario.map(outage).unwrap_or_default();
+            format!("{down} down was not predicted (too many nodes silent at once): what it costs is not known")
+        }
     }
+}
+
+/// A zone's name as the text says it: `""` is the nodes without a zone.
+fn zone_name(zone: &str) -> String {
+    if zone.is_empty() { "(the nodes without a zone)".to_owned() } else { zone.to_owned() }
 }
 
 /// The two condition taints' tolerations, as YAML to paste: for 300 s (what `DefaultTolerationSeconds`
@@ -169,9 +200,9 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
     let (kind, name) = subject(finding);
     let template = template(kind, name, finding.namespace, finding.owner, workloads);
     match finding.rule {
-        Rule::LosesEveryReplica => {
-            let key = match finding.scenario {
-                Some(Down::Node(_)) => "kubernetes.io/hostname",
+        Rule::LosesEveryReplica | Rule::ReplicasOnOneNode | Rule::ReplicasInOneZone => {
+            let key = match (finding.rule, finding.scenario) {
+                (Rule::ReplicasOnOneNode, _) | (_, Some(Down::Node(_))) => "kubernetes.io/hostname",
                 _ => "topology.kubernetes.io/zone",
             };
             let replicas = if finding.pods.len() < 2 { "run 2 replicas or more and " } else { "" };
@@ -201,6 +232,10 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
                 "replace tolerations[{index}] with the taints it must tolerate, {template}:\n{}",
                 condition_tolerations(kind == "DaemonSet")
             )
+        }
+        Rule::OutageNotPredicted => {
+            let down = finding.scenario.map(outage).unwrap_or_default();
+            format!("ask what {down}'s outage costs with `plan --down`, on fewer nodes at a time\n")
         }
     }
 }
@@ -277,9 +312,12 @@ pub fn write_text(audit: &Audit<'_>, summary: bool, color: ColorMode, out: &mut 
                 n => format!(" ({} pods)", count(n)),
             };
             writeln!(out)?;
-            let head = format!("{}/{kind}/{name}{pods}", finding.namespace);
+            let head = match finding.namespace {
+                "" => format!("{kind}/{name}{pods}"),
+                namespace => format!("{namespace}/{kind}/{name}{pods}"),
+            };
             writeln!(out, "{severity}  {}  {}", finding.rule.id(), printable(&head))?;
-            writeln!(out, "  {}", printable(&message(&finding, audit.grace, audit.now)))?;
+            writeln!(out, "  {}", printable(&message(&finding, &audit.settings, audit.now)))?;
             for line in fix(&finding, audit.workloads).lines() {
                 writeln!(out, "  | {}", printable(line))?;
             }
@@ -311,6 +349,7 @@ pub struct EvictionAudit<'a> {
     now: String,
     scenarios: ScenarioDocs<'a>,
     findings: FindingDocs<'a>,
+    controller_settings: SettingsDoc,
 }
 
 /// `{zone: NAME}` or `{node: NAME}`.
@@ -414,7 +453,7 @@ impl<'a> FindingDoc<'a> {
             pods: finding.pods.iter().map(|pod| pod.pod.key.name()).collect(),
             scenario: finding.scenario.map(DownDoc::from),
             at: finding.at.map(rfc3339),
-            message: message(&finding, audit.grace, audit.now),
+            message: message(&finding, &audit.settings, audit.now),
             fix: fix(&finding, audit.workloads),
         }
     }
@@ -430,6 +469,7 @@ impl<'a> EvictionAudit<'a> {
             now: rfc3339(audit.now),
             scenarios: ScenarioDocs(audit.scenarios),
             findings: FindingDocs(audit),
+            controller_settings: SettingsDoc::from(&audit.settings),
         }
     }
 }

@@ -8,9 +8,10 @@ use serde::Serialize;
 use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
 use super::human::{short_key, time_of_day, until};
 use super::json::{API_VERSION, DeviceDoc, TaintDoc, WrittenDoc, basis_name, verdict_name};
+use super::settings::{SettingsDoc, from_words};
 use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTolerance, Via};
 use crate::engine::explain::TaintMatch;
-use crate::engine::lifecycle::{Basis, ConditionTaint, Flags, HeldReason, Ready, ZoneForecast, ZoneState};
+use crate::engine::lifecycle::{Basis, ConditionTaint, HeldReason, Ready, Settings, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, Operator, Taint, Toleration};
 use crate::engine::plan::{Basis as PlanBasis, EditedDeadline, NodeLifecycle, PodPlan, TolerationsEdited, Verdict};
 use crate::engine::snapshot::TaintsWritten;
@@ -56,8 +57,8 @@ pub struct BeforeTaint<'a> {
     pub node: &'a NodeLifecycle,
     /// Its zone's state now.
     pub zone: Option<ZoneForecast>,
-    /// The controller's flags the prediction used.
-    pub flags: Flags,
+    /// The controller's settings the prediction used, and where each came from.
+    pub settings: Settings,
     /// The toleration (index) that tolerates the predicted taint; `None` when none does.
     pub used: Option<usize>,
     /// The node goes down in a what-if (`--down`): its kubelet stops heartbeating at `now`.
@@ -70,7 +71,7 @@ impl BeforeTaint<'_> {
     /// latest when the window closes.
     fn unknown_window(&self) -> Option<(Timestamp, Option<Timestamp>)> {
         let taint = self.node.forecast.taint?;
-        let period = -i64::try_from(self.flags.node_monitor_period.as_nanos()).unwrap_or(0);
+        let period = -i64::try_from(self.settings.flags.node_monitor_period.as_nanos()).unwrap_or(0);
         (taint.basis == Basis::LostHeartbeat && self.node.forecast.ready == Some(Ready::True))
             .then(|| (taint.earliest.add_nanos(period), taint.latest.map(|latest| latest.add_nanos(period))))
     }
@@ -103,16 +104,20 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
         // A node going down: its last heartbeat spans up to now, and so does the instant.
         (Some(Ready::True), _, Some((at, Some(latest)))) if b.down => {
             lines.push(format!(
-                "Ready=Unknown expected {}–{} ({} of silence after the controller's pass that saw the last heartbeat)",
+                "Ready=Unknown expected {}–{} ({} of silence after the controller's pass that saw the last heartbeat; \
+                 the grace period {})",
                 time_of_day(at, false),
                 until(at, latest),
-                std_duration(b.flags.node_monitor_grace_period)
+                std_duration(b.settings.flags.node_monitor_grace_period),
+                from_words(b.settings.sources.node_monitor_grace_period)
             ));
         }
         (Some(Ready::True), _, Some((at, _))) => lines.push(format!(
-            "Ready=Unknown expected about {} ({} of silence after the controller's pass that saw the heartbeat)",
+            "Ready=Unknown expected about {} ({} of silence after the controller's pass that saw the heartbeat; the \
+             grace period {})",
             time_of_day(at, false),
-            std_duration(b.flags.node_monitor_grace_period)
+            std_duration(b.settings.flags.node_monitor_grace_period),
+            from_words(b.settings.sources.node_monitor_grace_period)
         )),
         (_, Some(since), _) => lines.push(format!("Ready={ready} since {}", time_of_day(since, false))),
         _ => lines.push(format!("Ready={ready}")),
@@ -580,6 +585,9 @@ struct ExplanationDoc<'a> {
     /// node or holds its taint back.
     #[serde(skip_serializing_if = "Option::is_none")]
     before_taint: Option<BeforeTaintDoc>,
+    /// The node lifecycle controller's settings the chain used; present with `beforeTaint`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    controller_settings: Option<SettingsDoc>,
     /// The device-taint controller's view; present when the pod uses a DRA claim.
     #[serde(skip_serializing_if = "Option::is_none")]
     devices: Option<DevicesDoc<'a>>,
@@ -735,6 +743,11 @@ fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {
             .as_ref()
             .filter(|b| b.node.forecast.taint.is_some() || b.node.forecast.held.is_some())
             .map(|b| before_taint_doc(b, e)),
+        controller_settings: e
+            .before_taint
+            .as_ref()
+            .filter(|b| b.node.forecast.taint.is_some() || b.node.forecast.held.is_some())
+            .map(|b| SettingsDoc::from(&b.settings)),
         devices: e.devices.as_ref().map(|(report, minor)| DevicesDoc {
             kube_version: format!("1.{minor}"),
             claims: report

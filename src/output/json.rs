@@ -8,8 +8,10 @@ use std::marker::PhantomData;
 use serde::{Serialize, Serializer};
 
 use super::human::{RFC3339_MAX, rfc3339, rfc3339_ascii};
+use super::settings::SettingsDoc;
 use super::timeline::Timeline;
 use crate::engine::devices::{DeviceEviction, DeviceTolerance};
+use crate::engine::lifecycle::Settings;
 use crate::engine::lifecycle::{Held, PredictedTaint, Ready, ZoneForecast};
 use crate::engine::model::{Effect, NodeName, Taint};
 use crate::engine::plan::{
@@ -49,6 +51,9 @@ pub struct EvictionPlan<'a> {
     /// Every zone's state, when the node lifecycle controller was predicted (docs/output.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     zones: Option<Vec<ZoneDoc>>,
+    /// The node lifecycle controller's settings the prediction used, when it was shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    controller_settings: Option<SettingsDoc>,
     /// The owners losing pods, with `--down`.
     #[serde(skip_serializing_if = "Option::is_none")]
     owners: Option<Vec<OwnerDoc<'a>>>,
@@ -598,6 +603,13 @@ impl EvictionPlan<'_> {
         self
     }
 
+    /// The document with the `controllerSettings` field (`None`: without it).
+    #[must_use]
+    pub fn settings(mut self, settings: Option<&Settings>) -> Self {
+        self.controller_settings = settings.map(SettingsDoc::from);
+        self
+    }
+
     /// The document with the `timeline` field (`None`: without it).
     #[must_use]
     pub fn timeline(mut self, timeline: Option<&Timeline>) -> Self {
@@ -619,6 +631,7 @@ impl<'a> From<&'a Plan<'a>> for EvictionPlan<'a> {
             what_if: plan.assumed.as_ref().map(|assumed| WhatIfDoc::new(assumed, plan.now)),
             nodes: Each::new(&plan.nodes),
             zones: plan.zones.as_ref().map(|zones| zones.iter().map(ZoneDoc::from).collect()),
+            controller_settings: None,
             owners: plan.owners.as_ref().map(|owners| owners.iter().map(OwnerDoc::from).collect()),
             timeline: None,
         }
@@ -634,13 +647,15 @@ pub fn write_json(document: &impl Serialize, out: &mut impl Write) -> io::Result
 /// Writes `plan` as the [`EvictionPlan`] document, exactly as [`write_json`] writes it, without
 /// building the document first: `plan -o json` prints hundreds of thousands of pods.
 pub fn write_plan_json(plan: &Plan, live: Option<&Live>, out: &mut impl Write) -> io::Result<()> {
-    write_plan_json_with(plan, live, None, out)
+    write_plan_json_with(plan, live, None, None, out)
 }
 
-/// [`write_plan_json`] with the `timeline` field when `timeline` is given.
+/// [`write_plan_json`] with the `controllerSettings` field when `settings` are given, and the
+/// `timeline` field when `timeline` is.
 pub fn write_plan_json_with(
     plan: &Plan,
     live: Option<&Live>,
+    settings: Option<&Settings>,
     timeline: Option<&Timeline>,
     out: &mut impl Write,
 ) -> io::Result<()> {
@@ -714,6 +729,10 @@ pub fn write_plan_json_with(
             out.write_all(b"\n    }")?;
         }
         out.write_all(if zones.is_empty() { b"]" } else { b"\n  ]" })?;
+    }
+    if let Some(settings) = settings {
+        out.write_all(b",\n  \"controllerSettings\": ")?;
+        indented(out, &SettingsDoc::from(settings))?;
     }
     if let Some(owners) = &plan.owners {
         out.write_all(b",\n  \"owners\": ")?;
@@ -1195,14 +1214,17 @@ mod tests {
             content_type in prop::option::of(prop::sample::select(vec!["protobuf", "json", "protobuf and json"])),
             clock in prop::option::of((any::<i64>(), 0..i64::MAX, prop::sample::select(vec!["date-header", "node-lease"]))),
             with_timeline in any::<bool>(),
+            with_settings in any::<bool>(),
         ) {
+            let settings = with_settings.then(|| Settings::resolve(crate::engine::lifecycle::Flags::defaults_for(29), &[]));
             let timeline = with_timeline.then(|| Timeline::of(&plan));
             let clock = clock.map(|(offset, uncertainty, source)| ClockDoc::new(offset, uncertainty, source));
             let live = read.map(|read| Live { read, content_type, clock });
             let mut direct = Vec::new();
-            write_plan_json_with(&plan, live.as_ref(), timeline.as_ref(), &mut direct).expect("a Vec");
+            write_plan_json_with(&plan, live.as_ref(), settings.as_ref(), timeline.as_ref(), &mut direct).expect("a Vec");
             let mut serde = Vec::new();
-            let document = EvictionPlan::from(&plan).read(live.as_ref()).timeline(timeline.as_ref());
+            let document =
+                EvictionPlan::from(&plan).read(live.as_ref()).settings(settings.as_ref()).timeline(timeline.as_ref());
             write_json(&document, &mut serde).expect("a Vec");
             prop_assert_eq!(String::from_utf8(direct).expect("UTF-8"), String::from_utf8(serde).expect("UTF-8"));
         }

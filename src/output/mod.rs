@@ -18,6 +18,7 @@ pub mod owners;
 mod plan;
 pub mod redraw;
 pub mod run;
+pub mod settings;
 pub mod summary;
 pub mod table;
 pub mod template;
@@ -26,5 +27,5 @@ mod view;
 pub mod watch;
 
 pub use json::{ClockDoc, Live};
-pub use plan::{plan_document, render_plan, render_plan_view};
+pub use plan::{plan_document, render_plan, render_plan_settings, render_plan_view};
 pub use view::{ColorMode, OutputFormat, SortBy, View};

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use super::json::{self, Live};
 use super::view::{ColorMode, OutputFormat, View};
 use super::{table, template, timeline};
+use crate::engine::lifecycle::Settings;
 use crate::engine::plan::Plan;
 
 /// Writes `plan` in `format`; `live` says how a live cluster answered (JSON and YAML carry it).
@@ -26,6 +27,18 @@ pub fn render_plan_view(
     live: Option<&Live>,
     out: &mut impl Write,
 ) -> io::Result<()> {
+    render_plan_settings(plan, format, view, live, None, out)
+}
+
+/// [`render_plan_view`], the documents with the node lifecycle controller's `settings` when given.
+pub fn render_plan_settings(
+    plan: &Plan,
+    format: OutputFormat,
+    view: &View,
+    live: Option<&Live>,
+    settings: Option<&Settings>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let timeline = || view.timeline.then(|| timeline::Timeline::of(plan));
     match format {
         OutputFormat::Table | OutputFormat::Wide if view.timeline => {
@@ -33,14 +46,14 @@ pub fn render_plan_view(
         }
         OutputFormat::Table => table::render_view(plan, false, view, out),
         OutputFormat::Wide => table::render_view(plan, true, view, out),
-        OutputFormat::Json => json::write_plan_json_with(plan, live, timeline().as_ref(), out),
+        OutputFormat::Json => json::write_plan_json_with(plan, live, settings, timeline().as_ref(), out),
         OutputFormat::Yaml => {
-            let document = json::EvictionPlan::from(plan).read(live).timeline(timeline().as_ref());
+            let document = json::EvictionPlan::from(plan).read(live).settings(settings).timeline(timeline().as_ref());
             json::write_yaml(&document, out)
         }
         OutputFormat::Name => table::render_names(plan, view.sort, out),
         OutputFormat::Template(template) => {
-            let document = plan_document(plan, view, live)?;
+            let document = plan_document(plan, view, live, settings)?;
             let text = template::Printer::new(template, view.headers)
                 .print(&document, template::Rows::PlanPods)
                 .map_err(io::Error::other)?;
@@ -53,8 +66,13 @@ pub fn render_plan_view(
 ///
 /// # Errors
 /// None in practice: the document is written to memory and read back.
-pub fn plan_document(plan: &Plan, view: &View, live: Option<&Live>) -> io::Result<serde_json::Value> {
+pub fn plan_document(
+    plan: &Plan,
+    view: &View,
+    live: Option<&Live>,
+    settings: Option<&Settings>,
+) -> io::Result<serde_json::Value> {
     let mut json = Vec::new();
-    render_plan_view(plan, OutputFormat::Json, view, live, &mut json)?;
+    render_plan_settings(plan, OutputFormat::Json, view, live, settings, &mut json)?;
     serde_json::from_slice(&json).map_err(io::Error::other)
 }

@@ -115,9 +115,13 @@ fn named_node_that_is_not_ready_also_reads_every_node_to_count_its_zone() {
     assert_eq!(lists(&requests, "/api/v1/events").len(), 1, "{paths:?}");
     let pods: Vec<&str> = lists(&requests, "/api/v1/pods").iter().map(|r| r.param("fieldSelector")).collect();
     assert_eq!(pods, ["spec.nodeName=worker-3"], "{paths:?}");
+    // The controller's settings: one LIST of its pod in kube-system, by label; no GET of a pod.
+    let system = lists(&requests, "/api/v1/namespaces/kube-system/pods");
+    assert_eq!(system.len(), 1, "{paths:?}");
+    assert_eq!(system[0].param("labelSelector"), "component=kube-controller-manager");
     let one = requests.iter().filter(|r| r.path.starts_with("/api/v1/namespaces/")).count();
-    assert_eq!(one, 0, "{paths:?}");
-    assert_eq!(requests.len(), 7, "nothing else is read: {paths:?}");
+    assert_eq!(one, 1, "{paths:?}");
+    assert_eq!(requests.len(), 8, "nothing else is read: {paths:?}");
 }
 
 #[test]

@@ -368,3 +368,46 @@ fn every_name_and_label_in_a_fix_is_escaped_as_the_table_escapes_names() {
     assert!(fixes.iter().any(|fix| fix.contains("Deploy\\nment a\\npi\\u{1b}[2J, which makes")), "{fixes:?}");
     assert!(fixes.iter().all(|fix| !fix.contains('\u{1b}')), "{fixes:?}");
 }
+
+/// Three zones of three nodes, none with status (nothing is predicted), and StatefulSet `db`'s three
+/// replicas all in zone `za`, as a dump says them.
+fn three_zones_one_owner_in_one() -> Vec<u8> {
+    let mut items = Vec::new();
+    for zone in ["za", "zb", "zc"] {
+        for i in 1..=3 {
+            items.push(serde_json::json!({"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": format!("{zone}-{i}"),
+                             "labels": {"topology.kubernetes.io/region": "r", "topology.kubernetes.io/zone": zone}}}));
+        }
+    }
+    for i in 0..3 {
+        items.push(serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("db-{i}"), "namespace": "shop", "uid": format!("uid-db-{i}"),
+                         "labels": {"app": "db"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                                              "uid": "uid-db", "controller": true}]},
+            "spec": {"nodeName": format!("za-{}", i + 1), "containers": [{"name": "c", "image": "db"}]},
+            "status": {"phase": "Running"}}));
+    }
+    serde_json::to_vec(&serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items})).expect("JSON")
+}
+
+#[test]
+fn every_replica_in_one_zone_is_a_finding_from_placement_alone_when_no_outage_is_predicted() {
+    let dump = three_zones_one_owner_in_one();
+    let args = ["audit", "-f", "-", "--now", NOW, "--fail-on", "high"];
+    let result = run(&args, Some(&dump));
+    assert_eq!(result.code, 3, "a finding --fail-on high sees: {}\n{}", result.stdout, result.stderr);
+    assert!(result.stdout.starts_with("1 finding: 1 high, 0 medium, 0 low\n"), "{}", result.stdout);
+    assert!(result.stdout.contains("high  replicas-in-one-zone  shop/StatefulSet/db (3 pods)"), "{}", result.stdout);
+    assert!(
+        result.stdout.contains("all 3 running replicas run on zone za (from placement, no outage predicted says so)"),
+        "{}",
+        result.stdout
+    );
+    assert!(result.stdout.contains("topologyKey: topology.kubernetes.io/zone"), "{}", result.stdout);
+    let document: Value =
+        serde_json::from_str(&run(&["audit", "-f", "-", "--now", NOW, "-o", "json"], Some(&dump)).stdout)
+            .expect("JSON");
+    assert_eq!(findings(&document), ["replicas-in-one-zone high shop/StatefulSet/db"]);
+}

@@ -1,5 +1,6 @@
 //! Live `plan` on the real control plane, before the taint: a node stops renewing its Lease, `plan`
-//! reads the cluster itself (the node Leases, the controller manager's Lease, `/version`), and the
+//! reads the cluster itself (the node Leases, the controller manager's Lease, `/version`, its
+//! settings from its pod's command line, none given), and the
 //! real node-lifecycle controller's `unreachable` taint, and the taint-eviction controller's deletion
 //! after it, land inside the windows it printed (±1.5 s). The dump-based twin is in `lifecycle.rs`.
 
@@ -25,6 +26,18 @@ fn unreachable_pod(name: &str, node: &str, seconds: i64) -> Value {
                                      "effect": "NoExecute", "tolerationSeconds": seconds}]}})
 }
 
+/// kube-controller-manager's static pod as kubeadm writes it, with `args` on its command line.
+fn controller_manager_pod(args: &[String]) -> Value {
+    let mut command = vec!["kube-controller-manager".to_owned(), "--leader-elect=false".to_owned()];
+    command.extend(args.iter().cloned());
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "kube-controller-manager-cp", "namespace": "kube-system",
+                        "labels": {"component": "kube-controller-manager", "tier": "control-plane"}},
+           "spec": {"nodeName": "cp",
+                    "containers": [{"name": "kube-controller-manager", "image": "registry.k8s.io/kube-controller-manager:v1.29.6",
+                                    "command": command}]}})
+}
+
 /// Each node Lease's `renewTime`, by node.
 fn renewals(plane: &ControlPlane) -> Vec<(String, String)> {
     let leases = plane.get(&["leases", "-n", "kube-node-lease"]);
@@ -45,6 +58,9 @@ fn real_apiserver_live_plan_predicts_the_taint_of_a_node_whose_heartbeat_stopped
     };
     let mut plane = control_plane!("live-lifecycle-single", &options);
     plane.create(&[zone_node("n1"), zone_node("n2"), zone_node("n3"), unreachable_pod("short", "n1", 3)]);
+    // The controller manager's command line, shown as kubeadm shows it: a static pod's object in
+    // kube-system (no kubelet runs it here; the process the plane started is the controller).
+    plane.create(&[controller_manager_pod(&options.controller_manager_args)]);
     let lost = plane.keep_healthy(&["n1"]);
     let _others = plane.keep_healthy(&["n2", "n3"]);
     // Healthy long enough for the controller to have synced and seen n1's Lease renewed once more.
@@ -68,19 +84,17 @@ fn real_apiserver_live_plan_predicts_the_taint_of_a_node_whose_heartbeat_stopped
     while jiff::Timestamp::now().as_nanosecond() < stopped + 5 * SECOND {
         std::thread::park_timeout(Duration::from_millis(50));
     }
-    // The grace period is the controller's, given; the server's version (1.29) gives the rest.
-    let args = [
-        "plan",
-        "-o",
-        "json",
-        "--node-monitor-period=2s",
-        "--node-monitor-grace-period=10s",
-        super::lifecycle::SILENT_AFTER,
-    ];
+    // The monitor period and the grace period are read from the controller's pod, none given; the
+    // server's version (1.29) gives the rest.
+    let args = ["plan", "-o", "json", super::lifecycle::SILENT_AFTER];
     let result = run_command(command().args(args).arg("--kubeconfig").arg(plane.kubeconfig()), None);
     assert_eq!(result.code, 0, "{}", result.stderr);
-    assert_eq!(result.stderr, "", "every read is granted");
+    assert_eq!(result.stderr, "", "every read is granted, the settings read");
     let plan: Value = serde_json::from_str(&result.stdout).expect("plan -o json prints JSON");
+    let settings = &plan["controllerSettings"];
+    assert_eq!(settings["nodeMonitorGracePeriod"], json!({"value": 10, "from": "pod"}), "{plan:#}");
+    assert_eq!(settings["nodeMonitorPeriod"], json!({"value": 2, "from": "pod"}), "{plan:#}");
+    assert_eq!(settings["nodeEvictionRate"], json!({"value": 0.1, "from": "default"}), "{plan:#}");
     let nodes = plan["nodes"].as_array().expect("nodes");
     let names: Vec<&str> = nodes.iter().filter_map(|n| n["name"].as_str()).collect();
     assert_eq!(names, ["n1"], "only the silent node is shown: {plan:#}");

@@ -7,8 +7,9 @@
 //! - the `kube-system/kube-controller-manager` Lease, when RBAC allows (a 403 or 404 is no restart);
 //! - what the node lifecycle controller reads, beside those: one LIST of the node Leases in
 //!   `kube-node-lease` (a 403 is a warning: the prediction then rests on Ready conditions); when a
-//!   selected node may be tainted, one LIST of every node (zones are counted) and `GET /version`
-//!   (the controller's defaults depend on it), beside the pod reads.
+//!   selected node may be tainted, one LIST of every node (zones are counted), `GET /version`
+//!   (the controller's defaults depend on it) and one LIST of the controller manager's pod in
+//!   `kube-system` by label (its settings are on its command line), beside the pod reads.
 //!
 //! Reads come from the API server's watch cache (`resourceVersion=0`, unlimited, as informers' first
 //! lists) unless a quorum read is asked for ([`ReadFrom`]), which is paged (`limit`/`continue`); a
@@ -20,11 +21,13 @@ use std::collections::BTreeMap;
 
 use futures::{StreamExt, TryStreamExt, stream};
 use kube::api::ListParams;
+use kube::core::Request;
 
 use crate::cluster::client::Connection;
 use crate::cluster::devices::{ClaimScope, read_devices_for};
 use crate::cluster::error::ClusterError;
 use crate::decode::CONTROLLER_LEASE;
+use crate::decode::controller_manager::{self, Found};
 use crate::decode::lifecycle::{
     Health, NODE_LEASE_NAMESPACE, read_controller_lease, read_health_page, read_lease_renewals, read_node_health,
 };
@@ -236,6 +239,9 @@ pub struct LiveHealth {
     pub devices: Devices,
     /// What the device taints lack (a resource not served, or denied), as a warning to print.
     pub devices_lack: Option<String>,
+    /// The controller manager's pod, read when the node lifecycle controller's settings are needed
+    /// (some node read may be tainted, or every pod is read); `None` when not read.
+    pub controller_manager: Option<Found>,
 }
 
 /// Whether a node may be tainted or held back by the node lifecycle controller (not `Ready=True`,
@@ -258,6 +264,38 @@ async fn health_reads(connection: &Connection) -> Result<HealthReads, ClusterErr
 /// The server's minor version when `needed`.
 async fn minor_if(connection: &Connection, needed: bool) -> Option<u32> {
     if needed { connection.server_minor().await } else { None }
+}
+
+/// The controller manager's pod when `needed`.
+async fn manager_if(connection: &Connection, needed: bool) -> Option<Found> {
+    if needed { Some(read_controller_manager(connection).await) } else { None }
+}
+
+/// The controller manager's command line, from its pod: one LIST of the pods of `kube-system`
+/// labelled `component=kube-controller-manager` (a static pod as kubeadm makes it), as JSON (the
+/// protobuf rewrite keeps no command line), from where the other reads come. A refusal or a
+/// failure is no error: the settings are then assumed, and the answer says why
+/// (docs/node-lifecycle.md, "The controller's settings").
+pub async fn read_controller_manager(connection: &Connection) -> Found {
+    let path = format!("/api/v1/namespaces/{}/pods", controller_manager::NAMESPACE);
+    let resource = format!("pods in namespace \"{}\"", controller_manager::NAMESPACE);
+    let params = connection.list_params(ListParams::default().labels(controller_manager::SELECTOR));
+    let Ok(mut request) = Request::new(&path).list(&params) else {
+        return Found::Unreadable("the request could not be made".to_owned());
+    };
+    let json = http::HeaderValue::from_static(crate::cluster::protobuf::JSON);
+    request.headers_mut().insert(http::header::ACCEPT, json);
+    match connection.send(request, "list", &resource).await {
+        Ok(body) => match serde_json::from_str::<serde_json::Value>(&body) {
+            Ok(list) => match controller_manager::from_pod_list(&list) {
+                Some((name, args)) => Found::Pod { name, args },
+                None => Found::NoPod,
+            },
+            Err(_) => Found::Unreadable(format!("the list of {resource} did not read")),
+        },
+        Err(ClusterError::Forbidden { .. }) => Found::Unreadable(format!("cannot list {resource} (forbidden)")),
+        Err(error) => Found::Unreadable(format!("listing {resource} failed: {error}")),
+    }
 }
 
 /// Reads the nodes `selection` names, their pods, and what the node lifecycle controller reads (the
@@ -333,10 +371,12 @@ pub async fn read_snapshot(
     let everyone = !complete && any_unsettled && !matches!(selection, NodeSelection::All);
     let names: Vec<String> = snapshot.nodes.iter().map(|n| n.name.to_string()).collect();
     let all_nodes = async { if everyone { connection.all_node_health().await.map(Some) } else { Ok(None) } };
-    let (pods, all_nodes, minor) = tokio::join!(
+    let needed = any_unsettled || every_pod;
+    let (pods, all_nodes, minor, manager) = tokio::join!(
         connection.pods_on(&names, every_pod),
         all_nodes,
-        minor_if(connection, any_unsettled || every_pod)
+        minor_if(connection, needed),
+        manager_if(connection, needed)
     );
     snapshot.merge(pods?);
     if let Some(nodes) = all_nodes? {
@@ -348,7 +388,8 @@ pub async fn read_snapshot(
         health.controller = Some(lease_health);
     }
     let (devices, devices_lack, minor) = connection.devices_for(&snapshot, minor, devices_read).await?;
-    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack }))
+    let controller_manager = manager;
+    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack, controller_manager }))
 }
 
 /// Reads one pod, its node, and what the node lifecycle controller reads (as [`read_snapshot`]):
@@ -368,6 +409,7 @@ pub async fn read_pod(
     let renewals = leases.as_deref().unwrap_or_default();
     let mut health = Health::default();
     let mut minor = None;
+    let mut controller_manager = None;
     if let Some(node) = snapshot.pods.first().and_then(|p| p.pod.node.clone()) {
         let (node, node_health) = connection
             .get_read("/api/v1/nodes", node.as_str(), "Node", "nodes", read_node_health)
@@ -378,10 +420,15 @@ pub async fn read_pod(
         health.apply_lease_renewals(renewals);
         let now = connection.time.clock().now();
         if health.nodes.iter().any(|node| unsettled(node, now)) {
-            let (nodes, version) = tokio::join!(connection.all_node_health(), connection.server_minor());
+            let (nodes, version, manager) = tokio::join!(
+                connection.all_node_health(),
+                connection.server_minor(),
+                read_controller_manager(connection)
+            );
             health.nodes = nodes?;
             health.apply_lease_renewals(renewals);
             minor = version;
+            controller_manager = Some(manager);
         }
     }
     if let Some((lease, lease_health)) = controller {
@@ -389,7 +436,7 @@ pub async fn read_pod(
         health.controller = Some(lease_health);
     }
     let (devices, devices_lack, minor) = connection.devices_for(&snapshot, minor, None).await?;
-    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack }))
+    Ok((snapshot, LiveHealth { health, minor, lacks: leases.err(), devices, devices_lack, controller_manager }))
 }
 
 /// The minor version a `/version` answer names: `gitVersion`'s (`v1.32.4-gke.100`), else `minor`'s

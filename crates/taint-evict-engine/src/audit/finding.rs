@@ -49,6 +49,15 @@ pub enum Rule {
     /// A toleration with `operator: Exists` and no key, for every effect or `NoExecute`: the pod
     /// tolerates every taint, device taints too, and no maintenance taint moves it.
     ToleratesEveryTaint,
+    /// Every running replica of an owner runs on one node, in a cluster of several: that node's
+    /// loss takes them all. Found from placement alone, when no outage predicted says it.
+    ReplicasOnOneNode,
+    /// Every running replica of an owner runs in one zone, in a cluster of several: that zone's
+    /// loss takes them all. Found from placement alone, when no outage predicted says it.
+    ReplicasInOneZone,
+    /// An outage the audit could not predict (too many nodes silent at once): what it costs is not
+    /// known, and the audit cannot vouch for it.
+    OutageNotPredicted,
 }
 
 impl Rule {
@@ -61,6 +70,9 @@ impl Rule {
             Self::DeletedOnABlip => "deleted-on-a-blip",
             Self::BarePodDeletedAtOnce => "bare-pod-deleted-at-once",
             Self::ToleratesEveryTaint => "tolerates-every-taint",
+            Self::ReplicasOnOneNode => "replicas-on-one-node",
+            Self::ReplicasInOneZone => "replicas-in-one-zone",
+            Self::OutageNotPredicted => "outage-not-predicted",
         }
     }
 }
@@ -90,6 +102,9 @@ pub struct Finding<'a> {
     /// When the last replica is deleted at the latest, for [`Rule::LosesEveryReplica`] (`None`
     /// there: a predicted taint's window is open, the controller may hold it).
     pub at: Option<Timestamp>,
+    /// The node or zone every replica runs in, for [`Rule::ReplicasOnOneNode`] and
+    /// [`Rule::ReplicasInOneZone`].
+    pub place: Option<&'a str>,
 }
 
 /// An audit's findings, most severe first, each rule's own order kept within a severity: the owners
@@ -144,7 +159,8 @@ impl<'a> Findings<'a> {
     /// Keeps only the findings of namespace `namespace`.
     pub fn retain_namespace(&mut self, namespace: &str) {
         self.losses.retain(|(_, loss, _)| loss.namespace == namespace);
-        self.others.retain(|(finding, _)| finding.namespace == namespace);
+        // An outage not predicted is every namespace's.
+        self.others.retain(|(finding, _)| finding.namespace == namespace || finding.rule == Rule::OutageNotPredicted);
     }
 
     /// How many findings.
@@ -172,6 +188,7 @@ impl<'a> Findings<'a> {
             seconds: None,
             scenario: Some(down),
             at: loss.last,
+            place: None,
         });
         let others = self.others.iter().map(|(finding, pods)| Finding { pods: &self.pods[pods.clone()], ..*finding });
         losses.chain(others)

@@ -87,6 +87,7 @@ pub fn toleration_findings<'a>(snapshot: &'a Snapshot, flags: &Flags) -> Finding
                     seconds,
                     scenario: None,
                     at: None,
+                    place: None,
                 };
                 (finding, Vec::new())
             });

@@ -54,10 +54,12 @@
 
 mod health;
 mod predict;
+mod settings;
 mod stuck;
 
 pub use health::*;
 pub use predict::{Forecaster, MAX_UNSETTLED, predict};
+pub use settings::{Given, SettingValue, Settings, Source, Sources};
 pub use stuck::{kubelet_gone, stuck_since};
 
 #[cfg(test)]
