@@ -1122,6 +1122,7 @@ mod tests {
                 nodes,
                 not_ready,
                 rate_per_second,
+                drain: None,
             },
         );
         prop::option::of(prop::collection::vec(zone, 0..3))
