@@ -185,7 +185,8 @@ impl<'o> Forecaster<'o> {
                 rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
                 drain: slots.iter().find(|slots| slots.zone == index).map(|slots| Drain {
                     nodes: slots.nodes,
-                    every: Duration::from_nanos(u64::try_from(slots.every).unwrap_or(u64::MAX)),
+                    // To the millisecond: a float32 rate of 0.1 gives 9.999999851 s.
+                    every: Duration::from_millis(u64::try_from((slots.every + MS / 2) / MS).unwrap_or(u64::MAX)),
                     first: Timestamp::from_nanos(slots.first - STEP),
                     last: Timestamp::from_nanos(slots.last + STEP),
                 }),
