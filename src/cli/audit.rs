@@ -8,9 +8,7 @@ use crate::cluster::NodeSelection;
 use crate::config::{AuditConfig, AuditOutput};
 use std::collections::{BTreeSet, HashMap};
 
-use crate::engine::audit::{
-    Setting, placement_findings, replica_findings, scenarios, toleration_findings, unpredicted_findings,
-};
+use crate::engine::audit::{Setting, placement_findings, replica_findings, scenarios, toleration_findings};
 use crate::engine::lifecycle::{MAX_UNSETTLED, ZoneKey};
 use crate::engine::model::NodeName;
 use crate::engine::snapshot::{Owner, Workloads};
@@ -74,7 +72,6 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
     let reported: BTreeSet<(&str, &Owner)> =
         findings.iter().filter_map(|finding| Some((finding.namespace, finding.owner?))).collect();
     findings.extend(placement_findings(snapshot, &zones, &reported, only.as_deref()));
-    findings.extend(unpredicted_findings(&scenarios));
     findings.extend(toleration_findings(snapshot, &prepared.flags));
     if let Some(namespace) = namespace {
         findings.retain_namespace(namespace);

@@ -8,9 +8,7 @@ use crate::decode::controller_manager::{self, Found};
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::devices::{DeviceTaints, Devices, FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::explain::explain as match_taints;
-use crate::engine::lifecycle::{
-    MAX_UNSETTLED, NodeHealth, Observation, Prediction, Settings, is_unsettled, predict, unsettled,
-};
+use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, Settings, is_unsettled, predict, unsettled};
 use crate::engine::model::{NodeName, Taint};
 use crate::engine::plan::{Assumed, Plan, device_affected_nodes};
 use crate::engine::planner::{Evidence, Foresight, Request, build};
@@ -19,6 +17,7 @@ use crate::engine::time::Timestamp;
 use crate::engine::tolerate::{Tolerance, tolerance};
 use crate::error::{Error, Result};
 use crate::output::explain::{BeforeTaint, Explanation, render_json, render_text, render_yaml};
+use crate::output::lifecycle::drain_line;
 use crate::output::template::{Printer, Rows, Template};
 use crate::output::{ClockDoc, Live, OutputFormat, plan_document, render_plan_settings};
 use crate::selector::Selector;
@@ -181,20 +180,15 @@ fn foresee(
             if down.is_empty() { "" } else { ", the other nodes taken to heartbeat until now" }
         )
     });
-    // A healthy cluster (the usual case) is answered without the prediction's search; a cluster
-    // where too many nodes fail at once is answered without it too, and says so.
-    let prediction = match unsettled(&observation) {
-        0 => None,
-        n if n > MAX_UNSETTLED => {
-            eprintln!(
-                "warning: {n} nodes are silent or not ready (more than {MAX_UNSETTLED}): the node lifecycle \
-                 controller's taints are not predicted: only the taints the nodes carry are shown"
-            );
-            None
-        }
-        _ => Some(predict(&observation)),
-    };
-    let lacks = read_late.into_iter().chain(lacks.map(|lacks| format!("warning: {lacks}"))).collect();
+    // A healthy cluster (the usual case) is answered without the prediction; past 200 nodes failing
+    // at once it drains each zone's queue, and says so once per zone (docs/node-lifecycle.md).
+    let prediction = (unsettled(&observation) > 0).then(|| predict(&observation));
+    let drains = prediction.iter().flat_map(|prediction| &prediction.zones).filter_map(drain_line);
+    let lacks = read_late
+        .into_iter()
+        .chain(drains.map(|line| format!("note: {line}")))
+        .chain(lacks.map(|lacks| format!("warning: {lacks}")))
+        .collect();
     Ok(Some(Foreseen { observation, prediction, lacks }))
 }
 

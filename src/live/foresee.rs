@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::cluster::lifecycle::LeaseChange;
 use crate::cluster::watch::HealthChange;
 use crate::engine::lifecycle::{
-    ControllerLease, Flags, MAX_UNSETTLED, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
+    ControllerLease, Flags, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
 };
 use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
@@ -131,7 +131,7 @@ fn forecast(
         silent_after: settings.silent_after,
     };
     let count = unsettled(&observation);
-    let predicted = if count == 0 || count > MAX_UNSETTLED { Vec::new() } else { predict(&observation).nodes };
+    let predicted = if count == 0 { Vec::new() } else { predict(&observation).nodes };
     let mut forecasts: BTreeMap<NodeName, NodeForecast> =
         predicted.into_iter().map(|forecast| (forecast.name.clone(), forecast)).collect();
     // A node back that still carries the controller's taint (settled, so not predicted): the

@@ -41,11 +41,6 @@ fn outage(down: &Down) -> String {
 
 /// The finding's subject: its owner's kind and name, or `Pod` and the pod's name.
 fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
-    match finding.scenario {
-        Some(Down::Zone(zone)) if finding.rule == Rule::OutageNotPredicted => return ("Zone", zone.name()),
-        Some(Down::Node(node)) if finding.rule == Rule::OutageNotPredicted => return ("Node", node.as_str()),
-        _ => {}
-    }
     match (finding.owner, finding.pods.first()) {
         (Some(owner), _) => (&owner.kind, &owner.name),
         (None, Some(pod)) => ("Pod", pod.pod.key.name()),
@@ -111,10 +106,6 @@ pub fn message(finding: &Finding<'_>, settings: &Settings, now: Timestamp) -> St
             format!(
                 "{replicas} on {what} {place} (from placement, no outage predicted says so): its loss takes them all"
             )
-        }
-        Rule::OutageNotPredicted => {
-            let down = finding.scenario.map(outage).unwrap_or_default();
-            format!("{down} down was not predicted (too many nodes silent at once): what it costs is not known")
         }
     }
 }
@@ -233,10 +224,6 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
                 condition_tolerations(kind == "DaemonSet")
             )
         }
-        Rule::OutageNotPredicted => {
-            let down = finding.scenario.map(outage).unwrap_or_default();
-            format!("ask what {down}'s outage costs with `plan --down`, on fewer nodes at a time\n")
-        }
     }
 }
 
@@ -270,10 +257,7 @@ fn findings_line(findings: &Findings<'_>) -> String {
 /// One line per outage: what the controller does to its nodes, and the owners left with none.
 fn scenario_line(scenario: &Scenario<'_>, now: Timestamp) -> String {
     let down = outage(&scenario.down);
-    let (owners, nodes) = match &scenario.outcome {
-        Outcome::TooLarge(n) => return format!("{down}: not predicted ({} nodes silent at once)", count(*n)),
-        Outcome::Predicted { owners, nodes } => (owners, nodes),
-    };
+    let Outcome::Predicted { owners, nodes } = &scenario.outcome;
     let held = nodes.iter().filter(|node| node.held.is_some()).count();
     let tainted = nodes.iter().filter(|node| node.taint.is_some()).count();
     let mut line = format!("{down}: {} of {} to be tainted", count(tainted), count(nodes.len()));
@@ -382,7 +366,8 @@ impl Serialize for ScenarioDocs<'_> {
 #[serde(rename_all = "camelCase")]
 struct ScenarioDoc<'a> {
     down: DownDoc<'a>,
-    /// `false`: more nodes silent at once than the prediction is made for.
+    /// Always `true`: every outage is predicted, past 200 nodes silent at once by each zone's drain
+    /// (docs/node-lifecycle.md, "At scale"); kept for the documents' readers.
     predicted: bool,
     nodes: Vec<ScenarioNodeDoc<'a>>,
     owners: Vec<OwnerDoc<'a>>,
@@ -390,21 +375,17 @@ struct ScenarioDoc<'a> {
 
 impl<'a> From<&'a Scenario<'a>> for ScenarioDoc<'a> {
     fn from(scenario: &'a Scenario<'a>) -> Self {
-        let (predicted, nodes, owners) = match &scenario.outcome {
-            Outcome::TooLarge(_) => (false, Vec::new(), Vec::new()),
-            Outcome::Predicted { owners, nodes } => {
-                let nodes = nodes
-                    .iter()
-                    .map(|node| ScenarioNodeDoc {
-                        name: node.name.as_str(),
-                        predicted_taint: node.taint.as_ref().map(PredictedTaintDoc::from),
-                        held: node.held.as_ref().map(HeldDoc::from),
-                    })
-                    .collect();
-                (true, nodes, owners.iter().map(OwnerDoc::from).collect())
-            }
-        };
-        Self { down: DownDoc::from(&scenario.down), predicted, nodes, owners }
+        let Outcome::Predicted { owners, nodes } = &scenario.outcome;
+        let nodes = nodes
+            .iter()
+            .map(|node| ScenarioNodeDoc {
+                name: node.name.as_str(),
+                predicted_taint: node.taint.as_ref().map(PredictedTaintDoc::from),
+                held: node.held.as_ref().map(HeldDoc::from),
+            })
+            .collect();
+        let owners = owners.iter().map(OwnerDoc::from).collect();
+        Self { down: DownDoc::from(&scenario.down), predicted: true, nodes, owners }
     }
 }
 

@@ -328,6 +328,19 @@ struct ZoneDoc {
     nodes: usize,
     not_ready: usize,
     rate_per_second: f32,
+    /// Predicted at scale: the zone's queue drained one node per token (docs/node-lifecycle.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drain: Option<DrainDoc>,
+}
+
+/// A zone's queue drained at scale: its slots, which node gets which nobody can tell.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct DrainDoc {
+    nodes: usize,
+    every_seconds: f64,
+    first: String,
+    last: String,
 }
 
 /// The `managedFields` entry that owns a node's taints: when it wrote them, and who.
@@ -589,6 +602,12 @@ impl From<&ZoneForecast> for ZoneDoc {
             nodes: zone.nodes,
             not_ready: zone.not_ready,
             rate_per_second: zone.rate_per_second,
+            drain: zone.drain.map(|drain| DrainDoc {
+                nodes: drain.nodes,
+                every_seconds: drain.every.as_secs_f64(),
+                first: rfc3339(drain.first),
+                last: rfc3339(drain.last),
+            }),
         }
     }
 }
@@ -726,6 +745,15 @@ pub fn write_plan_json_with(
                 zone.nodes, zone.not_ready
             )?;
             serde_json::to_writer(&mut *out, &zone.rate_per_second)?;
+            if let Some(drain) = &zone.drain {
+                write!(out, ",\n      \"drain\": {{\n        \"nodes\": {},\n        \"everySeconds\": ", drain.nodes)?;
+                serde_json::to_writer(&mut *out, &drain.every.as_secs_f64())?;
+                out.write_all(b",\n        \"first\": ")?;
+                string(out, &rfc3339(drain.first))?;
+                out.write_all(b",\n        \"last\": ")?;
+                string(out, &rfc3339(drain.last))?;
+                out.write_all(b"\n      }")?;
+            }
             out.write_all(b"\n    }")?;
         }
         out.write_all(if zones.is_empty() { b"]" } else { b"\n  ]" })?;
@@ -938,7 +966,8 @@ mod tests {
     use super::*;
     use crate::engine::devices::{DeviceId, DeviceReport, SourceKind};
     use crate::engine::lifecycle::{
-        Basis as LifecycleBasis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey, ZoneState,
+        Basis as LifecycleBasis, ConditionTaint, Drain, Held, HeldReason, NodeForecast, PredictedTaint, ZoneKey,
+        ZoneState,
     };
     use crate::engine::model::{Effect, NodeName, Pod, PodKey, Uid};
     use crate::engine::snapshot::{Owner, SnapshotPod};
@@ -1135,13 +1164,23 @@ mod tests {
             prop::sample::select(&[ZoneState::Normal, ZoneState::PartialDisruption, ZoneState::FullDisruption][..]);
         let rate =
             prop_oneof![Just(0.0f32), Just(0.1), Just(0.01), any::<f32>().prop_filter("finite", |r| r.is_finite())];
-        let zone = (zone(), state, 0usize..100, 0usize..100, rate).prop_map(
-            |(zone, state, nodes, not_ready, rate_per_second)| ZoneForecast {
+        let drain = prop::option::of((1usize..2000, 1u64..200_000, 1_700_000_000i64..1_900_000_000, 0i64..20_000))
+            .prop_map(|drain| {
+                drain.map(|(nodes, every_ms, first, span)| Drain {
+                    nodes,
+                    every: std::time::Duration::from_millis(every_ms),
+                    first: Timestamp::from_unix_seconds(first).add_nanos(i64::try_from(every_ms).unwrap_or_default()),
+                    last: Timestamp::from_unix_seconds(first + span),
+                })
+            });
+        let zone = (zone(), state, 0usize..100, 0usize..100, rate, drain).prop_map(
+            |(zone, state, nodes, not_ready, rate_per_second, drain)| ZoneForecast {
                 zone,
                 state,
                 nodes,
                 not_ready,
                 rate_per_second,
+                drain,
             },
         );
         prop::option::of(prop::collection::vec(zone, 0..3))

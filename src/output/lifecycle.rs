@@ -3,8 +3,25 @@
 //! `output/lines.rs`).
 
 use super::human::printable_display as shown;
-use super::human::{short_key, time_of_day, until};
-use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready};
+use super::human::{count, rfc3339, short_key, time_of_day, until};
+use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready, ZoneForecast};
+use crate::words::std_duration;
+
+/// What a zone predicted at scale says once for all its nodes: its queue drained one node per
+/// token, in an order nobody sees (docs/node-lifecycle.md, "At scale"); `None` for a zone predicted
+/// node by node.
+#[must_use]
+pub fn drain_line(zone: &ZoneForecast) -> Option<String> {
+    let drain = zone.drain?;
+    let nodes = if drain.nodes == 1 { "1 node".to_owned() } else { format!("{} nodes", count(drain.nodes)) };
+    Some(format!(
+        "zone {}: {nodes} tainted one every {} from {} to {}, in an order nobody sees: each node's window spans them",
+        shown(&zone.zone),
+        std_duration(drain.every),
+        rfc3339(drain.first),
+        rfc3339(drain.last),
+    ))
+}
 
 /// What is expected of the node, in words (without its name).
 fn expected(forecast: &NodeForecast) -> String {

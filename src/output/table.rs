@@ -188,8 +188,11 @@ fn lifecycle_line(
     }
     if let Some(taint) = forecast.taint {
         let zone = forecast.zone.name();
+        // A zone drained at scale says its queue once (docs/node-lifecycle.md, "At scale").
+        let drained = zones.iter().any(|z| z.zone == forecast.zone && z.drain.is_some());
         let queue = match taint.queued_with {
             0 => String::new(),
+            _ if drained => ", one of its queue's slots".to_owned(),
             1 => ", 1 other node may be tainted first".to_owned(),
             n => format!(", {n} other nodes may be tainted first"),
         };

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::run;
+use crate::util::{instant, run};
 
 const NOW: &str = "2026-11-22T10:00:00Z";
 
@@ -152,4 +152,113 @@ fn explain_under_down_walks_from_the_node_going_down_to_the_deletion() {
     let json = run(&[&args[..], &["frontend-7d9c6b8f5-r4nq8", "-o", "json"]].concat(), None);
     let doc: Value = serde_json::from_str(&json.stdout).expect("JSON");
     assert_eq!(doc["beforeTaint"]["down"], true, "{doc}");
+}
+
+/// A healthy dump of three zones of 240 nodes each (`crates/test-support/src/cluster.rs`, one pod per
+/// node), written once per test.
+fn three_zones_of_240(name: &str) -> std::path::PathBuf {
+    let config = taint_evict_test_support::cluster::Config { nodes: 720, pods_per_node: 1, seed: 3, healthy: true };
+    let mut dump = Vec::new();
+    taint_evict_test_support::cluster::generate(&config, &mut dump).expect("writing to a Vec cannot fail");
+    let path = crate::util::scratch(name).join("dump.json");
+    std::fs::write(&path, dump).expect("the dump is written");
+    path
+}
+
+#[test]
+fn a_zone_of_240_nodes_going_down_is_predicted_by_its_drain() {
+    let path = three_zones_of_240("zone-of-240");
+    let dump = path.to_str().expect("a UTF-8 path");
+    let down = run(
+        &["plan", "-f", dump, "--now", NOW, "-o", "json", "--down-selector", "topology.kubernetes.io/zone=eu-west-1a"],
+        None,
+    );
+    assert_eq!(down.code, 0, "{}", down.stderr);
+    let plan: Value = serde_json::from_str(&down.stdout).expect("JSON");
+    let nodes = plan["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 240, "every node of the zone is shown");
+    // The zone goes Normal to fully disrupted as its nodes go Unknown, together: its queue serves one
+    // node per 10 s (`--node-eviction-rate` 0.1), from 45 s after the stop, in an order nobody sees.
+    let zone = plan["zones"].as_array().expect("zones").iter().find(|z| z["name"] == "eu-west-1a").expect("the zone");
+    let drain = &zone["drain"];
+    assert_eq!((drain["nodes"].as_u64(), drain["everySeconds"].as_f64()), (Some(240), Some(10.0)), "{zone}");
+    let (first, last) =
+        (instant(drain["first"].as_str().expect("first")), instant(drain["last"].as_str().expect("last")));
+    let now = instant(NOW);
+    let second = 1_000_000_000;
+    // Without Leases the kubelets stop any time from their last heartbeat, 12 s before now.
+    assert!((now + 25 * second..now + 50 * second).contains(&first), "{drain}");
+    // 240 slots of 10 s, each token used up to a tick late, from at most a pass after the zone is down.
+    assert!((first + 2_390 * second..first + 2_450 * second).contains(&last), "{drain}");
+    for node in nodes {
+        let taint = &node["predictedTaint"];
+        assert_eq!(taint["key"], "node.kubernetes.io/unreachable", "{node}");
+        let window = (instant(taint["earliest"].as_str().expect("earliest")), taint["latest"].as_str().map(instant));
+        assert_eq!(window, (first, Some(last)), "every node's window is the zone's slots: {node}");
+    }
+    let notes: Vec<&str> = down.stderr.lines().filter(|line| line.contains("in an order nobody sees")).collect();
+    assert_eq!(notes.len(), 1, "said once for the zone: {}", down.stderr);
+    assert!(
+        notes[0].starts_with("note: zone eu-west-1a: 240 nodes tainted one every 10s from 2026-11-22T10:00:"),
+        "{}",
+        notes[0]
+    );
+    assert!(!down.stderr.contains("not predicted"), "{}", down.stderr);
+
+    // The healthy zones are not predicted tainted.
+    let others = run(
+        &[
+            "plan",
+            "-f",
+            dump,
+            "--now",
+            NOW,
+            "-o",
+            "json",
+            "-l",
+            "topology.kubernetes.io/zone=eu-west-1b",
+            "--down-selector",
+            "topology.kubernetes.io/zone=eu-west-1a",
+        ],
+        None,
+    );
+    assert_eq!(others.code, 0, "{}", others.stderr);
+    let plan: Value = serde_json::from_str(&others.stdout).expect("JSON");
+    for node in plan["nodes"].as_array().expect("nodes").iter().filter(|n| n["zone"] == "eu-west-1b") {
+        assert_eq!(node["predictedTaint"], Value::Null, "{node}");
+    }
+}
+
+#[test]
+fn audit_predicts_a_zone_of_240_nodes_as_plan_down_selector_does() {
+    let path = three_zones_of_240("audit-zone-of-240");
+    let dump = path.to_str().expect("a UTF-8 path");
+    let audit = run(&["audit", "-f", dump, "--now", NOW, "-o", "json"], None);
+    assert!(audit.code == 0 || audit.code == 3, "{}", audit.stderr);
+    let document: Value = serde_json::from_str(&audit.stdout).expect("JSON");
+    let scenario = document["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .find(|s| s["down"]["zone"] == "eu-west-1a")
+        .expect("the zone's outage");
+    let plan = run(
+        &["plan", "-f", dump, "--now", NOW, "-o", "json", "--down-selector", "topology.kubernetes.io/zone=eu-west-1a"],
+        None,
+    );
+    let plan: Value = serde_json::from_str(&plan.stdout).expect("JSON");
+    // By name: the plan's nodes come in its order, the audit's in the dump's.
+    let windows = |nodes: &Value| -> Vec<(String, Value)> {
+        let nodes = nodes.as_array().expect("nodes").iter();
+        let mut windows: Vec<(String, Value)> =
+            nodes.map(|n| (n["name"].as_str().expect("name").to_owned(), n["predictedTaint"].clone())).collect();
+        windows.sort_by(|a, b| a.0.cmp(&b.0));
+        windows
+    };
+    let audited = windows(&scenario["nodes"]);
+    assert_eq!(audited.len(), 240);
+    assert!(audited.iter().all(|(_, taint)| taint["latest"].is_string()), "every node predicted");
+    let planned = windows(&plan["nodes"]);
+    let differ: Vec<_> = audited.iter().zip(&planned).filter(|(a, p)| a != p).take(2).collect();
+    assert!(differ.is_empty() && audited.len() == planned.len(), "audit, plan: {differ:?}");
 }

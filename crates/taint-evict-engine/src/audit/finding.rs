@@ -55,9 +55,6 @@ pub enum Rule {
     /// Every running replica of an owner runs in one zone, in a cluster of several: that zone's
     /// loss takes them all. Found from placement alone, when no outage predicted says it.
     ReplicasInOneZone,
-    /// An outage the audit could not predict (too many nodes silent at once): what it costs is not
-    /// known, and the audit cannot vouch for it.
-    OutageNotPredicted,
 }
 
 impl Rule {
@@ -72,7 +69,6 @@ impl Rule {
             Self::ToleratesEveryTaint => "tolerates-every-taint",
             Self::ReplicasOnOneNode => "replicas-on-one-node",
             Self::ReplicasInOneZone => "replicas-in-one-zone",
-            Self::OutageNotPredicted => "outage-not-predicted",
         }
     }
 }
@@ -159,8 +155,7 @@ impl<'a> Findings<'a> {
     /// Keeps only the findings of namespace `namespace`.
     pub fn retain_namespace(&mut self, namespace: &str) {
         self.losses.retain(|(_, loss, _)| loss.namespace == namespace);
-        // An outage not predicted is every namespace's.
-        self.others.retain(|(finding, _)| finding.namespace == namespace || finding.rule == Rule::OutageNotPredicted);
+        self.others.retain(|(finding, _)| finding.namespace == namespace);
     }
 
     /// How many findings.

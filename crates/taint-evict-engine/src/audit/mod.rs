@@ -11,7 +11,7 @@ mod rules;
 mod scenarios;
 
 pub use finding::{Finding, Findings, Rule, Severity};
-pub use placement::{placement_findings, unpredicted_findings};
+pub use placement::placement_findings;
 pub use replicas::replica_findings;
 pub use rules::toleration_findings;
 pub use scenarios::{Down, Outcome, Scenario, Setting, scenarios};

@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::finding::{Finding, Findings, Rule, Severity};
-use super::scenarios::{Outcome, Scenario};
 use crate::model::NodeName;
 use crate::snapshot::{Owner, Snapshot, SnapshotPod};
 
@@ -64,35 +63,10 @@ pub fn placement_findings<'a>(
     Findings::of_others(found.collect::<Vec<_>>())
 }
 
-/// One finding per outage not predicted ([`Rule::OutageNotPredicted`], medium), in the scenarios'
-/// order.
-#[must_use]
-pub fn unpredicted_findings<'a>(scenarios: &'a [Scenario<'a>]) -> Findings<'a> {
-    let found = scenarios.iter().filter(|scenario| matches!(scenario.outcome, Outcome::TooLarge(_))).map(|scenario| {
-        let finding = Finding {
-            rule: Rule::OutageNotPredicted,
-            severity: Severity::Medium,
-            namespace: "",
-            owner: None,
-            pods: &[],
-            toleration: None,
-            taint: None,
-            seconds: None,
-            scenario: Some(&scenario.down),
-            at: None,
-            place: None,
-        };
-        (finding, Vec::new())
-    });
-    Findings::of_others(found.collect::<Vec<_>>())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::scenarios::Down;
     use crate::audit::scenarios::tests::{bound_pod, owner};
-    use crate::lifecycle::ZoneKey;
     use crate::snapshot::SnapshotNode;
     use crate::time::Timestamp;
 
@@ -131,21 +105,5 @@ mod tests {
         let reported = BTreeSet::from([("shop", &*db)]);
         let found = placement_findings(&snapshot, &zones, &reported, None);
         assert_eq!(found.iter().map(|f| &*f.owner.expect("an owner").name).collect::<Vec<_>>(), ["one"]);
-    }
-
-    #[test]
-    fn an_outage_not_predicted_is_a_finding() {
-        let scenarios = vec![
-            Scenario { down: Down::Zone(ZoneKey::new("r", "za")), outcome: Outcome::TooLarge(201) },
-            Scenario {
-                down: Down::Node(NodeName::from("n1")),
-                outcome: Outcome::Predicted { owners: Vec::new(), nodes: Vec::new() },
-            },
-        ];
-        let findings = unpredicted_findings(&scenarios);
-        let found: Vec<Finding<'_>> = findings.iter().collect();
-        assert_eq!(found.len(), 1);
-        assert_eq!((found[0].rule, found[0].severity), (Rule::OutageNotPredicted, Severity::Medium));
-        assert_eq!(found[0].scenario, Some(&Down::Zone(ZoneKey::new("r", "za"))));
     }
 }

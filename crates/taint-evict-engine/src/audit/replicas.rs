@@ -17,10 +17,7 @@ pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &'a [Scenario<'a>
     let mut losses: Vec<(usize, &'a Down, &'a OwnerLoss<'a>)> = by_size
         .enumerate()
         .flat_map(|(rank, scenario)| {
-            let owners = match &scenario.outcome {
-                Outcome::Predicted { owners, .. } => owners.as_slice(),
-                Outcome::TooLarge(_) => &[],
-            };
+            let Outcome::Predicted { owners, .. } = &scenario.outcome;
             owners.iter().filter(|loss| loss.none_left()).map(move |loss| (rank, &scenario.down, loss))
         })
         .collect();

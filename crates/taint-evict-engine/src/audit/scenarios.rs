@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
-use crate::lifecycle::{Forecaster, NodeForecast, NodeHealth, Observation, Prediction, ZoneKey};
+use crate::lifecycle::{Forecaster, Method, NodeForecast, NodeHealth, Observation, Prediction, ZoneKey};
 use crate::model::NodeName;
 use crate::plan::{Assumed, OwnerLoss};
 use crate::planner::{Evidence, Foresight, Request, Tables, build};
@@ -33,8 +33,6 @@ pub enum Outcome<'a> {
         /// The nodes going down, in the observation's order.
         nodes: Vec<NodeForecast>,
     },
-    /// More nodes would be silent or not ready at once than `max_unsettled`: not predicted.
-    TooLarge(usize),
 }
 
 /// One outage and what it brings.
@@ -52,8 +50,8 @@ pub struct Setting<'a> {
     /// Node health as read (`now` included; a dump read late, judged when it was taken): the nodes
     /// of each scenario go down from it.
     pub observation: &'a Observation,
-    /// A scenario with more nodes unsettled than this is not predicted (the prediction's search
-    /// grows with their square).
+    /// A scenario with more nodes unsettled than this is predicted by each zone's drain
+    /// ([`Method::Drain`]) rather than the exact search, which grows with their square.
     pub max_unsettled: usize,
     /// Only this namespace's owners.
     pub namespace: Option<&'a str>,
@@ -123,11 +121,12 @@ impl<'s, 'a> Shared<'s, 'a> {
     /// What follows when the observed nodes of `down` (indices, ascending) go down.
     fn outcome(&self, down: &[usize]) -> Outcome<'s> {
         let observed = self.setting.observation;
-        let unsettled = self.forecaster.unsettled_with(down);
-        if unsettled > self.setting.max_unsettled {
-            return Outcome::TooLarge(unsettled);
-        }
-        let forecasts = self.forecaster.predict_down(down);
+        let method = if self.forecaster.unsettled_with(down) > self.setting.max_unsettled {
+            Method::Drain
+        } else {
+            Method::Search
+        };
+        let forecasts = self.forecaster.predict_down_by(down, method);
         // The plan reads the health and the forecasts of the nodes it shows: those going down.
         let observation = Observation {
             nodes: down.iter().map(|&i| NodeHealth { down: true, ..observed.nodes[i].clone() }).collect(),
@@ -246,7 +245,7 @@ pub(crate) mod tests {
 
     /// Each scenario's owners losing pods: (kind/name, deleted, of, none left).
     fn losses<'a>(scenario: &Scenario<'a>) -> Vec<(String, usize, usize, bool)> {
-        let Outcome::Predicted { owners, .. } = &scenario.outcome else { panic!("{:?} not predicted", scenario.down) };
+        let Outcome::Predicted { owners, .. } = &scenario.outcome;
         owners
             .iter()
             .map(|o| (format!("{}/{}", o.owner.kind, o.owner.name), o.deleted, o.pods, o.none_left()))
@@ -271,7 +270,7 @@ pub(crate) mod tests {
         assert_eq!(losses(&scenarios[1]), vec![("ReplicaSet/web".to_owned(), 1, 2, false)]);
         assert_eq!(losses(&scenarios[2]), vec![("StatefulSet/db".to_owned(), 1, 2, false)]);
         // `za` down is fully disrupted while `zb` is not: tainted at the normal rate, one node per 10 s.
-        let Outcome::Predicted { owners, nodes } = &scenarios[0].outcome else { panic!("predicted") };
+        let Outcome::Predicted { owners, nodes } = &scenarios[0].outcome;
         assert_eq!(nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), ["za-1", "za-2", "za-3"]);
         assert!(nodes.iter().all(|n| n.taint.is_some() && n.held.is_none()), "{nodes:?}");
         // The taints come 40 s of grace and a pass or two after the last heartbeat, then 300 s each:
@@ -291,7 +290,7 @@ pub(crate) mod tests {
         snapshot.pods.retain(|pod| pod.pod.node.as_ref().is_some_and(|node| node.as_str().starts_with("za")));
         let setting = setting(&observation, 200);
         let scenarios = scenarios(&snapshot, &setting);
-        let Outcome::Predicted { owners, nodes } = &scenarios[0].outcome else { panic!("predicted") };
+        let Outcome::Predicted { owners, nodes } = &scenarios[0].outcome;
         assert!(owners.is_empty(), "{owners:?}");
         let held: Vec<_> = nodes.iter().map(|n| n.held.as_ref().map(|held| held.reason)).collect();
         assert_eq!(held, [Some(HeldReason::AllZonesDown); 3]);
@@ -309,12 +308,23 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_scenario_too_large_to_search_says_how_many_nodes_it_would_take() {
+    fn a_scenario_too_large_to_search_is_predicted_by_its_zones_drain() {
         let (snapshot, observation) = cluster();
-        let setting = setting(&observation, 2);
-        let scenarios = scenarios(&snapshot, &setting);
-        assert!(matches!(scenarios[0].outcome, Outcome::TooLarge(3)), "{:?}", scenarios[0].outcome);
-        assert!(matches!(scenarios[1].outcome, Outcome::Predicted { .. }));
+        let drained = scenarios(&snapshot, &setting(&observation, 2));
+        let searched = scenarios(&snapshot, &setting(&observation, 200));
+        let windows = |scenario: &Scenario<'_>| -> Vec<Option<(Timestamp, Option<Timestamp>)>> {
+            let Outcome::Predicted { nodes, .. } = &scenario.outcome;
+            nodes.iter().map(|node| node.taint.map(|taint| (taint.earliest, taint.latest))).collect()
+        };
+        // Zone za's three nodes: each window holds the exact search's.
+        let (wide, exact) = (windows(&drained[0]), windows(&searched[0]));
+        assert_eq!(wide.len(), 3);
+        for (wide, exact) in wide.iter().zip(&exact) {
+            let ((wide_from, wide_to), (exact_from, exact_to)) = (wide.expect("tainted"), exact.expect("tainted"));
+            assert!(wide_from <= exact_from && exact_to <= wide_to, "{wide:?} holds {exact:?}");
+        }
+        // One node's outage is searched as before.
+        assert_eq!(windows(&drained[2]), windows(&searched[2]));
     }
 
     /// Runs the parts last first.

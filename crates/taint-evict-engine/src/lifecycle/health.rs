@@ -447,6 +447,23 @@ pub struct ZoneForecast {
     pub not_ready: usize,
     /// The taint rate the state gives it (0: no taints).
     pub rate_per_second: f32,
+    /// Predicted at scale: its queue drained one node per token in an order nobody sees, said once
+    /// for the zone rather than once per node (`None` for the exact search, or nothing queued).
+    pub drain: Option<Drain>,
+}
+
+/// A zone's queue drained at its last state's rate: every node queued is tainted in one of its
+/// slots, which one nobody can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drain {
+    /// Nodes queued.
+    pub nodes: usize,
+    /// Time between two slots.
+    pub every: Duration,
+    /// The first slot, at the earliest.
+    pub first: Timestamp,
+    /// The last slot, at the latest.
+    pub last: Timestamp,
 }
 
 /// What [`predict`](super::predict) answers.

@@ -8,7 +8,9 @@
 //! Kubernetes 1.29–1.34 rule by rule: the grace period counted from the pass that saw the last
 //! heartbeat, the one-pass delay between `Ready=Unknown` and the zone queue, the per-zone token
 //! bucket (burst 1, tried every 100 ms), the zone states and their rates, master disruption mode,
-//! and a leader change restarting all of it.
+//! and a leader change restarting all of it. Up to [`MAX_UNSETTLED`] nodes failing at once every
+//! reading is replayed exactly ([`Method::Search`]); past it each zone's queue is drained
+//! ([`Method::Drain`], docs/node-lifecycle.md "At scale").
 //!
 //! Like the rest of the engine this module is pure: inputs are values (`now` included), and the
 //! answer is a value. What an observer cannot see (the pass phase, the order in which simultaneous
@@ -52,13 +54,14 @@
 //! assert!(taint.earliest >= t(1044) && taint.latest.unwrap() <= t(1052));
 //! ```
 
+mod drain;
 mod health;
 mod predict;
 mod settings;
 mod stuck;
 
 pub use health::*;
-pub use predict::{Forecaster, MAX_UNSETTLED, predict};
+pub use predict::{Forecaster, MAX_UNSETTLED, Method, predict};
 pub use settings::{Given, SettingValue, Settings, Source, Sources};
 pub use stuck::{kubelet_gone, stuck_since};
 

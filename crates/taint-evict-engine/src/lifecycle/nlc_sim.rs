@@ -552,3 +552,73 @@ proptest! {
         prop_assert_eq!(forecaster.unsettled_with(&down), super::unsettled(&marked));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn drained_windows_contain_the_simulated_taint_instant(s in scenario()) {
+        let (observation, tainted) = run(&s);
+        let prediction = Forecaster::new(&observation).predict_by(Method::Drain);
+        for ((forecast, actual), node) in prediction.nodes.iter().zip(&tainted).zip(&observation.nodes) {
+            let actual = actual.map(|(at, _)| Timestamp::from_nanos(at));
+            match (forecast.taint, &forecast.held) {
+                (Some(taint), _) => {
+                    if let Some(at) = actual {
+                        prop_assert!(taint.earliest <= at, "{}: tainted at {at:?} before {taint:?}", node.name);
+                    }
+                    if let Some(latest) = taint.latest {
+                        let at = actual.ok_or_else(|| {
+                            TestCaseError::fail(format!("{}: never tainted, predicted {taint:?}", node.name))
+                        })?;
+                        prop_assert!(at <= latest, "{}: tainted at {at:?} after {taint:?}", node.name);
+                    }
+                }
+                (None, held) => {
+                    prop_assert!(actual.is_none(), "{}: tainted at {actual:?} though {held:?}", node.name);
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn drained_windows_contain_the_searched_ones(
+        s in scenario(),
+        picks in proptest::collection::vec(any::<bool>(), 1..12),
+    ) {
+        let (observation, _) = run(&s);
+        let forecaster = Forecaster::new(&observation);
+        let down: Vec<usize> = (0..observation.nodes.len()).filter(|&i| picks[i % picks.len()]).collect();
+        let pairs = [
+            (forecaster.predict_by(Method::Search).nodes, forecaster.predict_by(Method::Drain).nodes),
+            (forecaster.predict_down_by(&down, Method::Search), forecaster.predict_down_by(&down, Method::Drain)),
+        ];
+        for (searched, drained) in pairs {
+            for (exact, wide) in searched.iter().zip(&drained) {
+                match (exact.taint, wide.taint) {
+                    (Some(exact_taint), Some(wide_taint)) => {
+                        prop_assert_eq!(exact_taint.key, wide_taint.key, "{}", exact.name);
+                        prop_assert!(wide_taint.earliest <= exact_taint.earliest, "{}: {wide:?} after {exact:?}", exact.name);
+                        match (exact_taint.latest, wide_taint.latest) {
+                            (_, None) => {}
+                            (Some(exact_latest), Some(wide_latest)) => {
+                                prop_assert!(exact_latest <= wide_latest, "{}: {wide:?} before {exact:?}", exact.name);
+                            }
+                            (None, Some(_)) => prop_assert!(false, "{}: {wide:?} bounds {exact:?}", exact.name),
+                        }
+                    }
+                    (Some(_), None) => prop_assert!(false, "{}: {wide:?} holds {exact:?}", exact.name),
+                    // A node held may be given an open window, never a bounded one.
+                    (None, Some(wide_taint)) => {
+                        prop_assert!(exact.held.is_some() && wide_taint.latest.is_none(), "{}: {wide:?} for {exact:?}", exact.name);
+                    }
+                    (None, None) => {}
+                }
+            }
+        }
+    }
+}

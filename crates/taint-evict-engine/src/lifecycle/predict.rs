@@ -12,7 +12,9 @@
 //!
 //! Cost: one replay per phase sample and reading, each linear in the nodes plus quadratic in the
 //! nodes queued in one zone. Fine for a few dozen silent nodes; with hundreds failing at once it
-//! takes seconds (the readings grow with them too), which a caller showing it live should bound.
+//! would take seconds (the readings grow with them too): past [`MAX_UNSETTLED`] such nodes
+//! [`Forecaster::predict`] drains each zone's queue instead (`lifecycle/drain.rs`), from each node's
+//! instants bounded over a few phase samples.
 //!
 //! One simplification: a health pass is taken as one step. Upstream's tainting loop runs beside the
 //! pass, so a node queued early in the pass that tips its zone into partial disruption (or every
@@ -21,9 +23,10 @@
 
 use std::time::Duration;
 
+use super::drain::{Bounds, Fate, Slots, TICK_SLACK, Zones, drain as drain_zones, interval, rate, zone_state};
 use super::health::{
-    Basis, ConditionTaint, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint, Prediction,
-    Ready, ZoneForecast, ZoneKey, ZoneState, is_unsettled,
+    Basis, ConditionTaint, Drain, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint,
+    Prediction, Ready, ZoneForecast, ZoneKey, ZoneState, is_unsettled,
 };
 use crate::time::Timestamp;
 
@@ -37,22 +40,43 @@ const SYNC: (i128, i128) = (50 * MS, 500 * MS);
 /// 1.5–2 ms in small clusters).
 const PASS_DURATION: (i128, i128) = (MS / 20, 3 * MS);
 
-/// A due token is used at the next tick of the tainting loop (every 100 ms, sliding) and written.
-const TICK_SLACK: i128 = 110 * MS;
-
 /// Timestamps written as whole seconds hide up to this much.
 const TRUNCATION: i128 = SECOND;
 
 /// At most this many nodes with an ambiguous pass are each read against all the others.
 const MAX_SINGLED_OUT: usize = 16;
 
-/// The most nodes failing at once (silent or not ready) a prediction is made for: the search grows
-/// with the square of their number, about a second for this many. Past it, `plan`, its live view and
-/// `audit` say "not predicted".
+/// The most nodes failing at once (silent or not ready) the exact search is made for: it grows with
+/// the square of their number, about a second for this many. Past it, each zone's queue is drained
+/// instead ([`Method::Drain`]).
 pub const MAX_UNSETTLED: usize = 200;
 
 /// Spacing of the phase samples; every window is widened by it.
 const STEP: i128 = 20 * MS;
+
+/// The drain reads the pass phase at this many anchors (of each pass duration), however unsure it is.
+const DRAIN_SAMPLES: i128 = 16;
+
+/// How a prediction is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Every reading of the snapshot replayed exactly: windows as narrow as the snapshot allows, in
+    /// time growing with the square of the nodes failing at once.
+    Search,
+    /// Each zone's queue drained at its last state's rate in an order nobody sees: a node's window
+    /// spans from when it may be queued to the slot by which its zone's queue has served every node
+    /// that may be ahead of it. Linear in the nodes (after a sort); for outages past
+    /// [`MAX_UNSETTLED`].
+    Drain,
+}
+
+impl Method {
+    /// The method for this many nodes unsettled at once.
+    #[must_use]
+    pub fn for_unsettled(unsettled: usize) -> Self {
+        if unsettled > MAX_UNSETTLED { Self::Drain } else { Self::Search }
+    }
+}
 
 /// Predicts, for every node, when the NLC adds its `unreachable`/`not-ready` NoExecute taint, or that
 /// it will not; and every zone's state. Nodes that keep heartbeating are assumed to keep doing so,
@@ -123,11 +147,18 @@ impl<'o> Forecaster<'o> {
         self.unsettled + down.iter().filter(settled_now).count()
     }
 
-    /// The prediction of the observation, every node and zone.
+    /// The prediction of the observation, every node and zone: by the exact search up to
+    /// [`MAX_UNSETTLED`] nodes unsettled, past it by each zone's drain.
     #[must_use]
     pub fn predict(&self) -> Prediction {
+        self.predict_by(Method::for_unsettled(self.unsettled))
+    }
+
+    /// The prediction of the observation by `method`.
+    #[must_use]
+    pub fn predict_by(&self, method: Method) -> Prediction {
         let observation = self.observation;
-        let (results, always_master) = self.replay(&self.scene);
+        let (results, always_master, slots) = self.outcomes(&self.scene, method);
         let mut outcomes: Vec<Outcomes> = vec![Outcomes::default(); observation.nodes.len()];
         for (&i, outcome) in self.scene.moving.iter().zip(results) {
             outcomes[i] = outcome;
@@ -145,12 +176,20 @@ impl<'o> Forecaster<'o> {
             .zones
             .iter()
             .zip(initial)
-            .map(|(zone, (nodes, state, not_ready))| ZoneForecast {
+            .enumerate()
+            .map(|(index, (zone, (nodes, state, not_ready)))| ZoneForecast {
                 zone: zone.clone(),
                 state,
                 nodes,
                 not_ready,
                 rate_per_second: if master_now { 0.0 } else { rate(state, nodes, &observation.flags) },
+                drain: slots.iter().find(|slots| slots.zone == index).map(|slots| Drain {
+                    nodes: slots.nodes,
+                    // To the millisecond: a float32 rate of 0.1 gives 9.999999851 s.
+                    every: Duration::from_millis(u64::try_from((slots.every + MS / 2) / MS).unwrap_or(u64::MAX)),
+                    first: Timestamp::from_nanos(slots.first - STEP),
+                    last: Timestamp::from_nanos(slots.last + STEP),
+                }),
             })
             .collect();
         Prediction { nodes, zones, phase_known: self.phase.known, at: observation.now }
@@ -160,10 +199,12 @@ impl<'o> Forecaster<'o> {
     /// they gone down: [`predict`]'s, with those nodes marked `down`, in the same order.
     #[must_use]
     pub fn predict_down(&self, down: &[usize]) -> Vec<NodeForecast> {
-        self.forecast_down(down)
+        self.predict_down_by(down, Method::for_unsettled(self.unsettled_with(down)))
     }
 
-    fn forecast_down(&self, down: &[usize]) -> Vec<NodeForecast> {
+    /// [`Forecaster::predict_down`] by `method`.
+    #[must_use]
+    pub fn predict_down_by(&self, down: &[usize], method: Method) -> Vec<NodeForecast> {
         let observation = self.observation;
         let overrides: Vec<(usize, Course)> = down
             .iter()
@@ -174,7 +215,7 @@ impl<'o> Forecaster<'o> {
             })
             .collect();
         let scene = self.scene_with(&overrides);
-        let (results, always_master) = self.replay(&scene);
+        let (results, always_master, _) = self.outcomes(&scene, method);
         let mut results = scene.moving.iter().copied().zip(results).peekable();
         down.iter()
             .map(|&i| {
@@ -188,6 +229,93 @@ impl<'o> Forecaster<'o> {
                 forecast(&observation.nodes[i], outcome, always_master, self.leader.leaderless)
             })
             .collect()
+    }
+
+    /// The outcome of each node of `scene` that may move, whether every reading ends in master
+    /// disruption mode, and (by the drain) each zone's slots.
+    fn outcomes(&self, scene: &Scene, method: Method) -> (Vec<Outcomes>, bool, Vec<Slots>) {
+        match method {
+            Method::Search => {
+                let (results, always_master) = self.replay(scene);
+                (results, always_master, Vec::new())
+            }
+            Method::Drain => self.drain(scene),
+        }
+    }
+
+    /// Each node that may move bounded over a few readings of the pass phase, then every zone's
+    /// queue drained (docs/node-lifecycle.md, "At scale"): linear in the nodes, after a sort.
+    fn drain(&self, scene: &Scene) -> (Vec<Outcomes>, bool, Vec<Slots>) {
+        let observation = self.observation;
+        let courses = &scene.courses;
+        // A node's instants move with the anchor by at most the anchors' spacing between two
+        // samples (a later grid never picks a later pass), so the bounds widen by that spacing.
+        let step = ((self.phase.anchor.1 - self.phase.anchor.0) / DRAIN_SAMPLES).max(STEP);
+        let worlds = self.phase.worlds_every(step, &[], &self.timing, self.leader.start);
+        let readings = [vec![false; courses.len()], vec![true; courses.len()]];
+        let mut bounds: Vec<Option<Bounds>> = vec![None; courses.len()];
+        for world in &worlds {
+            for high in &readings {
+                let replay = Replay {
+                    world,
+                    scene,
+                    high,
+                    timing: &self.timing,
+                    flags: &observation.flags,
+                    now: observation.now.as_nanos(),
+                    recoveries: &self.recoveries,
+                };
+                for (i, course) in courses.iter().enumerate() {
+                    let (from, job) = replay.plan(i, course);
+                    let Some(job) = job else { continue };
+                    let from = from.unwrap_or(i128::MAX);
+                    let (zone, counted) = course.zone();
+                    let bound = bounds[i].get_or_insert(Bounds {
+                        zone,
+                        counted,
+                        not_ready: (from, from),
+                        release: (job.release, job.release),
+                        key: job.key,
+                        basis: job.basis,
+                        swap: job.swap,
+                    });
+                    bound.not_ready = (bound.not_ready.0.min(from), bound.not_ready.1.max(from));
+                    bound.release = (bound.release.0.min(job.release), bound.release.1.max(job.release));
+                }
+            }
+        }
+        let margin = step + STEP;
+        let widen = |(low, high): (i128, i128)| (low.saturating_sub(margin), high.saturating_add(margin));
+        let index: Vec<usize> = (0..courses.len()).filter(|&i| bounds[i].is_some()).collect();
+        let nodes: Vec<Bounds> = bounds
+            .into_iter()
+            .flatten()
+            .map(|bound| Bounds { not_ready: widen(bound.not_ready), release: widen(bound.release), ..bound })
+            .collect();
+        let zones =
+            Zones { sizes: &scene.sizes, settled_not_ready: &scene.settled_not_ready, last_taint: &self.last_taint };
+        let period = self.timing.period + PASS_DURATION.1;
+        let (fates, slots, master) =
+            drain_zones(&nodes, &zones, &observation.flags, observation.now.as_nanos(), period);
+        let mut results: Vec<Outcomes> = vec![Outcomes::default(); courses.len()];
+        for ((&i, node), fate) in index.iter().zip(&nodes).zip(fates) {
+            let queued =
+                slots.iter().find(|slots| slots.zone == node.zone && !node.swap).map_or(0, |slots| slots.nodes);
+            let result = &mut results[i];
+            result.key = Some(node.key);
+            result.basis = Some(node.basis);
+            match fate {
+                Fate::Tainted(earliest, latest) => {
+                    result.served = true;
+                    result.earliest = Some(earliest);
+                    result.latest = latest;
+                    result.unserved = latest.is_none().then_some(HeldReason::PartialDisruption);
+                    result.queued_with = queued.saturating_sub(1);
+                }
+                Fate::Held(reason) => result.unserved = Some(reason),
+            }
+        }
+        (results, master, slots)
     }
 
     /// The scene as observed, with the courses of `overrides` (ascending) in place of the observed ones.
@@ -651,12 +779,17 @@ impl Phase {
     }
 
     fn worlds(&self, courses: &[Course], flags: &Timing, start: Option<i128>) -> Vec<World> {
+        self.worlds_every(STEP, courses, flags, start)
+    }
+
+    /// The worlds of anchors `step` apart (and those the courses' critical instants add).
+    fn worlds_every(&self, step: i128, courses: &[Course], flags: &Timing, start: Option<i128>) -> Vec<World> {
         let (low, high) = self.anchor;
         let mut points: Vec<i128> = Vec::new();
         let mut at = low;
         while at < high {
             points.push(at);
-            at += STEP;
+            at += step;
         }
         points.push(high);
         let critical: Vec<i128> = courses.iter().flat_map(|course| course.critical(flags)).collect();
@@ -997,35 +1130,6 @@ impl Timeline {
             HeldReason::PartialDisruption
         }
     }
-}
-
-/// Mirrors `ComputeZoneState` (pkg/controller/nodelifecycle): float32 arithmetic as upstream.
-#[allow(clippy::cast_precision_loss)]
-fn zone_state((total, not_ready): (usize, usize), flags: &Flags) -> ZoneState {
-    let ready = total - not_ready;
-    if ready == 0 && not_ready > 0 {
-        ZoneState::FullDisruption
-    } else if not_ready > 2 && (not_ready as f32) / (total as f32) >= flags.unhealthy_zone_threshold {
-        ZoneState::PartialDisruption
-    } else {
-        ZoneState::Normal
-    }
-}
-
-/// Mirrors `setLimiterInZone` with `HealthyQPSFunc` / `ReducedQPSFunc`: the zone's taint rate.
-fn rate(state: ZoneState, size: usize, flags: &Flags) -> f32 {
-    let large = u32::try_from(size).unwrap_or(u32::MAX) > flags.large_cluster_size_threshold;
-    match state {
-        ZoneState::Normal | ZoneState::FullDisruption => flags.node_eviction_rate,
-        ZoneState::PartialDisruption if large => flags.secondary_node_eviction_rate,
-        ZoneState::PartialDisruption => 0.0,
-    }
-}
-
-/// Nanoseconds between tokens of a bucket with this rate; `None` for rate 0 (never).
-#[allow(clippy::cast_possible_truncation)]
-fn interval(rate: f32) -> Option<i128> {
-    (rate > 0.0).then(|| (1e9 / f64::from(rate)).round() as i128)
 }
 
 /// The instants at which a zone queue serves someone (mirrors `RateLimitedTimedQueue.Try` with a
