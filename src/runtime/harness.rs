@@ -6,12 +6,16 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 
-use super::*;
 use crate::engine::model::{Effect, Pod, PodKey, PodRef, Taint, Toleration};
 use crate::engine::snapshot::{PodReady, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
 use crate::metrics::FailureReason;
+use crate::runtime::changes::{NodeChange, PodChange};
+use crate::runtime::event_loop::run;
+use crate::runtime::evictor::{Controller, Evictor, Notice, Outcome};
+use crate::runtime::options::{Leadership, Policy, RunOptions, Sources};
 use crate::runtime::report::{LetGo, Report, RunEvent, Summary};
+use crate::runtime::throttle::Throttle;
 use crate::time::Clock;
 
 /// 2026-11-22T10:00:00Z, the virtual start.

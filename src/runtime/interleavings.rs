@@ -17,9 +17,10 @@ use crate::engine::model::PodKey;
 use crate::engine::snapshot::{PodReady, SnapshotNode, SnapshotPod};
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
+use crate::runtime::changes::{NodeChange, PodChange};
 use crate::runtime::engine_input;
 use crate::runtime::harness::*;
-use crate::runtime::*;
+use crate::runtime::options::{Leadership, Policy, RunOptions};
 
 const NODES: [&str; 2] = ["n1", "n2"];
 const PODS: usize = 4;

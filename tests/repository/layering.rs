@@ -548,6 +548,10 @@ fn no_module_imports_itself_round_a_cycle() {
     for dir in ["src", ENGINE] {
         let mut found = BTreeMap::new();
         modules(&repo().join(dir), &mut Vec::new(), &mut found);
+        // Tests may reach anywhere and share their helpers (as for the uses that run up): the
+        // cycles are the product's.
+        let tests = test_modules(&found);
+        found.retain(|module, _| !tests.iter().any(|test| module.starts_with(test)));
         all.extend(cycles(&found).iter().map(|c| format!("{dir}: {}", c.join(" ↔ "))));
     }
     assert!(all.is_empty(), "import cycles:\n{}", all.join("\n"));

@@ -11,7 +11,11 @@ use crate::engine::snapshot::SnapshotPod;
 use crate::engine::time::Timestamp;
 use crate::runtime::harness::*;
 use crate::runtime::report::{HeldBy, Report, RunEvent};
-use crate::runtime::*;
+
+use crate::runtime::changes::{NodeChange, PodChange};
+use crate::runtime::event_loop::run;
+use crate::runtime::evictor::{Controller, Notice};
+use crate::runtime::options::{Leadership, Policy, RunOptions, Sources};
 use crate::time::Clock;
 
 #[tokio::test(start_paused = true)]

@@ -4,9 +4,11 @@
 use std::time::Duration;
 
 use crate::engine::time::Timestamp;
+use crate::runtime::changes::NodeChange;
+use crate::runtime::evictor::{Controller, Notice};
 use crate::runtime::harness::*;
+use crate::runtime::options::{Leadership, Policy, RunOptions};
 use crate::runtime::report::RunEvent;
-use crate::runtime::*;
 
 #[tokio::test(start_paused = true)]
 async fn failed_deletion_is_retried_with_backoff_until_it_succeeds() {

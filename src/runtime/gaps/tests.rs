@@ -3,9 +3,10 @@
 use std::sync::{Arc, Mutex};
 
 use crate::engine::time::Timestamp;
+use crate::runtime::changes::{NodeChange, PodChange};
 use crate::runtime::harness::*;
+use crate::runtime::options::{Leadership, Policy, RunOptions};
 use crate::runtime::report::RunEvent;
-use crate::runtime::*;
 
 #[tokio::test(start_paused = true)]
 async fn a_deletion_due_while_a_watch_is_interrupted_waits_for_the_relist_and_is_dropped_if_no_longer_due() {

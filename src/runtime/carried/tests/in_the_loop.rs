@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
+use crate::runtime::changes::NodeChange;
 use crate::runtime::harness::*;
-use crate::runtime::*;
+use crate::runtime::options::{Leadership, RunOptions};
 
 #[tokio::test(start_paused = true)]
 async fn a_run_started_afresh_continues_a_countdown_a_removed_taint_left_from_the_lease() {

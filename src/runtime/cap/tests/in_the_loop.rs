@@ -5,9 +5,10 @@ use std::time::Duration;
 use crate::engine::model::PodKey;
 use crate::engine::snapshot::SnapshotPod;
 use crate::engine::time::Timestamp;
+use crate::runtime::changes::{NodeChange, PodChange};
 use crate::runtime::harness::*;
+use crate::runtime::options::{Leadership, Policy, RunOptions};
 use crate::runtime::report::{Report, RunEvent};
-use crate::runtime::*;
 
 #[tokio::test(start_paused = true)]
 async fn under_a_cap_a_refused_eviction_frees_its_slot_and_a_second_taint_moves_no_deletion() {

@@ -4,9 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::snapshot::{PodReady, SnapshotPod};
+use crate::runtime::changes::{NodeChange, PodChange};
 use crate::runtime::harness::*;
+use crate::runtime::options::{Leadership, Policy, RunOptions};
 use crate::runtime::report::{HeldBy, LetGo, RunEvent};
-use crate::runtime::*;
 
 #[tokio::test(start_paused = true)]
 async fn keep_last_ready_deletes_one_of_two_ready_replicas_due_together_and_the_other_once_a_third_is_ready() {
