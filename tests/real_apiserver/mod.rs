@@ -13,6 +13,7 @@ mod game_day;
 mod guards;
 mod harness;
 mod jsonpath;
+mod large_zone;
 mod lifecycle;
 mod live_lifecycle;
 mod node_back;

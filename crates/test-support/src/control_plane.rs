@@ -479,23 +479,43 @@ impl ControlPlane {
     /// `kube-node-lease` every second (as a kubelet does every 10 s) until the returned guard drops.
     pub fn keep_healthy(&mut self, nodes: &[&str]) -> Heartbeats {
         let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
         let nodes: Vec<String> = nodes.iter().map(|n| (*n).to_owned()).collect();
         let kubeconfig = self.kubeconfig().to_owned();
-        let flag = stop.clone();
-        let handle = std::thread::spawn(move || heartbeat_loop(&kubeconfig, &nodes, &flag));
+        let (flag, finished) = (stop.clone(), done.clone());
+        let handle = std::thread::spawn(move || {
+            heartbeat_loop(&kubeconfig, &nodes, &flag);
+            finished.store(true, Ordering::SeqCst);
+        });
+        let thread = handle.thread().clone();
         self.heartbeats.push((stop.clone(), handle));
-        Heartbeats { stop }
+        Heartbeats { stop, done, thread }
     }
 }
 
 /// Stops the heartbeats it stands for when dropped (or when [`Heartbeats::stop`] is called).
 pub struct Heartbeats {
     stop: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    thread: std::thread::Thread,
 }
 
 impl Heartbeats {
+    /// Asks the loop to stop; a renewal under way still completes.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.thread.unpark();
+    }
+
+    /// Stops the loop and returns once its last renewal has been written (at most 30 s): every
+    /// renewal of these nodes reached the API server before the return.
+    pub fn stop_and_wait(&self) {
+        self.stop();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.done.load(Ordering::SeqCst) {
+            assert!(Instant::now() < deadline, "the heartbeat loop did not stop within 30 s");
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
     }
 }
 
@@ -505,31 +525,45 @@ impl Drop for Heartbeats {
     }
 }
 
+/// How many Leases one `kubectl apply` renews: each batch is stamped when it starts, so a renewal
+/// reaches the API server at most one batch's writes after its `renewTime`.
+const HEARTBEAT_BATCH: usize = 50;
+
 fn heartbeat_loop(kubeconfig: &Path, nodes: &[String], stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
-        let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
-        let leases: Vec<Value> = nodes
-            .iter()
-            .map(|node| {
-                json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                       "metadata": {"name": node, "namespace": "kube-node-lease"},
-                       "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": now}})
-            })
-            .collect();
-        let list = json!({"apiVersion": "v1", "kind": "List", "items": leases}).to_string();
-        let mut child = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(["apply", "--server-side", "--force-conflicts", "--field-manager=heartbeat", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("kubectl starts");
-        let _ = child.stdin.take().expect("stdin").write_all(list.as_bytes());
-        let _ = child.wait();
+        for batch in nodes.chunks(HEARTBEAT_BATCH) {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            renew(kubeconfig, batch);
+        }
         std::thread::park_timeout(Duration::from_secs(1));
     }
+}
+
+/// Renews the Leases of `nodes`, stamped now.
+fn renew(kubeconfig: &Path, nodes: &[String]) {
+    let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
+    let leases: Vec<Value> = nodes
+        .iter()
+        .map(|node| {
+            json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                   "metadata": {"name": node, "namespace": "kube-node-lease"},
+                   "spec": {"holderIdentity": node, "leaseDurationSeconds": 40, "renewTime": now}})
+        })
+        .collect();
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": leases}).to_string();
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["apply", "--server-side", "--force-conflicts", "--field-manager=heartbeat", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl starts");
+    let _ = child.stdin.take().expect("stdin").write_all(list.as_bytes());
+    let _ = child.wait();
 }
 
 impl Drop for ControlPlane {
