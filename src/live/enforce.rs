@@ -10,7 +10,7 @@ use super::signal::interrupted;
 use crate::cluster;
 use crate::cluster::evict::{KubeEvictor, Mode};
 use crate::cluster::lease::{self, ElectionConfig, KubeLock};
-use crate::cluster::watch::{self, Watches};
+use crate::cluster::watch::Watches;
 use crate::config::RunConfig;
 use crate::engine::devices::{FIRST_MINOR, NEWEST_MINOR};
 use crate::engine::time::Timestamp;
@@ -161,9 +161,6 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &live.connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let devices = if args.device_taints { device_taints(&live, minor, &report_tx).await } else { None };
-    if args.policy.keep_last_ready {
-        watch::read_owners();
-    }
     let served = devices.as_ref().map(|(served, _)| served);
     let edited = runtime::Edits::default();
     let watches = live.watch(

@@ -4,12 +4,9 @@
 use super::changes::{NodeChange, PodChange};
 use crate::engine::Input;
 use crate::engine::devices::{DeviceInput, DevicePod};
-use crate::engine::model::{Node, PodRef};
-use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
-
-pub(super) fn node_input(node: &SnapshotNode) -> Node {
-    Node { name: node.name.clone(), taints: node.taints.clone() }
-}
+use crate::engine::model::PodRef;
+use crate::engine::snapshot::SnapshotPod;
+use crate::engine::start::engine_node;
 
 /// A pod change as the device-taint controller reads it: only pods bound to a node and naming a
 /// claim matter to it.
@@ -34,8 +31,8 @@ pub(super) fn device_pod_input(change: &PodChange) -> Option<DeviceInput> {
 
 pub(super) fn node_change_input(change: &NodeChange) -> Option<Input> {
     Some(match change {
-        NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(node_input).collect()),
-        NodeChange::Applied(node) => Input::NodeUpserted(node_input(node)),
+        NodeChange::Listed(list) => Input::NodesReplaced(list.iter().map(engine_node).collect()),
+        NodeChange::Applied(node) => Input::NodeUpserted(engine_node(node)),
         NodeChange::Deleted(name) => Input::NodeDeleted(name.clone()),
         NodeChange::Left(name) => Input::NodeLeft(name.clone()),
         NodeChange::Interrupted => return None,

@@ -13,7 +13,7 @@ use super::cap::Cap;
 use super::carried::Carried;
 use super::changes::{NodeChange, PodChange};
 use super::driver::{Driver, Step};
-use super::engine_input::{device_pod_input, node_change_input, node_input, pod_change_input};
+use super::engine_input::{device_pod_input, node_change_input, pod_change_input};
 use super::events::Notices;
 use super::evictor::{Controller, Evictor, Notice, Outcome};
 use super::executor::{Done, Executor, Job, Outlets, Refused};
@@ -27,12 +27,11 @@ use super::terminating::Terminating;
 use crate::engine::devices::{DeviceEngine, DeviceInput};
 use crate::engine::lifecycle::ConditionTaint;
 use crate::engine::model::{Node, NodeName, PodKey, PodRef};
-use crate::engine::plan::{mark_edited, mark_swapped};
 use crate::engine::queue::{EntryState, Ticket, Work};
 use crate::engine::snapshot::{Owner, Snapshot};
+use crate::engine::start::Seeding;
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
-use crate::host::replay;
 use crate::metrics::Metrics;
 use crate::time::Clock;
 
@@ -43,7 +42,7 @@ use crate::time::Clock;
 /// date while another instance leads, and each term as leader starts from a replay of them, as `run`
 /// starts; a term ends at once when leadership is lost (deletions under way are abandoned).
 pub async fn run<E: Evictor>(
-    options: RunOptions,
+    mut options: RunOptions,
     sources: Sources,
     evictor: E,
     clock: Clock,
@@ -60,6 +59,12 @@ pub async fn run<E: Evictor>(
     let ledger = leadership.ledger().cloned().unwrap_or_default();
     let notices = Notices::start(evictor.clone());
     let absent = Absent::new(options.asked.clone());
+    let seeding = Seeding {
+        restart_countdowns: options.policy.restart_countdowns,
+        not_ready: std::mem::take(&mut options.not_ready),
+        monitor_period: options.node_monitor_period,
+        edited: std::collections::BTreeMap::new(),
+    };
     let mut run = Loop {
         summary: Summary { dry_run: evictor.is_dry_run(), ..Summary::default() },
         dry_run: evictor.is_dry_run(),
@@ -79,6 +84,7 @@ pub async fn run<E: Evictor>(
         absent,
         cap: Cap::new(max_deletions, ledger.clone(), leadership.ledger().is_some()),
         carried: Carried::new(ledger),
+        seeding,
     };
     tokio::pin!(shutdown);
 
@@ -258,6 +264,9 @@ struct Loop<E> {
     cap: Cap,
     /// The countdowns a replay cannot see, carried to the next `run` on the Lease.
     carried: Carried,
+    /// How each engine is seeded: the countdowns restarted or continued, and what the first
+    /// seeding's replay keeps (the taints swapped, the pods edited: the first term's only).
+    seeding: Seeding,
 }
 
 /// At most this many changes already received are taken before a term begins (the watches' queues
@@ -348,24 +357,15 @@ impl<E: Evictor> Loop<E> {
     }
 
     /// An engine seeded from `snapshot` (docs/run.md, its start: overdue at once, others keep the
-    /// replay's deadlines; or every countdown restarted). Its first decisions wait in it.
+    /// replay's deadlines, the countdowns the Lease carries continued; or every countdown
+    /// restarted), through the engine's start-up path that `plan -w` shares. Its first decisions
+    /// wait in it.
     fn seeded(&mut self, snapshot: &Snapshot) -> Engine {
         let mut engine = crate::host::engine();
-        let now = self.clock.now();
-        let engine_nodes: Vec<Node> = snapshot.nodes.iter().map(node_input).collect();
-        let engine_pods = snapshot.pods.iter().map(|p| p.pod.clone()).collect();
-        if self.options.policy.restart_countdowns {
-            engine.handle(Input::NodesReplaced(engine_nodes), now);
-            engine.handle(Input::PodsReplaced(engine_pods), now);
-        } else {
-            let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-            let mut plan = replay(snapshot, &selected, &[], now);
-            let not_ready = std::mem::take(&mut self.options.not_ready);
-            mark_swapped(&mut plan, snapshot, &not_ready, self.options.node_monitor_period);
-            mark_edited(&mut plan, &self.options.edited.take());
-            let work = self.carried.continued(plan.work(), snapshot, &engine_nodes);
-            engine.handle(Input::Seeded { nodes: engine_nodes, pods: engine_pods, work }, now);
-        }
+        self.seeding.edited.extend(self.options.edited.take());
+        let carried = &mut self.carried;
+        let continued = |work, nodes: &[Node]| carried.continued(work, snapshot, nodes);
+        self.seeding.seed(&mut engine, snapshot, self.clock.now(), crate::host::host(), continued);
         engine
     }
 

@@ -15,10 +15,10 @@ use tokio::sync::watch;
 use crate::engine::model::Node;
 use crate::engine::model::PodKey;
 use crate::engine::snapshot::{PodReady, SnapshotNode, SnapshotPod};
+use crate::engine::start::engine_node;
 use crate::engine::time::Timestamp;
 use crate::engine::{Action, Engine, Input};
 use crate::runtime::changes::{NodeChange, PodChange};
-use crate::runtime::engine_input;
 use crate::runtime::harness::*;
 use crate::runtime::options::{Leadership, Policy, RunOptions};
 
@@ -202,7 +202,7 @@ fn reference(
             }
         }
     };
-    let nodes: Vec<Node> = world.nodes.values().map(engine_input::node_input).collect();
+    let nodes: Vec<Node> = world.nodes.values().map(engine_node).collect();
     engine.handle(Input::NodesReplaced(nodes), t(0));
     engine.handle(Input::PodsReplaced(world.pods.values().map(|p| p.pod.clone()).collect()), t(0));
     drain(&mut engine, t(0), &mut tickets);
@@ -225,9 +225,7 @@ fn reference(
         while next < ops.len() && t(ops[next].0) == at {
             let (node, pod) = world.apply(&ops[next].1, ops[next].0);
             match node {
-                Some(NodeChange::Applied(node)) => {
-                    engine.handle(Input::NodeUpserted(engine_input::node_input(&node)), at)
-                }
+                Some(NodeChange::Applied(node)) => engine.handle(Input::NodeUpserted(engine_node(&node)), at),
                 Some(NodeChange::Deleted(name)) => engine.handle(Input::NodeDeleted(name), at),
                 Some(NodeChange::Left(name)) => engine.handle(Input::NodeLeft(name), at),
                 _ => {}

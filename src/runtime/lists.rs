@@ -6,10 +6,12 @@ use super::changes::{NodeChange, PodChange};
 use super::terminating::Terminating;
 use crate::engine::Engine;
 use crate::engine::model::{NodeName, PodKey};
-use crate::engine::snapshot::{Snapshot, SnapshotNode, SnapshotPod};
+use crate::engine::snapshot::{Snapshot, SnapshotPod};
+use crate::engine::start;
 use crate::engine::time::Timestamp;
 
-/// The current nodes and pods, as the watches report them.
+/// The current nodes and pods, as the watches report them: the engine's first lists
+/// ([`start::Lists`], as `plan -w` gathers them), kept between terms.
 ///
 /// With an election, the lists outlive a term as leader, but the pods are held once: during a term
 /// the engine holds them, and only their binding times (the one field the engine does not keep, and
@@ -17,53 +19,40 @@ use crate::engine::time::Timestamp;
 /// the term ends.
 #[derive(Default)]
 pub(super) struct Lists {
-    nodes: Option<HashMap<NodeName, SnapshotNode>>,
-    pods: Option<HashMap<PodKey, SnapshotPod>>,
+    lists: start::Lists,
     /// While a term runs with an election: each pod's binding time.
     bound: HashMap<PodKey, Timestamp>,
 }
 
 impl Lists {
     pub(super) fn complete(&self) -> bool {
-        self.nodes.is_some() && self.pods.is_some()
+        self.lists.complete()
     }
 
     /// The names of the nodes listed.
     pub(super) fn node_names(&self) -> impl Iterator<Item = &NodeName> {
-        self.nodes.iter().flat_map(HashMap::keys)
+        self.lists.node_names()
     }
 
     pub(super) fn pod_count(&self) -> usize {
-        self.pods.as_ref().map_or(0, HashMap::len)
+        self.lists.pod_count()
     }
 
     pub(super) fn node(&mut self, change: NodeChange) {
-        match (change, self.nodes.as_mut()) {
-            (NodeChange::Listed(nodes), _) => {
-                self.nodes = Some(nodes.into_iter().map(|node| (node.name.clone(), node)).collect());
-            }
-            (NodeChange::Applied(node), Some(nodes)) => {
-                nodes.insert(node.name.clone(), node);
-            }
-            (NodeChange::Deleted(name) | NodeChange::Left(name), Some(nodes)) => {
-                nodes.remove(&name);
-            }
-            (NodeChange::Interrupted, _) | (_, None) => {}
+        match change {
+            NodeChange::Listed(nodes) => self.lists.nodes_listed(nodes),
+            NodeChange::Applied(node) => self.lists.node_applied(node),
+            NodeChange::Deleted(name) | NodeChange::Left(name) => self.lists.node_gone(&name),
+            NodeChange::Interrupted => {}
         }
     }
 
     pub(super) fn pod(&mut self, change: PodChange) {
-        match (change, self.pods.as_mut()) {
-            (PodChange::Listed(pods), _) => {
-                self.pods = Some(pods.into_iter().map(|pod| (pod.pod.key.clone(), pod)).collect());
-            }
-            (PodChange::Applied(pod), Some(pods)) => {
-                pods.insert(pod.pod.key.clone(), pod);
-            }
-            (PodChange::Deleted(key), Some(pods)) => {
-                pods.remove(&key);
-            }
-            (PodChange::Interrupted | PodChange::Resumed, _) | (_, None) => {}
+        match change {
+            PodChange::Listed(pods) => self.lists.pods_listed(pods),
+            PodChange::Applied(pod) => self.lists.pod_applied(pod),
+            PodChange::Deleted(key) => self.lists.pod_deleted(&key),
+            PodChange::Interrupted | PodChange::Resumed => {}
         }
     }
 
@@ -89,29 +78,16 @@ impl Lists {
     /// The lists as a snapshot, in a stable order. The pods are handed over; with `keep`, the
     /// nodes stay (for the next term) and the pods' binding times are kept.
     pub(super) fn snapshot(&mut self, keep: bool, controller_acquired: Option<Timestamp>) -> Snapshot {
-        let mut nodes: Vec<SnapshotNode> = if keep {
-            self.nodes.iter().flat_map(HashMap::values).cloned().collect()
-        } else {
-            self.nodes.take().into_iter().flat_map(HashMap::into_values).collect()
-        };
-        let mut pods: Vec<SnapshotPod> = self.pods.take().into_iter().flat_map(HashMap::into_values).collect();
+        let snapshot = self.lists.snapshot(keep, controller_acquired);
         if keep {
-            self.bound = pods.iter().filter_map(|p| Some((p.pod.key.clone(), p.bound_at?))).collect();
+            self.bound = snapshot.pods.iter().filter_map(|p| Some((p.pod.key.clone(), p.bound_at?))).collect();
         }
-        nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
-        Snapshot { nodes, pods, controller_acquired, taken: None, workloads: Default::default() }
+        snapshot
     }
-}
 
-impl Lists {
     /// The lists as a snapshot, copied: they stay.
     pub(super) fn copy(&self, controller_acquired: Option<Timestamp>) -> Snapshot {
-        let mut nodes: Vec<SnapshotNode> = self.nodes.iter().flat_map(HashMap::values).cloned().collect();
-        let mut pods: Vec<SnapshotPod> = self.pods.iter().flat_map(HashMap::values).cloned().collect();
-        nodes.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        pods.sort_unstable_by(|a, b| a.pod.key.cmp(&b.pod.key));
-        Snapshot { nodes, pods, controller_acquired, taken: None, workloads: Default::default() }
+        self.lists.copy(controller_acquired)
     }
 
     /// Takes the pods back from a term's engine, with the binding times kept beside it.
@@ -119,23 +95,18 @@ impl Lists {
         let bound = std::mem::take(&mut self.bound);
         let pods = engine
             .pods()
-            .map(|pod| {
-                let terminating = terminating.holds(&pod.key, &pod.uid);
-                let bound_at = bound.get(&pod.key).copied();
-                let pod = SnapshotPod {
-                    pod,
-                    bound_at,
-                    phase: "".into(),
-                    terminating,
-                    deletion_timestamp: None,
-                    ready: crate::engine::snapshot::PodReady::No,
-                    claims: None,
-                    owner: None,
-                    tolerations_edited: None,
-                };
-                (pod.pod.key.clone(), pod)
+            .map(|pod| SnapshotPod {
+                terminating: terminating.holds(&pod.key, &pod.uid),
+                bound_at: bound.get(&pod.key).copied(),
+                pod,
+                phase: "".into(),
+                deletion_timestamp: None,
+                ready: crate::engine::snapshot::PodReady::No,
+                claims: None,
+                owner: None,
+                tolerations_edited: None,
             })
             .collect();
-        self.pods = Some(pods);
+        self.lists.pods_listed(pods);
     }
 }

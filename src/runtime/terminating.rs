@@ -5,36 +5,37 @@ use std::collections::HashMap;
 
 use super::changes::PodChange;
 use crate::engine::model::{PodKey, PodRef, Uid};
-use crate::engine::snapshot::SnapshotPod;
+use crate::engine::start;
 
-/// The pods whose deletion is already under way, by key, with the UID that is terminating; and those
-/// this `run` deleted, until the watch shows them gone.
-#[derive(Debug, Default)]
+/// The pods whose deletion is already under way, by key, with the UID that is terminating (the
+/// engine's set, as `plan -w` keeps it); and those this `run` deleted, until the watch shows them gone.
 pub(super) struct Terminating {
-    terminating: HashMap<PodKey, Uid>,
+    terminating: start::Terminating,
     ours: HashMap<PodKey, Uid>,
+}
+
+impl Default for Terminating {
+    fn default() -> Self {
+        Self { terminating: start::Terminating::with_hash_key(crate::host::hash_key()), ours: HashMap::new() }
+    }
 }
 
 impl Terminating {
     pub(super) fn track(&mut self, change: &PodChange) {
         match change {
             PodChange::Listed(pods) => {
-                self.terminating =
-                    pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())).collect();
+                self.terminating.listed(pods);
                 let listed: HashMap<&PodKey, &Uid> = pods.iter().map(|p| (&p.pod.key, &p.pod.uid)).collect();
                 self.ours.retain(|key, uid| listed.get(key) == Some(&&*uid));
             }
-            PodChange::Applied(pod) if pod.terminating => {
-                self.terminating.insert(pod.pod.key.clone(), pod.pod.uid.clone());
-            }
-            PodChange::Applied(SnapshotPod { pod, .. }) => {
-                self.terminating.remove(&pod.key);
-                if self.ours.get(&pod.key).is_some_and(|uid| *uid != pod.uid) {
-                    self.ours.remove(&pod.key);
+            PodChange::Applied(pod) => {
+                self.terminating.applied(pod);
+                if !pod.terminating && self.ours.get(&pod.pod.key).is_some_and(|uid| *uid != pod.pod.uid) {
+                    self.ours.remove(&pod.pod.key);
                 }
             }
             PodChange::Deleted(key) => {
-                self.terminating.remove(key);
+                self.terminating.deleted(key);
                 self.ours.remove(key);
             }
             PodChange::Interrupted | PodChange::Resumed => {}
@@ -53,11 +54,11 @@ impl Terminating {
     }
 
     pub(super) fn contains(&self, pod: &PodRef) -> bool {
-        self.holds(&pod.key, &pod.uid)
+        self.terminating.contains(pod)
     }
 
     /// Whether the pod `key` is terminating with this `uid`.
     pub(super) fn holds(&self, key: &PodKey, uid: &Uid) -> bool {
-        self.terminating.get(key) == Some(uid)
+        self.terminating.holds(key, uid)
     }
 }

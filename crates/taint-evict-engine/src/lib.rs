@@ -76,6 +76,7 @@ pub mod replay;
 mod sim;
 mod slab;
 pub mod snapshot;
+pub mod start;
 pub mod text;
 pub mod time;
 pub mod tolerate;

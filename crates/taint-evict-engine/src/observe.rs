@@ -14,14 +14,13 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use super::hash::Keyed;
-use super::model::{Node, NodeName, PodKey, PodRef, Taint, Uid};
+use super::model::{NodeName, PodKey, PodRef, Taint};
 use super::queue::Work;
+use super::replay::Host;
+use super::snapshot::{SnapshotNode, SnapshotPod, TolerationsWritten};
+use super::start::{Lists, Seeding, Terminating, engine_node};
 use super::time::Timestamp;
 use super::{Action, Engine, Input};
-use super::{
-    replay::{Host, replay_with},
-    snapshot::{Snapshot, SnapshotNode, SnapshotPod, TolerationsWritten},
-};
 
 /// How the cluster's controller's deletion of a pod showed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,44 +109,28 @@ struct Followed {
     work: Work,
 }
 
-/// The lists gathered before both first lists are in.
-#[derive(Default)]
-struct Gathering {
-    nodes: Option<BTreeMap<NodeName, SnapshotNode>>,
-    pods: Option<BTreeMap<PodKey, SnapshotPod>>,
-}
-
 /// The engine fed by watches, reporting what to show. See the module docs.
 pub struct Observer {
     engine: Engine,
     /// Who runs the start-up replay's parts, and the key of the tables of pods and nodes.
     host: Host<'static>,
-    /// `None` once synced.
-    gathering: Option<Gathering>,
+    /// The first lists gathered; `None` once synced.
+    gathering: Option<Lists>,
     controller_acquired: Option<Timestamp>,
     /// Pods whose deletion is issued, with the UID terminating.
-    terminating: HashMap<PodKey, Uid, Keyed>,
+    terminating: Terminating,
     /// Pods with a deletion scheduled or due.
     followed: HashMap<PodKey, Followed, Keyed>,
     /// Each tainted node's NoExecute taints, as last reported.
     taints: BTreeMap<NodeName, Vec<Taint>>,
     seen: VecDeque<Seen>,
-    /// When nodes last became not ready, as their Events said at start, and the node lifecycle
-    /// controller's monitor period: the start-up replay keeps a swapped taint's first countdown
-    /// ([`crate::plan::mark_swapped`]).
-    not_ready: (BTreeMap<NodeName, Timestamp>, std::time::Duration),
-    /// Pods whose tolerations were written after their creation, as read at start, with their
-    /// controllers' templates: the start-up replay keeps an edited pod's first countdown when its
-    /// template recovers it ([`crate::plan::mark_edited`]).
-    edited: BTreeMap<PodKey, TolerationsWritten>,
+    /// What the start-up replay keeps besides its reconstruction: a swapped taint's and an edited
+    /// pod's first countdowns (never restarted: `plan -w` shows what `run` would do by default).
+    seeding: Seeding,
 }
 
 fn no_execute(node: &SnapshotNode) -> Vec<Taint> {
     node.taints.to_vec()
-}
-
-fn engine_node(node: &SnapshotNode) -> Node {
-    Node { name: node.name.clone(), taints: node.taints.clone() }
 }
 
 impl Observer {
@@ -158,14 +141,13 @@ impl Observer {
         Self {
             engine: Engine::new(),
             host: Host::default(),
-            gathering: Some(Gathering::default()),
+            gathering: Some(Lists::default()),
             controller_acquired,
-            terminating: HashMap::default(),
+            terminating: Terminating::default(),
             followed: HashMap::default(),
             taints: BTreeMap::new(),
             seen: VecDeque::new(),
-            not_ready: (BTreeMap::new(), std::time::Duration::ZERO),
-            edited: BTreeMap::new(),
+            seeding: Seeding::default(),
         }
     }
 
@@ -177,7 +159,8 @@ impl Observer {
         not_ready: BTreeMap<NodeName, Timestamp>,
         monitor_period: std::time::Duration,
     ) -> Self {
-        self.not_ready = (not_ready, monitor_period);
+        self.seeding.not_ready = not_ready;
+        self.seeding.monitor_period = monitor_period;
         self
     }
 
@@ -185,7 +168,7 @@ impl Observer {
     /// (their tolerations written after creation) that their controller's template recovers.
     #[must_use]
     pub fn with_edited(mut self, edited: BTreeMap<PodKey, TolerationsWritten>) -> Self {
-        self.edited = edited;
+        self.seeding.edited = edited;
         self
     }
 
@@ -194,7 +177,7 @@ impl Observer {
     #[must_use]
     pub fn with_host(mut self, host: Host<'static>) -> Self {
         self.engine = Engine::with_hash_key(host.key);
-        self.terminating = HashMap::with_hasher(Keyed::new(host.key));
+        self.terminating = Terminating::with_hash_key(host.key);
         self.followed = HashMap::with_hasher(Keyed::new(host.key));
         self.host = host;
         self
@@ -209,7 +192,7 @@ impl Observer {
     /// The complete node list (the first, or a re-list).
     pub fn handle_nodes_listed(&mut self, nodes: Vec<SnapshotNode>, now: Timestamp) {
         if let Some(gathering) = &mut self.gathering {
-            gathering.nodes = Some(nodes.into_iter().map(|n| (n.name.clone(), n)).collect());
+            gathering.nodes_listed(nodes);
             return self.try_sync(now);
         }
         self.fire(now);
@@ -228,12 +211,8 @@ impl Observer {
 
     /// A node added or changed.
     pub fn handle_node_applied(&mut self, node: SnapshotNode, now: Timestamp) {
-        if let Some(nodes) = self.gathering.as_mut().and_then(|g| g.nodes.as_mut()) {
-            nodes.insert(node.name.clone(), node);
-            return;
-        }
-        if !self.is_synced() {
-            return;
+        if let Some(gathering) = &mut self.gathering {
+            return gathering.node_applied(node);
         }
         self.fire(now);
         self.engine.handle(Input::NodeUpserted(engine_node(&node)), now);
@@ -254,12 +233,8 @@ impl Observer {
 
     /// A node deleted or no longer followed: `input` tells the engine which.
     fn node_gone(&mut self, name: NodeName, input: fn(NodeName) -> Input, now: Timestamp) {
-        if let Some(nodes) = self.gathering.as_mut().and_then(|g| g.nodes.as_mut()) {
-            nodes.remove(&name);
-            return;
-        }
-        if !self.is_synced() {
-            return;
+        if let Some(gathering) = &mut self.gathering {
+            return gathering.node_gone(&name);
         }
         self.fire(now);
         self.engine.handle(input(name.clone()), now);
@@ -270,7 +245,7 @@ impl Observer {
     /// The complete pod list (the first, or a re-list).
     pub fn handle_pods_listed(&mut self, pods: Vec<SnapshotPod>, now: Timestamp) {
         if let Some(gathering) = &mut self.gathering {
-            gathering.pods = Some(pods.into_iter().map(|p| (p.pod.key.clone(), p)).collect());
+            gathering.pods_listed(pods);
             return self.try_sync(now);
         }
         self.fire(now);
@@ -290,20 +265,15 @@ impl Observer {
         for (key, how) in ended {
             self.done(&key, how, now);
         }
-        self.terminating.clear();
-        self.terminating.extend(pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())));
+        self.terminating.listed(&pods);
         self.engine.handle(Input::PodsReplaced(pods.into_iter().map(|p| p.pod).collect()), now);
         self.drain(now);
     }
 
     /// A pod added or changed.
     pub fn handle_pod_applied(&mut self, pod: SnapshotPod, now: Timestamp) {
-        if let Some(pods) = self.gathering.as_mut().and_then(|g| g.pods.as_mut()) {
-            pods.insert(pod.pod.key.clone(), pod);
-            return;
-        }
-        if !self.is_synced() {
-            return;
+        if let Some(gathering) = &mut self.gathering {
+            return gathering.pod_applied(pod);
         }
         self.fire(now);
         let key = pod.pod.key.clone();
@@ -311,32 +281,24 @@ impl Observer {
             // A same-named replacement: the followed pod is gone.
             self.done(&key, Deletion::Deleted, now);
         }
-        if pod.terminating {
-            if self.followed.contains_key(&key) {
-                self.done(&key, Deletion::Terminating, now);
-            }
-            self.terminating.insert(key, pod.pod.uid.clone());
-        } else {
-            self.terminating.remove(&key);
+        if pod.terminating && self.followed.contains_key(&key) {
+            self.done(&key, Deletion::Terminating, now);
         }
+        self.terminating.applied(&pod);
         self.engine.handle(Input::PodUpserted(pod.pod), now);
         self.drain(now);
     }
 
     /// A pod deleted.
     pub fn handle_pod_deleted(&mut self, key: PodKey, now: Timestamp) {
-        if let Some(pods) = self.gathering.as_mut().and_then(|g| g.pods.as_mut()) {
-            pods.remove(&key);
-            return;
-        }
-        if !self.is_synced() {
-            return;
+        if let Some(gathering) = &mut self.gathering {
+            return gathering.pod_deleted(&key);
         }
         self.fire(now);
         if self.followed.contains_key(&key) {
             self.done(&key, Deletion::Deleted, now);
         }
-        self.terminating.remove(&key);
+        self.terminating.deleted(&key);
         self.engine.handle(Input::PodDeleted(key), now);
         self.drain(now);
     }
@@ -370,33 +332,16 @@ impl Observer {
     }
 
     fn try_sync(&mut self, now: Timestamp) {
-        let Some(Gathering { nodes: Some(_), pods: Some(_) }) = &self.gathering else { return };
-        let Some(Gathering { nodes: Some(nodes), pods: Some(pods) }) = self.gathering.take() else { return };
-        let snapshot = Snapshot {
-            nodes: nodes.into_values().collect(),
-            pods: pods.into_values().collect(),
-            controller_acquired: self.controller_acquired,
-            taken: None,
-            workloads: super::snapshot::Workloads::default(),
-        };
-        self.terminating.clear();
-        self.terminating
-            .extend(snapshot.pods.iter().filter(|p| p.terminating).map(|p| (p.pod.key.clone(), p.pod.uid.clone())));
+        let Some(mut lists) = self.gathering.take_if(|lists| lists.complete()) else { return };
+        let snapshot = lists.snapshot(false, self.controller_acquired);
+        self.terminating.listed(&snapshot.pods);
         // `run`'s start (docs/run.md): the replay's deadlines continue, overdue work fires at once.
-        let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
-        let mut plan = replay_with(&snapshot, &selected, &[], now, self.host);
-        let (not_ready, monitor_period) = std::mem::take(&mut self.not_ready);
-        crate::plan::mark_swapped(&mut plan, &snapshot, &not_ready, monitor_period);
-        crate::plan::mark_edited(&mut plan, &std::mem::take(&mut self.edited));
-        let work = plan.work();
+        self.seeding.seed(&mut self.engine, &snapshot, now, self.host, |work, _| work);
         let tainted = snapshot.nodes.iter().filter(|n| !n.taints.is_empty()).count();
         self.push(now, Observed::Synced { tainted, pods: snapshot.pods.len() });
         for node in &snapshot.nodes {
             self.set_taints(node.name.clone(), no_execute(node), now);
         }
-        let nodes = snapshot.nodes.iter().map(engine_node).collect();
-        let pods = snapshot.pods.into_iter().map(|p| p.pod).collect();
-        self.engine.handle(Input::Seeded { nodes, pods, work }, now);
         self.drain(now);
     }
 
@@ -420,7 +365,7 @@ impl Observer {
     }
 
     fn is_terminating(&self, pod: &PodRef) -> bool {
-        self.terminating.get(&pod.key).is_some_and(|uid| *uid == pod.uid)
+        self.terminating.contains(pod)
     }
 
     fn drain(&mut self, now: Timestamp) {
@@ -447,7 +392,7 @@ impl Observer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
@@ -459,12 +404,14 @@ mod tests {
         Timestamp::from_unix_seconds(seconds)
     }
 
-    fn node(name: &str, tainted_at: Option<i64>) -> SnapshotNode {
+    /// A node `n1`-like of one `NoExecute` taint added at `tainted_at`, if any (shared with `start`'s tests).
+    pub(crate) fn node(name: &str, tainted_at: Option<i64>) -> SnapshotNode {
         let taints = tainted_at.map(|at| Taint::new(TAINT, "", Effect::NoExecute).with_time_added(t(at)));
         SnapshotNode::new(name.into(), BTreeMap::new(), taints)
     }
 
-    fn pod(name: &str, seconds: Option<i64>, terminating: bool) -> SnapshotPod {
+    /// A pod on `n1` tolerating the taint for `seconds`, if any (shared with `start`'s tests).
+    pub(crate) fn pod(name: &str, seconds: Option<i64>, terminating: bool) -> SnapshotPod {
         let tolerations: Arc<[Toleration]> = match seconds {
             None => Arc::new([]),
             Some(seconds) => Arc::new([Toleration {

@@ -9,7 +9,6 @@
 //! Owns: the two types kube's watcher and requests decode into. Uses: `decode`, the engine's model.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
@@ -21,16 +20,6 @@ use crate::decode::lifecycle::read_node_health;
 use crate::decode::{self, Watched};
 use crate::engine::lifecycle::NodeHealth;
 use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
-
-/// Whether watched pods carry their controller (`run --keep-last-ready`).
-static OWNERS: AtomicBool = AtomicBool::new(false);
-
-/// From now on, watched pods carry their controller (`metadata.ownerReferences`), which
-/// `run --keep-last-ready` reads; without, it is skipped unread, as it costs an allocation per pod
-/// (kube's watcher decodes into [`WatchedPod`] with no other way in).
-pub fn read_owners() {
-    OWNERS.store(true, Ordering::Relaxed);
-}
 
 /// A node: the engine's view of it, what the node lifecycle controller reads of it (its health), and
 /// the metadata kube's watcher reads (name, version).
@@ -80,13 +69,18 @@ impl<'de> Deserialize<'de> for WatchedNode {
 }
 
 /// A pod: the engine's view of it, and the metadata kube's watcher reads (name, version).
+///
+/// With `OWNERS` (`run --keep-last-ready`, from its policy), the pod carries its controller
+/// (`metadata.ownerReferences`), which that guard reads; without, it is skipped unread, as it costs an
+/// allocation per pod. A type parameter, as kube's watcher decodes each object with nothing else to
+/// go on.
 #[derive(Clone, Debug)]
-pub struct WatchedPod {
+pub struct WatchedPod<const OWNERS: bool = false> {
     metadata: ObjectMeta,
     pod: SnapshotPod,
 }
 
-impl WatchedPod {
+impl<const OWNERS: bool> WatchedPod<OWNERS> {
     /// `spec.nodeName`, when bound.
     #[must_use]
     pub fn node_name(&self) -> Option<&str> {
@@ -106,10 +100,9 @@ impl WatchedPod {
     }
 }
 
-impl<'de> Deserialize<'de> for WatchedPod {
+impl<'de, const OWNERS: bool> Deserialize<'de> for WatchedPod<OWNERS> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let Watched { mut snapshot, resource_version } =
-            decode::read_watched(deserializer, "Pod", OWNERS.load(Ordering::Relaxed))?;
+        let Watched { mut snapshot, resource_version } = decode::read_watched(deserializer, "Pod", OWNERS)?;
         let pod = snapshot.pods.pop().ok_or_else(|| D::Error::custom("expected a Pod"))?;
         let metadata = ObjectMeta {
             name: Some(pod.pod.key.name().to_owned()),
@@ -122,8 +115,8 @@ impl<'de> Deserialize<'de> for WatchedPod {
 }
 
 macro_rules! core_v1_resource {
-    ($type:ty, $kind:literal, $plural:literal, $scope:ty) => {
-        impl Resource for $type {
+    ($type:ty, $kind:literal, $plural:literal, $scope:ty $(, $owners:ident)?) => {
+        impl$(<const $owners: bool>)? Resource for $type {
             type DynamicType = ();
             type Scope = $scope;
 
@@ -155,7 +148,7 @@ macro_rules! core_v1_resource {
 }
 
 core_v1_resource!(WatchedNode, "Node", "nodes", ClusterResourceScope);
-core_v1_resource!(WatchedPod, "Pod", "pods", NamespaceResourceScope);
+core_v1_resource!(WatchedPod<OWNERS>, "Pod", "pods", NamespaceResourceScope, OWNERS);
 
 #[cfg(test)]
 mod tests {
@@ -267,7 +260,6 @@ mod tests {
     /// reader reads them, and as the full k8s-openapi objects converted.
     #[test]
     fn watched_objects_are_what_the_dump_reader_and_the_full_objects_give() {
-        read_owners();
         let text = include_str!("../../../examples/incident.json");
         let from_file = decode::read(text.as_bytes()).expect("the example reads");
         let dump: serde_json::Value = serde_json::from_str(text).expect("JSON");
@@ -287,10 +279,10 @@ mod tests {
                 }
                 Some("Pod") => {
                     let full: k8s::Pod = serde_json::from_value(item.clone()).expect("a Pod");
-                    let slim: WatchedPod = serde_json::from_str(&json).expect("a watched Pod");
+                    let slim: WatchedPod<true> = serde_json::from_str(&json).expect("a watched Pod");
                     assert_eq!(slim.meta().resource_version, full.metadata.resource_version);
                     assert_eq!(*slim.pod(), reference::pod(&full));
-                    let valued: WatchedPod = serde_json::from_value(item.clone()).expect("a watched Pod");
+                    let valued: WatchedPod<true> = serde_json::from_value(item.clone()).expect("a watched Pod");
                     assert_eq!(valued.pod(), slim.pod());
                     pods.push(slim.into_pod());
                 }
@@ -323,9 +315,8 @@ mod tests {
 
     #[test]
     fn a_watched_pod_carries_its_controller_and_whether_it_is_ready() {
-        read_owners();
         let watched = |owners: serde_json::Value, conditions: serde_json::Value| -> SnapshotPod {
-            let pod: WatchedPod = serde_json::from_value(serde_json::json!({
+            let pod: WatchedPod<true> = serde_json::from_value(serde_json::json!({
                 "metadata": {"name": "web-1", "namespace": "shop", "uid": "u", "ownerReferences": owners},
                 "spec": {"nodeName": "n1"},
                 "status": {"phase": "Running", "conditions": conditions}
@@ -356,6 +347,13 @@ mod tests {
         let bare = watched(serde_json::json!([rs(false)]), ready("True"));
         assert_eq!(bare.owner, None, "an owner that is not the controller is none");
         assert_eq!(bare.ready, PodReady::Yes);
+        // Read without owners (no `--keep-last-ready`), the controller is skipped unread.
+        let unread: WatchedPod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u", "ownerReferences": [rs(true)]},
+            "spec": {"nodeName": "n1"}
+        }))
+        .expect("a pod");
+        assert_eq!(unread.pod().owner, None);
     }
 
     #[test]

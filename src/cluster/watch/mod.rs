@@ -23,7 +23,7 @@ mod start;
 mod tap;
 
 pub use cache::from_watch_cache;
-pub use decoded::{WatchedPod, read_owners};
+pub use decoded::WatchedPod;
 pub use devices::Served;
 pub(crate) use relist::relisting;
 pub use scope::NodeScope;

@@ -76,17 +76,34 @@ impl Nodes {
     }
 }
 
-fn convert(pod: &WatchedPod) -> SnapshotPod {
+fn convert<const OWNERS: bool>(pod: &WatchedPod<OWNERS>) -> SnapshotPod {
     pod.pod().clone()
 }
 
-fn key(pod: &WatchedPod) -> PodKey {
+fn key<const OWNERS: bool>(pod: &WatchedPod<OWNERS>) -> PodKey {
     pod.pod().pod.key.clone()
 }
 
 /// Starts the pod watches for `nodes`, of `namespace` alone when given (every list and watch is then
-/// the namespace's); their changes go to `changes`.
+/// the namespace's); their changes go to `changes`. With `owners` (`run --keep-last-ready`), the pods
+/// carry their controller ([`WatchedPod`]).
 pub(super) fn spawn(
+    client: &Client,
+    nodes: Nodes,
+    namespace: Option<&str>,
+    health: Health,
+    changes: mpsc::Sender<PodChange>,
+    owners: bool,
+) {
+    if owners {
+        spawn_reading::<true>(client, nodes, namespace, health, changes);
+    } else {
+        spawn_reading::<false>(client, nodes, namespace, health, changes);
+    }
+}
+
+/// [`spawn`], the pods read with their controller when `OWNERS`.
+fn spawn_reading<const OWNERS: bool>(
     client: &Client,
     nodes: Nodes,
     namespace: Option<&str>,
@@ -94,8 +111,8 @@ pub(super) fn spawn(
     changes: mpsc::Sender<PodChange>,
 ) {
     let api = match namespace {
-        Some(namespace) => Api::<WatchedPod>::namespaced(client.clone(), namespace),
-        None => Api::<WatchedPod>::all(client.clone()),
+        Some(namespace) => Api::<WatchedPod<OWNERS>>::namespaced(client.clone(), namespace),
+        None => Api::<WatchedPod<OWNERS>>::all(client.clone()),
     };
     match nodes {
         Nodes::Named(names) if names.len() <= PER_NODE_WATCHES => {
@@ -129,7 +146,7 @@ enum Filter {
 }
 
 impl Filter {
-    fn keeps(&self, pod: &WatchedPod) -> bool {
+    fn keeps<const OWNERS: bool>(&self, pod: &WatchedPod<OWNERS>) -> bool {
         match self {
             Self::All => true,
             Self::Named(names) => pod.node_name().is_some_and(|node| names.contains(node)),
@@ -177,10 +194,10 @@ impl Filter {
 }
 
 /// Lists the pods bound to `node` until the list succeeds (or nobody waits for it any more).
-async fn list_node(
-    api: Api<WatchedPod>,
+async fn list_node<const OWNERS: bool>(
+    api: Api<WatchedPod<OWNERS>>,
     node: String,
-    found: mpsc::UnboundedSender<(String, Vec<WatchedPod>)>,
+    found: mpsc::UnboundedSender<(String, Vec<WatchedPod<OWNERS>>)>,
     clock: Clock,
 ) {
     // From the watch cache, as the watch's own lists.
@@ -215,21 +232,26 @@ impl Pickups {
     }
 
     /// The watch reported `pod`.
-    fn seen(&mut self, pod: &WatchedPod) {
+    fn seen<const OWNERS: bool>(&mut self, pod: &WatchedPod<OWNERS>) {
         if let Some(seen) = pod.node_name().and_then(|node| self.0.get_mut(node)) {
             seen.insert(key(pod));
         }
     }
 
     /// The listed pods of `node` still to apply.
-    fn finish(&mut self, node: &str, pods: Vec<WatchedPod>) -> Vec<WatchedPod> {
+    fn finish<const OWNERS: bool>(&mut self, node: &str, pods: Vec<WatchedPod<OWNERS>>) -> Vec<WatchedPod<OWNERS>> {
         let seen = self.0.remove(node).unwrap_or_default();
         pods.into_iter().filter(|pod| !seen.contains(&key(pod))).collect()
     }
 }
 
 /// One cluster-wide watch of the bound pods, filtered on arrival.
-async fn filtered(api: Api<WatchedPod>, mut filter: Filter, mut health: Health, changes: mpsc::Sender<PodChange>) {
+async fn filtered<const OWNERS: bool>(
+    api: Api<WatchedPod<OWNERS>>,
+    mut filter: Filter,
+    mut health: Health,
+    changes: mpsc::Sender<PodChange>,
+) {
     let (watched, config) = (api.clone(), super::cache::from_watch_cache().fields("spec.nodeName!="));
     let events = relisting(move || watcher::watcher(watched.clone(), config.clone()).boxed()).backoff(backoff());
     let mut interrupted = false;
@@ -327,7 +349,7 @@ impl Merge {
     }
 
     /// The changes one watch's `event` makes.
-    fn event(&mut self, watch: usize, event: Event<WatchedPod>) -> Vec<PodChange> {
+    fn event<const OWNERS: bool>(&mut self, watch: usize, event: Event<WatchedPod<OWNERS>>) -> Vec<PodChange> {
         match event {
             Event::Init => {
                 self.listing[watch] = Some(Vec::new());
@@ -411,7 +433,12 @@ impl Merge {
 }
 
 /// One watch per named node (`spec.nodeName=NODE`), merged.
-async fn per_node(api: Api<WatchedPod>, names: Vec<String>, mut health: Health, changes: mpsc::Sender<PodChange>) {
+async fn per_node<const OWNERS: bool>(
+    api: Api<WatchedPod<OWNERS>>,
+    names: Vec<String>,
+    mut health: Health,
+    changes: mpsc::Sender<PodChange>,
+) {
     let watches = names.iter().enumerate().map(|(watch, name)| {
         let config = super::cache::from_watch_cache().fields(&format!("spec.nodeName={name}"));
         let api = api.clone();
@@ -495,45 +522,45 @@ mod tests {
     #[test]
     fn per_node_lists_become_one_list_once_every_node_has_listed() {
         let mut merge = Merge::new(2);
-        assert!(merge.event(0, Event::Init).is_empty());
-        assert!(merge.event(0, Event::InitApply(pod("a", "n1"))).is_empty());
-        assert!(merge.event(0, Event::InitDone).is_empty());
+        assert!(merge.event::<false>(0, Event::Init).is_empty());
+        assert!(merge.event::<false>(0, Event::InitApply(pod("a", "n1"))).is_empty());
+        assert!(merge.event::<false>(0, Event::InitDone).is_empty());
         // Node 1's watch already follows changes while node 2's still lists.
-        assert!(merge.event(0, Event::Apply(pod("b", "n1"))).is_empty());
-        assert!(merge.event(0, Event::Delete(pod("a", "n1"))).is_empty());
-        merge.event(1, Event::Init);
-        merge.event(1, Event::InitApply(pod("c", "n2")));
-        assert_eq!(names(&merge.event(1, Event::InitDone)), ["listed b,c"]);
-        assert_eq!(names(&merge.event(1, Event::Apply(pod("d", "n2")))), ["applied d"]);
+        assert!(merge.event::<false>(0, Event::Apply(pod("b", "n1"))).is_empty());
+        assert!(merge.event::<false>(0, Event::Delete(pod("a", "n1"))).is_empty());
+        merge.event::<false>(1, Event::Init);
+        merge.event::<false>(1, Event::InitApply(pod("c", "n2")));
+        assert_eq!(names(&merge.event::<false>(1, Event::InitDone)), ["listed b,c"]);
+        assert_eq!(names(&merge.event::<false>(1, Event::Apply(pod("d", "n2")))), ["applied d"]);
     }
 
     #[test]
     fn a_node_relist_removes_only_that_nodes_missing_pods() {
         let mut merge = Merge::new(2);
         for (watch, pods) in [(0, ["a", "b"]), (1, ["c", "d"])] {
-            merge.event(watch, Event::Init);
+            merge.event::<false>(watch, Event::Init);
             for name in pods {
-                merge.event(watch, Event::InitApply(pod(name, "n")));
+                merge.event::<false>(watch, Event::InitApply(pod(name, "n")));
             }
-            merge.event(watch, Event::InitDone);
+            merge.event::<false>(watch, Event::InitDone);
         }
-        merge.event(0, Event::Init);
-        merge.event(0, Event::InitApply(pod("b", "n1")));
-        assert_eq!(names(&merge.event(0, Event::InitDone)), ["deleted a", "applied b"]);
+        merge.event::<false>(0, Event::Init);
+        merge.event::<false>(0, Event::InitApply(pod("b", "n1")));
+        assert_eq!(names(&merge.event::<false>(0, Event::InitDone)), ["deleted a", "applied b"]);
     }
 
     #[test]
     fn a_deletion_from_another_nodes_watch_keeps_the_pod_of_the_same_name() {
         let mut merge = Merge::new(2);
         for watch in 0..2 {
-            merge.event(watch, Event::Init);
-            merge.event(watch, Event::InitDone);
+            merge.event::<false>(watch, Event::Init);
+            merge.event::<false>(watch, Event::InitDone);
         }
-        merge.event(0, Event::Apply(pod("web-0", "n1")));
+        merge.event::<false>(0, Event::Apply(pod("web-0", "n1")));
         // Re-created on n2; n2's watch reports it before n1's reports the old one's deletion.
-        assert_eq!(names(&merge.event(1, Event::Apply(pod("web-0", "n2")))), ["applied web-0"]);
-        assert!(merge.event(0, Event::Delete(pod("web-0", "n1"))).is_empty());
-        assert_eq!(names(&merge.event(1, Event::Delete(pod("web-0", "n2")))), ["deleted web-0"]);
+        assert_eq!(names(&merge.event::<false>(1, Event::Apply(pod("web-0", "n2")))), ["applied web-0"]);
+        assert!(merge.event::<false>(0, Event::Delete(pod("web-0", "n1"))).is_empty());
+        assert_eq!(names(&merge.event::<false>(1, Event::Delete(pod("web-0", "n2")))), ["deleted web-0"]);
     }
 
     #[test]

@@ -28,8 +28,8 @@ use crate::time::Clock;
 /// when `devices` says which versions serve them; their changes arrive on the returned channels. The
 /// node watch reads every node: those in `scope` reach the engine, and every node's health reaches
 /// `health` (the lifecycle controller's taints foreseen), from the one watch. With `replicas`
-/// (`run --keep-last-ready`) and a `scope` short of every node, one more watch reads the pods on
-/// every node, for the replicas of each workload alone.
+/// (`run --keep-last-ready`) the pods carry their controller, and with a `scope` short of every node,
+/// one more watch reads the pods on every node, for the replicas of each workload alone.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(
     client: &Client,
@@ -55,6 +55,8 @@ pub fn spawn(
         .inspect(move |event| tap.see(event));
     let (pod_nodes, selected) = pods::Nodes::of(&scope);
     let replicas_apart = replicas && !matches!(scope, NodeScope::All);
+    // The replicas are counted by controller: the pods carry theirs.
+    let owners = replicas;
     // The nodes the engine was shown: one that leaves the scope (relabelled) has left it, which is
     // not a deletion (docs/run.md, "What `run` watches").
     let shown = Arc::new(Mutex::new(HashSet::new()));
@@ -97,11 +99,11 @@ pub fn spawn(
     let replicas = replicas_apart.then(|| {
         let (replica_tx, replica_rx) = mpsc::channel(1024);
         let health = Health::new("replicas", report.clone(), clock.clone(), metrics.clone(), fatal_tx.clone());
-        pods::spawn(client, pods::Nodes::All, namespace, health.in_namespace(namespace), replica_tx);
+        pods::spawn(client, pods::Nodes::All, namespace, health.in_namespace(namespace), replica_tx, true);
         replica_rx
     });
     let health = Health::new("pods", report, clock, metrics, fatal_tx).in_namespace(namespace);
-    pods::spawn(client, pod_nodes, namespace, health, pod_tx);
+    pods::spawn(client, pod_nodes, namespace, health, pod_tx, owners);
     Watches { nodes: node_rx, pods: pod_rx, devices, replicas, fatal }
 }
 
