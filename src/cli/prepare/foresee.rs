@@ -91,8 +91,8 @@ pub(super) fn foresee(
         format!(
             "note: the dump was taken at {} or later (its newest heartbeat), {age} before {}: node health is \
              judged as it was then{}",
-            crate::output::human::rfc3339(taken),
-            crate::output::human::rfc3339(now),
+            crate::words::rfc3339(taken.as_nanos()),
+            crate::words::rfc3339(now.as_nanos()),
             if down.is_empty() { "" } else { ", the other nodes taken to heartbeat until now" }
         )
     });
