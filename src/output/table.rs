@@ -9,8 +9,8 @@ use super::human::{
     until,
 };
 use super::owners;
-use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
-use super::view::{ColorMode, SortBy, View};
+use super::summary::{self, ClusterCounts, NodeCounts, by_urgency};
+use super::view::{ColorMode, SortBy, View, cut};
 use super::wire::{basis_name, verdict_name};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, PodKey};
