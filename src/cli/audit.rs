@@ -11,13 +11,13 @@ use std::collections::{BTreeSet, HashMap};
 use crate::engine::audit::{Setting, placement_findings, replica_findings, scenarios, toleration_findings};
 use crate::engine::lifecycle::{MAX_UNSETTLED, ZoneKey};
 use crate::engine::model::NodeName;
-use crate::engine::snapshot::{Owner, Workloads};
+use crate::engine::snapshot::Owner;
 use crate::error::{Error, Result};
 use crate::output::audit::{Audit, EvictionAudit, write_text};
 use crate::output::json::{write_json, write_yaml};
 
-use super::input::Want;
-use super::plan::Prepared;
+use super::prepare::input::Want;
+use super::prepare::prepared::Prepared;
 
 /// `kubectl taint-evict audit`.
 pub fn audit(config: &AuditConfig) -> Result<()> {
@@ -77,7 +77,8 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         findings.retain_namespace(namespace);
     }
     let now = prepared.lifecycle.as_ref().map_or(prepared.now, |foreseen| foreseen.observation.now);
-    // Live, the own controllers of the ReplicaSets and Jobs the findings name, read only then.
+    // Live, the own controllers of the ReplicaSets and Jobs the findings name, read only then
+    // (docs/audit.md).
     let mut workloads = std::borrow::Cow::Borrowed(&snapshot.workloads);
     if !prepared.from_dump {
         let owners: Vec<(&str, &Owner)> = findings
@@ -86,7 +87,15 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
             .filter(|(_, owner)| matches!(&*owner.kind, "ReplicaSet" | "Job"))
             .collect();
         if !owners.is_empty() {
-            workloads.to_mut().merge(live_owners(&config.input.connect, &owners)?);
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Error::Runtime(e.to_string()))?;
+            let read = runtime.block_on(async {
+                let connection = crate::cluster::connect(&config.input.connect).await?;
+                Ok::<_, Error>(crate::cluster::snapshot::owners_of(&connection, &owners).await)
+            })?;
+            workloads.to_mut().merge(read);
         }
     }
     let audit =
@@ -108,16 +117,4 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         },
         None => Ok(()),
     }
-}
-
-/// The own controllers of `owners`, read from the live cluster (docs/audit.md).
-fn live_owners(connect: &crate::cluster::ConnectOptions, owners: &[(&str, &Owner)]) -> Result<Workloads> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Runtime(e.to_string()))?;
-    runtime.block_on(async {
-        let connection = crate::cluster::connect(connect).await?;
-        Ok(crate::cluster::snapshot::owners_of(&connection, owners).await)
-    })
 }

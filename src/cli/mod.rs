@@ -9,8 +9,8 @@ mod audit;
 pub mod complete;
 pub mod config;
 mod dispatch;
-pub mod input;
 pub mod plan;
+pub mod prepare;
 
 pub use args::*;
 pub use complete::COMPLETE;

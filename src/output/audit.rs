@@ -7,9 +7,9 @@ use owo_colors::OwoColorize;
 use serde::{Serialize, Serializer};
 
 use super::human::{count, printable, rfc3339, short_time, to_second};
-use super::json::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
 use super::settings::{SettingsDoc, from_words};
 use super::view::ColorMode;
+use super::wire::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
 use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
 use crate::engine::lifecycle::{NOT_READY, Settings, UNREACHABLE};
 use crate::engine::time::Timestamp;

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use super::human::{countdown, printable_display as shown, rfc3339, std_duration};
 use super::human::{short_key, time_of_day, until};
-use super::json::{API_VERSION, DeviceDoc, TaintDoc, WrittenDoc, basis_name, verdict_name};
+use super::json::{write_json, write_yaml};
 use super::settings::{SettingsDoc, from_words};
+use super::wire::{API_VERSION, ClockDoc, DeviceDoc, TaintDoc, WrittenDoc, basis_name, verdict_name};
 use crate::engine::devices::{ClaimSeen, DeviceEviction, DeviceReport, DeviceTolerance, Via};
 use crate::engine::explain::TaintMatch;
 use crate::engine::lifecycle::{Basis, ConditionTaint, HeldReason, Ready, Settings, ZoneForecast, ZoneState};
@@ -43,7 +44,7 @@ pub struct Explanation<'a> {
     /// What the node lifecycle controller is expected to do to the node; `None` when not predicted.
     pub before_taint: Option<BeforeTaint<'a>>,
     /// How the control plane's time was read; `None` for a dump or with `--now`.
-    pub clock: Option<super::ClockDoc>,
+    pub clock: Option<ClockDoc>,
     /// The device-taint controller's view of the pod, and the minor version it follows; `None` when
     /// the pod uses no DRA claim.
     pub devices: Option<(DeviceReport, u32)>,
@@ -552,7 +553,7 @@ struct ExplanationDoc<'a> {
     now: String,
     /// How the control plane's time was read; absent for a dump or with `--now`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    clock: Option<super::ClockDoc>,
+    clock: Option<ClockDoc>,
     namespace: String,
     name: String,
     uid: String,
@@ -691,12 +692,12 @@ struct RejectedDoc {
 
 /// Writes the explanation as a JSON document (`kind: EvictionExplanation`).
 pub fn render_json(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
-    super::json::write_json(&document(e), out)
+    write_json(&document(e), out)
 }
 
 /// Writes the explanation's document as YAML.
 pub fn render_yaml(e: &Explanation<'_>, out: &mut impl Write) -> io::Result<()> {
-    super::json::write_yaml(&document(e), out)
+    write_yaml(&document(e), out)
 }
 
 fn document<'a>(e: &'a Explanation<'_>) -> ExplanationDoc<'a> {

@@ -8,7 +8,9 @@
 //! (`runtime::report`); never the cluster, the decoder or the CLI.
 
 pub mod audit;
+pub mod eviction_plan;
 pub mod explain;
+mod format;
 pub mod human;
 pub mod json;
 pub mod jsonpath;
@@ -25,7 +27,9 @@ pub mod template;
 pub mod timeline;
 mod view;
 pub mod watch;
+pub mod wire;
 
-pub use json::{ClockDoc, Live};
+pub use format::OutputFormat;
 pub use plan::{plan_document, render_plan, render_plan_settings, render_plan_view};
-pub use view::{ColorMode, OutputFormat, SortBy, View};
+pub use view::{ColorMode, SortBy, View};
+pub use wire::{ClockDoc, Live};

@@ -5,8 +5,7 @@
 use std::io::{self, Write};
 
 use super::human::{count, printable, short_time, to_second};
-use super::summary::cut;
-use super::view::View;
+use super::view::{View, cut};
 use crate::engine::plan::{Assumed, OwnerLoss, Plan};
 use crate::engine::time::Timestamp;
 

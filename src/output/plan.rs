@@ -2,8 +2,11 @@
 
 use std::io::{self, Write};
 
-use super::json::{self, Live};
-use super::view::{ColorMode, OutputFormat, View};
+use super::eviction_plan::{EvictionPlan, write_plan_json_with};
+use super::format::OutputFormat;
+use super::json::write_yaml;
+use super::view::{ColorMode, View};
+use super::wire::Live;
 use super::{table, template, timeline};
 use crate::engine::lifecycle::Settings;
 use crate::engine::plan::Plan;
@@ -46,10 +49,10 @@ pub fn render_plan_settings(
         }
         OutputFormat::Table => table::render_view(plan, false, view, out),
         OutputFormat::Wide => table::render_view(plan, true, view, out),
-        OutputFormat::Json => json::write_plan_json_with(plan, live, settings, timeline().as_ref(), out),
+        OutputFormat::Json => write_plan_json_with(plan, live, settings, timeline().as_ref(), out),
         OutputFormat::Yaml => {
-            let document = json::EvictionPlan::from(plan).read(live).settings(settings).timeline(timeline().as_ref());
-            json::write_yaml(&document, out)
+            let document = EvictionPlan::from(plan).read(live).settings(settings).timeline(timeline().as_ref());
+            write_yaml(&document, out)
         }
         OutputFormat::Name => table::render_names(plan, view.sort, out),
         OutputFormat::Template(template) => {

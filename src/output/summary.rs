@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::human::{count, countdown, printable, short_time};
 use super::human::{short_key, time_of_day, to_second, until};
-use super::view::View;
+use super::view::{View, cut};
 use crate::engine::lifecycle::HeldReason;
 use crate::engine::plan::{NodePlan, Plan, Verdict, rate_zero_ties};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
@@ -218,19 +218,6 @@ pub fn by_urgency(plan: &Plan, counts: &[NodeCounts]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..plan.nodes.len()).collect();
     order.sort_by_key(|&i| (counts[i].first.is_none(), counts[i].first));
     order
-}
-
-/// `text` cut to `width` characters, the last one `…`, when it is longer.
-#[must_use]
-pub fn cut(text: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
-    match width {
-        Some(width) if text.chars().count() > width => {
-            let mut short: String = text.chars().take(width.saturating_sub(1)).collect();
-            short.push('…');
-            std::borrow::Cow::Owned(short)
-        }
-        _ => std::borrow::Cow::Borrowed(text),
-    }
 }
 
 /// What the node lifecycle controller is expected to do to a node not tainted yet, in a few words:

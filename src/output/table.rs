@@ -8,10 +8,10 @@ use super::human::{
     compact_countdown, countdown, printable, rfc3339, rfc3339_seconds, short_key, short_time, time_of_day, to_second,
     until,
 };
-use super::json::{basis_name, verdict_name};
 use super::owners;
-use super::summary::{self, ClusterCounts, NodeCounts, by_urgency, cut};
-use super::view::{ColorMode, SortBy, View};
+use super::summary::{self, ClusterCounts, NodeCounts, by_urgency};
+use super::view::{ColorMode, SortBy, View, cut};
+use super::wire::{basis_name, verdict_name};
 use crate::engine::lifecycle::{ConditionTaint, HeldReason, Ready, ZoneForecast, ZoneState};
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::plan::{Basis, NodeLifecycle, NodePlan, Plan, PodPlan, Verdict, rate_zero_ties};

@@ -5,8 +5,8 @@
 use std::io::{self, Write};
 
 use super::human::{count, countdown, duration, short_time};
-use super::summary::{self, cut};
-use super::view::View;
+use super::summary;
+use super::view::{View, cut};
 use crate::engine::plan::{Plan, Verdict};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 

@@ -1,25 +1,4 @@
-//! How a plan is laid out for people: the format, the colour decision, the width, the order.
-
-use super::template;
-
-/// How `plan` prints.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum OutputFormat {
-    /// A table per node, fitted to the terminal.
-    #[default]
-    Table,
-    /// The table with every value in full, and `SINCE BASIS TOLERATION UID`.
-    Wide,
-    /// The `EvictionPlan` document as JSON.
-    Json,
-    /// The same document as YAML.
-    Yaml,
-    /// `pod/NAME`, one per line, as kubectl prints it (the namespace is `-n`'s).
-    Name,
-    /// A kubectl template (`jsonpath`, `custom-columns`) over the JSON document; a custom-columns
-    /// table has a row per pod.
-    Template(template::Template),
-}
+//! How a plan is laid out for people: the colour decision, the width (and a line cut to it), the order.
 
 /// The order of the pods in a table (`--sort-by`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -73,5 +52,18 @@ impl View {
             timeline: false,
             sort: SortBy::Deadline,
         }
+    }
+}
+
+/// `text` cut to `width` characters, the last one `…`, when it is longer.
+#[must_use]
+pub fn cut(text: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
+    match width {
+        Some(width) if text.chars().count() > width => {
+            let mut short: String = text.chars().take(width.saturating_sub(1)).collect();
+            short.push('…');
+            std::borrow::Cow::Owned(short)
+        }
+        _ => std::borrow::Cow::Borrowed(text),
     }
 }

@@ -1,7 +1,7 @@
-//! Gathering a snapshot and the evaluation instant for `plan` and `explain`: from a dump (`-f`) or
-//! from the live cluster.
+//! Reading the input of `plan`, `explain` and `audit`: a snapshot from a dump (`-f`) or from the live
+//! cluster, with what the node lifecycle controller reads beside it; and a dump's checks.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::cluster::snapshot::{LiveHealth, Unsettled};
@@ -17,7 +17,6 @@ use crate::engine::model::{NodeName, PodKey};
 use crate::engine::snapshot::{Snapshot, TolerationsWritten};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
-use crate::output::ClockDoc;
 use crate::selector::Selector;
 use crate::time::skew::Estimate;
 
@@ -235,6 +234,46 @@ fn load_live(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(
     })
 }
 
+/// A dump's checks, once read: for `plan` (`wants_nodes`), a dump without nodes is refused; and
+/// any dump holding one node or pod twice.
+pub fn check_dump(loaded: &Loaded, wants_nodes: bool) -> Result<()> {
+    if wants_nodes && loaded.snapshot.nodes.is_empty() {
+        return Err(Error::IncompleteDump { path: loaded.origin.clone(), kind: "Node" });
+    }
+    check_unique(&loaded.snapshot, &loaded.origin)
+}
+
+/// Refuses a dump that holds one node or pod twice (two dumps concatenated, a pod re-created between
+/// two `kubectl get`): the engine keys pods by namespace and name, as upstream does, so one of the
+/// two would be reported with the other's deadline.
+fn check_unique(snapshot: &Snapshot, origin: &str) -> Result<()> {
+    let mut nodes = HashSet::with_capacity(snapshot.nodes.len());
+    if let Some(node) = snapshot.nodes.iter().find(|n| !nodes.insert(&n.name)) {
+        return Err(Error::Duplicate {
+            path: origin.to_owned(),
+            object: format!("node \"{}\"", node.name),
+            uids: None,
+        });
+    }
+    let pods = &snapshot.pods;
+    // kubectl lists pods sorted by namespace and name: usually one comparison per pod.
+    if pods.windows(2).all(|pair| pair[0].pod.key < pair[1].pod.key) {
+        return Ok(());
+    }
+    let mut seen = HashMap::with_capacity(pods.len());
+    for pod in pods {
+        if let Some(uid) = seen.insert(&pod.pod.key, &pod.pod.uid) {
+            let object = format!("pod \"{}\"", pod.pod.key);
+            return Err(Error::Duplicate {
+                path: origin.to_owned(),
+                object,
+                uids: Some((uid.to_string(), pod.pod.uid.to_string())),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The names `--down-selector` selected, sorted; none is an error.
 fn down_selected(selector: &Selector, mut names: Vec<String>, origin: &str) -> Result<Vec<String>> {
     if names.is_empty() {
@@ -278,25 +317,5 @@ pub fn pod_hint(name: &str, namespace: &str, source: Source, elsewhere: &[String
             let listed: Vec<String> = many.iter().map(|n| format!("\"{n}\"")).collect();
             format!("pods named \"{name}\" are in namespaces {}: add -n with one of them", listed.join(", "))
         }
-    }
-}
-
-/// The evaluation instant: `--now`, else the control plane's time as the live read measured it,
-/// else this machine's clock (a dump; the only place `plan` reads it). With how the control plane's
-/// time was read, for `-o json|yaml`, when it was.
-#[must_use]
-pub fn now(args: &Input, loaded: &Loaded) -> (Timestamp, Option<ClockDoc>) {
-    if let Some(now) = args.now {
-        return (now, None);
-    }
-    match loaded.time {
-        Some(LiveTime { now, estimate }) => {
-            let doc = estimate.map(|e| ClockDoc::new(e.offset(), e.uncertainty(), e.source.as_str()));
-            // Known to milliseconds at best: a taint without `timeAdded` starts its countdowns at
-            // `now`, and its deadlines are printed without nanoseconds that mean nothing.
-            let millis = now.as_nanos() - now.as_nanos().rem_euclid(1_000_000);
-            (Timestamp::from_nanos(millis), doc)
-        }
-        None => (crate::time::Clock::system().now(), None),
     }
 }
