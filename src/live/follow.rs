@@ -90,7 +90,10 @@ impl Printer {
                 view.foreseen(forecast);
                 *dirty = true;
             }
-            (Screen::Lines(_), RunEvent::Connection { .. } | RunEvent::Foreseen(_) | RunEvent::Warning { .. }) => {
+            (
+                Screen::Lines(_),
+                RunEvent::Connection { .. } | RunEvent::Foreseen(_) | RunEvent::Drain { .. } | RunEvent::Warning { .. },
+            ) => {
                 let _ = crate::output::run::write_json(report, text);
             }
             _ => {}
@@ -223,7 +226,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
             },
             Some(report) = reports.recv() => match report.event {
                 // The state at the start comes first (synced, taints, pods), then what is foreseen.
-                RunEvent::Foreseen(_) if !observer.is_synced() => foreseen.push(report),
+                RunEvent::Foreseen(_) | RunEvent::Drain { .. } if !observer.is_synced() => foreseen.push(report),
                 _ => printer.report(&report, &mut text),
             },
             _ = tick.tick(), if tty => {}

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::cluster::lifecycle::LeaseChange;
 use crate::cluster::watch::HealthChange;
 use crate::engine::lifecycle::{
-    ControllerLease, Flags, NodeForecast, NodeHealth, Observation, back_forecast, predict, unsettled,
+    ControllerLease, Drain, Flags, NodeForecast, NodeHealth, Observation, ZoneKey, back_forecast, predict, unsettled,
 };
 use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
@@ -67,6 +67,7 @@ async fn foresee(
     let (_none, never) = mpsc::channel(1);
     let mut leases = leases.unwrap_or(never);
     let mut shown: BTreeMap<NodeName, NodeForecast> = BTreeMap::new();
+    let mut drains: BTreeMap<ZoneKey, Drain> = BTreeMap::new();
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -97,9 +98,11 @@ async fn foresee(
             },
             _ = tick.tick(), if nodes_listed && leases_listed => {
                 let now = clock.now();
-                let forecasts = forecast(&nodes, &renewed, &settings, now);
-                for forecast in changed(&mut shown, forecasts) {
-                    if report.send(Report { at: now, event: RunEvent::Foreseen(forecast) }).is_err() {
+                let (forecasts, zones) = forecast(&nodes, &renewed, &settings, now);
+                let drained = drains_changed(&mut drains, zones).map(|(zone, drain)| RunEvent::Drain { zone, drain });
+                let foreseen = changed(&mut shown, forecasts).into_iter().map(RunEvent::Foreseen);
+                for event in drained.chain(foreseen) {
+                    if report.send(Report { at: now, event }).is_err() {
                         return;
                     }
                 }
@@ -108,13 +111,13 @@ async fn foresee(
     }
 }
 
-/// The forecast of every shown node at `now`.
+/// The forecast of every shown node at `now`, and the drain of each zone predicted at scale.
 fn forecast(
     nodes: &BTreeMap<String, (NodeHealth, bool)>,
     renewed: &HashMap<String, Option<Timestamp>>,
     settings: &Settings,
     now: Timestamp,
-) -> Vec<NodeForecast> {
+) -> (Vec<NodeForecast>, Vec<(ZoneKey, Drain)>) {
     let health: Vec<NodeHealth> = nodes
         .values()
         .map(|(node, _)| {
@@ -131,7 +134,13 @@ fn forecast(
         silent_after: settings.silent_after,
     };
     let count = unsettled(&observation);
-    let predicted = if count == 0 { Vec::new() } else { predict(&observation).nodes };
+    let (predicted, zones) = if count == 0 {
+        (Vec::new(), Vec::new())
+    } else {
+        let prediction = predict(&observation);
+        let zones = prediction.zones.into_iter().filter_map(|zone| Some((zone.zone, zone.drain?))).collect();
+        (prediction.nodes, zones)
+    };
     let mut forecasts: BTreeMap<NodeName, NodeForecast> =
         predicted.into_iter().map(|forecast| (forecast.name.clone(), forecast)).collect();
     // A node back that still carries the controller's taint (settled, so not predicted): the
@@ -142,7 +151,38 @@ fn forecast(
         }
     }
     let visible = |name: &NodeName| nodes.get(name.as_str()).is_some_and(|(_, visible)| *visible);
-    forecasts.into_values().filter(|forecast| visible(&forecast.name)).collect()
+    (forecasts.into_values().filter(|forecast| visible(&forecast.name)).collect(), zones)
+}
+
+/// The zones' drains that differ from those last reported (updating `shown`): a zone drained anew,
+/// or its queue's length or slots moved by a second or more. A zone no longer drained is said by its
+/// nodes' own forecasts.
+fn drains_changed(
+    shown: &mut BTreeMap<ZoneKey, Drain>,
+    zones: Vec<(ZoneKey, Drain)>,
+) -> impl Iterator<Item = (ZoneKey, Drain)> {
+    let moved = |a: Timestamp, b: Timestamp| a.nanos_since(b).abs() >= 1_000_000_000;
+    let mut news = Vec::new();
+    let mut now = BTreeMap::new();
+    for (zone, drain) in zones {
+        let kept = match shown.remove(&zone) {
+            Some(before)
+                if before.nodes == drain.nodes
+                    && before.every == drain.every
+                    && !moved(before.first, drain.first)
+                    && !moved(before.last, drain.last) =>
+            {
+                before
+            }
+            _ => {
+                news.push((zone.clone(), drain));
+                drain
+            }
+        };
+        now.insert(zone, kept);
+    }
+    *shown = now;
+    news.into_iter()
 }
 
 /// Whether `now` says something `before` (the forecast last reported) did not: another taint, basis,
@@ -211,6 +251,7 @@ mod tests {
                 latest: Some(at(earliest_ms + 5_000)),
                 basis,
                 queued_with: 0,
+                drained: false,
             }),
             held: None,
         }
@@ -250,7 +291,8 @@ mod tests {
         .into();
         let renewed: HashMap<String, Option<Timestamp>> =
             ["n1", "n2", "n3"].into_iter().map(|n| (n.to_owned(), Some(t(998)))).collect();
-        let forecasts = super::forecast(&nodes, &renewed, &settings, t(1000));
+        let (forecasts, zones) = super::forecast(&nodes, &renewed, &settings, t(1000));
+        assert!(zones.is_empty(), "nothing drained: {zones:?}");
         assert_eq!(forecasts.len(), 1, "{forecasts:?}");
         assert_eq!(forecasts[0].name.as_str(), "n1");
         assert_eq!(forecasts[0].held.as_ref().map(|held| held.reason), Some(HeldReason::Recovered));
@@ -259,7 +301,7 @@ mod tests {
         // The taint removed: cleared.
         let mut untainted = nodes.clone();
         untainted.insert("n1".to_owned(), (node("n1", Vec::new()), true));
-        let cleared = changed(&mut shown, super::forecast(&untainted, &renewed, &settings, t(1001)));
+        let cleared = changed(&mut shown, super::forecast(&untainted, &renewed, &settings, t(1001)).0);
         assert!(cleared.len() == 1 && cleared[0].held.is_none(), "{cleared:?}");
     }
 
@@ -278,5 +320,56 @@ mod tests {
         let cleared = changed(&mut shown, Vec::new());
         assert_eq!(cleared.len(), 1);
         assert!(cleared[0].taint.is_none() && cleared[0].held.is_none());
+    }
+
+    #[test]
+    fn a_zone_of_240_silent_nodes_is_said_once_as_its_drain_and_each_node_as_one_of_its_slots() {
+        use crate::engine::lifecycle::{Ready, ReadyCondition, ZoneKey};
+
+        let t = Timestamp::from_unix_seconds;
+        let zone = ZoneKey::new("r", "za");
+        let silent = |name: &str| NodeHealth {
+            name: name.into(),
+            zone: zone.clone(),
+            excluded: false,
+            created: Some(t(0)),
+            ready: Some(Box::new(ReadyCondition {
+                status: Ready::True,
+                reason: "KubeletReady".into(),
+                last_heartbeat: Some(t(990)),
+                last_transition: Some(t(0)),
+            })),
+            lease_renewed: None,
+            taints: Vec::new().into(),
+            down: false,
+        };
+        let settings =
+            Settings { flags: Flags::defaults_for(29), silent_after: Duration::from_secs(12), controller: None };
+        // Beside a healthy zone: with every zone down, the controller would taint none.
+        let healthy = |name: &str| NodeHealth { zone: ZoneKey::new("r", "zb"), ..silent(name) };
+        let mut nodes: BTreeMap<String, (NodeHealth, bool)> =
+            (0..240).map(|i| format!("a{i:03}")).map(|name| (name.clone(), (silent(&name), true))).collect();
+        nodes.extend((0..10).map(|i| format!("b{i:03}")).map(|name| (name.clone(), (healthy(&name), true))));
+        let renewed: HashMap<String, Option<Timestamp>> =
+            nodes.keys().map(|n| (n.clone(), Some(if n.starts_with('a') { t(990) } else { t(1009) }))).collect();
+        let (forecasts, zones) = super::forecast(&nodes, &renewed, &settings, t(1010));
+        let forecasts: Vec<NodeForecast> = forecasts.into_iter().filter(|f| f.taint.is_some()).collect();
+        assert_eq!(forecasts.len(), 240);
+        assert_eq!(zones.len(), 1, "{zones:?}");
+        let (drained, drain) = &zones[0];
+        assert_eq!((drained, drain.nodes), (&zone, 240));
+        let taint = forecasts[0].taint.expect("a taint foreseen");
+        assert!(taint.drained && taint.queued_with == 239, "{taint:?}");
+        let line = crate::output::lifecycle::line(&forecasts[0]);
+        assert!(line.contains("(zone za, one of its queue's slots)"), "{line}");
+        assert!(!line.contains("other nodes may be tainted first"), "{line}");
+        // Said once: the same drain a pass later is no news; a drain of another length is.
+        let mut shown = BTreeMap::new();
+        assert_eq!(drains_changed(&mut shown, zones.clone()).count(), 1);
+        let (_, again) = super::forecast(&nodes, &renewed, &settings, t(1011));
+        assert_eq!(drains_changed(&mut shown, again).count(), 0, "a pass later: no news");
+        let fewer: BTreeMap<String, (NodeHealth, bool)> = nodes.into_iter().skip(10).collect();
+        let (_, shorter) = super::forecast(&fewer, &renewed, &settings, t(1012));
+        assert_eq!(drains_changed(&mut shown, shorter).count(), 1, "230 nodes queued: news");
     }
 }

@@ -474,6 +474,7 @@ mod tests {
                 latest: Some(now),
                 basis: Basis::LostHeartbeat,
                 queued_with: 0,
+                drained: false,
             }),
             held: None,
         };

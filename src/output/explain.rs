@@ -157,6 +157,8 @@ fn chain_lines(b: &BeforeTaint<'_>, e: &Explanation<'_>) -> Vec<String> {
     });
     let ahead = match taint.queued_with {
         0 => "no other node ahead".to_owned(),
+        // A zone predicted at scale (docs/node-lifecycle.md, "At scale").
+        n if taint.drained => format!("one of {} nodes its zone's queue serves in an order nobody sees", n + 1),
         1 => "1 other node may be tainted first".to_owned(),
         n => format!("{n} other nodes may be tainted first"),
     };

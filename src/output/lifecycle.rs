@@ -4,7 +4,7 @@
 
 use super::human::printable_display as shown;
 use super::human::{count, rfc3339, short_key, time_of_day, until};
-use crate::engine::lifecycle::{HeldReason, NodeForecast, Ready, ZoneForecast};
+use crate::engine::lifecycle::{Drain, HeldReason, NodeForecast, Ready, ZoneForecast, ZoneKey};
 use crate::words::std_duration;
 
 /// What a zone predicted at scale says once for all its nodes: its queue drained one node per
@@ -12,15 +12,20 @@ use crate::words::std_duration;
 /// node by node.
 #[must_use]
 pub fn drain_line(zone: &ZoneForecast) -> Option<String> {
-    let drain = zone.drain?;
+    Some(drain_text(&zone.zone, &zone.drain?))
+}
+
+/// What zone `zone`'s drain says once for all its nodes.
+#[must_use]
+pub fn drain_text(zone: &ZoneKey, drain: &Drain) -> String {
     let nodes = if drain.nodes == 1 { "1 node".to_owned() } else { format!("{} nodes", count(drain.nodes)) };
-    Some(format!(
+    format!(
         "zone {}: {nodes} tainted one every {} from {} to {}, in an order nobody sees: each node's window spans them",
-        shown(&zone.zone),
+        shown(zone),
         std_duration(drain.every),
         rfc3339(drain.first),
         rfc3339(drain.last),
-    ))
+    )
 }
 
 /// What is expected of the node, in words (without its name).
@@ -32,6 +37,8 @@ fn expected(forecast: &NodeForecast) -> String {
         };
         let queue = match taint.queued_with {
             0 => String::new(),
+            // Said once for the zone, by its drain (docs/node-lifecycle.md, "At scale").
+            _ if taint.drained => ", one of its queue's slots".to_owned(),
             1 => ", 1 other node may be tainted first".to_owned(),
             n => format!(", {n} other nodes may be tainted first"),
         };
@@ -97,6 +104,7 @@ mod tests {
                 latest: Some(t(1_050)),
                 basis: Basis::LostHeartbeat,
                 queued_with: 0,
+                drained: false,
             }),
             held: None,
         }

@@ -140,6 +140,8 @@ pub enum RunLine<'a> {
     Connection { watch: &'a str, connected: bool, reason: Option<&'a str>, since: Time },
     /// What the node lifecycle controller is expected to do to a node changed.
     Foreseen(Foreseen<'a>),
+    /// A zone predicted at scale: its queue's drain, which every node foreseen in it shares.
+    Drain(Drain<'a>),
     /// Something the operator should know that is not about one pod.
     Warning { message: &'a str },
     /// The election changed who decides.
@@ -223,6 +225,13 @@ impl<'a> RunLine<'a> {
                 Self::Connection { watch, connected: *connected, reason: reason.as_deref(), since: Time(*since) }
             }
             RunEvent::Foreseen(forecast) => Self::Foreseen(forecast.into()),
+            RunEvent::Drain { zone, drain } => Self::Drain(Drain {
+                zone: zone.name(),
+                nodes: drain.nodes,
+                every_seconds: drain.every.as_secs_f64(),
+                first: Time(drain.first),
+                last: Time(drain.last),
+            }),
             RunEvent::Warning { message } => Self::Warning { message },
             RunEvent::Leadership { state, lease, identity, holder, reason } => Self::Leadership {
                 state: state.as_str(),
@@ -422,6 +431,18 @@ impl<'a> From<&'a NodeForecast> for Foreseen<'a> {
             held: forecast.held.as_ref().map(|held| Held { reason: held.reason.as_str(), zone: held.zone.name() }),
         }
     }
+}
+
+/// `drain`: a zone predicted at scale, its queue drained `nodes` one every `everySeconds`, from the
+/// `first` slot at the earliest to the `last` at the latest, in an order nobody sees.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Drain<'a> {
+    zone: &'a str,
+    nodes: usize,
+    every_seconds: f64,
+    first: Time,
+    last: Time,
 }
 
 /// `summary`: what the run did. `deleted`, or in a dry run `wouldDelete`: a dry run never says

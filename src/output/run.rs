@@ -255,6 +255,7 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
             )
         }
         RunEvent::Foreseen(forecast) => ("foreseen".into(), super::lifecycle::line(forecast)),
+        RunEvent::Drain { zone, drain } => ("drain".into(), super::lifecycle::drain_text(zone, drain)),
         RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
         RunEvent::Leadership { state, lease, identity, holder, reason } => {
             let text = match (state, holder, reason) {
@@ -795,7 +796,7 @@ mod tests {
     /// each cause, each reason a kept pod is let go, a value present or absent).
     fn every_kind() -> Vec<(&'static str, Report)> {
         use crate::engine::lifecycle::{
-            Basis, ConditionTaint, Held, HeldReason, NodeForecast, PredictedTaint, Ready, ZoneKey,
+            Basis, ConditionTaint, Drain, Held, HeldReason, NodeForecast, PredictedTaint, Ready, ZoneKey,
         };
         use std::sync::Arc;
         let t = |seconds: i64| Timestamp::from_unix_seconds(1_795_392_000 + seconds);
@@ -820,6 +821,7 @@ mod tests {
                 latest: Some(t(10)),
                 basis: Basis::LostHeartbeat,
                 queued_with: 2,
+                drained: false,
             }),
             held: None,
         };
@@ -830,6 +832,7 @@ mod tests {
                 latest: None,
                 basis: Basis::NotReady,
                 queued_with: 0,
+                drained: false,
             }),
             ready: Some(Ready::False),
             ..forecast.clone()
@@ -953,6 +956,18 @@ mod tests {
             ("foreseen, no latest", RunEvent::Foreseen(open)),
             ("foreseen, held", RunEvent::Foreseen(held)),
             ("foreseen, cleared", RunEvent::Foreseen(cleared)),
+            (
+                "drain",
+                RunEvent::Drain {
+                    zone: ZoneKey::new("r", "z1"),
+                    drain: Drain {
+                        nodes: 240,
+                        every: std::time::Duration::from_secs(10),
+                        first: t(32),
+                        last: t(2_431),
+                    },
+                },
+            ),
             ("warning", RunEvent::Warning { message: "node \"worker-9\" not found".into() }),
             (
                 "leading",
@@ -1080,6 +1095,8 @@ mod tests {
                 "ready": "Unknown", "zone": "z1", "time": time}),
             json!({"type": "foreseen", "held": null, "lastHeartbeat": null, "node": "worker-3", "predictedTaint": null,
                 "ready": null, "zone": "z1", "time": time}),
+            json!({"type": "drain", "zone": "z1", "nodes": 240, "everySeconds": 10.0,
+                "first": "2026-11-23T00:00:32Z", "last": "2026-11-23T00:40:31Z", "time": time}),
             json!({"type": "warning", "message": "node \"worker-9\" not found", "time": time}),
             json!({"type": "leadership", "holder": null, "identity": "a",
                 "lease": "taint-evict/kubectl-taint-evict", "reason": null, "state": "leading", "time": time}),
@@ -1120,7 +1137,7 @@ mod tests {
     }
 
     /// How many kinds of [`RunEvent`] there are.
-    const KINDS: usize = 22;
+    const KINDS: usize = 23;
 
     /// The event's kind, as a number below [`KINDS`] (no wildcard: a new kind is to be added here).
     fn kind(event: &RunEvent) -> usize {
@@ -1147,6 +1164,7 @@ mod tests {
             RunEvent::Leadership { .. } => 19,
             RunEvent::Stopping { .. } => 20,
             RunEvent::Summary(_) => 21,
+            RunEvent::Drain { .. } => 22,
         }
     }
 }

@@ -189,10 +189,9 @@ fn lifecycle_line(
     if let Some(taint) = forecast.taint {
         let zone = forecast.zone.name();
         // A zone drained at scale says its queue once (docs/node-lifecycle.md, "At scale").
-        let drained = zones.iter().any(|z| z.zone == forecast.zone && z.drain.is_some());
         let queue = match taint.queued_with {
             0 => String::new(),
-            _ if drained => ", one of its queue's slots".to_owned(),
+            _ if taint.drained => ", one of its queue's slots".to_owned(),
             1 => ", 1 other node may be tainted first".to_owned(),
             n => format!(", {n} other nodes may be tainted first"),
         };
@@ -767,6 +766,7 @@ mod tests {
                     latest: Some(Timestamp::from_unix_seconds(latest)),
                     basis: LifecycleBasis::LostHeartbeat,
                     queued_with: 0,
+                    drained: false,
                 }),
                 held: None,
             };

@@ -356,6 +356,7 @@ mod tests {
                 latest: Some(t(10)),
                 basis: Basis::LostHeartbeat,
                 queued_with: 0,
+                drained: false,
             }),
             held: None,
         };

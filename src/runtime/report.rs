@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::lifecycle::NodeForecast;
+use crate::engine::lifecycle::{Drain, NodeForecast, ZoneKey};
 use crate::engine::model::PodRef;
 use crate::engine::queue::Work;
 use crate::engine::snapshot::Owner;
@@ -200,6 +200,15 @@ pub enum RunEvent {
     /// neither, a node the controller no longer needs to act on (it recovered, or got its taint).
     /// `run` never taints nodes: that stays the cluster's controller's job.
     Foreseen(NodeForecast),
+    /// A zone predicted at scale: its queue drains the nodes foreseen in it one per token, in an order
+    /// nobody sees, which their `Foreseen` windows all span; said once for the zone, again when the
+    /// drain changes (docs/node-lifecycle.md, "At scale").
+    Drain {
+        /// The zone.
+        zone: ZoneKey,
+        /// Its queue's slots.
+        drain: Drain,
+    },
     /// Something the operator should know that is not about one pod.
     Warning {
         /// One line.

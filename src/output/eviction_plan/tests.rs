@@ -178,6 +178,7 @@ fn lifecycle() -> impl Strategy<Value = NodeLifecycle> {
             latest,
             basis,
             queued_with,
+            drained: false,
         },
     ));
     let reason = prop::sample::select(

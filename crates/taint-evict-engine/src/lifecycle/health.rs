@@ -353,6 +353,9 @@ pub struct PredictedTaint {
     pub basis: Basis,
     /// Nodes of the same zone that may be tainted before this one (the queue's order is random).
     pub queued_with: usize,
+    /// The window is one of its zone's queue's slots, the zone predicted at scale: every node queued
+    /// with it shares it, which is said once for the zone (docs/node-lifecycle.md, "At scale").
+    pub drained: bool,
 }
 
 /// Why the NLC will not taint a node.

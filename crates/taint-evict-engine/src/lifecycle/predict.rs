@@ -311,6 +311,7 @@ impl<'o> Forecaster<'o> {
                     result.latest = latest;
                     result.unserved = latest.is_none().then_some(HeldReason::PartialDisruption);
                     result.queued_with = queued.saturating_sub(1);
+                    result.drained = queued > 0;
                 }
                 Fate::Held(reason) => result.unserved = Some(reason),
             }
@@ -847,6 +848,8 @@ struct Outcomes {
     key: Option<ConditionTaint>,
     basis: Option<Basis>,
     queued_with: usize,
+    /// Its window is a slot of its zone's drain.
+    drained: bool,
 }
 
 struct Replay<'a> {
@@ -1261,6 +1264,7 @@ fn forecast(node: &NodeHealth, outcome: Outcomes, master: bool, leaderless: bool
                 latest: latest.map(|latest| Timestamp::from_nanos(latest + STEP)),
                 basis: if leaderless { Basis::ControllerRestart } else { basis },
                 queued_with: outcome.queued_with,
+                drained: outcome.drained,
             });
         }
         _ => forecast.held = Some(held_for(outcome.unserved.unwrap_or(HeldReason::PartialDisruption))),

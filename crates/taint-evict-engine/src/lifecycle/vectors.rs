@@ -533,6 +533,7 @@ fn pods_are_deleted_after_the_predicted_taint_by_their_toleration() {
         latest: Some(at(76.0)),
         basis: Basis::LostHeartbeat,
         queued_with: 0,
+        drained: false,
     };
     let toleration = |seconds| Toleration {
         key: UNREACHABLE.into(),

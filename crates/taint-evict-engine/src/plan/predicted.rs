@@ -351,6 +351,7 @@ mod tests {
             latest: Some(t(1012)),
             basis: Basis::LostHeartbeat,
             queued_with: 0,
+            drained: false,
         };
         let forecast = NodeForecast {
             name: NodeName::from("n"),
