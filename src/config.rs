@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
+use crate::decode::controller_manager::{self, Found};
 use crate::engine::audit::Severity;
 use crate::engine::devices::NEWEST_MINOR;
 use crate::engine::lifecycle::{Flags, Given, Settings, Source};
@@ -19,6 +20,7 @@ use crate::output::template::Template;
 use crate::output::{ColorMode, OutputFormat, View};
 use crate::runtime::Policy;
 use crate::selector::Selector;
+use crate::words::printable;
 
 /// How often a kubelet renews its node Lease by default (`nodeLeaseDurationSeconds` 40 / 4).
 pub const KUBELET_RENEW_INTERVAL: Duration = Duration::from_secs(10);
@@ -192,6 +194,64 @@ impl Lifecycle {
         }
         Settings::resolve(defaults, &layers)
     }
+
+    /// The controller's settings with what was `found` of its pod (live, or in a dump): with a
+    /// warning for each value of its command line that does not read (its default assumed), and,
+    /// when a live read assumed some, the line that says so and why (docs/node-lifecycle.md, "The
+    /// controller's settings").
+    #[must_use]
+    pub fn settings_found(&self, minor: Option<u32>, found: Option<&Found>, live: bool) -> SettingsRead {
+        let mut warnings = Vec::new();
+        let pod = match found {
+            Some(Found::Pod { name, args }) => {
+                let (given, unread) = controller_manager::from_args(args);
+                for warning in unread {
+                    let pod = printable(name);
+                    warnings.push(format!("pod kube-system/{pod}: {}: its default is assumed", printable(&warning)));
+                }
+                Some(given)
+            }
+            _ => None,
+        };
+        let settings = self.settings(minor, pod.as_ref());
+        let why = match found {
+            _ if !live || self.file.is_some() || !settings.some_assumed() => None,
+            Some(Found::NoPod) => Some(format!(
+                "no pod labelled {} in namespace \"{}\"",
+                controller_manager::SELECTOR,
+                controller_manager::NAMESPACE
+            )),
+            Some(Found::Unreadable(why)) => Some(why.clone()),
+            Some(Found::Pod { .. }) | None => None,
+        };
+        let assumed = why.map(|why| {
+            let minor = minor.unwrap_or(DEFAULT_MINOR);
+            let assumed: Vec<String> = settings
+                .each()
+                .iter()
+                .filter(|(_, _, source)| *source == Source::Default)
+                .map(|(name, value, _)| format!("--{name} {}", crate::output::settings::shown(*value)))
+                .collect();
+            format!(
+                "the node lifecycle controller's settings are assumed at kube-controller-manager 1.{minor}'s \
+                 defaults ({}): {}; give its flags, or --controller-settings FILE",
+                assumed.join(", "),
+                printable(&why)
+            )
+        });
+        SettingsRead { settings, warnings, assumed }
+    }
+}
+
+/// The controller's settings as read ([`Lifecycle::settings_found`]), with what to say of them.
+#[derive(Clone, Debug)]
+pub struct SettingsRead {
+    /// Each setting, with where it came from.
+    pub settings: Settings,
+    /// A value of the pod's command line that does not read, one line each.
+    pub warnings: Vec<String>,
+    /// Why the settings are assumed, in one line, when a live read assumed them.
+    pub assumed: Option<String>,
 }
 
 /// `plan` (without `-w`), validated.

@@ -157,7 +157,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
     let history = live.history().await?;
     // Predicted on the narrowed clock, as deletions are decided.
     let foresight = live.foresee(&args.lifecycle, &report_tx, history.controller).await;
-    let minor = foresight.minor;
+    let (minor, flags) = (foresight.minor, foresight.flags);
     let (stop_election, stop_rx) = channel::channel(false);
     let (leadership, elector) = election(args, &live.connection, clock.clone(), &report_tx, &metrics, stop_rx).await?;
     let devices = if args.device_taints { device_taints(&live, minor, &report_tx).await } else { None };
@@ -185,7 +185,7 @@ async fn enforce(args: &RunConfig) -> Result<()> {
         device_minor: devices.map(|(_, minor)| minor),
         asked: nodes.asked(),
         not_ready: history.not_ready,
-        node_monitor_period: args.lifecycle.flags(minor).node_monitor_period,
+        node_monitor_period: flags.node_monitor_period,
         edited,
     };
     let sources = Sources {

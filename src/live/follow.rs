@@ -165,7 +165,7 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     let history = live.history().await?;
     // The silent nodes the node lifecycle controller is about to taint, as `plan` shows them.
     let foresight = live.foresee(&args.lifecycle, &report_tx, history.controller).await;
-    let minor = foresight.minor;
+    let monitor_period = foresight.flags.node_monitor_period;
     let metrics = Arc::new(Metrics::new());
     let edited = crate::runtime::Edits::default();
     let Watches { nodes: node_changes, pods, mut fatal, .. } =
@@ -173,7 +173,6 @@ async fn follow(args: &WatchConfig) -> Result<()> {
     drop(report_tx);
     let mut driver = Driver::new(node_changes, pods, clock.clone());
     let mut failure = None;
-    let monitor_period = args.lifecycle.flags(minor).node_monitor_period;
     let mut observer =
         crate::host::observer(history.controller_acquired).with_not_ready(history.not_ready, monitor_period);
     // The pods edited mid-countdown are found in the first lists, before the first list of pods.

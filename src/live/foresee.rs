@@ -31,6 +31,9 @@ pub struct Settings {
     pub silent_after: Duration,
     /// The controller manager Lease, as read at start.
     pub controller: Option<ControllerLease>,
+    /// What to say of the settings (a value of the controller's pod that does not read, or that
+    /// they are assumed) once a prediction first rests on them, as `plan` says it.
+    pub notes: Vec<String>,
 }
 
 /// Starts the prediction from the node health the node watch sends on `nodes` and the Lease
@@ -54,7 +57,7 @@ pub fn spawn(
 async fn foresee(
     mut changes: mpsc::UnboundedReceiver<HealthChange>,
     leases: Option<mpsc::Receiver<LeaseChange>>,
-    settings: Settings,
+    mut settings: Settings,
     report: mpsc::UnboundedSender<Report>,
     clock: Clock,
 ) {
@@ -68,6 +71,7 @@ async fn foresee(
     let mut leases = leases.unwrap_or(never);
     let mut shown: BTreeMap<NodeName, NodeForecast> = BTreeMap::new();
     let mut drains: BTreeMap<ZoneKey, Drain> = BTreeMap::new();
+    let mut notes = std::mem::take(&mut settings.notes).into_iter();
     let mut tick = tokio::time::interval(EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -100,8 +104,14 @@ async fn foresee(
                 let now = clock.now();
                 let (forecasts, zones) = forecast(&nodes, &renewed, &settings, now);
                 let drained = drains_changed(&mut drains, zones).map(|(zone, drain)| RunEvent::Drain { zone, drain });
-                let foreseen = changed(&mut shown, forecasts).into_iter().map(RunEvent::Foreseen);
-                for event in drained.chain(foreseen) {
+                let foreseen: Vec<RunEvent> =
+                    drained.chain(changed(&mut shown, forecasts).into_iter().map(RunEvent::Foreseen)).collect();
+                let mut events = Vec::new();
+                if !foreseen.is_empty() {
+                    events.extend(notes.by_ref().map(|message| RunEvent::Warning { message }));
+                }
+                events.extend(foreseen);
+                for event in events {
                     if report.send(Report { at: now, event }).is_err() {
                         return;
                     }
@@ -279,8 +289,12 @@ mod tests {
             down: false,
         };
         let unreachable = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
-        let settings =
-            Settings { flags: Flags::defaults_for(29), silent_after: Duration::from_secs(12), controller: None };
+        let settings = Settings {
+            flags: Flags::defaults_for(29),
+            silent_after: Duration::from_secs(12),
+            controller: None,
+            notes: Vec::new(),
+        };
         // Every node heartbeating: nothing is unsettled, yet n1 (shown) and n2 (not shown) are back
         // with the taint still on.
         let nodes: BTreeMap<String, (NodeHealth, bool)> = [
@@ -343,8 +357,12 @@ mod tests {
             taints: Vec::new().into(),
             down: false,
         };
-        let settings =
-            Settings { flags: Flags::defaults_for(29), silent_after: Duration::from_secs(12), controller: None };
+        let settings = Settings {
+            flags: Flags::defaults_for(29),
+            silent_after: Duration::from_secs(12),
+            controller: None,
+            notes: Vec::new(),
+        };
         // Beside a healthy zone: with every zone down, the controller would taint none.
         let healthy = |name: &str| NodeHealth { zone: ZoneKey::new("r", "zb"), ..silent(name) };
         let mut nodes: BTreeMap<String, (NodeHealth, bool)> =

@@ -14,7 +14,7 @@ use super::{edited, foresee};
 use crate::cluster::watch::{self, HealthChange, NodeScope, Served, Watches};
 use crate::cluster::{self, ConnectOptions, Connection, lifecycle};
 use crate::config::Lifecycle;
-use crate::engine::lifecycle::ControllerLease;
+use crate::engine::lifecycle::{ControllerLease, Flags};
 use crate::engine::model::NodeName;
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
@@ -98,6 +98,9 @@ pub struct Foresight {
     /// The minor version to follow (`--kube-version`, else the server's `/version`), for the
     /// defaults that follow it.
     pub minor: Option<u32>,
+    /// The node lifecycle controller's settings: the flags given, its pod's command line, the
+    /// file, the defaults (docs/node-lifecycle.md, "The controller's settings").
+    pub flags: Flags,
     health: mpsc::UnboundedSender<HealthChange>,
 }
 
@@ -170,20 +173,26 @@ impl Live {
         controller: Option<ControllerLease>,
     ) -> Foresight {
         let connection = &self.connection;
-        let (minor, leases) = tokio::join!(
+        let (minor, leases, pod) = tokio::join!(
             cluster::snapshot::read_server_minor(connection),
             cluster::snapshot::node_leases_readable(connection),
+            cluster::snapshot::read_controller_manager(connection),
         );
         // `--kube-version` names the version whose controllers to follow, as for `plan`.
         let minor = config.kube_version().or(minor);
         if let Err(message) = &leases {
             self.warn(report, message.clone());
         }
-        let settings = foresee::Settings { flags: config.flags(minor), silent_after: config.silent_after, controller };
+        // Read from the controller's pod as `plan` reads them; said, as `plan` says it, once a
+        // prediction rests on them.
+        let read = config.settings_found(minor, Some(&pod), true);
+        let flags = read.settings.flags;
+        let notes = read.warnings.into_iter().chain(read.assumed).collect();
+        let settings = foresee::Settings { flags, silent_after: config.silent_after, controller, notes };
         let leases = leases.is_ok().then(|| lifecycle::watch_leases(&connection.client));
         let (health, nodes) = mpsc::unbounded_channel();
         foresee::spawn(settings, nodes, leases, report.clone(), self.clock.clone(), self.narrowed.clone());
-        Foresight { minor, health }
+        Foresight { minor, flags, health }
     }
 
     /// Starts the node and pod watches (and the DRA objects' when `devices` says which versions serve

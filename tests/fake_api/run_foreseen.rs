@@ -83,6 +83,54 @@ fn run_reports_a_silent_nodes_taint_window_and_follows_its_lease() {
 }
 
 #[test]
+fn run_reads_the_controllers_settings_from_its_pod_and_says_when_it_assumes_them() {
+    // kube-controller-manager as kubeadm runs it: a static pod in kube-system, a 10 s grace period.
+    // n1 silent for 5 s: its window follows the grace period (with 40 s, 45–50 s after it).
+    let server = FakeApiServer::start(&scratch("run-foreseen-settings"));
+    server.serve_version(29);
+    let (silent, fresh) = (ago(5), ago(0));
+    server.add(node("n1", &silent));
+    server.add(lease("n1", &silent));
+    for other in ["n2", "n3"] {
+        server.add(node(other, &fresh));
+        server.add(lease(other, &fresh));
+    }
+    server.add(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "kube-controller-manager-cp-1", "namespace": "kube-system",
+                     "uid": "5c1c3e0e-0000-4000-8000-00000000c0de",
+                     "labels": {"component": "kube-controller-manager", "tier": "control-plane"}},
+        "spec": {"nodeName": "cp-1", "containers": [{"name": "kube-controller-manager",
+                 "command": ["kube-controller-manager", "--node-monitor-grace-period=10s"]}]}}));
+    let mut run = Running::start(&server, &["--dry-run", "--silent-after", "3s"]);
+    let first = run.expect("n1's predicted taint", |l| foreseen(l, "n1") && !l["predictedTaint"].is_null());
+    let earliest = instant(first["predictedTaint"]["earliest"].as_str().expect("earliest"));
+    let renewed = instant(first["lastHeartbeat"].as_str().expect("lastHeartbeat"));
+    // Grace 10 s, read from the pod (not 1.29's 40 s), then a pass (5 s): 14–16 s after the heartbeat.
+    let after = (earliest - renewed) as f64 / 1e9;
+    assert!((9.0..=16.0).contains(&after), "taint expected {after} s after the last heartbeat");
+    let (_, code, lines) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+    let warnings: Vec<&Value> = lines.iter().filter(|l| l["type"] == "warning").collect();
+    assert!(warnings.is_empty(), "the settings were read: {warnings:?}");
+
+    // No pod: the defaults, said in one line.
+    let server = cluster("run-foreseen-settings-assumed");
+    let mut run = Running::start(&server, &["--dry-run", "--silent-after", "30s"]);
+    let warning = run.expect("the line", |l| l["type"] == "warning");
+    let message = warning["message"].as_str().expect("a message");
+    assert!(
+        message.starts_with("the node lifecycle controller's settings are assumed at kube-controller-manager 1.29's")
+            && message.ends_with(
+                "no pod labelled component=kube-controller-manager in namespace \"kube-system\"; give its flags, or \
+                 --controller-settings FILE"
+            ),
+        "{message}"
+    );
+    let (_, code, _) = run.interrupt_and_read();
+    assert_eq!(code, 0);
+}
+
+#[test]
 fn run_predicts_nothing_before_the_leases_are_listed() {
     // Fixed: a node gone Ready=Unknown was first announced from its status heartbeat (written
     // every 5 minutes) while the Leases were still being listed, then again from its Lease.

@@ -19,6 +19,6 @@ pub use names::{namespace_names, namespaces_with_pod, node_names, node_names_sel
 pub use owners::owners_of;
 pub use preflight::{node_leases_readable, preflight};
 pub use read::{
-    CONCURRENCY, LiveHealth, NodeSelection, PAGE_SIZE, PER_NODE_LISTS_UP_TO, Unsettled, read_controller, read_pod,
-    read_server_minor, read_snapshot,
+    CONCURRENCY, LiveHealth, NodeSelection, PAGE_SIZE, PER_NODE_LISTS_UP_TO, Unsettled, read_controller,
+    read_controller_manager, read_pod, read_server_minor, read_snapshot,
 };
