@@ -4,9 +4,10 @@
 //! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
 //! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
 //!
-//! Its raw types are declared with `raw`'s `raw!` (each JSON name once) and share `RawTaint`; they
-//! read more of a Node and a Lease than the snapshot does, and are kept apart from the snapshot's so
-//! that neither reading refuses what it refused before.
+//! An item's metadata is `raw`'s `RawMeta`, the snapshot's, with the labels the controller reads and
+//! without a pod's history; its taints are `RawTaint`s. Its spec and status are declared with `raw`'s
+//! `raw!` (each JSON name once): they read more of a Node and a Lease than the snapshot does, and are
+//! kept apart from the snapshot's so that neither reading refuses what it refused before.
 //!
 //! A dump is read with `scan`'s reader, whose validated skip passes over the pods; where that reader
 //! refuses the input, serde_json reads it again and names what is wrong.
@@ -27,7 +28,7 @@ use serde::{Deserialize, Deserializer};
 use super::build::{CONTROLLER_LEASE, parse_time};
 use super::controller_manager;
 use super::error::{DumpError, object_name};
-use super::raw::{self, RawTaint, raw};
+use super::raw::{self, RawMeta, RawTaint, Unread, raw};
 use super::scan::Reader;
 use super::seeds::Str;
 use crate::engine::lifecycle::{
@@ -206,21 +207,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
     }
 }
 
-raw! {
-    /// A Node's `metadata`, as far as the controller reads it.
-    #[derive(Deserialize, Default)]
-    #[serde(expecting = "an object", default)]
-    struct Meta<'a> in meta {
-        #[serde(borrow)]
-        name: Option<Cow<'a, str>> = "name",
-        #[serde(borrow)]
-        namespace: Option<Cow<'a, str>> = "namespace",
-        #[serde(borrow)]
-        creation_timestamp: Option<Cow<'a, str>> = "creationTimestamp",
-        #[serde(borrow)]
-        labels: Option<Labels<'a>> = "labels",
-    }
-}
+/// An item's `metadata` as the controller reads it: the one raw metadata, with the labels it reads
+/// and without a pod's history (a dump's every pod's metadata is read, to find the controller
+/// manager's).
+type Meta<'a> = RawMeta<'a, Labels<'a>, Unread, Unread>;
 
 /// The labels the controller reads (zone, region, `exclude-disruption`); the others are checked to be
 /// strings, as the snapshot's reader does, and dropped: a node may carry very many.

@@ -13,7 +13,8 @@ use serde::Deserialize;
 
 /// Declares a raw type: `field: Type = "jsonName"` gives the struct field (with `#[serde(rename)]`),
 /// and a constant of the same name in module `$names` holding the JSON name as bytes, for readers
-/// that compare keys without building the struct. `fast` also gives the type a [`Fast`] reader.
+/// that compare keys without building the struct. `fast` also gives the type a [`Fast`] reader. Type
+/// parameters (each with its default) let a reader choose how a part is read (see [`RawMeta`]).
 ///
 /// [`Fast`]: super::seeds::Fast
 macro_rules! raw {
@@ -33,11 +34,11 @@ macro_rules! raw {
         raw!($(#[$attr])* struct $name<'a> in $names { $($(#[$field_attr])* $field: $type = $json,)* });
         raw!(@fast $name $names { $($field),* });
     };
-    ($(#[$attr:meta])* struct $name:ident<'a> in $names:ident {
+    ($(#[$attr:meta])* struct $name:ident<'a $(, $param:ident = $default:ty)*> in $names:ident {
         $($(#[$field_attr:meta])* $field:ident: $type:ty = $json:tt,)*
     }) => {
         $(#[$attr])*
-        pub(in crate::decode) struct $name<'a> {
+        pub(in crate::decode) struct $name<'a $(, $param = $default)*> {
             $($(#[$field_attr])* #[serde(rename = $json)] pub(in crate::decode) $field: $type,)*
         }
         raw!(@names $name $names { $($field = $json),* });
@@ -121,10 +122,14 @@ raw! {
 }
 
 raw! {
-    /// An object's `metadata`, as far as the snapshot reads it.
+    /// An object's `metadata`: the one model every reader of a Node's, a Pod's or a Lease's metadata
+    /// reads. Its parameters are the parts a reader chooses: the labels (`L`: every one, by default;
+    /// the node health reader keeps those the node lifecycle controller reads) and the pod's history
+    /// (`O`, `ownerReferences`, and `M`, `managedFields`: read by default; [`Unread`] skips them, as
+    /// the node health reader does for the many pods of a dump).
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
-    struct RawMeta<'a> in meta {
+    struct RawMeta<'a, L = RawLabels<'a>, O = Vec<RawOwnerRef<'a>>, M = Vec<RawManagedField<'a>>> in meta {
         #[serde(borrow)]
         name: Option<Cow<'a, str>> = "name",
         #[serde(borrow)]
@@ -135,14 +140,19 @@ raw! {
         creation_timestamp: Option<Cow<'a, str>> = "creationTimestamp",
         #[serde(borrow)]
         deletion_timestamp: Option<Cow<'a, str>> = "deletionTimestamp",
-        #[serde(borrow)]
-        labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>> = "labels",
-        #[serde(borrow)]
-        owner_references: Option<Vec<RawOwnerRef<'a>>> = "ownerReferences",
-        #[serde(borrow)]
-        managed_fields: Option<Vec<RawManagedField<'a>>> = "managedFields",
+        labels: Option<L> = "labels",
+        owner_references: Option<O> = "ownerReferences",
+        managed_fields: Option<M> = "managedFields",
     }
 }
+
+/// An object's every label, borrowed from the input where it can be (a repeated key: the last wins).
+#[derive(Deserialize, Default)]
+#[serde(transparent)]
+pub(super) struct RawLabels<'a>(#[serde(borrow)] pub(super) BTreeMap<Cow<'a, str>, Cow<'a, str>>);
+
+/// A part of [`RawMeta`] a reader skips: checked to be JSON, never built.
+pub(super) type Unread = serde::de::IgnoredAny;
 
 raw! {
     /// An entry of `metadata.managedFields`: a manager, when it last wrote, and the fields it owns.
