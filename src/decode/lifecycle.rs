@@ -4,10 +4,12 @@
 //! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
 //! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
 //!
-//! An item's metadata is `raw`'s `RawMeta`, the snapshot's, with the labels the controller reads and
-//! without a pod's history; its taints are `RawTaint`s. Its spec and status are declared with `raw`'s
-//! `raw!` (each JSON name once): they read more of a Node and a Lease than the snapshot does, and are
-//! kept apart from the snapshot's so that neither reading refuses what it refused before.
+//! An item's metadata and status are `raw`'s, the snapshot's: `RawMeta` with the labels the
+//! controller reads and without a pod's history, `RawStatus` with its conditions read as a Node's
+//! (`RawNodeCondition`, with their reason and last heartbeat); its taints are `RawTaint`s. Its spec is
+//! declared here with `raw`'s `raw!` (each JSON name once): it reads more of a Lease and of the
+//! controller manager's pod than the snapshot does, and is kept apart from the snapshot's so that
+//! neither reading refuses what it refused before.
 //!
 //! A dump is read with `scan`'s reader, whose validated skip passes over the pods; where that reader
 //! refuses the input, serde_json reads it again and names what is wrong.
@@ -28,7 +30,7 @@ use serde::{Deserialize, Deserializer};
 use super::build::{CONTROLLER_LEASE, parse_time};
 use super::controller_manager;
 use super::error::{DumpError, object_name};
-use super::raw::{self, RawMeta, RawTaint, Unread, raw};
+use super::raw::{self, RawMeta, RawNodeCondition, RawStatus, RawTaint, Unread, raw};
 use super::scan::Reader;
 use super::seeds::Str;
 use crate::engine::lifecycle::{
@@ -328,33 +330,9 @@ pub(super) struct Container<'a> {
     args: Option<Vec<Cow<'a, str>>>,
 }
 
-raw! {
-    /// A Node's `status`, as far as the controller reads it.
-    #[derive(Deserialize, Default)]
-    #[serde(expecting = "an object", default)]
-    struct Status<'a> in status {
-        #[serde(borrow)]
-        conditions: Option<Vec<Condition<'a>>> = "conditions",
-    }
-}
-
-raw! {
-    /// A Node's condition.
-    #[derive(Deserialize, Default)]
-    #[serde(expecting = "an object", default)]
-    struct Condition<'a> in condition {
-        #[serde(borrow)]
-        type_: Option<Cow<'a, str>> = "type",
-        #[serde(borrow)]
-        status: Option<Cow<'a, str>> = "status",
-        #[serde(borrow)]
-        reason: Option<Cow<'a, str>> = "reason",
-        #[serde(borrow)]
-        last_heartbeat_time: Option<Cow<'a, str>> = "lastHeartbeatTime",
-        #[serde(borrow)]
-        last_transition_time: Option<Cow<'a, str>> = "lastTransitionTime",
-    }
-}
+/// An item's `status` as the controller reads it: the one raw status, with its conditions read as a
+/// Node's.
+type Status<'a> = RawStatus<'a, RawNodeCondition<'a>>;
 
 /// Reads the node health of a dump. Items of other kinds are ignored.
 ///

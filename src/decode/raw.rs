@@ -14,7 +14,9 @@ use serde::Deserialize;
 /// Declares a raw type: `field: Type = "jsonName"` gives the struct field (with `#[serde(rename)]`),
 /// and a constant of the same name in module `$names` holding the JSON name as bytes, for readers
 /// that compare keys without building the struct. `fast` also gives the type a [`Fast`] reader. Type
-/// parameters (each with its default) let a reader choose how a part is read (see [`RawMeta`]).
+/// parameters (each with its default) let a reader choose how a part is read (see [`RawMeta`]);
+/// `and struct` declares, with the same fields, a wider type that reads more of the object (see
+/// [`RawNodeCondition`]).
 ///
 /// [`Fast`]: super::seeds::Fast
 macro_rules! raw {
@@ -33,6 +35,18 @@ macro_rules! raw {
     }) => {
         raw!($(#[$attr])* struct $name<'a> in $names { $($(#[$field_attr])* $field: $type = $json,)* });
         raw!(@fast $name $names { $($field),* });
+    };
+    ($(#[$attr:meta])* struct $name:ident<'a> in $names:ident {
+        $($(#[$field_attr:meta])* $field:ident: $type:ty = $json:tt,)*
+    } $(#[$wider_attr:meta])* and struct $wider:ident<'a> {
+        $($(#[$more_attr:meta])* $more:ident: $more_type:ty = $more_json:tt,)*
+    }) => {
+        raw!($(#[$attr])* struct $name<'a> in $names { $($(#[$field_attr])* $field: $type = $json,)* });
+        $(#[$wider_attr])*
+        pub(in crate::decode) struct $wider<'a> {
+            $($(#[$field_attr])* #[serde(rename = $json)] pub(in crate::decode) $field: $type,)*
+            $($(#[$more_attr])* #[serde(rename = $more_json)] pub(in crate::decode) $more: $more_type,)*
+        }
     };
     ($(#[$attr:meta])* struct $name:ident<'a $(, $param:ident = $default:ty)*> in $names:ident {
         $($(#[$field_attr:meta])* $field:ident: $type:ty = $json:tt,)*
@@ -292,14 +306,14 @@ raw! {
 }
 
 raw! {
-    /// An object's `status`, as far as the snapshot reads it.
+    /// An object's `status`, as far as the snapshot reads it; its conditions (`C`) as a reader
+    /// chooses: [`RawCondition`] by default, [`RawNodeCondition`] for the node health reader.
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
-    struct RawStatus<'a> in status {
+    struct RawStatus<'a, C = RawCondition<'a>> in status {
         #[serde(borrow)]
         phase: Option<Cow<'a, str>> = "phase",
-        #[serde(borrow)]
-        conditions: Option<Vec<RawCondition<'a>>> = "conditions",
+        conditions: Option<Vec<C>> = "conditions",
         #[serde(borrow)]
         resource_claim_statuses: Option<Vec<RawClaimStatus<'a>>> = "resourceClaimStatuses",
         #[serde(borrow)]
@@ -308,7 +322,7 @@ raw! {
 }
 
 raw! {
-    /// A Pod's condition.
+    /// A condition, a Pod's or a Node's, as far as the snapshot reads it.
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
     struct RawCondition<'a> in condition {
@@ -318,5 +332,16 @@ raw! {
         status: Option<Cow<'a, str>> = "status",
         #[serde(borrow)]
         last_transition_time: Option<Cow<'a, str>> = "lastTransitionTime",
+    }
+    /// A Node's condition as the node lifecycle controller reads it: [`RawCondition`]'s fields, its
+    /// reason and its last heartbeat (which the snapshot's readers skip unread, so that they accept
+    /// what they accepted).
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    and struct RawNodeCondition<'a> {
+        #[serde(borrow)]
+        reason: Option<Cow<'a, str>> = "reason",
+        #[serde(borrow)]
+        last_heartbeat_time: Option<Cow<'a, str>> = "lastHeartbeatTime",
     }
 }
