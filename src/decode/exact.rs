@@ -62,7 +62,7 @@ impl<'a> RawItem<'a> {
             uid: meta.uid,
             creation_timestamp: meta.creation_timestamp,
             deletion_timestamp: meta.deletion_timestamp,
-            labels: meta.labels.into_iter().flatten().collect(),
+            labels: meta.labels.into_iter().flat_map(|labels| labels.0).collect(),
             owner_refs: meta.owner_references.unwrap_or_default(),
             managed_fields: meta.managed_fields.unwrap_or_default(),
             keep: Keep::default(),

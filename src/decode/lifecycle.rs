@@ -4,9 +4,12 @@
 //! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
 //! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
 //!
-//! Its raw types are declared with `raw`'s `raw!` (each JSON name once) and share `RawTaint`; they
-//! read more of a Node and a Lease than the snapshot does, and are kept apart from the snapshot's so
-//! that neither reading refuses what it refused before.
+//! An item's metadata and status are `raw`'s, the snapshot's: `RawMeta` with the labels the
+//! controller reads and without a pod's history, `RawStatus` with its conditions read as a Node's
+//! (`RawNodeCondition`, with their reason and last heartbeat); its taints are `RawTaint`s. Its spec is
+//! declared here with `raw`'s `raw!` (each JSON name once): it reads more of a Lease and of the
+//! controller manager's pod than the snapshot does, and is kept apart from the snapshot's so that
+//! neither reading refuses what it refused before.
 //!
 //! A dump is read with `scan`'s reader, whose validated skip passes over the pods; where that reader
 //! refuses the input, serde_json reads it again and names what is wrong.
@@ -27,7 +30,7 @@ use serde::{Deserialize, Deserializer};
 use super::build::{CONTROLLER_LEASE, parse_time};
 use super::controller_manager;
 use super::error::{DumpError, object_name};
-use super::raw::{self, RawTaint, raw};
+use super::raw::{self, RawMeta, RawNodeCondition, RawStatus, RawTaint, Unread, raw};
 use super::scan::Reader;
 use super::seeds::Str;
 use crate::engine::lifecycle::{
@@ -206,21 +209,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
     }
 }
 
-raw! {
-    /// A Node's `metadata`, as far as the controller reads it.
-    #[derive(Deserialize, Default)]
-    #[serde(expecting = "an object", default)]
-    struct Meta<'a> in meta {
-        #[serde(borrow)]
-        name: Option<Cow<'a, str>> = "name",
-        #[serde(borrow)]
-        namespace: Option<Cow<'a, str>> = "namespace",
-        #[serde(borrow)]
-        creation_timestamp: Option<Cow<'a, str>> = "creationTimestamp",
-        #[serde(borrow)]
-        labels: Option<Labels<'a>> = "labels",
-    }
-}
+/// An item's `metadata` as the controller reads it: the one raw metadata, with the labels it reads
+/// and without a pod's history (a dump's every pod's metadata is read, to find the controller
+/// manager's).
+type Meta<'a> = RawMeta<'a, Labels<'a>, Unread, Unread>;
 
 /// The labels the controller reads (zone, region, `exclude-disruption`); the others are checked to be
 /// strings, as the snapshot's reader does, and dropped: a node may carry very many.
@@ -338,33 +330,9 @@ pub(super) struct Container<'a> {
     args: Option<Vec<Cow<'a, str>>>,
 }
 
-raw! {
-    /// A Node's `status`, as far as the controller reads it.
-    #[derive(Deserialize, Default)]
-    #[serde(expecting = "an object", default)]
-    struct Status<'a> in status {
-        #[serde(borrow)]
-        conditions: Option<Vec<Condition<'a>>> = "conditions",
-    }
-}
-
-raw! {
-    /// A Node's condition.
-    #[derive(Deserialize, Default)]
-    #[serde(expecting = "an object", default)]
-    struct Condition<'a> in condition {
-        #[serde(borrow)]
-        type_: Option<Cow<'a, str>> = "type",
-        #[serde(borrow)]
-        status: Option<Cow<'a, str>> = "status",
-        #[serde(borrow)]
-        reason: Option<Cow<'a, str>> = "reason",
-        #[serde(borrow)]
-        last_heartbeat_time: Option<Cow<'a, str>> = "lastHeartbeatTime",
-        #[serde(borrow)]
-        last_transition_time: Option<Cow<'a, str>> = "lastTransitionTime",
-    }
-}
+/// An item's `status` as the controller reads it: the one raw status, with its conditions read as a
+/// Node's.
+type Status<'a> = RawStatus<'a, RawNodeCondition<'a>>;
 
 /// Reads the node health of a dump. Items of other kinds are ignored.
 ///

@@ -13,7 +13,10 @@ use serde::Deserialize;
 
 /// Declares a raw type: `field: Type = "jsonName"` gives the struct field (with `#[serde(rename)]`),
 /// and a constant of the same name in module `$names` holding the JSON name as bytes, for readers
-/// that compare keys without building the struct. `fast` also gives the type a [`Fast`] reader.
+/// that compare keys without building the struct. `fast` also gives the type a [`Fast`] reader. Type
+/// parameters (each with its default) let a reader choose how a part is read (see [`RawMeta`]);
+/// `and struct` declares, with the same fields, a wider type that reads more of the object (see
+/// [`RawNodeCondition`]).
 ///
 /// [`Fast`]: super::seeds::Fast
 macro_rules! raw {
@@ -35,9 +38,21 @@ macro_rules! raw {
     };
     ($(#[$attr:meta])* struct $name:ident<'a> in $names:ident {
         $($(#[$field_attr:meta])* $field:ident: $type:ty = $json:tt,)*
+    } $(#[$wider_attr:meta])* and struct $wider:ident<'a> {
+        $($(#[$more_attr:meta])* $more:ident: $more_type:ty = $more_json:tt,)*
+    }) => {
+        raw!($(#[$attr])* struct $name<'a> in $names { $($(#[$field_attr])* $field: $type = $json,)* });
+        $(#[$wider_attr])*
+        pub(in crate::decode) struct $wider<'a> {
+            $($(#[$field_attr])* #[serde(rename = $json)] pub(in crate::decode) $field: $type,)*
+            $($(#[$more_attr])* #[serde(rename = $more_json)] pub(in crate::decode) $more: $more_type,)*
+        }
+    };
+    ($(#[$attr:meta])* struct $name:ident<'a $(, $param:ident = $default:ty)*> in $names:ident {
+        $($(#[$field_attr:meta])* $field:ident: $type:ty = $json:tt,)*
     }) => {
         $(#[$attr])*
-        pub(in crate::decode) struct $name<'a> {
+        pub(in crate::decode) struct $name<'a $(, $param = $default)*> {
             $($(#[$field_attr])* #[serde(rename = $json)] pub(in crate::decode) $field: $type,)*
         }
         raw!(@names $name $names { $($field = $json),* });
@@ -121,10 +136,14 @@ raw! {
 }
 
 raw! {
-    /// An object's `metadata`, as far as the snapshot reads it.
+    /// An object's `metadata`: the one model every reader of a Node's, a Pod's or a Lease's metadata
+    /// reads. Its parameters are the parts a reader chooses: the labels (`L`: every one, by default;
+    /// the node health reader keeps those the node lifecycle controller reads) and the pod's history
+    /// (`O`, `ownerReferences`, and `M`, `managedFields`: read by default; [`Unread`] skips them, as
+    /// the node health reader does for the many pods of a dump).
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
-    struct RawMeta<'a> in meta {
+    struct RawMeta<'a, L = RawLabels<'a>, O = Vec<RawOwnerRef<'a>>, M = Vec<RawManagedField<'a>>> in meta {
         #[serde(borrow)]
         name: Option<Cow<'a, str>> = "name",
         #[serde(borrow)]
@@ -135,14 +154,19 @@ raw! {
         creation_timestamp: Option<Cow<'a, str>> = "creationTimestamp",
         #[serde(borrow)]
         deletion_timestamp: Option<Cow<'a, str>> = "deletionTimestamp",
-        #[serde(borrow)]
-        labels: Option<BTreeMap<Cow<'a, str>, Cow<'a, str>>> = "labels",
-        #[serde(borrow)]
-        owner_references: Option<Vec<RawOwnerRef<'a>>> = "ownerReferences",
-        #[serde(borrow)]
-        managed_fields: Option<Vec<RawManagedField<'a>>> = "managedFields",
+        labels: Option<L> = "labels",
+        owner_references: Option<O> = "ownerReferences",
+        managed_fields: Option<M> = "managedFields",
     }
 }
+
+/// An object's every label, borrowed from the input where it can be (a repeated key: the last wins).
+#[derive(Deserialize, Default)]
+#[serde(transparent)]
+pub(super) struct RawLabels<'a>(#[serde(borrow)] pub(super) BTreeMap<Cow<'a, str>, Cow<'a, str>>);
+
+/// A part of [`RawMeta`] a reader skips: checked to be JSON, never built.
+pub(super) type Unread = serde::de::IgnoredAny;
 
 raw! {
     /// An entry of `metadata.managedFields`: a manager, when it last wrote, and the fields it owns.
@@ -282,14 +306,14 @@ raw! {
 }
 
 raw! {
-    /// An object's `status`, as far as the snapshot reads it.
+    /// An object's `status`, as far as the snapshot reads it; its conditions (`C`) as a reader
+    /// chooses: [`RawCondition`] by default, [`RawNodeCondition`] for the node health reader.
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
-    struct RawStatus<'a> in status {
+    struct RawStatus<'a, C = RawCondition<'a>> in status {
         #[serde(borrow)]
         phase: Option<Cow<'a, str>> = "phase",
-        #[serde(borrow)]
-        conditions: Option<Vec<RawCondition<'a>>> = "conditions",
+        conditions: Option<Vec<C>> = "conditions",
         #[serde(borrow)]
         resource_claim_statuses: Option<Vec<RawClaimStatus<'a>>> = "resourceClaimStatuses",
         #[serde(borrow)]
@@ -298,7 +322,7 @@ raw! {
 }
 
 raw! {
-    /// A Pod's condition.
+    /// A condition, a Pod's or a Node's, as far as the snapshot reads it.
     #[derive(Deserialize, Default)]
     #[serde(expecting = "an object", default)]
     struct RawCondition<'a> in condition {
@@ -308,5 +332,16 @@ raw! {
         status: Option<Cow<'a, str>> = "status",
         #[serde(borrow)]
         last_transition_time: Option<Cow<'a, str>> = "lastTransitionTime",
+    }
+    /// A Node's condition as the node lifecycle controller reads it: [`RawCondition`]'s fields, its
+    /// reason and its last heartbeat (which the snapshot's readers skip unread, so that they accept
+    /// what they accepted).
+    #[derive(Deserialize, Default)]
+    #[serde(expecting = "an object", default)]
+    and struct RawNodeCondition<'a> {
+        #[serde(borrow)]
+        reason: Option<Cow<'a, str>> = "reason",
+        #[serde(borrow)]
+        last_heartbeat_time: Option<Cow<'a, str>> = "lastHeartbeatTime",
     }
 }
