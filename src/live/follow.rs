@@ -92,7 +92,11 @@ impl Printer {
             }
             (
                 Screen::Lines(_),
-                RunEvent::Connection { .. } | RunEvent::Foreseen(_) | RunEvent::Drain { .. } | RunEvent::Warning { .. },
+                RunEvent::Connection { .. }
+                | RunEvent::Foreseen(_)
+                | RunEvent::Drain { .. }
+                | RunEvent::Assumed { .. }
+                | RunEvent::Warning { .. },
             ) => {
                 let _ = crate::output::run::write_json(report, text);
             }
@@ -225,7 +229,9 @@ async fn follow(args: &WatchConfig) -> Result<()> {
             },
             Some(report) = reports.recv() => match report.event {
                 // The state at the start comes first (synced, taints, pods), then what is foreseen.
-                RunEvent::Foreseen(_) | RunEvent::Drain { .. } if !observer.is_synced() => foreseen.push(report),
+                RunEvent::Foreseen(_) | RunEvent::Drain { .. } | RunEvent::Assumed { .. } if !observer.is_synced() => {
+                    foreseen.push(report);
+                }
                 _ => printer.report(&report, &mut text),
             },
             _ = tick.tick(), if tty => {}

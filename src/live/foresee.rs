@@ -108,7 +108,7 @@ async fn foresee(
                     drained.chain(changed(&mut shown, forecasts).into_iter().map(RunEvent::Foreseen)).collect();
                 let mut events = Vec::new();
                 if !foreseen.is_empty() {
-                    events.extend(notes.by_ref().map(|message| RunEvent::Warning { message }));
+                    events.extend(notes.by_ref().map(|message| RunEvent::Assumed { message }));
                 }
                 events.extend(foreseen);
                 for event in events {

@@ -60,7 +60,7 @@ pub async fn print(
         let mut last = false;
         for report in batch.drain(..) {
             match &report.event {
-                RunEvent::Foreseen(_) | RunEvent::Drain { .. } if !synced => {
+                RunEvent::Foreseen(_) | RunEvent::Drain { .. } | RunEvent::Assumed { .. } if !synced => {
                     foreseen.push(report);
                     continue;
                 }

@@ -232,7 +232,7 @@ impl<'a> RunLine<'a> {
                 first: Time(drain.first),
                 last: Time(drain.last),
             }),
-            RunEvent::Warning { message } => Self::Warning { message },
+            RunEvent::Warning { message } | RunEvent::Assumed { message } => Self::Warning { message },
             RunEvent::Leadership { state, lease, identity, holder, reason } => Self::Leadership {
                 state: state.as_str(),
                 lease,

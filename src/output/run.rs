@@ -50,6 +50,7 @@ pub fn level(event: &RunEvent) -> &'static str {
         RunEvent::Failed { .. }
         | RunEvent::Blocked { .. }
         | RunEvent::Warning { .. }
+        | RunEvent::Assumed { .. }
         | RunEvent::Held { .. }
         | RunEvent::Capped { .. }
         | RunEvent::Kept { .. } => "warning",
@@ -256,7 +257,9 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
         }
         RunEvent::Foreseen(forecast) => ("foreseen".into(), super::lifecycle::line(forecast)),
         RunEvent::Drain { zone, drain } => ("drain".into(), super::lifecycle::drain_text(zone, drain)),
-        RunEvent::Warning { message } => (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone()),
+        RunEvent::Warning { message } | RunEvent::Assumed { message } => {
+            (paint("warning", color, |t| t.yellow().bold().to_string()), message.clone())
+        }
         RunEvent::Leadership { state, lease, identity, holder, reason } => {
             let text = match (state, holder, reason) {
                 (LeaderState::Leading, _, _) => {
@@ -969,6 +972,7 @@ mod tests {
                 },
             ),
             ("warning", RunEvent::Warning { message: "node \"worker-9\" not found".into() }),
+            ("assumed", RunEvent::Assumed { message: "settings assumed".into() }),
             (
                 "leading",
                 RunEvent::Leadership {
@@ -1098,6 +1102,7 @@ mod tests {
             json!({"type": "drain", "zone": "z1", "nodes": 240, "everySeconds": 10.0,
                 "first": "2026-11-23T00:00:32Z", "last": "2026-11-23T00:40:31Z", "time": time}),
             json!({"type": "warning", "message": "node \"worker-9\" not found", "time": time}),
+            json!({"type": "warning", "message": "settings assumed", "time": time}),
             json!({"type": "leadership", "holder": null, "identity": "a",
                 "lease": "taint-evict/kubectl-taint-evict", "reason": null, "state": "leading", "time": time}),
             json!({"type": "leadership", "holder": "a", "identity": "b",
@@ -1137,7 +1142,7 @@ mod tests {
     }
 
     /// How many kinds of [`RunEvent`] there are.
-    const KINDS: usize = 23;
+    const KINDS: usize = 24;
 
     /// The event's kind, as a number below [`KINDS`] (no wildcard: a new kind is to be added here).
     fn kind(event: &RunEvent) -> usize {
@@ -1165,6 +1170,7 @@ mod tests {
             RunEvent::Stopping { .. } => 20,
             RunEvent::Summary(_) => 21,
             RunEvent::Drain { .. } => 22,
+            RunEvent::Assumed { .. } => 23,
         }
     }
 }

@@ -200,6 +200,12 @@ pub enum RunEvent {
     /// neither, a node the controller no longer needs to act on (it recovered, or got its taint).
     /// `run` never taints nodes: that stays the cluster's controller's job.
     Foreseen(NodeForecast),
+    /// What the foresight rests on that was assumed (the node lifecycle controller's settings, its
+    /// pod not read), said with the first prediction that rests on it: a `warning` line.
+    Assumed {
+        /// One line.
+        message: String,
+    },
     /// A zone predicted at scale: its queue drains the nodes foreseen in it one per token, in an order
     /// nobody sees, which their `Foreseen` windows all span; said once for the zone, again when the
     /// drain changes (docs/node-lifecycle.md, "At scale").
