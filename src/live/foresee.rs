@@ -267,13 +267,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_node_back_that_still_carries_the_unreachable_taint_is_foreseen_recovered_until_untainted() {
-        use crate::engine::lifecycle::{HeldReason, Ready, ReadyCondition};
-        use crate::engine::model::{Effect, Taint};
-
+    /// Node `name`, `Ready=True` since @990 s, last heard from then, in the default zone.
+    fn ready(name: &str) -> NodeHealth {
+        use crate::engine::lifecycle::{Ready, ReadyCondition};
         let t = Timestamp::from_unix_seconds;
-        let node = |name: &str, taints: Vec<Taint>| NodeHealth {
+        NodeHealth {
             name: name.into(),
             zone: Default::default(),
             excluded: false,
@@ -285,9 +283,18 @@ mod tests {
                 last_transition: Some(t(990)),
             })),
             lease_renewed: None,
-            taints: taints.into(),
+            taints: Vec::new().into(),
             down: false,
-        };
+        }
+    }
+
+    #[test]
+    fn a_node_back_that_still_carries_the_unreachable_taint_is_foreseen_recovered_until_untainted() {
+        use crate::engine::lifecycle::HeldReason;
+        use crate::engine::model::{Effect, Taint};
+
+        let t = Timestamp::from_unix_seconds;
+        let node = |name: &str, taints: Vec<Taint>| NodeHealth { taints: taints.into(), ..ready(name) };
         let unreachable = Taint::new("node.kubernetes.io/unreachable", "", Effect::NoExecute);
         let settings = Settings {
             flags: Flags::defaults_for(29),
@@ -338,25 +345,9 @@ mod tests {
 
     #[test]
     fn a_zone_of_240_silent_nodes_is_said_once_as_its_drain_and_each_node_as_one_of_its_slots() {
-        use crate::engine::lifecycle::{Ready, ReadyCondition, ZoneKey};
-
         let t = Timestamp::from_unix_seconds;
         let zone = ZoneKey::new("r", "za");
-        let silent = |name: &str| NodeHealth {
-            name: name.into(),
-            zone: zone.clone(),
-            excluded: false,
-            created: Some(t(0)),
-            ready: Some(Box::new(ReadyCondition {
-                status: Ready::True,
-                reason: "KubeletReady".into(),
-                last_heartbeat: Some(t(990)),
-                last_transition: Some(t(0)),
-            })),
-            lease_renewed: None,
-            taints: Vec::new().into(),
-            down: false,
-        };
+        let silent = |name: &str| NodeHealth { zone: zone.clone(), ..ready(name) };
         let settings = Settings {
             flags: Flags::defaults_for(29),
             silent_after: Duration::from_secs(12),

@@ -32,9 +32,14 @@ fn lease(name: &str, renewed: &str) -> Value {
 
 /// n1 silent for 40 s (its Lease and heartbeat), n2 and n3 heard from just now, all in zone z.
 fn cluster(name: &str) -> FakeApiServer {
+    cluster_silent_for(name, 40)
+}
+
+/// n1 silent for `seconds` (its Lease and heartbeat), n2 and n3 heard from just now, all in zone z.
+fn cluster_silent_for(name: &str, seconds: i64) -> FakeApiServer {
     let server = FakeApiServer::start(&scratch(name));
     server.serve_version(29);
-    let (silent, fresh) = (ago(40), ago(0));
+    let (silent, fresh) = (ago(seconds), ago(0));
     server.add(node("n1", &silent));
     server.add(lease("n1", &silent));
     for other in ["n2", "n3"] {
@@ -86,15 +91,7 @@ fn run_reports_a_silent_nodes_taint_window_and_follows_its_lease() {
 fn run_reads_the_controllers_settings_from_its_pod_and_says_when_it_assumes_them() {
     // kube-controller-manager as kubeadm runs it: a static pod in kube-system, a 10 s grace period.
     // n1 silent for 5 s: its window follows the grace period (with 40 s, 45–50 s after it).
-    let server = FakeApiServer::start(&scratch("run-foreseen-settings"));
-    server.serve_version(29);
-    let (silent, fresh) = (ago(5), ago(0));
-    server.add(node("n1", &silent));
-    server.add(lease("n1", &silent));
-    for other in ["n2", "n3"] {
-        server.add(node(other, &fresh));
-        server.add(lease(other, &fresh));
-    }
+    let server = cluster_silent_for("run-foreseen-settings", 5);
     server.add(json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "kube-controller-manager-cp-1", "namespace": "kube-system",
                      "uid": "5c1c3e0e-0000-4000-8000-00000000c0de",

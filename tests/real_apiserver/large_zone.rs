@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 use super::Options;
 use super::game_day::owned;
 use super::lifecycle::{
-    SECOND, SLACK, after, assert_in_window, clock, condition_taints, deletions_of, dump, in_zone, predicted_window,
-    rfc3339, wait_heartbeats, wait_until,
+    SECOND, SLACK, after, assert_in_window, clock, condition_taints, deletions_of, dump, in_zone, plan_silent_after,
+    predicted_window, rfc3339, wait_heartbeats, wait_until,
 };
 use crate::control_plane;
 use crate::util::{command, instant, run_command};
@@ -48,17 +48,6 @@ const SILENT_AFTER: &str = "--silent-after=8s";
 
 /// When the live plan asks, after the stop: past `SILENT_AFTER`, well before the 20 s grace period.
 const ASK_AFTER: i128 = 12 * SECOND;
-
-/// `plan -f -` over `dump` at `now`, with the controller's flags and `more` arguments.
-fn plan(dump: &str, now: i128, more: &[&str]) -> String {
-    let now = rfc3339(now);
-    let mut args = vec!["plan", "-f", "-", "--now", &now, SILENT_AFTER];
-    args.extend(FLAGS);
-    args.extend(more);
-    let run = crate::util::run(&args, Some(dump.as_bytes()));
-    assert_eq!(run.code, 0, "plan {args:?}: {}", run.stderr);
-    run.stdout
-}
 
 /// Asserts that no node of `zone` is predicted tainted in `plan`.
 fn none_predicted(plan: &Value, zone: &str, what: &str) {
@@ -121,7 +110,7 @@ fn real_apiserver_a_zone_of_240_nodes_is_tainted_inside_its_predicted_drain() {
     heartbeats.stop_and_wait();
     let stopped = clock();
     let down = ["--down-selector", "topology.kubernetes.io/zone=za", "-o", "json"];
-    let json = plan(&healthy_dump, stopped, &down);
+    let json = plan_silent_after(&healthy_dump, stopped, SILENT_AFTER, &FLAGS, &down);
     let paper: Value = serde_json::from_str(&json).expect("plan prints JSON");
     let drain = &zone(&paper, "za")["drain"];
     eprintln!(

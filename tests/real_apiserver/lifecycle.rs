@@ -221,8 +221,13 @@ pub(super) fn dump(plane: &super::ControlPlane) -> (String, i128) {
 
 /// `plan -f -` over `dump` at `now`, with the controller's flags `kcm` and `more` arguments.
 pub(super) fn plan(dump: &str, now: i128, kcm: &[&str], more: &[&str]) -> String {
+    plan_silent_after(dump, now, SILENT_AFTER, kcm, more)
+}
+
+/// [`plan`], a node silent after `silent_after` (`--silent-after=…`).
+pub(super) fn plan_silent_after(dump: &str, now: i128, silent_after: &str, kcm: &[&str], more: &[&str]) -> String {
     let now = rfc3339(now);
-    let mut args = vec!["plan", "-f", "-", "--now", &now, SILENT_AFTER];
+    let mut args = vec!["plan", "-f", "-", "--now", &now, silent_after];
     args.extend(kcm);
     args.extend(more);
     let run = crate::util::run(&args, Some(dump.as_bytes()));
