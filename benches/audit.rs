@@ -56,7 +56,8 @@ fn read(dump: &[u8], keep: &Keep) -> (Snapshot, Observation) {
 
 /// `plan -f DUMP -l <every node>`: a verdict for every pod.
 fn plan_every_node(dump: &[u8], out: &mut Vec<u8>) -> usize {
-    let (snapshot, observation) = read(dump, &Keep { labels: KeepLabels::Only(Default::default()), owners: false });
+    let (snapshot, observation) =
+        read(dump, &Keep { labels: KeepLabels::Only(Default::default()), owners: false, workloads: false });
     let selected: Vec<usize> = (0..snapshot.nodes.len()).collect();
     let plan = taint_evict::host::replay(&snapshot, &selected, &[], now());
     out.clear();
@@ -67,7 +68,8 @@ fn plan_every_node(dump: &[u8], out: &mut Vec<u8>) -> usize {
 
 /// `audit -f DUMP -o json`: (scenarios predicted, findings).
 fn audit(dump: &[u8], out: &mut Vec<u8>) -> (usize, usize) {
-    let (snapshot, observation) = read(dump, &Keep { labels: KeepLabels::Only(Default::default()), owners: true });
+    let (snapshot, observation) =
+        read(dump, &Keep { labels: KeepLabels::Only(Default::default()), owners: true, workloads: true });
     let setting = Setting {
         observation: &observation,
         max_unsettled: MAX_UNSETTLED,

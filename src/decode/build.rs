@@ -90,11 +90,15 @@ pub struct Keep {
     /// Whether a pod's controller is read (`metadata.ownerReferences`): a game day's roll-up per
     /// owner and `run --keep-last-ready` need it, and a dump's every pod has one.
     pub owners: bool,
+    /// Whether, with `owners`, what the input says of them beyond their names is kept too
+    /// ([`Snapshot::workloads`]: the labels each one's pods share, the ReplicaSets' and Jobs' own
+    /// controllers): only `audit`'s fixes read it, and a cluster can have an owner per pod.
+    pub workloads: bool,
 }
 
 impl Default for Keep {
     fn default() -> Self {
-        Self { labels: KeepLabels::All, owners: true }
+        Self { labels: KeepLabels::All, owners: true, workloads: true }
     }
 }
 
@@ -447,7 +451,7 @@ impl Builder {
                 let node = item.node_name.as_deref().filter(|n| !n.is_empty()).map(|n| self.node_name(n));
                 let phase = self.phase(item.phase.as_deref().unwrap_or_default());
                 let owner = if self.keep.owners { self.owner(&item.owner_refs) } else { None };
-                if let Some(owner) = &owner {
+                if let Some(owner) = owner.as_ref().filter(|_| self.keep.workloads) {
                     let labels = item.labels.iter().map(|(key, value)| (&**key, &**value));
                     self.snapshot.workloads.add_pod(&namespace, owner, labels);
                 }
@@ -470,7 +474,7 @@ impl Builder {
             }
             // A pod's controller's own controller (a ReplicaSet's Deployment, a Job's CronJob), for
             // `audit`'s fixes (docs/audit.md).
-            "ReplicaSet" | "Job" if self.keep.owners && !name.is_empty() => {
+            "ReplicaSet" | "Job" if self.keep.owners && self.keep.workloads && !name.is_empty() => {
                 let namespace = if namespace.is_empty() { "default" } else { namespace };
                 let namespace = match &self.namespace {
                     Some(last) if **last == *namespace => Arc::clone(last),

@@ -4,6 +4,7 @@ use super::exact::read_exactly;
 use super::*;
 use crate::engine::devices::Via;
 use crate::engine::model::PodKey;
+use crate::engine::snapshot::{Owner, Workloads};
 
 fn item_error(json: &str) -> String {
     read(json.as_bytes()).expect_err("malformed").to_string()
@@ -94,6 +95,23 @@ fn a_pods_controller_is_read_by_both_readers_and_shared_by_its_pods() {
     let fast = read_keeping(json.as_bytes(), &without).expect("valid dump");
     let exact = read_exactly(json.as_bytes(), &without).expect("valid dump");
     assert!(fast.pods.iter().chain(&exact.pods).all(|pod| pod.owner.is_none()));
+    // A game day's roll-up reads the owners, not what their pods say of them beyond that (only
+    // audit's fixes do).
+    let web = fast_owner(json, &Keep::default());
+    let names_only = Keep { workloads: false, ..Keep::default() };
+    for snapshot in [read_keeping(json.as_bytes(), &names_only), read_exactly(json.as_bytes(), &names_only)] {
+        let snapshot = snapshot.expect("valid dump");
+        assert_eq!(snapshot.pods[0].owner.as_deref(), Some(&web), "the owner is read");
+        assert_eq!(snapshot.workloads, Workloads::default(), "and nothing beyond it");
+    }
+    let kept = read_keeping(json.as_bytes(), &Keep::default()).expect("valid dump");
+    assert!(kept.workloads.labels("shop", &web).is_some(), "the default keeps what its pods say");
+}
+
+/// The controller of the first pod of `json`, read with `keep`.
+fn fast_owner(json: &str, keep: &Keep) -> Owner {
+    let snapshot = read_keeping(json.as_bytes(), keep).expect("valid dump");
+    snapshot.pods[0].owner.as_deref().expect("its controller").clone()
 }
 
 #[test]

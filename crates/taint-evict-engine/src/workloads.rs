@@ -3,7 +3,7 @@
 //! input holds the controller's object (a ReplicaSet's Deployment, a Job's CronJob). `audit`'s fixes
 //! read them to say which object to edit and which labels select its pods (docs/audit.md).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// A pod's controller, as its `ownerReferences` name it: a ReplicaSet, a StatefulSet, a DaemonSet,
@@ -46,38 +46,59 @@ pub type Label = (Box<str>, Box<str>);
 /// What is known of one controller, in one namespace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Known {
-    /// The labels every pod read of it carries, but those [`CONTROLLER_LABELS`] names, by key;
-    /// `None` when none of its pods was read with its labels.
-    labels: Option<Vec<Label>>,
-    /// Its object was read: its own controller (`None`: it has none).
-    controller: Option<Option<Owner>>,
+    /// The labels every pod read of it carries, but those [`CONTROLLER_LABELS`] names, by key
+    /// (one list shared by the owners whose pods carry the same); `None` when none of its pods was
+    /// read with its labels.
+    labels: Option<Arc<[Label]>>,
+    /// Its object was read: its own controller (`None`: it has none). Boxed: most objects are not.
+    controller: Option<Box<Option<Owner>>>,
 }
 
 /// The controllers of a snapshot's pods, as far as the input says (see the module docs); in order,
 /// so that two readings of one input are equal and print alike.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Workloads(BTreeMap<Arc<Owner>, Vec<(Arc<str>, Known)>>);
+///
+/// A cluster can have an owner per pod, and its workloads' pods carry a handful of label sets: each
+/// set is held once, shared by the owners whose pods carry it (`sets`, which two readings need not
+/// hold alike: neither equality nor `Debug` reads it).
+#[derive(Clone, Default)]
+pub struct Workloads {
+    owners: BTreeMap<Arc<Owner>, Vec<(Arc<str>, Known)>>,
+    sets: BTreeSet<Arc<[Label]>>,
+}
+
+impl PartialEq for Workloads {
+    fn eq(&self, other: &Self) -> bool {
+        self.owners == other.owners
+    }
+}
+
+impl Eq for Workloads {}
+
+impl std::fmt::Debug for Workloads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Workloads").field(&self.owners).finish()
+    }
+}
 
 impl Workloads {
     /// The entry of `owner` in `namespace`.
     fn entry(&mut self, namespace: &Arc<str>, owner: &Arc<Owner>) -> &mut Known {
-        if !self.0.contains_key(&**owner) {
-            self.0.insert(Arc::clone(owner), Vec::new());
-        }
-        let entries = self.0.get_mut(&**owner).expect("just inserted");
-        let at = match entries.iter().position(|(ns, _)| **ns == **namespace) {
-            Some(at) => at,
-            None => {
-                entries.push((Arc::clone(namespace), Known::default()));
-                entries.len() - 1
-            }
-        };
-        &mut entries[at].1
+        entry(&mut self.owners, namespace, owner)
     }
 
     /// The entry of `owner` in `namespace`, when there is one.
     fn get(&self, namespace: &str, owner: &Owner) -> Option<&Known> {
-        self.0.get(owner)?.iter().find(|(ns, _)| **ns == *namespace).map(|(_, known)| known)
+        self.owners.get(owner)?.iter().find(|(ns, _)| **ns == *namespace).map(|(_, known)| known)
+    }
+
+    /// The one shared copy of label set `labels`.
+    fn share(sets: &mut BTreeSet<Arc<[Label]>>, labels: Vec<Label>) -> Arc<[Label]> {
+        if let Some(known) = sets.get(labels.as_slice()) {
+            return Arc::clone(known);
+        }
+        let shared: Arc<[Label]> = labels.into();
+        sets.insert(Arc::clone(&shared));
+        shared
     }
 
     /// Counts one pod of `owner` in `namespace` with `labels`: the owner's labels become those its
@@ -88,18 +109,21 @@ impl Workloads {
         owner: &Arc<Owner>,
         labels: impl IntoIterator<Item = (&'l str, &'l str)>,
     ) {
-        let known = self.entry(namespace, owner);
         // A repeated key: the last wins, as the API server reads a map.
         let own: BTreeMap<&str, &str> = labels.into_iter().filter(|(key, _)| !set_by_controller(key)).collect();
-        match &mut known.labels {
-            None => known.labels = Some(own.into_iter().map(|(key, value)| (key.into(), value.into())).collect()),
-            Some(shared) => shared.retain(|(key, value)| own.get(&**key) == Some(&&**value)),
-        }
+        let known = entry(&mut self.owners, namespace, owner);
+        let labels = match &known.labels {
+            None => own.into_iter().map(|(key, value)| (key.into(), value.into())).collect(),
+            // The same labels again, as nearly always: nothing changes.
+            Some(shared) if shared.iter().all(|(key, value)| own.get(&**key) == Some(&&**value)) => return,
+            Some(shared) => shared.iter().filter(|(key, value)| own.get(&**key) == Some(&&**value)).cloned().collect(),
+        };
+        known.labels = Some(Self::share(&mut self.sets, labels));
     }
 
     /// Records that `owner`'s object in `namespace` was read, with its own `controller`.
     pub fn add_object(&mut self, namespace: &Arc<str>, owner: Owner, controller: Option<Owner>) {
-        self.entry(namespace, &Arc::new(owner)).controller = Some(controller);
+        self.entry(namespace, &Arc::new(owner)).controller = Some(Box::new(controller));
     }
 
     /// The labels every pod read of `owner` in `namespace` carries, but those a controller sets,
@@ -114,28 +138,47 @@ impl Workloads {
     /// that name: a `uid` that differs).
     #[must_use]
     pub fn controller(&self, namespace: &str, owner: &Owner) -> Option<Option<&Owner>> {
-        self.get(namespace, owner)?.controller.as_ref().map(Option::as_ref)
+        self.get(namespace, owner)?.controller.as_deref().map(Option::as_ref)
     }
 
     /// Adds `other`'s knowledge (another part of the same input): the labels of an owner read in
     /// both are those both say its pods share.
     pub fn merge(&mut self, other: Workloads) {
-        for (owner, entries) in other.0 {
+        for (owner, entries) in other.owners {
             for (namespace, known) in entries {
-                let mine = self.entry(&namespace, &owner);
-                mine.labels = match (mine.labels.take(), known.labels) {
-                    (Some(mut a), Some(b)) => {
-                        a.retain(|label| b.contains(label));
-                        Some(a)
-                    }
-                    (a, b) => a.or(b),
+                let mine = entry(&mut self.owners, &namespace, &owner);
+                let labels = match (mine.labels.take(), known.labels) {
+                    (Some(a), Some(b)) => Some(a.iter().filter(|label| b.contains(label)).cloned().collect()),
+                    (a, b) => a.or(b).map(|labels| labels.to_vec()),
                 };
+                mine.labels = labels.map(|labels| Self::share(&mut self.sets, labels));
                 if known.controller.is_some() {
                     mine.controller = known.controller;
                 }
             }
         }
     }
+}
+
+/// The entry of `owner` in `namespace` in `owners`, made when there is none.
+fn entry<'w>(
+    owners: &'w mut BTreeMap<Arc<Owner>, Vec<(Arc<str>, Known)>>,
+    namespace: &Arc<str>,
+    owner: &Arc<Owner>,
+) -> &'w mut Known {
+    if !owners.contains_key(&**owner) {
+        // One namespace, nearly always: a list of one, not of the four a first push makes.
+        owners.insert(Arc::clone(owner), Vec::with_capacity(1));
+    }
+    let entries = owners.get_mut(&**owner).expect("just inserted");
+    let at = match entries.iter().position(|(ns, _)| **ns == **namespace) {
+        Some(at) => at,
+        None => {
+            entries.push((Arc::clone(namespace), Known::default()));
+            entries.len() - 1
+        }
+    };
+    &mut entries[at].1
 }
 
 #[cfg(test)]
@@ -163,6 +206,29 @@ mod tests {
         assert_eq!(workloads.labels("shop", &web).expect("read"), [("app".into(), "web".into())]);
         assert_eq!(workloads.labels("other", &web), None);
         assert_eq!(workloads.controller("shop", &web), None);
+    }
+
+    #[test]
+    fn owners_whose_pods_carry_the_same_labels_share_one_list_as_read_and_as_merged() {
+        let shop = Arc::from("shop");
+        let (a, b, c) = (
+            Arc::new(owner("Job", "report-1", "j1")),
+            Arc::new(owner("Job", "report-2", "j2")),
+            Arc::new(owner("Job", "report-3", "j3")),
+        );
+        let mut first = Workloads::default();
+        first.add_pod(&shop, &a, [("app", "report"), ("job-name", "report-1")]);
+        first.add_pod(&shop, &b, [("job-name", "report-2"), ("app", "report")]);
+        let mut second = Workloads::default();
+        second.add_pod(&shop, &c, [("app", "report"), ("job-name", "report-3")]);
+        first.merge(second);
+        let lists: Vec<&[Label]> = [&a, &b, &c].iter().map(|o| first.labels("shop", o).expect("read")).collect();
+        assert_eq!(lists[0], [("app".into(), "report".into())]);
+        assert!(lists.iter().all(|list| std::ptr::eq(list.as_ptr(), lists[0].as_ptr())), "one list, shared");
+        // An owner whose pods part from the others' labels gets a list of its own.
+        first.add_pod(&shop, &b, [("app", "other")]);
+        assert_eq!(first.labels("shop", &b).expect("read"), []);
+        assert_eq!(first.labels("shop", &a).expect("read"), [("app".into(), "report".into())]);
     }
 
     #[test]

@@ -90,8 +90,10 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
     };
     keys.extend(args.down_selector.iter().flat_map(|selector| selector.keys().map(str::to_owned)));
     keys.extend(args.label_keys.iter().cloned());
-    // A pod's controller only for a game day's roll-up per owner.
-    let keep = Keep { labels: KeepLabels::Only(Arc::from(keys)), owners: args.game_day() };
+    // A pod's controller only for a game day's roll-up per owner; what the pods say of it beyond
+    // its name only for `audit`'s fixes.
+    let keep =
+        Keep { labels: KeepLabels::Only(Arc::from(keys)), owners: args.game_day(), workloads: args.every_outage };
     // Node health is read beside the snapshot: `plan` predicts the node lifecycle controller; both
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;

@@ -26,40 +26,38 @@ pub fn placement_findings<'a>(
     let mut owners: BTreeMap<(&'a str, &'a Owner), Vec<&'a SnapshotPod>> = BTreeMap::new();
     for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
         let Some(owner) = pod.owner.as_deref() else { continue };
-        if &*owner.kind != "DaemonSet" {
-            owners.entry((pod.pod.key.namespace(), owner)).or_default().push(pod);
+        // An owner an outage reported already is not gathered: a cluster can have an owner per pod.
+        let key = (pod.pod.key.namespace(), owner);
+        if &*owner.kind != "DaemonSet" && !reported.contains(&key) {
+            owners.entry(key).or_default().push(pod);
         }
     }
-    let found =
-        owners.into_iter().filter(|(key, _)| !reported.contains(key)).filter_map(|((namespace, owner), pods)| {
-            let nodes: BTreeSet<&NodeName> = pods.iter().filter_map(|pod| pod.pod.node.as_ref()).collect();
-            if only.is_some_and(|only| nodes.iter().any(|node| only.binary_search(node).is_err())) {
-                return None;
-            }
-            let in_zones: BTreeSet<&str> =
-                nodes.iter().filter_map(|node| zones.get(*node)).map(String::as_str).collect();
-            let (rule, place) = match (nodes.iter().next(), in_zones.iter().next()) {
-                (Some(node), _) if nodes.len() == 1 && snapshot.nodes.len() > 1 => {
-                    (Rule::ReplicasOnOneNode, node.as_str())
-                }
-                (_, Some(zone)) if in_zones.len() == 1 && every_zone.len() > 1 => (Rule::ReplicasInOneZone, *zone),
-                _ => return None,
-            };
-            let finding = Finding {
-                rule,
-                severity: Severity::High,
-                namespace,
-                owner: Some(owner),
-                pods: &[],
-                toleration: None,
-                taint: None,
-                seconds: None,
-                scenario: None,
-                at: None,
-                place: Some(place),
-            };
-            Some((finding, pods))
-        });
+    let found = owners.into_iter().filter_map(|((namespace, owner), pods)| {
+        let nodes: BTreeSet<&NodeName> = pods.iter().filter_map(|pod| pod.pod.node.as_ref()).collect();
+        if only.is_some_and(|only| nodes.iter().any(|node| only.binary_search(node).is_err())) {
+            return None;
+        }
+        let in_zones: BTreeSet<&str> = nodes.iter().filter_map(|node| zones.get(*node)).map(String::as_str).collect();
+        let (rule, place) = match (nodes.iter().next(), in_zones.iter().next()) {
+            (Some(node), _) if nodes.len() == 1 && snapshot.nodes.len() > 1 => (Rule::ReplicasOnOneNode, node.as_str()),
+            (_, Some(zone)) if in_zones.len() == 1 && every_zone.len() > 1 => (Rule::ReplicasInOneZone, *zone),
+            _ => return None,
+        };
+        let finding = Finding {
+            rule,
+            severity: Severity::High,
+            namespace,
+            owner: Some(owner),
+            pods: &[],
+            toleration: None,
+            taint: None,
+            seconds: None,
+            scenario: None,
+            at: None,
+            place: Some(place),
+        };
+        Some((finding, pods))
+    });
     Findings::of_others(found.collect::<Vec<_>>())
 }
 
