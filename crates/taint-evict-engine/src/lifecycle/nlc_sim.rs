@@ -478,6 +478,25 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     (observation.expect("the horizon is after the snapshot"), tainted)
 }
 
+/// Whether the forecast holds the simulated taint instant `actual` of node `name`: inside its
+/// window (and surely there when the window is bounded), or none when none is predicted.
+fn contains(forecast: &NodeForecast, actual: Option<Timestamp>, name: &str) -> Result<(), TestCaseError> {
+    match (forecast.taint, &forecast.held) {
+        (Some(taint), _) => {
+            if let Some(at) = actual {
+                prop_assert!(taint.earliest <= at, "{name}: tainted at {at:?} before {taint:?}");
+            }
+            if let Some(latest) = taint.latest {
+                let at =
+                    actual.ok_or_else(|| TestCaseError::fail(format!("{name}: never tainted, predicted {taint:?}")))?;
+                prop_assert!(at <= latest, "{name}: tainted at {at:?} after {taint:?}");
+            }
+        }
+        (None, held) => prop_assert!(actual.is_none(), "{name}: tainted at {actual:?} though {held:?}"),
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
@@ -489,26 +508,7 @@ proptest! {
             if let (Some((_, key)), Some(taint)) = (actual, forecast.taint) {
                 prop_assert_eq!(taint.key, *key, "{}", node.name);
             }
-            let actual = actual.map(|(at, _)| Timestamp::from_nanos(at));
-            match (forecast.taint, &forecast.held) {
-                (Some(taint), _) => {
-                    if let Some(at) = actual {
-                        prop_assert!(taint.earliest <= at, "{}: tainted at {at:?} before {taint:?}", node.name);
-                    }
-                    if let Some(latest) = taint.latest {
-                        let at = actual.ok_or_else(|| {
-                            TestCaseError::fail(format!("{}: never tainted, predicted {taint:?}", node.name))
-                        })?;
-                        prop_assert!(at <= latest, "{}: tainted at {at:?} after {taint:?}", node.name);
-                    }
-                }
-                (None, Some(held)) => {
-                    prop_assert!(actual.is_none(), "{}: tainted at {actual:?} though {held:?}", node.name);
-                }
-                (None, None) => {
-                    prop_assert!(actual.is_none(), "{}: tainted at {actual:?}, nothing predicted", node.name);
-                }
-            }
+            contains(forecast, actual.map(|(at, _)| Timestamp::from_nanos(at)), node.name.as_str())?;
         }
     }
 }
@@ -561,23 +561,7 @@ proptest! {
         let (observation, tainted) = run(&s);
         let prediction = Forecaster::new(&observation).predict_by(Method::Drain);
         for ((forecast, actual), node) in prediction.nodes.iter().zip(&tainted).zip(&observation.nodes) {
-            let actual = actual.map(|(at, _)| Timestamp::from_nanos(at));
-            match (forecast.taint, &forecast.held) {
-                (Some(taint), _) => {
-                    if let Some(at) = actual {
-                        prop_assert!(taint.earliest <= at, "{}: tainted at {at:?} before {taint:?}", node.name);
-                    }
-                    if let Some(latest) = taint.latest {
-                        let at = actual.ok_or_else(|| {
-                            TestCaseError::fail(format!("{}: never tainted, predicted {taint:?}", node.name))
-                        })?;
-                        prop_assert!(at <= latest, "{}: tainted at {at:?} after {taint:?}", node.name);
-                    }
-                }
-                (None, held) => {
-                    prop_assert!(actual.is_none(), "{}: tainted at {actual:?} though {held:?}", node.name);
-                }
-            }
+            contains(forecast, actual.map(|(at, _)| Timestamp::from_nanos(at)), node.name.as_str())?;
         }
     }
 }
