@@ -73,7 +73,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__audit)
-            opts="-l -f -s -n -A -o -h --selector --filename --now --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --summary --fail-on --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-l -f -s -n -A -o -h --selector --filename --now --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --summary --fail-on --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,6 +281,14 @@ _kubectl__taint_evict() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --kube-api-qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --silent-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -319,7 +327,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__explain)
-            opts="-n -f -s -o -h --namespace --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --allow-missing-template-keys --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-n -f -s -o -h --namespace --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --allow-missing-template-keys --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -531,6 +539,14 @@ _kubectl__taint_evict() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --kube-api-qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --silent-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -653,7 +669,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --allow-missing-template-keys --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --allow-missing-template-keys --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -881,6 +897,14 @@ _kubectl__taint_evict() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --kube-api-qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --silent-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -905,7 +929,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__run)
-            opts="-l -n -A -s -o -h --device-taints --selector --namespace --all-namespaces --dry-run --mode --restart-countdowns --concurrency --max-deletions --max-deletions-window --keep-last-ready --qps --burst --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-l -n -A -s -o -h --device-taints --selector --namespace --all-namespaces --dry-run --mode --restart-countdowns --concurrency --max-deletions --max-deletions-window --keep-last-ready --qps --burst --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1128,6 +1152,14 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --large-cluster-size-threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-qps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-api-burst)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -99,6 +99,10 @@ pub struct GivenFlags {
     pub unhealthy_zone_threshold: Option<f32>,
     /// `--large-cluster-size-threshold`.
     pub large_cluster_size_threshold: Option<u32>,
+    /// `--kube-api-qps`.
+    pub kube_api_qps: Option<f32>,
+    /// `--kube-api-burst`.
+    pub kube_api_burst: Option<u32>,
 }
 
 impl Lifecycle {
@@ -185,6 +189,8 @@ impl Lifecycle {
             secondary_node_eviction_rate: given.secondary_node_eviction_rate,
             unhealthy_zone_threshold: given.unhealthy_zone_threshold,
             large_cluster_size_threshold: given.large_cluster_size_threshold,
+            kube_api_qps: given.kube_api_qps,
+            kube_api_burst: given.kube_api_burst,
         };
         let mut layers = vec![(Source::Flag, &flags)];
         match (pod, &self.file) {

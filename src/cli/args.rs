@@ -389,6 +389,13 @@ pub struct LifecycleArgs {
     /// [default: 50].
     #[arg(long, value_name = "NODES", help_heading = "Node lifecycle")]
     pub large_cluster_size_threshold: Option<u32>,
+    /// Requests a second kube-controller-manager's own client makes at most: the pass that marks
+    /// many nodes silent writes each one's status and its ready pods' through it [default: 20].
+    #[arg(long, value_name = "QPS", value_parser = parse_rate, help_heading = "Node lifecycle")]
+    pub kube_api_qps: Option<f32>,
+    /// The burst of that client [default: 30].
+    #[arg(long, value_name = "REQUESTS", help_heading = "Node lifecycle")]
+    pub kube_api_burst: Option<u32>,
     /// A Ready node whose last heartbeat (Lease renewal) is older than this is taken as silent
     /// (kubelets renew every 10s).
     #[arg(long, value_name = "DURATION", value_parser = parse_silent_after, default_value = "12s", help_heading = "Node lifecycle")]
@@ -441,6 +448,8 @@ impl Default for LifecycleArgs {
             secondary_node_eviction_rate: None,
             unhealthy_zone_threshold: None,
             large_cluster_size_threshold: None,
+            kube_api_qps: None,
+            kube_api_burst: None,
             silent_after: std::time::Duration::from_secs(12),
             feature_gates: None,
             kube_version: None,

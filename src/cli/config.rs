@@ -180,6 +180,8 @@ impl Lifecycle {
                 secondary_node_eviction_rate: args.secondary_node_eviction_rate,
                 unhealthy_zone_threshold: args.unhealthy_zone_threshold,
                 large_cluster_size_threshold: args.large_cluster_size_threshold,
+                kube_api_qps: args.kube_api_qps,
+                kube_api_burst: args.kube_api_burst,
             },
             silent_after: args.silent_after,
             comparison_operators: args.feature_gates.and_then(|gates| gates.comparison_operators),

@@ -72,6 +72,8 @@ fn is_setting(name: &str) -> bool {
             | "secondary-node-eviction-rate"
             | "unhealthy-zone-threshold"
             | "large-cluster-size-threshold"
+            | "kube-api-qps"
+            | "kube-api-burst"
     )
 }
 
@@ -91,6 +93,8 @@ fn set(given: &mut Given, name: &str, value: &str) -> Result<(), String> {
         "large-cluster-size-threshold" => {
             given.large_cluster_size_threshold = Some(value.trim().parse().map_err(|_| bad("a whole number"))?);
         }
+        "kube-api-qps" => given.kube_api_qps = Some(ratio()?),
+        "kube-api-burst" => given.kube_api_burst = Some(value.trim().parse().map_err(|_| bad("a whole number"))?),
         _ => {}
     }
     Ok(())
@@ -227,6 +231,19 @@ mod tests {
         assert_eq!(given.node_eviction_rate, Some(0.25));
         assert_eq!(given.large_cluster_size_threshold, None);
         assert_eq!(warnings, ["--large-cluster-size-threshold=x is not a whole number"]);
+    }
+
+    #[test]
+    fn the_controllers_client_rate_is_read_with_the_node_lifecycle_settings() {
+        let (given, warnings) = from_args(&words(
+            "kube-controller-manager --kube-api-qps=50 --kube-api-burst 100 --kube-api-content-type=x",
+        ));
+        assert_eq!((given.kube_api_qps, given.kube_api_burst), (Some(50.0), Some(100)));
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let map = from_file("kube-api-qps: 100\nkube-api-burst: 200\n").expect("a map");
+        assert_eq!((map.kube_api_qps, map.kube_api_burst), (Some(100.0), Some(200)));
+        let (_, warnings) = from_args(&words("kube-controller-manager --kube-api-burst=1.5"));
+        assert_eq!(warnings, ["--kube-api-burst=1.5 is not a whole number"]);
     }
 
     #[test]

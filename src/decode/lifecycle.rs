@@ -588,6 +588,7 @@ fn node(index: usize, item: &Item<'_>) -> Result<NodeHealth, DumpError> {
         // A node without the condition taints (most) allocates no list.
         taints: shared_list(taints),
         down: false,
+        ready_pods: 0,
     })
 }
 

@@ -285,6 +285,7 @@ mod tests {
             lease_renewed: None,
             taints: Vec::new().into(),
             down: false,
+            ready_pods: 0,
         }
     }
 

@@ -16,6 +16,8 @@ pub struct SettingsDoc {
     secondary_node_eviction_rate: SettingDoc,
     unhealthy_zone_threshold: SettingDoc,
     large_cluster_size_threshold: SettingDoc,
+    kube_api_qps: SettingDoc,
+    kube_api_burst: SettingDoc,
 }
 
 /// One setting: its value (a duration in seconds) and where it came from.
@@ -27,7 +29,7 @@ pub struct SettingDoc {
 
 impl From<&Settings> for SettingsDoc {
     fn from(settings: &Settings) -> Self {
-        let [a, b, c, d, e, f, g] =
+        let [a, b, c, d, e, f, g, h, i] =
             settings.each().map(|(_, value, from)| SettingDoc { value: json(value), from: from.as_str() });
         Self {
             node_monitor_period: a,
@@ -37,6 +39,8 @@ impl From<&Settings> for SettingsDoc {
             secondary_node_eviction_rate: e,
             unhealthy_zone_threshold: f,
             large_cluster_size_threshold: g,
+            kube_api_qps: h,
+            kube_api_burst: i,
         }
     }
 }

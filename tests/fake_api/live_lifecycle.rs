@@ -201,7 +201,7 @@ fn live_plan_without_the_controllers_pod_says_in_one_line_that_its_settings_are_
         "warning: the node lifecycle controller's settings are assumed at kube-controller-manager 1.29's defaults \
          (--node-monitor-period 5s, --node-monitor-grace-period 40s, --node-startup-grace-period 1m, \
          --node-eviction-rate 0.1, --secondary-node-eviction-rate 0.01, --unhealthy-zone-threshold 0.55, \
-         --large-cluster-size-threshold 50): no pod labelled component=kube-controller-manager in namespace \
+         --large-cluster-size-threshold 50, --kube-api-qps 20, --kube-api-burst 30): no pod labelled component=kube-controller-manager in namespace \
          \"kube-system\"; give its flags, or --controller-settings FILE\n"
     );
     assert_eq!(controller_manager_reads(&server), (1, 0));

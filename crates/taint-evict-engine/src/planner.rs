@@ -259,6 +259,7 @@ pub fn taints_only(snapshot: &Snapshot) -> Vec<NodeHealth> {
             lease_renewed: None,
             taints: node.taints.clone(),
             down: false,
+            ready_pods: 0,
         })
         .collect()
 }
@@ -356,6 +357,7 @@ mod tests {
             lease_renewed: Some(heartbeat),
             taints: taints.to_vec().into(),
             down: false,
+            ready_pods: 0,
         }
     }
 

@@ -2,9 +2,12 @@
 //! (`--down`'s nodes going silent now), with what the input lacked for it and how late a dump was
 //! read.
 
+use std::collections::HashMap;
+
 use crate::decode::lifecycle::NODE_LEASE_NAMESPACE;
 use crate::engine::lifecycle::{NodeHealth, Observation, Prediction, is_unsettled, predict, unsettled};
 use crate::engine::planner::Foresight;
+use crate::engine::snapshot::{PodReady, Snapshot};
 use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::output::lifecycle::drain_line;
@@ -16,6 +19,21 @@ use crate::config::{KUBELET_RENEW_INTERVAL, Lifecycle};
 /// Whether a node of `observation` is taken as silent or not ready with `silent_after`.
 fn is_unsettled_at(observation: &Observation, silent_after: std::time::Duration) -> impl Fn(&NodeHealth) -> bool {
     move |node| is_unsettled(node, observation.now, silent_after)
+}
+
+/// Each node's pods `Ready=True` among those read, and those the controller marked not ready: the
+/// statuses it writes (or wrote) through its own client when it finds the node silent
+/// (docs/node-lifecycle.md, "The controller's own client").
+fn count_ready_pods(observation: &mut Observation, snapshot: &Snapshot) {
+    let mut ready: HashMap<&str, u32> = HashMap::new();
+    for pod in snapshot.pods.iter().filter(|pod| pod.ready != PodReady::No) {
+        if let Some(node) = &pod.pod.node {
+            *ready.entry(node.as_str()).or_default() += 1;
+        }
+    }
+    for node in &mut observation.nodes {
+        node.ready_pods = ready.get(node.name.as_str()).copied().unwrap_or_default();
+    }
 }
 
 /// The node lifecycle controller's prediction over what a dump says of node health, with a warning
@@ -60,6 +78,7 @@ pub(super) fn foresee(
         })
     };
     let mut observation = health.observe(now, flags, lifecycle.silent_after);
+    count_ready_pods(&mut observation, &loaded.snapshot);
     // A dump's heartbeats stopped when it was written: read late, it is judged as of then, however
     // late (docs/node-lifecycle.md, "A dump read late").
     let taken = match (live, down.is_empty()) {

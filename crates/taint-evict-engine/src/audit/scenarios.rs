@@ -187,6 +187,7 @@ pub(crate) mod tests {
             lease_renewed: Some(t(-1)),
             taints: Vec::new().into(),
             down: false,
+            ready_pods: 0,
         }
     }
 

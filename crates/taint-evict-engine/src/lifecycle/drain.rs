@@ -101,7 +101,7 @@ pub(super) fn drain(
     let mut fates = vec![Fate::Held(HeldReason::PartialDisruption); nodes.len()];
     let mut slots = Vec::new();
     for zone in 0..count {
-        let (state, _, entered) = ends[zone];
+        let (state, may_have_entered, entered) = ends[zone];
         let every = if master { None } else { interval(rate(state, zones.sizes[zone], flags)) };
         let (swaps, queued): (Vec<usize>, Vec<usize>) = members[zone].iter().partition(|&&i| nodes[i].swap);
         for i in swaps {
@@ -134,9 +134,10 @@ pub(super) fn drain(
             continue;
         };
         // The slowest drain: nothing served before the zone is in its last state (at the latest, and
-        // a pass after now when it already is: a bucket swapped just before may be drained), then
-        // one node per token, each token used up to a tick late, every node queued at its latest.
-        let start = if entered <= now { now + period } else { entered };
+        // a pass after now when it may already be: a bucket swapped just before may be drained),
+        // then one node per token, each token used up to a tick late, every node queued at its
+        // latest.
+        let start = if may_have_entered <= now { entered.max(now + period) } else { entered };
         let mut latest_queued: Vec<i128> = queued.iter().map(|&i| nodes[i].release.1).collect();
         latest_queued.sort_unstable();
         let mut earliest_queued: Vec<i128> = queued.iter().map(|&i| nodes[i].release.0).collect();

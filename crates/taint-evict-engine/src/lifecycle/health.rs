@@ -135,6 +135,10 @@ pub struct NodeHealth {
     /// latest, after the last heartbeat recorded: it is predicted as a silent node whose heartbeat
     /// is known only to within that span.
     pub down: bool,
+    /// Its pods whose `Ready` condition is `True` (or that the controller marked not ready): the
+    /// controller writes each one's status (and an Event) in the pass that marks the node `Unknown`,
+    /// through its own rate-limited client.
+    pub ready_pods: u32,
 }
 
 impl NodeHealth {
@@ -176,6 +180,11 @@ pub struct Flags {
     pub unhealthy_zone_threshold: f32,
     /// `--large-cluster-size-threshold`: a zone with more counted nodes than this is large.
     pub large_cluster_size_threshold: u32,
+    /// `--kube-api-qps`: the requests a second the controller's own client makes at most (its token
+    /// bucket's rate; 0 is client-go's 5, a negative value no limit).
+    pub kube_api_qps: f32,
+    /// `--kube-api-burst`: that bucket's depth (0 is client-go's 10).
+    pub kube_api_burst: u32,
 }
 
 impl Flags {
@@ -190,6 +199,8 @@ impl Flags {
             secondary_node_eviction_rate: 0.01,
             unhealthy_zone_threshold: 0.55,
             large_cluster_size_threshold: 50,
+            kube_api_qps: 20.0,
+            kube_api_burst: 30,
         }
     }
 }

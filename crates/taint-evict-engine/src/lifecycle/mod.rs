@@ -36,6 +36,7 @@
 //!     lease_renewed: Some(t(renewed)),
 //!     taints: Vec::new().into(),
 //!     down: false,
+//!     ready_pods: 0,
 //! };
 //! // node-x last renewed its Lease at 1000 s; its five neighbours a second ago.
 //! let mut nodes: Vec<NodeHealth> = (0..5).map(|i| node(&format!("ok-{i}"), 1019)).collect();
@@ -54,6 +55,7 @@
 //! assert!(taint.earliest >= t(1044) && taint.latest.unwrap() <= t(1052));
 //! ```
 
+mod client;
 mod drain;
 mod health;
 mod predict;

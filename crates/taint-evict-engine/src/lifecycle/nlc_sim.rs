@@ -6,8 +6,12 @@
 //! changes, `Ready=Unknown` after the grace, queueing from the condition observed at the start of a
 //! pass (removed and re-added every pass, so the queue order is the latest pass's random processing
 //! order), zone states and `SwapLimiter` at the end of each pass, master disruption mode, and a
-//! tainting loop every 100 ms (plus a little) trying a burst-1 token bucket per zone. Heartbeats
-//! come from simulated kubelets: a Lease renewal every few seconds, a status post every 10 s.
+//! tainting loop every 100 ms (plus a little) trying a burst-1 token bucket per zone. Every request
+//! the controller makes goes through its own client's token bucket (`--kube-api-qps`,
+//! `--kube-api-burst`): a node's `Unknown` status, its Event, each of its ready pods' status and
+//! Event, two requests per taint; a pass ends when its last write is through, and the tainting loop
+//! waits for its writes. Heartbeats come from simulated kubelets: a Lease renewal every few seconds,
+//! a status post every 10 s.
 //!
 //! The property: from a snapshot taken at any instant, the predicted window contains the instant the
 //! simulation adds the taint, a held node is never tainted, and no other node is.
@@ -69,6 +73,10 @@ struct SimNode {
     tainted_at: Option<(i128, ConditionTaint)>,
     probe: Option<i128>,
     saved: (Option<i128>, Option<i128>),
+    /// Its pods, `Ready` until the controller marks them.
+    ready_pods: u32,
+    /// When its `Unknown` status got through the client (`i128::MIN`: none written).
+    marked: i128,
 }
 
 /// The last multiple of `every` after `phase` that is at or before `t` and before `stop`.
@@ -126,8 +134,36 @@ impl Bucket {
     }
 }
 
+/// The controller's own client: client-go's token bucket, requests granted in the order made
+/// (`rate.Limiter.Wait`), as a generic cell rate.
+#[derive(Clone, Copy, Debug)]
+struct Client {
+    /// Nanoseconds per token; `None`: not limited.
+    interval: Option<i128>,
+    burst: i128,
+    /// The theoretical arrival time of the next request.
+    tat: i128,
+}
+
+impl Client {
+    fn new(limit: Option<(f32, u32)>) -> Self {
+        #[allow(clippy::cast_possible_truncation)]
+        let interval = limit.map(|(qps, _)| (1e9 / f64::from(qps)).round() as i128);
+        Self { interval, burst: limit.map_or(1, |(_, burst)| i128::from(burst)), tat: i128::MIN / 2 }
+    }
+
+    /// When a request made at `t` gets through.
+    fn request(&mut self, t: i128) -> i128 {
+        let Some(interval) = self.interval else { return t };
+        let granted = t.max(self.tat - (self.burst - 1) * interval);
+        self.tat = self.tat.max(granted) + interval;
+        granted
+    }
+}
+
 struct Nlc {
     nodes: Vec<SimNode>,
+    client: Client,
     flags: Flags,
     zones: usize,
     /// Per zone: (process at, tiebreak, node).
@@ -160,14 +196,19 @@ impl Nlc {
             queue.clear();
         }
         self.buckets = vec![Bucket::new(self.flags.node_eviction_rate); self.zones];
+        self.client = Client::new(
+            (self.flags.kube_api_qps > 0.0).then_some((self.flags.kube_api_qps, self.flags.kube_api_burst)),
+        );
         self.states = vec![None; self.zones];
         self.master = false;
     }
 
-    fn pass(&mut self, p: i128) {
+    /// One health pass from `p`; when its last write got through (its zone states are taken then).
+    fn pass(&mut self, p: i128) -> i128 {
         let grace = i128::try_from(self.flags.node_monitor_grace_period.as_nanos()).expect("small");
         let mut order: Vec<usize> = (0..self.nodes.len()).collect();
         self.rng.shuffle(&mut order);
+        let mut cursor = p;
         for (position, &i) in order.iter().enumerate() {
             let node = &mut self.nodes[i];
             let observed = node.ready;
@@ -187,8 +228,17 @@ impl Nlc {
                 }
             }
             if node.ready == Ready::True && p > node.probe.expect("set") + grace {
+                // Processed in turn, each write waiting on the client: the status, then each pod's;
+                // the Events are sent beside, on the same client.
                 node.ready = Ready::Unknown;
-                node.ready_since = p;
+                node.ready_since = cursor;
+                node.marked = self.client.request(cursor);
+                cursor = node.marked;
+                self.client.request(cursor);
+                for _ in 0..node.ready_pods {
+                    cursor = self.client.request(cursor);
+                    self.client.request(cursor);
+                }
             }
             // processTaintBaseEviction, from the condition observed at the start of the pass.
             if observed != Ready::True && node.taint.is_none() {
@@ -197,7 +247,7 @@ impl Nlc {
                 self.queues[zone].push((p, position as u64, i));
             }
         }
-        self.handle_disruption(p);
+        cursor
     }
 
     fn handle_disruption(&mut self, p: i128) {
@@ -247,8 +297,9 @@ impl Nlc {
         }
     }
 
-    /// One try of every zone queue (`doNoExecuteTaintingPass`).
-    fn tick(&mut self, t: i128) {
+    /// One try of every zone queue (`doNoExecuteTaintingPass`); when its writes got through.
+    fn tick(&mut self, start: i128) -> i128 {
+        let mut t = start;
         for zone in 0..self.zones {
             while let Some(head) = (0..self.queues[zone].len()).min_by_key(|&k| {
                 let entry = self.queues[zone][k];
@@ -265,13 +316,17 @@ impl Nlc {
                     Ready::Unknown => ConditionTaint::Unreachable,
                 };
                 if node.taint.is_none() {
+                    // `timeAdded` is taken before the writes (a GET, a PATCH), which the loop waits for.
                     node.taint = Some((key, t));
                     if self.snapshot.is_some_and(|at| at <= t) && node.tainted_at.is_none() {
                         node.tainted_at = Some((t, key));
                     }
+                    let got = self.client.request(t);
+                    t = self.client.request(got);
                 }
             }
         }
+        t
     }
 
     fn observe(&self, now: i128, controller: Option<ControllerLease>, silent_after: Duration) -> Observation {
@@ -281,7 +336,9 @@ impl Nlc {
             .enumerate()
             .map(|(i, node)| {
                 let whole = |at: i128| Timestamp::from_nanos(at.div_euclid(SECOND) * SECOND);
-                let (reason, since) = match node.ready {
+                // The `Unknown` status is seen once written.
+                let ready = if node.marked > now { Ready::True } else { node.ready };
+                let (reason, since) = match ready {
                     Ready::True => ("KubeletReady", 0),
                     Ready::False => ("KubeletNotReady", node.ready_since),
                     Ready::Unknown => ("NodeStatusUnknown", node.ready_since),
@@ -292,7 +349,7 @@ impl Nlc {
                     excluded: node.excluded,
                     created: Some(Timestamp::from_nanos(0)),
                     ready: Some(Box::new(ReadyCondition {
-                        status: node.ready,
+                        status: ready,
                         reason: reason.into(),
                         last_heartbeat: node.heartbeat(now).map(Timestamp::from_nanos),
                         last_transition: Some(whole(since)),
@@ -304,6 +361,8 @@ impl Nlc {
                         .map(|(key, at)| Taint::new(key.key(), "", Effect::NoExecute).with_time_added(whole(*at)))
                         .collect(),
                     down: false,
+                    // Those still ready and those the controller marked (`ContainersReady=True`).
+                    ready_pods: node.ready_pods,
                 }
             })
             .collect();
@@ -327,8 +386,9 @@ fn reference_state(total: usize, not_ready: usize, flags: &Flags) -> ZoneState {
 #[derive(Clone, Debug)]
 struct Scenario {
     /// Per node: zone, excluded, when it fails as a fraction of the latest allowed instant (None:
-    /// healthy), and whether it fails by posting `Ready=False` rather than by going silent.
-    nodes: Vec<(usize, bool, Option<u16>, bool)>,
+    /// healthy), whether it fails by posting `Ready=False` rather than by going silent, and its
+    /// ready pods.
+    nodes: Vec<(usize, bool, Option<u16>, bool, u32)>,
     zones: usize,
     period_s: u8,
     grace_s: u8,
@@ -342,13 +402,21 @@ struct Scenario {
     seed: u64,
     /// A new leader takes over before the snapshot (fraction of the time before it).
     restart: Option<u16>,
+    /// The controller's client (requests a second, burst); `None`: not limited.
+    client: Option<(f32, u32)>,
 }
 
 fn scenario() -> impl Strategy<Value = Scenario> {
     (
         1..=3usize,
         prop::collection::vec(
-            (0..3usize, prop::bool::weighted(0.1), prop::option::weighted(0.5, 0..1000u16), prop::bool::weighted(0.2)),
+            (
+                0..3usize,
+                prop::bool::weighted(0.1),
+                prop::option::weighted(0.5, 0..1000u16),
+                prop::bool::weighted(0.2),
+                0..=4u32,
+            ),
             1..14,
         ),
         (2..=6u8, 10..=60u8),
@@ -360,12 +428,15 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             prop::bool::weighted(0.7),
             any::<u64>(),
             prop::option::weighted(0.25, 0..=1000u16),
+            prop::sample::select(vec![None, Some((20.0f32, 30u32)), Some((5.0, 10)), Some((2.0, 5)), Some((0.5, 2))]),
         ),
     )
         .prop_map(|(zones, nodes, (period_s, grace_s), (rate, secondary), (threshold, large), rest)| {
-            let nodes =
-                nodes.into_iter().map(|(zone, excluded, fail, posts)| (zone % zones, excluded, fail, posts)).collect();
-            let (lease_every_s, now_s, leader_known, seed, restart) = rest;
+            let nodes = nodes
+                .into_iter()
+                .map(|(zone, excluded, fail, posts, pods)| (zone % zones, excluded, fail, posts, pods))
+                .collect();
+            let (lease_every_s, now_s, leader_known, seed, restart, client) = rest;
             Scenario {
                 nodes,
                 zones,
@@ -380,11 +451,13 @@ fn scenario() -> impl Strategy<Value = Scenario> {
                 leader_known: leader_known || restart.is_some(),
                 seed: seed | 1,
                 restart,
+                client,
             }
         })
 }
 
-/// Runs the scenario: the snapshot at `now`, and the simulation's taint instants after it.
+/// Runs the scenario: the snapshot at `now` (which may fall inside a pass held back by the
+/// controller's client), and the simulation's taint instants after it.
 fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     let mut rng = Rng(s.seed);
     let mut flags = Flags::defaults_for(29);
@@ -394,6 +467,7 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     flags.secondary_node_eviction_rate = s.secondary;
     flags.unhealthy_zone_threshold = s.threshold;
     flags.large_cluster_size_threshold = s.large;
+    (flags.kube_api_qps, flags.kube_api_burst) = s.client.unwrap_or((-1.0, 0));
     let lease_every = i128::from(s.lease_every_s) * SECOND;
     let silent_after = lease_every + 2 * SECOND;
     let now = i128::from(s.now_s) * SECOND + rng.between(0, SECOND - 1);
@@ -401,16 +475,16 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     let nodes = s
         .nodes
         .iter()
-        .map(|&(zone, excluded, fail, posts)| {
+        .map(|&(zone, excluded, fail, posts, ready_pods)| {
             let lease_phase = rng.between(0, lease_every - 1);
             let status_phase = rng.between(0, 10 * SECOND - 1);
             // Every kubelet posts at least once before it stops.
             let first = lease_phase.max(status_phase) + 1;
             let fail = fail.map(|fraction| first + (latest_stop - first) * i128::from(fraction) / 1000);
             let (stop, not_ready_at) = if posts { (None, fail) } else { (fail, None) };
-            (zone, excluded, stop, not_ready_at, lease_phase, status_phase)
+            (zone, excluded, stop, not_ready_at, lease_phase, status_phase, ready_pods)
         })
-        .map(|(zone, excluded, stop, not_ready_at, lease_phase, status_phase)| SimNode {
+        .map(|(zone, excluded, stop, not_ready_at, lease_phase, status_phase, ready_pods)| SimNode {
             zone,
             excluded,
             stop,
@@ -424,10 +498,13 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
             tainted_at: None,
             probe: None,
             saved: (None, None),
+            ready_pods,
+            marked: i128::MIN,
         })
         .collect();
     let mut nlc = Nlc {
         nodes,
+        client: Client::new(s.client),
         flags,
         zones: s.zones,
         queues: vec![Vec::new(); s.zones],
@@ -443,10 +520,21 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     let gap = rng.between(SECOND, 6 * SECOND);
     let mut next_pass = acquired + rng.between(100 * MS, 120 * MS);
     let mut next_tick = next_pass + rng.between(0, 100 * MS);
-    let horizon = now + 3 * i128::from(s.grace_s) * SECOND + 30 * period + 16 * 100 * SECOND;
+    // Past every write the client may hold back: each node's, its pods', and its taint's.
+    let writes: u32 = s.nodes.iter().map(|node| 4 + 2 * node.4).sum();
+    #[allow(clippy::cast_possible_truncation)]
+    let held_back = s.client.map_or(0, |(qps, _)| (f64::from(writes) / f64::from(qps)).ceil() as i128 * SECOND);
+    let horizon = now + 3 * i128::from(s.grace_s) * SECOND + 30 * period + 16 * 100 * SECOND + held_back;
     let mut observation = None;
-    while next_pass.min(next_tick) < horizon {
-        if observation.is_none() && now < next_pass.min(next_tick) {
+    // The end of the pass under way: its zone states are taken then, and the next pass starts a
+    // period after.
+    let mut pass_end: Option<i128> = None;
+    loop {
+        let next = pass_end.map_or(next_pass.min(next_tick), |end| end.min(next_tick));
+        if next >= horizon {
+            break;
+        }
+        if observation.is_none() && now < next {
             nlc.kubelets(now);
             let controller = s.leader_known.then(|| ControllerLease {
                 acquired: Some(Timestamp::from_nanos(acquired)),
@@ -456,22 +544,31 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
             observation = Some(nlc.observe(now, controller, Duration::from_nanos(silent_after as u64)));
             nlc.snapshot = Some(now);
         }
-        if let Some(start) = restart.filter(|&start| next_pass.min(next_tick) >= start - gap) {
+        if let Some(start) = restart.filter(|&start| next >= start - gap) {
             // The leader stops at `start - gap`; its successor acquires at `start`, empty-handed.
             nlc.restart();
+            pass_end = None;
             acquired = start;
             restart = None;
             next_pass = start + rng.between(100 * MS, 120 * MS);
             next_tick = next_pass + rng.between(0, 100 * MS);
             continue;
         }
-        nlc.kubelets(next_pass.min(next_tick));
-        if next_pass <= next_tick {
-            nlc.pass(next_pass);
-            next_pass += period + rng.between(MS / 10, 2 * MS);
-        } else {
-            nlc.tick(next_tick);
-            next_tick += 100 * MS + rng.between(0, MS);
+        nlc.kubelets(next);
+        match pass_end {
+            Some(end) if end <= next_tick => {
+                nlc.handle_disruption(end);
+                pass_end = None;
+                next_pass = end + period + rng.between(MS / 10, 2 * MS);
+            }
+            None if next_pass <= next_tick => {
+                let end = nlc.pass(next_pass);
+                pass_end = Some(end.max(next_pass + rng.between(MS / 10, 2 * MS)));
+            }
+            _ => {
+                let done = nlc.tick(next_tick);
+                next_tick = done.max(next_tick + 100 * MS + rng.between(0, MS));
+            }
         }
     }
     let tainted = nlc.nodes.iter().map(|node| node.tainted_at).collect();

@@ -23,6 +23,7 @@
 
 use std::time::Duration;
 
+use super::client::{WRITES_OF_TAINT, throttled, writes_of_silent};
 use super::drain::{Bounds, Fate, Slots, TICK_SLACK, Zones, drain as drain_zones, interval, rate, zone_state};
 use super::health::{
     Basis, ConditionTaint, Drain, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint,
@@ -105,6 +106,8 @@ pub struct Forecaster<'o> {
     scene: Scene,
     /// How many nodes are unsettled as observed ([`unsettled`](super::health::unsettled)).
     unsettled: usize,
+    /// The writes of the nodes marked since the leader started ([`marked`]).
+    marked: Marked,
 }
 
 impl<'o> Forecaster<'o> {
@@ -126,7 +129,8 @@ impl<'o> Forecaster<'o> {
             .map(|node| Course::read(node, node.down, observation, &leader, zone_of(&node.zone)))
             .collect();
         let last_taint = last_taints(observation, &leader, zones.len(), &zone_of);
-        let phase = Phase::estimate(observation, &leader, &timing);
+        let marked = marked(observation, &leader);
+        let phase = Phase::estimate(observation, &leader, &timing, marked.overrun);
         let recoveries = recoveries(observation, zones.len(), &zone_of);
         let scene = Scene::new(&courses, zones.len());
         let unsettled = observation
@@ -134,7 +138,7 @@ impl<'o> Forecaster<'o> {
             .iter()
             .filter(|node| is_unsettled(node, observation.now, observation.silent_after))
             .count();
-        Self { observation, timing, leader, zones, courses, last_taint, phase, recoveries, scene, unsettled }
+        Self { observation, timing, leader, zones, courses, last_taint, phase, recoveries, scene, unsettled, marked }
     }
 
     /// How many nodes would be unsettled with the nodes of `down` (indices into the observation's
@@ -151,7 +155,15 @@ impl<'o> Forecaster<'o> {
     /// [`MAX_UNSETTLED`] nodes unsettled, past it by each zone's drain.
     #[must_use]
     pub fn predict(&self) -> Prediction {
-        self.predict_by(Method::for_unsettled(self.unsettled))
+        self.predict_by(self.method(&self.scene, self.unsettled))
+    }
+
+    /// The method for `scene`, `unsettled` nodes failing: the exact search replays the controller
+    /// pass by pass, which holds only while its passes keep their period; once its own client may
+    /// hold one back (more writes than its burst), each zone is drained (docs/node-lifecycle.md,
+    /// "The controller's own client").
+    fn method(&self, scene: &Scene, unsettled: usize) -> Method {
+        if self.throttled(scene) > 0 { Method::Drain } else { Method::for_unsettled(unsettled) }
     }
 
     /// The prediction of the observation by `method`.
@@ -199,12 +211,17 @@ impl<'o> Forecaster<'o> {
     /// they gone down: [`predict`]'s, with those nodes marked `down`, in the same order.
     #[must_use]
     pub fn predict_down(&self, down: &[usize]) -> Vec<NodeForecast> {
-        self.predict_down_by(down, Method::for_unsettled(self.unsettled_with(down)))
+        self.forecast_down(down, None)
     }
 
     /// [`Forecaster::predict_down`] by `method`.
     #[must_use]
     pub fn predict_down_by(&self, down: &[usize], method: Method) -> Vec<NodeForecast> {
+        self.forecast_down(down, Some(method))
+    }
+
+    /// [`Forecaster::predict_down`] by `method`, else by the method for the scene.
+    fn forecast_down(&self, down: &[usize], method: Option<Method>) -> Vec<NodeForecast> {
         let observation = self.observation;
         let overrides: Vec<(usize, Course)> = down
             .iter()
@@ -215,6 +232,7 @@ impl<'o> Forecaster<'o> {
             })
             .collect();
         let scene = self.scene_with(&overrides);
+        let method = method.unwrap_or_else(|| self.method(&scene, self.unsettled_with(down)));
         let (results, always_master, _) = self.outcomes(&scene, method);
         let mut results = scene.moving.iter().copied().zip(results).peekable();
         down.iter()
@@ -235,12 +253,35 @@ impl<'o> Forecaster<'o> {
     /// disruption mode, and (by the drain) each zone's slots.
     fn outcomes(&self, scene: &Scene, method: Method) -> (Vec<Outcomes>, bool, Vec<Slots>) {
         match method {
+            // Passes one period apart: the controller as long as its client keeps up
+            // ([`Forecaster::method`]).
             Method::Search => {
                 let (results, always_master) = self.replay(scene);
                 (results, always_master, Vec::new())
             }
             Method::Drain => self.drain(scene),
         }
+    }
+
+    /// The most the controller's own client may hold back the passes that mark `scene`'s silent
+    /// nodes: the writes of them all, past the client's burst, at its rate. Split over several
+    /// passes, each one's wait is no more than its share, so this bounds their sum.
+    fn throttled(&self, scene: &Scene) -> i128 {
+        let writes: u64 = scene
+            .moving
+            .iter()
+            .zip(&scene.courses)
+            .map(|(&i, course)| match course {
+                // And the taint's, which the tainting loop waits for.
+                Course::Silent { .. } => writes_of_silent(self.observation.nodes[i].ready_pods) + WRITES_OF_TAINT,
+                // Its status; its pods were never marked ready by this controller's pass.
+                Course::NeverReady { .. } => writes_of_silent(0) + WRITES_OF_TAINT,
+                Course::Settled { .. } => 0,
+                _ => WRITES_OF_TAINT,
+            })
+            .sum();
+        // Those since the leader started may have left the bucket short: both counted at once.
+        throttled(self.marked.writes + writes, &self.observation.flags)
     }
 
     /// Each node that may move bounded over a few readings of the pass phase, then every zone's
@@ -254,6 +295,7 @@ impl<'o> Forecaster<'o> {
         let worlds = self.phase.worlds_every(step, &[], &self.timing, self.leader.start);
         let readings = [vec![false; courses.len()], vec![true; courses.len()]];
         let mut bounds: Vec<Option<Bounds>> = vec![None; courses.len()];
+        let shift = self.throttled(scene);
         for world in &worlds {
             for high in &readings {
                 let replay = Replay {
@@ -264,6 +306,7 @@ impl<'o> Forecaster<'o> {
                     flags: &observation.flags,
                     now: observation.now.as_nanos(),
                     recoveries: &self.recoveries,
+                    shift,
                 };
                 for (i, course) in courses.iter().enumerate() {
                     let (from, job) = replay.plan(i, course);
@@ -286,11 +329,19 @@ impl<'o> Forecaster<'o> {
         }
         let margin = step + STEP;
         let widen = |(low, high): (i128, i128)| (low.saturating_sub(margin), high.saturating_add(margin));
+        // A pass held back by the controller's client takes its zone states when its writes are
+        // through, and every pass after starts that much later: each instant to come, at the latest.
+        let now = observation.now.as_nanos();
+        let held = |(low, high): (i128, i128)| (low, if high > now { high.saturating_add(shift) } else { high });
         let index: Vec<usize> = (0..courses.len()).filter(|&i| bounds[i].is_some()).collect();
         let nodes: Vec<Bounds> = bounds
             .into_iter()
             .flatten()
-            .map(|bound| Bounds { not_ready: widen(bound.not_ready), release: widen(bound.release), ..bound })
+            .map(|bound| Bounds {
+                not_ready: held(widen(bound.not_ready)),
+                release: held(widen(bound.release)),
+                ..bound
+            })
             .collect();
         let zones =
             Zones { sizes: &scene.sizes, settled_not_ready: &scene.settled_not_ready, last_taint: &self.last_taint };
@@ -341,6 +392,7 @@ impl<'o> Forecaster<'o> {
             by_zone[course.zone().0].push(i);
         }
         let mut always_master = true;
+        let shift = self.throttled(scene);
         for world in self.phase.worlds(courses, &self.timing, self.leader.start) {
             for high in readings(&world, courses, &self.timing) {
                 let replay = Replay {
@@ -351,6 +403,7 @@ impl<'o> Forecaster<'o> {
                     flags: &observation.flags,
                     now: observation.now.as_nanos(),
                     recoveries: &self.recoveries,
+                    shift,
                 };
                 for (i, course) in courses.iter().enumerate() {
                     plans[i] = replay.plan(i, course);
@@ -645,6 +698,33 @@ impl Course {
     }
 }
 
+/// How much the passes since the leader started may have overrun, held back by the controller's
+/// client as they marked nodes `Unknown`: each pass starts a period after the previous one ends, so
+/// every later pass is that much later at most (docs/node-lifecycle.md, "The controller's own
+/// client").
+fn marked(observation: &Observation, leader: &Leader) -> Marked {
+    let writes = observation
+        .nodes
+        .iter()
+        .filter_map(|node| {
+            let ready = node.ready.as_ref().filter(|ready| ready.is_written_by_controller())?;
+            // Without a time, it may be as recent as can be.
+            let at = ready.last_transition.map_or(i128::MAX, Timestamp::as_nanos);
+            leader.start.is_none_or(|start| at + TRUNCATION > start).then(|| writes_of_silent(node.ready_pods))
+        })
+        .sum();
+    Marked { writes, overrun: throttled(writes, &observation.flags) }
+}
+
+/// What the markings since the leader started cost the controller's client ([`marked`]).
+#[derive(Clone, Copy, Debug)]
+struct Marked {
+    /// Their requests.
+    writes: u64,
+    /// How much they may have held the passes back.
+    overrun: i128,
+}
+
 /// The last NLC-written NoExecute taint of each zone since the leader started (whole seconds).
 fn last_taints(
     observation: &Observation,
@@ -734,7 +814,11 @@ impl World {
 }
 
 impl Phase {
-    fn estimate(observation: &Observation, leader: &Leader, flags: &Timing) -> Self {
+    /// `marked`: how much the passes since the leader started may have overrun, marking nodes
+    /// through the controller's client ([`marked`]): the passes after such a pass are later than
+    /// those before by up to that much, so no one grid reaches back over it, and the phase is taken
+    /// as unknown.
+    fn estimate(observation: &Observation, leader: &Leader, flags: &Timing, marked: i128) -> Self {
         let now = observation.now.as_nanos();
         let written = observation
             .nodes
@@ -753,7 +837,7 @@ impl Phase {
             (low + passes * (flags.period + PASS_DURATION.0), high + passes * (flags.period + PASS_DURATION.1))
         };
         let mut best: Option<(i128, i128)> = None;
-        for range in candidates.into_iter().flatten().map(project) {
+        for range in candidates.into_iter().flatten().filter(|_| marked == 0).map(project) {
             if range.1 - range.0 >= flags.period {
                 continue;
             }
@@ -863,6 +947,9 @@ struct Replay<'a> {
     now: i128,
     /// Per zone, then for the whole cluster: the latest `Ready=True` transition (low, high).
     recoveries: &'a Recoveries,
+    /// How far the passes may drift off one grid, held back by the controller's client (those
+    /// since the leader started and those to come).
+    shift: i128,
 }
 
 impl Replay<'_> {
@@ -876,6 +963,13 @@ impl Replay<'_> {
         let now = self.now;
         let restarted = |at: i128| world.start.is_some_and(|start| at < start);
         let first_pass = || world.start.map_or(now, |start| world.at_or_after(start)).max(now);
+        // Passes held back by the controller's client drift off the grid by up to `shift`: in the
+        // low reading a pass may then come as soon as the rules allow, off the grid (the pass under
+        // way at the snapshot may have started that long before it), the next a period after it.
+        let drifts = self.shift > 0 && !world.high;
+        let soonest = |grid: i128, loose: i128| if drifts { grid.min(loose) } else { grid };
+        // The pass after one is a period after it ends, at the soonest.
+        let next = |grid: i128, after: i128| if drifts { after + self.timing.period } else { grid };
         match *course {
             Course::Settled { .. } => course.settled_plan(),
             Course::Retaint { key, .. } => {
@@ -889,11 +983,12 @@ impl Replay<'_> {
                 let heartbeat = self.pick(i, heartbeat);
                 let probe = world.after(heartbeat);
                 let unknown = world.after(probe + self.timing.grace).max(world.after(now));
+                let unknown = soonest(unknown, (heartbeat + self.timing.grace + 1).max(now - self.shift));
                 let basis = if restarted(heartbeat) { Basis::ControllerRestart } else { Basis::LostHeartbeat };
                 let job = Job {
                     key: ConditionTaint::Unreachable,
                     basis,
-                    release: world.after(unknown),
+                    release: next(world.after(unknown), unknown).max(now + 1),
                     swap: false,
                     queued: i128::MAX,
                 };
@@ -912,20 +1007,23 @@ impl Replay<'_> {
                 let (from, queued, basis) = match (status, since.map(|since| (since.0, self.pick(i, since)))) {
                     (_, Some((_, since))) if restarted(since) => (i128::MIN, first_pass(), Basis::ControllerRestart),
                     (Ready::False, Some((_, since))) => {
-                        (world.after(since).min(now), world.after(since), Basis::NotReady)
+                        let seen = soonest(world.after(since), since + 1);
+                        (seen.min(now), seen, Basis::NotReady)
                     }
                     (_, Some((written, _))) => {
                         // The NLC wrote the transition in a pass: the first at or after its second.
-                        let unknown = world.at_or_after(written).min(now);
-                        (unknown, world.after(unknown), Basis::LostHeartbeat)
+                        let unknown = soonest(world.at_or_after(written), written).min(now);
+                        (unknown, next(world.after(unknown), unknown), Basis::LostHeartbeat)
                     }
-                    (Ready::False, None) => (i128::MIN, world.after(now), Basis::NotReady),
-                    (_, None) => (i128::MIN, world.after(now), Basis::LostHeartbeat),
+                    (Ready::False, None) => (i128::MIN, soonest(world.after(now), now + 1), Basis::NotReady),
+                    (_, None) => (i128::MIN, soonest(world.after(now), now + 1), Basis::LostHeartbeat),
                 };
                 (Some(from), Some(Job { key, basis, release: queued.max(now), swap: false, queued }))
             }
             Course::NeverReady { since, .. } => {
-                let unknown = world.after(self.pick(i, since) + self.timing.startup_grace).max(world.after(now));
+                let since = self.pick(i, since);
+                let unknown = world.after(since + self.timing.startup_grace).max(world.after(now));
+                let unknown = soonest(unknown, (since + self.timing.startup_grace + 1).max(now + 1));
                 let job = Job {
                     key: ConditionTaint::Unreachable,
                     basis: Basis::NeverReady,

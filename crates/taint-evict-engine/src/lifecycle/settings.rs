@@ -52,6 +52,10 @@ pub struct Given {
     pub unhealthy_zone_threshold: Option<f32>,
     /// `--large-cluster-size-threshold`.
     pub large_cluster_size_threshold: Option<u32>,
+    /// `--kube-api-qps`.
+    pub kube_api_qps: Option<f32>,
+    /// `--kube-api-burst`.
+    pub kube_api_burst: Option<u32>,
 }
 
 impl Given {
@@ -79,12 +83,16 @@ pub struct Sources {
     pub unhealthy_zone_threshold: Source,
     /// `--large-cluster-size-threshold`'s.
     pub large_cluster_size_threshold: Source,
+    /// `--kube-api-qps`'s.
+    pub kube_api_qps: Source,
+    /// `--kube-api-burst`'s.
+    pub kube_api_burst: Source,
 }
 
 impl Sources {
     /// Every source, in [`Settings::each`]'s order.
     #[must_use]
-    pub fn all(&self) -> [Source; 7] {
+    pub fn all(&self) -> [Source; 9] {
         [
             self.node_monitor_period,
             self.node_monitor_grace_period,
@@ -93,6 +101,8 @@ impl Sources {
             self.secondary_node_eviction_rate,
             self.unhealthy_zone_threshold,
             self.large_cluster_size_threshold,
+            self.kube_api_qps,
+            self.kube_api_burst,
         ]
     }
 }
@@ -140,6 +150,8 @@ impl Settings {
             pick(defaults.unhealthy_zone_threshold, layers, |g| g.unhealthy_zone_threshold);
         let (large_cluster_size_threshold, g) =
             pick(defaults.large_cluster_size_threshold, layers, |g| g.large_cluster_size_threshold);
+        let (kube_api_qps, h) = pick(defaults.kube_api_qps, layers, |g| g.kube_api_qps);
+        let (kube_api_burst, i) = pick(defaults.kube_api_burst, layers, |g| g.kube_api_burst);
         Self {
             flags: Flags {
                 node_monitor_period,
@@ -149,6 +161,8 @@ impl Settings {
                 secondary_node_eviction_rate,
                 unhealthy_zone_threshold,
                 large_cluster_size_threshold,
+                kube_api_qps,
+                kube_api_burst,
             },
             sources: Sources {
                 node_monitor_period: a,
@@ -158,13 +172,15 @@ impl Settings {
                 secondary_node_eviction_rate: e,
                 unhealthy_zone_threshold: f,
                 large_cluster_size_threshold: g,
+                kube_api_qps: h,
+                kube_api_burst: i,
             },
         }
     }
 
     /// Each setting: its flag's name (without `--`), its value and where it came from.
     #[must_use]
-    pub fn each(&self) -> [(&'static str, SettingValue, Source); 7] {
+    pub fn each(&self) -> [(&'static str, SettingValue, Source); 9] {
         let (flags, sources) = (&self.flags, &self.sources);
         [
             ("node-monitor-period", SettingValue::Duration(flags.node_monitor_period), sources.node_monitor_period),
@@ -194,6 +210,8 @@ impl Settings {
                 SettingValue::Count(flags.large_cluster_size_threshold),
                 sources.large_cluster_size_threshold,
             ),
+            ("kube-api-qps", SettingValue::Ratio(flags.kube_api_qps), sources.kube_api_qps),
+            ("kube-api-burst", SettingValue::Count(flags.kube_api_burst), sources.kube_api_burst),
         ]
     }
 

@@ -69,6 +69,7 @@ mod tests {
             lease_renewed: renewed.map(t),
             taints: Vec::new().into(),
             down: false,
+            ready_pods: 0,
         }
     }
 

@@ -38,7 +38,10 @@ pub(crate) struct Case {
 
 impl Case {
     pub(crate) fn at(now: f64) -> Self {
-        Self { now, nodes: Vec::new(), flags: Flags::defaults_for(29), acquired: Some(0.5) }
+        // The rules, with the controller's own client unlimited: what it adds is checked apart
+        // (`a_zone_past_the_clients_burst_is_drained_and_each_window_ends_that_much_later`).
+        let flags = Flags { kube_api_qps: -1.0, ..Flags::defaults_for(29) };
+        Self { now, nodes: Vec::new(), flags, acquired: Some(0.5) }
     }
 
     fn base(&self, name: &str, zone: &str) -> NodeHealth {
@@ -51,6 +54,7 @@ impl Case {
             lease_renewed: None,
             taints: Vec::new().into(),
             down: false,
+            ready_pods: 0,
         }
     }
 
@@ -311,6 +315,37 @@ fn v09_large_zone_partially_disrupted_uses_the_secondary_rate() {
         assert_window(&p, &name, 75.6, 0.6, 3310.0);
         assert_window(&p, &name, 3375.6, 3310.0, 6.0);
     }
+}
+
+/// v09's zone under kube-controller-manager's own client at its defaults (20 requests a second,
+/// bursts of 30): marking 34 nodes costs 136 requests (a status, an Event and a taint's two each),
+/// 106 past the burst, 5.3 s. The passes no longer keep their period, so the zone is drained
+/// rather than searched, and every window ends that much later at least. Seven nodes (28
+/// requests) fit the burst: their windows are the exact ones.
+#[test]
+fn a_zone_past_the_clients_burst_is_drained_and_each_window_ends_that_much_later() {
+    let silent = |count: u32| {
+        let mut case = Case::at(45.0).healthy("z", 26);
+        for i in 0..count {
+            case = case.silent(&format!("s{i:02}"), "z", 29.0 + f64::from(i) * 0.02);
+        }
+        case
+    };
+    let default_client = |mut case: Case| {
+        (case.flags.kube_api_qps, case.flags.kube_api_burst) = (20.0, 30);
+        case
+    };
+    let (unlimited, limited) = (silent(34).predict(), default_client(silent(34)).predict());
+    for i in 0..34 {
+        let name = format!("s{i:02}");
+        let exact = node(&unlimited, &name).taint.expect("tainted");
+        let drained = node(&limited, &name).taint.expect("tainted");
+        assert!(drained.drained && !exact.drained, "{name}: {drained:?}");
+        assert!(drained.earliest <= exact.earliest, "{name}: {drained:?} after {exact:?}");
+        let (exact_latest, drained_latest) = (exact.latest.expect("bounded"), drained.latest.expect("bounded"));
+        assert!(secs(drained_latest) >= secs(exact_latest) + 5.3, "{name}: {drained:?} for {exact:?}");
+    }
+    assert_eq!(silent(7).predict().nodes, default_client(silent(7)).predict().nodes);
 }
 
 #[test]

@@ -217,6 +217,7 @@ mod tests {
             lease_renewed: renewed.map(t),
             taints: Vec::new().into(),
             down: false,
+            ready_pods: 0,
         }
     }
 
