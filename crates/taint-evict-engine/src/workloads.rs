@@ -287,4 +287,26 @@ mod tests {
         assert_eq!(workloads.controller("shop", &owner("ReplicaSet", "cache-6c9d4", "u3")), None);
         assert_eq!(workloads.controller("ops", &owner("ReplicaSet", "cache-6c9d4", "u2")), None);
     }
+
+    #[test]
+    fn one_owner_named_in_two_namespaces_keeps_each_one_s_labels_as_read_as_merged_and_rebuilt() {
+        let (shop, ops) = (Arc::from("shop"), Arc::from("ops"));
+        let web = Arc::new(owner("ReplicaSet", "web-5d8f7", "u1"));
+        let mut first = Workloads::default();
+        first.add_pod(&shop, &web, [("app", "web")]);
+        first.add_pod(&ops, &web, [("app", "probe")]);
+        first.add_pod(&shop, &web, [("app", "web"), ("tier", "front")]);
+        let mut second = Workloads::default();
+        second.add_pod(&ops, &web, [("app", "probe"), ("tier", "back")]);
+        second.add_object(&shop, owner("ReplicaSet", "web-5d8f7", "u1"), None);
+        first.merge(second);
+        first.shrink_to_fit();
+        assert_eq!(first.labels("shop", &web).expect("read"), [("app".into(), "web".into())]);
+        assert_eq!(first.labels("ops", &web).expect("read"), [("app".into(), "probe".into())]);
+        assert_eq!((first.controller("shop", &web), first.controller("ops", &web)), (Some(None), None));
+        // In the order read, as a list of each namespace's entry.
+        let shown = format!("{first:?}");
+        let at = shown.find("\"shop\"").zip(shown.find("\"ops\""));
+        assert!(at.is_some_and(|(shop, ops)| shop < ops), "{shown}");
+    }
 }
