@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 
 use crate::cluster::NodeSelection;
 use crate::config::{AuditConfig, AuditOutput};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use crate::engine::audit::{Setting, placement_findings, replica_findings, scenarios, toleration_findings};
 use crate::engine::lifecycle::{MAX_UNSETTLED, ZoneKey};
@@ -69,8 +69,10 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
     let mut findings = replica_findings(snapshot, &scenarios);
     // What no outage predicted says: the owners whose replicas share one node or zone, and each
     // outage not predicted (docs/audit.md).
-    let reported: BTreeSet<(&str, &Owner)> =
-        findings.iter().filter_map(|finding| Some((finding.namespace, finding.owner?))).collect();
+    let mut reported: Vec<(&str, &Owner)> = Vec::with_capacity(findings.len());
+    reported.extend(findings.iter().filter_map(|finding| Some((finding.namespace, finding.owner?))));
+    reported.sort_unstable();
+    reported.dedup();
     findings.extend(placement_findings(snapshot, &zones, &reported, only.as_deref()));
     findings.extend(toleration_findings(snapshot, &prepared.flags));
     if let Some(namespace) = namespace {

@@ -318,6 +318,7 @@ impl Builder {
         // The lists grew by doubling: give back what they did not fill (up to half of them).
         self.snapshot.pods.shrink_to_fit();
         self.snapshot.nodes.shrink_to_fit();
+        self.snapshot.workloads.shrink_to_fit();
         self.snapshot
     }
 

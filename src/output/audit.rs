@@ -12,6 +12,7 @@ use super::view::ColorMode;
 use super::wire::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
 use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
 use crate::engine::lifecycle::{NOT_READY, Settings, UNREACHABLE};
+use crate::engine::plan::OwnerLoss;
 use crate::engine::time::Timestamp;
 use crate::engine::workloads::{Label, Owner, Workloads};
 
@@ -370,7 +371,7 @@ struct ScenarioDoc<'a> {
     /// (docs/node-lifecycle.md, "At scale"); kept for the documents' readers.
     predicted: bool,
     nodes: Vec<ScenarioNodeDoc<'a>>,
-    owners: Vec<OwnerDoc<'a>>,
+    owners: OwnerDocs<'a>,
 }
 
 impl<'a> From<&'a Scenario<'a>> for ScenarioDoc<'a> {
@@ -384,8 +385,17 @@ impl<'a> From<&'a Scenario<'a>> for ScenarioDoc<'a> {
                 held: node.held.as_ref().map(HeldDoc::from),
             })
             .collect();
-        let owners = owners.iter().map(OwnerDoc::from).collect();
-        Self { down: DownDoc::from(&scenario.down), predicted: true, nodes, owners }
+        Self { down: DownDoc::from(&scenario.down), predicted: true, nodes, owners: OwnerDocs(owners) }
+    }
+}
+
+/// A scenario's `owners`: each one's document made as it is written (a zone's outage can take an
+/// owner per pod of the zone).
+struct OwnerDocs<'a>(&'a [OwnerLoss<'a>]);
+
+impl Serialize for OwnerDocs<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(OwnerDoc::from))
     }
 }
 

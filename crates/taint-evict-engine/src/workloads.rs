@@ -62,8 +62,55 @@ struct Known {
 /// hold alike: neither equality nor `Debug` reads it).
 #[derive(Clone, Default)]
 pub struct Workloads {
-    owners: BTreeMap<Arc<Owner>, Vec<(Arc<str>, Known)>>,
+    owners: BTreeMap<Arc<Owner>, Entries>,
     sets: BTreeSet<Arc<[Label]>>,
+}
+
+/// What is known of one controller, by namespace: nearly always one, held in place rather than in a
+/// list of its own (a cluster can have an owner per pod).
+#[derive(Clone, PartialEq, Eq)]
+enum Entries {
+    /// One namespace.
+    One((Arc<str>, Known)),
+    /// Several, in the order read.
+    Many(Vec<(Arc<str>, Known)>),
+}
+
+impl Entries {
+    /// The entry of `namespace`, made when there is none.
+    fn of(&mut self, namespace: &Arc<str>) -> &mut Known {
+        if let Self::One(one) = self
+            && *one.0 != **namespace
+        {
+            *self = Self::Many(vec![one.clone()]);
+        }
+        let many = match self {
+            Self::One((_, known)) => return known,
+            Self::Many(many) => many,
+        };
+        let at = match many.iter().position(|(ns, _)| **ns == **namespace) {
+            Some(at) => at,
+            None => {
+                many.push((Arc::clone(namespace), Known::default()));
+                many.len() - 1
+            }
+        };
+        &mut many[at].1
+    }
+
+    /// Every namespace's entry, in the order read.
+    fn as_slice(&self) -> &[(Arc<str>, Known)] {
+        match self {
+            Self::One(one) => std::slice::from_ref(one),
+            Self::Many(many) => many,
+        }
+    }
+}
+
+impl std::fmt::Debug for Entries {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
 }
 
 impl PartialEq for Workloads {
@@ -88,7 +135,7 @@ impl Workloads {
 
     /// The entry of `owner` in `namespace`, when there is one.
     fn get(&self, namespace: &str, owner: &Owner) -> Option<&Known> {
-        self.owners.get(owner)?.iter().find(|(ns, _)| **ns == *namespace).map(|(_, known)| known)
+        self.owners.get(owner)?.as_slice().iter().find(|(ns, _)| **ns == *namespace).map(|(_, known)| known)
     }
 
     /// The one shared copy of label set `labels`.
@@ -145,6 +192,10 @@ impl Workloads {
     /// both are those both say its pods share.
     pub fn merge(&mut self, other: Workloads) {
         for (owner, entries) in other.owners {
+            let entries = match entries {
+                Entries::One(one) => vec![one],
+                Entries::Many(many) => many,
+            };
             for (namespace, known) in entries {
                 let mine = entry(&mut self.owners, &namespace, &owner);
                 let labels = match (mine.labels.take(), known.labels) {
@@ -158,27 +209,20 @@ impl Workloads {
             }
         }
     }
+
+    /// The same, its table rebuilt from its entries in order: a table filled one entry at a time
+    /// leaves about half of each node free, one built from its entries sorted fills them.
+    pub fn shrink_to_fit(&mut self) {
+        self.owners = std::mem::take(&mut self.owners).into_iter().collect();
+    }
 }
 
 /// The entry of `owner` in `namespace` in `owners`, made when there is none.
-fn entry<'w>(
-    owners: &'w mut BTreeMap<Arc<Owner>, Vec<(Arc<str>, Known)>>,
-    namespace: &Arc<str>,
-    owner: &Arc<Owner>,
-) -> &'w mut Known {
+fn entry<'w>(owners: &'w mut BTreeMap<Arc<Owner>, Entries>, namespace: &Arc<str>, owner: &Arc<Owner>) -> &'w mut Known {
     if !owners.contains_key(&**owner) {
-        // One namespace, nearly always: a list of one, not of the four a first push makes.
-        owners.insert(Arc::clone(owner), Vec::with_capacity(1));
+        owners.insert(Arc::clone(owner), Entries::One((Arc::clone(namespace), Known::default())));
     }
-    let entries = owners.get_mut(&**owner).expect("just inserted");
-    let at = match entries.iter().position(|(ns, _)| **ns == **namespace) {
-        Some(at) => at,
-        None => {
-            entries.push((Arc::clone(namespace), Known::default()));
-            entries.len() - 1
-        }
-    };
-    &mut entries[at].1
+    owners.get_mut(&**owner).expect("just inserted").of(namespace)
 }
 
 #[cfg(test)]
@@ -242,5 +286,27 @@ mod tests {
         assert_eq!(workloads.controller("shop", &owner("ReplicaSet", "cache-6c9d4", "u2")), Some(None));
         assert_eq!(workloads.controller("shop", &owner("ReplicaSet", "cache-6c9d4", "u3")), None);
         assert_eq!(workloads.controller("ops", &owner("ReplicaSet", "cache-6c9d4", "u2")), None);
+    }
+
+    #[test]
+    fn one_owner_named_in_two_namespaces_keeps_each_one_s_labels_as_read_as_merged_and_rebuilt() {
+        let (shop, ops) = (Arc::from("shop"), Arc::from("ops"));
+        let web = Arc::new(owner("ReplicaSet", "web-5d8f7", "u1"));
+        let mut first = Workloads::default();
+        first.add_pod(&shop, &web, [("app", "web")]);
+        first.add_pod(&ops, &web, [("app", "probe")]);
+        first.add_pod(&shop, &web, [("app", "web"), ("tier", "front")]);
+        let mut second = Workloads::default();
+        second.add_pod(&ops, &web, [("app", "probe"), ("tier", "back")]);
+        second.add_object(&shop, owner("ReplicaSet", "web-5d8f7", "u1"), None);
+        first.merge(second);
+        first.shrink_to_fit();
+        assert_eq!(first.labels("shop", &web).expect("read"), [("app".into(), "web".into())]);
+        assert_eq!(first.labels("ops", &web).expect("read"), [("app".into(), "probe".into())]);
+        assert_eq!((first.controller("shop", &web), first.controller("ops", &web)), (Some(None), None));
+        // In the order read, as a list of each namespace's entry.
+        let shown = format!("{first:?}");
+        let at = shown.find("\"shop\"").zip(shown.find("\"ops\""));
+        assert!(at.is_some_and(|(shop, ops)| shop < ops), "{shown}");
     }
 }

@@ -12,13 +12,13 @@ use crate::snapshot::{Owner, Snapshot, SnapshotPod};
 /// replicas all run on one node ([`Rule::ReplicasOnOneNode`]) of a cluster of several nodes, else in
 /// one zone ([`Rule::ReplicasInOneZone`]) of a cluster of several zones; `zones` gives each node's
 /// zone name (the controller's: a node without zone labels is in `""`). Owners `reported` already
-/// (a predicted outage takes them all) are left out, and with `only` (sorted), the owners whose
+/// (sorted: a predicted outage takes them all) are left out, and with `only` (sorted), the owners whose
 /// replicas run elsewhere: as `audit -l` keeps the outages of those nodes. By namespace and owner.
 #[must_use]
 pub fn placement_findings<'a>(
     snapshot: &'a Snapshot,
     zones: &'a HashMap<NodeName, String>,
-    reported: &BTreeSet<(&str, &Owner)>,
+    reported: &[(&str, &Owner)],
     only: Option<&[NodeName]>,
 ) -> Findings<'a> {
     let every_zone: BTreeSet<&str> =
@@ -28,7 +28,7 @@ pub fn placement_findings<'a>(
         let Some(owner) = pod.owner.as_deref() else { continue };
         // An owner an outage reported already is not gathered: a cluster can have an owner per pod.
         let key = (pod.pod.key.namespace(), owner);
-        if &*owner.kind != "DaemonSet" && !reported.contains(&key) {
+        if &*owner.kind != "DaemonSet" && reported.binary_search(&key).is_err() {
             owners.entry(key).or_default().push(pod);
         }
     }
@@ -91,7 +91,7 @@ mod tests {
             ],
             ..Snapshot::default()
         };
-        let found = placement_findings(&snapshot, &zones, &BTreeSet::new(), None);
+        let found = placement_findings(&snapshot, &zones, &[], None);
         let said: Vec<(Rule, &str, Option<&str>, usize)> =
             found.iter().map(|f| (f.rule, &*f.owner.expect("an owner").name, f.place, f.pods.len())).collect();
         assert_eq!(
@@ -100,7 +100,7 @@ mod tests {
         );
         assert!(found.iter().all(|f| f.severity == Severity::High));
         // An owner a predicted outage reported already is not said twice.
-        let reported = BTreeSet::from([("shop", &*db)]);
+        let reported = [("shop", &*db)];
         let found = placement_findings(&snapshot, &zones, &reported, None);
         assert_eq!(found.iter().map(|f| &*f.owner.expect("an owner").name).collect::<Vec<_>>(), ["one"]);
     }

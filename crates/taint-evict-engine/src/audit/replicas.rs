@@ -10,21 +10,23 @@ use crate::snapshot::{Owner, Snapshot, SnapshotPod};
 /// goes. By namespace and owner.
 #[must_use]
 pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &'a [Scenario<'a>]) -> Findings<'a> {
-    let by_size = scenarios
-        .iter()
-        .filter(|s| matches!(s.down, Down::Node(_)))
-        .chain(scenarios.iter().filter(|s| matches!(s.down, Down::Zone(_))));
-    let mut losses: Vec<(usize, &'a Down, &'a OwnerLoss<'a>)> = by_size
-        .enumerate()
-        .flat_map(|(rank, scenario)| {
-            let Outcome::Predicted { owners, .. } = &scenario.outcome;
-            owners.iter().filter(|loss| loss.none_left()).map(move |loss| (rank, &scenario.down, loss))
-        })
-        .collect();
+    let by_size = || {
+        let nodes = scenarios.iter().filter(|s| matches!(s.down, Down::Node(_)));
+        nodes.chain(scenarios.iter().filter(|s| matches!(s.down, Down::Zone(_)))).enumerate().flat_map(
+            |(rank, scenario)| {
+                let Outcome::Predicted { owners, .. } = &scenario.outcome;
+                owners.iter().filter(|loss| loss.none_left()).map(move |loss| (rank, &scenario.down, loss))
+            },
+        )
+    };
+    // Sized once, as `owned` below: a cluster can have an owner per pod, each lost in an outage.
+    let mut losses: Vec<(usize, &'a Down, &'a OwnerLoss<'a>)> = Vec::with_capacity(by_size().count());
+    losses.extend(by_size());
     losses.sort_unstable_by(|(a_rank, _, a), (b_rank, _, b)| key(a).cmp(&key(b)).then(a_rank.cmp(b_rank)));
     losses.dedup_by(|(_, _, later), (_, _, first)| key(later) == key(first));
     // Each running pod of those owners, by owner, in the snapshot's order.
-    let mut owned: Vec<(usize, &'a SnapshotPod)> = Vec::new();
+    let mut owned: Vec<(usize, &'a SnapshotPod)> =
+        Vec::with_capacity(losses.iter().map(|(_, _, loss)| loss.pods).sum());
     if !losses.is_empty() {
         for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
             let Some(owner) = pod.owner.as_deref() else { continue };

@@ -78,26 +78,29 @@ pub fn scenarios<'s>(snapshot: &'s Snapshot, setting: &Setting<'_>) -> Vec<Scena
     }
     let mut by_name = nodes.clone();
     by_name.sort_by(|&a, &b| observed.nodes[a].name.cmp(&observed.nodes[b].name));
-    let downs: Vec<(Down, Vec<usize>)> = zones
-        .into_iter()
-        .map(|(zone, down)| (Down::Zone(zone.clone()), down))
-        .chain(by_name.into_iter().map(|i| (Down::Node(observed.nodes[i].name.clone()), vec![i])))
-        .collect();
     let shared = Shared::new(snapshot, setting);
-    // Every `parts`-th outage in one part, so that each part has its share of the zones'.
+    // The zones one after another, each replayed in parts of its own: a zone's outage holds as much
+    // as a plan of its nodes, and two at once would hold twice that.
+    let mut done: Vec<Scenario<'s>> = zones
+        .into_iter()
+        .map(|(zone, down)| Scenario { down: Down::Zone(zone.clone()), outcome: shared.outcome(&down) })
+        .collect();
+    let downs: Vec<Down> = by_name.iter().map(|&i| Down::Node(observed.nodes[i].name.clone())).collect();
+    // The nodes' outages, small, every `parts`-th in one part.
     let parts = if downs.len() >= IN_TWO_FROM { 2 } else { 1 };
-    let done: Vec<Mutex<Vec<Scenario<'s>>>> = (0..parts).map(|_| Mutex::default()).collect();
+    let parted: Vec<Mutex<Vec<Scenario<'s>>>> = (0..parts).map(|_| Mutex::default()).collect();
     setting.host.parts.each(parts, &|part| {
-        let mine = downs.iter().skip(part).step_by(parts);
-        let scenarios = mine.map(|(down, nodes)| Scenario { down: down.clone(), outcome: shared.outcome(nodes) });
-        *done[part].lock().unwrap_or_else(PoisonError::into_inner) = scenarios.collect();
+        let mine = by_name.iter().zip(&downs).skip(part).step_by(parts);
+        let scenarios = mine.map(|(&i, down)| Scenario { down: down.clone(), outcome: shared.outcome(&[i]) });
+        *parted[part].lock().unwrap_or_else(PoisonError::into_inner) = scenarios.collect();
     });
-    let mut done: Vec<std::vec::IntoIter<Scenario<'s>>> =
-        done.into_iter().map(|part| part.into_inner().unwrap_or_else(PoisonError::into_inner).into_iter()).collect();
-    (0..downs.len()).filter_map(|i| done[i % parts].next()).collect()
+    let mut parted: Vec<std::vec::IntoIter<Scenario<'s>>> =
+        parted.into_iter().map(|part| part.into_inner().unwrap_or_else(PoisonError::into_inner).into_iter()).collect();
+    done.extend((0..downs.len()).filter_map(|i| parted[i % parts].next()));
+    done
 }
 
-/// How many outages make [`scenarios`] predict them in two parts.
+/// How many nodes' outages make [`scenarios`] predict them in two parts.
 const IN_TWO_FROM: usize = 64;
 
 /// What every scenario reads once.

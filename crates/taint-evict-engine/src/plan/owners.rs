@@ -1,15 +1,14 @@
 //! The roll-up per owner: for each workload (the controller its pods name in `ownerReferences`),
 //! how many of its running pods a plan deletes, by when, and whether any is left running.
 
-use std::collections::HashMap;
-
 use super::model::{Basis, OwnerLoss, Plan, Verdict};
 use crate::snapshot::{Owner, Snapshot};
 
 /// The running pods of each owner of a snapshot, counted once for the many roll-ups of an audit
-/// (docs/audit.md).
+/// (docs/audit.md): sorted by owner, a count each, searched by halving (a cluster can have an owner
+/// per pod, and a table of exactly them is half a hash table's size).
 #[derive(Clone, Debug, Default)]
-pub struct Replicas<'a>(HashMap<Key<'a>, usize>);
+pub struct Replicas<'a>(Vec<(Key<'a>, usize)>);
 
 /// An owner: its namespace and its controller reference.
 type Key<'a> = (&'a str, &'a Owner);
@@ -18,72 +17,104 @@ impl<'a> Replicas<'a> {
     /// Counts the running pods of `snapshot`'s owners.
     #[must_use]
     pub fn count(snapshot: &'a Snapshot) -> Self {
-        let mut counts: HashMap<Key<'a>, usize> = HashMap::new();
-        for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
-            let Some(owner) = pod.owner.as_deref() else { continue };
-            *counts.entry((pod.pod.key.namespace(), owner)).or_default() += 1;
-        }
-        Self(counts)
+        let owned = || {
+            let running = snapshot.pods.iter().filter(|pod| pod.runs());
+            running.filter_map(|pod| Some(((pod.pod.key.namespace(), pod.owner.as_deref()?), 1)))
+        };
+        let mut counts: Vec<(Key<'a>, usize)> = Vec::with_capacity(owned().count());
+        counts.extend(owned());
+        Self(tally(counts))
     }
+
+    /// The running pods of `owner`, when it has any.
+    fn of(&self, owner: &Key<'_>) -> Option<usize> {
+        self.0.binary_search_by(|(key, _)| key.cmp(owner)).ok().map(|at| self.0[at].1)
+    }
+}
+
+/// `counts` sorted by key, each key once with the sum of its counts, and no room to spare.
+fn tally<K: Ord>(mut counts: Vec<(K, usize)>) -> Vec<(K, usize)> {
+    counts.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+    counts.dedup_by(|(later, more), (first, count)| {
+        let same = later == first;
+        if same {
+            *count += *more;
+        }
+        same
+    });
+    counts.shrink_to_fit();
+    counts
 }
 
 /// The owners losing pods in `plan` (replayed from `snapshot`): those that lose every running pod
 /// first, then by their first deletion, then by namespace, kind and name. Pods of nodes the plan
 /// does not show count as running on. `replicas`: the snapshot's, counted once (else counted here).
+///
+/// Each pod deleted is one loss, then the losses of one owner are folded into one: a list sorted
+/// once rather than a table grown by doubling, so that a zone of 50,000 owners costs its losses alone.
 #[must_use]
 pub fn owner_losses<'a>(
     plan: &Plan<'a>,
     snapshot: &'a Snapshot,
     replicas: Option<&Replicas<'_>>,
 ) -> Vec<OwnerLoss<'a>> {
-    let mut losses: HashMap<Key<'a>, OwnerLoss<'a>> = HashMap::new();
-    let pods = plan.nodes.iter().flat_map(|node| &node.pods);
-    for pod in pods.filter(|pod| matches!(pod.verdict, Verdict::EvictNow | Verdict::EvictAt)) {
-        let (Some(owner), Some(at)) = (pod.pod.owner.as_deref(), pod.evict_at) else { continue };
-        if !pod.pod.runs() {
-            continue;
-        }
-        let namespace = pod.pod.pod.key.namespace();
-        let latest = match pod.basis {
-            Some(Basis::PredictedTaint) => pod.evict_at_latest,
-            _ => Some(at),
-        };
-        let loss = losses.entry((namespace, owner)).or_insert(OwnerLoss {
-            namespace,
-            owner,
-            pods: 0,
-            deleted: 0,
-            first: at,
-            last: latest,
-        });
-        loss.deleted += 1;
-        loss.first = loss.first.min(at);
-        loss.last = loss.last.zip(latest).map(|(a, b)| a.max(b));
-    }
+    let deleted = || {
+        let pods = plan.nodes.iter().flat_map(|node| &node.pods);
+        pods.filter(|pod| matches!(pod.verdict, Verdict::EvictNow | Verdict::EvictAt)).filter_map(|pod| {
+            let (owner, at) = (pod.pod.owner.as_deref()?, pod.evict_at?);
+            if !pod.pod.runs() {
+                return None;
+            }
+            let latest = match pod.basis {
+                Some(Basis::PredictedTaint) => pod.evict_at_latest,
+                _ => Some(at),
+            };
+            let namespace = pod.pod.pod.key.namespace();
+            Some(OwnerLoss { namespace, owner, pods: 0, deleted: 1, first: at, last: latest })
+        })
+    };
+    let mut losses: Vec<OwnerLoss<'a>> = Vec::with_capacity(deleted().count());
+    losses.extend(deleted());
     if losses.is_empty() {
         return Vec::new();
     }
+    losses.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
+    losses.dedup_by(|later, first| {
+        let same = key(later) == key(first);
+        if same {
+            first.deleted += later.deleted;
+            first.first = first.first.min(later.first);
+            first.last = first.last.zip(later.last).map(|(a, b)| a.max(b));
+        }
+        same
+    });
+    losses.shrink_to_fit();
     match replicas {
-        Some(Replicas(counts)) => {
-            for loss in losses.values_mut() {
-                loss.pods = counts.get(&(loss.namespace, loss.owner)).copied().unwrap_or_default();
+        Some(replicas) => {
+            for loss in &mut losses {
+                loss.pods = replicas.of(&key(loss)).unwrap_or_default();
             }
         }
         None => {
             for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
                 let Some(owner) = pod.owner.as_deref() else { continue };
-                if let Some(loss) = losses.get_mut(&(pod.pod.key.namespace(), owner)) {
-                    loss.pods += 1;
+                let wanted = (pod.pod.key.namespace(), owner);
+                if let Ok(at) = losses.binary_search_by(|loss| key(loss).cmp(&wanted)) {
+                    losses[at].pods += 1;
                 }
             }
         }
     }
-    let mut losses: Vec<OwnerLoss<'a>> = losses.into_values().collect();
     losses.sort_by(|a, b| {
         let (a_key, b_key) = ((a.first, a.namespace, a.owner), (b.first, b.namespace, b.owner));
         b.none_left().cmp(&a.none_left()).then_with(|| a_key.cmp(&b_key))
     });
     losses
+}
+
+/// Whose loss `loss` is: its owner in its namespace.
+fn key<'a>(loss: &OwnerLoss<'a>) -> Key<'a> {
+    (loss.namespace, loss.owner)
 }
 
 #[cfg(test)]
