@@ -242,11 +242,11 @@ _kubectl__taint_evict() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml sarif" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml sarif" -- "${cur}"))
                     return 0
                     ;;
                 --fail-on)

@@ -303,6 +303,8 @@ pub enum AuditOutput {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// SARIF 2.1.0 (rendered manifests only).
+    Sarif,
 }
 
 /// How `explain` prints.

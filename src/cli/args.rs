@@ -501,6 +501,8 @@ pub enum AuditFormat {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// SARIF 2.1.0, as code-scanning tools read it: rendered manifests' findings only.
+    Sarif,
 }
 
 /// `audit --fail-on`: a finding's severity.
@@ -521,8 +523,9 @@ pub struct AuditArgs {
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector)]
     pub selector: Option<Selector>,
     /// Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for
-    /// stdin).
-    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Input")]
+    /// stdin); or rendered manifests to check before they are deployed: YAML or JSON objects, a
+    /// file or a directory of them (JSON that names a Node is a dump).
+    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR", value_hint = ValueHint::FilePath, help_heading = "Input")]
     pub file: Option<String>,
     /// The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]

@@ -21,6 +21,15 @@ use super::prepare::prepared::Prepared;
 
 /// `kubectl taint-evict audit`.
 pub fn audit(config: &AuditConfig) -> Result<()> {
+    // Rendered manifests are checked before they are deployed; a dump or the cluster, as it runs.
+    if let Some(path) = config.input.file.as_deref()
+        && let Some(sources) = super::manifests::sources(path)?
+    {
+        return super::manifests::audit(config, &sources);
+    }
+    if config.format == AuditOutput::Sarif {
+        return Err(sarif_refused(config));
+    }
     let (mut prepared, _) = Prepared::load(&config.input, &config.lifecycle, Want::Nodes(&NodeSelection::All))?;
     let lacks = prepared.take_lacks();
     let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);
@@ -105,6 +114,7 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,
         AuditOutput::Json => write_json(&EvictionAudit::new(&audit), &mut out)?,
         AuditOutput::Yaml => write_yaml(&EvictionAudit::new(&audit), &mut out)?,
+        AuditOutput::Sarif => return Err(sarif_refused(config)),
     }
     out.flush()?;
     for line in lacks {
@@ -117,4 +127,15 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         },
         None => Ok(()),
     }
+}
+
+/// `-o sarif` of a dump or of the live cluster: SARIF points at the lines of files, which only
+/// rendered manifests have.
+fn sarif_refused(config: &AuditConfig) -> Error {
+    let input = match config.input.file.as_deref() {
+        Some("-") => "a dump (stdin)".to_owned(),
+        Some(path) => format!("a dump ({path})"),
+        None => "the live cluster".to_owned(),
+    };
+    Error::SarifWithoutManifests { input }
 }

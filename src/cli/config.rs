@@ -263,6 +263,7 @@ impl AuditConfig {
             AuditFormat::Table => AuditOutput::Table,
             AuditFormat::Json => AuditOutput::Json,
             AuditFormat::Yaml => AuditOutput::Yaml,
+            AuditFormat::Sarif => AuditOutput::Sarif,
         };
         if args.summary && format != AuditOutput::Table {
             return Err(Error::Usage("--summary is for the table, not -o json or yaml".into()));
