@@ -169,6 +169,7 @@ high\t'High findings only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l profile -d 'Rendered manifests: the cluster they will run on (its Kubernetes version, the controller\'s settings, the API server\'s default tolerations, its zones and their node counts), a YAML file' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r

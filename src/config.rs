@@ -290,8 +290,10 @@ pub struct AuditConfig {
     pub fail_on: Option<Severity>,
     /// Whether the table is coloured.
     pub color: ColorMode,
-    /// The node lifecycle flags.
+    /// The node lifecycle flags (a profile's version and settings among them).
     pub lifecycle: Lifecycle,
+    /// `--profile`: the cluster rendered manifests will run on.
+    pub profile: Option<crate::decode::profile::Profile>,
 }
 
 /// How `audit` prints.

@@ -553,8 +553,25 @@ pub struct AuditArgs {
     /// When to colour the table.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
+    /// Rendered manifests: the cluster they will run on (its Kubernetes version, the controller's
+    /// settings, the API server's default tolerations, its zones and their node counts), a YAML file.
+    #[arg(long, value_name = "FILE", value_parser = parse_profile, conflicts_with = "controller_settings", help_heading = "Input")]
+    pub profile: Option<ProfileFile>,
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
+}
+
+/// `audit --profile FILE`, read.
+#[derive(Clone, Debug)]
+pub struct ProfileFile {
+    /// What it says.
+    pub profile: crate::decode::profile::Profile,
+}
+
+fn parse_profile(path: &str) -> Result<ProfileFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let profile = crate::decode::profile::read_profile(&text).map_err(|e| format!("{path}: {e}"))?;
+    Ok(ProfileFile { profile })
 }
 
 /// `run --mode`: how a due pod is removed.

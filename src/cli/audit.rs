@@ -30,6 +30,12 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
     if config.format == AuditOutput::Sarif {
         return Err(sarif_refused(config));
     }
+    if config.profile.is_some() {
+        return Err(Error::Usage(
+            "--profile describes the cluster rendered manifests will run on: a dump or the live cluster is read as it is"
+                .into(),
+        ));
+    }
     let (mut prepared, _) = Prepared::load(&config.input, &config.lifecycle, Want::Nodes(&NodeSelection::All))?;
     let lacks = prepared.take_lacks();
     let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);

@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{AuditConfig, AuditOutput};
 use crate::decode::manifests::{Manifest, read_manifests};
-use crate::engine::audit::{Admission, Cluster, Rule, template_findings};
+use crate::engine::audit::{Cluster, Rule, template_findings};
 use crate::engine::lifecycle::Source as SettingSource;
 use crate::error::{Error, Result};
 use crate::output::json::{write_json, write_yaml};
 use crate::output::manifests::{Checked, ManifestAudit, ManifestAuditDoc, Written, sarif, write_text};
+use crate::output::settings::from_words;
 
 /// One input of rendered manifests: its name as said, and its text.
 pub struct Source {
@@ -157,25 +158,40 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
     let lifecycle = &config.lifecycle;
     let settings = lifecycle.settings(lifecycle.kube_version, None);
     // What is not known of the cluster, said once (docs/audit.md, "Rendered manifests").
-    let grace = settings.flags.node_monitor_grace_period.as_secs();
-    let grace = match (settings.sources.node_monitor_grace_period, lifecycle.kube_version) {
-        (SettingSource::Default, Some(minor)) => {
-            format!(
-                "a {grace}s grace period (kube-controller-manager 1.{minor}'s default; give --node-monitor-grace-period), "
-            )
-        }
-        (SettingSource::Default, None) => format!(
-            "a {grace}s grace period (kube-controller-manager 1.{}'s default; give --kube-version, \
-             --node-monitor-grace-period), ",
-            crate::config::DEFAULT_MINOR
-        ),
-        _ => String::new(),
+    let profile = config.profile.clone().unwrap_or_default();
+    let source = settings.sources.node_monitor_grace_period;
+    let grace_from = match source {
+        SettingSource::File if profile.settings.is_some() => "from --profile",
+        other => from_words(other),
     };
-    eprintln!(
-        "warning: assumed of the cluster the manifests will run on: {grace}the API server's 300s default \
-         tolerations, zones not known (replicas-in-one-zone is not checked)"
-    );
-    let cluster = Cluster { flags: settings.flags, admission: Admission::default(), zones: None, nodes: None };
+    let mut assumed = Vec::new();
+    let grace = settings.flags.node_monitor_grace_period.as_secs();
+    match (source, lifecycle.kube_version) {
+        (SettingSource::Default, Some(minor)) => assumed.push(format!(
+            "a {grace}s grace period (kube-controller-manager 1.{minor}'s default; give --node-monitor-grace-period)"
+        )),
+        (SettingSource::Default, None) => assumed.push(format!(
+            "a {grace}s grace period (kube-controller-manager 1.{}'s default; give --kube-version, \
+             --node-monitor-grace-period)",
+            crate::config::DEFAULT_MINOR
+        )),
+        _ => {}
+    }
+    if profile.admission.is_none() {
+        assumed.push("the API server's 300s default tolerations".to_owned());
+    }
+    if profile.zones.is_none() {
+        assumed.push("zones not known (replicas-in-one-zone is not checked)".to_owned());
+    }
+    if !assumed.is_empty() {
+        eprintln!("warning: assumed of the cluster the manifests will run on: {}", assumed.join(", "));
+    }
+    let cluster = Cluster {
+        flags: settings.flags,
+        admission: profile.admission.unwrap_or_default(),
+        zones: profile.zone_count(),
+        nodes: profile.node_count(),
+    };
     let templates: Vec<_> = manifests.iter().map(|(_, manifest)| manifest.template.clone()).collect();
     let findings = template_findings(&templates, &cluster);
     let checked: Vec<Checked<'_>> = findings
@@ -187,8 +203,14 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
         })
         .collect();
     let fail_count = config.fail_on.map(|severity| checked.iter().filter(|c| c.finding.severity >= severity).count());
-    let report =
-        ManifestAudit { findings: checked, settings, templates: manifests.len(), files: sources.len(), skipped };
+    let report = ManifestAudit {
+        findings: checked,
+        settings,
+        grace_from,
+        templates: manifests.len(),
+        files: sources.len(),
+        skipped,
+    };
     let mut out = BufWriter::new(std::io::stdout().lock());
     match config.format {
         AuditOutput::Table => write_text(&report, config.summary, config.color, &mut out)?,

@@ -21,7 +21,8 @@
 //! - [`bounded`]: reading a dump's bytes so that endless or binary input fails early, and a large
 //!   file a group of items at a time (`groups` cuts it into groups);
 //! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases);
-//! - [`manifests`]: rendered manifests, the pod templates `audit -f` checks before they are deployed.
+//! - [`manifests`]: rendered manifests, the pod templates `audit -f` checks before they are deployed;
+//! - [`profile`]: `audit --profile`, the cluster they will run on.
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
 //! cluster, the CLI or the output.
@@ -31,6 +32,7 @@ pub mod controller_manager;
 pub mod devices;
 pub mod lifecycle;
 pub mod manifests;
+pub mod profile;
 pub mod protobuf;
 
 mod build;

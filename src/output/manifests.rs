@@ -9,7 +9,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::human::{count, printable};
-use super::settings::from_words;
 use super::view::ColorMode;
 use super::wire::API_VERSION;
 use crate::engine::audit::{HOSTNAME, Rule, Severity, Template, TemplateFinding};
@@ -46,6 +45,8 @@ pub struct ManifestAudit<'a> {
     pub findings: Vec<Checked<'a>>,
     /// The node lifecycle controller's settings the rules read (its grace period).
     pub settings: Settings,
+    /// Where its grace period came from, in words (`given`, `from --profile`).
+    pub grace_from: &'static str,
     /// How many pod templates were read, and from how many files.
     pub templates: usize,
     /// How many files.
@@ -65,7 +66,7 @@ fn subject(template: &Template) -> String {
 
 /// One sentence: what is wrong.
 #[must_use]
-pub fn message(checked: &Checked<'_>, settings: &Settings) -> String {
+pub fn message(checked: &Checked<'_>, settings: &Settings, grace_from: &str) -> String {
     let finding = &checked.finding;
     let taint = finding.taint.unwrap_or_default();
     let pods = if checked.template.kind.as_ref() == "Pod" { "it" } else { "its pods" };
@@ -80,7 +81,7 @@ pub fn message(checked: &Checked<'_>, settings: &Settings) -> String {
                 "tolerates {taint} for {s}s, less than the controller's {}s grace period ({}): a node silent for {}s \
                  loses {pods}",
                 grace.as_secs(),
-                from_words(settings.sources.node_monitor_grace_period),
+                grace_from,
                 grace.as_secs() + u64::try_from(s.max(0)).unwrap_or_default()
             )
         }
@@ -158,7 +159,7 @@ pub fn write_text(audit: &ManifestAudit<'_>, summary: bool, color: ColorMode, ou
         writeln!(out)?;
         writeln!(out, "{severity}  {}  {}", checked.finding.rule.id(), subject(checked.template))?;
         writeln!(out, "  {}", location(&checked.written))?;
-        writeln!(out, "  {}", message(checked, &audit.settings))?;
+        writeln!(out, "  {}", message(checked, &audit.settings, audit.grace_from))?;
     }
     Ok(())
 }
@@ -210,7 +211,7 @@ impl<'a> ManifestAuditDoc<'a> {
                 line: checked.written.line,
                 path: &checked.written.path,
                 unwritten: checked.written.unwritten,
-                message: message(checked, &audit.settings),
+                message: message(checked, &audit.settings, audit.grace_from),
             })
             .collect();
         Self {
@@ -312,7 +313,7 @@ pub fn sarif(audit: &ManifestAudit<'_>, version: &str) -> Value {
                 "ruleId": checked.finding.rule.id(),
                 "ruleIndex": rule_index(checked.finding.rule),
                 "level": level(checked.finding.severity),
-                "message": {"text": message(checked, &audit.settings)},
+                "message": {"text": message(checked, &audit.settings, audit.grace_from)},
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri(&written.file)},

@@ -9,6 +9,7 @@ use crate::util::{Run, run, scratch};
 const SHOP: &str = "tests/data/manifests/shop";
 const RENDERED: &str = "tests/data/manifests/shop/rendered.yaml";
 const AGENT: &str = "tests/data/manifests/shop/extra/agent.json";
+const PROFILE: &str = "tests/data/manifests/profiles/three-zones.yaml";
 
 fn audit(args: &[&str], stdin: Option<&[u8]>) -> Run {
     run(&[&["audit"][..], args].concat(), stdin)
@@ -302,15 +303,74 @@ fn the_ci_job_of_the_docs_uploads_the_sarif_its_audit_step_writes_and_fails_on_h
             None => (run, None),
         };
         let words = command.strip_prefix("kubectl taint-evict ").expect("the plugin").split_whitespace();
-        (words.map(|word| if word == "rendered" { SHOP.to_owned() } else { word.to_owned() }).collect(), into)
+        let here = |word: &str| match word {
+            "rendered" => SHOP.to_owned(),
+            "ci/cluster-profile.yaml" => PROFILE.to_owned(),
+            word => word.to_owned(),
+        };
+        (words.map(here).collect(), into)
     };
     let (sarif_args, into) = args(audits[0]);
     assert_eq!(into.as_deref(), upload["with"]["sarif_file"].as_str(), "the upload reads what the audit writes");
     let sarif_args: Vec<&str> = sarif_args.iter().map(String::as_str).collect();
     let log = json(&run(&sarif_args, None));
     assert_eq!(check_sarif(&log), Vec::<String>::new());
-    assert_eq!(log["runs"][0]["results"].as_array().map(Vec::len), Some(5));
+    // The profile's three zones add api's `replicas-in-one-zone`.
+    assert_eq!(log["runs"][0]["results"].as_array().map(Vec::len), Some(6));
     let (gate, _) = args(audits[1]);
     let gate: Vec<&str> = gate.iter().map(String::as_str).collect();
     assert_eq!(run(&gate, None).code, 3, "two high findings fail the job");
+}
+
+#[test]
+fn a_profile_says_the_clusters_version_grace_period_default_tolerations_and_zones() {
+    let document = json(&audit(&["-f", SHOP, "--profile", PROFILE, "-o", "json"], None));
+    let rules: Vec<String> = findings(&document).into_iter().filter(|f| f.contains("Deployment/api")).collect();
+    // Three zones: api's two replicas, apart on nodes only, can share a zone (its `replicas` at
+    // line 36); its 10 s is measured against the profile's 50 s.
+    assert_eq!(
+        rules,
+        vec![
+            format!("deleted-on-a-blip medium shop/Deployment/api {RENDERED}:49 spec.template.spec.tolerations[1]"),
+            format!("replicas-in-one-zone medium shop/Deployment/api {RENDERED}:36 spec.replicas"),
+        ]
+    );
+    let blip = &document["findings"].as_array().expect("findings").iter().find(|f| f["rule"] == "deleted-on-a-blip");
+    let message = blip.and_then(|f| f["message"].as_str()).unwrap_or_default();
+    assert!(message.contains("50s grace period (from --profile)"), "{message}");
+    // The API server's default tolerations, as the profile says: 30 s is under the grace period.
+    let dir = scratch("profile");
+    let profile = dir.join("short.yaml");
+    std::fs::write(&profile, "apiServer:\n  default-unreachable-toleration-seconds: 30\n").expect("a profile");
+    let web = file(
+        "profile-web",
+        "web.yaml",
+        "kind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  template:\n    spec: {}\n",
+    );
+    let document = json(&audit(&["-f", &web, "--profile", &profile.to_string_lossy(), "-o", "json"], None));
+    let said: Vec<(String, String)> = document["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| (f["rule"].as_str().unwrap_or_default().to_owned(), f["path"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("replicas-on-one-node".to_owned(), "spec.replicas".to_owned()),
+            ("deleted-on-a-blip".to_owned(), "spec.template.spec.tolerations[1]".to_owned()),
+        ]
+    );
+    assert_eq!(document["findings"][1]["unwritten"], "added by the API server's admission");
+    // A key that is no part of a profile is a usage error; so is a profile for a dump.
+    std::fs::write(&profile, "zone:\n  a: 1\n").expect("a profile");
+    let refused = audit(&["-f", SHOP, "--profile", &profile.to_string_lossy()], None);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    let dump = audit(&["-f", "examples/two-zones.json", "--profile", PROFILE], None);
+    assert_eq!(dump.code, 2, "{}", dump.stderr);
+    assert!(
+        dump.stderr.starts_with("error: --profile describes the cluster rendered manifests will run on"),
+        "{}",
+        dump.stderr
+    );
 }
