@@ -157,7 +157,19 @@ fn named(mut error: ManifestError, text: &str) -> ManifestError {
 /// Text that is not YAML, a field of the wrong type, or a Node (a cluster's dump, which is read as
 /// JSON), with its line.
 pub fn read_manifests(text: &str) -> Result<Manifests, ManifestError> {
-    let documents: Vec<Spanned<Object>> = serde_saphyr::from_multiple(text).map_err(|e| named(reason(&e), text))?;
+    // The parser's budget grows with the text (a chart renders thousands of documents), so that only
+    // what grows faster than it does, an alias expanded again and again, is refused.
+    let bytes = text.len();
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: bytes.max(1_024),
+            max_nodes: bytes.max(250_000),
+            max_events: bytes.saturating_mul(2).max(1_000_000),
+            max_total_scalar_bytes: bytes.max(64 << 20),
+        },
+    };
+    let documents: Vec<Spanned<Object>> =
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| named(reason(&e), text))?;
     let mut read = Manifests::default();
     for (index, document) in documents.into_iter().enumerate() {
         object(document, index + 1, "", &mut read)?;
@@ -358,6 +370,14 @@ spec:
         assert_eq!(error.line, 3, "{error}");
         let error = read_manifests("kind: [\n").expect_err("not YAML");
         assert!(error.line >= 1, "{error}");
+    }
+
+    #[test]
+    fn thousands_of_documents_are_read_as_few_are() {
+        let document = "---\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    spec:\n      tolerations:\n      - {key: a, operator: Exists}\n";
+        let read = read_manifests(&document.repeat(5_000)).expect("reads");
+        assert_eq!(read.manifests.len(), 5_000);
+        assert_eq!(read.manifests[4_999].line, 9 * 4_999 + 2);
     }
 
     #[test]
