@@ -63,9 +63,17 @@ struct Object {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Meta {
     name: Option<String>,
     namespace: Option<String>,
+    owner_references: Option<Vec<OwnerReference>>,
+}
+
+#[derive(Deserialize)]
+struct OwnerReference {
+    kind: Option<String>,
+    controller: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -203,7 +211,14 @@ fn object(spanned: Spanned<Object>, document: usize, prefix: &str, read: &mut Ma
         *read.skipped.entry(kind).or_default() += 1;
         return Ok(());
     }
-    let (name, namespace) = metadata.map(|meta| (meta.name, meta.namespace)).unwrap_or_default();
+    let (name, namespace, owners) =
+        metadata.map(|meta| (meta.name, meta.namespace, meta.owner_references)).unwrap_or_default();
+    // A Pod's controller, as `kubectl get pods -o yaml` writes it.
+    let controller = owners
+        .unwrap_or_default()
+        .into_iter()
+        .find(|owner| owner.controller == Some(true))
+        .map(|owner| owner.kind.unwrap_or_default().into_boxed_str());
     // The pod spec: the object's own (a Pod), its template's, or its job template's template's.
     let (replicas, pod_spec, path) = match kind.as_str() {
         "Pod" => (None, spec, "spec".to_owned()),
@@ -247,6 +262,7 @@ fn object(spanned: Spanned<Object>, document: usize, prefix: &str, read: &mut Ma
         kind: kind.into_boxed_str(),
         namespace: namespace.unwrap_or_default().into_boxed_str(),
         name: name.unwrap_or_default().into_boxed_str(),
+        controller,
         replicas: replicas.map(|(replicas, _)| replicas),
         tolerations,
         host_network,
@@ -351,7 +367,9 @@ spec:
         let json = r#"{"apiVersion": "v1", "kind": "List", "items": [
   {"kind": "ConfigMap", "metadata": {"name": "x"}},
   {"kind": "Pod", "metadata": {"name": "debug"},
-   "spec": {"tolerations": [{"operator": "Exists"}]}}
+   "spec": {"tolerations": [{"operator": "Exists"}]}},
+  {"kind": "Pod", "metadata": {"name": "web-1", "ownerReferences": [
+    {"kind": "Node", "name": "n1"}, {"kind": "ReplicaSet", "name": "web", "controller": true}]}}
 ]}"#;
         let read = read_manifests(json).expect("reads");
         let debug = &read.manifests[0];
@@ -360,6 +378,9 @@ spec:
             ("items[1].spec", 3, &[4][..])
         );
         assert_eq!(read.skipped, BTreeMap::from([("ConfigMap".to_owned(), 1)]));
+        // The controller is the `controller: true` owner.
+        let controllers: Vec<Option<&str>> = read.manifests.iter().map(|m| m.template.controller.as_deref()).collect();
+        assert_eq!(controllers, vec![None, Some("ReplicaSet")]);
     }
 
     #[test]

@@ -69,10 +69,14 @@ fn subject(template: &Template) -> String {
 pub fn message(checked: &Checked<'_>, settings: &Settings, grace_from: &str) -> String {
     let finding = &checked.finding;
     let taint = finding.taint.unwrap_or_default();
-    let pods = if checked.template.kind.as_ref() == "Pod" { "it" } else { "its pods" };
+    let pod = checked.template.kind.as_ref() == "Pod";
+    let pods = if pod { "the pod" } else { "its pods" };
     match finding.rule {
+        Rule::ToleratesNodeLossForever if pod => {
+            format!("tolerates {taint} for ever: on a dead node the pod is never deleted, so nothing replaces it")
+        }
         Rule::ToleratesNodeLossForever => {
-            format!("tolerates {taint} for ever: on a dead node {pods} are never deleted, so nothing replaces them")
+            format!("tolerates {taint} for ever: on a dead node its pods are never deleted, so nothing replaces them")
         }
         Rule::DeletedOnABlip => {
             let s = finding.seconds.unwrap_or_default();

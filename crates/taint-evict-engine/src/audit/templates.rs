@@ -33,6 +33,9 @@ pub struct Template {
     pub namespace: Box<str>,
     /// `metadata.name`.
     pub name: Box<str>,
+    /// A Pod's controller's kind, from its `ownerReferences` (the `controller: true` entry), as
+    /// `kubectl get pods -o yaml` writes it; `None` for a pod no object owns, and for a template.
+    pub controller: Option<Box<str>>,
     /// `spec.replicas` as written; `None` when not (the API server's default is 1).
     pub replicas: Option<i64>,
     /// The template's `tolerations`, as written.
@@ -45,10 +48,16 @@ pub struct Template {
 }
 
 impl Template {
-    /// Whether its pods are a DaemonSet's.
+    /// Whether its pods are a DaemonSet's: its template's, or a Pod it made.
     #[must_use]
     pub fn daemon_set(&self) -> bool {
-        &*self.kind == "DaemonSet"
+        &*self.kind == "DaemonSet" || self.controller.as_deref() == Some("DaemonSet")
+    }
+
+    /// Whether it is a Pod no object owns: nothing makes it again.
+    #[must_use]
+    pub fn bare(&self) -> bool {
+        &*self.kind == "Pod" && self.controller.is_none()
     }
 
     /// Whether it makes replicas the scheduler places as one owner's: a Deployment's, a ReplicaSet's,
@@ -117,7 +126,8 @@ fn add_or_update(tolerations: &mut Vec<Toleration>, toleration: Toleration) {
 #[must_use]
 pub fn admitted(template: &Template, admission: Admission) -> Vec<Toleration> {
     let mut tolerations = template.tolerations.clone();
-    if template.daemon_set() {
+    // The controller adds its own to the template it makes pods from: a Pod it made has them already.
+    if &*template.kind == "DaemonSet" {
         add_or_update(&mut tolerations, exists(NOT_READY, Effect::NoExecute, None));
         add_or_update(&mut tolerations, exists(UNREACHABLE, Effect::NoExecute, None));
         for key in DAEMON_NO_SCHEDULE {
@@ -176,9 +186,8 @@ pub fn template_findings(templates: &[Template], cluster: &Cluster) -> Vec<Templ
     let mut found = Vec::new();
     for (index, template) in templates.iter().enumerate() {
         let tolerations = admitted(template, cluster.admission);
-        let bare = &*template.kind == "Pod";
         for (rule, severity, toleration, taint, seconds) in
-            broken_tolerations(&tolerations, template.daemon_set(), bare, grace_seconds)
+            broken_tolerations(&tolerations, template.daemon_set(), template.bare(), grace_seconds)
         {
             let finding =
                 TemplateFinding { rule, severity, template: index, toleration, taint, seconds, replicas: None };
@@ -298,7 +307,14 @@ mod tests {
         let forever = template("StatefulSet", vec![toleration(NOT_READY, "Exists", Some(Effect::NoExecute), None)]);
         let agent = template("DaemonSet", vec![toleration(UNREACHABLE, "Exists", Some(Effect::NoExecute), Some(10))]);
         let bare = template("Pod", Vec::new());
-        let mut templates = vec![short, forever, agent, bare];
+        // A Pod a ReplicaSet made (`kubectl get pods -o yaml`) is no bare pod; one a DaemonSet made is
+        // the DaemonSet's, its 10 s its own.
+        let owned = Template { controller: Some("ReplicaSet".into()), ..template("Pod", Vec::new()) };
+        let daemon_pod = Template {
+            controller: Some("DaemonSet".into()),
+            ..template("Pod", vec![toleration(UNREACHABLE, "Exists", Some(Effect::NoExecute), Some(10))])
+        };
+        let mut templates = vec![short, forever, agent, bare, owned, daemon_pod];
         for template in &mut templates[..2] {
             template.replicas = Some(2);
             template.apart_on = vec![HOSTNAME.into()];
