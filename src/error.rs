@@ -46,7 +46,7 @@ pub enum Error {
         source: DumpError,
     },
     /// A file of rendered manifests that does not read.
-    #[error("{path}:{line}: {reason}")]
+    #[error("{path}{}: {reason}", at_line(*.line))]
     BadManifest {
         /// The file, or `stdin`.
         path: String,
@@ -166,6 +166,11 @@ pub enum Error {
     /// `run`'s lines cannot be written (their reader went away, a full disk): it stopped enforcing.
     #[error("{}: run stops enforcing, since every deletion must be recorded", unwritable(.0))]
     Unrecorded(io::Error),
+}
+
+/// `:LINE` after a file's name, or nothing when the line is not known (0).
+fn at_line(line: u32) -> String {
+    if line == 0 { String::new() } else { format!(":{line}") }
 }
 
 /// Why stdout cannot be written, in words.

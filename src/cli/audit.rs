@@ -23,7 +23,7 @@ use super::prepare::prepared::Prepared;
 pub fn audit(config: &AuditConfig) -> Result<()> {
     // Rendered manifests are checked before they are deployed; a dump or the cluster, as it runs.
     if let Some(path) = config.input.file.as_deref()
-        && let Some(sources) = super::manifests::sources(path)?
+        && let Some(sources) = super::manifests::sources(path, config.input.connect.max_response_size)?
     {
         return super::manifests::audit(config, &sources);
     }

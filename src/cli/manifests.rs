@@ -8,6 +8,7 @@ use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::{AuditConfig, AuditOutput};
+use crate::decode::bounded::MaxSize;
 use crate::decode::manifests::{Manifest, read_manifests};
 use crate::engine::audit::{Cluster, Rule, template_findings};
 use crate::engine::lifecycle::Source as SettingSource;
@@ -40,16 +41,20 @@ fn json(bytes: &[u8]) -> bool {
 ///
 /// # Errors
 /// A file or directory that cannot be read, or text that is not UTF-8.
-pub fn sources(path: &str) -> Result<Option<Vec<Source>>> {
+pub fn sources(path: &str, max: MaxSize) -> Result<Option<Vec<Source>>> {
     if path == "-" {
         let mut stdin = std::io::stdin().lock();
         let start = stdin.fill_buf().map_err(|e| Error::read_failed("stdin", &e))?;
         if json(start) {
             return Ok(None);
         }
+        // No more than `--max-response-size`, and a byte past it to know.
         let mut bytes = Vec::new();
-        stdin.read_to_end(&mut bytes).map_err(|e| Error::read_failed("stdin", &e))?;
-        return Ok(Some(vec![source("stdin", bytes)?]));
+        stdin
+            .take(max.bytes().saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::read_failed("stdin", &e))?;
+        return Ok(Some(vec![source("stdin", bytes, max)?]));
     }
     let metadata = std::fs::metadata(path).map_err(|e| Error::read_failed(path, &e))?;
     if metadata.is_dir() {
@@ -61,7 +66,7 @@ pub fn sources(path: &str) -> Result<Option<Vec<Source>>> {
             .map(|file| {
                 let name = file.to_string_lossy().into_owned();
                 let bytes = std::fs::read(&file).map_err(|e| Error::read_failed(&name, &e))?;
-                source(&name, bytes)
+                source(&name, bytes, max)
             })
             .collect::<Result<Vec<_>>>()
             .map(Some);
@@ -70,14 +75,26 @@ pub fn sources(path: &str) -> Result<Option<Vec<Source>>> {
         // A pipe or a device: read as a dump, as it comes.
         return Ok(None);
     }
+    if metadata.len() > max.bytes() {
+        // A dump that large is read as today, and refused there as too large.
+        return Ok(None);
+    }
     let bytes = std::fs::read(path).map_err(|e| Error::read_failed(path, &e))?;
     if json(&bytes) && crate::decode::manifests::names_a_node(&bytes) {
         return Ok(None);
     }
-    Ok(Some(vec![source(path, bytes)?]))
+    Ok(Some(vec![source(path, bytes, max)?]))
 }
 
-fn source(name: &str, bytes: Vec<u8>) -> Result<Source> {
+/// One input's text: no larger than `max` (`--max-response-size`), and UTF-8.
+fn source(name: &str, bytes: Vec<u8>, max: MaxSize) -> Result<Source> {
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > max.bytes() {
+        return Err(Error::BadManifest {
+            path: name.to_owned(),
+            line: 0,
+            reason: format!("larger than {max} (--max-response-size)"),
+        });
+    }
     let text = String::from_utf8(bytes).map_err(|e| Error::BadManifest {
         path: name.to_owned(),
         line: 0,

@@ -177,6 +177,10 @@ fn bad_manifests_are_one_error_naming_the_file_and_line() {
     assert!(
         failed.stderr.lines().nth(1).is_some_and(|hint| hint.starts_with("hint: audit -f reads rendered manifests"))
     );
+    // No more than --max-response-size, from stdin as from a file.
+    let large = audit(&["-f", "-", "--max-response-size", "1Ki"], Some("kind: Pod\n".repeat(200).as_bytes()));
+    assert_eq!(large.code, 1, "{}", large.stderr);
+    assert!(large.stderr.starts_with("error: stdin: larger than 1 KiB (--max-response-size)"), "{}", large.stderr);
     // A YAML dump is not manifests: its Node says so, at its line.
     let failed = audit(&["-f", "-"], Some(b"kind: List\nitems:\n- kind: Node\n  metadata: {name: n1}\n"));
     assert_eq!(failed.code, 1);
