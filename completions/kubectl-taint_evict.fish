@@ -143,7 +143,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s l -l selector -d 'Only the outages of the nodes this label selector selects, and of their zones (`zone=a,!gpu`)' -r
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s f -l filename -d 'Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s f -l filename -d 'Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for stdin); or rendered manifests to check before they are deployed: YAML or JSON objects, a file or a directory of them (JSON that names a Node is a dump)' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l now -d 'The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l context -d 'The kubeconfig context to use' -r
@@ -165,13 +165,15 @@ json\t'JSON only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s n -l namespace -d 'Only this namespace\'s pods and owners' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s o -l output -d 'Output format' -r -f -a "table\t'The findings, then each outage\'s owners left with none'
 json\t'An `EvictionAudit` document'
-yaml\t'The same document as YAML'"
+yaml\t'The same document as YAML'
+sarif\t'SARIF 2.1.0, as code-scanning tools read it: rendered manifests\' findings only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l fail-on -d 'End with exit code 3 when a finding is at or above this severity (for CI)' -r -f -a "low\t'Every finding'
 medium\t'Medium and high findings'
 high\t'High findings only'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l color -d 'When to colour the table' -r -f -a "auto\t'Colour when stdout is a terminal and `NO_COLOR` is not set'
 always\t'Always colour'
 never\t'Never colour'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l profile -d 'Rendered manifests: the cluster they will run on (its Kubernetes version, the controller\'s settings, the API server\'s default tolerations, its zones and their node counts), a YAML file' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r

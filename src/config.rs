@@ -296,8 +296,10 @@ pub struct AuditConfig {
     pub fail_on: Option<Severity>,
     /// Whether the table is coloured.
     pub color: ColorMode,
-    /// The node lifecycle flags.
+    /// The node lifecycle flags (a profile's version and settings among them).
     pub lifecycle: Lifecycle,
+    /// `--profile`: the cluster rendered manifests will run on.
+    pub profile: Option<crate::decode::profile::Profile>,
 }
 
 /// How `audit` prints.
@@ -309,6 +311,8 @@ pub enum AuditOutput {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// SARIF 2.1.0 (rendered manifests only).
+    Sarif,
 }
 
 /// How `explain` prints.

@@ -45,6 +45,22 @@ pub enum Error {
         /// What is wrong, and where.
         source: DumpError,
     },
+    /// A file of rendered manifests that does not read.
+    #[error("{path}{}: {reason}", at_line(*.line))]
+    BadManifest {
+        /// The file, or `stdin`.
+        path: String,
+        /// The line, from 1 (0 when the parser does not say).
+        line: u32,
+        /// What is wrong.
+        reason: String,
+    },
+    /// `-o sarif` for a cluster or a dump: SARIF points at files, which only manifests have.
+    #[error("-o sarif is for rendered manifests (audit -f FILE|DIR of YAML or JSON objects), not for {input}")]
+    SarifWithoutManifests {
+        /// Where the audit read from.
+        input: String,
+    },
     /// A node named on the command line is not in the input.
     #[error("node \"{node}\" not found in {input}")]
     NodeNotFound {
@@ -152,6 +168,11 @@ pub enum Error {
     Unrecorded(io::Error),
 }
 
+/// `:LINE` after a file's name, or nothing when the line is not known (0).
+fn at_line(line: u32) -> String {
+    if line == 0 { String::new() } else { format!(":{line}") }
+}
+
 /// Why stdout cannot be written, in words.
 fn unwritable(error: &io::Error) -> String {
     match error.kind() {
@@ -180,7 +201,7 @@ impl Error {
     #[must_use]
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Usage(_) | Self::BadTemplate { .. } => EXIT_USAGE,
+            Self::Usage(_) | Self::BadTemplate { .. } | Self::SarifWithoutManifests { .. } => EXIT_USAGE,
             Self::Findings { .. } => EXIT_FINDINGS,
             Self::Hinted { error, .. } => error.exit_code(),
             Self::Write(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,
@@ -202,6 +223,11 @@ impl Error {
             Self::Listen { .. } => {
                 Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())
             }
+            Self::BadManifest { .. } => Some(
+                "audit -f reads rendered manifests (YAML or JSON, as `helm template` or `kustomize build` write them) \
+                 or a cluster's dump (`kubectl get nodes,pods -A -o json`)"
+                    .into(),
+            ),
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
             Self::BadTemplate { format, .. } if format.starts_with("custom-columns") => Some(
                 "custom columns are NAME:.path,OTHER:.path2 (a file: the headers on its first line, the paths on its \

@@ -510,6 +510,8 @@ pub enum AuditFormat {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// SARIF 2.1.0, as code-scanning tools read it: rendered manifests' findings only.
+    Sarif,
 }
 
 /// `audit --fail-on`: a finding's severity.
@@ -530,8 +532,9 @@ pub struct AuditArgs {
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR", value_parser = parse_selector)]
     pub selector: Option<Selector>,
     /// Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for
-    /// stdin).
-    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Input")]
+    /// stdin); or rendered manifests to check before they are deployed: YAML or JSON objects, a
+    /// file or a directory of them (JSON that names a Node is a dump).
+    #[arg(short = 'f', long = "filename", value_name = "FILE|DIR", value_hint = ValueHint::FilePath, help_heading = "Input")]
     pub file: Option<String>,
     /// The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]
@@ -559,8 +562,25 @@ pub struct AuditArgs {
     /// When to colour the table.
     #[arg(long, value_enum, value_name = "WHEN", default_value_t, help_heading = "Output")]
     pub color: ColorChoice,
+    /// Rendered manifests: the cluster they will run on (its Kubernetes version, the controller's
+    /// settings, the API server's default tolerations, its zones and their node counts), a YAML file.
+    #[arg(long, value_name = "FILE", value_parser = parse_profile, conflicts_with = "controller_settings", help_heading = "Input")]
+    pub profile: Option<ProfileFile>,
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
+}
+
+/// `audit --profile FILE`, read.
+#[derive(Clone, Debug)]
+pub struct ProfileFile {
+    /// What it says.
+    pub profile: crate::decode::profile::Profile,
+}
+
+fn parse_profile(path: &str) -> Result<ProfileFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let profile = crate::decode::profile::read_profile(&text).map_err(|e| format!("{path}: {e}"))?;
+    Ok(ProfileFile { profile })
 }
 
 /// `run --mode`: how a due pod is removed.

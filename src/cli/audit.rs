@@ -21,6 +21,21 @@ use super::prepare::prepared::Prepared;
 
 /// `kubectl taint-evict audit`.
 pub fn audit(config: &AuditConfig) -> Result<()> {
+    // Rendered manifests are checked before they are deployed; a dump or the cluster, as it runs.
+    if let Some(path) = config.input.file.as_deref()
+        && let Some(sources) = super::manifests::sources(path, config.input.connect.max_response_size)?
+    {
+        return super::manifests::audit(config, &sources);
+    }
+    if config.format == AuditOutput::Sarif {
+        return Err(sarif_refused(config));
+    }
+    if config.profile.is_some() {
+        return Err(Error::Usage(
+            "--profile describes the cluster rendered manifests will run on: a dump or the live cluster is read as it is"
+                .into(),
+        ));
+    }
     let (mut prepared, _) = Prepared::load(&config.input, &config.lifecycle, Want::Nodes(&NodeSelection::All))?;
     let lacks = prepared.take_lacks();
     let (snapshot, origin) = (&prepared.loaded.snapshot, &prepared.loaded.origin);
@@ -107,6 +122,7 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         AuditOutput::Table => write_text(&audit, config.summary, config.color, &mut out)?,
         AuditOutput::Json => write_json(&EvictionAudit::new(&audit), &mut out)?,
         AuditOutput::Yaml => write_yaml(&EvictionAudit::new(&audit), &mut out)?,
+        AuditOutput::Sarif => return Err(sarif_refused(config)),
     }
     out.flush()?;
     for line in lacks {
@@ -119,4 +135,15 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         },
         None => Ok(()),
     }
+}
+
+/// `-o sarif` of a dump or of the live cluster: SARIF points at the lines of files, which only
+/// rendered manifests have.
+fn sarif_refused(config: &AuditConfig) -> Error {
+    let input = match config.input.file.as_deref() {
+        Some("-") => "a dump (stdin)".to_owned(),
+        Some(path) => format!("a dump ({path})"),
+        None => "the live cluster".to_owned(),
+    };
+    Error::SarifWithoutManifests { input }
 }

@@ -265,6 +265,7 @@ impl AuditConfig {
             AuditFormat::Table => AuditOutput::Table,
             AuditFormat::Json => AuditOutput::Json,
             AuditFormat::Yaml => AuditOutput::Yaml,
+            AuditFormat::Sarif => AuditOutput::Sarif,
         };
         if args.summary && format != AuditOutput::Table {
             return Err(Error::Usage("--summary is for the table, not -o json or yaml".into()));
@@ -298,7 +299,17 @@ impl AuditConfig {
                 SeverityArg::High => Severity::High,
             }),
             color: color(args.color),
-            lifecycle: Lifecycle::new(&args.lifecycle),
+            lifecycle: {
+                // A profile's version and settings, unless given as flags (it and
+                // `--controller-settings` exclude each other).
+                let mut lifecycle = Lifecycle::new(&args.lifecycle);
+                if let Some(file) = &args.profile {
+                    lifecycle.kube_version = lifecycle.kube_version.or(file.profile.kube_version);
+                    lifecycle.file = lifecycle.file.or(file.profile.settings);
+                }
+                lifecycle
+            },
+            profile: args.profile.as_ref().map(|file| file.profile.clone()),
         })
     }
 }

@@ -9,6 +9,7 @@ mod audit;
 pub mod complete;
 pub mod config;
 mod dispatch;
+mod manifests;
 pub mod plan;
 pub mod prepare;
 

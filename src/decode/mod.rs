@@ -20,7 +20,9 @@
 //! - `read`, the facade: [`read`], [`read_page`], [`read_object`], [`read_watched`];
 //! - [`bounded`]: reading a dump's bytes so that endless or binary input fails early, and a large
 //!   file a group of items at a time (`groups` cuts it into groups);
-//! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases).
+//! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases);
+//! - [`manifests`]: rendered manifests, the pod templates `audit -f` checks before they are deployed;
+//! - [`profile`]: `audit --profile`, the cluster they will run on.
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
 //! cluster, the CLI or the output.
@@ -29,6 +31,8 @@ pub mod bounded;
 pub mod controller_manager;
 pub mod devices;
 pub mod lifecycle;
+pub mod manifests;
+pub mod profile;
 pub mod protobuf;
 
 mod build;

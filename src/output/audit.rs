@@ -228,7 +228,8 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
     }
 }
 
-fn paint(text: &str, severity: Severity, color: ColorMode) -> String {
+/// A severity coloured as the table colours it.
+pub(super) fn paint(text: &str, severity: Severity, color: ColorMode) -> String {
     match (color, severity) {
         (ColorMode::Plain, _) => text.to_owned(),
         (ColorMode::Color, Severity::High) => text.red().bold().to_string(),

@@ -16,6 +16,7 @@ pub mod json;
 pub mod jsonpath;
 pub mod lifecycle;
 mod lines;
+pub mod manifests;
 pub mod owners;
 mod plan;
 pub mod redraw;

@@ -10,6 +10,7 @@ pub mod device_taints;
 pub mod down;
 pub mod explain_chain;
 pub mod fixtures;
+pub mod manifests;
 pub mod nlc_fixtures;
 pub mod output;
 pub mod readme_examples;

@@ -1,7 +1,7 @@
 //! Every example of the README and of `docs/` is a test.
 //!
 //! Offline: each `console` block's `$ kubectl taint-evict …` line that reads a file of this repository
-//! (`-f examples/…`, `-f tests/data/…`) is run, and what it prints is compared with the page, stdout
+//! (`-f examples/…`, `-f tests/data/…`, a file or a directory) is run, and what it prints is compared with the page, stdout
 //! and stderr (`warning:`, `error:` and `hint:` lines; all of a failure's), and its exit code with a
 //! following `$ echo $?`; a last line `…` shows only the beginning.
 //!
@@ -101,7 +101,7 @@ fn offline(command: &str) -> Option<(Vec<String>, Option<&str>, Option<usize>)> 
     };
     let args = shell_words(rest)?;
     let file = args.iter().position(|a| a == "-f").and_then(|i| args.get(i + 1))?;
-    repo().join(file).is_file().then_some((args, columns, head))
+    repo().join(file).exists().then_some((args, columns, head))
 }
 
 /// The words of a command line as a shell splits them: on white space, but not inside `'…'` (a

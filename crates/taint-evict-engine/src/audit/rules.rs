@@ -23,12 +23,21 @@ fn is_daemon_set(owner: Option<&Owner>) -> bool {
 }
 
 /// What one pod breaks: (rule, severity, toleration index, taint key, seconds).
-type Broken = (Rule, Severity, Option<usize>, Option<&'static str>, Option<i64>);
+pub(super) type Broken = (Rule, Severity, Option<usize>, Option<&'static str>, Option<i64>);
 
 fn broken(pod: &SnapshotPod, grace_seconds: i64) -> Vec<Broken> {
-    let tolerations: &[Toleration] = &pod.pod.tolerations;
     let owner = pod.owner.as_deref();
-    let daemon_set = is_daemon_set(owner);
+    broken_tolerations(&pod.pod.tolerations, is_daemon_set(owner), owner.is_none(), grace_seconds)
+}
+
+/// What one pod's `tolerations` break, the pod a DaemonSet's (`daemon_set`) or no object's (`bare`):
+/// the rules a running pod and a pod template are both checked with.
+pub(super) fn broken_tolerations(
+    tolerations: &[Toleration],
+    daemon_set: bool,
+    bare: bool,
+    grace_seconds: i64,
+) -> Vec<Broken> {
     let used = |taint: &Taint| tolerations.iter().position(|t| tolerates(t, taint));
     let mut found = Vec::new();
     if !daemon_set {
@@ -49,7 +58,7 @@ fn broken(pod: &SnapshotPod, grace_seconds: i64) -> Vec<Broken> {
         }
     }
     let unnamed = Taint::new(UNNAMED, "", Effect::NoExecute);
-    if owner.is_none() && tolerance(std::slice::from_ref(&unnamed), tolerations) == Tolerance::Untolerated {
+    if bare && tolerance(std::slice::from_ref(&unnamed), tolerations) == Tolerance::Untolerated {
         found.push((Rule::BarePodDeletedAtOnce, Severity::Medium, None, None, None));
     }
     let every = |t: &Toleration| {
