@@ -229,8 +229,8 @@ pub(crate) fn masked(line: &str) -> String {
 /// first shown line is the first printed, and without a last `…` the last shown is the last printed.
 /// Within the lines between two `…`, order is free: deletions done at once finish in any order.
 /// `run`'s `foreseen` lines come from a watch of their own, in no fixed order with the others, and so
-/// does the warning that the controller's settings are assumed, said with the first of them: those the
-/// page shows must be printed, anywhere.
+/// does the warning that the controller's settings are assumed, said with the first of them (with the
+/// rows it wraps to): those the page shows must be printed, anywhere.
 pub(crate) fn shows(printed: &[String], shown: &[String]) -> bool {
     // Told apart before masking, which closes up the columns.
     let foreseen = |line: &String| {
@@ -240,7 +240,21 @@ pub(crate) fn shows(printed: &[String], shown: &[String]) -> bool {
     if !shown.iter().filter(|l| foreseen(l)).all(|l| all.contains(&masked(l))) {
         return false;
     }
-    let printed: Vec<String> = printed.iter().filter(|l| !foreseen(l)).map(|l| masked(l)).collect();
+    // The warning is longer than any row: a row after it that starts no line (no time, no summary)
+    // continues it.
+    let continues = |line: &String| {
+        !(line.starts_with(|c: char| c.is_ascii_digit()) || line.starts_with("──") || line.starts_with("  "))
+    };
+    let mut wrapped = false;
+    let printed: Vec<String> = printed
+        .iter()
+        .filter(|l| {
+            let apart = foreseen(l) || (wrapped && continues(l));
+            wrapped = apart && !l.contains("  foreseen  ");
+            !apart
+        })
+        .map(|l| masked(l))
+        .collect();
     let shown: Vec<String> = shown.iter().filter(|l| !foreseen(l)).cloned().collect();
     let parts: Vec<Vec<String>> =
         shown.split(|l| l == "…").map(|part| part.iter().map(|l| masked(l)).collect()).collect();
@@ -441,8 +455,10 @@ fn masking_keeps_names_and_counts_and_hides_times_durations_and_ports() {
     assert!(!shows(&printed[..2], &page(&["a", foreseen, "b"])), "the lines around it still count");
     // So may the warning said with the first of them, shown or not.
     let assumed = "2026-11-22T15:12:14Z  warning the node lifecycle controller's settings are assumed at …";
-    let printed: Vec<String> = ["a", assumed, "b"].map(String::from).to_vec();
-    assert!(shows(&printed, &page(&["a", "b"])));
+    let (a, b) = ("2026-11-22T15:12:14Z  synced    a", "2026-11-22T15:12:14Z  synced    b");
+    let printed: Vec<String> = [a, assumed, "-wrapped", " to here", b].map(String::from).to_vec();
+    assert!(shows(&printed, &page(&[a, b])));
+    assert!(!shows(&printed, &page(&[a, "-wrapped", b])), "its rows go with it");
 }
 
 #[test]
