@@ -428,7 +428,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             prop::bool::weighted(0.7),
             any::<u64>(),
             prop::option::weighted(0.25, 0..=1000u16),
-            prop::sample::select(vec![None, Some((20.0f32, 30u32)), Some((5.0, 10)), Some((2.0, 5)), Some((0.5, 2))]),
+            prop::sample::select(vec![None, Some((20.0f32, 30u32)), Some((5.0, 10)), Some((2.0, 5))]),
         ),
     )
         .prop_map(|(zones, nodes, (period_s, grace_s), (rate, secondary), (threshold, large), rest)| {
