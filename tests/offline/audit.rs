@@ -12,7 +12,8 @@ fn audit(extra: &[&str]) -> Run {
     run(&[&["audit", "-f", DUMP, "--now", NOW][..], extra].concat(), None)
 }
 
-fn json(run: &Run) -> Value {
+/// An audit's `-o json` document, the audit having passed.
+pub(crate) fn json(run: &Run) -> Value {
     assert_eq!(run.code, 0, "{}", run.stderr);
     serde_json::from_str(&run.stdout).expect("audit -o json prints JSON")
 }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::audit::json;
 use crate::util::{Run, run, scratch};
 
 const SHOP: &str = "tests/data/manifests/shop";
@@ -13,11 +14,6 @@ const PROFILE: &str = "tests/data/manifests/profiles/three-zones.yaml";
 
 fn audit(args: &[&str], stdin: Option<&[u8]>) -> Run {
     run(&[&["audit"][..], args].concat(), stdin)
-}
-
-fn json(run: &Run) -> Value {
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    serde_json::from_str(&run.stdout).expect("audit -o json prints JSON")
 }
 
 /// Each finding as `rule severity namespace/kind/name file:line path`.
