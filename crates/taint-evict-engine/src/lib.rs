@@ -72,6 +72,7 @@ pub mod planner;
 mod proptests;
 pub mod queue;
 pub mod replay;
+pub mod review;
 #[cfg(test)]
 mod sim;
 mod slab;
