@@ -31,6 +31,9 @@ _kubectl__taint_evict() {
             kubectl__taint_evict,plan)
                 cmd="kubectl__taint_evict__subcmd__plan"
                 ;;
+            kubectl__taint_evict,review)
+                cmd="kubectl__taint_evict__subcmd__review"
+                ;;
             kubectl__taint_evict,run)
                 cmd="kubectl__taint_evict__subcmd__run"
                 ;;
@@ -49,6 +52,9 @@ _kubectl__taint_evict() {
             kubectl__taint_evict__subcmd__help,plan)
                 cmd="kubectl__taint_evict__subcmd__help__subcmd__plan"
                 ;;
+            kubectl__taint_evict__subcmd__help,review)
+                cmd="kubectl__taint_evict__subcmd__help__subcmd__review"
+                ;;
             kubectl__taint_evict__subcmd__help,run)
                 cmd="kubectl__taint_evict__subcmd__help__subcmd__run"
                 ;;
@@ -59,7 +65,7 @@ _kubectl__taint_evict() {
 
     case "${cmd}" in
         kubectl__taint_evict)
-            opts="-h -V --help --version plan explain audit run completion help"
+            opts="-h -V --help --version plan explain audit run review completion help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -575,7 +581,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__help)
-            opts="plan explain audit run completion help"
+            opts="plan explain audit run review completion help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -645,6 +651,20 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__help__subcmd__plan)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__taint_evict__subcmd__help__subcmd__review)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -923,6 +943,40 @@ _kubectl__taint_evict() {
                     ;;
                 --controller-settings)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__taint_evict__subcmd__review)
+            opts="-n -o -h --slack --namespace --output --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --slack)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -30,6 +30,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "review" -d 'After an incident: each deletion a record saw, against when the controller should have made it'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s l -l selector -d 'Select nodes by label (`zone=a,!gpu`)' -r
@@ -251,10 +252,17 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l leader-elect -d 'Decide and delete only while holding a Lease, so that several instances can run and one acts'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand review" -l slack -d 'A deletion within this much of when it was due is on time (the record\'s instants are to the second)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand review" -s n -l namespace -d 'Only this namespace\'s pods' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand review" -s o -l output -d 'Output format' -r -f -a "table\t'Each pod\'s verdict, then the leader changes and the gaps'
+json\t'A `Review` document'
+yaml\t'The same document as YAML'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "review" -d 'After an incident: each deletion a record saw, against when the controller should have made it'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

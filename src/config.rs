@@ -302,6 +302,30 @@ pub struct AuditConfig {
     pub profile: Option<crate::decode::profile::Profile>,
 }
 
+/// `review`, validated.
+#[derive(Clone, Debug)]
+pub struct ReviewConfig {
+    /// The record: a file or a directory of them.
+    pub record: String,
+    /// A deletion within this many nanoseconds of when it was due is on time.
+    pub slack: i128,
+    /// `-n`: only this namespace's pods.
+    pub namespace: Option<String>,
+    /// `-o`.
+    pub format: ReviewOutput,
+}
+
+/// How `review` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewOutput {
+    /// Each pod's verdict.
+    Table,
+    /// The `Review` document.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
 /// How `audit` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AuditOutput {

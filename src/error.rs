@@ -55,6 +55,16 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A record's line that does not read.
+    #[error("{path}:{line}: {reason}")]
+    BadRecord {
+        /// The file.
+        path: String,
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
     /// `-o sarif` for a cluster or a dump: SARIF points at files, which only manifests have.
     #[error("-o sarif is for rendered manifests (audit -f FILE|DIR of YAML or JSON objects), not for {input}")]
     SarifWithoutManifests {
@@ -228,6 +238,9 @@ impl Error {
                  or a cluster's dump (`kubectl get nodes,pods -A -o json`)"
                     .into(),
             ),
+            Self::BadRecord { .. } => {
+                Some("review reads a record: JSON lines, each with `at` and what was seen then (docs/review.md)".into())
+            }
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
             Self::BadTemplate { format, .. } if format.starts_with("custom-columns") => Some(
                 "custom columns are NAME:.path,OTHER:.path2 (a file: the headers on its first line, the paths on its \

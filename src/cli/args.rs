@@ -32,6 +32,8 @@ pub enum Command {
     Audit(AuditArgs),
     /// Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due.
     Run(RunArgs),
+    /// After an incident: each deletion a record saw, against when the controller should have made it.
+    Review(ReviewArgs),
     /// Print a shell completion script (or kubectl's completion helper).
     Completion {
         /// The shell, or `kubectl` for the `kubectl_complete-taint_evict` helper.
@@ -512,6 +514,36 @@ pub enum AuditFormat {
     Yaml,
     /// SARIF 2.1.0, as code-scanning tools read it: rendered manifests' findings only.
     Sarif,
+}
+
+/// `review -o`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ReviewFormat {
+    /// Each pod's verdict, then the leader changes and the gaps.
+    #[default]
+    Table,
+    /// A `Review` document.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
+/// `review`.
+#[derive(Args, Debug, Clone)]
+pub struct ReviewArgs {
+    /// What `record` wrote: a directory of its files (read in the order of their names), or one file.
+    #[arg(value_name = "FILE|DIR", value_hint = ValueHint::AnyPath)]
+    pub record: String,
+    /// A deletion within this much of when it was due is on time (the record's instants are to the
+    /// second).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_timeout)]
+    pub slack: std::time::Duration,
+    /// Only this namespace's pods.
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = parse_namespace, help_heading = "Output")]
+    pub namespace: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT", default_value_t, help_heading = "Output")]
+    pub output: ReviewFormat,
 }
 
 /// `audit --fail-on`: a finding's severity.
@@ -1170,7 +1202,7 @@ mod tests {
     proptest::proptest! {
         /// Fixed: a 51 KB selector made `plan` panic: no value of any flag may.
         #[test]
-        fn no_flag_value_makes_the_command_line_panic(value in ".{0,300}", kind in 0..14usize) {
+        fn no_flag_value_makes_the_command_line_panic(value in ".{0,300}", kind in 0..15usize) {
             let flag: &[&str] = match kind {
                 0 => &["plan"],
                 1 => &["plan", "-l"],
@@ -1185,6 +1217,7 @@ mod tests {
                 10 => &["run", "--qps"],
                 11 => &["audit", "-l"],
                 12 => &["audit", "--fail-on"],
+                13 => &["review", "--slack"],
                 _ => &["run", "-l"],
             };
             let args: Vec<&str> = ["kubectl-taint_evict"].iter().chain(flag).copied().chain([value.as_str()]).collect();
@@ -1195,6 +1228,7 @@ mod tests {
                     Command::Explain(args) => drop(crate::config::ExplainConfig::new(&args)),
                     Command::Audit(args) => drop(crate::config::AuditConfig::new(&args)),
                     Command::Run(args) => drop(crate::config::RunConfig::new(&args)),
+                    Command::Review(args) => drop(crate::config::ReviewConfig::new(&args)),
                     Command::Completion { .. } => {}
                 },
                 // A usage error says what is wrong in its first line.

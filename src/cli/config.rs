@@ -15,7 +15,7 @@ use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
 use crate::config::{
     AuditConfig, AuditOutput, DEFAULT_REQUEST_TIMEOUT, Election, ExplainConfig, ExplainOutput, GivenFlags, Input,
-    Lifecycle, PlanConfig, Printing, RunConfig, WatchConfig,
+    Lifecycle, PlanConfig, Printing, ReviewConfig, ReviewOutput, RunConfig, WatchConfig,
 };
 use crate::engine::audit::Severity;
 use crate::error::{Error, Result};
@@ -27,8 +27,8 @@ use crate::selector::Selector;
 
 use super::args::{
     AuditArgs, AuditFormat, ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs,
-    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, RunArgs, RunFormat, RunMode, SeverityArg, SortKey,
-    TemplateArg, TemplateKind,
+    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, ReviewArgs, ReviewFormat, RunArgs, RunFormat, RunMode,
+    SeverityArg, SortKey, TemplateArg, TemplateKind,
 };
 use crate::screen_size;
 
@@ -253,6 +253,24 @@ fn check_view(format: &OutputFormat, summary: bool, timeline: bool) -> Result<()
         )));
     }
     Ok(())
+}
+
+impl ReviewConfig {
+    /// `review`'s flags, typed.
+    #[must_use]
+    pub fn new(args: &ReviewArgs) -> Self {
+        let format = match args.output {
+            ReviewFormat::Table => ReviewOutput::Table,
+            ReviewFormat::Json => ReviewOutput::Json,
+            ReviewFormat::Yaml => ReviewOutput::Yaml,
+        };
+        Self {
+            record: args.record.clone(),
+            slack: i128::try_from(args.slack.as_nanos()).unwrap_or(i128::MAX),
+            namespace: args.namespace.clone(),
+            format,
+        }
+    }
 }
 
 impl AuditConfig {

@@ -1,8 +1,8 @@
 //! The parsed command line run: diagnostics set up, then one command, each in its own file.
 
 use super::args::{Cli, Command, LogFormat};
-use super::{audit, complete, plan};
-use crate::config::{AuditConfig, ExplainConfig, PlanConfig, RunConfig, WatchConfig};
+use super::{audit, complete, plan, review};
+use crate::config::{AuditConfig, ExplainConfig, PlanConfig, ReviewConfig, RunConfig, WatchConfig};
 use crate::error::Result;
 
 /// Runs the parsed command line, writing to stdout.
@@ -18,6 +18,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Explain(args) => plan::explain(&ExplainConfig::new(&args)?),
         Command::Audit(args) => audit::audit(&AuditConfig::new(&args)?),
         Command::Run(args) => crate::live::run(&RunConfig::new(&args)?),
+        Command::Review(args) => review::review(&ReviewConfig::new(&args)),
         Command::Completion { shell } => complete::print_script(shell),
     }
 }

@@ -34,6 +34,7 @@ pub mod lifecycle;
 pub mod manifests;
 pub mod profile;
 pub mod protobuf;
+pub mod record;
 
 mod build;
 mod error;

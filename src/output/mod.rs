@@ -20,6 +20,7 @@ pub mod manifests;
 pub mod owners;
 mod plan;
 pub mod redraw;
+pub mod review;
 pub mod run;
 pub mod settings;
 pub mod summary;

@@ -14,5 +14,6 @@ pub mod manifests;
 pub mod nlc_fixtures;
 pub mod output;
 pub mod readme_examples;
+pub mod review;
 pub mod templates;
 pub mod vectors;

@@ -100,7 +100,11 @@ fn offline(command: &str) -> Option<(Vec<String>, Option<&str>, Option<usize>)> 
         None => (rest, None),
     };
     let args = shell_words(rest)?;
-    let file = args.iter().position(|a| a == "-f").and_then(|i| args.get(i + 1))?;
+    // A file given with `-f`, or the record `review` reads.
+    let file = match args.first().map(String::as_str) {
+        Some("review") => args.get(1),
+        _ => args.iter().position(|a| a == "-f").and_then(|i| args.get(i + 1)),
+    }?;
     repo().join(file).exists().then_some((args, columns, head))
 }
 

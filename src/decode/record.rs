@@ -1,0 +1,479 @@
+//! A record `record` wrote (docs/review.md, "The record"): its JSON lines read back into what the
+//! review replays, the state where the record starts and each change after it, each at the instant
+//! the control plane gives it.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::build::{CONTROLLER_LEASE, parse_time};
+use super::read::{read, read_object};
+use crate::engine::model::{NodeName, PodKey};
+use crate::engine::review::{Deleter, Moment, Seen};
+use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
+use crate::engine::start::engine_node;
+use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
+
+/// The reason of the taint-eviction controller's Events, and how their message names the pod.
+const EVICTION_REASON: &str = "TaintManagerEviction";
+const MARKING: &str = "Marking for deletion Pod ";
+
+/// How long before a pod's deletion its controller's Event may say it is marked: the Event is sent
+/// just before the DELETE, its instant to the second.
+const MARKED_BEFORE: i128 = 10 * NANOS_PER_SECOND as i128;
+/// And after: the Event's instant is the controller's clock, the deletion's the API server's.
+const MARKED_AFTER: i128 = 2 * NANOS_PER_SECOND as i128;
+
+/// What a record holds, read.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// Where it starts (its first complete lists), then each change, in the order of their instants.
+    pub moments: Vec<Moment>,
+    /// Its last line's instant.
+    pub end: Option<Timestamp>,
+    /// Its lines.
+    pub lines: usize,
+}
+
+/// A line that does not read: its file, its line (from 1) and why.
+#[derive(Debug, PartialEq, Eq)]
+pub struct RecordError {
+    /// The file, as named.
+    pub file: String,
+    /// Its line, from 1.
+    pub line: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    #[serde(borrow)]
+    at: Cow<'a, str>,
+    #[serde(borrow)]
+    record: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    list: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    listed: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    node: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pod: Option<&'a RawValue>,
+    #[serde(borrow)]
+    lease: Option<&'a RawValue>,
+    event: Option<Value>,
+    deleted: Option<Deleted>,
+    #[serde(borrow)]
+    gap: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from: Option<Cow<'a, str>>,
+    stopped: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Deleted {
+    kind: String,
+    #[serde(default)]
+    namespace: String,
+    name: String,
+}
+
+/// A pod as the record last wrote it.
+struct PodSeen {
+    pod: SnapshotPod,
+    /// Its deletion was seen (or it was terminating when first seen).
+    deleting: bool,
+}
+
+/// The record's state as its lines are read.
+#[derive(Default)]
+struct Reader {
+    nodes: BTreeMap<NodeName, (SnapshotNode, String)>,
+    pods: BTreeMap<PodKey, (PodSeen, String)>,
+    controller_lease: Option<String>,
+    holder: Option<String>,
+    /// The lists in progress, by kind, with what each has listed so far.
+    listing: BTreeMap<String, BTreeSet<String>>,
+    /// The kinds listed completely at least once.
+    listed: BTreeSet<String>,
+    /// Whether the start was taken (nodes and pods listed).
+    started: bool,
+    /// A gap's start: when a watch broke, until its list is complete.
+    broken: BTreeMap<String, Timestamp>,
+    /// When the recorder last stopped, or its last line's instant (a stop not written).
+    last: Option<Timestamp>,
+    stopped: Option<Timestamp>,
+    moments: Vec<Moment>,
+    /// The controller's Events marking a pod for deletion: the pod and when.
+    marked: Vec<(PodKey, Timestamp)>,
+}
+
+fn time(text: &str, field: &str) -> Result<Timestamp, String> {
+    parse_time(text).ok_or_else(|| format!("{field}: not an RFC 3339 time: {text:?}"))
+}
+
+/// `namespace/name` as a pod's key.
+fn pod_key(text: &str) -> Option<PodKey> {
+    let (namespace, name) = text.trim().split_once('/')?;
+    Some(PodKey::new(namespace, name))
+}
+
+impl Reader {
+    fn line(&mut self, line: Line<'_>) -> Result<(), String> {
+        let at = time(&line.at, "at")?;
+        if let Some(record) = line.record {
+            if record != "taint-evict/v1" {
+                return Err(format!("a record of {record:?}: this version reads taint-evict/v1"));
+            }
+            // A new run of the recorder: what came between its last line and this one was not seen.
+            if self.started
+                && let Some(from) = self.stopped.take().or(self.last)
+            {
+                self.moments.push(Moment { at: from, seen: Seen::Gap { until: at } });
+            }
+            self.listing.clear();
+            return Ok(());
+        }
+        self.last = Some(at);
+        if let Some(kind) = line.list {
+            self.listing.insert(kind.into_owned(), BTreeSet::new());
+        } else if let Some(kind) = line.listed {
+            self.listed_all(&kind, at)?;
+        } else if let Some(raw) = line.node {
+            self.node(raw.get(), at)?;
+        } else if let Some(raw) = line.pod {
+            self.pod(raw.get(), at)?;
+        } else if let Some(raw) = line.lease {
+            self.lease(raw.get(), at)?;
+        } else if let Some(event) = line.event {
+            self.event(&event, at);
+        } else if let Some(deleted) = line.deleted {
+            self.deleted(&deleted, at);
+        } else if let Some(kind) = line.gap {
+            let from = time(&line.from.ok_or("a gap without `from`")?, "from")?;
+            self.broken.insert(kind.into_owned(), from);
+        } else if line.stopped.is_some() {
+            self.stopped = Some(at);
+        } else {
+            return Err("no `record`, `list`, `listed`, `node`, `pod`, `lease`, `event`, `deleted`, `gap` or \
+                        `stopped`: not a line of a record"
+                .to_owned());
+        }
+        Ok(())
+    }
+
+    /// Whether a line of `kind` is part of a list again after the start (not a change seen live).
+    fn relisting(&self, kind: &str) -> bool {
+        self.started && self.listing.contains_key(kind)
+    }
+
+    fn note_listed(&mut self, kind: &str, key: String) {
+        if let Some(names) = self.listing.get_mut(kind) {
+            names.insert(key);
+        }
+    }
+
+    fn node(&mut self, json: &str, at: Timestamp) -> Result<(), String> {
+        let snapshot = read_object(json.as_bytes(), "Node").map_err(|e| format!("node: {e}"))?;
+        let node = snapshot.nodes.into_iter().next().ok_or("node: not a Node")?;
+        self.note_listed("nodes", node.name.to_string());
+        let relisting = self.relisting("nodes");
+        if self.started && !relisting {
+            self.moments.push(Moment { at, seen: Seen::Node(engine_node(&node)) });
+        }
+        self.nodes.insert(node.name.clone(), (node, json.to_owned()));
+        Ok(())
+    }
+
+    fn pod(&mut self, json: &str, at: Timestamp) -> Result<(), String> {
+        let snapshot = read_object(json.as_bytes(), "Pod").map_err(|e| format!("pod: {e}"))?;
+        let pod = snapshot.pods.into_iter().next().ok_or("pod: not a Pod")?;
+        let key = pod.pod.key.clone();
+        self.note_listed("pods", key.to_string());
+        let relisting = self.relisting("pods");
+        let was_deleting = self.pods.get(&key).map(|(seen, _)| seen.deleting);
+        if self.started && pod.terminating && was_deleting != Some(true) {
+            // Seen live, its deletion is when the record saw it; in a list after a gap, when the
+            // DELETE was answered: its deletion's end less its grace period.
+            let when = if relisting { deletion_requested(json, &pod).unwrap_or(at) } else { at };
+            self.moments.push(Moment { at: when, seen: Seen::PodDeleted { pod: key.clone(), by: Deleter::Unknown } });
+        } else if self.started && !pod.terminating && !relisting {
+            self.moments.push(Moment { at, seen: Seen::Pod(pod.pod.clone()) });
+        }
+        let deleting = pod.terminating;
+        self.pods.insert(key, (PodSeen { pod, deleting }, json.to_owned()));
+        Ok(())
+    }
+
+    fn lease(&mut self, json: &str, at: Timestamp) -> Result<(), String> {
+        let lease: Value = serde_json::from_str(json).map_err(|e| format!("lease: {e}"))?;
+        let meta = &lease["metadata"];
+        if (meta["namespace"].as_str(), meta["name"].as_str()) != (Some(CONTROLLER_LEASE.0), Some(CONTROLLER_LEASE.1)) {
+            return Ok(());
+        }
+        let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default().to_owned();
+        if self.started && self.holder.as_ref().is_some_and(|last| *last != holder) && !holder.is_empty() {
+            let acquired = lease["spec"]["acquireTime"].as_str().map(|t| time(t, "lease: spec.acquireTime"));
+            let when = acquired.transpose()?.unwrap_or(at);
+            self.moments.push(Moment { at: when, seen: Seen::LeaderChanged { holder: holder.clone().into() } });
+        }
+        if !holder.is_empty() {
+            self.holder = Some(holder);
+        }
+        self.controller_lease = Some(json.to_owned());
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Value, at: Timestamp) {
+        if event["reason"].as_str() != Some(EVICTION_REASON) {
+            return;
+        }
+        let Some(key) = event["message"].as_str().and_then(|m| m.strip_prefix(MARKING)).and_then(pod_key) else {
+            return;
+        };
+        let when = ["eventTime", "lastTimestamp", "firstTimestamp"]
+            .iter()
+            .find_map(|field| event[*field].as_str().and_then(parse_time))
+            .unwrap_or(at);
+        self.marked.push((key, when));
+    }
+
+    fn deleted(&mut self, deleted: &Deleted, at: Timestamp) {
+        match deleted.kind.as_str() {
+            "Pod" => {
+                let key = PodKey::new(deleted.namespace.as_str(), deleted.name.as_str());
+                if let Some((seen, _)) = self.pods.remove(&key)
+                    && self.started
+                    && !seen.deleting
+                {
+                    self.moments.push(Moment { at, seen: Seen::PodDeleted { pod: key, by: Deleter::Unknown } });
+                }
+            }
+            "Node" => {
+                let name = NodeName::from(deleted.name.as_str());
+                if self.nodes.remove(&name).is_some() && self.started {
+                    self.moments.push(Moment { at, seen: Seen::NodeGone(name) });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A list complete: what it did not hold is gone; the first lists of nodes and pods are the start.
+    fn listed_all(&mut self, kind: &str, at: Timestamp) -> Result<(), String> {
+        let Some(names) = self.listing.remove(kind) else { return Ok(()) };
+        let was_started = self.started;
+        match kind {
+            "nodes" => {
+                self.nodes.retain(|name, _| names.contains(name.as_str()));
+                if was_started {
+                    let nodes = self.nodes.values().map(|(node, _)| engine_node(node)).collect();
+                    self.moments.push(Moment { at, seen: Seen::Nodes(nodes) });
+                }
+            }
+            "pods" => {
+                let gone: Vec<PodKey> =
+                    self.pods.keys().filter(|key| !names.contains(&key.to_string())).cloned().collect();
+                for key in gone {
+                    if let Some((seen, _)) = self.pods.remove(&key)
+                        && was_started
+                        && !seen.deleting
+                    {
+                        self.moments.push(Moment { at, seen: Seen::PodDeleted { pod: key, by: Deleter::Unknown } });
+                    }
+                }
+                if was_started {
+                    let pods =
+                        self.pods.values().filter(|(seen, _)| !seen.deleting).map(|(seen, _)| seen.pod.pod.clone());
+                    self.moments.push(Moment { at, seen: Seen::Pods(pods.collect()) });
+                }
+            }
+            _ => {}
+        }
+        if let Some(from) = self.broken.remove(kind)
+            && was_started
+        {
+            self.moments.push(Moment { at: from, seen: Seen::Gap { until: at } });
+        }
+        self.listed.insert(kind.to_owned());
+        if !was_started && self.listed.contains("nodes") && self.listed.contains("pods") {
+            self.start(at)?;
+        }
+        Ok(())
+    }
+
+    /// The state when nodes and pods are first listed, read as a dump of them is.
+    fn start(&mut self, at: Timestamp) -> Result<(), String> {
+        let nodes = self.nodes.values().map(|(_, json)| ("Node", json.as_str()));
+        let pods = self.pods.values().map(|(_, json)| ("Pod", json.as_str()));
+        let lease = self.controller_lease.as_deref().map(|json| ("Lease", json));
+        let mut items = Vec::with_capacity(self.nodes.len() + self.pods.len() + 1);
+        for (kind, json) in nodes.chain(pods).chain(lease) {
+            // A record's objects need not say their kind; a dump's items do.
+            let mut item: Value = serde_json::from_str(json).map_err(|e| format!("{kind}: {e}"))?;
+            if let Some(object) = item.as_object_mut() {
+                object.insert("kind".to_owned(), Value::from(kind));
+            }
+            items.push(item);
+        }
+        let list = serde_json::json!({"kind": "List", "apiVersion": "v1", "items": items});
+        let bytes = serde_json::to_vec(&list).map_err(|e| e.to_string())?;
+        let snapshot = read(&bytes).map_err(|e| format!("the state at the start: {e}"))?;
+        self.moments.push(Moment { at, seen: Seen::Start(Box::new(snapshot)) });
+        self.started = true;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Vec<Moment> {
+        // Who started each deletion: the controller, when its Event marked the pod just then.
+        for moment in &mut self.moments {
+            if let Seen::PodDeleted { pod, by } = &mut moment.seen {
+                let at = moment.at;
+                let marked = self
+                    .marked
+                    .iter()
+                    .any(|(key, when)| key == pod && (-MARKED_BEFORE..=MARKED_AFTER).contains(&when.nanos_since(at)));
+                if marked {
+                    *by = Deleter::Controller;
+                }
+            }
+        }
+        // In the order of their instants; the start first, and lines of one instant as written.
+        self.moments.sort_by_key(|moment| (!matches!(moment.seen, Seen::Start(_)), moment.at));
+        self.moments
+    }
+}
+
+/// When a pod's DELETE was answered: its `deletionTimestamp` less its `deletionGracePeriodSeconds`.
+fn deletion_requested(json: &str, pod: &SnapshotPod) -> Option<Timestamp> {
+    let grace = serde_json::from_str::<Value>(json).ok()?["metadata"]["deletionGracePeriodSeconds"].as_i64()?;
+    let end = pod.deletion_timestamp?;
+    Some(end.add_nanos(-grace.checked_mul(NANOS_PER_SECOND)?))
+}
+
+/// Reads a record's files, in order: each `(name, text)`.
+///
+/// # Errors
+/// A line that is not JSON, has no `at`, or holds an object that does not read, with its file and
+/// line.
+pub fn read_record(files: &[(String, String)]) -> Result<Record, RecordError> {
+    let mut reader = Reader::default();
+    let mut lines = 0;
+    let mut end = None;
+    for (file, text) in files {
+        for (index, text) in text.lines().enumerate() {
+            if text.trim().is_empty() {
+                continue;
+            }
+            lines += 1;
+            let error = |reason: String| RecordError { file: file.clone(), line: index + 1, reason };
+            let line: Line<'_> = serde_json::from_str(text).map_err(|e| error(e.to_string()))?;
+            reader.line(line).map_err(error)?;
+            end = reader.last.max(end);
+        }
+    }
+    Ok(Record { moments: reader.finish(), end, lines })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, deletion: Option<(&str, i64)>) -> String {
+        let deleting = deletion.map_or_else(String::new, |(at, grace)| {
+            format!(",\"deletionTimestamp\":\"{at}\",\"deletionGracePeriodSeconds\":{grace}")
+        });
+        format!(
+            "{{\"metadata\":{{\"namespace\":\"shop\",\"name\":\"{name}\",\"uid\":\"u-{name}\"{deleting}}},\
+             \"spec\":{{\"nodeName\":\"n1\"}}}}"
+        )
+    }
+
+    fn line(at: &str, rest: &str) -> String {
+        format!("{{\"at\":\"2026-11-29T10:{at}Z\",{rest}}}")
+    }
+
+    fn start() -> Vec<String> {
+        vec![
+            line("00:00", "\"record\":\"taint-evict/v1\""),
+            line("00:00", "\"list\":\"nodes\""),
+            line("00:00", "\"node\":{\"metadata\":{\"name\":\"n1\"}}"),
+            line("00:00", "\"listed\":\"nodes\""),
+            line("00:00", "\"list\":\"pods\""),
+            line("00:00", &format!("\"pod\":{}", pod("a", None))),
+            line("00:00", &format!("\"pod\":{}", pod("b", None))),
+            line("00:01", "\"listed\":\"pods\""),
+        ]
+    }
+
+    /// Each moment as `instant what`, the start left out.
+    fn said(lines: &[String]) -> Vec<String> {
+        let record = read_record(&[("r.jsonl".to_owned(), lines.join("\n"))]).expect("reads");
+        record
+            .moments
+            .iter()
+            .skip(1)
+            .map(|m| {
+                let what = match &m.seen {
+                    Seen::PodDeleted { pod, by } => format!("deleted {pod} {by:?}"),
+                    Seen::Gap { until } => format!("gap until {}", crate::words::rfc3339(until.as_nanos())),
+                    Seen::Pods(pods) => format!("pods {}", pods.len()),
+                    other => format!("{other:?}").split(['(', ' ']).next().unwrap_or_default().to_owned(),
+                };
+                format!("{} {what}", crate::words::rfc3339(m.at.as_nanos()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_deletion_in_a_gap_is_dated_by_its_request_and_a_pod_gone_unseen_at_the_list() {
+        // The pod watch breaks at 10:02; listed again at 10:05, `a` is terminating (its DELETE
+        // answered at 10:04:00 with a 30 s grace, an Event of the controller at 10:03:59) and `b` is
+        // gone, its deletion unseen: gone by 10:05.
+        let mut lines = start();
+        lines.push(line("05:00", "\"gap\":\"pods\",\"from\":\"2026-11-29T10:02:00Z\""));
+        lines.push(line("05:00", "\"list\":\"pods\""));
+        lines.push(line("05:00", &format!("\"pod\":{}", pod("a", Some(("2026-11-29T10:04:30Z", 30))))));
+        lines.push(line("05:01", "\"listed\":\"pods\""));
+        lines.push(line(
+            "05:02",
+            "\"event\":{\"reason\":\"TaintManagerEviction\",\"message\":\"Marking for deletion Pod shop/a\",\
+             \"firstTimestamp\":\"2026-11-29T10:03:59Z\"}",
+        ));
+        assert_eq!(
+            said(&lines),
+            vec![
+                "2026-11-29T10:02:00Z gap until 2026-11-29T10:05:01Z",
+                "2026-11-29T10:04:00Z deleted shop/a Controller",
+                "2026-11-29T10:05:01Z deleted shop/b Unknown",
+                "2026-11-29T10:05:01Z pods 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stop_and_a_new_run_of_the_recorder_are_a_gap_and_an_unwritten_stop_ends_at_the_last_line() {
+        let mut lines = start();
+        lines.push(line("03:00", "\"stopped\":\"signal\""));
+        lines.push(line("09:00", "\"record\":\"taint-evict/v1\""));
+        lines.push(line("09:30", &format!("\"pod\":{}", pod("c", None))));
+        // No `stopped`: the recorder was killed after its last line.
+        lines.push(line("12:00", "\"record\":\"taint-evict/v1\""));
+        assert_eq!(
+            said(&lines),
+            vec![
+                "2026-11-29T10:03:00Z gap until 2026-11-29T10:09:00Z",
+                "2026-11-29T10:09:30Z Pod",
+                "2026-11-29T10:09:30Z gap until 2026-11-29T10:12:00Z",
+            ]
+        );
+        let bad = read_record(&[("r.jsonl".to_owned(), line("00:00", "\"nothing\":1"))]).expect_err("no kind");
+        assert_eq!((bad.file.as_str(), bad.line), ("r.jsonl", 1));
+        assert!(bad.reason.starts_with("no `record`"), "{}", bad.reason);
+    }
+}
