@@ -27,6 +27,7 @@
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
 //! cluster, the CLI or the output.
 
+pub mod audit_log;
 pub mod bounded;
 pub mod controller_manager;
 pub mod devices;

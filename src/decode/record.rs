@@ -20,6 +20,9 @@ use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 /// The reason of the taint-eviction controller's Events, and how their message names the pod.
 const EVICTION_REASON: &str = "TaintManagerEviction";
 const MARKING: &str = "Marking for deletion Pod ";
+/// The names kube-controller-manager gives the taint-eviction controller's client and account: the
+/// node controller's, whose part it was, up to 1.29 (`cmd/kube-controller-manager/app/core.go`).
+const CONTROLLER_CLIENTS: [&str; 2] = ["node-controller", "taint-eviction-controller"];
 
 /// How long before a pod's deletion its controller's Event may say it is marked: the Event is sent
 /// just before the DELETE, its instant to the second.
@@ -70,6 +73,12 @@ struct Line<'a> {
     deleted: Option<Deleted>,
     #[serde(borrow)]
     gap: Option<Cow<'a, str>>,
+    /// Who wrote the change, when the source knows (an audit log): a user's name, and the client it
+    /// used (`userAgent`).
+    #[serde(borrow)]
+    by: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    agent: Option<Cow<'a, str>>,
     #[serde(borrow)]
     from: Option<Cow<'a, str>>,
     stopped: Option<Value>,
@@ -147,13 +156,15 @@ impl Reader {
         } else if let Some(raw) = line.node {
             self.node(raw.get(), at)?;
         } else if let Some(raw) = line.pod {
-            self.pod(raw.get(), at)?;
+            let by = line.by.as_deref().map(|user| deleter(user, line.agent.as_deref().unwrap_or_default()));
+            self.pod(raw.get(), at, by)?;
         } else if let Some(raw) = line.lease {
             self.lease(raw.get(), at)?;
         } else if let Some(event) = line.event {
             self.event(&event, at);
         } else if let Some(deleted) = line.deleted {
-            self.deleted(&deleted, at);
+            let by = line.by.as_deref().map(|user| deleter(user, line.agent.as_deref().unwrap_or_default()));
+            self.deleted(&deleted, at, by);
         } else if let Some(kind) = line.gap {
             let from = time(&line.from.ok_or("a gap without `from`")?, "from")?;
             self.broken.insert(kind.into_owned(), from);
@@ -190,7 +201,7 @@ impl Reader {
         Ok(())
     }
 
-    fn pod(&mut self, json: &str, at: Timestamp) -> Result<(), String> {
+    fn pod(&mut self, json: &str, at: Timestamp, by: Option<Deleter>) -> Result<(), String> {
         let snapshot = read_object(json.as_bytes(), "Pod").map_err(|e| format!("pod: {e}"))?;
         let pod = snapshot.pods.into_iter().next().ok_or("pod: not a Pod")?;
         let key = pod.pod.key.clone();
@@ -201,7 +212,8 @@ impl Reader {
             // Seen live, its deletion is when the record saw it; in a list after a gap, when the
             // DELETE was answered: its deletion's end less its grace period.
             let when = if relisting { deletion_requested(json, &pod).unwrap_or(at) } else { at };
-            self.moments.push(Moment { at: when, seen: Seen::PodDeleted { pod: key.clone(), by: Deleter::Unknown } });
+            let by = by.unwrap_or(Deleter::Unknown);
+            self.moments.push(Moment { at: when, seen: Seen::PodDeleted { pod: key.clone(), by } });
         } else if self.started && !pod.terminating && !relisting {
             self.moments.push(Moment { at, seen: Seen::Pod(pod.pod.clone()) });
         }
@@ -243,7 +255,7 @@ impl Reader {
         self.marked.push((key, when));
     }
 
-    fn deleted(&mut self, deleted: &Deleted, at: Timestamp) {
+    fn deleted(&mut self, deleted: &Deleted, at: Timestamp, by: Option<Deleter>) {
         match deleted.kind.as_str() {
             "Pod" => {
                 let key = PodKey::new(deleted.namespace.as_str(), deleted.name.as_str());
@@ -251,7 +263,8 @@ impl Reader {
                     && self.started
                     && !seen.deleting
                 {
-                    self.moments.push(Moment { at, seen: Seen::PodDeleted { pod: key, by: Deleter::Unknown } });
+                    let by = by.unwrap_or(Deleter::Unknown);
+                    self.moments.push(Moment { at, seen: Seen::PodDeleted { pod: key, by } });
                 }
             }
             "Node" => {
@@ -338,7 +351,7 @@ impl Reader {
                     .marked
                     .iter()
                     .any(|(key, when)| key == pod && (-MARKED_BEFORE..=MARKED_AFTER).contains(&when.nanos_since(at)));
-                if marked {
+                if marked && matches!(by, Deleter::Unknown) {
                     *by = Deleter::Controller;
                 }
             }
@@ -349,11 +362,32 @@ impl Reader {
     }
 }
 
+/// Who a change's writer is: the taint-eviction controller when its own client wrote it (the client
+/// kube-controller-manager names in its user agent, `…/node-controller` up to 1.29 and
+/// `…/taint-eviction-controller` since, or that service account); else the user's name.
+fn deleter(user: &str, agent: &str) -> Deleter {
+    let controller = CONTROLLER_CLIENTS.iter().any(|client| {
+        agent.starts_with("kube-controller-manager/") && agent.ends_with(&format!("/{client}"))
+            || user == format!("system:serviceaccount:kube-system:{client}")
+    });
+    if controller { Deleter::Controller } else { Deleter::Other(user.into()) }
+}
+
 /// When a pod's DELETE was answered: its `deletionTimestamp` less its `deletionGracePeriodSeconds`.
 fn deletion_requested(json: &str, pod: &SnapshotPod) -> Option<Timestamp> {
     let grace = serde_json::from_str::<Value>(json).ok()?["metadata"]["deletionGracePeriodSeconds"].as_i64()?;
     let end = pod.deletion_timestamp?;
     Some(end.add_nanos(-grace.checked_mul(NANOS_PER_SECOND)?))
+}
+
+/// One line of a record, and where it was read: its file and line (from 1).
+pub struct Numbered<'a> {
+    /// The file.
+    pub file: &'a str,
+    /// The line, from 1.
+    pub line: usize,
+    /// Its text.
+    pub text: Cow<'a, str>,
 }
 
 /// Reads a record's files, in order: each `(name, text)`.
@@ -362,22 +396,33 @@ fn deletion_requested(json: &str, pod: &SnapshotPod) -> Option<Timestamp> {
 /// A line that is not JSON, has no `at`, or holds an object that does not read, with its file and
 /// line.
 pub fn read_record(files: &[(String, String)]) -> Result<Record, RecordError> {
+    let lines = files.iter().flat_map(|(file, text)| {
+        text.lines().enumerate().map(|(index, text)| Ok(Numbered { file, line: index + 1, text: Cow::Borrowed(text) }))
+    });
+    read_lines(lines)
+}
+
+/// Reads a record's lines, in order (from any source that writes them: a record's files, or an
+/// audit log's events rewritten as them).
+///
+/// # Errors
+/// The first of `lines` that is an error, or that does not read, with its file and line.
+pub fn read_lines<'a>(lines: impl Iterator<Item = Result<Numbered<'a>, RecordError>>) -> Result<Record, RecordError> {
     let mut reader = Reader::default();
-    let mut lines = 0;
+    let mut count = 0;
     let mut end = None;
-    for (file, text) in files {
-        for (index, text) in text.lines().enumerate() {
-            if text.trim().is_empty() {
-                continue;
-            }
-            lines += 1;
-            let error = |reason: String| RecordError { file: file.clone(), line: index + 1, reason };
-            let line: Line<'_> = serde_json::from_str(text).map_err(|e| error(e.to_string()))?;
-            reader.line(line).map_err(error)?;
-            end = reader.last.max(end);
+    for numbered in lines {
+        let numbered = numbered?;
+        if numbered.text.trim().is_empty() {
+            continue;
         }
+        count += 1;
+        let error = |reason: String| RecordError { file: numbered.file.to_owned(), line: numbered.line, reason };
+        let line: Line<'_> = serde_json::from_str(&numbered.text).map_err(|e| error(e.to_string()))?;
+        reader.line(line).map_err(error)?;
+        end = reader.last.max(end);
     }
-    Ok(Record { moments: reader.finish(), end, lines })
+    Ok(Record { moments: reader.finish(), end, lines: count })
 }
 
 #[cfg(test)]

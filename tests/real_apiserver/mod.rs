@@ -22,6 +22,7 @@ mod plan;
 mod protobuf;
 mod rbac;
 mod requests;
+mod review;
 mod run;
 mod side_by_side;
 mod skew;

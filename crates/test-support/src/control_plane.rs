@@ -160,6 +160,8 @@ pub struct Options {
     pub identities: Vec<Identity>,
     /// More flags for kube-controller-manager (`--node-monitor-grace-period=10s`, …).
     pub controller_manager_args: Vec<String>,
+    /// An audit policy: kube-apiserver then writes its audit log ([`ControlPlane::audit_log`]).
+    pub audit_policy: Option<PathBuf>,
 }
 
 /// A running etcd + kube-apiserver (+ kube-controller-manager), stopped on drop.
@@ -174,6 +176,7 @@ pub struct ControlPlane {
     second: Option<Child>,
     controller_manager: Option<Child>,
     controller_manager_args: Vec<String>,
+    audit_policy: Option<PathBuf>,
     kubeconfigs: BTreeMap<String, PathBuf>,
     heartbeats: Vec<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
 }
@@ -239,6 +242,7 @@ impl ControlPlane {
             second: None,
             controller_manager: None,
             controller_manager_args: options.controller_manager_args.clone(),
+            audit_policy: options.audit_policy.clone(),
             kubeconfigs: BTreeMap::new(),
             heartbeats: Vec::new(),
         };
@@ -304,11 +308,29 @@ impl ControlPlane {
         self.start_apiserver().expect("kube-apiserver starts again");
     }
 
+    /// The audit log kube-apiserver writes with [`Options::audit_policy`].
+    pub fn audit_log(&self) -> PathBuf {
+        self.dir.join("audit.log")
+    }
+
     fn spawn_apiserver(&self, port: u16, log: &str) -> Result<Child, String> {
         let d = &self.dir;
         let path = |name: &str| d.join(name).to_str().expect("UTF-8 path").to_owned();
+        let audit: Vec<String> = self
+            .audit_policy
+            .iter()
+            .flat_map(|policy| {
+                [
+                    format!("--audit-policy-file={}", policy.display()),
+                    format!("--audit-log-path={}", self.audit_log().display()),
+                    "--audit-log-format=json".to_owned(),
+                    "--audit-log-mode=blocking".to_owned(),
+                ]
+            })
+            .collect();
         spawn(
             Command::new(self.binaries.join("kube-apiserver"))
+                .args(audit)
                 .arg(format!("--etcd-servers={}", self.etcd_url))
                 .args(["--bind-address=127.0.0.1", &format!("--secure-port={port}")])
                 .arg(format!("--tls-cert-file={}", path("server.crt")))
