@@ -30,8 +30,10 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Predict every zone's and every node's outage, and find what the tolerations leave exposed.
     Audit(AuditArgs),
-    /// Print the cluster's profile (its zones, the controller's settings, the API server's default
-    /// tolerations, its version) as the YAML `audit --profile` reads, from the cluster or a dump.
+    /// Print the cluster's profile as the YAML `audit --profile` reads.
+    ///
+    /// Its zones and their node counts, the node lifecycle controller's settings, the API server's
+    /// default tolerations and its version, taken from the cluster or a dump (`-f`).
     Profile(ProfileArgs),
     /// Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due.
     Run(RunArgs),

@@ -151,6 +151,12 @@ fn written(file: &str, manifest: &Manifest, rule: Rule, toleration: Option<usize
     }
 }
 
+/// What a profile is taken from: the audit's connection, nothing of its outages (a dump's pods and
+/// their owners are not kept).
+fn profile_input(config: &AuditConfig) -> Input {
+    Input { every_outage: false, label_keys: Vec::new(), ..config.input.clone() }
+}
+
 /// `audit` of rendered manifests: every template checked, the findings printed.
 ///
 /// # Errors
@@ -180,11 +186,11 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
         None => (Profile::default(), false),
         Some(ProfileFrom::File(profile)) => (profile.clone(), false),
         Some(ProfileFrom::Dump(path)) => {
-            let input = Input { file: Some(path.clone()), ..config.input.clone() };
+            let input = Input { file: Some(path.clone()), ..profile_input(config) };
             (super::profile::taken(&input)?.0.profile, true)
         }
         Some(ProfileFrom::Cluster) => {
-            let input = Input { file: None, ..config.input.clone() };
+            let input = Input { file: None, ..profile_input(config) };
             (super::profile::taken(&input)?.0.profile, true)
         }
     };

@@ -742,6 +742,32 @@ mod tests {
     }
 
     #[test]
+    fn the_control_plane_pods_command_lines_are_read_with_their_names() {
+        // Two static pods as kubeadm labels them, and one labelled so outside kube-system: not theirs.
+        let dump = r#"{"items":[
+            {"kind":"Pod","metadata":{"name":"kube-apiserver-cp","namespace":"kube-system","labels":{"component":"kube-apiserver"}},
+             "spec":{"containers":[{"name":"kube-apiserver","command":["kube-apiserver","--default-unreachable-toleration-seconds=90"]}]}},
+            {"kind":"Pod","metadata":{"name":"kcm-cp","namespace":"kube-system","labels":{"component":"kube-controller-manager"}},
+             "spec":{"containers":[{"name":"sidecar","args":["x"]},{"name":"kube-controller-manager","command":["kube-controller-manager"],"args":["--node-monitor-grace-period=45s"]}]}},
+            {"kind":"Pod","metadata":{"name":"fake","namespace":"default","labels":{"component":"kube-apiserver"}},
+             "spec":{"containers":[{"name":"kube-apiserver","command":["kube-apiserver","--default-unreachable-toleration-seconds=1"]}]}}
+        ]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        let words = |list: &[&str]| list.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            health.api_server,
+            Some((
+                "kube-apiserver-cp".to_owned(),
+                words(&["kube-apiserver", "--default-unreachable-toleration-seconds=90"])
+            ))
+        );
+        assert_eq!(
+            health.controller_manager,
+            Some(("kcm-cp".to_owned(), words(&["kube-controller-manager", "--node-monitor-grace-period=45s"])))
+        );
+    }
+
+    #[test]
     fn a_dump_without_leases_is_read_and_says_so() {
         let dump = r#"{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n1"}}]}"#;
         let health = read_health(dump.as_bytes()).expect("a dump");
