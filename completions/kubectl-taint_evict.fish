@@ -29,6 +29,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -s
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "profile" -d 'Print the cluster\'s profile as the YAML `audit --profile` reads'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "review" -d 'After an incident: each deletion a record saw, against when the controller should have made it'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
@@ -175,6 +176,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 always\t'Always colour'
 never\t'Never colour'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l profile -d 'Rendered manifests: the cluster they will run on (its Kubernetes version, the controller\'s settings, the API server\'s default tolerations, its zones and their node counts), a YAML file' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l profile-from -d 'Rendered manifests: the cluster they will run on, taken from a dump (`kubectl get nodes,pods -A -o json`) as `profile -f DUMP` takes it' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-grace-period -d 'Silence after which the controller marks a node Ready=Unknown [default: 40s before Kubernetes 1.32, 50s from 1.32; a dump: 40s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-monitor-period -d 'The controller\'s node health pass period [default: 5s]' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l node-eviction-rate -d 'Nodes tainted per second per zone while the zone is healthy [default: 0.1]' -r
@@ -191,7 +193,29 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s A -l all-namespaces -d 'Every namespace\'s (the default)'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l summary -d 'Print the findings\' count by severity and one line per outage'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l profile-from-cluster -d 'Rendered manifests: the cluster they will run on, taken from the cluster kubectl connects to, as `profile` takes it'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -s f -l filename -d 'Take it from a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l user -d 'The kubeconfig user to use (instead of the context\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -s s -l server -d 'The address and port of the API server (instead of the cluster\'s)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l token -d 'A bearer token to authenticate with (instead of the user\'s credentials)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l as -d 'Act as this user (impersonation)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l as-group -d 'Act as this group, with --as (repeatable)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l as-uid -d 'Act as this UID, with --as' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l certificate-authority -d 'A certificate file of the certificate authority to verify the server with' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l client-certificate -d 'A client certificate file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l client-key -d 'A client key file for TLS' -r -F
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l tls-server-name -d 'The server name to verify the server\'s certificate with (instead of the server\'s host)' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l request-timeout -d 'The most one API request may take (`5s`, `1m`; default 30s); 0 waits as long as it takes' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l max-response-size -d 'The most bytes one answer of the API server (a list page, an object) or a dump (-f) may hold (`512Mi`, `4Gi`); one event of a watch may hold a 32nd of it, 64 MiB at least' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l content-type -d 'What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as kube-controller-manager reads; the server encodes it several times cheaper than JSON) or json. A server that cannot answer protobuf answers JSON' -r -f -a "protobuf\t'Protobuf, with JSON as the fallback: the API server\'s cheapest encoding'
+json\t'JSON only'"
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l quorum-read -d 'Read from etcd (a quorum read, paged) instead of the API server\'s watch cache'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -l insecure-skip-tls-verify -d 'Do not verify the server\'s TLS certificate (insecure: anyone on the path can read and change the traffic, the credentials included)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand profile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -l device-taints -d 'Also enforce DRA device taints (Kubernetes 1.33+), as kube-controller-manager\'s device-taint-eviction-controller does; false leaves them to the cluster' -r -f -a "true\t''
 false\t''"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand run" -s l -l selector -d 'Only enforce on nodes matching this label selector' -r
@@ -259,10 +283,11 @@ json\t'A `Review` document'
 yaml\t'The same document as YAML'"
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand review" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand completion" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "review" -d 'After an incident: each deletion a record saw, against when the controller should have made it'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
-complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit run review completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "plan" -d 'Show each pod\'s verdict and eviction deadline on NoExecute-tainted nodes'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "explain" -d 'Say, for one pod, which toleration matched which taint and why'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "audit" -d 'Predict every zone\'s and every node\'s outage, and find what the tolerations leave exposed'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "profile" -d 'Print the cluster\'s profile as the YAML `audit --profile` reads'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "run" -d 'Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "review" -d 'After an incident: each deletion a record saw, against when the controller should have made it'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "completion" -d 'Print a shell completion script (or kubectl\'s completion helper)'
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand help; and not __fish_seen_subcommand_from plan explain audit profile run review completion help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -296,10 +296,42 @@ pub struct AuditConfig {
     pub fail_on: Option<Severity>,
     /// Whether the table is coloured.
     pub color: ColorMode,
-    /// The node lifecycle flags (a profile's version and settings among them).
+    /// The node lifecycle flags.
     pub lifecycle: Lifecycle,
-    /// `--profile`: the cluster rendered manifests will run on.
-    pub profile: Option<crate::decode::profile::Profile>,
+    /// `--profile`, `--profile-from`, `--profile-from-cluster`: the cluster rendered manifests will
+    /// run on.
+    pub profile: Option<ProfileFrom>,
+}
+
+/// Where the profile of the cluster rendered manifests will run on comes from (docs/audit.md, "The
+/// cluster's profile").
+#[derive(Clone, Debug)]
+pub enum ProfileFrom {
+    /// `--profile FILE`: a profile written, read.
+    File(crate::decode::profile::Profile),
+    /// `--profile-from DUMP`: taken from a dump (`-` for stdin).
+    Dump(String),
+    /// `--profile-from-cluster`: taken from the live cluster.
+    Cluster,
+}
+
+impl ProfileFrom {
+    /// The flag that names it.
+    #[must_use]
+    pub fn flag(&self) -> &'static str {
+        match self {
+            Self::File(_) => "--profile",
+            Self::Dump(_) => "--profile-from",
+            Self::Cluster => "--profile-from-cluster",
+        }
+    }
+}
+
+/// `profile`, validated: where to take it from.
+#[derive(Clone, Debug)]
+pub struct ProfileConfig {
+    /// A dump (`file`), or the live cluster and how to connect.
+    pub input: Input,
 }
 
 /// `review`, validated.

@@ -30,6 +30,11 @@ pub enum Command {
     Explain(ExplainArgs),
     /// Predict every zone's and every node's outage, and find what the tolerations leave exposed.
     Audit(AuditArgs),
+    /// Print the cluster's profile as the YAML `audit --profile` reads.
+    ///
+    /// Its zones and their node counts, the node lifecycle controller's settings, the API server's
+    /// default tolerations and its version, taken from the cluster or a dump (`-f`).
+    Profile(ProfileArgs),
     /// Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due.
     Run(RunArgs),
     /// After an incident: each deletion a record saw, against when the controller should have made it.
@@ -596,8 +601,16 @@ pub struct AuditArgs {
     pub color: ColorChoice,
     /// Rendered manifests: the cluster they will run on (its Kubernetes version, the controller's
     /// settings, the API server's default tolerations, its zones and their node counts), a YAML file.
-    #[arg(long, value_name = "FILE", value_parser = parse_profile, conflicts_with = "controller_settings", help_heading = "Input")]
+    #[arg(long, value_name = "FILE", value_parser = parse_profile, group = "profiles", conflicts_with = "controller_settings", help_heading = "Input")]
     pub profile: Option<ProfileFile>,
+    /// Rendered manifests: the cluster they will run on, taken from a dump (`kubectl get nodes,pods
+    /// -A -o json`) as `profile -f DUMP` takes it.
+    #[arg(long, value_name = "DUMP", value_hint = ValueHint::FilePath, group = "profiles", conflicts_with = "controller_settings", help_heading = "Input")]
+    pub profile_from: Option<String>,
+    /// Rendered manifests: the cluster they will run on, taken from the cluster kubectl connects to,
+    /// as `profile` takes it.
+    #[arg(long, group = "profiles", conflicts_with = "controller_settings", help_heading = "Input")]
+    pub profile_from_cluster: bool,
     #[command(flatten)]
     pub lifecycle: LifecycleArgs,
 }
@@ -613,6 +626,20 @@ fn parse_profile(path: &str) -> Result<ProfileFile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let profile = crate::decode::profile::read_profile(&text).map_err(|e| format!("{path}: {e}"))?;
     Ok(ProfileFile { profile })
+}
+
+/// `profile`.
+#[derive(Args, Debug, Clone)]
+pub struct ProfileArgs {
+    /// Take it from a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for
+    /// stdin).
+    #[arg(short = 'f', long = "filename", value_name = "FILE", value_hint = ValueHint::FilePath, help_heading = "Input")]
+    pub file: Option<String>,
+    /// Read from etcd (a quorum read, paged) instead of the API server's watch cache.
+    #[arg(long, help_heading = "Cluster")]
+    pub quorum_read: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 /// `run --mode`: how a due pod is removed.
@@ -1227,6 +1254,7 @@ mod tests {
                     Command::Plan(args) => drop(crate::config::PlanConfig::new(&args)),
                     Command::Explain(args) => drop(crate::config::ExplainConfig::new(&args)),
                     Command::Audit(args) => drop(crate::config::AuditConfig::new(&args)),
+                    Command::Profile(args) => drop(crate::config::ProfileConfig::new(&args)),
                     Command::Run(args) => drop(crate::config::RunConfig::new(&args)),
                     Command::Review(args) => drop(crate::config::ReviewConfig::new(&args)),
                     Command::Completion { .. } => {}

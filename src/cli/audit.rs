@@ -30,11 +30,11 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
     if config.format == AuditOutput::Sarif {
         return Err(sarif_refused(config));
     }
-    if config.profile.is_some() {
-        return Err(Error::Usage(
-            "--profile describes the cluster rendered manifests will run on: a dump or the live cluster is read as it is"
-                .into(),
-        ));
+    if let Some(profile) = &config.profile {
+        return Err(Error::Usage(format!(
+            "{} describes the cluster rendered manifests will run on: a dump or the live cluster is read as it is",
+            profile.flag()
+        )));
     }
     let (mut prepared, _) = Prepared::load(&config.input, &config.lifecycle, Want::Nodes(&NodeSelection::All))?;
     let lacks = prepared.take_lacks();

@@ -15,7 +15,7 @@ use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
 use crate::config::{
     AuditConfig, AuditOutput, DEFAULT_REQUEST_TIMEOUT, Election, ExplainConfig, ExplainOutput, GivenFlags, Input,
-    Lifecycle, PlanConfig, Printing, ReviewConfig, ReviewOutput, RunConfig, WatchConfig,
+    Lifecycle, PlanConfig, Printing, ProfileConfig, ProfileFrom, ReviewConfig, ReviewOutput, RunConfig, WatchConfig,
 };
 use crate::engine::audit::Severity;
 use crate::error::{Error, Result};
@@ -27,8 +27,8 @@ use crate::selector::Selector;
 
 use super::args::{
     AuditArgs, AuditFormat, ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs,
-    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, ReviewArgs, ReviewFormat, RunArgs, RunFormat, RunMode,
-    SeverityArg, SortKey, TemplateArg, TemplateKind,
+    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, ProfileArgs, ReviewArgs, ReviewFormat, RunArgs, RunFormat,
+    RunMode, SeverityArg, SortKey, TemplateArg, TemplateKind,
 };
 use crate::screen_size;
 
@@ -317,18 +317,39 @@ impl AuditConfig {
                 SeverityArg::High => Severity::High,
             }),
             color: color(args.color),
-            lifecycle: {
-                // A profile's version and settings, unless given as flags (it and
-                // `--controller-settings` exclude each other).
-                let mut lifecycle = Lifecycle::new(&args.lifecycle);
-                if let Some(file) = &args.profile {
-                    lifecycle.kube_version = lifecycle.kube_version.or(file.profile.kube_version);
-                    lifecycle.file = lifecycle.file.or(file.profile.settings);
+            lifecycle: Lifecycle::new(&args.lifecycle),
+            profile: match (&args.profile, &args.profile_from) {
+                (Some(file), _) => Some(ProfileFrom::File(file.profile.clone())),
+                // Stdin is read once: by the manifests, or by the dump.
+                (None, Some(dump)) if dump == "-" && args.file.as_deref() == Some("-") => {
+                    return Err(Error::Usage(
+                        "--profile-from - and -f - both read stdin: give the manifests or the dump as a file".into(),
+                    ));
                 }
-                lifecycle
+                (None, Some(dump)) => Some(ProfileFrom::Dump(dump.clone())),
+                (None, None) if args.profile_from_cluster => Some(ProfileFrom::Cluster),
+                (None, None) => None,
             },
-            profile: args.profile.as_ref().map(|file| file.profile.clone()),
         })
+    }
+}
+
+impl ProfileConfig {
+    /// `profile`'s flags, typed.
+    #[must_use]
+    pub fn new(args: &ProfileArgs) -> Self {
+        let input = Input {
+            file: args.file.clone(),
+            now: None,
+            what_if: Vec::new(),
+            down: Vec::new(),
+            down_selector: None,
+            quorum_read: args.quorum_read,
+            connect: connect_options(&args.cluster),
+            every_outage: false,
+            label_keys: Vec::new(),
+        };
+        Self { input }
     }
 }
 

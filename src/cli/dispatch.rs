@@ -1,8 +1,8 @@
 //! The parsed command line run: diagnostics set up, then one command, each in its own file.
 
 use super::args::{Cli, Command, LogFormat};
-use super::{audit, complete, plan, review};
-use crate::config::{AuditConfig, ExplainConfig, PlanConfig, ReviewConfig, RunConfig, WatchConfig};
+use super::{audit, complete, plan, profile, review};
+use crate::config::{AuditConfig, ExplainConfig, PlanConfig, ProfileConfig, ReviewConfig, RunConfig, WatchConfig};
 use crate::error::Result;
 
 /// Runs the parsed command line, writing to stdout.
@@ -17,6 +17,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Plan(args) => plan::plan(&PlanConfig::new(&args)?),
         Command::Explain(args) => plan::explain(&ExplainConfig::new(&args)?),
         Command::Audit(args) => audit::audit(&AuditConfig::new(&args)?),
+        Command::Profile(args) => profile::profile(&ProfileConfig::new(&args)),
         Command::Run(args) => crate::live::run(&RunConfig::new(&args)?),
         Command::Review(args) => review::review(&ReviewConfig::new(&args)),
         Command::Completion { shell } => complete::print_script(shell),

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::config::{AuditConfig, AuditOutput};
+use crate::config::{AuditConfig, AuditOutput, Input, ProfileFrom};
 use crate::decode::bounded::MaxSize;
 use crate::decode::manifests::{Manifest, read_manifests};
+use crate::decode::profile::Profile;
 use crate::engine::audit::{Cluster, Rule, template_findings};
 use crate::engine::lifecycle::Source as SettingSource;
 use crate::error::{Error, Result};
@@ -150,6 +151,12 @@ fn written(file: &str, manifest: &Manifest, rule: Rule, toleration: Option<usize
     }
 }
 
+/// What a profile is taken from: the audit's connection, nothing of its outages (a dump's pods and
+/// their owners are not kept).
+fn profile_input(config: &AuditConfig) -> Input {
+    Input { every_outage: false, label_keys: Vec::new(), ..config.input.clone() }
+}
+
 /// `audit` of rendered manifests: every template checked, the findings printed.
 ///
 /// # Errors
@@ -172,10 +179,29 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
     if let Some(namespace) = &config.namespace {
         manifests.retain(|(_, manifest)| &*manifest.template.namespace == namespace.as_str());
     }
-    let lifecycle = &config.lifecycle;
-    let settings = lifecycle.settings(lifecycle.kube_version, None);
+    // The profile's version and settings, unless given as flags (it and `--controller-settings`
+    // exclude each other): a file's as a file's, a cluster's as its pod's (docs/audit.md, "The
+    // cluster's profile").
+    let (profile, taken) = match &config.profile {
+        None => (Profile::default(), false),
+        Some(ProfileFrom::File(profile)) => (profile.clone(), false),
+        Some(ProfileFrom::Dump(path)) => {
+            let input = Input { file: Some(path.clone()), ..profile_input(config) };
+            (super::profile::taken(&input)?.0.profile, true)
+        }
+        Some(ProfileFrom::Cluster) => {
+            let input = Input { file: None, ..profile_input(config) };
+            (super::profile::taken(&input)?.0.profile, true)
+        }
+    };
+    let mut lifecycle = config.lifecycle.clone();
+    lifecycle.kube_version = lifecycle.kube_version.or(profile.kube_version);
+    let pod = if taken { profile.settings } else { None };
+    if !taken {
+        lifecycle.file = lifecycle.file.or(profile.settings);
+    }
+    let settings = lifecycle.settings(lifecycle.kube_version, pod.as_ref());
     // What is not known of the cluster, said once (docs/audit.md, "Rendered manifests").
-    let profile = config.profile.clone().unwrap_or_default();
     let source = settings.sources.node_monitor_grace_period;
     let grace_from = match source {
         SettingSource::File if profile.settings.is_some() => "from --profile",

@@ -12,6 +12,7 @@ mod dispatch;
 mod manifests;
 pub mod plan;
 pub mod prepare;
+pub mod profile;
 mod review;
 
 pub use args::*;

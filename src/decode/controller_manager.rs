@@ -21,7 +21,8 @@ pub const SELECTOR: &str = "component=kube-controller-manager";
 /// The label kubeadm gives it, as (key, value).
 pub const LABEL: (&str, &str) = ("component", "kube-controller-manager");
 
-/// What a live read of the controller manager's pod found.
+/// What a live read of the controller manager's pod (or of another control-plane component's static
+/// pod, the API server's) found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Found {
     /// Its pod, by name, and its container's command line.
@@ -136,9 +137,15 @@ pub fn go_duration(text: &str) -> Option<Duration> {
 /// container named `kube-controller-manager`, else the first; `None` when it has none.
 #[must_use]
 pub fn pod_command_line(pod: &Value) -> Option<Vec<String>> {
+    command_line_of(pod, "kube-controller-manager")
+}
+
+/// The command line of `container` in a Pod (`command`, then `args`): the container of that name,
+/// else the first (a static pod as kubeadm writes it has one); `None` when it has none.
+#[must_use]
+pub fn command_line_of(pod: &Value, container: &str) -> Option<Vec<String>> {
     let containers = pod["spec"]["containers"].as_array()?;
-    let container =
-        containers.iter().find(|c| c["name"] == "kube-controller-manager").or_else(|| containers.first())?;
+    let container = containers.iter().find(|c| c["name"] == container).or_else(|| containers.first())?;
     let words = |field: &str| -> Vec<String> {
         let list = container[field].as_array().map(Vec::as_slice).unwrap_or_default();
         list.iter().filter_map(|word| word.as_str().map(str::to_owned)).collect()
@@ -150,12 +157,19 @@ pub fn pod_command_line(pod: &Value) -> Option<Vec<String>> {
 /// many it holds; `None` when it holds none.
 #[must_use]
 pub fn from_pod_list(list: &Value) -> Option<(String, Vec<String>)> {
+    first_in_pod_list(list, "kube-controller-manager")
+}
+
+/// The name and the command line of `container` of the first pod (by name, not being deleted) in a
+/// pod list's answer; `None` when it holds none.
+#[must_use]
+pub fn first_in_pod_list(list: &Value, container: &str) -> Option<(String, Vec<String>)> {
     let items = list["items"].as_array()?;
     let mut pods: Vec<&Value> = items.iter().filter(|pod| pod["metadata"]["deletionTimestamp"].is_null()).collect();
     pods.sort_by_key(|pod| pod["metadata"]["name"].as_str().unwrap_or_default().to_owned());
     let pod = pods.first()?;
     let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-    Some((name, pod_command_line(pod)?))
+    Some((name, command_line_of(pod, container)?))
 }
 
 /// The settings a file names: a kube-controller-manager manifest (a Pod: its container's command

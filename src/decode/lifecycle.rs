@@ -1,8 +1,10 @@
 //! Reads what the node lifecycle controller reads from a dump made with
 //! `kubectl get nodes,pods,leases -A -o json`: each Node's zone labels, `exclude-disruption` label,
 //! creation time, `Ready` condition and taints; each node Lease's `renewTime` (`kube-node-lease`); and
-//! the `kube-system/kube-controller-manager` Lease. A dump without Leases is still read: the answer
-//! then rests on `lastHeartbeatTime` alone, and [`Health::node_leases`] says so.
+//! the `kube-system/kube-controller-manager` Lease; the command lines of the controller manager's
+//! static pod and of the API server's (for a cluster's profile, docs/audit.md). A dump without
+//! Leases is still read: the answer then rests on `lastHeartbeatTime` alone, and
+//! [`Health::node_leases`] says so.
 //!
 //! An item's metadata and status are `raw`'s, the snapshot's: `RawMeta` with the labels the
 //! controller reads and without a pod's history, `RawStatus` with its conditions read as a Node's
@@ -28,11 +30,11 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess};
 use serde::{Deserialize, Deserializer};
 
 use super::build::{CONTROLLER_LEASE, parse_time};
-use super::controller_manager;
 use super::error::{DumpError, object_name};
 use super::raw::{self, RawMeta, RawNodeCondition, RawStatus, RawTaint, Unread, raw};
 use super::scan::Reader;
 use super::seeds::Str;
+use super::{api_server, controller_manager};
 use crate::engine::lifecycle::{
     ConditionTaint, ControllerLease, EXCLUDE_DISRUPTION, Flags, NodeHealth, Observation, Ready, ReadyCondition,
     ZONE_LABELS, ZoneKey,
@@ -55,9 +57,12 @@ pub struct Health {
     /// How many ResourceSlices, ResourceClaims and DeviceTaintRules it holds: the DRA objects are
     /// read only when there are some.
     pub dra_objects: usize,
-    /// The command line of the kube-controller-manager pod it holds (`kube-system`, labelled
-    /// `component=kube-controller-manager`), when it holds one: the controller's settings.
-    pub controller_manager: Option<Vec<String>>,
+    /// The name and command line of the kube-controller-manager pod it holds (`kube-system`,
+    /// labelled `component=kube-controller-manager`), when it holds one: the controller's settings.
+    pub controller_manager: Option<(String, Vec<String>)>,
+    /// The name and command line of the kube-apiserver pod it holds (`kube-system`, labelled
+    /// `component=kube-apiserver`), when it holds one: its default tolerations (a profile's).
+    pub api_server: Option<(String, Vec<String>)>,
 }
 
 impl Health {
@@ -150,9 +155,16 @@ impl Reading<'_> {
                 self.health.controller = Some(controller(index, item)?);
             }
             Some("Node") => self.health.nodes.push(node(index, item)?),
-            Some("Pod") if is_controller_manager(&item.metadata) => {
+            Some("Pod") if is_component(&item.metadata, controller_manager::LABEL) => {
                 if let Some(containers) = &item.spec.containers {
-                    self.health.controller_manager = containers.command_line();
+                    let args = containers.command_line("kube-controller-manager");
+                    self.health.controller_manager = args.map(|args| (name.to_owned(), args));
+                }
+            }
+            Some("Pod") if is_component(&item.metadata, api_server::LABEL) => {
+                if let Some(containers) = &item.spec.containers {
+                    let args = containers.command_line(api_server::CONTAINER);
+                    self.health.api_server = args.map(|args| (name.to_owned(), args));
                 }
             }
             Some("ResourceSlice" | "ResourceClaim" | "DeviceTaintRule") => self.health.dra_objects += 1,
@@ -187,13 +199,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Item<'a> {
                 let mut item = Item::default();
                 while let Some(key) = map.next_key::<Str<'de>>()? {
                     let wanted = item.kind.as_deref().is_none_or(|kind| kind == "Node" || kind == "Lease");
-                    // A pod's metadata says whether it is the controller manager's, whose spec holds
-                    // its settings; kubectl writes `metadata` before `spec`.
+                    // A pod's metadata says whether it is the controller manager's (or the API
+                    // server's), whose spec holds its settings; kubectl writes `metadata` before `spec`.
                     let pod = item.kind.as_deref() == Some("Pod");
                     match key.0.as_bytes() {
                         raw::item::kind => item.kind = map.next_value()?,
                         raw::item::metadata if wanted || pod => item.metadata = map.next_value()?,
-                        raw::item::spec if wanted || (pod && is_controller_manager(&item.metadata)) => {
+                        raw::item::spec if wanted || (pod && is_control_plane(&item.metadata)) => {
                             item.spec = map.next_value()?;
                         }
                         raw::item::status if wanted => item.status = map.next_value()?,
@@ -296,10 +308,15 @@ raw! {
     }
 }
 
-/// Whether a pod's `metadata` is that of the controller manager's static pod.
-fn is_controller_manager(meta: &Meta<'_>) -> bool {
-    let labelled = meta.labels.as_ref().and_then(|labels| labels.get(controller_manager::LABEL.0));
-    meta.namespace.as_deref() == Some(controller_manager::NAMESPACE) && labelled == Some(controller_manager::LABEL.1)
+/// Whether a pod's `metadata` is that of the static pod `label` names in `kube-system`.
+fn is_component(meta: &Meta<'_>, (key, value): (&str, &str)) -> bool {
+    let labelled = meta.labels.as_ref().and_then(|labels| labels.get(key));
+    meta.namespace.as_deref() == Some(controller_manager::NAMESPACE) && labelled == Some(value)
+}
+
+/// Whether a pod's `metadata` is that of the controller manager's static pod or the API server's.
+fn is_control_plane(meta: &Meta<'_>) -> bool {
+    is_component(meta, controller_manager::LABEL) || is_component(meta, api_server::LABEL)
 }
 
 /// A pod's containers: their names and command lines.
@@ -308,10 +325,9 @@ fn is_controller_manager(meta: &Meta<'_>) -> bool {
 pub(super) struct Containers<'a>(#[serde(borrow)] Vec<Container<'a>>);
 
 impl Containers<'_> {
-    /// The command line (`command`, then `args`) of the container named `kube-controller-manager`,
-    /// else the first.
-    fn command_line(&self) -> Option<Vec<String>> {
-        let named = self.0.iter().find(|c| c.name.as_deref() == Some("kube-controller-manager"));
+    /// The command line (`command`, then `args`) of the container named `name`, else the first.
+    fn command_line(&self, name: &str) -> Option<Vec<String>> {
+        let named = self.0.iter().find(|c| c.name.as_deref() == Some(name));
         let container = named.or_else(|| self.0.first())?;
         let words = container.command.iter().flatten().chain(container.args.iter().flatten());
         Some(words.map(|word| word.to_string()).collect())
@@ -409,6 +425,7 @@ impl HealthPart {
         self.health.controller = later.health.controller.or(self.health.controller.take());
         self.health.dra_objects += later.health.dra_objects;
         self.health.controller_manager = later.health.controller_manager.or(self.health.controller_manager.take());
+        self.health.api_server = later.health.api_server.or(self.health.api_server.take());
         self.renewed.extend(later.renewed);
     }
 
@@ -722,6 +739,32 @@ mod tests {
         );
         let bad = r#"{"items":[{"kind":"Node","metadata":{"name":"n1"},"spec":{"taints":[{"key":1}]}}]}"#;
         assert!(read_health(bad.as_bytes()).is_err(), "a taint that is not one is refused, kept or not");
+    }
+
+    #[test]
+    fn the_control_plane_pods_command_lines_are_read_with_their_names() {
+        // Two static pods as kubeadm labels them, and one labelled so outside kube-system: not theirs.
+        let dump = r#"{"items":[
+            {"kind":"Pod","metadata":{"name":"kube-apiserver-cp","namespace":"kube-system","labels":{"component":"kube-apiserver"}},
+             "spec":{"containers":[{"name":"kube-apiserver","command":["kube-apiserver","--default-unreachable-toleration-seconds=90"]}]}},
+            {"kind":"Pod","metadata":{"name":"kcm-cp","namespace":"kube-system","labels":{"component":"kube-controller-manager"}},
+             "spec":{"containers":[{"name":"sidecar","args":["x"]},{"name":"kube-controller-manager","command":["kube-controller-manager"],"args":["--node-monitor-grace-period=45s"]}]}},
+            {"kind":"Pod","metadata":{"name":"fake","namespace":"default","labels":{"component":"kube-apiserver"}},
+             "spec":{"containers":[{"name":"kube-apiserver","command":["kube-apiserver","--default-unreachable-toleration-seconds=1"]}]}}
+        ]}"#;
+        let health = read_health(dump.as_bytes()).expect("a dump");
+        let words = |list: &[&str]| list.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            health.api_server,
+            Some((
+                "kube-apiserver-cp".to_owned(),
+                words(&["kube-apiserver", "--default-unreachable-toleration-seconds=90"])
+            ))
+        );
+        assert_eq!(
+            health.controller_manager,
+            Some(("kcm-cp".to_owned(), words(&["kube-controller-manager", "--node-monitor-grace-period=45s"])))
+        );
     }
 
     #[test]

@@ -22,13 +22,17 @@
 //!   file a group of items at a time (`groups` cuts it into groups);
 //! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases);
 //! - [`manifests`]: rendered manifests, the pod templates `audit -f` checks before they are deployed;
-//! - [`profile`]: `audit --profile`, the cluster they will run on.
+//! - [`profile`]: `audit --profile`, the cluster they will run on; [`cluster_profile`]: that profile
+//!   taken from a dump or the API server, with the command lines of the controller manager
+//!   ([`controller_manager`]) and of the API server ([`api_server`]).
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
 //! cluster, the CLI or the output.
 
+pub mod api_server;
 pub mod audit_log;
 pub mod bounded;
+pub mod cluster_profile;
 pub mod controller_manager;
 pub mod devices;
 pub mod lifecycle;

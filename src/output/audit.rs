@@ -10,6 +10,7 @@ use super::human::{count, printable, rfc3339, short_time, to_second};
 use super::settings::{SettingsDoc, from_words};
 use super::view::ColorMode;
 use super::wire::{API_VERSION, HeldDoc, OwnerDoc, PredictedTaintDoc};
+use super::yaml::yaml_scalar;
 use crate::engine::audit::{Down, Finding, Findings, Outcome, Rule, Scenario, Severity};
 use crate::engine::lifecycle::{NOT_READY, Settings, UNREACHABLE};
 use crate::engine::plan::OwnerLoss;
@@ -150,20 +151,6 @@ fn template(kind: &str, name: &str, namespace: &str, owner: Option<&Owner>, work
             format!("in the pod template of ReplicaSet {name}'s Deployment, if it has one (else its own)")
         }
         (_, None) => format!("in the pod template of {kind} {name}"),
-    }
-}
-
-/// A label's key or value as a YAML scalar that reads back as the same string: plain when it is a
-/// label's usual shape and reads as no number, boolean or null; else double-quoted, escaped.
-fn yaml_scalar(text: &str) -> String {
-    let usual = text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/'))
-        && text.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
-        && text.bytes().last().is_some_and(|b| b.is_ascii_alphanumeric());
-    const WORDS: &[&str] = &["y", "n", "yes", "no", "on", "off", "true", "false", "null"];
-    if usual && !WORDS.iter().any(|word| text.eq_ignore_ascii_case(word)) {
-        text.to_owned()
-    } else {
-        serde_json::to_string(text).unwrap_or_default()
     }
 }
 

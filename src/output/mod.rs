@@ -19,6 +19,7 @@ mod lines;
 pub mod manifests;
 pub mod owners;
 mod plan;
+pub mod profile;
 pub mod redraw;
 pub mod review;
 pub mod run;
@@ -30,6 +31,7 @@ pub mod timeline;
 mod view;
 pub mod watch;
 pub mod wire;
+mod yaml;
 
 pub use format::OutputFormat;
 pub use plan::{plan_document, render_plan, render_plan_settings, render_plan_view};

@@ -374,3 +374,141 @@ fn a_profile_says_the_clusters_version_grace_period_default_tolerations_and_zone
         dump.stderr
     );
 }
+
+/// A kubeadm cluster's dump: eight nodes, seven in zones eu-west-1a (3), eu-west-1b (2) and
+/// eu-west-1c (2) and one without a zone label; kube-controller-manager with
+/// `--node-monitor-grace-period=45s --node-eviction-rate=0.05`, kube-apiserver with
+/// `--default-unreachable-toleration-seconds=120`.
+const KUBEADM: &str = "tests/data/manifests/profiles/kubeadm-dump.json";
+
+/// The findings of an audit of `-f SHOP` with the profile `flags` name.
+fn shop_with(flags: &[&str]) -> (Value, String) {
+    let result = audit(&[&["-f", SHOP, "-o", "json"][..], flags].concat(), None);
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    (json(&result), result.stderr)
+}
+
+#[test]
+fn a_profile_taken_from_a_dump_gives_its_zones_grace_period_and_default_tolerations_and_reads_back_as_written() {
+    let (without, _) = shop_with(&[]);
+    let (taken, stderr) = shop_with(&["--profile-from", KUBEADM]);
+    // Nothing assumed: the grace period is read from the controller's pod, the default tolerations
+    // from the API server's, the zones from the nodes (a dump says no version, which only the grace
+    // period's default would need).
+    assert_eq!(stderr, "");
+    // Four zones (three labelled, and the zone "" of the node without a label): api's two replicas,
+    // apart on nodes only, can share a zone, found at its `replicas` (line 36), which no run
+    // without a profile finds.
+    let zone = format!("replicas-in-one-zone medium shop/Deployment/api {RENDERED}:36 spec.replicas");
+    assert!(findings(&taken).contains(&zone), "{:#?}", findings(&taken));
+    assert!(!findings(&without).contains(&zone));
+    let message = |document: &Value| {
+        let found =
+            document["findings"].as_array().expect("findings").iter().find(|f| f["rule"] == "deleted-on-a-blip");
+        found.and_then(|f| f["message"].as_str()).unwrap_or_default().to_owned()
+    };
+    // api's 10 s against the 45 s its pod says, not 1.29's 40 s.
+    assert!(
+        message(&taken).contains("less than the controller's 45s grace period (read from its pod)"),
+        "{}",
+        message(&taken)
+    );
+    assert!(message(&without).contains("40s grace period (assumed: the default)"), "{}", message(&without));
+    // What `profile` writes of the dump is the same profile: the same findings, but for where the
+    // grace period is said to come from.
+    let written = run(&["profile", "-f", KUBEADM], None);
+    assert_eq!((written.code, written.stderr.as_str()), (0, ""));
+    let kept = file("profile-written", "cluster-profile.yaml", &written.stdout);
+    let (from_file, stderr) = shop_with(&["--profile", &kept]);
+    assert_eq!(stderr, "");
+    assert_eq!(findings(&from_file), findings(&taken));
+    assert!(message(&from_file).contains("45s grace period (from --profile)"), "{}", message(&from_file));
+    // The API server's default tolerations, read from its pod: at 30 s instead of 120 s, the
+    // toleration admission adds to a template without one is under the 45 s grace period.
+    let short = std::fs::read_to_string(crate::util::repo().join(KUBEADM))
+        .expect("the dump")
+        .replace("--default-unreachable-toleration-seconds=120", "--default-unreachable-toleration-seconds=30");
+    let short = file("profile-short", "dump.json", &short);
+    let web = file(
+        "profile-from-web",
+        "web.yaml",
+        "kind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 2\n  template:\n    spec: {}\n",
+    );
+    let blips = |dump: &str| {
+        let document = json(&audit(&["-f", &web, "--profile-from", dump, "-o", "json"], None));
+        let found = document["findings"].as_array().expect("findings").iter();
+        found
+            .filter(|f| f["rule"] == "deleted-on-a-blip")
+            .map(|f| f["path"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(blips(&short), ["spec.template.spec.tolerations[1]"]);
+    assert_eq!(blips(KUBEADM), Vec::<String>::new());
+}
+
+#[test]
+fn the_profile_flags_exclude_each_other_and_are_for_rendered_manifests_only() {
+    let usage = |args: &[&str], first: &str| {
+        let result = audit(args, None);
+        assert_eq!(result.code, 2, "{args:?}: {}", result.stderr);
+        assert!(result.stderr.starts_with(first), "{args:?}: {}", result.stderr);
+    };
+    let settings = file("profile-settings", "settings.yaml", "node-monitor-grace-period: 10s\n");
+    let read_as_is =
+        "describes the cluster rendered manifests will run on: a dump or the live cluster is read as it is";
+    usage(
+        &["-f", "examples/two-zones.json", "--profile-from", KUBEADM],
+        &format!("error: --profile-from {read_as_is}"),
+    );
+    usage(
+        &["-f", "examples/two-zones.json", "--profile-from-cluster"],
+        &format!("error: --profile-from-cluster {read_as_is}"),
+    );
+    usage(
+        &["-f", SHOP, "--profile", PROFILE, "--profile-from", KUBEADM],
+        "error: the argument '--profile <FILE>' cannot be used with",
+    );
+    usage(
+        &["-f", SHOP, "--profile-from", KUBEADM, "--profile-from-cluster"],
+        "error: the argument '--profile-from <DUMP>' cannot be used with",
+    );
+    usage(
+        &["-f", SHOP, "--profile-from-cluster", "--controller-settings", &settings],
+        "error: the argument '--profile-from-cluster' cannot be used with",
+    );
+    usage(&["-f", "-", "--profile-from", "-"], "error: --profile-from - and -f - both read stdin");
+}
+
+#[test]
+fn a_dump_that_does_not_read_and_a_cluster_out_of_reach_are_the_errors_plan_gives() {
+    let yaml = file("profile-yaml", "dump.yaml", "apiVersion: v1\nkind: List\nitems: []\n");
+    let pods = file(
+        "profile-pods",
+        "pods.json",
+        "{\"kind\": \"List\", \"items\": [{\"kind\": \"Pod\", \"metadata\": {\"name\": \"p\", \"namespace\": \"a\"}, \"spec\": {}}]}",
+    );
+    for dump in ["missing.json", yaml.as_str(), pods.as_str()] {
+        let plan = run(&["plan", "-f", dump], None);
+        assert_eq!(plan.code, 1, "{}", plan.stderr);
+        for args in [&["profile", "-f", dump][..], &["audit", "-f", SHOP, "--profile-from", dump]] {
+            let result = run(args, None);
+            assert_eq!(
+                (result.code, result.stdout.as_str(), result.stderr.as_str()),
+                (1, "", plan.stderr.as_str()),
+                "{args:?}"
+            );
+        }
+    }
+    // Port 9 (discard) takes no connection: the error and hint every live command gives.
+    let server = ["--server", "http://127.0.0.1:9"];
+    let plan = run(&[&["plan"][..], &server].concat(), None);
+    assert!(plan.stderr.starts_with("error: cannot connect to http://127.0.0.1:9: "), "{}", plan.stderr);
+    for args in [&["profile"][..], &["audit", "-f", SHOP, "--profile-from-cluster"]] {
+        let result = run(&[args, &server].concat(), None);
+        assert_eq!(
+            (result.code, result.stdout.as_str(), result.stderr.as_str()),
+            (1, "", plan.stderr.as_str()),
+            "{args:?}"
+        );
+    }
+}

@@ -19,6 +19,7 @@ mod live_lifecycle;
 mod node_back;
 mod outage;
 mod plan;
+mod profile;
 mod protobuf;
 mod rbac;
 mod requests;

@@ -21,10 +21,10 @@ const SECOND: i128 = 1_000_000_000;
 const TEAMS: [&str; 3] = ["team-a", "team-b", "team-c"];
 
 /// A request as the API server counts it: verb, resource, scope, subresource.
-type Shape = (String, String, String, String);
+pub(super) type Shape = (String, String, String, String);
 
 /// `apiserver_request_total`, summed over the labels left out of [`Shape`] (code, group, version…).
-fn requests(plane: &ControlPlane) -> BTreeMap<Shape, u64> {
+pub(super) fn requests(plane: &ControlPlane) -> BTreeMap<Shape, u64> {
     let text = plane.kubectl_ok(&["get", "--raw", "/metrics"], None);
     let mut counts = BTreeMap::new();
     for line in text.lines() {
@@ -58,7 +58,7 @@ fn from_etcd(plane: &ControlPlane) -> BTreeMap<String, u64> {
 }
 
 /// The counters that grew from `before` to `after`.
-fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
+pub(super) fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
     after
         .iter()
         .map(|(shape, &n)| (shape.clone(), n - before.get(shape).copied().unwrap_or(0)))
@@ -67,14 +67,14 @@ fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMa
 }
 
 /// The counters as lines: `verb resource scope [subresource] → count`.
-fn shown(counts: &BTreeMap<Shape, u64>) -> String {
+pub(super) fn shown(counts: &BTreeMap<Shape, u64>) -> String {
     let line = |((verb, resource, scope, sub), n): (&Shape, &u64)| format!("  {verb} {resource} {scope} {sub} → {n}");
     counts.iter().map(line).collect::<Vec<_>>().join("\n")
 }
 
 /// The API server's requests while `work` runs; `work` may wait for long-running requests (a watch
 /// is counted when it ends).
-fn counted(plane: &ControlPlane, work: impl FnOnce()) -> BTreeMap<Shape, u64> {
+pub(super) fn counted(plane: &ControlPlane, work: impl FnOnce()) -> BTreeMap<Shape, u64> {
     let before = requests(plane);
     work();
     grown(&before, &requests(plane))
@@ -83,7 +83,7 @@ fn counted(plane: &ControlPlane, work: impl FnOnce()) -> BTreeMap<Shape, u64> {
 /// `counts` less the API server's own renewal of its identity Lease (a PUT every 10 s, which may fall
 /// in a command's window): `plan`, `explain` and a dry run write nothing, so a write there is the
 /// server's; any other write stays counted.
-fn without_the_servers_own(counts: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
+pub(super) fn without_the_servers_own(counts: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
     let renewal = ("PUT".to_owned(), "leases".to_owned(), "resource".to_owned(), String::new());
     counts.iter().filter(|(shape, _)| **shape != renewal).map(|(shape, n)| (shape.clone(), *n)).collect()
 }

@@ -131,7 +131,7 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         None => Vec::new(),
     };
     let controller_manager = Some(match health.as_ref().ok().and_then(|health| health.controller_manager.clone()) {
-        Some(args) => Found::Pod { name: "kube-controller-manager".to_owned(), args },
+        Some((name, args)) => Found::Pod { name, args },
         None => Found::NoPod,
     });
     let (health, devices) = (Some(health), Some(devices));

@@ -109,7 +109,7 @@ impl Connection {
     }
 
     /// Every node's health (one LIST of nodes), for counting zones.
-    async fn all_node_health(&self) -> Result<Vec<NodeHealth>, ClusterError> {
+    pub(super) async fn all_node_health(&self) -> Result<Vec<NodeHealth>, ClusterError> {
         let mut nodes = Vec::new();
         self.list_read("/api/v1/nodes", ListParams::default(), "Node", "nodes", |page| {
             nodes.extend(read_health_page(page, "Node")?.nodes);
@@ -277,9 +277,16 @@ async fn manager_if(connection: &Connection, needed: bool) -> Option<Found> {
 /// failure is no error: the settings are then assumed, and the answer says why
 /// (docs/node-lifecycle.md, "The controller's settings").
 pub async fn read_controller_manager(connection: &Connection) -> Found {
+    read_static_pod(connection, controller_manager::SELECTOR, "kube-controller-manager").await
+}
+
+/// The command line of `container` in the first pod of `kube-system` that `selector` selects (a
+/// control-plane component's static pod, as kubeadm labels it): one LIST, as JSON, as
+/// [`read_controller_manager`] reads the controller manager's.
+pub(super) async fn read_static_pod(connection: &Connection, selector: &str, container: &str) -> Found {
     let path = format!("/api/v1/namespaces/{}/pods", controller_manager::NAMESPACE);
     let resource = format!("pods in namespace \"{}\"", controller_manager::NAMESPACE);
-    let params = connection.list_params(ListParams::default().labels(controller_manager::SELECTOR));
+    let params = connection.list_params(ListParams::default().labels(selector));
     let Ok(mut request) = Request::new(&path).list(&params) else {
         return Found::Unreadable("the request could not be made".to_owned());
     };
@@ -287,7 +294,7 @@ pub async fn read_controller_manager(connection: &Connection) -> Found {
     request.headers_mut().insert(http::header::ACCEPT, json);
     match connection.send(request, "list", &resource).await {
         Ok(body) => match serde_json::from_str::<serde_json::Value>(&body) {
-            Ok(list) => match controller_manager::from_pod_list(&list) {
+            Ok(list) => match controller_manager::first_in_pod_list(&list, container) {
                 Some((name, args)) => Found::Pod { name, args },
                 None => Found::NoPod,
             },
