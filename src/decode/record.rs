@@ -106,6 +106,8 @@ struct Reader {
     pods: BTreeMap<PodKey, (PodSeen, String)>,
     controller_lease: Option<String>,
     holder: Option<String>,
+    /// The controller's Lease's last `renewTime`.
+    renewed: Option<Timestamp>,
     /// The lists in progress, by kind, with what each has listed so far.
     listing: BTreeMap<String, BTreeSet<String>>,
     /// The kinds listed completely at least once.
@@ -229,13 +231,18 @@ impl Reader {
             return Ok(());
         }
         let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default().to_owned();
+        let spec_time =
+            |field: &str| lease["spec"][field].as_str().map(|t| time(t, &format!("lease: spec.{field}"))).transpose();
+        let renewed = spec_time("renewTime")?;
         if self.started && self.holder.as_ref().is_some_and(|last| *last != holder) && !holder.is_empty() {
-            let acquired = lease["spec"]["acquireTime"].as_str().map(|t| time(t, "lease: spec.acquireTime"));
-            let when = acquired.transpose()?.unwrap_or(at);
-            self.moments.push(Moment { at: when, seen: Seen::LeaderChanged { holder: holder.clone().into() } });
+            let when = spec_time("acquireTime")?.unwrap_or(at);
+            let last_renewed = self.renewed;
+            let seen = Seen::LeaderChanged { holder: holder.clone().into(), last_renewed };
+            self.moments.push(Moment { at: when, seen });
         }
         if !holder.is_empty() {
             self.holder = Some(holder);
+            self.renewed = renewed.or(self.renewed);
         }
         self.controller_lease = Some(json.to_owned());
         Ok(())

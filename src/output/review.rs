@@ -47,6 +47,11 @@ fn verdict_words(verdict: Verdict) -> String {
     }
 }
 
+/// How long from `from` to `to`, to the nearest second.
+fn t_since(to: Timestamp, from: Timestamp) -> String {
+    rounded(to.nanos_since(from))
+}
+
 /// A lateness to the nearest second (to the millisecond below one).
 fn rounded(nanos: i128) -> String {
     let nanos = nanos.unsigned_abs();
@@ -84,6 +89,9 @@ struct PodDoc<'a> {
     /// Deleted minus due, in seconds (to the millisecond): positive late, negative early.
     off_by_seconds: Option<f64>,
     in_gap: bool,
+    /// When it was due before the controller's restart started its countdown again; `null`: no
+    /// restart moved it.
+    due_before_restart: Option<String>,
 }
 
 impl<'a> From<&'a PodReview> for PodDoc<'a> {
@@ -110,6 +118,7 @@ impl<'a> From<&'a PodReview> for PodDoc<'a> {
             deleted_by: review.deleted.as_ref().map(|(_, by)| deleter_name(by)),
             off_by_seconds: off,
             in_gap: review.in_gap,
+            due_before_restart: review.due_before_restart.map(instant),
         }
     }
 }
@@ -172,9 +181,14 @@ struct Span {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct TermDoc<'a> {
     at: String,
     holder: &'a str,
+    /// When the leader before it last renewed its term: no controller acted from then to `at`.
+    previous_renewed: Option<String>,
+    /// `at` less that, in seconds (to the millisecond).
+    without_leader_seconds: Option<f64>,
 }
 
 /// The `Review` document.
@@ -208,7 +222,16 @@ impl<'a> ReviewDoc<'a> {
             slack_seconds: seconds(reviewed.slack),
             counts: Counts::of(review),
             pods: review.pods.iter().map(PodDoc::from).collect(),
-            leader_changes: review.terms.iter().map(|t| TermDoc { at: instant(t.at), holder: &t.holder }).collect(),
+            leader_changes: review
+                .terms
+                .iter()
+                .map(|t| TermDoc {
+                    at: instant(t.at),
+                    holder: &t.holder,
+                    previous_renewed: t.last_renewed.map(instant),
+                    without_leader_seconds: t.last_renewed.map(|last| seconds(t.at.nanos_since(last))),
+                })
+                .collect(),
             gaps: review.gaps.iter().map(|&(from, to)| Span { from: instant(from), to: instant(to) }).collect(),
         }
     }
@@ -243,12 +266,19 @@ pub fn write_review(reviewed: &Reviewed<'_>, out: &mut impl Write) -> io::Result
             .iter()
             .map(|p| {
                 let gap = if p.in_gap { " (in a gap of the record)" } else { "" };
+                let moved = p.due_before_restart.zip(p.due).map_or_else(String::new, |(before, due)| {
+                    format!(
+                        " (due at {} before a restart: {} later)",
+                        instant(before),
+                        rounded(due.fire.nanos_since(before))
+                    )
+                });
                 [
                     printable(&p.pod.key.to_string()).into_owned(),
                     printable(p.pod.node.as_str()).into_owned(),
                     p.due.map_or_else(|| "-".to_owned(), |w| instant(w.fire)),
                     p.deleted.as_ref().map_or_else(|| "-".to_owned(), |(at, _)| instant(*at)),
-                    format!("{}{gap}", verdict_words(p.verdict)),
+                    format!("{}{moved}{gap}", verdict_words(p.verdict)),
                 ]
             })
             .collect();
@@ -270,7 +300,11 @@ pub fn write_review(reviewed: &Reviewed<'_>, out: &mut impl Write) -> io::Result
     if !review.terms.is_empty() {
         writeln!(out, "\nleader changes (a restart of the controller: every countdown started again):")?;
         for term in &review.terms {
-            writeln!(out, "  {}  {}", instant(term.at), printable(&term.holder))?;
+            let without = term.last_renewed.map_or_else(String::new, |last| {
+                let span = t_since(term.at, last);
+                format!(": no leader since {} ({span})", instant(last))
+            });
+            writeln!(out, "  {}  {}{without}", instant(term.at), printable(&term.holder))?;
         }
     }
     if !review.gaps.is_empty() {

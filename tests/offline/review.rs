@@ -49,7 +49,20 @@ fn a_recorded_incident_is_judged_pod_by_pod_a_new_leader_restarting_the_countdow
     );
     assert_eq!(document["pods"][1]["offBySeconds"], 44.999);
     assert_eq!(document["pods"][3]["countdownFrom"], "2026-11-29T10:03:00Z");
-    assert_eq!(document["leaderChanges"], serde_json::json!([{"at": "2026-11-29T10:03:00Z", "holder": "kcm-2_9c1e"}]));
+    // Without the restart, api-0 was due 300 s after the taint, and cache-0 250 s after.
+    assert_eq!(document["pods"][3]["dueBeforeRestart"], "2026-11-29T10:05:40.005Z");
+    assert_eq!(document["pods"][2]["dueBeforeRestart"], "2026-11-29T10:04:50.005Z");
+    assert_eq!(document["pods"][0]["dueBeforeRestart"], Value::Null);
+    // The leader before it last renewed at 10:01:30: 90 s with no controller.
+    assert_eq!(
+        document["leaderChanges"],
+        serde_json::json!([{
+            "at": "2026-11-29T10:03:00Z",
+            "holder": "kcm-2_9c1e",
+            "previousRenewed": "2026-11-29T10:01:30Z",
+            "withoutLeaderSeconds": 90.0
+        }])
+    );
     assert_eq!(
         document["gaps"],
         serde_json::json!([{"from": "2026-11-29T10:06:00Z", "to": "2026-11-29T10:06:20.05Z"}])

@@ -54,6 +54,9 @@ pub enum Seen {
     LeaderChanged {
         /// The new leader's identity.
         holder: Box<str>,
+        /// When the leader before it last renewed its term, when the record saw it: from then to
+        /// this instant no controller acted.
+        last_renewed: Option<Timestamp>,
     },
     /// The record saw nothing from this moment's instant to `until`.
     Gap {
@@ -105,6 +108,9 @@ pub struct PodReview {
     /// Whether a gap in the record falls between when it was due and when it went: what happened
     /// then is not known, so neither is the judgement.
     pub in_gap: bool,
+    /// When it was due before a restart of the controller started its countdown again: what the
+    /// restart cost it (upstream's restart does this; a controller down for a while makes it late).
+    pub due_before_restart: Option<Timestamp>,
 }
 
 /// A leader's term seen.
@@ -114,6 +120,8 @@ pub struct Term {
     pub at: Timestamp,
     /// The leader's identity.
     pub holder: Box<str>,
+    /// When the leader before it last renewed its term: no controller acted between then and `at`.
+    pub last_renewed: Option<Timestamp>,
 }
 
 /// What a review found.
@@ -135,6 +143,14 @@ struct Open {
     due: Option<Work>,
     /// When the engine fired its deletion.
     fired: Option<Timestamp>,
+    /// When it was due before the controller's restarts moved it.
+    moved_from: Option<Timestamp>,
+}
+
+impl Open {
+    fn new(pod: PodRef) -> Self {
+        Self { pod, due: None, fired: None, moved_from: None }
+    }
 }
 
 /// Reviews `moments` (in order of their instants), deletions within `slack_nanos` of their due
@@ -162,9 +178,23 @@ pub fn review(moments: &[Moment], end: Timestamp, slack_nanos: i128) -> Review {
                 done.extend(verdict);
                 Input::PodDeleted(pod.clone())
             }
-            Seen::LeaderChanged { holder } => {
-                found.terms.push(Term { at: moment.at, holder: holder.clone() });
-                Input::ControllerRestarted
+            Seen::LeaderChanged { holder, last_renewed } => {
+                found.terms.push(Term { at: moment.at, holder: holder.clone(), last_renewed: *last_renewed });
+                let before: Vec<(PodKey, Timestamp, Option<Timestamp>)> = open
+                    .iter()
+                    .filter_map(|(key, entry)| entry.due.map(|work| (key.clone(), work.fire, entry.moved_from)))
+                    .collect();
+                engine.handle(Input::ControllerRestarted, moment.at);
+                drain(&mut engine, &mut open, moment.at);
+                // Each countdown the restart started again remembers when it was due before.
+                for (key, fire, moved_from) in before {
+                    if let Some(entry) = open.get_mut(&key)
+                        && entry.due.is_some_and(|work| work.fire != fire)
+                    {
+                        entry.moved_from = moved_from.or(Some(fire));
+                    }
+                }
+                continue;
             }
             Seen::Gap { until } => {
                 found.gaps.push((moment.at, *until));
@@ -182,7 +212,15 @@ pub fn review(moments: &[Moment], end: Timestamp, slack_nanos: i128) -> Review {
             (Some(_), None) => Verdict::Pending,
             (None, _) => continue,
         };
-        done.push(PodReview { pod: left.pod, due: left.due, deleted: None, verdict, in_gap: false });
+        let moved = left.moved_from;
+        done.push(PodReview {
+            pod: left.pod,
+            due: left.due,
+            deleted: None,
+            verdict,
+            in_gap: false,
+            due_before_restart: moved,
+        });
     }
     for review in &mut done {
         let due = review.due.map(|work| work.fire);
@@ -226,7 +264,7 @@ fn drain(engine: &mut Engine, open: &mut HashMap<PodKey, Open>, now: Timestamp) 
     while let Some(action) = engine.poll_action() {
         match action {
             Action::Scheduled { pod, work } => {
-                let entry = open.entry(pod.key.clone()).or_insert(Open { pod: pod.clone(), due: None, fired: None });
+                let entry = open.entry(pod.key.clone()).or_insert_with(|| Open::new(pod.clone()));
                 entry.pod = pod;
                 entry.due = Some(work);
                 entry.fired = None;
@@ -238,7 +276,7 @@ fn drain(engine: &mut Engine, open: &mut HashMap<PodKey, Open>, now: Timestamp) 
                 }
             }
             Action::Evict { pod, work, .. } => {
-                let entry = open.entry(pod.key.clone()).or_insert(Open { pod: pod.clone(), due: None, fired: None });
+                let entry = open.entry(pod.key.clone()).or_insert_with(|| Open::new(pod.clone()));
                 entry.due = Some(work);
                 entry.fired.get_or_insert(now);
             }
@@ -256,6 +294,7 @@ fn judge(
     slack: i128,
 ) -> Option<PodReview> {
     let entry = open.remove(pod);
+    let due_before_restart = entry.as_ref().and_then(|entry| entry.moved_from);
     let due = entry.as_ref().and_then(|entry| entry.due).or_else(|| engine.work(pod).map(|entry| entry.work));
     let pod_ref = match &entry {
         Some(entry) => entry.pod.clone(),
@@ -282,7 +321,7 @@ fn judge(
         // Deleted by another with nothing due: not the controllers' story.
         None => return None,
     };
-    Some(PodReview { pod: pod_ref, due, deleted: Some((at, by.clone())), verdict, in_gap: false })
+    Some(PodReview { pod: pod_ref, due, deleted: Some((at, by.clone())), verdict, in_gap: false, due_before_restart })
 }
 
 #[cfg(test)]
@@ -399,14 +438,31 @@ mod tests {
         let moments = [
             start(&[pod("api", Some(300))]),
             at(100, Seen::Node(node(true))),
-            at(250, Seen::LeaderChanged { holder: "kcm-2".into() }),
+            at(250, Seen::LeaderChanged { holder: "kcm-2".into(), last_renewed: Some(t(240)) }),
             deleted(550, "api", Deleter::Controller),
         ];
         let found = review(&moments, t(600), S);
         assert_eq!(verdicts(&found), vec![("shop/api".to_owned(), Verdict::OnTime, Some(550))]);
-        assert_eq!(found.terms, vec![Term { at: t(250), holder: "kcm-2".into() }]);
+        assert_eq!(found.terms, vec![Term { at: t(250), holder: "kcm-2".into(), last_renewed: Some(t(240)) }]);
+        assert_eq!(found.pods[0].due_before_restart, Some(t(400)), "the restart moved it from 400 to 550");
         let saved = [start(&[pod("web", Some(60))]), at(100, Seen::Node(node(true))), at(150, Seen::Node(node(false)))];
         assert_eq!(review(&saved, t(600), S).pods, vec![]);
+    }
+
+    #[test]
+    fn a_controller_down_when_a_pod_was_due_deletes_it_a_countdown_after_its_return() {
+        // Tainted at 100, web (60 s) due at 160; the controller last renewed its term at 120 and a new
+        // leader starts at 300: web is due at 360 and goes then, on time for a restarted controller,
+        // 200 s after it was first due.
+        let moments = [
+            start(&[pod("web", Some(60))]),
+            at(100, Seen::Node(node(true))),
+            at(300, Seen::LeaderChanged { holder: "kcm-2".into(), last_renewed: Some(t(120)) }),
+            deleted(360, "web", Deleter::Controller),
+        ];
+        let found = review(&moments, t(600), S);
+        assert_eq!(verdicts(&found), vec![("shop/web".to_owned(), Verdict::OnTime, Some(360))]);
+        assert_eq!(found.pods[0].due_before_restart, Some(t(160)));
     }
 
     #[test]
