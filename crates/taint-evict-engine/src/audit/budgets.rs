@@ -3,6 +3,8 @@
 //! fewer healthy replicas than the budget needs; until they run again, every voluntary eviction of
 //! its pods, a drain's, is refused (docs/audit.md, "Rendered manifests").
 
+use std::collections::BTreeMap;
+
 use super::disruption::{Breach, Outage, Wanted};
 use super::finding::{Rule, Severity};
 use super::selector::LabelSelector;
@@ -77,11 +79,17 @@ fn taken(template: &Template, replicas: i64, cluster: &Cluster) -> (i64, Outage)
 /// sorted by severity.
 #[must_use]
 pub fn budget_findings(templates: &[Template], budgets: &[Budget], cluster: &Cluster) -> Vec<TemplateFinding> {
+    // The replicated templates of each namespace, in their order: a budget selects in its own.
+    let mut by_namespace: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (index, template) in templates.iter().enumerate().filter(|(_, template)| template.replicated()) {
+        by_namespace.entry(&template.namespace).or_default().push(index);
+    }
     let mut found = Vec::new();
     for (index, budget) in budgets.iter().enumerate() {
         let Some(wanted) = budget.wanted else { continue };
-        for (template_index, template) in templates.iter().enumerate() {
-            if !template.replicated() || !budget.selects(template) {
+        for &template_index in by_namespace.get(&*budget.namespace).into_iter().flatten() {
+            let template = &templates[template_index];
+            if !budget.selects(template) {
                 continue;
             }
             let replicas = template.replicas.unwrap_or(1);
