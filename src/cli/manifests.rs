@@ -1,7 +1,7 @@
 //! `audit -f` of rendered manifests: which input is manifests rather than a dump, the files read
-//! (a file, a directory's, stdin), each template checked as the cluster will admit it
-//! (`engine::audit::template_findings`), and the findings printed with where each was written
-//! (docs/audit.md, "Rendered manifests").
+//! (a file, a directory's, stdin), each template checked as the cluster will admit it and each
+//! PodDisruptionBudget against the templates it selects (`engine::audit::manifest_findings`), and
+//! the findings printed with where each was written (docs/audit.md, "Rendered manifests").
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Read, Write};
@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{AuditConfig, AuditOutput, Input, ProfileFrom};
 use crate::decode::bounded::MaxSize;
-use crate::decode::manifests::{Manifest, read_manifests};
+use crate::decode::manifests::{BudgetManifest, Manifest, read_manifests};
 use crate::decode::profile::Profile;
-use crate::engine::audit::{Cluster, Rule, template_findings};
+use crate::engine::audit::{Cluster, Rule, manifest_findings};
 use crate::engine::lifecycle::Source as SettingSource;
 use crate::error::{Error, Result};
 use crate::output::json::{write_json, write_yaml};
@@ -157,6 +157,12 @@ fn profile_input(config: &AuditConfig) -> Input {
     Input { every_outage: false, label_keys: Vec::new(), ..config.input.clone() }
 }
 
+/// Where a finding on `budget` points: what it asks, `spec.minAvailable` or `spec.maxUnavailable`.
+fn budget_written(file: &str, budget: &BudgetManifest) -> Written {
+    let (path, line) = budget.wanted_at.clone().unwrap_or_else(|| ("spec".to_owned(), budget.line));
+    Written { file: file.to_owned(), document: budget.document, line, path, unwritten: None }
+}
+
 /// `audit` of rendered manifests: every template checked, the findings printed.
 ///
 /// # Errors
@@ -164,6 +170,7 @@ fn profile_input(config: &AuditConfig) -> Input {
 /// cannot be written.
 pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
     let mut manifests: Vec<(&str, Manifest)> = Vec::new();
+    let mut budgets: Vec<(&str, BudgetManifest)> = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     for source in sources {
         let read = read_manifests(&source.text).map_err(|e| Error::BadManifest {
@@ -172,12 +179,14 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
             reason: e.reason,
         })?;
         manifests.extend(read.manifests.into_iter().map(|manifest| (source.name.as_str(), manifest)));
+        budgets.extend(read.budgets.into_iter().map(|budget| (source.name.as_str(), budget)));
         for (kind, n) in read.skipped {
             *skipped.entry(kind).or_default() += n;
         }
     }
     if let Some(namespace) = &config.namespace {
         manifests.retain(|(_, manifest)| &*manifest.template.namespace == namespace.as_str());
+        budgets.retain(|(_, budget)| &*budget.budget.namespace == namespace.as_str());
     }
     // The profile's version and settings, unless given as flags (it and `--controller-settings`
     // exclude each other): a file's as a file's, a cluster's as its pod's (docs/audit.md, "The
@@ -223,8 +232,11 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
     if profile.admission.is_none() {
         assumed.push("the API server's 300s default tolerations".to_owned());
     }
-    if profile.zones.is_none() {
-        assumed.push("zones not known (replicas-in-one-zone is not checked)".to_owned());
+    match (profile.zones.is_none(), budgets.is_empty()) {
+        (true, true) => assumed.push("zones not known (replicas-in-one-zone is not checked)".to_owned()),
+        (true, false) => assumed
+            .push("zones not known (replicas-in-one-zone is not checked; budgets face one node's outage)".to_owned()),
+        (false, _) => {}
     }
     if !assumed.is_empty() {
         eprintln!("warning: assumed of the cluster the manifests will run on: {}", assumed.join(", "));
@@ -236,13 +248,22 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
         nodes: profile.node_count(),
     };
     let templates: Vec<_> = manifests.iter().map(|(_, manifest)| manifest.template.clone()).collect();
-    let findings = template_findings(&templates, &cluster);
+    let read_budgets: Vec<_> = budgets.iter().map(|(_, budget)| budget.budget.clone()).collect();
+    let findings = manifest_findings(&templates, &read_budgets, &cluster);
     let checked: Vec<Checked<'_>> = findings
         .into_iter()
         .map(|finding| {
             let (file, manifest) = &manifests[finding.template];
-            let written = written(file, manifest, finding.rule, finding.toleration);
-            Checked { finding, template: &manifest.template, written }
+            match finding.budget.map(|breach| &budgets[breach.budget]) {
+                Some((file, budget)) => {
+                    let written = budget_written(file, budget);
+                    Checked { finding, template: &manifest.template, budget: Some(&budget.budget), written }
+                }
+                None => {
+                    let written = written(file, manifest, finding.rule, finding.toleration);
+                    Checked { finding, template: &manifest.template, budget: None, written }
+                }
+            }
         })
         .collect();
     let fail_count = config.fail_on.map(|severity| checked.iter().filter(|c| c.finding.severity >= severity).count());
@@ -251,6 +272,7 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
         settings,
         grace_from,
         templates: manifests.len(),
+        budgets: budgets.len(),
         files: sources.len(),
         skipped,
     };

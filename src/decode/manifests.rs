@@ -1,7 +1,8 @@
 //! Rendered manifests, as `helm template`, `kustomize build` and `kubectl … -o yaml` write them: one
 //! or more YAML documents (JSON is read as YAML is), each an object or a `kind: List` of them, read
 //! into the engine's pod templates with where each came from: its document, its line, the field path
-//! of its pod spec and the line of each toleration (docs/audit.md, "Rendered manifests").
+//! of its pod spec and the line of each toleration; and the PodDisruptionBudgets, each with the line
+//! of what it asks (docs/audit.md, "Rendered manifests").
 //!
 //! Only the fields the rules read are decoded; the rest is skipped unread.
 
@@ -10,11 +11,14 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::engine::audit::Template;
+use crate::engine::audit::{Apart, Budget, LabelSelector, Requirement, Scaled, SelectorOperator, Template, Wanted};
 use crate::engine::model::{Effect, Toleration};
 
 /// The kinds whose pod templates are read.
 pub const KINDS: [&str; 7] = ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod"];
+
+/// The kind of the budgets read.
+pub const BUDGET: &str = "PodDisruptionBudget";
 
 /// One pod template and where it was written.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,11 +39,27 @@ pub struct Manifest {
     pub toleration_lines: Vec<u32>,
 }
 
+/// One PodDisruptionBudget and where it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetManifest {
+    /// The budget, as written.
+    pub budget: Budget,
+    /// The document it is in, from 1, as a [`Manifest`]'s.
+    pub document: usize,
+    /// The line its object starts on.
+    pub line: u32,
+    /// The field path of what it asks, `spec.minAvailable` or `spec.maxUnavailable`
+    /// (`items[2].spec.minAvailable` in a List), and its line; `None` when it writes neither.
+    pub wanted_at: Option<(String, u32)>,
+}
+
 /// What one file holds.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Manifests {
     /// The pod templates, in the order written.
     pub manifests: Vec<Manifest>,
+    /// The PodDisruptionBudgets, in the order written.
+    pub budgets: Vec<BudgetManifest>,
     /// The objects of other kinds, by kind, skipped.
     pub skipped: BTreeMap<String, usize>,
 }
@@ -67,6 +87,7 @@ struct Object {
 struct Meta {
     name: Option<String>,
     namespace: Option<String>,
+    labels: Option<BTreeMap<String, String>>,
     owner_references: Option<Vec<OwnerReference>>,
 }
 
@@ -86,11 +107,42 @@ struct Spec {
     host_network: Option<bool>,
     affinity: Option<Affinity>,
     topology_spread_constraints: Option<Vec<Spread>>,
+    min_available: Option<Spanned<IntOrPercent>>,
+    max_unavailable: Option<Spanned<IntOrPercent>>,
+    selector: Option<RawSelector>,
 }
 
 #[derive(Deserialize)]
 struct PodTemplate {
+    metadata: Option<TemplateMeta>,
     spec: Option<Spanned<Spec>>,
+}
+
+#[derive(Deserialize)]
+struct TemplateMeta {
+    labels: Option<BTreeMap<String, String>>,
+}
+
+/// A budget's value as written: a number of pods, or a string, a percent when it reads.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum IntOrPercent {
+    Int(i64),
+    String(String),
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawSelector {
+    match_labels: Option<BTreeMap<String, String>>,
+    match_expressions: Option<Vec<Spanned<RawRequirement>>>,
+}
+
+#[derive(Deserialize)]
+struct RawRequirement {
+    key: Option<String>,
+    operator: Option<String>,
+    values: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -129,6 +181,7 @@ struct Term {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Spread {
+    max_skew: Option<i64>,
     topology_key: Option<String>,
     when_unsatisfiable: Option<String>,
 }
@@ -150,6 +203,9 @@ fn named(mut error: ManifestError, text: &str) -> ManifestError {
     let words = match error.reason.as_str() {
         "invalid i64" => "not a whole number",
         "invalid bool" => "not true or false",
+        "data did not match any variant of untagged enum IntOrPercent" => {
+            "not a number of pods nor a percent (\"50%\")"
+        }
         _ => return error,
     };
     let line = text.lines().nth(usize::try_from(error.line).unwrap_or(usize::MAX).wrapping_sub(1)).unwrap_or_default();
@@ -206,33 +262,38 @@ fn object(spanned: Spanned<Object>, document: usize, prefix: &str, read: &mut Ma
                 .to_owned(),
         });
     }
+    if kind == BUDGET {
+        return budget(Read { document, line, prefix, metadata, spec }, read);
+    }
     if !KINDS.contains(&kind.as_str()) {
         let kind = if kind.is_empty() { "(no kind)".to_owned() } else { kind };
         *read.skipped.entry(kind).or_default() += 1;
         return Ok(());
     }
-    let (name, namespace, owners) =
-        metadata.map(|meta| (meta.name, meta.namespace, meta.owner_references)).unwrap_or_default();
+    let (name, namespace, own_labels, owners) =
+        metadata.map(|meta| (meta.name, meta.namespace, meta.labels, meta.owner_references)).unwrap_or_default();
     // A Pod's controller, as `kubectl get pods -o yaml` writes it.
     let controller = owners
         .unwrap_or_default()
         .into_iter()
         .find(|owner| owner.controller == Some(true))
         .map(|owner| owner.kind.unwrap_or_default().into_boxed_str());
-    // The pod spec: the object's own (a Pod), its template's, or its job template's template's.
-    let (replicas, pod_spec, path) = match kind.as_str() {
-        "Pod" => (None, spec, "spec".to_owned()),
+    // The pod spec and labels: the object's own (a Pod), its template's, or its job template's
+    // template's.
+    let (replicas, pod_spec, labels, path) = match kind.as_str() {
+        "Pod" => (None, spec, own_labels, "spec"),
         "CronJob" => {
             let job = spec.and_then(|spec| spec.value.job_template).and_then(|job| job.spec);
-            let pod = job.and_then(|job| job.value.template).and_then(|template| template.spec);
-            (None, pod, "spec.jobTemplate.spec.template.spec".to_owned())
+            let (pod, labels) = pod_template(job.and_then(|job| job.value.template));
+            (None, pod, labels, "spec.jobTemplate.spec.template.spec")
         }
         _ => match spec {
             Some(spec) => {
                 let replicas = spec.value.replicas.map(|replicas| (replicas.value, line_of(&replicas)));
-                (replicas, spec.value.template.and_then(|template| template.spec), "spec.template.spec".to_owned())
+                let (pod, labels) = pod_template(spec.value.template);
+                (replicas, pod, labels, "spec.template.spec")
             }
-            None => (None, None, "spec.template.spec".to_owned()),
+            None => (None, None, None, "spec.template.spec"),
         },
     };
     let spec_line = pod_spec.as_ref().map_or(line, line_of);
@@ -249,13 +310,18 @@ fn object(spanned: Spanned<Object>, document: usize, prefix: &str, read: &mut Ma
             if spread.when_unsatisfiable.as_deref().unwrap_or("DoNotSchedule") == "DoNotSchedule"
                 && let Some(key) = spread.topology_key
             {
-                apart_on.push(key.into_boxed_str());
+                // `maxSkew` is required, at least 1: the API server refuses a spread without it.
+                let max_skew = spread.max_skew.unwrap_or(1).max(1);
+                apart_on.push(Apart::Spread { key: key.into_boxed_str(), max_skew });
             }
         }
         let terms = spec.affinity.and_then(|affinity| affinity.pod_anti_affinity);
         let terms = terms.and_then(|anti| anti.required_during_scheduling_ignored_during_execution);
         apart_on.extend(
-            terms.unwrap_or_default().into_iter().filter_map(|term| term.topology_key.map(String::into_boxed_str)),
+            terms
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|term| term.topology_key.map(|key| Apart::AntiAffinity { key: key.into_boxed_str() })),
         );
     }
     let template = Template {
@@ -267,11 +333,103 @@ fn object(spanned: Spanned<Object>, document: usize, prefix: &str, read: &mut Ma
         tolerations,
         host_network,
         apart_on,
+        labels: boxed(labels),
     };
     let spec_path = format!("{prefix}{path}");
     let replicas_line = replicas.map(|(_, line)| line);
     read.manifests.push(Manifest { template, document, line, spec_path, replicas_line, spec_line, toleration_lines });
     Ok(())
+}
+
+/// A pod template's spec and its pods' labels.
+type PodParts = (Option<Spanned<Spec>>, Option<BTreeMap<String, String>>);
+
+fn pod_template(template: Option<Box<PodTemplate>>) -> PodParts {
+    template.map(|template| (template.spec, template.metadata.and_then(|meta| meta.labels))).unwrap_or_default()
+}
+
+fn boxed(labels: Option<BTreeMap<String, String>>) -> BTreeMap<Box<str>, Box<str>> {
+    labels.unwrap_or_default().into_iter().map(|(key, value)| (key.into_boxed_str(), value.into_boxed_str())).collect()
+}
+
+/// An object of a kind read on its own, with where it is.
+struct Read<'a> {
+    document: usize,
+    line: u32,
+    prefix: &'a str,
+    metadata: Option<Meta>,
+    spec: Option<Spanned<Spec>>,
+}
+
+/// A PodDisruptionBudget: what it asks, at its line, and its selector.
+fn budget(object: Read<'_>, read: &mut Manifests) -> Result<(), ManifestError> {
+    let Read { document, line, prefix, metadata, spec } = object;
+    let (name, namespace) = metadata.map(|meta| (meta.name, meta.namespace)).unwrap_or_default();
+    let (min, max, selector) = spec
+        .map(|spec| (spec.value.min_available, spec.value.max_unavailable, spec.value.selector))
+        .unwrap_or_default();
+    let (wanted, wanted_at) = match (min, max) {
+        (Some(_), Some(max)) => {
+            let reason = "maxUnavailable: a PodDisruptionBudget sets minAvailable or maxUnavailable, not both";
+            return Err(ManifestError { line: line_of(&max), reason: reason.to_owned() });
+        }
+        (Some(value), None) => {
+            let at = line_of(&value);
+            let wanted = Wanted::MinAvailable(scaled(value.value, "minAvailable", at)?);
+            (Some(wanted), Some((format!("{prefix}spec.minAvailable"), at)))
+        }
+        (None, Some(value)) => {
+            let at = line_of(&value);
+            let wanted = Wanted::MaxUnavailable(scaled(value.value, "maxUnavailable", at)?);
+            (Some(wanted), Some((format!("{prefix}spec.maxUnavailable"), at)))
+        }
+        (None, None) => (None, None),
+    };
+    let selector = selector.map(label_selector).transpose()?;
+    let budget = Budget {
+        namespace: namespace.unwrap_or_default().into_boxed_str(),
+        name: name.unwrap_or_default().into_boxed_str(),
+        wanted,
+        selector,
+    };
+    read.budgets.push(BudgetManifest { budget, document, line, wanted_at });
+    Ok(())
+}
+
+/// A budget's value, as the API server accepts it: a number of pods from 0, or a percent from 0%
+/// to 100% (`ValidatePositiveIntOrPercent`, `IsValidPercent`).
+fn scaled(value: IntOrPercent, field: &str, line: u32) -> Result<Scaled, ManifestError> {
+    let wrong = |reason: String| ManifestError { line, reason: format!("{field}: {reason}") };
+    match value {
+        IntOrPercent::Int(count) if count >= 0 => Ok(Scaled::Count(count)),
+        IntOrPercent::Int(count) => Err(wrong(format!("{count} is less than 0"))),
+        IntOrPercent::String(text) => text
+            .strip_suffix('%')
+            .filter(|digits| !digits.is_empty() && digits.bytes().all(|byte| byte.is_ascii_digit()))
+            .and_then(|digits| digits.parse::<i64>().ok())
+            .filter(|percent| *percent <= 100)
+            .map(Scaled::Percent)
+            .ok_or_else(|| wrong(format!("{text:?} is not a number of pods nor a percent from 0% to 100%"))),
+    }
+}
+
+fn label_selector(raw: RawSelector) -> Result<LabelSelector, ManifestError> {
+    let match_labels = boxed(raw.match_labels);
+    let mut match_expressions = Vec::new();
+    for expression in raw.match_expressions.unwrap_or_default() {
+        let line = line_of(&expression);
+        let RawRequirement { key, operator, values } = expression.value;
+        let operator = operator.unwrap_or_default();
+        let Some(operator) = SelectorOperator::named(&operator) else {
+            return Err(ManifestError {
+                line,
+                reason: format!("operator: {operator:?} is not In, NotIn, Exists or DoesNotExist"),
+            });
+        };
+        let values = values.unwrap_or_default().into_iter().map(String::into_boxed_str).collect();
+        match_expressions.push(Requirement { key: key.unwrap_or_default().into_boxed_str(), operator, values });
+    }
+    Ok(LabelSelector { match_labels, match_expressions })
 }
 
 fn toleration(raw: RawToleration) -> Toleration {
@@ -298,6 +456,7 @@ pub fn names_a_node(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::audit::HOSTNAME;
 
     const RENDERED: &str = "\
 ---
@@ -354,12 +513,129 @@ spec:
         assert_eq!((web.toleration_lines.as_slice(), web.replicas_line), (&[13, 16][..], Some(9)));
         assert_eq!((&*web.template.name, &*web.template.namespace, web.template.replicas), ("web", "shop", Some(3)));
         assert_eq!(web.template.tolerations[1].seconds, Some(10));
-        // `ScheduleAnyway` keeps nothing apart; a constraint without it is `DoNotSchedule`.
-        assert_eq!(web.template.apart_on, vec![Box::from("topology.kubernetes.io/zone")]);
+        // `ScheduleAnyway` keeps nothing apart; a constraint without it is `DoNotSchedule` (its
+        // `maxSkew` not written, 1).
+        let zone = Apart::Spread { key: "topology.kubernetes.io/zone".into(), max_skew: 1 };
+        assert_eq!(web.template.apart_on, vec![zone]);
         let report = &read.manifests[1];
         assert_eq!((report.document, report.line), (3, 31));
         assert_eq!(report.spec_path, "spec.jobTemplate.spec.template.spec");
-        assert_eq!(report.template.apart_on, vec![Box::from("kubernetes.io/hostname")]);
+        assert_eq!(report.template.apart_on, vec![Apart::AntiAffinity { key: "kubernetes.io/hostname".into() }]);
+    }
+
+    const BUDGETS: &str = "\
+kind: CronJob
+metadata: {name: report, labels: {app: not-the-pods}}
+spec:
+  jobTemplate:
+    spec:
+      template:
+        metadata: {labels: {app: report, version: 2}}
+        spec:
+          topologySpreadConstraints:
+          - {maxSkew: 3, topologyKey: kubernetes.io/hostname}
+---
+kind: Pod
+metadata: {name: debug, labels: {app: debug}}
+---
+kind: List
+items:
+- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: web, namespace: shop}
+  spec:
+    minAvailable: 50%
+    selector:
+      matchLabels: {app: web}
+      matchExpressions:
+      - {key: tier, operator: NotIn, values: [batch]}
+- kind: PodDisruptionBudget
+  metadata: {name: all}
+  spec:
+    maxUnavailable: 0
+    selector: {}
+- kind: PodDisruptionBudget
+  metadata: {name: none}
+";
+
+    /// A budget as a test reads it: name, what it asks, its field path and line, document, line.
+    type Said<'a> = (&'a str, Option<Wanted>, Option<(&'a str, u32)>, usize, u32);
+
+    #[test]
+    fn budgets_are_read_with_the_line_of_what_they_ask_and_templates_with_their_pods_labels() {
+        let read = read_manifests(BUDGETS).expect("reads");
+        // Budgets are read, not skipped: each at its item's line, with the line of what it asks.
+        assert!(read.skipped.is_empty(), "{:?}", read.skipped);
+        // A CronJob's pods are labelled by its job template's template, a Pod by its own labels;
+        // `version: 2` is the string "2", as the API server would refuse the number.
+        let labels: Vec<Vec<(&str, &str)>> =
+            read.manifests.iter().map(|m| m.template.labels.iter().map(|(k, v)| (&**k, &**v)).collect()).collect();
+        assert_eq!(labels, vec![vec![("app", "report"), ("version", "2")], vec![("app", "debug")]]);
+        assert_eq!(read.manifests[0].template.apart_on, vec![Apart::Spread { key: HOSTNAME.into(), max_skew: 3 }]);
+        let said: Vec<Said<'_>> = read
+            .budgets
+            .iter()
+            .map(|b| {
+                let at = b.wanted_at.as_ref().map(|(path, line)| (path.as_str(), *line));
+                (&*b.budget.name, b.budget.wanted, at, b.document, b.line)
+            })
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                (
+                    "web",
+                    Some(Wanted::MinAvailable(Scaled::Percent(50))),
+                    Some(("items[0].spec.minAvailable", 21)),
+                    3,
+                    17
+                ),
+                (
+                    "all",
+                    Some(Wanted::MaxUnavailable(Scaled::Count(0))),
+                    Some(("items[1].spec.maxUnavailable", 29)),
+                    3,
+                    26
+                ),
+                ("none", None, None, 3, 31),
+            ]
+        );
+        let web = read.budgets[0].budget.selector.as_ref().expect("a selector");
+        assert_eq!(web.match_labels.get("app").map(|v| &**v), Some("web"));
+        let tier = &web.match_expressions[0];
+        assert_eq!((&*tier.key, tier.operator, tier.values.len()), ("tier", SelectorOperator::NotIn, 1));
+        // `{}` selects every pod; no selector, none.
+        assert_eq!(read.budgets[1].budget.selector, Some(LabelSelector::default()));
+        assert_eq!(read.budgets[2].budget.selector, None);
+    }
+
+    #[test]
+    fn a_budget_that_does_not_read_says_its_line() {
+        let wrong = |spec: &str| {
+            let text = format!("kind: PodDisruptionBudget\nmetadata: {{name: web}}\nspec:\n{spec}");
+            read_manifests(&text).expect_err("does not read").to_string()
+        };
+        assert_eq!(
+            wrong("  minAvailable: 150%\n"),
+            "line 4: minAvailable: \"150%\" is not a number of pods nor a percent from 0% to 100%"
+        );
+        assert_eq!(
+            wrong("  minAvailable: \"2\"\n"),
+            "line 4: minAvailable: \"2\" is not a number of pods nor a percent from 0% to 100%"
+        );
+        assert_eq!(wrong("  maxUnavailable: -1\n"), "line 4: maxUnavailable: -1 is less than 0");
+        assert_eq!(
+            wrong("  maxUnavailable: 1.5\n"),
+            "line 4: maxUnavailable: not a number of pods nor a percent (\"50%\")"
+        );
+        assert_eq!(
+            wrong("  minAvailable: 1\n  maxUnavailable: 1\n"),
+            "line 5: maxUnavailable: a PodDisruptionBudget sets minAvailable or maxUnavailable, not both"
+        );
+        assert_eq!(
+            wrong("  selector:\n    matchExpressions:\n    - {key: app, operator: Gt, values: [\"1\"]}\n"),
+            "line 6: operator: \"Gt\" is not In, NotIn, Exists or DoesNotExist"
+        );
     }
 
     #[test]

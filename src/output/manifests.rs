@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::human::{count, printable};
 use super::view::ColorMode;
 use super::wire::API_VERSION;
-use crate::engine::audit::{HOSTNAME, Rule, Severity, Template, TemplateFinding};
+use crate::engine::audit::{Budget, HOSTNAME, Outage, Rule, Scaled, Severity, Template, TemplateFinding, Wanted};
 use crate::engine::lifecycle::Settings;
 
 /// Where a finding was written.
@@ -35,6 +35,9 @@ pub struct Checked<'a> {
     pub finding: TemplateFinding,
     /// The template.
     pub template: &'a Template,
+    /// The PodDisruptionBudget the finding is about, for [`Rule::BudgetBrokenByAnOutage`]: then
+    /// the finding is the budget's, and the template the one whose replicas an outage takes.
+    pub budget: Option<&'a Budget>,
     /// Where.
     pub written: Written,
 }
@@ -49,19 +52,80 @@ pub struct ManifestAudit<'a> {
     pub grace_from: &'static str,
     /// How many pod templates were read, and from how many files.
     pub templates: usize,
+    /// How many PodDisruptionBudgets were read.
+    pub budgets: usize,
     /// How many files.
     pub files: usize,
     /// The objects of other kinds skipped, by kind.
     pub skipped: BTreeMap<String, usize>,
 }
 
+/// The kind of a budget.
+const BUDGET: &str = "PodDisruptionBudget";
+
+/// The object a finding is about, as `(namespace, kind, name)`: its budget's, else its template's.
+fn object<'a>(checked: &'a Checked<'_>) -> (&'a str, &'a str, &'a str) {
+    match checked.budget {
+        Some(budget) => (&budget.namespace, BUDGET, &budget.name),
+        None => (&checked.template.namespace, &checked.template.kind, &checked.template.name),
+    }
+}
+
 /// `shop/Deployment/web`, or `Deployment/web` with no namespace written.
-fn subject(template: &Template) -> String {
-    let (kind, name) = (&template.kind, printable(&template.name));
-    match &*template.namespace {
+fn subject(checked: &Checked<'_>) -> String {
+    let (namespace, kind, name) = object(checked);
+    let name = printable(name);
+    match namespace {
         "" => format!("{kind}/{name}"),
         namespace => format!("{}/{kind}/{name}", printable(namespace)),
     }
+}
+
+/// A budget's value as written: `2`, `50%`.
+fn written_value(value: Scaled) -> String {
+    match value {
+        Scaled::Count(count) => count.to_string(),
+        Scaled::Percent(percent) => format!("{percent}%"),
+    }
+}
+
+/// What an outage does to a budget on `checked`'s template, in one sentence.
+fn breach(checked: &Checked<'_>) -> String {
+    let finding = &checked.finding;
+    let Some(breach) = finding.budget else { return String::new() };
+    let replicas = finding.replicas.unwrap_or_default();
+    let template = format!("{}/{}", checked.template.kind, printable(&checked.template.name));
+    let outage = match breach.outage {
+        Outage::Zone => "a zone's outage",
+        Outage::Node => "one node's outage",
+    };
+    let taken = match (replicas, breach.taken) {
+        (1, _) => format!("the one replica of {template}"),
+        (2, 2) => format!("both replicas of {template}"),
+        (all, taken) if taken >= all => format!("all {all} replicas of {template}"),
+        (all, taken) => format!("{taken} of the {all} replicas of {template}"),
+    };
+    let needed = breach.needed;
+    let every = if needed >= replicas { " (every replica)" } else { "" };
+    let asks = match breach.wanted {
+        Wanted::MinAvailable(Scaled::Count(count)) => format!("minAvailable {count}{every}"),
+        Wanted::MinAvailable(percent) => {
+            format!("minAvailable {} ({needed} of {replicas}, rounded up)", written_value(percent))
+        }
+        Wanted::MaxUnavailable(Scaled::Count(count)) => {
+            format!("the {needed} healthy maxUnavailable {count} requires{every}")
+        }
+        Wanted::MaxUnavailable(percent) => format!(
+            "the {needed} healthy maxUnavailable {} requires ({} of {replicas} may go, rounded up)",
+            written_value(percent),
+            replicas - needed
+        ),
+    };
+    format!(
+        "{outage} can take {taken} (taint eviction does not ask the budget), leaving {}, below {asks}: the budget \
+         is broken and every voluntary eviction (a drain) is refused until they run again",
+        replicas - breach.taken
+    )
 }
 
 /// One sentence: what is wrong.
@@ -111,6 +175,7 @@ pub fn message(checked: &Checked<'_>, settings: &Settings, grace_from: &str) -> 
              on topology.kubernetes.io/zone keeps them apart",
             count(usize::try_from(finding.replicas.unwrap_or_default()).unwrap_or_default())
         ),
+        Rule::BudgetBrokenByAnOutage => breach(checked),
         Rule::LosesEveryReplica => String::new(),
     }
 }
@@ -133,15 +198,20 @@ fn findings_line(findings: &[Checked<'_>]) -> String {
     )
 }
 
-/// `4 pod templates read from 2 files; skipped: 1 Service, 2 ConfigMap`.
+/// `4 pod templates and 1 PodDisruptionBudget read from 2 files; skipped: 1 Service, 2 ConfigMap`.
 fn read_line(audit: &ManifestAudit<'_>) -> String {
     let templates = if audit.templates == 1 {
         "1 pod template".to_owned()
     } else {
         format!("{} pod templates", count(audit.templates))
     };
+    let budgets = match audit.budgets {
+        0 => String::new(),
+        1 => format!(" and 1 {BUDGET}"),
+        n => format!(" and {} {BUDGET}s", count(n)),
+    };
     let files = if audit.files == 1 { "1 file".to_owned() } else { format!("{} files", count(audit.files)) };
-    let mut line = format!("{templates} read from {files}");
+    let mut line = format!("{templates}{budgets} read from {files}");
     if !audit.skipped.is_empty() {
         let skipped: Vec<String> =
             audit.skipped.iter().map(|(kind, n)| format!("{} {}", count(*n), printable(kind))).collect();
@@ -161,7 +231,7 @@ pub fn write_text(audit: &ManifestAudit<'_>, summary: bool, color: ColorMode, ou
     for checked in &audit.findings {
         let severity = super::audit::paint(checked.finding.severity.as_str(), checked.finding.severity, color);
         writeln!(out)?;
-        writeln!(out, "{severity}  {}  {}", checked.finding.rule.id(), subject(checked.template))?;
+        writeln!(out, "{severity}  {}  {}", checked.finding.rule.id(), subject(checked))?;
         writeln!(out, "  {}", location(&checked.written))?;
         writeln!(out, "  {}", message(checked, &audit.settings, audit.grace_from))?;
     }
@@ -192,6 +262,7 @@ pub struct ManifestAuditDoc<'a> {
     api_version: &'static str,
     kind: &'static str,
     templates: usize,
+    budgets: usize,
     files: usize,
     skipped: &'a BTreeMap<String, usize>,
     findings: Vec<FindingDoc<'a>>,
@@ -204,24 +275,28 @@ impl<'a> ManifestAuditDoc<'a> {
         let findings = audit
             .findings
             .iter()
-            .map(|checked| FindingDoc {
-                rule: checked.finding.rule.id(),
-                severity: checked.finding.severity.as_str(),
-                namespace: &checked.template.namespace,
-                kind: &checked.template.kind,
-                name: &checked.template.name,
-                file: &checked.written.file,
-                document: checked.written.document,
-                line: checked.written.line,
-                path: &checked.written.path,
-                unwritten: checked.written.unwritten,
-                message: message(checked, &audit.settings, audit.grace_from),
+            .map(|checked| {
+                let (namespace, kind, name) = object(checked);
+                FindingDoc {
+                    rule: checked.finding.rule.id(),
+                    severity: checked.finding.severity.as_str(),
+                    namespace,
+                    kind,
+                    name,
+                    file: &checked.written.file,
+                    document: checked.written.document,
+                    line: checked.written.line,
+                    path: &checked.written.path,
+                    unwritten: checked.written.unwritten,
+                    message: message(checked, &audit.settings, audit.grace_from),
+                }
             })
             .collect();
         Self {
             api_version: API_VERSION,
             kind: "ManifestAudit",
             templates: audit.templates,
+            budgets: audit.budgets,
             files: audit.files,
             skipped: &audit.skipped,
             findings,
@@ -231,7 +306,7 @@ impl<'a> ManifestAuditDoc<'a> {
 
 /// The rules a template is checked with, in the order SARIF's `ruleIndex` counts them, each with
 /// what it finds and its fix.
-pub const TEMPLATE_RULES: [(Rule, &str, &str); 6] = [
+pub const TEMPLATE_RULES: [(Rule, &str, &str); 7] = [
     (
         Rule::ToleratesNodeLossForever,
         "A pod that is not a DaemonSet's tolerates node.kubernetes.io/unreachable or not-ready for ever: on a dead node it is never deleted, so its owner never replaces it.",
@@ -261,6 +336,11 @@ pub const TEMPLATE_RULES: [(Rule, &str, &str); 6] = [
         Rule::ReplicasInOneZone,
         "A workload whose replicas no required spread or anti-affinity keeps in different zones, in a cluster of several: one zone's outage can take them all.",
         "Spread them with topologySpreadConstraints over topology.kubernetes.io/zone and whenUnsatisfiable: DoNotSchedule.",
+    ),
+    (
+        Rule::BudgetBrokenByAnOutage,
+        "A PodDisruptionBudget that one zone's outage (one node's, when the zones are not known) leaves with fewer healthy replicas than it needs: taint eviction does not ask it, and until they run again every voluntary eviction of its pods, a drain's, is refused.",
+        "Spread the replicas so that one zone (or node) holds no more than the budget can lose: topologySpreadConstraints over topology.kubernetes.io/zone with whenUnsatisfiable: DoNotSchedule, more replicas, or a budget that asks less.",
     ),
 ];
 
@@ -312,7 +392,7 @@ pub fn sarif(audit: &ManifestAudit<'_>, version: &str) -> Value {
         .iter()
         .map(|checked| {
             let written = &checked.written;
-            let name = format!("{}: {}", subject(checked.template), written.path);
+            let name = format!("{}: {}", subject(checked), written.path);
             json!({
                 "ruleId": checked.finding.rule.id(),
                 "ruleIndex": rule_index(checked.finding.rule),

@@ -512,3 +512,155 @@ fn a_dump_that_does_not_read_and_a_cluster_out_of_reach_are_the_errors_plan_give
         );
     }
 }
+
+const BUDGETS: &str = "tests/data/manifests/budgets";
+const BUDGETS_RENDERED: &str = "tests/data/manifests/budgets/rendered.yaml";
+const BATCH: &str = "tests/data/manifests/budgets/extra/batch.json";
+
+#[test]
+fn a_budget_one_outage_breaks_is_found_at_what_it_asks_with_zones_known_or_not() {
+    let document = json(&audit(&["-f", BUDGETS, "-o", "json"], None));
+    // Checked by hand against the files, zones not known (one node's outage, a zone's spread read
+    // as the hostname's): cart (3, zone maxSkew 1: 1 per node, leaving 2) meets minAvailable 2;
+    // search (3, maxSkew 2: 2 on a node, leaving 1) is under minAvailable 67%, 3 of 3 rounded up
+    // (high, every replica); db (3, anti-affinity on hostnames: 1, leaving 2) meets maxUnavailable
+    // 1's 2; queue (replicas not written: 1) is taken whole, under maxUnavailable 0's 1 (high),
+    // its budget selecting it by `app In (queue, queue-canary)`; web (4, hostname maxSkew 2: 2,
+    // leaving 2) is under maxUnavailable 25%'s 3 (1 of 4 rounded up may go); batch's `{}` budget
+    // selects worker (2, nothing apart: both on a node) and not the CronJob, leaving 0 under
+    // maxUnavailable 1's 1. `orphan` (no selector) and ops' `cart` (no template in ops) select
+    // nothing. queue's and worker's replicas-on-one-node stand as before. Budgets after the
+    // templates' findings within a severity, in the order read (batch.json's path sorts first).
+    assert_eq!(
+        findings(&document),
+        vec![
+            format!("replicas-on-one-node high store/Deployment/queue {BUDGETS_RENDERED}:121 spec.replicas"),
+            format!(
+                "budget-broken-by-an-outage high store/PodDisruptionBudget/search {BUDGETS_RENDERED}:76 spec.minAvailable"
+            ),
+            format!(
+                "budget-broken-by-an-outage high store/PodDisruptionBudget/queue {BUDGETS_RENDERED}:146 spec.maxUnavailable"
+            ),
+            format!("replicas-on-one-node medium batch/Deployment/worker {BATCH}:10 items[0].spec.replicas"),
+            format!(
+                "budget-broken-by-an-outage medium batch/PodDisruptionBudget/everything {BATCH}:34 items[2].spec.maxUnavailable"
+            ),
+            format!(
+                "budget-broken-by-an-outage medium store/PodDisruptionBudget/web {BUDGETS_RENDERED}:188 spec.maxUnavailable"
+            ),
+        ]
+    );
+    // Budgets are read, not skipped.
+    assert_eq!((document["templates"].as_u64(), document["budgets"].as_u64()), (Some(7), Some(8)));
+    assert_eq!(document["skipped"], serde_json::json!({"Service": 1}));
+    let messages: Vec<&str> =
+        document["findings"].as_array().expect("findings").iter().filter_map(|f| f["message"].as_str()).collect();
+    assert_eq!(
+        messages[1],
+        "one node's outage can take 2 of the 3 replicas of Deployment/search (taint eviction does not ask the \
+         budget), leaving 1, below minAvailable 67% (3 of 3, rounded up): the budget is broken and every voluntary \
+         eviction (a drain) is refused until they run again"
+    );
+    assert!(messages[5].contains("leaving 2, below the 3 healthy maxUnavailable 25% requires (1 of 4 may go"));
+
+    // Three zones of 4 nodes: a zone's outage. cart (zone maxSkew 1: (3 + 2) / 3 = 1 per zone)
+    // still meets its budget; search's zone maxSkew 2 lets (3 + 4) / 3 = 2 gather in one zone,
+    // leaving 1 (high as before); db's and web's replicas, apart on nodes only, can all share a
+    // zone: db's budget (needing 2) and web's (needing 3) are left 0, and both templates are
+    // replicas-in-one-zone; queue and worker as before, a zone taking them whole.
+    let document = json(&audit(&["-f", BUDGETS, "--profile", PROFILE, "-o", "json"], None));
+    assert_eq!(
+        findings(&document),
+        vec![
+            format!("replicas-on-one-node high store/Deployment/queue {BUDGETS_RENDERED}:121 spec.replicas"),
+            format!(
+                "budget-broken-by-an-outage high store/PodDisruptionBudget/search {BUDGETS_RENDERED}:76 spec.minAvailable"
+            ),
+            format!(
+                "budget-broken-by-an-outage high store/PodDisruptionBudget/queue {BUDGETS_RENDERED}:146 spec.maxUnavailable"
+            ),
+            format!("replicas-on-one-node medium batch/Deployment/worker {BATCH}:10 items[0].spec.replicas"),
+            format!("replicas-in-one-zone medium store/StatefulSet/db {BUDGETS_RENDERED}:88 spec.replicas"),
+            format!("replicas-in-one-zone medium store/Deployment/web {BUDGETS_RENDERED}:160 spec.replicas"),
+            format!(
+                "budget-broken-by-an-outage medium batch/PodDisruptionBudget/everything {BATCH}:34 items[2].spec.maxUnavailable"
+            ),
+            format!(
+                "budget-broken-by-an-outage medium store/PodDisruptionBudget/db {BUDGETS_RENDERED}:115 spec.maxUnavailable"
+            ),
+            format!(
+                "budget-broken-by-an-outage medium store/PodDisruptionBudget/web {BUDGETS_RENDERED}:188 spec.maxUnavailable"
+            ),
+        ]
+    );
+    let db = &document["findings"][7]["message"];
+    assert_eq!(
+        db,
+        "a zone's outage can take all 3 replicas of StatefulSet/db (taint eviction does not ask the budget), leaving \
+         0, below the 2 healthy maxUnavailable 1 requires: the budget is broken and every voluntary eviction (a \
+         drain) is refused until they run again"
+    );
+    // -n keeps a namespace's budgets with its templates.
+    let batch = json(&audit(&["-f", BUDGETS, "-n", "batch", "-o", "json"], None));
+    assert_eq!(batch["budgets"].as_u64(), Some(1));
+    assert_eq!(findings(&batch).len(), 2, "{batch}");
+}
+
+#[test]
+fn a_budgets_finding_is_in_the_table_and_in_sarif_with_its_rule() {
+    let table = audit(&["-f", BUDGETS, "--profile", PROFILE], None);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    // 3 high (queue's placement, search's and queue's budgets), 6 medium, as above.
+    let mut lines = table.stdout.lines();
+    assert_eq!(lines.next(), Some("9 findings: 3 high, 6 medium, 0 low"));
+    assert_eq!(lines.next(), Some("7 pod templates and 8 PodDisruptionBudgets read from 2 files; skipped: 1 Service"));
+    assert!(
+        table.stdout.contains(&format!(
+            "high  budget-broken-by-an-outage  store/PodDisruptionBudget/search\n  {BUDGETS_RENDERED}:76 (document 4) \
+             spec.minAvailable\n  a zone's outage can take 2 of the 3 replicas of Deployment/search"
+        )),
+        "{}",
+        table.stdout
+    );
+    let log = json(&audit(&["-f", BUDGETS, "--profile", PROFILE, "-o", "sarif"], None));
+    assert_eq!(check_sarif(&log), Vec::<String>::new());
+    let rules = log["runs"][0]["tool"]["driver"]["rules"].as_array().expect("rules");
+    assert!(rules.iter().any(|rule| rule["id"] == "budget-broken-by-an-outage"));
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let search = &results[1];
+    assert_eq!(
+        (search["ruleId"].as_str(), search["level"].as_str()),
+        (Some("budget-broken-by-an-outage"), Some("error"))
+    );
+    let location = &search["locations"][0];
+    assert_eq!(location["physicalLocation"]["region"]["startLine"], 76);
+    assert_eq!(
+        location["logicalLocations"][0]["fullyQualifiedName"],
+        "store/PodDisruptionBudget/search: spec.minAvailable"
+    );
+    // Zones not known, the warning says which outage budgets face.
+    let unknown = audit(&["-f", BUDGETS, "--summary"], None);
+    assert!(
+        unknown
+            .stderr
+            .contains("zones not known (replicas-in-one-zone is not checked; budgets face one node's outage)"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn a_budget_whose_value_does_not_read_is_an_error_at_its_line() {
+    let path = file(
+        "budget",
+        "budget.yaml",
+        "kind: PodDisruptionBudget\nmetadata: {name: web}\nspec:\n  minAvailable: 120%\n  selector: {}\n",
+    );
+    let failed = audit(&["-f", &path], None);
+    assert_eq!(failed.code, 1, "{}", failed.stderr);
+    let first = failed.stderr.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        format!("error: {path}:4: minAvailable: \"120%\" is not a number of pods nor a percent from 0% to 100%")
+    );
+}

@@ -55,6 +55,10 @@ pub enum Rule {
     /// Every running replica of an owner runs in one zone, in a cluster of several: that zone's
     /// loss takes them all. Found from placement alone, when no outage predicted says it.
     ReplicasInOneZone,
+    /// A PodDisruptionBudget that one zone's outage (one node's, when the zones are not known) leaves
+    /// with fewer healthy replicas of a template it selects than it needs: taint eviction does not
+    /// ask it, and every voluntary eviction of its pods is refused until they run again.
+    BudgetBrokenByAnOutage,
 }
 
 impl Rule {
@@ -69,6 +73,7 @@ impl Rule {
             Self::ToleratesEveryTaint => "tolerates-every-taint",
             Self::ReplicasOnOneNode => "replicas-on-one-node",
             Self::ReplicasInOneZone => "replicas-in-one-zone",
+            Self::BudgetBrokenByAnOutage => "budget-broken-by-an-outage",
         }
     }
 }

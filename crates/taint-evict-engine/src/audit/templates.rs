@@ -3,6 +3,9 @@
 //! template alone: the rules on tolerations, as a running pod is checked, and where its replicas can
 //! land (docs/audit.md, "Rendered manifests").
 
+use std::collections::BTreeMap;
+
+use super::disruption::Breach;
 use super::finding::{Rule, Severity};
 use super::rules::broken_tolerations;
 use crate::lifecycle::{Flags, NOT_READY, UNREACHABLE, ZONE_LABELS};
@@ -42,9 +45,40 @@ pub struct Template {
     pub tolerations: Vec<Toleration>,
     /// `hostNetwork`.
     pub host_network: bool,
-    /// The topology keys its replicas are kept apart on: each `topologySpreadConstraints` with
-    /// `whenUnsatisfiable: DoNotSchedule`, and each required `podAntiAffinity` term.
-    pub apart_on: Vec<Box<str>>,
+    /// What keeps its replicas apart: each `topologySpreadConstraints` with
+    /// `whenUnsatisfiable: DoNotSchedule`, then each required `podAntiAffinity` term.
+    pub apart_on: Vec<Apart>,
+    /// Its pods' labels: the template's `metadata.labels` (a Pod's own).
+    pub labels: BTreeMap<Box<str>, Box<str>>,
+}
+
+/// A required rule keeping a template's replicas apart over a node label (a topology key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Apart {
+    /// A `topologySpreadConstraints` entry with `whenUnsatisfiable: DoNotSchedule`: no value of
+    /// `key` holds more than `max_skew` replicas over another.
+    Spread {
+        /// `topologyKey`.
+        key: Box<str>,
+        /// `maxSkew` (1 when not written).
+        max_skew: i64,
+    },
+    /// A `requiredDuringSchedulingIgnoredDuringExecution` `podAntiAffinity` term: one replica per
+    /// value of `key`.
+    AntiAffinity {
+        /// `topologyKey`.
+        key: Box<str>,
+    },
+}
+
+impl Apart {
+    /// The node label it keeps replicas apart on.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        match self {
+            Self::Spread { key, .. } | Self::AntiAffinity { key } => key,
+        }
+    }
 }
 
 impl Template {
@@ -168,14 +202,18 @@ pub struct TemplateFinding {
     pub taint: Option<&'static str>,
     /// Its `tolerationSeconds`, when that is the fault.
     pub seconds: Option<i64>,
-    /// The replicas the template asks for (1 when not written), for the rules on placement.
+    /// The replicas the template asks for (1 when not written), for the rules on placement and on
+    /// budgets.
     pub replicas: Option<i64>,
+    /// The budget one outage breaks and how, for [`Rule::BudgetBrokenByAnOutage`]: the template is
+    /// the one whose replicas the outage takes.
+    pub budget: Option<Breach>,
 }
 
 /// Whether replicas kept apart on `keys` are kept apart on `wanted`: apart in zones is apart on
 /// nodes too.
-fn apart(keys: &[Box<str>], wanted: &[&str]) -> bool {
-    keys.iter().any(|key| wanted.contains(&&**key))
+fn apart(keys: &[Apart], wanted: &[&str]) -> bool {
+    keys.iter().any(|key| wanted.contains(&key.key()))
 }
 
 /// The findings of `templates`, each taken as `cluster` admits it: the most severe first, then in
@@ -189,8 +227,16 @@ pub fn template_findings(templates: &[Template], cluster: &Cluster) -> Vec<Templ
         for (rule, severity, toleration, taint, seconds) in
             broken_tolerations(&tolerations, template.daemon_set(), template.bare(), grace_seconds)
         {
-            let finding =
-                TemplateFinding { rule, severity, template: index, toleration, taint, seconds, replicas: None };
+            let finding = TemplateFinding {
+                rule,
+                severity,
+                template: index,
+                toleration,
+                taint,
+                seconds,
+                replicas: None,
+                budget: None,
+            };
             found.push(finding);
         }
         if !template.replicated() {
@@ -206,6 +252,7 @@ pub fn template_findings(templates: &[Template], cluster: &Cluster) -> Vec<Templ
             taint: None,
             seconds: None,
             replicas: Some(replicas),
+            budget: None,
         };
         let on_nodes: Vec<&str> = std::iter::once(HOSTNAME).chain(ZONE_LABELS.iter().copied()).collect();
         if replicas == 1 && several_nodes {
@@ -317,7 +364,7 @@ mod tests {
         let mut templates = vec![short, forever, agent, bare, owned, daemon_pod];
         for template in &mut templates[..2] {
             template.replicas = Some(2);
-            template.apart_on = vec![HOSTNAME.into()];
+            template.apart_on = vec![Apart::AntiAffinity { key: HOSTNAME.into() }];
         }
         let found = template_findings(&templates, &cluster(None));
         assert_eq!(
@@ -335,7 +382,7 @@ mod tests {
         let apart_on = |replicas: Option<i64>, keys: &[&str]| Template {
             kind: "Deployment".into(),
             replicas,
-            apart_on: keys.iter().map(|key| (*key).into()).collect(),
+            apart_on: keys.iter().map(|key| Apart::Spread { key: (*key).into(), max_skew: 1 }).collect(),
             ..Template::default()
         };
         let templates = vec![
