@@ -17,7 +17,7 @@ fn audit(args: &[&str], stdin: Option<&[u8]>) -> Run {
 }
 
 /// Each finding as `rule severity namespace/kind/name file:line path`.
-fn findings(document: &Value) -> Vec<String> {
+pub(crate) fn findings(document: &Value) -> Vec<String> {
     let findings = document["findings"].as_array().expect("findings");
     findings
         .iter()
