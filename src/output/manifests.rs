@@ -94,7 +94,7 @@ pub fn message(checked: &Checked<'_>, settings: &Settings, grace_from: &str) -> 
                 .to_owned()
         }
         Rule::ToleratesEveryTaint => {
-            "operator: Exists with no key tolerates every taint, device taints too: no NoExecute taint moves it"
+            "operator: Exists with no key tolerates every node taint: no NoExecute taint on its node moves it"
                 .to_owned()
         }
         Rule::ReplicasOnOneNode if finding.severity == Severity::High => {
