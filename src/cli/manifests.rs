@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{AuditConfig, AuditOutput};
 use crate::decode::bounded::MaxSize;
 use crate::decode::manifests::{Manifest, read_manifests};
+use crate::decode::template_sources::TemplateSources;
 use crate::engine::audit::{Cluster, Rule, template_findings};
 use crate::engine::lifecycle::Source as SettingSource;
 use crate::error::{Error, Result};
@@ -117,14 +118,15 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// Where `finding` points in `manifest`: the toleration at fault (the field its pod spec would hold,
-/// when admission added it), the replicas, or the object.
-fn written(file: &str, manifest: &Manifest, rule: Rule, toleration: Option<usize>) -> Written {
+/// when admission added it), the replicas, or the object; and the chart template it came from.
+fn written(file: &str, manifest: &Manifest, source: Option<&str>, rule: Rule, toleration: Option<usize>) -> Written {
     let at = |line, path: String, unwritten| Written {
         file: file.to_owned(),
         document: manifest.document,
         line,
         path,
         unwritten,
+        source: source.map(str::to_owned),
     };
     let spec = &manifest.spec_path;
     match (rule, toleration) {
@@ -156,7 +158,7 @@ fn written(file: &str, manifest: &Manifest, rule: Rule, toleration: Option<usize
 /// A file that does not read as manifests (its line said), `--fail-on`'s findings, or output that
 /// cannot be written.
 pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
-    let mut manifests: Vec<(&str, Manifest)> = Vec::new();
+    let mut manifests: Vec<(&str, Manifest, Option<Box<str>>)> = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     for source in sources {
         let read = read_manifests(&source.text).map_err(|e| Error::BadManifest {
@@ -164,13 +166,17 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
             line: e.line,
             reason: e.reason,
         })?;
-        manifests.extend(read.manifests.into_iter().map(|manifest| (source.name.as_str(), manifest)));
+        let sources = TemplateSources::scan(&source.text);
+        manifests.extend(read.manifests.into_iter().map(|manifest| {
+            let template = sources.at(manifest.line).map(Box::from);
+            (source.name.as_str(), manifest, template)
+        }));
         for (kind, n) in read.skipped {
             *skipped.entry(kind).or_default() += n;
         }
     }
     if let Some(namespace) = &config.namespace {
-        manifests.retain(|(_, manifest)| &*manifest.template.namespace == namespace.as_str());
+        manifests.retain(|(_, manifest, _)| &*manifest.template.namespace == namespace.as_str());
     }
     let lifecycle = &config.lifecycle;
     let settings = lifecycle.settings(lifecycle.kube_version, None);
@@ -209,13 +215,13 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
         zones: profile.zone_count(),
         nodes: profile.node_count(),
     };
-    let templates: Vec<_> = manifests.iter().map(|(_, manifest)| manifest.template.clone()).collect();
+    let templates: Vec<_> = manifests.iter().map(|(_, manifest, _)| manifest.template.clone()).collect();
     let findings = template_findings(&templates, &cluster);
     let checked: Vec<Checked<'_>> = findings
         .into_iter()
         .map(|finding| {
-            let (file, manifest) = &manifests[finding.template];
-            let written = written(file, manifest, finding.rule, finding.toleration);
+            let (file, manifest, source) = &manifests[finding.template];
+            let written = written(file, manifest, source.as_deref(), finding.rule, finding.toleration);
             Checked { finding, template: &manifest.template, written }
         })
         .collect();

@@ -22,7 +22,8 @@
 //!   file a group of items at a time (`groups` cuts it into groups);
 //! - [`lifecycle`]: what the node lifecycle controller reads from a dump (with Leases);
 //! - [`manifests`]: rendered manifests, the pod templates `audit -f` checks before they are deployed;
-//! - [`profile`]: `audit --profile`, the cluster they will run on.
+//! - [`profile`]: `audit --profile`, the cluster they will run on;
+//! - [`template_sources`]: the chart template each rendered document came from (helm's `# Source:`).
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
 //! cluster, the CLI or the output.
@@ -34,6 +35,7 @@ pub mod lifecycle;
 pub mod manifests;
 pub mod profile;
 pub mod protobuf;
+pub mod template_sources;
 
 mod build;
 mod error;

@@ -44,6 +44,8 @@ fn metrics_servers_deployment_writes_no_replicas_so_one_nodes_outage_takes_it() 
     );
     assert_eq!(document["findings"][0]["unwritten"], "not written: 1 by default");
     assert_eq!(document["findings"][0]["document"], 1);
+    // Kustomize's output names no chart template.
+    assert_eq!(document["findings"][0]["source"], Value::Null);
     assert_eq!((document["templates"].as_u64(), document["files"].as_u64()), (Some(1), Some(1)));
 }
 
@@ -100,6 +102,42 @@ fn ingress_nginxs_helm_rendered_manifest_runs_its_controller_as_one_replica() {
             "Role": 2, "RoleBinding": 2, "Service": 2, "ServiceAccount": 2, "ValidatingWebhookConfiguration": 1
         })
     );
+}
+
+#[test]
+fn each_finding_of_ingress_nginxs_manifest_names_the_chart_template_helm_rendered_it_from() {
+    let file = format!("{PUBLIC}/ingress-nginx/deploy.yaml");
+    let template = "ingress-nginx/templates/controller-deployment.yaml";
+    // Line 292, `# Source: ingress-nginx/templates/controller-deployment.yaml`, comes after the `---`
+    // of line 291 and before the Deployment's first line, 293.
+    let document = audited(&file, false);
+    assert_eq!(document["findings"][0]["source"], template);
+    let table = run(&["audit", "-f", &file], None);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(
+        table.stdout.contains(&format!(
+            "\n  {file}:293 (document 10) spec.replicas (not written: 1 by default), from {template}\n"
+        )),
+        "{}",
+        table.stdout
+    );
+    // SARIF: the location stays the rendered file's line; the template ends the message and is a
+    // property of the result.
+    let log = json(&run(&["audit", "-f", &file, "-o", "sarif"], None));
+    let result = &log["runs"][0]["results"][0];
+    let physical = &result["locations"][0]["physicalLocation"];
+    assert_eq!(
+        (&physical["artifactLocation"]["uri"], &physical["region"]["startLine"]),
+        (&file.clone().into(), &293.into())
+    );
+    assert_eq!(result["properties"]["source"], template);
+    let message = result["message"]["text"].as_str().unwrap_or_default();
+    assert!(message.ends_with(&format!(" (rendered from {template})")), "{message}");
+    // A file with no `# Source:` comment: no property, and the message as JSON's.
+    let plain = json(&run(&["audit", "-f", &format!("{PUBLIC}/kube-state-metrics"), "-o", "sarif"], None));
+    let plain = &plain["runs"][0]["results"][0];
+    assert_eq!(plain["properties"].get("source"), None);
+    assert!(plain["message"]["text"].as_str().is_some_and(|m| !m.contains("rendered from")), "{plain}");
 }
 
 #[test]
