@@ -11,6 +11,7 @@ use crate::config::{AuditConfig, AuditOutput, Input, ProfileFrom};
 use crate::decode::bounded::MaxSize;
 use crate::decode::manifests::{BudgetManifest, Manifest, read_manifests};
 use crate::decode::profile::Profile;
+use crate::decode::template_sources::TemplateSources;
 use crate::engine::audit::{Cluster, Rule, manifest_findings};
 use crate::engine::lifecycle::Source as SettingSource;
 use crate::error::{Error, Result};
@@ -118,14 +119,15 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// Where `finding` points in `manifest`: the toleration at fault (the field its pod spec would hold,
-/// when admission added it), the replicas, or the object.
-fn written(file: &str, manifest: &Manifest, rule: Rule, toleration: Option<usize>) -> Written {
+/// when admission added it), the replicas, or the object; and the chart template it came from.
+fn written(file: &str, manifest: &Manifest, source: Option<&str>, rule: Rule, toleration: Option<usize>) -> Written {
     let at = |line, path: String, unwritten| Written {
         file: file.to_owned(),
         document: manifest.document,
         line,
         path,
         unwritten,
+        source: source.map(str::to_owned),
     };
     let spec = &manifest.spec_path;
     match (rule, toleration) {
@@ -158,9 +160,10 @@ fn profile_input(config: &AuditConfig) -> Input {
 }
 
 /// Where a finding on `budget` points: what it asks, `spec.minAvailable` or `spec.maxUnavailable`.
-fn budget_written(file: &str, budget: &BudgetManifest) -> Written {
+fn budget_written(file: &str, budget: &BudgetManifest, source: Option<&str>) -> Written {
     let (path, line) = budget.wanted_at.clone().unwrap_or_else(|| ("spec".to_owned(), budget.line));
-    Written { file: file.to_owned(), document: budget.document, line, path, unwritten: None }
+    let source = source.map(str::to_owned);
+    Written { file: file.to_owned(), document: budget.document, line, path, unwritten: None, source }
 }
 
 /// `audit` of rendered manifests: every template checked, the findings printed.
@@ -169,8 +172,8 @@ fn budget_written(file: &str, budget: &BudgetManifest) -> Written {
 /// A file that does not read as manifests (its line said), `--fail-on`'s findings, or output that
 /// cannot be written.
 pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
-    let mut manifests: Vec<(&str, Manifest)> = Vec::new();
-    let mut budgets: Vec<(&str, BudgetManifest)> = Vec::new();
+    let mut manifests: Vec<(&str, Manifest, Option<Box<str>>)> = Vec::new();
+    let mut budgets: Vec<(&str, BudgetManifest, Option<Box<str>>)> = Vec::new();
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     for source in sources {
         let read = read_manifests(&source.text).map_err(|e| Error::BadManifest {
@@ -178,15 +181,22 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
             line: e.line,
             reason: e.reason,
         })?;
-        manifests.extend(read.manifests.into_iter().map(|manifest| (source.name.as_str(), manifest)));
-        budgets.extend(read.budgets.into_iter().map(|budget| (source.name.as_str(), budget)));
+        let sources = TemplateSources::scan(&source.text);
+        manifests.extend(read.manifests.into_iter().map(|manifest| {
+            let template = sources.at(manifest.line).map(Box::from);
+            (source.name.as_str(), manifest, template)
+        }));
+        budgets.extend(read.budgets.into_iter().map(|budget| {
+            let template = sources.at(budget.line).map(Box::from);
+            (source.name.as_str(), budget, template)
+        }));
         for (kind, n) in read.skipped {
             *skipped.entry(kind).or_default() += n;
         }
     }
     if let Some(namespace) = &config.namespace {
-        manifests.retain(|(_, manifest)| &*manifest.template.namespace == namespace.as_str());
-        budgets.retain(|(_, budget)| &*budget.budget.namespace == namespace.as_str());
+        manifests.retain(|(_, manifest, _)| &*manifest.template.namespace == namespace.as_str());
+        budgets.retain(|(_, budget, _)| &*budget.budget.namespace == namespace.as_str());
     }
     // The profile's version and settings, unless given as flags (it and `--controller-settings`
     // exclude each other): a file's as a file's, a cluster's as its pod's (docs/audit.md, "The
@@ -247,20 +257,20 @@ pub fn audit(config: &AuditConfig, sources: &[Source]) -> Result<()> {
         zones: profile.zone_count(),
         nodes: profile.node_count(),
     };
-    let templates: Vec<_> = manifests.iter().map(|(_, manifest)| manifest.template.clone()).collect();
-    let read_budgets: Vec<_> = budgets.iter().map(|(_, budget)| budget.budget.clone()).collect();
+    let templates: Vec<_> = manifests.iter().map(|(_, manifest, _)| manifest.template.clone()).collect();
+    let read_budgets: Vec<_> = budgets.iter().map(|(_, budget, _)| budget.budget.clone()).collect();
     let findings = manifest_findings(&templates, &read_budgets, &cluster);
     let checked: Vec<Checked<'_>> = findings
         .into_iter()
         .map(|finding| {
-            let (file, manifest) = &manifests[finding.template];
+            let (file, manifest, source) = &manifests[finding.template];
             match finding.budget.map(|breach| &budgets[breach.budget]) {
-                Some((file, budget)) => {
-                    let written = budget_written(file, budget);
+                Some((file, budget, source)) => {
+                    let written = budget_written(file, budget, source.as_deref());
                     Checked { finding, template: &manifest.template, budget: Some(&budget.budget), written }
                 }
                 None => {
-                    let written = written(file, manifest, finding.rule, finding.toleration);
+                    let written = written(file, manifest, source.as_deref(), finding.rule, finding.toleration);
                     Checked { finding, template: &manifest.template, budget: None, written }
                 }
             }

@@ -25,6 +25,7 @@
 //! - [`profile`]: `audit --profile`, the cluster they will run on; [`cluster_profile`]: that profile
 //!   taken from a dump or the API server, with the command lines of the controller manager
 //!   ([`controller_manager`]) and of the API server ([`api_server`]).
+//! - [`template_sources`]: the chart template each rendered document came from (helm's `# Source:`).
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
 //! cluster, the CLI or the output.
@@ -40,6 +41,7 @@ pub mod manifests;
 pub mod profile;
 pub mod protobuf;
 pub mod record;
+pub mod template_sources;
 
 mod build;
 mod error;

@@ -92,8 +92,8 @@ pub fn message(finding: &Finding<'_>, settings: &Settings, now: Timestamp) -> St
                 .to_owned()
         }
         Rule::ToleratesEveryTaint => format!(
-            "tolerations[{index}] (operator: Exists, no key) tolerates every taint, device taints too: no NoExecute \
-             taint moves it"
+            "tolerations[{index}] (operator: Exists, no key) tolerates every node taint: no NoExecute taint on \
+             its node moves it"
         ),
         Rule::ReplicasOnOneNode | Rule::ReplicasInOneZone => {
             let (what, place) = match finding.rule {

@@ -27,6 +27,8 @@ pub struct Written {
     pub path: String,
     /// What the field is when the manifest does not hold it (`added by the API server's admission`).
     pub unwritten: Option<&'static str>,
+    /// The chart template its document was rendered from, as helm's `# Source:` comment names it.
+    pub source: Option<String>,
 }
 
 /// One finding on a template, with the template and where it points.
@@ -158,7 +160,7 @@ pub fn message(checked: &Checked<'_>, settings: &Settings, grace_from: &str) -> 
                 .to_owned()
         }
         Rule::ToleratesEveryTaint => {
-            "operator: Exists with no key tolerates every taint, device taints too: no NoExecute taint moves it"
+            "operator: Exists with no key tolerates every node taint: no NoExecute taint on its node moves it"
                 .to_owned()
         }
         Rule::ReplicasOnOneNode if finding.severity == Severity::High => {
@@ -180,10 +182,18 @@ pub fn message(checked: &Checked<'_>, settings: &Settings, grace_from: &str) -> 
     }
 }
 
-/// `file:line (document N) path`, and who added the field when the manifest does not hold it.
+/// `file:line (document N) path`, who added the field when the manifest does not hold it, and the
+/// chart template it came from.
 fn location(written: &Written) -> String {
     let added = written.unwritten.map(|what| format!(" ({what})")).unwrap_or_default();
-    format!("{}:{} (document {}) {}{added}", printable(&written.file), written.line, written.document, written.path)
+    let from = written.source.as_deref().map(|source| format!(", from {}", printable(source))).unwrap_or_default();
+    format!(
+        "{}:{} (document {}) {}{added}{from}",
+        printable(&written.file),
+        written.line,
+        written.document,
+        written.path
+    )
 }
 
 fn findings_line(findings: &[Checked<'_>]) -> String {
@@ -252,6 +262,7 @@ struct FindingDoc<'a> {
     line: u32,
     path: &'a str,
     unwritten: Option<&'static str>,
+    source: Option<&'a str>,
     message: String,
 }
 
@@ -288,6 +299,7 @@ impl<'a> ManifestAuditDoc<'a> {
                     line: checked.written.line,
                     path: &checked.written.path,
                     unwritten: checked.written.unwritten,
+                    source: checked.written.source.as_deref(),
                     message: message(checked, &audit.settings, audit.grace_from),
                 }
             })
@@ -393,11 +405,19 @@ pub fn sarif(audit: &ManifestAudit<'_>, version: &str) -> Value {
         .map(|checked| {
             let written = &checked.written;
             let name = format!("{}: {}", subject(checked), written.path);
+            // The chart template, where the fix goes: said in the message, which code scanning shows,
+            // and kept whole in the properties; the location stays the rendered file's.
+            let mut text = message(checked, &audit.settings, audit.grace_from);
+            let mut properties = json!({"severity": checked.finding.severity.as_str(), "document": written.document});
+            if let Some(source) = &written.source {
+                text.push_str(&format!(" (rendered from {source})"));
+                properties["source"] = source.as_str().into();
+            }
             json!({
                 "ruleId": checked.finding.rule.id(),
                 "ruleIndex": rule_index(checked.finding.rule),
                 "level": level(checked.finding.severity),
-                "message": {"text": message(checked, &audit.settings, audit.grace_from)},
+                "message": {"text": text},
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri(&written.file)},
@@ -405,7 +425,7 @@ pub fn sarif(audit: &ManifestAudit<'_>, version: &str) -> Value {
                     },
                     "logicalLocations": [{"fullyQualifiedName": name, "kind": "member"}],
                 }],
-                "properties": {"severity": checked.finding.severity.as_str(), "document": written.document},
+                "properties": properties,
             })
         })
         .collect();

@@ -17,7 +17,7 @@ fn audit(args: &[&str], stdin: Option<&[u8]>) -> Run {
 }
 
 /// Each finding as `rule severity namespace/kind/name file:line path`.
-fn findings(document: &Value) -> Vec<String> {
+pub(crate) fn findings(document: &Value) -> Vec<String> {
     let findings = document["findings"].as_array().expect("findings");
     findings
         .iter()
@@ -617,7 +617,8 @@ fn a_budgets_finding_is_in_the_table_and_in_sarif_with_its_rule() {
     assert!(
         table.stdout.contains(&format!(
             "high  budget-broken-by-an-outage  store/PodDisruptionBudget/search\n  {BUDGETS_RENDERED}:76 (document 4) \
-             spec.minAvailable\n  a zone's outage can take 2 of the 3 replicas of Deployment/search"
+             spec.minAvailable, from store/templates/search-budget.yaml\n  a zone's outage can take 2 of the 3 \
+             replicas of Deployment/search"
         )),
         "{}",
         table.stdout

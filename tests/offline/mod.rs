@@ -13,6 +13,7 @@ pub mod fixtures;
 pub mod manifests;
 pub mod nlc_fixtures;
 pub mod output;
+pub mod public_manifests;
 pub mod readme_examples;
 pub mod review;
 pub mod templates;

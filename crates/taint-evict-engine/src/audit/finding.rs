@@ -47,7 +47,8 @@ pub enum Rule {
     /// again.
     BarePodDeletedAtOnce,
     /// A toleration with `operator: Exists` and no key, for every effect or `NoExecute`: the pod
-    /// tolerates every taint, device taints too, and no maintenance taint moves it.
+    /// tolerates every node taint (a device's taints are its claim's to tolerate: docs/device-taints.md),
+    /// and no maintenance taint moves it.
     ToleratesEveryTaint,
     /// Every running replica of an owner runs on one node, in a cluster of several: that node's
     /// loss takes them all. Found from placement alone, when no outage predicted says it.
