@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{AuditConfig, AuditOutput, Input, ProfileFrom};
 use crate::decode::bounded::MaxSize;
-use crate::decode::manifests::{BudgetManifest, Manifest, read_manifests};
+use crate::decode::manifests::{BudgetManifest, Manifest, begins_as_json, read_manifests, read_unless_a_dump};
 use crate::decode::profile::Profile;
 use crate::decode::template_sources::TemplateSources;
 use crate::engine::audit::{Cluster, Rule, manifest_findings};
@@ -30,11 +30,6 @@ pub struct Source {
 /// The file extensions read from a directory.
 const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 
-/// Whether `bytes` begin, past blanks, as JSON does.
-fn json(bytes: &[u8]) -> bool {
-    matches!(bytes.trim_ascii_start().first(), Some(b'{' | b'['))
-}
-
 /// The rendered manifests `-f PATH` names, or `None` when it names a dump, read as today: a
 /// directory is manifests (its `.yaml`, `.yml` and `.json` files, in its subdirectories too, in
 /// the order of their paths); a file or stdin is a dump when it is JSON that names a Node, else
@@ -47,7 +42,7 @@ pub fn sources(path: &str, max: MaxSize) -> Result<Option<Vec<Source>>> {
     if path == "-" {
         let mut stdin = std::io::stdin().lock();
         let start = stdin.fill_buf().map_err(|e| Error::read_failed("stdin", &e))?;
-        if json(start) {
+        if begins_as_json(start) {
             return Ok(None);
         }
         // No more than `--max-response-size`, and a byte past it to know.
@@ -81,11 +76,11 @@ pub fn sources(path: &str, max: MaxSize) -> Result<Option<Vec<Source>>> {
         // A dump that large is read as today, and refused there as too large.
         return Ok(None);
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::read_failed(path, &e))?;
-    if json(&bytes) && crate::decode::manifests::names_a_node(&bytes) {
-        return Ok(None);
+    let file = std::fs::File::open(path).map_err(|e| Error::read_failed(path, &e))?;
+    match read_unless_a_dump(file).map_err(|e| Error::read_failed(path, &e))? {
+        None => Ok(None),
+        Some(bytes) => Ok(Some(vec![source(path, bytes, max)?])),
     }
-    Ok(Some(vec![source(path, bytes, max)?]))
 }
 
 /// One input's text: no larger than `max` (`--max-response-size`), and UTF-8.

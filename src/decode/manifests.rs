@@ -7,6 +7,7 @@
 //! Only the fields the rules read are decoded; the rest is skipped unread.
 
 use std::collections::BTreeMap;
+use std::io::{self, Read as _};
 
 use serde::Deserialize;
 use serde_saphyr::Spanned;
@@ -442,12 +443,50 @@ fn toleration(raw: RawToleration) -> Toleration {
     }
 }
 
+/// How much of a file is read at a time while it may still be a dump.
+const PIECE: u64 = 64 << 10;
+
+/// Whether `bytes` begin, past blanks, as JSON does.
+#[must_use]
+pub fn begins_as_json(bytes: &[u8]) -> bool {
+    matches!(bytes.trim_ascii_start().first(), Some(b'{' | b'['))
+}
+
+/// The bytes of `source`, read a piece at a time; `None`, read no further, once they are JSON that
+/// names a Node ([`names_a_node`]): a dump, then read apart a group of items at a time, never whole
+/// (docs/audit.md, "Cost").
+///
+/// # Errors
+/// A read failure.
+pub fn read_unless_a_dump(mut source: impl io::Read) -> io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    loop {
+        // A `"Node"` cut by the last piece's end begins in its last five bytes.
+        let from = bytes.len().saturating_sub(b"\"Node\"".len() - 1);
+        let read = (&mut source).take(PIECE).read_to_end(&mut bytes)?;
+        if begins_as_json(&bytes) && names_a_node_from(&bytes, from) {
+            return Ok(None);
+        }
+        if read == 0 {
+            return Ok(Some(bytes));
+        }
+    }
+}
+
 /// Whether `bytes`, JSON, names a Node (`"kind": "Node"`, blanks allowed around the colon): such
 /// JSON is a cluster's dump, anything else rendered manifests (docs/audit.md, "Rendered manifests").
 #[must_use]
 pub fn names_a_node(bytes: &[u8]) -> bool {
-    memchr::memmem::find_iter(bytes, b"\"Node\"").any(|at| {
-        let before = bytes[..at].trim_ascii_end();
+    names_a_node_from(bytes, 0)
+}
+
+/// [`names_a_node`], of the `"Node"`s that begin at `from` or after: a file read a piece at a time
+/// asks it of each piece as it comes, and is read no further once it names one.
+#[must_use]
+pub fn names_a_node_from(bytes: &[u8], from: usize) -> bool {
+    let from = from.min(bytes.len());
+    memchr::memmem::find_iter(&bytes[from..], b"\"Node\"").any(|at| {
+        let before = bytes[..from + at].trim_ascii_end();
         let Some(before) = before.strip_suffix(b":") else { return false };
         before.trim_ascii_end().ends_with(b"\"kind\"")
     })
@@ -681,5 +720,45 @@ items:
     fn json_naming_a_node_is_a_dump() {
         assert!(names_a_node(br#"{"items": [{"kind" : "Node", "metadata": {}}]}"#));
         assert!(!names_a_node(br#"{"kind": "Deployment", "metadata": {"name": "Node"}}"#));
+    }
+
+    #[test]
+    fn a_dump_is_read_no_further_than_its_first_node_and_anything_else_whole() {
+        // A read past the first piece (65,536 bytes) fails: a dump that names a Node in it is not
+        // read further.
+        let mut first = br#"{"items": [{"kind": "Node"}"#.to_vec();
+        first.resize(PIECE as usize, b' ');
+        let failing = io::Read::chain(&first[..], FailingRead);
+        assert!(read_unless_a_dump(failing).expect("not read past the Node").is_none());
+        // `"Node"` cut by the first piece's end (65,536 bytes): found with the second piece.
+        let mut cut = br#"{"items": [{"kind":"#.to_vec();
+        cut.resize(PIECE as usize - 3, b' ');
+        cut.extend_from_slice(br#""Node"}]}"#);
+        assert!(read_unless_a_dump(&cut[..]).expect("reads").is_none());
+        // JSON that names no Node, and YAML naming one: read whole.
+        let json = br#"{"kind": "Deployment", "metadata": {"name": "Node"}}"#;
+        assert_eq!(read_unless_a_dump(&json[..]).expect("reads").as_deref(), Some(&json[..]));
+        let yaml = b"kind: Node\n";
+        assert_eq!(read_unless_a_dump(&yaml[..]).expect("reads").as_deref(), Some(&yaml[..]));
+    }
+
+    /// A source whose every read fails.
+    struct FailingRead;
+
+    impl io::Read for FailingRead {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::Error::other("read past the first piece"))
+        }
+    }
+
+    #[test]
+    fn a_node_is_looked_for_from_where_the_last_piece_ended_with_the_bytes_before_it_read() {
+        // `"Node"` begins at byte 20: looked for from 20, found with the `"kind" :` of the
+        // bytes before; from 21, it is no longer looked for (an earlier piece was asked).
+        let bytes = br#"{"items": [{"kind" :"Node"}]}"#;
+        assert!(names_a_node_from(bytes, 20));
+        assert!(!names_a_node_from(bytes, 21));
+        // Past the end: nothing.
+        assert!(!names_a_node_from(bytes, 100));
     }
 }

@@ -40,8 +40,9 @@ pub fn set_by_controller(key: &str) -> bool {
     CONTROLLER_LABELS.contains(&key)
 }
 
-/// A label's key and value.
-pub type Label = (Box<str>, Box<str>);
+/// A label's key and value (shared between the label sets that hold the same text: see
+/// [`Workloads`]).
+pub type Label = (Arc<str>, Arc<str>);
 
 /// What is known of one controller, in one namespace.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -59,11 +60,15 @@ struct Known {
 ///
 /// A cluster can have an owner per pod, and its workloads' pods carry a handful of label sets: each
 /// set is held once, shared by the owners whose pods carry it (`sets`, which two readings need not
-/// hold alike: neither equality nor `Debug` reads it).
+/// hold alike: neither equality nor `Debug` reads it). Each owner's set is its own when one of
+/// its labels names it (`app.kubernetes.io/instance`), but the sets' keys, and most of their values,
+/// are the same text: a set made holds the text of the set made before it where they agree (`last`),
+/// as owners are read by namespace and name, one after another.
 #[derive(Clone, Default)]
 pub struct Workloads {
     owners: BTreeMap<Arc<Owner>, Entries>,
     sets: BTreeSet<Arc<[Label]>>,
+    last: Option<Arc<[Label]>>,
 }
 
 /// What is known of one controller, by namespace: nearly always one, held in place rather than in a
@@ -139,13 +144,30 @@ impl Workloads {
     }
 
     /// The one shared copy of label set `labels`.
-    fn share(sets: &mut BTreeSet<Arc<[Label]>>, labels: Vec<Label>) -> Arc<[Label]> {
-        if let Some(known) = sets.get(labels.as_slice()) {
+    fn share(&mut self, labels: Vec<Label>) -> Arc<[Label]> {
+        match self.sets.get(labels.as_slice()) {
+            Some(known) => Arc::clone(known),
+            None => self.share_set(labels.into()),
+        }
+    }
+
+    /// The one shared copy of label set `set`: `set` itself when none is held yet.
+    fn share_set(&mut self, set: Arc<[Label]>) -> Arc<[Label]> {
+        if let Some(known) = self.sets.get(&*set) {
             return Arc::clone(known);
         }
-        let shared: Arc<[Label]> = labels.into();
-        sets.insert(Arc::clone(&shared));
-        shared
+        self.sets.insert(Arc::clone(&set));
+        self.last = Some(Arc::clone(&set));
+        set
+    }
+
+    /// Label `key`=`value`, its text that of the set made last where that set holds the same.
+    fn label(&self, key: &str, value: &str) -> Label {
+        match self.last.as_deref().and_then(|last| last.iter().find(|(k, _)| **k == *key)) {
+            Some((k, v)) if **v == *value => (Arc::clone(k), Arc::clone(v)),
+            Some((k, _)) => (Arc::clone(k), value.into()),
+            None => (key.into(), value.into()),
+        }
     }
 
     /// Counts one pod of `owner` in `namespace` with `labels`: the owner's labels become those its
@@ -160,12 +182,16 @@ impl Workloads {
         let own: BTreeMap<&str, &str> = labels.into_iter().filter(|(key, _)| !set_by_controller(key)).collect();
         let known = entry(&mut self.owners, namespace, owner);
         let labels = match &known.labels {
-            None => own.into_iter().map(|(key, value)| (key.into(), value.into())).collect(),
+            None => None,
             // The same labels again, as nearly always: nothing changes.
             Some(shared) if shared.iter().all(|(key, value)| own.get(&**key) == Some(&&**value)) => return,
-            Some(shared) => shared.iter().filter(|(key, value)| own.get(&**key) == Some(&&**value)).cloned().collect(),
+            Some(shared) => {
+                Some(shared.iter().filter(|(key, value)| own.get(&**key) == Some(&&**value)).cloned().collect())
+            }
         };
-        known.labels = Some(Self::share(&mut self.sets, labels));
+        let labels = labels.unwrap_or_else(|| own.into_iter().map(|(key, value)| self.label(key, value)).collect());
+        let shared = self.share(labels);
+        entry(&mut self.owners, namespace, owner).labels = Some(shared);
     }
 
     /// Records that `owner`'s object in `namespace` was read, with its own `controller`.
@@ -197,12 +223,15 @@ impl Workloads {
                 Entries::Many(many) => many,
             };
             for (namespace, known) in entries {
-                let mine = entry(&mut self.owners, &namespace, &owner);
-                let labels = match (mine.labels.take(), known.labels) {
-                    (Some(a), Some(b)) => Some(a.iter().filter(|label| b.contains(label)).cloned().collect()),
-                    (a, b) => a.or(b).map(|labels| labels.to_vec()),
+                let mine = entry(&mut self.owners, &namespace, &owner).labels.take();
+                let labels = match (mine, known.labels) {
+                    (Some(a), Some(b)) => {
+                        Some(self.share(a.iter().filter(|label| b.contains(label)).cloned().collect()))
+                    }
+                    (a, b) => a.or(b).map(|set| self.share_set(set)),
                 };
-                mine.labels = labels.map(|labels| Self::share(&mut self.sets, labels));
+                let mine = entry(&mut self.owners, &namespace, &owner);
+                mine.labels = labels;
                 if known.controller.is_some() {
                     mine.controller = known.controller;
                 }
