@@ -30,6 +30,7 @@
 pub mod bounded;
 pub mod controller_manager;
 pub mod devices;
+pub mod kept;
 pub mod lifecycle;
 pub mod manifests;
 pub mod profile;

@@ -106,7 +106,7 @@ impl<'a> Iterator for Fields<'a> {
 
 /// How a field is written.
 #[derive(Clone, Copy)]
-enum Shape {
+pub(super) enum Shape {
     /// A string.
     Str,
     /// An integer (`int32`, `int64`).
@@ -132,16 +132,16 @@ enum Shape {
 }
 
 /// One field read: its number, its JSON name, its shape.
-struct Field {
+pub(super) struct Field {
     number: u32,
-    json: &'static str,
-    shape: Shape,
+    pub(super) json: &'static str,
+    pub(super) shape: Shape,
     /// Repeated: a JSON array of every occurrence.
-    repeated: bool,
+    pub(super) repeated: bool,
     /// Written whenever present (a pointer, or a field JSON writes even when empty), and a repeated
     /// field even when absent (a list's `items`: `[]`); else left out when empty or zero
     /// (`omitempty`).
-    present: bool,
+    pub(super) present: bool,
 }
 
 /// An `omitempty` field.
@@ -315,7 +315,7 @@ const NODE_LIST: &[Field] = &list(NODE);
 const LEASE_LIST: &[Field] = &list(LEASE);
 
 /// The fields read of a `kind`; `None` for a kind nothing here reads.
-fn fields_of(kind: &str) -> Option<&'static [Field]> {
+pub(super) fn fields_of(kind: &str) -> Option<&'static [Field]> {
     Some(match kind {
         "Pod" => POD,
         "Node" => NODE,
