@@ -2,7 +2,7 @@
 
 use super::args::{Cli, Command, LogFormat};
 use super::{audit, complete, plan};
-use crate::config::{AuditConfig, ExplainConfig, PlanConfig, RunConfig, WatchConfig};
+use crate::config::{AuditConfig, ExplainConfig, PlanConfig, RecordConfig, RunConfig, WatchConfig};
 use crate::error::Result;
 
 /// Runs the parsed command line, writing to stdout.
@@ -18,6 +18,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Explain(args) => plan::explain(&ExplainConfig::new(&args)?),
         Command::Audit(args) => audit::audit(&AuditConfig::new(&args)?),
         Command::Run(args) => crate::live::run(&RunConfig::new(&args)?),
+        Command::Record(args) => crate::live::record(&RecordConfig::new(&args)?),
         Command::Completion { shell } => complete::print_script(shell),
     }
 }

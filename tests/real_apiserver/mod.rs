@@ -21,6 +21,7 @@ mod outage;
 mod plan;
 mod protobuf;
 mod rbac;
+mod record;
 mod requests;
 mod run;
 mod side_by_side;

@@ -21,10 +21,10 @@ const SECOND: i128 = 1_000_000_000;
 const TEAMS: [&str; 3] = ["team-a", "team-b", "team-c"];
 
 /// A request as the API server counts it: verb, resource, scope, subresource.
-type Shape = (String, String, String, String);
+pub(super) type Shape = (String, String, String, String);
 
 /// `apiserver_request_total`, summed over the labels left out of [`Shape`] (code, group, version…).
-fn requests(plane: &ControlPlane) -> BTreeMap<Shape, u64> {
+pub(super) fn requests(plane: &ControlPlane) -> BTreeMap<Shape, u64> {
     let text = plane.kubectl_ok(&["get", "--raw", "/metrics"], None);
     let mut counts = BTreeMap::new();
     for line in text.lines() {
@@ -58,7 +58,7 @@ fn from_etcd(plane: &ControlPlane) -> BTreeMap<String, u64> {
 }
 
 /// The counters that grew from `before` to `after`.
-fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
+pub(super) fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMap<Shape, u64> {
     after
         .iter()
         .map(|(shape, &n)| (shape.clone(), n - before.get(shape).copied().unwrap_or(0)))
@@ -67,7 +67,7 @@ fn grown(before: &BTreeMap<Shape, u64>, after: &BTreeMap<Shape, u64>) -> BTreeMa
 }
 
 /// The counters as lines: `verb resource scope [subresource] → count`.
-fn shown(counts: &BTreeMap<Shape, u64>) -> String {
+pub(super) fn shown(counts: &BTreeMap<Shape, u64>) -> String {
     let line = |((verb, resource, scope, sub), n): (&Shape, &u64)| format!("  {verb} {resource} {scope} {sub} → {n}");
     counts.iter().map(line).collect::<Vec<_>>().join("\n")
 }
@@ -164,7 +164,7 @@ fn live(plane: &ControlPlane, args: &[&str]) -> String {
 }
 
 /// How many watches the API server serves now.
-fn watches(plane: &ControlPlane) -> u64 {
+pub(super) fn watches(plane: &ControlPlane) -> u64 {
     let text = plane.kubectl_ok(&["get", "--raw", "/metrics"], None);
     text.lines()
         .filter_map(|line| line.strip_prefix("apiserver_longrunning_requests{"))
@@ -176,7 +176,7 @@ fn watches(plane: &ControlPlane) -> u64 {
 
 /// Waits until the API server serves `count` watches (those of a stopped client have ended, and
 /// are counted), within 20 s.
-fn wait_for_watches(plane: &ControlPlane, count: u64) {
+pub(super) fn wait_for_watches(plane: &ControlPlane, count: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while watches(plane) != count {
         assert!(Instant::now() < deadline, "still {} watches, not {count}, 20 s on", watches(plane));
