@@ -54,7 +54,7 @@ async fn recording(config: &RecordConfig) -> Result<()> {
     let mut files = Files::create(&config.out, config.limits, clock.now()).map_err(unwritable)?;
     let mut recorder = Recorder::new(config.leases_every);
     recorder.begin(clock.now(), &recorder_name, &connection.server);
-    files.push(&recorder.take()).map_err(unwritable)?;
+    recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
     files.flush().map_err(unwritable)?;
     files.prune(clock.now()).map_err(unwritable)?;
 
@@ -78,21 +78,21 @@ async fn recording(config: &RecordConfig) -> Result<()> {
                 let at = clock.now();
                 follow_controller(&connection.time, &seen, at, &mut listing_leases);
                 recorder.see(seen, at);
-                files.push(&recorder.take()).map_err(unwritable)?;
+                recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
                 if files.full() {
                     // The renewals held back end this file; the next begins with every kind listed.
                     recorder.release_all(at);
-                    files.push(&recorder.take()).map_err(unwritable)?;
+                    recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
                     files.next(at).map_err(unwritable)?;
                     recorder.begin(at, &recorder_name, &connection.server);
-                    files.push(&recorder.take()).map_err(unwritable)?;
+                    recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
                     relist.send_modify(|count| *count += 1);
                     files.prune(at).map_err(unwritable)?;
                 }
             }
             _ = flush.tick() => {
                 recorder.tick(clock.now());
-                files.push(&recorder.take()).map_err(unwritable)?;
+                recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
                 files.flush().map_err(unwritable)?;
             }
             _ = prune.tick() => {
@@ -101,7 +101,7 @@ async fn recording(config: &RecordConfig) -> Result<()> {
         }
     };
     recorder.stop(clock.now());
-    files.push(&recorder.take()).map_err(unwritable)?;
+    recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
     files.flush().map_err(unwritable)?;
     ended.map_or(Ok(()), Err)
 }

@@ -46,10 +46,12 @@ struct Following {
     awaiting: bool,
 }
 
-/// A node Lease's renewal held back, to be written once `--leases-every` has passed.
+/// A node Lease's renewal held back, to be written once `--leases-every` has passed: its line's
+/// object, as written (a few hundred bytes, not the parsed object).
 struct Held {
     at: Timestamp,
-    recorded: Recorded,
+    key: u64,
+    object: Vec<u8>,
 }
 
 /// The recorder's state: what was written of each object, the watches, the Leases held.
@@ -80,7 +82,17 @@ impl Recorder {
 
     /// The lines written since the last call, each complete.
     pub fn take(&mut self) -> Vec<u8> {
-        std::mem::replace(&mut self.out, Vec::with_capacity(1 << 16))
+        std::mem::take(&mut self.out)
+    }
+
+    /// Hands the lines written since the last call, each complete, to `write`; the buffer is kept.
+    ///
+    /// # Errors
+    /// `write`'s.
+    pub fn write_out<T, E>(&mut self, write: impl FnOnce(&[u8]) -> Result<T, E>) -> Result<T, E> {
+        let written = write(&self.out);
+        self.out.clear();
+        written
     }
 
     /// How many objects the recorder knows (one hash each).
@@ -230,7 +242,7 @@ impl Recorder {
             let recent =
                 self.lease_written.get(&recorded.name).is_some_and(|last| at.nanos_since(*last) < self.leases_every);
             if recent {
-                self.held.insert(recorded.name.clone(), Held { at, recorded });
+                self.held.insert(recorded.name, Held { at, key, object: line });
                 return;
             }
         }
@@ -263,10 +275,7 @@ impl Recorder {
 
     /// Writes the renewal of `node`'s Lease held back, if any (as seen, at its instant).
     fn release(&mut self, node: &str, now: Timestamp) {
-        let Some(Held { at, recorded }) = self.held.remove(node) else { return };
-        let mut line = Vec::with_capacity(256);
-        let _ = serde_json::to_writer(&mut line, &recorded.object);
-        let key = key(RecordedKind::Lease, &recorded);
+        let Some(Held { at, key, object: line }) = self.held.remove(node) else { return };
         let watch = RECORDED.iter().position(|w| w.kind == RecordedKind::Lease).unwrap_or_default();
         let list = self.watches[watch].lists;
         self.written.insert(key, Written { hash: hash_of(&line), watch: watch as u8, list });
