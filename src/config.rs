@@ -464,6 +464,30 @@ pub struct Election {
     pub lone: bool,
 }
 
+/// `record`, validated.
+#[derive(Clone, Debug)]
+pub struct RecordConfig {
+    /// `--out`: the directory of the record's files.
+    pub out: std::path::PathBuf,
+    /// How to connect.
+    pub connect: ConnectOptions,
+    /// `--leases-every`: each node Lease's renewal written at most this often.
+    pub leases_every: Duration,
+    /// How large the files grow, and how much of them is kept.
+    pub limits: RecordLimits,
+}
+
+/// `record`'s files: how large each grows, and how long and how much of them is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordLimits {
+    /// `--file-size`: a file this large ends, and the next begins.
+    pub file_size: u64,
+    /// `--max-size`: the files together stay under this (the oldest removed).
+    pub max_size: Option<u64>,
+    /// `--max-age`: a file whose last line is older than this is removed.
+    pub max_age: Option<Duration>,
+}
+
 /// `run`, validated.
 #[derive(Clone, Debug)]
 pub struct RunConfig {

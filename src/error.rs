@@ -173,9 +173,31 @@ pub enum Error {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] io::Error),
+    /// `record` cannot write its files (an `--out` that is not a writable directory, a full disk).
+    #[error("cannot write the record to {path}: {reason}")]
+    RecordFailed {
+        /// The file or directory.
+        path: String,
+        /// The operating system's words.
+        reason: String,
+    },
     /// `run`'s lines cannot be written (their reader went away, a full disk): it stopped enforcing.
     #[error("{}: run stops enforcing, since every deletion must be recorded", unwritable(.0))]
     Unrecorded(io::Error),
+}
+
+/// What the operating system said of a file, without Rust's `(os error 2)`.
+#[must_use]
+pub fn os_words(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::IsADirectory => "it is a directory".into(),
+        _ => {
+            let text = e.to_string();
+            text.split(" (os error").next().unwrap_or(&text).to_lowercase()
+        }
+    }
 }
 
 /// `:LINE` after a file's name, or nothing when the line is not known (0).
@@ -195,16 +217,7 @@ impl Error {
     /// A file that cannot be read: the OS's words, without Rust's `(os error 2)`.
     #[must_use]
     pub fn read_failed(path: &str, e: &io::Error) -> Self {
-        let reason = match e.kind() {
-            io::ErrorKind::NotFound => "no such file".into(),
-            io::ErrorKind::PermissionDenied => "permission denied".into(),
-            io::ErrorKind::IsADirectory => "it is a directory".into(),
-            _ => {
-                let text = e.to_string();
-                text.split(" (os error").next().unwrap_or(&text).to_lowercase()
-            }
-        };
-        Self::ReadFailed { path: path.to_owned(), reason }
+        Self::ReadFailed { path: path.to_owned(), reason: os_words(e) }
     }
 
     /// The exit code this error ends the process with.
@@ -230,6 +243,10 @@ impl Error {
             Self::NoNodeMatched { .. } => Some("`kubectl get nodes --show-labels` shows the labels nodes have".into()),
             Self::PodNotFound { .. } => Some("the pod is looked up in the namespace given with -n".into()),
             Self::Cluster(e) => e.hint(),
+            Self::RecordFailed { .. } => Some(
+                "--out must be a directory this user can write to (it is created when missing), on a disk with room"
+                    .into(),
+            ),
             Self::Listen { .. } => {
                 Some("another process holds the port: pick a free one, e.g. --metrics-bind-address :9102".into())
             }

@@ -37,6 +37,8 @@ pub enum Command {
     Profile(ProfileArgs),
     /// Enforce NoExecute evictions: watch nodes and pods, delete pods when they are due.
     Run(RunArgs),
+    /// Record what the taint-eviction decisions depend on, as it changes, into files for review.
+    Record(RecordArgs),
     /// After an incident: each deletion a record saw, against when the controller should have made it.
     Review(ReviewArgs),
     /// Print a shell completion script (or kubectl's completion helper).
@@ -743,6 +745,39 @@ pub struct RunArgs {
     pub lifecycle: LifecycleArgs,
 }
 
+/// `record`.
+#[derive(Args, Debug, Clone)]
+pub struct RecordArgs {
+    /// The directory the record's files are written in (created when missing).
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath, help_heading = "Record")]
+    pub out: std::path::PathBuf,
+    /// Each node Lease's renewal is written at most this often (and at once before a line of its
+    /// node); the controller manager's Lease on every change.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_timeout, help_heading = "Record")]
+    pub leases_every: std::time::Duration,
+    /// A file this large ends and the next begins, with its header and every kind listed again, so
+    /// that each file stands alone.
+    #[arg(long, value_name = "SIZE", default_value = "256Mi", value_parser = crate::decode::bounded::MaxSize::parse, help_heading = "Record")]
+    pub file_size: crate::decode::bounded::MaxSize,
+    /// The files together stay under this: the oldest are removed; 0 keeps them all.
+    #[arg(long, value_name = "SIZE", default_value = "2Gi", value_parser = parse_size_or_zero, help_heading = "Record")]
+    pub max_size: u64,
+    /// Files whose last line is older than this are removed (`7d`, `72h`) [default: kept].
+    #[arg(long, value_name = "DURATION", value_parser = parse_timeout, help_heading = "Record")]
+    pub max_age: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+/// `--max-size`: a size, or 0 for none.
+fn parse_size_or_zero(text: &str) -> Result<u64, String> {
+    if text == "0" {
+        Ok(0)
+    } else {
+        crate::decode::bounded::MaxSize::parse(text).map(crate::decode::bounded::MaxSize::bytes)
+    }
+}
+
 /// `run --log-format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -1256,6 +1291,7 @@ mod tests {
                     Command::Audit(args) => drop(crate::config::AuditConfig::new(&args)),
                     Command::Profile(args) => drop(crate::config::ProfileConfig::new(&args)),
                     Command::Run(args) => drop(crate::config::RunConfig::new(&args)),
+                    Command::Record(args) => drop(crate::config::RecordConfig::new(&args)),
                     Command::Review(args) => drop(crate::config::ReviewConfig::new(&args)),
                     Command::Completion { .. } => {}
                 },

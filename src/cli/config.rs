@@ -15,7 +15,8 @@ use crate::cluster::ConnectOptions;
 use crate::cluster::evict::Mode;
 use crate::config::{
     AuditConfig, AuditOutput, DEFAULT_REQUEST_TIMEOUT, Election, ExplainConfig, ExplainOutput, GivenFlags, Input,
-    Lifecycle, PlanConfig, Printing, ProfileConfig, ProfileFrom, ReviewConfig, ReviewOutput, RunConfig, WatchConfig,
+    Lifecycle, PlanConfig, Printing, ProfileConfig, ProfileFrom, RecordConfig, RecordLimits, ReviewConfig,
+    ReviewOutput, RunConfig, WatchConfig,
 };
 use crate::engine::audit::Severity;
 use crate::error::{Error, Result};
@@ -27,8 +28,8 @@ use crate::selector::Selector;
 
 use super::args::{
     AuditArgs, AuditFormat, ClusterArgs, ColorChoice, ElectionArgs, ExplainArgs, ExplainFormat, InputArgs,
-    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, ProfileArgs, ReviewArgs, ReviewFormat, RunArgs, RunFormat,
-    RunMode, SeverityArg, SortKey, TemplateArg, TemplateKind,
+    LifecycleArgs, LogFormat, Output, PlanArgs, PlanOutput, ProfileArgs, RecordArgs, ReviewArgs, ReviewFormat, RunArgs,
+    RunFormat, RunMode, SeverityArg, SortKey, TemplateArg, TemplateKind,
 };
 use crate::screen_size;
 
@@ -549,6 +550,33 @@ fn lease_name(args: &ElectionArgs, scope: &Scope<'_>) -> String {
         .bytes()
         .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3));
     format!("{LEASE_NAME}-{:08x}", hash >> 32)
+}
+
+impl RecordConfig {
+    /// Checks `record`'s flags together.
+    ///
+    /// # Errors
+    /// A usage error for a `--file-size` not under `--max-size`.
+    pub fn new(args: &RecordArgs) -> Result<Self> {
+        let file_size = args.file_size.bytes();
+        let max_size = (args.max_size > 0).then_some(args.max_size);
+        if let Some(max) = max_size.filter(|max| file_size >= *max) {
+            return Err(Error::Usage(format!(
+                "--file-size {} must be less than --max-size {}: a file that fills the record leaves no room for the next",
+                args.file_size,
+                crate::decode::bounded::MaxSize::new(max).map_or_else(String::new, |max| max.to_string())
+            )));
+        }
+        if args.leases_every.is_zero() {
+            return Err(Error::Usage("--leases-every must be more than 0s".into()));
+        }
+        Ok(Self {
+            out: args.out.clone(),
+            connect: connect_options(&args.cluster),
+            leases_every: args.leases_every,
+            limits: RecordLimits { file_size, max_size, max_age: args.max_age.filter(|age| !age.is_zero()) },
+        })
+    }
 }
 
 impl RunConfig {

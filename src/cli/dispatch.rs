@@ -2,7 +2,9 @@
 
 use super::args::{Cli, Command, LogFormat};
 use super::{audit, complete, plan, profile, review};
-use crate::config::{AuditConfig, ExplainConfig, PlanConfig, ProfileConfig, ReviewConfig, RunConfig, WatchConfig};
+use crate::config::{
+    AuditConfig, ExplainConfig, PlanConfig, ProfileConfig, RecordConfig, ReviewConfig, RunConfig, WatchConfig,
+};
 use crate::error::Result;
 
 /// Runs the parsed command line, writing to stdout.
@@ -19,6 +21,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Audit(args) => audit::audit(&AuditConfig::new(&args)?),
         Command::Profile(args) => profile::profile(&ProfileConfig::new(&args)),
         Command::Run(args) => crate::live::run(&RunConfig::new(&args)?),
+        Command::Record(args) => crate::live::record(&RecordConfig::new(&args)?),
         Command::Review(args) => review::review(&ReviewConfig::new(&args)),
         Command::Completion { shell } => complete::print_script(shell),
     }

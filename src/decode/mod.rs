@@ -36,6 +36,7 @@ pub mod bounded;
 pub mod cluster_profile;
 pub mod controller_manager;
 pub mod devices;
+pub mod kept;
 pub mod lifecycle;
 pub mod manifests;
 pub mod profile;

@@ -106,7 +106,7 @@ impl<'a> Iterator for Fields<'a> {
 
 /// How a field is written.
 #[derive(Clone, Copy)]
-enum Shape {
+pub(super) enum Shape {
     /// A string.
     Str,
     /// An integer (`int32`, `int64`).
@@ -132,16 +132,16 @@ enum Shape {
 }
 
 /// One field read: its number, its JSON name, its shape.
-struct Field {
+pub(super) struct Field {
     number: u32,
-    json: &'static str,
-    shape: Shape,
+    pub(super) json: &'static str,
+    pub(super) shape: Shape,
     /// Repeated: a JSON array of every occurrence.
-    repeated: bool,
+    pub(super) repeated: bool,
     /// Written whenever present (a pointer, or a field JSON writes even when empty), and a repeated
     /// field even when absent (a list's `items`: `[]`); else left out when empty or zero
     /// (`omitempty`).
-    present: bool,
+    pub(super) present: bool,
 }
 
 /// An `omitempty` field.
@@ -210,6 +210,8 @@ const POD_META: &[Field] = &[
     opt(6, "resourceVersion", Shape::Str),
     opt(8, "creationTimestamp", Shape::Time),
     set(9, "deletionTimestamp", Shape::Time),
+    // When the DELETE was answered is this much before `deletionTimestamp` (docs/review.md).
+    set(10, "deletionGracePeriodSeconds", Shape::Int),
     opt(11, "labels", Shape::Map),
     many(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
     many(17, "managedFields", Shape::TolerationsOwners(POD_MANAGED_FIELDS_ENTRY)),
@@ -315,7 +317,7 @@ const NODE_LIST: &[Field] = &list(NODE);
 const LEASE_LIST: &[Field] = &list(LEASE);
 
 /// The fields read of a `kind`; `None` for a kind nothing here reads.
-fn fields_of(kind: &str) -> Option<&'static [Field]> {
+pub(super) fn fields_of(kind: &str) -> Option<&'static [Field]> {
     Some(match kind {
         "Pod" => POD,
         "Node" => NODE,
@@ -426,7 +428,7 @@ pub fn watch_event_to_json(frame: &[u8], kind: &str) -> Result<Vec<u8>, Protobuf
 }
 
 /// The most fields a table has.
-const MOST_FIELDS: usize = 9;
+const MOST_FIELDS: usize = 10;
 
 /// Writes the fields of message `bytes` that `fields` reads as members of an object, each once
 /// (`written`: a member was written before them). One pass finds each field's last occurrence (a

@@ -263,8 +263,9 @@ impl Reader {
     }
 
     fn deleted(&mut self, deleted: &Deleted, at: Timestamp, by: Option<Deleter>) {
-        match deleted.kind.as_str() {
-            "Pod" => {
+        // `record` writes the kind as its lines name it (`pod`); an audit log, as the API does.
+        match deleted.kind.to_ascii_lowercase().as_str() {
+            "pod" => {
                 let key = PodKey::new(deleted.namespace.as_str(), deleted.name.as_str());
                 if let Some((seen, _)) = self.pods.remove(&key)
                     && self.started
@@ -274,7 +275,7 @@ impl Reader {
                     self.moments.push(Moment { at, seen: Seen::PodDeleted { pod: key, by } });
                 }
             }
-            "Node" => {
+            "node" => {
                 let name = NodeName::from(deleted.name.as_str());
                 if self.nodes.remove(&name).is_some() && self.started {
                     self.moments.push(Moment { at, seen: Seen::NodeGone(name) });

@@ -108,9 +108,9 @@ fn probe_instants(now: Timestamp, lo: i64, hi: i64) -> Vec<Timestamp> {
         .collect()
 }
 
-/// Keeps the clock to the control plane's: narrows it again every few minutes, and follows the
-/// controller manager's Lease while RBAC allows the watch. Runs until the process ends.
-pub fn keep(plane: &impl ControlPlane) {
+/// Narrows the clock again every few minutes, until the process ends: `record` follows the
+/// controller manager's Lease through its own watch of Leases, and keeps the clock with this alone.
+pub fn keep_probing(plane: &impl ControlPlane) {
     let probing = plane.clone();
     tokio::spawn(async move {
         let mut again = tokio::time::interval_at(probing.timekeeper().clock().instant() + AGAIN, AGAIN);
@@ -120,6 +120,12 @@ pub fn keep(plane: &impl ControlPlane) {
             narrow(&probing).await;
         }
     });
+}
+
+/// Keeps the clock to the control plane's: narrows it again every few minutes, and follows the
+/// controller manager's Lease while RBAC allows the watch. Runs until the process ends.
+pub fn keep(plane: &impl ControlPlane) {
+    keep_probing(plane);
     let renewals = plane.controller_renewals();
     let keeper = plane.timekeeper().clone();
     tokio::spawn(async move {

@@ -607,6 +607,35 @@ fn full_disk_is_a_write_error() {
     assert!(stderr.starts_with("error: cannot write output: "), "{stderr}");
 }
 
+/// `record --out` under a file: the directory cannot be created, said in one line with the hint,
+/// exit 1, before the (unreachable) server is asked anything.
+#[test]
+fn record_into_an_unwritable_directory_is_one_line() {
+    let dir = crate::util::scratch("record-unwritable");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").expect("a file");
+    let out = file.join("record");
+    let output = command()
+        .args(["record", "--server", "http://127.0.0.1:9", "--out"])
+        .arg(&out)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let expected = format!("error: cannot write the record to {}: not a directory\nhint: --out must be", out.display());
+    assert!(stderr.starts_with(&expected), "{stderr}");
+}
+
+/// `--file-size` as large as `--max-size` is a usage error.
+#[test]
+fn record_files_larger_than_the_record_are_a_usage_error() {
+    usage_error(
+        &["record", "--out", "x", "--file-size", "1Gi", "--max-size", "1Gi"],
+        "error: --file-size 1 GiB must be less than --max-size 1 GiB: a file that fills the record leaves no room for \
+         the next",
+    );
+}
+
 #[test]
 fn unknown_flag_is_a_usage_error() {
     usage_error(&["plan", "--bogus"], "error: unexpected argument '--bogus' found");

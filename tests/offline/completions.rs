@@ -69,6 +69,11 @@ fn bash_script_completes_past_the_first_word() {
     assert_eq!(bash_complete(&["kubectl-taint_evict", "completion", "k"]), ["kubectl"]);
     let commands = bash_complete(&["kubectl-taint_evict", ""]);
     assert!(commands.contains(&"plan".to_owned()) && !commands.iter().any(|c| c.starts_with("__")), "{commands:?}");
+    assert!(commands.contains(&"record".to_owned()), "{commands:?}");
+    assert_eq!(
+        bash_complete(&["kubectl-taint_evict", "record", "--max-"]),
+        ["--max-size", "--max-age", "--max-response-size"]
+    );
 }
 
 #[test]
@@ -88,6 +93,7 @@ fn contexts_clusters_and_users_complete_from_the_kubeconfig_alone() {
     };
     assert_eq!(complete(&["plan", "--context", ""]), "prod\nstaging\n:4\n");
     assert_eq!(complete(&["run", "--context", "s"]), "staging\n:4\n");
+    assert_eq!(complete(&["record", "--context", "s"]), "staging\n:4\n");
     assert_eq!(complete(&["explain", "--cluster", ""]), "prod\nstaging\n:4\n");
     assert_eq!(complete(&["plan", "--user", ""]), "dev\nsre\n:4\n");
     // Nothing to read: nothing offered, nothing said.

@@ -22,6 +22,7 @@ mod plan;
 mod profile;
 mod protobuf;
 mod rbac;
+mod record;
 mod requests;
 mod review;
 mod run;

@@ -164,7 +164,7 @@ fn live(plane: &ControlPlane, args: &[&str]) -> String {
 }
 
 /// How many watches the API server serves now.
-fn watches(plane: &ControlPlane) -> u64 {
+pub(super) fn watches(plane: &ControlPlane) -> u64 {
     let text = plane.kubectl_ok(&["get", "--raw", "/metrics"], None);
     text.lines()
         .filter_map(|line| line.strip_prefix("apiserver_longrunning_requests{"))
@@ -176,7 +176,7 @@ fn watches(plane: &ControlPlane) -> u64 {
 
 /// Waits until the API server serves `count` watches (those of a stopped client have ended, and
 /// are counted), within 20 s.
-fn wait_for_watches(plane: &ControlPlane, count: u64) {
+pub(super) fn wait_for_watches(plane: &ControlPlane, count: u64) {
     let deadline = Instant::now() + Duration::from_secs(20);
     while watches(plane) != count {
         assert!(Instant::now() < deadline, "still {} watches, not {count}, 20 s on", watches(plane));

@@ -8,6 +8,8 @@
 //! ([`decoded`]). Which pods are
 //! watched, and kept, follows the node scope ([`pods`]).
 //!
+//! `record`'s watches (`recorded`) keep each object's fields as JSON instead, cut to those read.
+//!
 //! Owns: the node watch and the start of all of them (`start`). Uses: the decoder, the runtime's
 //! changes and clock, the metrics.
 
@@ -17,6 +19,7 @@ mod devices;
 mod forward;
 mod outage;
 pub mod pods;
+mod recorded;
 mod relist;
 mod scope;
 mod start;
@@ -25,6 +28,7 @@ mod tap;
 pub use cache::from_watch_cache;
 pub use decoded::WatchedPod;
 pub use devices::Served;
+pub use recorded::{RECORDED, Recorded, RecordedKind, RecordedWatch, Seen, spawn_recorded};
 pub(crate) use relist::relisting;
 pub use scope::NodeScope;
 pub use start::{Watches, spawn};

@@ -121,7 +121,7 @@ impl Health {
 }
 
 /// The error to end the command with, when `error` is one no retry can mend.
-fn permanent(error: &watcher::Error, what: &str, namespace: Option<&str>) -> Option<ClusterError> {
+pub(super) fn permanent(error: &watcher::Error, what: &str, namespace: Option<&str>) -> Option<ClusterError> {
     let (verb, error) = match error {
         watcher::Error::InitialListFailed(e) => ("list", e),
         watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => ("watch", e),
