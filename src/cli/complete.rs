@@ -292,7 +292,8 @@ mod tests {
 
     #[test]
     fn completes_subcommands_flags_and_values() {
-        assert_eq!(candidates(&words(&["p"])), (vec!["plan".to_owned()], 4));
+        assert_eq!(candidates(&words(&["p"])), (vec!["plan".to_owned(), "profile".to_owned()], 4));
+        assert_eq!(candidates(&words(&["re"])), (vec!["record".to_owned(), "review".to_owned()], 4));
         assert_eq!(candidates(&words(&["plan", "-o", "y"])), (vec!["yaml".to_owned()], 4));
         let (flags, _) = candidates(&words(&["plan", "--rem"]));
         assert_eq!(flags, ["--remove-taint"]);
