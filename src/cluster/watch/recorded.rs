@@ -25,6 +25,7 @@ use super::cache::from_watch_cache;
 use super::outage::{backoff, permanent};
 use super::relist::relisting;
 use crate::cluster::error::ClusterError;
+use crate::time::Clock;
 
 /// The kinds `record` writes, in the words of its lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -210,29 +211,30 @@ pub fn spawn_recorded(
     seen: &mpsc::Sender<Seen>,
     relist: &channel::Receiver<u64>,
     fatal: &mpsc::UnboundedSender<ClusterError>,
+    clock: &Clock,
 ) {
     for (watch, which) in RECORDED.iter().enumerate() {
         let mut config = from_watch_cache();
         if let Some(fields) = which.fields {
             config = config.fields(fields);
         }
-        let (seen, relist, fatal) = (seen.clone(), relist.clone(), fatal.clone());
+        let (seen, relist, fatal, clock) = (seen.clone(), relist.clone(), fatal.clone(), clock.clone());
         match which.kind {
             RecordedKind::Node => {
                 let api = Api::<Watched<NodeKind>>::all(client.clone());
-                tokio::spawn(follow(api, config, watch, seen, relist, fatal));
+                tokio::spawn(follow(api, config, watch, seen, relist, fatal, clock));
             }
             RecordedKind::Pod => {
                 let api = Api::<Watched<PodKind>>::all(client.clone());
-                tokio::spawn(follow(api, config, watch, seen, relist, fatal));
+                tokio::spawn(follow(api, config, watch, seen, relist, fatal, clock));
             }
             RecordedKind::Lease => {
                 let api = Api::<Watched<LeaseKind>>::all(client.clone());
-                tokio::spawn(follow(api, config, watch, seen, relist, fatal));
+                tokio::spawn(follow(api, config, watch, seen, relist, fatal, clock));
             }
             RecordedKind::Event => {
                 let api = Api::<Watched<EventKind>>::all(client.clone());
-                tokio::spawn(follow(api, config, watch, seen, relist, fatal));
+                tokio::spawn(follow(api, config, watch, seen, relist, fatal, clock));
             }
         }
     }
@@ -246,6 +248,7 @@ async fn follow<K: Kind>(
     seen: mpsc::Sender<Seen>,
     mut relist: channel::Receiver<u64>,
     fatal: mpsc::UnboundedSender<ClusterError>,
+    clock: Clock,
 ) where
     Watched<K>: Resource<DynamicType = ()>,
 {
@@ -275,11 +278,12 @@ async fn follow<K: Kind>(
                     if seen.send(Seen::Broke { watch }).await.is_err() {
                         return;
                     }
-                    // The list again, once the backoff has passed (or at once when asked for).
-                    let wait = retry.next().unwrap_or_default();
+                    // The list again, once the backoff's deadline has passed (or at once when asked
+                    // for), on the one clock, as the other watches' retries.
+                    let deadline = clock.instant() + retry.next().unwrap_or_default();
                     tokio::select! {
                         changed = relist.changed() => if changed.is_err() { return },
-                        () = tokio::time::sleep(wait) => {}
+                        () = tokio::time::sleep_until(deadline) => {}
                     }
                     continue;
                 }

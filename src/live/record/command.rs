@@ -61,7 +61,7 @@ async fn recording(config: &RecordConfig) -> Result<()> {
     let (seen_tx, mut seen) = mpsc::channel(4096);
     let (relist, relisted) = channel::channel(0u64);
     let (fatal_tx, mut fatal) = mpsc::unbounded_channel();
-    spawn_recorded(&connection.client, &seen_tx, &relisted, &fatal_tx);
+    spawn_recorded(&connection.client, &seen_tx, &relisted, &fatal_tx, &clock);
     drop(seen_tx);
 
     // Whether the Leases' list is under way: a Lease listed was renewed up to a period before.
