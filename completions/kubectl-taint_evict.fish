@@ -38,6 +38,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_needs_command" -f
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s l -l selector -d 'Select nodes by label (`zone=a,!gpu`)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l at -d 'With -f RECORD (what `record` wrote): the state it holds at this instant (RFC 3339), evaluated then; its last line\'s when left out' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand plan" -l down -d 'What if these nodes\' kubelets stopped heartbeating now (a zone\'s power work, a rack lost): the node lifecycle controller\'s taints and the deletions they bring. Repeatable' -r
@@ -100,6 +101,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s n -l namespace -d 'The pod\'s namespace (default: the kubeconfig context\'s, or "default" for a dump)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -s f -l filename -d 'Read a `kubectl get nodes,pods -A -o json` dump instead of the live cluster (`-` for stdin)' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l now -d 'Evaluate at this instant (RFC 3339) instead of the current time' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l at -d 'With -f RECORD (what `record` wrote): the state it holds at this instant (RFC 3339), evaluated then; its last line\'s when left out' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l taint -d 'What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l remove-taint -d 'What if this taint were removed now: KEY[:EFFECT] (every effect when left out). Repeatable' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand explain" -l down -d 'What if these nodes\' kubelets stopped heartbeating now (a zone\'s power work, a rack lost): the node lifecycle controller\'s taints and the deletions they bring. Repeatable' -r
@@ -148,6 +150,7 @@ complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand 
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s l -l selector -d 'Only the outages of the nodes this label selector selects, and of their zones (`zone=a,!gpu`)' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -s f -l filename -d 'Read a `kubectl get nodes,pods,leases -A -o json` dump instead of the live cluster (`-` for stdin); or rendered manifests to check before they are deployed: YAML or JSON objects, a file or a directory of them (JSON that names a Node is a dump)' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l now -d 'The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time' -r
+complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l at -d 'With -f RECORD (what `record` wrote): the state it holds at this instant (RFC 3339), the kubelets stopping then; its last line\'s when left out' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l kubeconfig -d 'Path to the kubeconfig file' -r -F
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-taint_evict -n "__fish_kubectl_taint_evict_using_subcommand audit" -l cluster -d 'The kubeconfig cluster to use (instead of the context\'s)' -r

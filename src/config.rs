@@ -43,6 +43,8 @@ pub struct Input {
     pub file: Option<String>,
     /// `--now`; `None`: the current time.
     pub now: Option<Timestamp>,
+    /// `--at`: the instant whose state a record is read at; `None`: its last line's.
+    pub at: Option<Timestamp>,
     /// The what-if changes in the order they apply: additions, then removals.
     pub what_if: Vec<WhatIf>,
     /// `--down`: the nodes whose kubelets go silent now, in a what-if.

@@ -65,6 +65,14 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// `--at` an instant a record does not hold.
+    #[error("{path}: {reason}")]
+    NotInRecord {
+        /// The record, as named.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// `-o sarif` for a cluster or a dump: SARIF points at files, which only manifests have.
     #[error("-o sarif is for rendered manifests (audit -f FILE|DIR of YAML or JSON objects), not for {input}")]
     SarifWithoutManifests {
@@ -255,8 +263,11 @@ impl Error {
                  or a cluster's dump (`kubectl get nodes,pods -A -o json`)"
                     .into(),
             ),
+            Self::NotInRecord { .. } => {
+                Some("give --at an instant inside the record: `kubectl taint-evict review` prints its span".into())
+            }
             Self::BadRecord { .. } => {
-                Some("review reads a record: JSON lines, each with `at` and what was seen then (docs/review.md)".into())
+                Some("a record is JSON lines, each with `at` and what was seen then (docs/review.md)".into())
             }
             Self::BadDump { .. } => Some("the file must be what `kubectl get nodes,pods -A -o json` prints".into()),
             Self::BadTemplate { format, .. } if format.starts_with("custom-columns") => Some(

@@ -83,6 +83,10 @@ pub struct InputArgs {
     /// Evaluate at this instant (RFC 3339) instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]
     pub now: Option<Timestamp>,
+    /// With -f RECORD (what `record` wrote): the state it holds at this instant (RFC 3339),
+    /// evaluated then; its last line's when left out.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now, requires = "file", conflicts_with = "now", help_heading = "Input")]
+    pub at: Option<Timestamp>,
     /// What if this taint were added (or replaced) now: KEY[=VALUE]:EFFECT. Repeatable.
     // The help text is shown as written: its brackets are usage syntax, not links.
     #[allow(rustdoc::broken_intra_doc_links)]
@@ -578,6 +582,10 @@ pub struct AuditArgs {
     /// The instant the kubelets stop, in every scenario (RFC 3339), instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_now, help_heading = "Input")]
     pub now: Option<Timestamp>,
+    /// With -f RECORD (what `record` wrote): the state it holds at this instant (RFC 3339), the
+    /// kubelets stopping then; its last line's when left out.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_now, requires = "file", conflicts_with = "now", help_heading = "Input")]
+    pub at: Option<Timestamp>,
     /// Read from etcd (a quorum read, paged) instead of the API server's watch cache.
     #[arg(long, help_heading = "Cluster")]
     pub quorum_read: bool,

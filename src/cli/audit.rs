@@ -21,8 +21,10 @@ use super::prepare::prepared::Prepared;
 
 /// `kubectl taint-evict audit`.
 pub fn audit(config: &AuditConfig) -> Result<()> {
-    // Rendered manifests are checked before they are deployed; a dump or the cluster, as it runs.
+    // Rendered manifests are checked before they are deployed; a dump, a record or the cluster, as
+    // it runs.
     if let Some(path) = config.input.file.as_deref()
+        && !super::records::is_record(path)
         && let Some(sources) = super::manifests::sources(path, config.input.connect.max_response_size)?
     {
         return super::manifests::audit(config, &sources);

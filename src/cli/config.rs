@@ -158,6 +158,7 @@ impl Input {
         Self {
             file: args.file.clone(),
             now: args.now,
+            at: args.at,
             what_if: args.taints.iter().chain(&args.remove_taints).cloned().collect(),
             down: args.down.clone(),
             down_selector: args.down_selector.clone(),
@@ -292,6 +293,7 @@ impl AuditConfig {
         let input = Input {
             file: args.file.clone(),
             now: args.now,
+            at: args.at,
             what_if: Vec::new(),
             down: Vec::new(),
             down_selector: None,
@@ -342,6 +344,7 @@ impl ProfileConfig {
         let input = Input {
             file: args.file.clone(),
             now: None,
+            at: None,
             what_if: Vec::new(),
             down: Vec::new(),
             down_selector: None,

@@ -13,6 +13,7 @@ mod manifests;
 pub mod plan;
 pub mod prepare;
 pub mod profile;
+mod records;
 mod review;
 
 pub use args::*;

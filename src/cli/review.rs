@@ -1,7 +1,6 @@
 //! `review`: a record read, replayed by the engine, each deletion judged (docs/review.md).
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
 
 use crate::config::{ReviewConfig, ReviewOutput};
 use crate::decode::audit_log::{is_audit_log, read_audit_log};
@@ -11,25 +10,7 @@ use crate::error::{Error, Result};
 use crate::output::json::{write_json, write_yaml};
 use crate::output::review::{ReviewDoc, Reviewed, write_review};
 
-/// A record's files, in the order of their names: a directory's `.jsonl` files, or the one file.
-fn files(path: &str) -> Result<Vec<(String, String)>> {
-    let read = |name: String| std::fs::read_to_string(&name).map(|text| (name.clone(), text));
-    if !Path::new(path).is_dir() {
-        return Ok(vec![read(path.to_owned()).map_err(|e| Error::read_failed(path, &e))?]);
-    }
-    let entries = std::fs::read_dir(path).map_err(|e| Error::read_failed(path, &e))?;
-    let mut names: Vec<String> = entries
-        .filter_map(std::result::Result::ok)
-        .map(|entry| entry.path())
-        .filter(|file| file.extension().is_some_and(|ext| ext == "jsonl"))
-        .map(|file| file.to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    if names.is_empty() {
-        return Err(Error::Usage(format!("{path}: no record in it (no .jsonl file)")));
-    }
-    names.into_iter().map(|name| read(name.clone()).map_err(|e| Error::read_failed(&name, &e))).collect()
-}
+use super::records::files;
 
 /// `review`: the record read, the engine driven over it, each pod's verdict printed.
 ///

@@ -25,6 +25,7 @@
 //! - [`profile`]: `audit --profile`, the cluster they will run on; [`cluster_profile`]: that profile
 //!   taken from a dump or the API server, with the command lines of the controller manager
 //!   ([`controller_manager`]) and of the API server ([`api_server`]).
+//! - [`not_ready`]: when each node last became not ready, as its Events say (live or recorded);
 //! - [`template_sources`]: the chart template each rendered document came from (helm's `# Source:`).
 //!
 //! Owns: the decoding of every object the program reads. Uses: the engine's model; never the
@@ -39,6 +40,7 @@ pub mod devices;
 pub mod kept;
 pub mod lifecycle;
 pub mod manifests;
+pub mod not_ready;
 pub mod profile;
 pub mod protobuf;
 pub mod record;

@@ -10,6 +10,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::build::{CONTROLLER_LEASE, parse_time};
+use super::lifecycle::NODE_LEASE_NAMESPACE;
+use super::not_ready::NotReady;
 use super::read::{read, read_object};
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::review::{Deleter, Moment, Seen};
@@ -84,6 +86,15 @@ struct Line<'a> {
     stopped: Option<Value>,
 }
 
+/// Of a line past the instant whose state is read, what tells that the record saw nothing then.
+#[derive(Deserialize)]
+struct Later<'a> {
+    #[serde(borrow)]
+    gap: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    from: Option<Cow<'a, str>>,
+}
+
 #[derive(Deserialize)]
 struct Deleted {
     kind: String,
@@ -122,6 +133,11 @@ struct Reader {
     moments: Vec<Moment>,
     /// The controller's Events marking a pod for deletion: the pod and when.
     marked: Vec<(PodKey, Timestamp)>,
+    /// Each node Lease (`kube-node-lease`) as last written, by node: the state at an instant holds
+    /// them, as a dump made with Leases does.
+    node_leases: BTreeMap<String, String>,
+    /// When each node became not ready, as the Events about nodes say.
+    not_ready: NotReady,
 }
 
 fn time(text: &str, field: &str) -> Result<Timestamp, String> {
@@ -227,6 +243,12 @@ impl Reader {
     fn lease(&mut self, json: &str, at: Timestamp) -> Result<(), String> {
         let lease: Value = serde_json::from_str(json).map_err(|e| format!("lease: {e}"))?;
         let meta = &lease["metadata"];
+        if meta["namespace"].as_str() == Some(NODE_LEASE_NAMESPACE)
+            && let Some(node) = meta["name"].as_str()
+        {
+            self.node_leases.insert(node.to_owned(), json.to_owned());
+            return Ok(());
+        }
         if (meta["namespace"].as_str(), meta["name"].as_str()) != (Some(CONTROLLER_LEASE.0), Some(CONTROLLER_LEASE.1)) {
             return Ok(());
         }
@@ -249,6 +271,7 @@ impl Reader {
     }
 
     fn event(&mut self, event: &Value, at: Timestamp) {
+        self.not_ready.note(event);
         if event["reason"].as_str() != Some(EVICTION_REASON) {
             return;
         }
@@ -330,11 +353,22 @@ impl Reader {
 
     /// The state when nodes and pods are first listed, read as a dump of them is.
     fn start(&mut self, at: Timestamp) -> Result<(), String> {
+        let bytes = self.dump(false)?;
+        let snapshot = read(&bytes).map_err(|e| format!("the state at the start: {e}"))?;
+        self.moments.push(Moment { at, seen: Seen::Start(Box::new(snapshot)) });
+        self.started = true;
+        Ok(())
+    }
+
+    /// The nodes, the pods and the controller's Lease as last written (with the node Leases when
+    /// `node_leases`), as a dump's `List` of them.
+    fn dump(&self, node_leases: bool) -> Result<Vec<u8>, String> {
         let nodes = self.nodes.values().map(|(_, json)| ("Node", json.as_str()));
         let pods = self.pods.values().map(|(_, json)| ("Pod", json.as_str()));
         let lease = self.controller_lease.as_deref().map(|json| ("Lease", json));
+        let leases = self.node_leases.values().filter(|_| node_leases).map(|json| ("Lease", json.as_str()));
         let mut items = Vec::with_capacity(self.nodes.len() + self.pods.len() + 1);
-        for (kind, json) in nodes.chain(pods).chain(lease) {
+        for (kind, json) in nodes.chain(pods).chain(lease).chain(leases) {
             // A record's objects need not say their kind; a dump's items do.
             let mut item: Value = serde_json::from_str(json).map_err(|e| format!("{kind}: {e}"))?;
             if let Some(object) = item.as_object_mut() {
@@ -343,11 +377,7 @@ impl Reader {
             items.push(item);
         }
         let list = serde_json::json!({"kind": "List", "apiVersion": "v1", "items": items});
-        let bytes = serde_json::to_vec(&list).map_err(|e| e.to_string())?;
-        let snapshot = read(&bytes).map_err(|e| format!("the state at the start: {e}"))?;
-        self.moments.push(Moment { at, seen: Seen::Start(Box::new(snapshot)) });
-        self.started = true;
-        Ok(())
+        serde_json::to_vec(&list).map_err(|e| e.to_string())
     }
 
     fn finish(mut self) -> Vec<Moment> {
@@ -386,6 +416,94 @@ fn deletion_requested(json: &str, pod: &SnapshotPod) -> Option<Timestamp> {
     let grace = serde_json::from_str::<Value>(json).ok()?["metadata"]["deletionGracePeriodSeconds"].as_i64()?;
     let end = pod.deletion_timestamp?;
     Some(end.add_nanos(-grace.checked_mul(NANOS_PER_SECOND)?))
+}
+
+/// The state a record holds at an instant, as a dump of it (docs/review.md, "The state at an
+/// instant").
+#[derive(Debug)]
+pub struct StateAt {
+    /// A `List` of the nodes, the pods, the controller's Lease and the nodes' Leases then, read as
+    /// a dump is.
+    pub dump: Vec<u8>,
+    /// The instant: the one asked for, or the record's last line's.
+    pub at: Timestamp,
+    /// When each node not ready then had become so, as the Events recorded by then say.
+    pub not_ready: BTreeMap<NodeName, Timestamp>,
+    /// When the record stopped seeing part of the cluster before the instant (a watch broken, the
+    /// recorder stopped), and what it saw then (`no pods`, `nothing (…)`): that part is as the
+    /// record last saw it.
+    pub unseen: Option<(Timestamp, String)>,
+}
+
+/// The state `files` (a record's, in order) hold at `at`, or at their last line.
+///
+/// Every line at or before `at` is read, wherever it is in the files: a node Lease's renewal seen
+/// before `at` can be written up to `--leases-every` after it (docs/review.md, "Its lines"); and
+/// the lines after it are looked at for a gap that began before it.
+///
+/// # Errors
+/// A line that does not read (with its file and line); `at` before the record's first complete
+/// lists of nodes and pods, or after its last line (`line` 0: the record as a whole).
+pub fn state_at(files: &[(String, String)], at: Option<Timestamp>) -> Result<StateAt, RecordError> {
+    let mut reader = Reader::default();
+    let mut last: Option<Timestamp> = None;
+    let mut unseen: Option<(Timestamp, String)> = None;
+    for (file, text) in files {
+        for (index, text) in text.lines().enumerate() {
+            if text.trim().is_empty() {
+                continue;
+            }
+            let error = |reason: String| RecordError { file: file.clone(), line: index + 1, reason };
+            let line: Line<'_> = serde_json::from_str(text).map_err(|e| error(e.to_string()))?;
+            let when = time(&line.at, "at").map_err(error)?;
+            last = last.max(Some(when));
+            match at {
+                Some(at) if when > at => {
+                    // A watch broken before the instant and listed again after it: its kind unseen.
+                    let later: Later<'_> = serde_json::from_str(text).map_err(|e| error(e.to_string()))?;
+                    if let (Some(kind), Some(from)) = (later.gap, later.from) {
+                        let from = time(&from, "from").map_err(error)?;
+                        if from <= at && unseen.as_ref().is_none_or(|(first, _)| from < *first) {
+                            unseen = Some((from, kind.into_owned()));
+                        }
+                    }
+                }
+                _ => reader.line(line).map_err(error)?,
+            }
+        }
+    }
+    let whole = |reason: String| RecordError {
+        file: files.first().map(|(f, _)| f.clone()).unwrap_or_default(),
+        line: 0,
+        reason,
+    };
+    let Some(last) = last else { return Err(whole("no line in it".to_owned())) };
+    let at = at.unwrap_or(last);
+    if at > last {
+        return Err(whole(format!(
+            "{} is after the record's last line ({}): what came after is not known",
+            crate::words::rfc3339(at.as_nanos()),
+            crate::words::rfc3339(last.as_nanos())
+        )));
+    }
+    if !reader.started {
+        return Err(whole(format!(
+            "{} is before the record's first complete lists of nodes and pods: nothing is known of then",
+            crate::words::rfc3339(at.as_nanos())
+        )));
+    }
+    for (kind, from) in &reader.broken {
+        if unseen.as_ref().is_none_or(|(first, _)| from < first) {
+            unseen = Some((*from, kind.clone()));
+        }
+    }
+    let mut unseen = unseen.map(|(from, kind)| (from, format!("no {kind}")));
+    if let Some(stopped) = reader.stopped.filter(|stopped| *stopped < at) {
+        let stop = (stopped, "nothing (the recorder had stopped)".to_owned());
+        unseen = unseen.filter(|(from, _)| *from < stopped).or(Some(stop));
+    }
+    let dump = reader.dump(true).map_err(whole)?;
+    Ok(StateAt { dump, at, not_ready: std::mem::take(&mut reader.not_ready).since(), unseen })
 }
 
 /// One line of a record, and where it was read: its file and line (from 1).
@@ -528,5 +646,58 @@ mod tests {
         let bad = read_record(&[("r.jsonl".to_owned(), line("00:00", "\"nothing\":1"))]).expect_err("no kind");
         assert_eq!((bad.file.as_str(), bad.line), ("r.jsonl", 1));
         assert!(bad.reason.starts_with("no `record`"), "{}", bad.reason);
+    }
+
+    #[test]
+    fn the_state_at_an_instant_holds_every_line_seen_by_then_wherever_it_is_written() {
+        // `a` is deleted at 10:02 and `c` created at 10:04: at 10:03 the state holds `a` and `b`.
+        // n1's Lease renewed at 10:02:50 is held back and written after a line of 10:03:30: it is
+        // in the state at 10:03; the one of 10:03:40 is not. n1's Event says not ready since 10:02.
+        let lease = |renewed: &str| {
+            format!(
+                "\"lease\":{{\"metadata\":{{\"namespace\":\"kube-node-lease\",\"name\":\"n1\"}},\
+                 \"spec\":{{\"holderIdentity\":\"n1\",\"renewTime\":\"2026-11-29T10:{renewed}.000000Z\"}}}}"
+            )
+        };
+        let mut lines = start();
+        lines.push(line("01:00", &lease("01:00")));
+        lines.push(line(
+            "02:00",
+            "\"event\":{\"involvedObject\":{\"kind\":\"Node\",\"name\":\"n1\"},\"reason\":\"NodeNotReady\",\
+             \"lastTimestamp\":\"2026-11-29T10:02:00Z\"}",
+        ));
+        lines.push(line("02:00", "\"deleted\":{\"kind\":\"pod\",\"namespace\":\"shop\",\"name\":\"a\"}"));
+        lines.push(line("03:30", &format!("\"pod\":{}", pod("b", None))));
+        lines.push(line("02:50", &lease("02:50")));
+        lines.push(line("03:40", &lease("03:40")));
+        lines.push(line("04:00", &format!("\"pod\":{}", pod("c", None))));
+        let files = [("r.jsonl".to_owned(), lines.join("\n"))];
+        let at = parse_time("2026-11-29T10:03:00Z");
+        let state = state_at(&files, at).expect("the state at 10:03");
+        assert_eq!(state.at, at.expect("a time"));
+        let dump: Value = serde_json::from_slice(&state.dump).expect("a list");
+        let items: Vec<String> = dump["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|item| {
+                let renewed = item["spec"]["renewTime"].as_str().map(|t| format!(" {t}")).unwrap_or_default();
+                format!(
+                    "{} {}{renewed}",
+                    item["kind"].as_str().unwrap_or("?"),
+                    item["metadata"]["name"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        assert_eq!(items, ["Node n1", "Pod b", "Lease n1 2026-11-29T10:02:50.000000Z"]);
+        assert_eq!(
+            state.not_ready,
+            BTreeMap::from([(NodeName::from("n1"), parse_time("2026-11-29T10:02:00Z").expect("a time"))])
+        );
+        assert_eq!(state.unseen, None);
+        // Its last line's, without an instant: `c` is there.
+        let end = state_at(&files, None).expect("the state at the end");
+        assert_eq!(crate::words::rfc3339(end.at.as_nanos()), "2026-11-29T10:04:00Z");
+        assert!(String::from_utf8_lossy(&end.dump).contains("\"name\":\"c\""));
     }
 }

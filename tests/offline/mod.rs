@@ -15,6 +15,7 @@ pub mod nlc_fixtures;
 pub mod output;
 pub mod public_manifests;
 pub mod readme_examples;
+pub mod record_at;
 pub mod review;
 pub mod templates;
 pub mod vectors;

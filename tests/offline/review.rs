@@ -88,7 +88,7 @@ fn a_line_that_does_not_read_is_one_error_naming_its_file_and_line() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     let first = out.stderr.lines().next().unwrap_or_default();
     assert_eq!(first, format!("error: {}:2: at: not an RFC 3339 time: \"yesterday\"", path.display()));
-    assert!(out.stderr.contains("hint: review reads a record: JSON lines"), "{}", out.stderr);
+    assert!(out.stderr.contains("hint: a record is JSON lines"), "{}", out.stderr);
     // A directory with no record in it says so.
     let empty = scratch("review-empty");
     let out = run(&["review", empty.to_str().expect("a UTF-8 path")], None);

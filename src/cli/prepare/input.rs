@@ -10,6 +10,7 @@ use crate::decode::bounded::{self, ReadError};
 use crate::decode::controller_manager::Found;
 use crate::decode::devices::HealthAndDevices;
 use crate::decode::lifecycle::Health;
+use crate::decode::record::state_at;
 use crate::decode::{DumpError, Keep, KeepLabels};
 use crate::engine::devices::Devices;
 use crate::engine::lifecycle::NodeHealth;
@@ -19,6 +20,9 @@ use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::selector::Selector;
 use crate::time::skew::Estimate;
+use crate::words::rfc3339;
+
+use super::super::records::{files, is_record};
 
 use crate::config::Input;
 
@@ -38,7 +42,8 @@ pub struct Loaded {
     pub minor: Option<u32>,
     /// What a live read lacks because RBAC denied it, as a warning to print after the answer.
     pub lacks: Option<String>,
-    /// The control plane's time when a live read ended, and how it was read; `None` for a dump.
+    /// The control plane's time when a live read ended, and how it was read; a record's instant
+    /// read `--at` (its state is the control plane's then); `None` for a dump.
     pub time: Option<LiveTime>,
     /// The DRA objects the device-taint controller reads (empty when there are none), or why they
     /// could not be read; `None` when a live read could not read them (and said so).
@@ -98,7 +103,35 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
     // say which pods are stuck terminating. So are the DRA objects, for the device-taint controller.
     let beside = HealthAndDevices;
     let max = args.connect.max_response_size;
-    let read = if path == "-" {
+    let record = path != "-" && is_record(path);
+    if args.at.is_some() && !record {
+        return Err(Error::Usage(format!(
+            "--at reads a record (what `kubectl taint-evict record` wrote): {origin} is not one; a dump is one instant, \
+             evaluated --now"
+        )));
+    }
+    if record && args.now.is_some() {
+        return Err(Error::Usage(format!(
+            "{origin} is a record: read it --at an instant (its state then, evaluated then), not --now"
+        )));
+    }
+    let mut state = None;
+    let read = if record {
+        let mut at = state_at(&files(path)?, args.at).map_err(|e| match e.line {
+            0 => Error::NotInRecord { path: origin.clone(), reason: e.reason },
+            line => Error::BadRecord { path: e.file, line, reason: e.reason },
+        })?;
+        if let Some((from, what)) = &at.unseen {
+            eprintln!(
+                "warning: the record saw {what} from {} to {}: the state is as it last saw it",
+                rfc3339(from.as_nanos()),
+                rfc3339(at.at.as_nanos())
+            );
+        }
+        let dump = std::mem::take(&mut at.dump);
+        state = Some(at);
+        bounded::read_stream_then(std::io::Cursor::new(dump), &keep, &beside, max)
+    } else if path == "-" {
         bounded::read_stream_then(std::io::stdin().lock(), &keep, &beside, max)
     } else {
         let file = std::fs::File::open(path).map_err(|e| read_failed(&origin, &e))?;
@@ -135,6 +168,14 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         None => Found::NoPod,
     });
     let (health, devices) = (Some(health), Some(devices));
+    // A record's state at an instant is the control plane's then, read as a live read is.
+    let (origin, time, not_ready) = match state {
+        Some(state) => {
+            let origin = format!("{origin} at {}", rfc3339(state.at.as_nanos()));
+            (origin, Some(LiveTime { now: state.at, estimate: None }), Some(state.not_ready))
+        }
+        None => (origin, None, None),
+    };
     let loaded = Loaded {
         snapshot,
         origin,
@@ -143,10 +184,10 @@ pub fn load(args: &Input, want: Want<'_>, unsettled: Unsettled<'_>) -> Result<(L
         health,
         minor: None,
         lacks: None,
-        time: None,
+        time,
         devices,
         down_selected,
-        not_ready: None,
+        not_ready,
         tolerations_written: BTreeMap::new(),
         controller_manager,
     };

@@ -68,7 +68,9 @@ impl Prepared {
         let mut seen = HashSet::new();
         let down: Vec<String> =
             input.down.iter().chain(&loaded.down_selected).filter(|name| seen.insert(name.as_str())).cloned().collect();
-        let lifecycle = foresee(&mut loaded, !from_dump, now, config, flags, &down)?;
+        // A record read at an instant holds the heartbeats up to then, as a live read does.
+        let current = !from_dump || loaded.time.is_some();
+        let lifecycle = foresee(&mut loaded, current, now, config, flags, &down)?;
         // Said when the answer rests on them: the node health read is predicted from.
         if let Some(line) = assumed.filter(|_| lifecycle.is_some()) {
             eprintln!("{line}");

@@ -7,6 +7,7 @@ use kube::api::ListParams;
 use kube::core::Request;
 
 use crate::cluster::client::{Connection, PAGE_SIZE};
+use crate::decode::not_ready::NotReady;
 use crate::engine::lifecycle::ConditionTaint;
 use crate::engine::model::NodeName;
 use crate::engine::snapshot::Snapshot;
@@ -76,47 +77,21 @@ pub async fn every_not_ready_since(connection: &Connection) -> Option<BTreeMap<N
 
 /// When each node (of `nodes`, or every one) last became not ready, as its Events say.
 async fn not_ready_spells(connection: &Connection, nodes: Option<&[&str]>) -> Option<BTreeMap<NodeName, Timestamp>> {
-    let mut newest: BTreeMap<String, (Option<Timestamp>, Option<Timestamp>)> =
-        nodes.into_iter().flatten().map(|&node| (node.to_owned(), (None, None))).collect();
+    let mut spells = nodes.map_or_else(NotReady::every, NotReady::of);
     let mut params = ListParams::default().fields("involvedObject.kind=Node").limit(PAGE_SIZE);
     loop {
         let request = Request::new("/api/v1/events").list(&params).ok()?;
         let body = connection.send(request, "list", "events").await.ok()?;
         let list: serde_json::Value = serde_json::from_str(&body).ok()?;
         for event in list["items"].as_array()? {
-            let Some(name) = event["involvedObject"]["name"].as_str() else { continue };
-            let seen = match nodes {
-                Some(_) => match newest.get_mut(name) {
-                    Some(seen) => seen,
-                    None => continue,
-                },
-                None => newest.entry(name.to_owned()).or_default(),
-            };
-            let slot = match event["reason"].as_str() {
-                Some("NodeNotReady") => &mut seen.0,
-                Some("NodeReady") => &mut seen.1,
-                _ => continue,
-            };
-            let at = [&event["lastTimestamp"], &event["series"]["lastObservedTime"], &event["eventTime"]]
-                .into_iter()
-                .chain([&event["firstTimestamp"]])
-                .find_map(|field| field.as_str().and_then(crate::decode::parse_time));
-            if let Some(at) = at {
-                *slot = (*slot).max(Some(at));
-            }
+            spells.note(event);
         }
         match list["metadata"]["continue"].as_str().filter(|token| !token.is_empty()) {
             Some(token) => params.continue_token = Some(token.to_owned()),
             None => break,
         }
     }
-    let spells = newest.into_iter().filter_map(|(node, (not_ready, ready))| match (not_ready, ready) {
-        (Some(not_ready), ready) if ready.is_none_or(|ready| ready < not_ready) => {
-            Some((node.as_str().into(), not_ready))
-        }
-        _ => None,
-    });
-    Some(spells.collect())
+    Some(spells.since())
 }
 
 #[cfg(test)]
