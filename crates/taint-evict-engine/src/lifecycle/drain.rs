@@ -74,6 +74,29 @@ pub(super) struct Zones<'a> {
     pub(super) settled_not_ready: &'a [usize],
     /// Per zone: its last taint seen since the leader started (a rate-0 bucket's one token spent).
     pub(super) last_taint: &'a [Option<i128>],
+    /// How long the controller's own client may hold back a taint's write.
+    pub(super) client: ClientWait,
+}
+
+/// How long the controller's own client may hold back a taint's write after its token is taken
+/// (docs/node-lifecycle.md, "The controller's own client"): behind the writes that mark nodes
+/// `Unknown`, until they are through; and behind the other zones' taints of the same tick.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct ClientWait {
+    /// The most the marking writes hold back any write.
+    pub(super) marking: i128,
+    /// When the marking writes are through, at the latest.
+    pub(super) marking_through: i128,
+    /// The most one tick's taints of every zone hold back the last of them.
+    pub(super) taints: i128,
+}
+
+impl ClientWait {
+    /// The most a taint whose token is taken at `at` waits on the client.
+    fn at(&self, at: i128) -> i128 {
+        let marking = if at < self.marking_through { self.marking } else { 0 };
+        marking + self.taints
+    }
 }
 
 /// The fate of each node of `nodes`, every zone's drain, and whether every zone ends fully disrupted
@@ -109,7 +132,7 @@ pub(super) fn drain(
             fates[i] = match master_from.filter(|_| master) {
                 Some(from) if low >= from => Fate::Held(HeldReason::AllZonesDown),
                 Some(_) => Fate::Tainted(low, None),
-                None => Fate::Tainted(low, Some(high + TICK_SLACK)),
+                None => Fate::Tainted(low, Some(high + TICK_SLACK + zones.client.at(high + TICK_SLACK))),
             };
         }
         if queued.is_empty() {
@@ -149,23 +172,31 @@ pub(super) fn drain(
             services.push(at);
             token = at + every;
         }
+        // When each slot's taint is written at the latest, its write held back by the client: of the
+        // slots up to it, the latest.
+        let mut written = Vec::with_capacity(services.len());
+        let mut latest_write = i128::MIN;
+        for &s in &services {
+            latest_write = latest_write.max(s.saturating_add(zones.client.at(s)));
+            written.push(latest_write);
+        }
         // A node's latest is the first slot at or after it is queued by which every node that may be
         // queued by then has been served, whatever the order: found once for each slot, from the last.
-        let mut latest_from: Vec<i128> = vec![i128::MAX; services.len() + 1];
+        let mut latest_from: Vec<Option<usize>> = vec![None; services.len() + 1];
         let mut ahead = earliest_queued.len();
         for (k, &s) in services.iter().enumerate().rev() {
             while ahead > 0 && earliest_queued[ahead - 1] > s {
                 ahead -= 1;
             }
-            latest_from[k] = if ahead <= k + 1 { s } else { latest_from[k + 1] };
+            latest_from[k] = if ahead <= k + 1 { Some(k) } else { latest_from[k + 1] };
         }
         for &i in &queued {
             let (low, high) = nodes[i].release;
             let k = services.partition_point(|&s| s < high);
-            fates[i] = Fate::Tainted(low, Some(latest_from[k]));
+            fates[i] = Fate::Tainted(low, Some(latest_from[k].map_or(i128::MAX, |slot| written[slot])));
         }
         let first = earliest_queued[0];
-        let last = services.last().copied().unwrap_or(first);
+        let last = written.last().copied().unwrap_or(first);
         slots.push(Slots { zone, nodes: queued.len(), every, first, last });
     }
     (fates, slots, master)

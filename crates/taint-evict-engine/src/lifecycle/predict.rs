@@ -24,7 +24,9 @@
 use std::time::Duration;
 
 use super::client::{WRITES_OF_TAINT, throttled, writes_of_silent};
-use super::drain::{Bounds, Fate, Slots, TICK_SLACK, Zones, drain as drain_zones, interval, rate, zone_state};
+use super::drain::{
+    Bounds, ClientWait, Fate, Slots, TICK_SLACK, Zones, drain as drain_zones, interval, rate, zone_state,
+};
 use super::health::{
     Basis, ConditionTaint, Drain, Flags, Held, HeldReason, NodeForecast, NodeHealth, Observation, PredictedTaint,
     Prediction, Ready, ZoneForecast, ZoneKey, ZoneState, is_unsettled,
@@ -343,8 +345,21 @@ impl<'o> Forecaster<'o> {
                 ..bound
             })
             .collect();
-        let zones =
-            Zones { sizes: &scene.sizes, settled_not_ready: &scene.settled_not_ready, last_taint: &self.last_taint };
+        // The marking writes (those before now too) are through by the last pass that marks a node,
+        // its own wait past it; a tick's taints are one per zone draining, at most.
+        let marked_by = nodes.iter().map(|node| node.not_ready.1).filter(|&at| at < i128::MAX).max().max(Some(now));
+        let draining = u64::try_from(scene.sizes.iter().filter(|&&size| size > 0).count()).unwrap_or(u64::MAX);
+        let client = ClientWait {
+            marking: shift,
+            marking_through: marked_by.map_or(i128::MIN, |at| at.saturating_add(shift)),
+            taints: throttled(draining * WRITES_OF_TAINT, &observation.flags),
+        };
+        let zones = Zones {
+            sizes: &scene.sizes,
+            settled_not_ready: &scene.settled_not_ready,
+            last_taint: &self.last_taint,
+            client,
+        };
         let period = self.timing.period + PASS_DURATION.1;
         let (fates, slots, master) =
             drain_zones(&nodes, &zones, &observation.flags, observation.now.as_nanos(), period);
