@@ -81,9 +81,9 @@ fn deleted(plane: &ControlPlane, names: &[&str], within: Duration) -> BTreeMap<S
 
 /// Checked by hand (a recorded run, `examples/incident/`, walked through in docs/review.md): the
 /// six pods deleted are each on time, the controller's, due and deleted within 1 s of its "Deleting
-/// pod" (measured over three runs: due within 15 ms of it, but a countdown the restart started, 114
+/// pod" (measured over four runs: due within 15 ms of it, but a countdown the restart started, 114
 /// to 227 ms before it: the new leader starts them once its caches are synced, after `acquireTime`;
-/// deleted 10 to 34 ms after it); one leader change, to the leader that took the Lease after the start again, its
+/// deleted 10 to 68 ms after it); one leader change, to the leader that took the Lease after the start again, its
 /// predecessor's last renewal before the stop; `a2-across` and `c1-across` first due inside the
 /// outage (`dueBeforeRestart`), on time against the countdown started again; the healthy zone's pods
 /// and `c1-forever` neither deleted nor judged. Recorded as protobuf or as JSON
