@@ -12,6 +12,7 @@ mod faults;
 mod game_day;
 mod guards;
 mod harness;
+mod incident;
 mod jsonpath;
 mod large_zone;
 mod lifecycle;

@@ -145,11 +145,14 @@ struct Open {
     fired: Option<Timestamp>,
     /// When it was due before the controller's restarts moved it.
     moved_from: Option<Timestamp>,
+    /// A moved countdown cancelled: when it was due before the restart, and when the countdown
+    /// cancelled would have ended. Armed again by then, it is the same countdown moved once more.
+    cancelled: Option<(Timestamp, Timestamp)>,
 }
 
 impl Open {
     fn new(pod: PodRef) -> Self {
-        Self { pod, due: None, fired: None, moved_from: None }
+        Self { pod, due: None, fired: None, moved_from: None, cancelled: None }
     }
 }
 
@@ -268,9 +271,31 @@ fn drain(engine: &mut Engine, open: &mut HashMap<PodKey, Open>, now: Timestamp) 
                 entry.pod = pod;
                 entry.due = Some(work);
                 entry.fired = None;
+                // Upstream's node-lifecycle controller, started again, takes a node's `unreachable`
+                // taint off and puts it back: the countdown the restart moved, cancelled and armed
+                // again before it would have ended, keeps what the restart cost (docs/review.md, "A
+                // real incident, reviewed").
+                if let Some((from, ended)) = entry.cancelled.take()
+                    && now <= ended
+                {
+                    entry.moved_from = Some(from);
+                }
             }
-            Action::Cancelled { pod, .. } | Action::Withdrawn { pod, .. } => {
+            Action::Cancelled { pod, work } => {
                 // A countdown ended without a deletion: nothing is due any more.
+                if let Some(entry) = open.get_mut(&pod.key).filter(|entry| entry.fired.is_none()) {
+                    match entry.moved_from.take() {
+                        Some(from) => {
+                            entry.due = None;
+                            entry.cancelled = Some((from, work.fire));
+                        }
+                        None => {
+                            open.remove(&pod.key);
+                        }
+                    }
+                }
+            }
+            Action::Withdrawn { pod, .. } => {
                 if open.get(&pod.key).is_some_and(|entry| entry.fired.is_none()) {
                     open.remove(&pod.key);
                 }
@@ -463,6 +488,30 @@ mod tests {
         let found = review(&moments, t(600), S);
         assert_eq!(verdicts(&found), vec![("shop/web".to_owned(), Verdict::OnTime, Some(360))]);
         assert_eq!(found.pods[0].due_before_restart, Some(t(160)));
+    }
+
+    #[test]
+    fn a_restarted_countdown_cancelled_and_armed_again_before_its_end_keeps_what_the_restart_cost() {
+        // Tainted at 100, web (60 s) due at 160; a new leader at 300 moves it to 360. Its node
+        // lifecycle controller takes the taint off at 301 and puts it back at 302 (as upstream's does
+        // when it starts): due at 362, deleted then, on time, first due at 160. Put back at 400 instead,
+        // after the countdown cancelled would have ended (360), it is a countdown of its own.
+        let moments = |back: i64| {
+            [
+                start(&[pod("web", Some(60))]),
+                at(100, Seen::Node(node(true))),
+                at(300, Seen::LeaderChanged { holder: "kcm-2".into(), last_renewed: Some(t(120)) }),
+                at(301, Seen::Node(node(false))),
+                at(back, Seen::Node(node(true))),
+                deleted(back + 60, "web", Deleter::Controller),
+            ]
+        };
+        let found = review(&moments(302), t(600), S);
+        assert_eq!(verdicts(&found), vec![("shop/web".to_owned(), Verdict::OnTime, Some(362))]);
+        assert_eq!(found.pods[0].due_before_restart, Some(t(160)));
+        let found = review(&moments(400), t(600), S);
+        assert_eq!(verdicts(&found), vec![("shop/web".to_owned(), Verdict::OnTime, Some(460))]);
+        assert_eq!(found.pods[0].due_before_restart, None);
     }
 
     #[test]
