@@ -83,7 +83,8 @@ pub struct Reading {
 /// The window the prediction gave, made when the node went silent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Foreseen {
-    /// When it was made: when the node went silent (or was seen not ready).
+    /// When the node went silent (its last heartbeat and `silent_after`; the prediction is made a
+    /// nanosecond later, once it is silent), or was seen not ready.
     pub at: Timestamp,
     /// The taint foreseen.
     pub key: ConditionTaint,
@@ -193,6 +194,17 @@ pub fn review_taints(moments: &[NodeMoment], end: Timestamp, reading: &Reading) 
     for list in renewals.values_mut() {
         list.sort();
     }
+    // Each node's lines, for a node without a Lease: its status says whether it went silent.
+    let mut lines: HashMap<NodeName, Vec<(Timestamp, Option<Ready>)>> = HashMap::new();
+    for moment in moments {
+        if let NodeSeen::Node { health, .. } = &moment.seen {
+            let status = health.ready.as_ref().map(|ready| ready.status);
+            lines.entry(health.name.clone()).or_default().push((moment.at, status));
+        }
+    }
+    let next_line = |node: &NodeName, after: Timestamp| {
+        lines.get(node).and_then(|list| list.iter().find(|(at, _)| *at > after).copied())
+    };
     let next_renewal = |node: &NodeName, after: Timestamp| {
         renewals.get(node).and_then(|list| list.iter().find(|at| **at > after).copied())
     };
@@ -230,11 +242,19 @@ pub fn review_taints(moments: &[NodeMoment], end: Timestamp, reading: &Reading) 
         match &moment.seen {
             NodeSeen::Node { health, by } => {
                 review.node(health, by.as_ref(), moment.at, reading);
-                let followed = review.nodes.get(&health.name);
-                if followed.is_some_and(|f| f.renewed.is_none()) {
-                    // No Lease renewal seen: its silence is read from its heartbeat.
+                if let Some(followed) = review.nodes.get_mut(&health.name)
+                    && followed.renewed.is_none()
+                    && is_ready(health)
+                {
+                    // No Lease renewal seen: a node the record shows `Ready=True` again (or to its
+                    // end) was heard until then; one it shows marked `Unknown` next went silent
+                    // after its last status heartbeat.
+                    let next = next_line(&health.name, moment.at);
+                    let silent = next.is_some_and(|(_, status)| status == Some(Ready::Unknown));
+                    followed.bridged_until = if silent { None } else { Some(next.map_or(FOREVER, |(at, _)| at)) };
                     let beat = health.ready.as_ref().and_then(|ready| ready.last_heartbeat);
-                    schedule(&mut silences, &health.name, beat.map(|beat| beat.add_nanos(silent_after as i64 + 1)));
+                    let at = beat.filter(|_| silent).map(|beat| beat.add_nanos(silent_after as i64 + 1));
+                    schedule(&mut silences, &health.name, at);
                 }
             }
             NodeSeen::NodeGone(name) => {
@@ -301,6 +321,7 @@ impl Review {
                 health.lease_renewed = match (followed.renewed, followed.bridged_until) {
                     (Some(_), Some(until)) if until >= now => Some(now),
                     (Some(renewed), _) => Some(renewed),
+                    (None, Some(until)) if until >= now => Some(now),
                     (None, _) => health.ready.as_ref().and_then(|ready| ready.last_heartbeat),
                 };
                 health
@@ -339,12 +360,13 @@ impl Review {
     fn silent_until(&mut self, silences: &mut BTreeSet<(Timestamp, NodeName)>, until: Timestamp, reading: &Reading) {
         while let Some((at, name)) = silences.first().cloned().filter(|(at, _)| *at < until) {
             silences.remove(&(at, name.clone()));
-            self.foresee(&name, at, reading);
+            // Silent once not heard for longer than `silent_after`: predicted a nanosecond after.
+            self.foresee(&name, at, at.add_nanos(-1), reading);
         }
     }
 
     /// The prediction for `name` made at `at`, kept when it foresees (or holds back) a taint.
-    fn foresee(&mut self, name: &NodeName, at: Timestamp, reading: &Reading) {
+    fn foresee(&mut self, name: &NodeName, at: Timestamp, shown: Timestamp, reading: &Reading) {
         let Some(followed) = self.nodes.get(name) else { return };
         if followed.foreseen.is_some() || followed.health.condition_taint().is_some() {
             return;
@@ -353,7 +375,13 @@ impl Review {
         let Some(forecast) = forecast else { return };
         let kept = match (forecast.taint, &forecast.held) {
             (Some(taint), _) => Some((
-                Foreseen { at, key: taint.key, earliest: taint.earliest, latest: taint.latest, basis: taint.basis },
+                Foreseen {
+                    at: shown,
+                    key: taint.key,
+                    earliest: taint.earliest,
+                    latest: taint.latest,
+                    basis: taint.basis,
+                },
                 None,
             )),
             (None, Some(held)) if held.reason != HeldReason::Recovered => {
@@ -362,7 +390,7 @@ impl Review {
                 } else {
                     ConditionTaint::Unreachable
                 };
-                let foreseen = Foreseen { at, key, earliest: at, latest: None, basis: Basis::LostHeartbeat };
+                let foreseen = Foreseen { at: shown, key, earliest: at, latest: None, basis: Basis::LostHeartbeat };
                 Some((foreseen, Some(held.reason)))
             }
             _ => None,
@@ -411,7 +439,7 @@ impl Review {
         }
         if !is_ready(health) && after.is_none() {
             // Seen not ready (or marked `Unknown`): foreseen now, if not already.
-            self.foresee(&health.name, at, reading);
+            self.foresee(&health.name, at, at, reading);
         }
     }
 
@@ -515,6 +543,9 @@ impl Review {
 }
 
 const SECOND: i128 = 1_000_000_000;
+
+/// Past any record's end.
+const FOREVER: Timestamp = Timestamp::from_nanos(i128::MAX / 2);
 
 /// `added` against `window`, within `slack` of it.
 fn verdict(window: &Foreseen, added: Timestamp, slack: i128) -> TaintVerdict {
@@ -651,7 +682,7 @@ mod tests {
             vec!["a-0 Within 145.041-146.317 146.000", "a-1 HandMade - 200.000", "a-2 HandMade - 300.000",]
         );
         assert_eq!(found[0].heartbeat, Some(t(100)));
-        assert_eq!(found[0].foreseen.map(|f| f.at), Some(t(112).add_nanos(1)));
+        assert_eq!(found[0].foreseen.map(|f| f.at), Some(t(112)));
         assert_eq!(found[2].by, Some(Writer::Other("alice".into())));
     }
 
@@ -713,7 +744,7 @@ mod tests {
     #[test]
     fn a_node_not_tainted_by_the_end_and_one_without_a_lease() {
         let mut moments = vec![leader(0, -1_000, 0), leader(400, -1_000, 400)];
-        for name in ["e-0", "e-1", "e-2"] {
+        for name in ["e-0", "e-1", "e-2", "e-3"] {
             moments.push(written(0, node(name, "e", Ready::True, 0, None)));
         }
         moments.extend(renewals("e-0", 0, 100));
@@ -725,6 +756,8 @@ mod tests {
         moments.push(written(246, unreachable("e-2", "e", 246)));
         let found = review_taints(&sorted(moments), t(400), &reading(Flags::defaults_for(29)));
         // e-0 is foreseen at 112 as a-0 above (145.04-146.32) and never tainted by 400: not tainted.
+        // e-3 has no Lease and no line after its first: `Ready=True` to the end, so heard throughout
+        // (its heartbeat at 0 is no silence), and not listed.
         // e-2's silence is read from its status heartbeat (no Lease): the last at 200, silent from
         // 212; the pass phase read from 0.05-0.5 s of sync after -1,000, the heartbeat to the second:
         // 245.04-251.14. Tainted at 246: within, said to rest on no Lease.
