@@ -64,7 +64,7 @@ fn verdict_words(review: &TaintReview) -> String {
         TaintVerdict::NotTainted => "not tainted".to_owned(),
         TaintVerdict::HandMade => match &review.by {
             Some(Writer::Other(name)) => format!("by hand ({}), not judged", printable(name)),
-            _ => "by hand (not the node's condition), not judged".to_owned(),
+            _ => "by hand (not the node's Ready condition), not judged".to_owned(),
         },
         TaintVerdict::NotSeenSilent => "not judged: the record never showed the node silent before it".to_owned(),
         TaintVerdict::Held(reason) => format!("not judged: held back ({}) when foreseen", reason.as_str()),
@@ -75,11 +75,22 @@ fn verdict_words(review: &TaintReview) -> String {
     format!("{said}{why}{gap}")
 }
 
+/// A window's edges to the millisecond, widened: the earliest down, the latest up.
+fn earliest(at: Timestamp) -> Timestamp {
+    Timestamp::from_nanos(at.as_nanos().div_euclid(MS) * MS)
+}
+
+fn latest(at: Timestamp) -> Timestamp {
+    Timestamp::from_nanos((at.as_nanos() + MS - 1).div_euclid(MS) * MS)
+}
+
+const MS: i128 = 1_000_000;
+
 fn expected(review: &TaintReview) -> String {
     match review.foreseen {
         Some(f) => match f.latest {
-            Some(latest) => format!("{} to {}", rfc3339(f.earliest), rfc3339(latest)),
-            None => format!("from {}", rfc3339(f.earliest)),
+            Some(last) => format!("{} to {}", rfc3339(earliest(f.earliest)), rfc3339(latest(last))),
+            None => format!("from {}", rfc3339(earliest(f.earliest))),
         },
         None => "-".to_owned(),
     }
@@ -138,8 +149,9 @@ fn seconds(nanos: i128) -> f64 {
 struct ExpectedDoc {
     /// When the prediction was made: the node's silence.
     foreseen_at: String,
+    /// To the millisecond, rounded down.
     earliest: String,
-    /// `null`: its zone may hold it back for good.
+    /// To the millisecond, rounded up; `null`: its zone may hold it back for good.
     latest: Option<String>,
     basis: &'static str,
 }
@@ -222,8 +234,8 @@ impl<'a> From<&'a TaintReview> for TaintDoc<'a> {
             without_lease: review.without_lease,
             expected: review.foreseen.map(|f| ExpectedDoc {
                 foreseen_at: instant(f.at),
-                earliest: instant(f.earliest),
-                latest: f.latest.map(instant),
+                earliest: instant(earliest(f.earliest)),
+                latest: f.latest.map(|last| instant(latest(last))),
                 basis: f.basis.as_str(),
             }),
             off_by_seconds: match review.verdict {

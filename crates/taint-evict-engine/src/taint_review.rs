@@ -118,7 +118,8 @@ pub enum TaintVerdict {
 /// What moved a taint between the node's silence and its taint (or the record's end).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Why {
-    /// The node's zone was not in its normal state just before the taint (or at the end).
+    /// The node's zone was not in its normal state just before the taint (or at the end), and the
+    /// node waited longer than the grace period and two passes (or its taint came late).
     Zone {
         /// The zone.
         zone: ZoneKey,
@@ -479,10 +480,16 @@ impl Review {
                 Some((_, Some(held), _)) => TaintVerdict::Held(held),
                 Some((window, None, _)) => verdict(&window, added, reading.slack),
             };
-            if let Some((window, _, _)) = foreseen {
-                // Just before the taint: the zone then, and the leaders since the silence.
-                let (_, why) = self.forecast(at.add_nanos(-1), reading, &health.name);
-                review.why = why;
+            if let Some((window, _, beat)) = foreseen {
+                // Just before the taint: the zone then, when it made the node wait (a window past
+                // the grace and two passes from its heartbeat, or a taint late), and the leaders
+                // since the silence.
+                let flags = &reading.flags;
+                let plain = nanos(flags.node_monitor_grace_period) + 2 * nanos(flags.node_monitor_period) + SECOND;
+                let waited = beat.is_none_or(|beat| window.earliest.nanos_since(beat) > plain);
+                if waited || matches!(review.verdict, TaintVerdict::Late(_)) {
+                    review.why = self.forecast(at.add_nanos(-1), reading, &health.name).1;
+                }
                 review.why.extend(self.restarts(window.at, added));
                 review.in_gap = self.gaps.iter().any(|&(from, to)| from <= added && window.at <= to);
             }
