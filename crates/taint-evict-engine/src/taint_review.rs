@@ -771,4 +771,31 @@ mod tests {
         assert_eq!(said(&found), vec!["e-0 NotTainted 145.041-146.317 -", "e-2 Within 245.042-251.136 246.000"]);
         assert_eq!((found[0].without_lease, found[1].without_lease), (false, true));
     }
+
+    #[test]
+    fn a_taint_before_its_window_is_early_and_one_across_a_gap_is_not_known() {
+        let mut moments = vec![leader(0, -1_000, 0), leader(400, -1_000, 400)];
+        for name in ["f-0", "f-1", "f-2"] {
+            moments.push(written(0, node(name, "f", Ready::True, 0, None)));
+        }
+        moments.extend(renewals("f-0", 0, 100));
+        moments.extend(renewals("f-1", 0, 200));
+        moments.extend(renewals("f-2", 0, 400));
+        // f-0 (last renewal 100, foreseen 145.04-146.32 as a-0 above) is marked and tainted at 120
+        // by the controller's own client, as with a grace of 15 s: 25.04 s early.
+        let f0 = unreachable("f-0", "f", 120);
+        moments.push(seen(120, NodeSeen::Node { health: f0, by: Some(Writer::Controller) }));
+        // f-1 (last renewal 200: 100 s after a-0's, so 20 passes more, each up to 3 ms:
+        // 245.04-246.38) is tainted at 246, seen only in a list after a gap from 230 to 260, dated
+        // by its `timeAdded`: within, but across the gap.
+        moments.push(seen(230, NodeSeen::Gap { until: t(260) }));
+        moments.push(written(260, unreachable("f-1", "f", 246)));
+        let found = review_taints(&sorted(moments), t(400), &reading(Flags::defaults_for(29)));
+        assert_eq!(
+            said(&found),
+            vec!["f-0 Early(25041450000) 145.041-146.317 120.000", "f-1 Within 245.042-246.377 246.000"]
+        );
+        assert_eq!(found[0].by, Some(Writer::Controller));
+        assert_eq!((found[0].in_gap, found[1].in_gap), (false, true));
+    }
 }
