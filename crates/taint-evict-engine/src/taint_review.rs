@@ -172,15 +172,20 @@ pub struct TaintReview {
 
 /// A node as the review follows it.
 struct Followed {
+    /// As last written.
     health: NodeHealth,
-    /// Its renewals seen so far (the last), and whether the next one written bridges to it.
+    /// Its last Lease renewal seen; `None`: none yet (its silence is read from its status).
     renewed: Option<Timestamp>,
+    /// Until when it is taken as heard: the next renewal (or line) the record holds, when it
+    /// bridges the one before.
     bridged_until: Option<Timestamp>,
-    /// The window made when it went silent, and its zone then.
+    /// The window made when it went silent, why it was held back (if it was), and its last
+    /// heartbeat then.
     foreseen: Option<(Foreseen, Option<HeldReason>, Option<Timestamp>)>,
 }
 
-/// Each condition taint added during the record, and each foreseen and not added by `end`.
+/// Each condition taint added during the record, and each foreseen and not added by `end`, from
+/// `moments` in the order of their instants.
 #[must_use]
 pub fn review_taints(moments: &[NodeMoment], end: Timestamp, reading: &Reading) -> Vec<TaintReview> {
     let bridged = nanos(reading.bridged);
@@ -203,11 +208,14 @@ pub fn review_taints(moments: &[NodeMoment], end: Timestamp, reading: &Reading) 
             lines.entry(health.name.clone()).or_default().push((moment.at, status));
         }
     }
+    // The next of each after an instant, by a binary search: a day's record holds 1,440 renewals a node.
     let next_line = |node: &NodeName, after: Timestamp| {
-        lines.get(node).and_then(|list| list.iter().find(|(at, _)| *at > after).copied())
+        let list = lines.get(node)?;
+        list.get(list.partition_point(|(at, _)| *at <= after)).copied()
     };
     let next_renewal = |node: &NodeName, after: Timestamp| {
-        renewals.get(node).and_then(|list| list.iter().find(|at| **at > after).copied())
+        let list = renewals.get(node)?;
+        list.get(list.partition_point(|at| *at <= after)).copied()
     };
     let mut terms_renewed: HashMap<Option<Timestamp>, Timestamp> = HashMap::new();
     for moment in moments {
