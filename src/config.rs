@@ -347,6 +347,8 @@ pub struct ReviewConfig {
     pub namespace: Option<String>,
     /// `-o`.
     pub format: ReviewOutput,
+    /// The node lifecycle flags, for the node taints' windows.
+    pub lifecycle: Lifecycle,
 }
 
 /// How `review` prints.

@@ -555,6 +555,9 @@ pub struct ReviewArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, value_name = "FORMAT", default_value_t, help_heading = "Output")]
     pub output: ReviewFormat,
+    /// The node lifecycle controller's settings, for the windows its taints are judged against.
+    #[command(flatten)]
+    pub lifecycle: LifecycleArgs,
 }
 
 /// `audit --fail-on`: a finding's severity.

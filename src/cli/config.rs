@@ -271,6 +271,7 @@ impl ReviewConfig {
             slack: i128::try_from(args.slack.as_nanos()).unwrap_or(i128::MAX),
             namespace: args.namespace.clone(),
             format,
+            lifecycle: Lifecycle::new(&args.lifecycle),
         }
     }
 }

@@ -10,13 +10,14 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::build::{CONTROLLER_LEASE, parse_time};
-use super::lifecycle::NODE_LEASE_NAMESPACE;
+use super::lifecycle::{NODE_LEASE_NAMESPACE, read_controller_lease, read_node_health};
 use super::not_ready::NotReady;
 use super::read::{read, read_object};
 use crate::engine::model::{NodeName, PodKey};
 use crate::engine::review::{Deleter, Moment, Seen};
 use crate::engine::snapshot::{SnapshotNode, SnapshotPod};
 use crate::engine::start::engine_node;
+use crate::engine::taint_review::{NodeMoment, NodeSeen, Writer};
 use crate::engine::time::{NANOS_PER_SECOND, Timestamp};
 
 /// The reason of the taint-eviction controller's Events, and how their message names the pod.
@@ -25,6 +26,8 @@ const MARKING: &str = "Marking for deletion Pod ";
 /// The names kube-controller-manager gives the taint-eviction controller's client and account: the
 /// node controller's, whose part it was, up to 1.29 (`cmd/kube-controller-manager/app/core.go`).
 const CONTROLLER_CLIENTS: [&str; 2] = ["node-controller", "taint-eviction-controller"];
+/// The node lifecycle controller's client and account name (`cmd/kube-controller-manager/app/core.go`).
+const NODE_CONTROLLER_CLIENT: &str = "node-controller";
 
 /// How long before a pod's deletion its controller's Event may say it is marked: the Event is sent
 /// just before the DELETE, its instant to the second.
@@ -41,6 +44,14 @@ pub struct Record {
     pub end: Option<Timestamp>,
     /// Its lines.
     pub lines: usize,
+    /// What it saw of node health, in the order of the instants: every node as written, each node
+    /// Lease's renewal, the controller manager's Lease, and the gaps.
+    pub nodes: Vec<NodeMoment>,
+    /// How many node Lease renewals it holds (0: the node lifecycle review reads heartbeats).
+    pub renewals: usize,
+    /// The longest `--leases-every` its `record` lines say (a record of an earlier recorder, or an
+    /// audit log, does not).
+    pub leases_every: Option<std::time::Duration>,
 }
 
 /// A line that does not read: its file, its line (from 1) and why.
@@ -84,6 +95,9 @@ struct Line<'a> {
     #[serde(borrow)]
     from: Option<Cow<'a, str>>,
     stopped: Option<Value>,
+    /// The recorder's `--leases-every` (a `record` line's).
+    #[serde(borrow)]
+    leases_every: Option<Cow<'a, str>>,
 }
 
 /// Of a line past the instant whose state is read, what tells that the record saw nothing then.
@@ -138,6 +152,9 @@ struct Reader {
     node_leases: BTreeMap<String, String>,
     /// When each node became not ready, as the Events about nodes say.
     not_ready: NotReady,
+    /// What the node lifecycle review reads (docs/review.md, "Node taints").
+    health: Vec<NodeMoment>,
+    renewals: usize,
 }
 
 fn time(text: &str, field: &str) -> Result<Timestamp, String> {
@@ -172,7 +189,8 @@ impl Reader {
         } else if let Some(kind) = line.listed {
             self.listed_all(&kind, at)?;
         } else if let Some(raw) = line.node {
-            self.node(raw.get(), at)?;
+            let by = line.by.as_deref().map(|user| node_writer(user, line.agent.as_deref().unwrap_or_default()));
+            self.node(raw.get(), at, by)?;
         } else if let Some(raw) = line.pod {
             let by = line.by.as_deref().map(|user| deleter(user, line.agent.as_deref().unwrap_or_default()));
             self.pod(raw.get(), at, by)?;
@@ -207,8 +225,10 @@ impl Reader {
         }
     }
 
-    fn node(&mut self, json: &str, at: Timestamp) -> Result<(), String> {
+    fn node(&mut self, json: &str, at: Timestamp, by: Option<Writer>) -> Result<(), String> {
         let snapshot = read_object(json.as_bytes(), "Node").map_err(|e| format!("node: {e}"))?;
+        let health = read_node_health(json.as_bytes()).map_err(|e| format!("node: {e}"))?;
+        self.health.push(NodeMoment { at, seen: NodeSeen::Node { health, by } });
         let node = snapshot.nodes.into_iter().next().ok_or("node: not a Node")?;
         self.note_listed("nodes", node.name.to_string());
         let relisting = self.relisting("nodes");
@@ -247,11 +267,19 @@ impl Reader {
             && let Some(node) = meta["name"].as_str()
         {
             self.node_leases.insert(node.to_owned(), json.to_owned());
+            // A node's renewal, as the node lifecycle controller reads it: `renewTime`.
+            let renewed = lease["spec"]["renewTime"].as_str().map(|t| time(t, "lease: spec.renewTime")).transpose()?;
+            if let Some(renewed) = renewed {
+                self.renewals += 1;
+                self.health.push(NodeMoment { at, seen: NodeSeen::Renewed { node: node.into(), renewed } });
+            }
             return Ok(());
         }
         if (meta["namespace"].as_str(), meta["name"].as_str()) != (Some(CONTROLLER_LEASE.0), Some(CONTROLLER_LEASE.1)) {
             return Ok(());
         }
+        let controller = read_controller_lease(json.as_bytes()).map_err(|e| format!("lease: {e}"))?;
+        self.health.push(NodeMoment { at, seen: NodeSeen::Controller(controller) });
         let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default().to_owned();
         let spec_time =
             |field: &str| lease["spec"][field].as_str().map(|t| time(t, &format!("lease: spec.{field}"))).transpose();
@@ -300,6 +328,7 @@ impl Reader {
             }
             "node" => {
                 let name = NodeName::from(deleted.name.as_str());
+                self.health.push(NodeMoment { at, seen: NodeSeen::NodeGone(name.clone()) });
                 if self.nodes.remove(&name).is_some() && self.started {
                     self.moments.push(Moment { at, seen: Seen::NodeGone(name) });
                 }
@@ -380,7 +409,7 @@ impl Reader {
         serde_json::to_vec(&list).map_err(|e| e.to_string())
     }
 
-    fn finish(mut self) -> Vec<Moment> {
+    fn finish(mut self) -> (Vec<Moment>, Vec<NodeMoment>, usize) {
         // Who started each deletion: the controller, when its Event marked the pod just then.
         for moment in &mut self.moments {
             if let Seen::PodDeleted { pod, by } = &mut moment.seen {
@@ -396,7 +425,14 @@ impl Reader {
         }
         // In the order of their instants; the start first, and lines of one instant as written.
         self.moments.sort_by_key(|moment| (!matches!(moment.seen, Seen::Start(_)), moment.at));
-        self.moments
+        // The gaps hide node health too.
+        for moment in &self.moments {
+            if let Seen::Gap { until } = moment.seen {
+                self.health.push(NodeMoment { at: moment.at, seen: NodeSeen::Gap { until } });
+            }
+        }
+        self.health.sort_by_key(|moment| moment.at);
+        (self.moments, self.health, self.renewals)
     }
 }
 
@@ -409,6 +445,19 @@ fn deleter(user: &str, agent: &str) -> Deleter {
             || user == format!("system:serviceaccount:kube-system:{client}")
     });
     if controller { Deleter::Controller } else { Deleter::Other(user.into()) }
+}
+
+/// Who wrote a node: the node lifecycle controller when its own client did (`…/node-controller` in
+/// kube-controller-manager's user agent, or that service account); else the user, by name.
+fn node_writer(user: &str, agent: &str) -> Writer {
+    let client = NODE_CONTROLLER_CLIENT;
+    if agent.starts_with("kube-controller-manager/") && agent.ends_with(&format!("/{client}"))
+        || user == format!("system:serviceaccount:kube-system:{client}")
+    {
+        Writer::Controller
+    } else {
+        Writer::Other(user.into())
+    }
 }
 
 /// When a pod's DELETE was answered: its `deletionTimestamp` less its `deletionGracePeriodSeconds`.
@@ -537,6 +586,7 @@ pub fn read_lines<'a>(lines: impl Iterator<Item = Result<Numbered<'a>, RecordErr
     let mut reader = Reader::default();
     let mut count = 0;
     let mut end = None;
+    let mut leases_every = None;
     for numbered in lines {
         let numbered = numbered?;
         if numbered.text.trim().is_empty() {
@@ -545,10 +595,15 @@ pub fn read_lines<'a>(lines: impl Iterator<Item = Result<Numbered<'a>, RecordErr
         count += 1;
         let error = |reason: String| RecordError { file: numbered.file.to_owned(), line: numbered.line, reason };
         let line: Line<'_> = serde_json::from_str(&numbered.text).map_err(|e| error(e.to_string()))?;
+        if let Some(every) = line.leases_every.as_deref() {
+            let every = humantime::parse_duration(every).map_err(|e| error(format!("leasesEvery: {e}")))?;
+            leases_every = leases_every.max(Some(every));
+        }
         reader.line(line).map_err(error)?;
         end = reader.last.max(end);
     }
-    Ok(Record { moments: reader.finish(), end, lines: count })
+    let (moments, nodes, renewals) = reader.finish();
+    Ok(Record { moments, end, lines: count, nodes, renewals, leases_every })
 }
 
 #[cfg(test)]
@@ -625,6 +680,57 @@ mod tests {
                 "2026-11-29T10:05:01Z pods 0",
             ]
         );
+    }
+
+    #[test]
+    fn node_health_is_kept_each_node_lease_renewal_the_controllers_lease_and_who_wrote_a_node() {
+        let mut lines = start();
+        lines.push(line(
+            "00:10",
+            "\"lease\":{\"metadata\":{\"namespace\":\"kube-node-lease\",\"name\":\"n1\"},\
+             \"spec\":{\"holderIdentity\":\"n1\",\"renewTime\":\"2026-11-29T10:00:09.5Z\"}}",
+        ));
+        lines.push(line(
+            "00:11",
+            "\"lease\":{\"metadata\":{\"namespace\":\"kube-system\",\"name\":\"kube-controller-manager\"},\
+             \"spec\":{\"holderIdentity\":\"kcm-1\",\"acquireTime\":\"2026-11-29T08:00:00Z\",\
+             \"renewTime\":\"2026-11-29T10:00:11Z\",\"leaseDurationSeconds\":15}}",
+        ));
+        lines.push(line(
+            "00:12",
+            "\"node\":{\"metadata\":{\"name\":\"n1\"}},\"by\":\"system:serviceaccount:kube-system:node-controller\",\
+             \"agent\":\"kube-controller-manager/v1.29.6\"",
+        ));
+        lines.push(line("00:13", "\"node\":{\"metadata\":{\"name\":\"n1\"}},\"by\":\"alice\",\"agent\":\"kubectl\""));
+        let record = read_record(&[("r.jsonl".to_owned(), lines.join("\n"))]).expect("reads");
+        // The start's node, the renewal at its renewTime, the controller's term, then two writes:
+        // the node lifecycle controller's account, then alice.
+        let said: Vec<String> = record
+            .nodes
+            .iter()
+            .map(|m| {
+                let what = match &m.seen {
+                    NodeSeen::Node { health, by } => format!("node {} {by:?}", health.name),
+                    NodeSeen::Renewed { node, renewed } => {
+                        format!("renewed {node} {}", crate::words::rfc3339(renewed.as_nanos()))
+                    }
+                    NodeSeen::Controller(lease) => format!("controller {:?}", lease.duration),
+                    other => format!("{other:?}"),
+                };
+                format!("{} {what}", crate::words::rfc3339(m.at.as_nanos()))
+            })
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                "2026-11-29T10:00:00Z node n1 None",
+                "2026-11-29T10:00:10Z renewed n1 2026-11-29T10:00:09.5Z",
+                "2026-11-29T10:00:11Z controller Some(15s)",
+                "2026-11-29T10:00:12Z node n1 Some(Controller)",
+                "2026-11-29T10:00:13Z node n1 Some(Other(\"alice\"))",
+            ]
+        );
+        assert_eq!(record.renewals, 1);
     }
 
     #[test]

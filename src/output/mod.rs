@@ -17,6 +17,7 @@ pub mod jsonpath;
 pub mod lifecycle;
 mod lines;
 pub mod manifests;
+pub mod node_taints;
 pub mod owners;
 mod plan;
 pub mod profile;

@@ -7,9 +7,13 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{count, duration, printable, rfc3339};
+use super::node_taints::{TaintCounts, TaintDoc, verdict_name as taint_verdict, write_node_taints};
+use super::settings::SettingsDoc;
 use super::wire::API_VERSION;
+use crate::engine::lifecycle::Settings;
 use crate::engine::queue::Cause;
 use crate::engine::review::{Deleter, PodReview, Review, Verdict};
+use crate::engine::taint_review::TaintReview;
 use crate::engine::time::Timestamp;
 
 /// A review as printed: what the engine found, and of what record.
@@ -22,6 +26,14 @@ pub struct Reviewed<'a> {
     pub files: usize,
     /// Deletions within this many nanoseconds of when they were due are on time.
     pub slack: i128,
+    /// Each node's condition taint, judged.
+    pub taints: &'a [TaintReview],
+    /// The node Lease renewals the record holds.
+    pub renewals: usize,
+    /// The node lifecycle controller's settings the windows rest on.
+    pub settings: &'a Settings,
+    /// Why they are assumed, in one line, when some are.
+    pub assumed: Option<&'a str>,
 }
 
 /// A verdict's name in the document and the table.
@@ -204,6 +216,12 @@ pub struct ReviewDoc<'a> {
     slack_seconds: f64,
     counts: Counts,
     pods: Vec<PodDoc<'a>>,
+    taint_counts: TaintCounts,
+    node_taints: Vec<TaintDoc<'a>>,
+    node_lease_renewals: usize,
+    controller_settings: SettingsDoc,
+    /// Why the settings are assumed, when some are; else `null`.
+    settings_assumed: Option<&'a str>,
     leader_changes: Vec<TermDoc<'a>>,
     gaps: Vec<Span>,
 }
@@ -222,6 +240,11 @@ impl<'a> ReviewDoc<'a> {
             slack_seconds: seconds(reviewed.slack),
             counts: Counts::of(review),
             pods: review.pods.iter().map(PodDoc::from).collect(),
+            taint_counts: TaintCounts::of(reviewed.taints),
+            node_taints: reviewed.taints.iter().map(TaintDoc::from).collect(),
+            node_lease_renewals: reviewed.renewals,
+            controller_settings: SettingsDoc::from(reviewed.settings),
+            settings_assumed: reviewed.assumed,
             leader_changes: review
                 .terms
                 .iter()
@@ -235,6 +258,27 @@ impl<'a> ReviewDoc<'a> {
             gaps: review.gaps.iter().map(|&(from, to)| Span { from: instant(from), to: instant(to) }).collect(),
         }
     }
+}
+
+/// `2 node taints: 1 within the window, 1 late`.
+fn taint_summary(taints: &[TaintReview]) -> String {
+    let all = [
+        ("within", "within the window"),
+        ("early", "early"),
+        ("late", "late"),
+        ("not-tainted", "not tainted"),
+        ("by-hand", "by hand"),
+        ("not-seen-silent", "not judged"),
+        ("held", "not judged (held back)"),
+    ];
+    let said: Vec<String> = all
+        .iter()
+        .map(|(name, words)| (taints.iter().filter(|t| taint_verdict(t.verdict) == *name).count(), words))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, words)| format!("{} {words}", count(n)))
+        .collect();
+    let noun = if taints.len() == 1 { "node taint" } else { "node taints" };
+    format!("{} {noun}: {}", count(taints.len()), said.join(", "))
 }
 
 /// The table: the heading, one row a pod, then the leader changes and the gaps.
@@ -260,6 +304,9 @@ pub fn write_review(reviewed: &Reviewed<'_>, out: &mut impl Write) -> io::Result
         n => format!("{n} gaps"),
     };
     writeln!(out, "{span}: {} lines in {} file(s); {terms}; {gaps}", count(reviewed.lines), reviewed.files)?;
+    if !reviewed.taints.is_empty() {
+        writeln!(out, "{}", taint_summary(reviewed.taints))?;
+    }
     if !review.pods.is_empty() {
         let rows: Vec<[String; 5]> = review
             .pods
@@ -297,6 +344,7 @@ pub fn write_review(reviewed: &Reviewed<'_>, out: &mut impl Write) -> io::Result
             writeln!(out, "{}", row[4])?;
         }
     }
+    write_node_taints(reviewed.taints, reviewed.renewals > 0, out)?;
     if !review.terms.is_empty() {
         writeln!(out, "\nleader changes (a restart of the controller: every countdown started again):")?;
         for term in &review.terms {

@@ -78,6 +78,7 @@ mod sim;
 mod slab;
 pub mod snapshot;
 pub mod start;
+pub mod taint_review;
 pub mod text;
 pub mod time;
 pub mod tolerate;

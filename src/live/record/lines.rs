@@ -111,6 +111,11 @@ impl Recorder {
         string(recorder, &mut self.out);
         self.out.extend_from_slice(b",\"server\":");
         string(server, &mut self.out);
+        // How far apart two renewals of a node written may be while its kubelet renewed between them
+        // (docs/review.md, "Node taints").
+        self.out.extend_from_slice(b",\"leasesEvery\":");
+        let every = std::time::Duration::from_nanos(u64::try_from(self.leases_every).unwrap_or(u64::MAX));
+        string(&humantime::format_duration(every).to_string(), &mut self.out);
         self.out.extend_from_slice(b"}\n");
         for watch in &mut self.watches {
             watch.awaiting = true;
@@ -431,7 +436,7 @@ mod tests {
             lines,
             [
                 json!({"at": "2026-11-29T10:00:00Z", "record": "taint-evict/v1",
-                       "recorder": "kubectl-taint-evict 1.0", "server": "https://cluster:6443"}),
+                       "recorder": "kubectl-taint-evict 1.0", "server": "https://cluster:6443", "leasesEvery": "1m"}),
                 json!({"at": "2026-11-29T10:00:01Z", "list": "pods"}),
                 json!({"at": "2026-11-29T10:00:01Z", "pod": pod("Running").object}),
                 json!({"at": "2026-11-29T10:00:02Z", "listed": "pods", "count": 1}),
