@@ -1251,8 +1251,15 @@ impl Timeline {
 /// The instants at which a zone queue serves someone (mirrors `RateLimitedTimedQueue.Try` with a
 /// burst-1 token bucket and `SwapLimiter`). They do not depend on which node is served: only on when
 /// nodes are queued and on the rate. `consumed` is the zone's last token use before the snapshot;
-/// `floor` the earliest instant a token can be had after it. Queueing and rate changes at one pass
-/// instant come before a token use at that instant (a pass is taken as one step).
+/// `floor` the earliest instant a token can be had after it. Queueing at one pass instant comes
+/// before a token use at that instant.
+///
+/// A pass is no one step: it queues its nodes as it goes, and takes its zone states only once every
+/// node is through (`monitorNodeHealth` then `handleDisruption`), while the tainting loop runs on
+/// its own every 100 ms (docs/node-lifecycle.md, "At scale"). A tick between the two serves a node
+/// queued in that pass at the zone's old rate, even when the pass turns it to 0. So with `tick` 0
+/// (a token used as soon as it can be) a token use at a pass instant comes before that pass's rate
+/// change; with a tick later, after it.
 ///
 /// Whether the old bucket still had a token at a rate change decides whether the new one starts
 /// drained; when the last token use was within a tick of the change, `drain` picks.
@@ -1286,7 +1293,7 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128,
         cursor = cursor.max(at);
         if next_release == Some(at) {
             released += 1;
-        } else if next_change == Some(at) {
+        } else if next_change == Some(at) && !(tick == 0 && next_service == Some(at) && consumption != Some(at)) {
             let new = changes[changed].1;
             changed += 1;
             if new != interval {
