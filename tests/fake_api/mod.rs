@@ -10,6 +10,7 @@ pub mod live_lifecycle;
 pub mod plan_cluster;
 pub mod plan_watch;
 pub mod rbac;
+pub mod record_hour;
 pub mod run_cluster;
 pub mod run_evict;
 pub mod run_foreseen;

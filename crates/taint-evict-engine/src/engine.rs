@@ -285,12 +285,23 @@ impl Engine {
     /// Every pod the engine tracks, as it was given, in no particular order: what a caller that
     /// keeps no list of its own reads back (`run` when a term as leader ends).
     pub fn pods(&self) -> impl Iterator<Item = Pod> + '_ {
-        self.pods.iter().map(|(_, slot)| Pod {
+        self.pods.iter().map(|(_, slot)| self.given(slot))
+    }
+
+    /// One pod the engine tracks, by its key, as it was given: one lookup, not a walk of every pod.
+    #[must_use]
+    pub fn pod(&self, key: &PodKey) -> Option<Pod> {
+        self.pod_id(key).map(|id| self.given(self.slot(id)))
+    }
+
+    /// A pod's slot as the pod it was given.
+    fn given(&self, slot: &PodSlot) -> Pod {
+        Pod {
             key: slot.key.clone(),
             uid: slot.uid.clone(),
             node: slot.node().map(|node| self.node(node).name.clone()),
             tolerations: slot.tolerations.clone(),
-        })
+        }
     }
 
     /// How many deletion timers are armed.

@@ -324,7 +324,7 @@ fn judge(
     let pod_ref = match &entry {
         Some(entry) => entry.pod.clone(),
         None => {
-            let tracked = engine.pods().find(|p| &p.key == pod)?;
+            let tracked = engine.pod(pod)?;
             PodRef { key: tracked.key, uid: tracked.uid, node: tracked.node.unwrap_or_else(|| "".into()) }
         }
     };

@@ -93,7 +93,8 @@ fn time(seconds: i64) -> String {
     jiff::Timestamp::from_second(seconds).expect("a generated instant is in range").to_string()
 }
 
-const ZONES: &[&str] = &["eu-west-1a", "eu-west-1b", "eu-west-1c"];
+/// The zones, node `i` in zone `i % 3`.
+pub const ZONES: &[&str] = &["eu-west-1a", "eu-west-1b", "eu-west-1c"];
 const INSTANCE_TYPES: &[&str] = &["m6i.2xlarge", "m6i.4xlarge", "c6i.4xlarge", "r6i.2xlarge"];
 const APPS: &[&str] = &[
     "checkout",
@@ -479,19 +480,31 @@ fn write_item(out: &mut impl Write, item: &Value, first: bool, scratch: &mut Vec
     Ok(())
 }
 
+/// Hands every item of the dump to `each`, in the dump's order: every node, then every pod sorted by
+/// namespace and name (`hour` loads them into the fake API server without the dump's text).
+///
+/// # Errors
+/// `each`'s.
+pub fn each_item<E>(config: &Config, mut each: impl FnMut(Value) -> Result<(), E>) -> Result<(), E> {
+    for i in 0..config.nodes {
+        each(node(config, i))?;
+    }
+    for seed in pod_seeds(config) {
+        each(pod(config, &seed))?;
+    }
+    Ok(())
+}
+
 /// Writes the dump: a `v1` `List` of every node, then every pod sorted by namespace and name.
 pub fn generate(config: &Config, out: &mut impl Write) -> io::Result<()> {
     let mut scratch = Vec::with_capacity(64 * 1024);
     out.write_all(b"{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n")?;
     let mut first = true;
-    for i in 0..config.nodes {
-        write_item(out, &node(config, i), first, &mut scratch)?;
+    each_item(config, |item| {
+        write_item(out, &item, first, &mut scratch)?;
         first = false;
-    }
-    for seed in pod_seeds(config) {
-        write_item(out, &pod(config, &seed), first, &mut scratch)?;
-        first = false;
-    }
+        Ok::<_, io::Error>(())
+    })?;
     out.write_all(
         b"\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n",
     )

@@ -1,7 +1,7 @@
 //! An in-process fake Kubernetes API server over real HTTP on `127.0.0.1:0`.
 //!
 //! It serves what a client of nodes, pods, leases and events uses: `/version` (its minor version
-//! settable), discovery, GET/LIST of nodes, pods and Leases (label and field selectors, `limit` and `continue`), WATCH of nodes and pods
+//! settable), discovery, GET/LIST of nodes, pods and Leases (one namespace's or every one's; label and field selectors, `limit` and `continue`), WATCH of nodes and pods
 //! (resource versions, selectors, `410 Expired`, bookmarks on request), each read of nodes, pods and
 //! Leases (and its errors) as protobuf when asked for it (`Accept`, as the real server; or JSON only,
 //! as a server that cannot), DELETE of pods (uid and
@@ -385,6 +385,17 @@ impl State {
         self.log.clear();
     }
 
+    /// Keeps the newest `keep` writes of the log, as etcd's compaction keeps a window: a watch resumed
+    /// from a version inside it is served, one from before it gets `410 Expired`.
+    fn compact_to(&mut self, keep: usize) {
+        let drop = self.log.len().saturating_sub(keep);
+        if drop == 0 {
+            return;
+        }
+        self.compacted = self.log.get(drop).map_or(self.resource_version, |change| change.resource_version - 1);
+        self.log.drain(..drop);
+    }
+
     fn generate_name(&mut self, prefix: &str) -> String {
         self.generated += 1;
         format!("{prefix}{:05x}", self.generated)
@@ -551,6 +562,12 @@ impl FakeApiServer {
     /// watch resumed from one gets `410 Expired` and its client must list again.
     pub fn compact(&self) {
         self.shared.update(State::compact);
+    }
+
+    /// Keeps only the newest `keep` writes to watch from (older versions are `410 Expired`): what a
+    /// long run's writes hold stays bounded, as an API server's history is.
+    pub fn compact_to(&self, keep: usize) {
+        self.shared.update(|state| state.compact_to(keep));
     }
 
     /// Ends every open watch, as an API server restart does; clients resume from their last version.
@@ -986,6 +1003,9 @@ fn route(state: &mut State, r: &Recorded) -> Reply {
         ("DELETE", ["api", "v1", "namespaces", ns, "pods", name]) => delete_pod(state, r, ns, name),
         ("POST", ["api", "v1", "namespaces", ns, "pods", name, "eviction"]) => evict_pod(state, r, ns, name),
         ("PATCH", ["api", "v1", "namespaces", ns, "pods", name, "status"]) => patch_pod_status(state, r, ns, name),
+        ("GET", ["apis", "coordination.k8s.io", "v1", "leases"]) => {
+            collection(state, r, "coordination.k8s.io/v1", Selection::new(Leases, None, r))
+        }
         ("GET", ["apis", "coordination.k8s.io", "v1", "namespaces", ns, "leases"]) => {
             collection(state, r, "coordination.k8s.io/v1", Selection::new(Leases, Some(ns), r))
         }

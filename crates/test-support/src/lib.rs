@@ -10,6 +10,8 @@
 //!   `examples/gen_cluster.rs`);
 //! - [`zone`] and [`churn`]: the engine's workloads (`benches/engine.rs`, `examples/profile.rs`,
 //!   `examples/engine_memory.rs`);
+//! - [`hour`] and [`recording`]: a generated hour of a cluster's changes played into the fake API
+//!   server, and `record` watching it (`benches/record_hour.rs`, `tests/fake_api/record_hour.rs`);
 //! - [`counting`]: a counting global allocator for the memory examples;
 //! - [`timing`] and [`process`]: the benches' clocks, in process and over whole processes.
 //!
@@ -23,7 +25,9 @@ pub mod cluster;
 pub mod control_plane;
 pub mod counting;
 pub mod fake_apiserver;
+pub mod hour;
 pub mod process;
+pub mod recording;
 pub mod served;
 pub mod timing;
 pub mod zone;

@@ -15,7 +15,6 @@ use super::lines::Recorder;
 use crate::cluster::watch::{RECORDED, RecordedKind, Seen, spawn_recorded};
 use crate::cluster::{self, ClusterError};
 use crate::config::RecordConfig;
-use crate::engine::time::Timestamp;
 use crate::error::{Error, Result};
 use crate::live::inputs::runtime;
 use crate::live::signal::interrupted;
@@ -76,7 +75,7 @@ async fn recording(config: &RecordConfig) -> Result<()> {
             Some(error) = fatal.recv() => break Some(Error::from(error)),
             Some(seen) = seen.recv() => {
                 let at = clock.now();
-                follow_controller(&connection.time, &seen, at, &mut listing_leases);
+                follow_controller(&connection.time, &seen, &mut listing_leases);
                 recorder.see(seen, at);
                 recorder.write_out(|lines| files.push(lines)).map_err(unwritable)?;
                 if files.full() {
@@ -108,8 +107,9 @@ async fn recording(config: &RecordConfig) -> Result<()> {
 
 /// The controller manager's Lease, renewed every 2 s by its own clock, keeps the clock as `run`'s
 /// watch of it does (docs/connecting.md, "Whose clock: the control plane's"): listed, a renewal up
-/// to a period before; watched, one just written.
-fn follow_controller(keeper: &time::Timekeeper, seen: &Seen, at: Timestamp, listing: &mut bool) {
+/// to a period before; watched, one just written. The reading is taken by this machine's clock, not
+/// the corrected one the lines are written by: it measures the correction.
+fn follow_controller(keeper: &time::Timekeeper, seen: &Seen, listing: &mut bool) {
     let leases = |watch: usize| RECORDED[watch].kind == RecordedKind::Lease;
     let recorded = match seen {
         Seen::Listing { watch } if leases(*watch) => return *listing = true,
@@ -123,6 +123,7 @@ fn follow_controller(keeper: &time::Timekeeper, seen: &Seen, at: Timestamp, list
     let Some(stamp) = recorded.object["spec"]["renewTime"].as_str().and_then(crate::decode::parse_time) else {
         return;
     };
+    let at = keeper.clock().local_now();
     keeper.observe(if *listing {
         Reading::lease(Source::ControllerLease, stamp, at)
     } else {
