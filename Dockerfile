@@ -19,7 +19,7 @@ COPY src ./src
 # loads the manifest, whatever it builds. (The tests' file is declared by path: looked for only when the
 # tests are built. The examples are found by looking: none, none needed.)
 COPY benches/audit.rs benches/engine.rs benches/plan.rs benches/plan_live.rs benches/run_live.rs \
-     benches/real_apiserver.rs ./benches/
+     benches/real_apiserver.rs benches/record_hour.rs ./benches/
 RUN cargo build --release --locked --bin kubectl-taint_evict \
  && strip target/release/kubectl-taint_evict
 
