@@ -1119,8 +1119,7 @@ impl Replay<'_> {
             // `--node-eviction-rate 0`: the zone's queue was made a token bucket of rate 0 and burst
             // 1, whose one token goes to the first node queued; a taint of the zone seen spent it.
             let spare = self.flags.node_eviction_rate <= 0.0 && last.is_none() && !timeline.master_at(i128::MIN);
-            let queue =
-                ZoneReplay { releases: &releases, changes, interval, spare, now: self.now, master: timeline.master };
+            let queue = ZoneReplay { releases: &releases, changes, interval, spare, now: self.now };
             let variants = consumed.iter().flat_map(|c| [(c, 0), (c, TICK_SLACK)]);
             for ((&consumed, tick), drain) in variants.flat_map(|v| [(v, false), (v, true)]) {
                 let services = serve(&queue, consumed, floor, tick, drain);
@@ -1252,17 +1251,8 @@ impl Timeline {
 /// The instants at which a zone queue serves someone (mirrors `RateLimitedTimedQueue.Try` with a
 /// burst-1 token bucket and `SwapLimiter`). They do not depend on which node is served: only on when
 /// nodes are queued and on the rate. `consumed` is the zone's last token use before the snapshot;
-/// `floor` the earliest instant a token can be had after it. Queueing at one pass instant comes
-/// before a token use at that instant.
-///
-/// A pass is no one step: it queues its nodes as it goes, and takes its zone states only once every
-/// node is through (`monitorNodeHealth` then `handleDisruption`), while the tainting loop runs on
-/// its own every 100 ms (docs/node-lifecycle.md, "At scale"). A tick between the two serves a node
-/// queued in that pass at the zone's old rate, even when the pass turns it to 0. So with `tick` 0
-/// (a token used as soon as it can be) a token use at a pass instant comes before that pass's rate
-/// change; with a tick later, after it. Not for the pass that brings master disruption mode: its
-/// end takes every condition taint off again, a taint given inside it lasts milliseconds and is
-/// not predicted (docs/node-lifecycle.md, "At scale").
+/// `floor` the earliest instant a token can be had after it. Queueing and rate changes at one pass
+/// instant come before a token use at that instant (a pass is taken as one step).
 ///
 /// Whether the old bucket still had a token at a rate change decides whether the new one starts
 /// drained; when the last token use was within a tick of the change, `drain` picks.
@@ -1296,9 +1286,7 @@ fn serve(zone: &ZoneReplay<'_>, consumed: Option<i128>, floor: i128, tick: i128,
         cursor = cursor.max(at);
         if next_release == Some(at) {
             released += 1;
-        } else if next_change == Some(at)
-            && !(tick == 0 && next_service == Some(at) && consumption != Some(at) && zone.master != Some(at))
-        {
+        } else if next_change == Some(at) {
             let new = changes[changed].1;
             changed += 1;
             if new != interval {
@@ -1333,9 +1321,6 @@ struct ZoneReplay<'a> {
     /// At rate 0, whether the bucket still holds the one token it was made with.
     spare: bool,
     now: i128,
-    /// When master disruption mode holds from: the end of the pass that brings it takes off every
-    /// taint a tick gave inside it, so no token is used before its change.
-    master: Option<i128>,
 }
 
 impl Outcomes {
