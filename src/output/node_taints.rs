@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::human::{duration, printable, rfc3339};
+use super::wire::millis_seconds;
 use crate::engine::lifecycle::ZoneState;
 use crate::engine::taint_review::{TaintReview, TaintVerdict, Why, Writer};
 use crate::engine::time::Timestamp;
@@ -135,14 +136,6 @@ pub fn write_node_taints(taints: &[TaintReview], leases: bool, out: &mut impl Wr
     Ok(())
 }
 
-fn instant(at: Timestamp) -> String {
-    rfc3339(at)
-}
-
-fn seconds(nanos: i128) -> f64 {
-    (nanos as f64 / 1e6).round() / 1e3
-}
-
 /// `nodeTaints[].expected`.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -215,7 +208,7 @@ impl<'a> From<&'a TaintReview> for TaintDoc<'a> {
             .iter()
             .filter_map(|why| match why {
                 Why::Restart { at, last_renewed } => {
-                    Some(RestartDoc { at: instant(*at), previous_renewed: last_renewed.map(instant) })
+                    Some(RestartDoc { at: rfc3339(*at), previous_renewed: last_renewed.map(rfc3339) })
                 }
                 Why::Zone { .. } => None,
             })
@@ -225,22 +218,22 @@ impl<'a> From<&'a TaintReview> for TaintDoc<'a> {
             zone: review.zone.name(),
             taint: review.key.key(),
             verdict: verdict_name(review.verdict),
-            added: review.added.map(instant),
+            added: review.added.map(rfc3339),
             added_by: review.by.as_ref().map(|by| match by {
                 Writer::Controller => "node-lifecycle-controller",
                 Writer::Other(name) => name,
             }),
-            last_heartbeat: review.heartbeat.map(instant),
+            last_heartbeat: review.heartbeat.map(rfc3339),
             without_lease: review.without_lease,
             expected: review.foreseen.map(|f| ExpectedDoc {
-                foreseen_at: instant(f.at),
-                earliest: instant(earliest(f.earliest)),
-                latest: f.latest.map(|last| instant(latest(last))),
+                foreseen_at: rfc3339(f.at),
+                earliest: rfc3339(earliest(f.earliest)),
+                latest: f.latest.map(|last| rfc3339(latest(last))),
                 basis: f.basis.as_str(),
             }),
             off_by_seconds: match review.verdict {
-                TaintVerdict::Late(nanos) => Some(seconds(nanos)),
-                TaintVerdict::Early(nanos) => Some(-seconds(nanos)),
+                TaintVerdict::Late(nanos) => Some(millis_seconds(nanos)),
+                TaintVerdict::Early(nanos) => Some(-millis_seconds(nanos)),
                 _ => None,
             },
             held_reason: match review.verdict {

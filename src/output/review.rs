@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::human::{count, duration, printable, rfc3339};
 use super::node_taints::{TaintCounts, TaintDoc, verdict_name as taint_verdict, write_node_taints};
 use super::settings::SettingsDoc;
-use super::wire::API_VERSION;
+use super::wire::{API_VERSION, millis_seconds};
 use crate::engine::lifecycle::Settings;
 use crate::engine::queue::Cause;
 use crate::engine::review::{Deleter, PodReview, Review, Verdict};
@@ -111,7 +111,7 @@ impl<'a> From<&'a PodReview> for PodDoc<'a> {
         let due = review.due.map(|work| work.fire);
         let deleted = review.deleted.as_ref().map(|(at, _)| *at);
         let off = match (due, deleted) {
-            (Some(due), Some(deleted)) => Some(seconds(deleted.nanos_since(due))),
+            (Some(due), Some(deleted)) => Some(millis_seconds(deleted.nanos_since(due))),
             _ => None,
         };
         Self {
@@ -137,10 +137,6 @@ impl<'a> From<&'a PodReview> for PodDoc<'a> {
 
 fn instant(at: Timestamp) -> String {
     rfc3339(at)
-}
-
-fn seconds(nanos: i128) -> f64 {
-    (nanos as f64 / 1e6).round() / 1e3
 }
 
 #[derive(Serialize)]
@@ -237,7 +233,7 @@ impl<'a> ReviewDoc<'a> {
             record: review.span.map(|(from, to)| Span { from: instant(from), to: instant(to) }),
             lines: reviewed.lines,
             files: reviewed.files,
-            slack_seconds: seconds(reviewed.slack),
+            slack_seconds: millis_seconds(reviewed.slack),
             counts: Counts::of(review),
             pods: review.pods.iter().map(PodDoc::from).collect(),
             taint_counts: TaintCounts::of(reviewed.taints),
@@ -252,7 +248,7 @@ impl<'a> ReviewDoc<'a> {
                     at: instant(t.at),
                     holder: &t.holder,
                     previous_renewed: t.last_renewed.map(instant),
-                    without_leader_seconds: t.last_renewed.map(|last| seconds(t.at.nanos_since(last))),
+                    without_leader_seconds: t.last_renewed.map(|last| millis_seconds(t.at.nanos_since(last))),
                 })
                 .collect(),
             gaps: review.gaps.iter().map(|&(from, to)| Span { from: instant(from), to: instant(to) }).collect(),

@@ -158,6 +158,13 @@ impl<'a> From<&'a DeviceEviction> for DeviceDoc<'a> {
     }
 }
 
+/// Nanoseconds as seconds, to the millisecond (`offBySeconds`, a review's differences).
+#[allow(clippy::cast_precision_loss)]
+#[must_use]
+pub fn millis_seconds(nanos: i128) -> f64 {
+    (nanos as f64 / 1e6).round() / 1e3
+}
+
 /// The wire name of a verdict.
 #[must_use]
 pub fn verdict_name(verdict: Verdict) -> &'static str {

@@ -144,3 +144,23 @@ fn an_instant_in_a_gap_is_said_and_one_outside_the_record_or_a_dump_read_at_one_
     assert_eq!(read.code, 1);
     assert!(read.stderr.starts_with(&format!("error: {bad}:2: node: ")), "{}", read.stderr);
 }
+
+#[test]
+fn a_what_if_on_a_record_starts_at_its_instant() {
+    // `--down node-b` at 10:00:30: node-b's kubelet stops then, not at this machine's time; its
+    // `unreachable` taint is predicted after it (the grace period from its last heartbeat, 09:59:50,
+    // or later), and api-1, tolerating it 300 s, is due 300 s after the taint's earliest instant.
+    let run = run(&["plan", "-f", INCIDENT, "--at", "2026-11-29T10:00:30Z", "--down", "node-b", "-o", "json"], None);
+    let plan = json(&run);
+    assert_eq!(plan["now"], "2026-11-29T10:00:30Z");
+    assert_eq!(plan["whatIf"]["down"], serde_json::json!(["node-b"]));
+    let nodes = plan["nodes"].as_array().expect("nodes");
+    let node_b = nodes.iter().find(|node| node["name"] == "node-b").expect("node-b");
+    let taint = &node_b["predictedTaint"];
+    assert_eq!(taint["key"], "node.kubernetes.io/unreachable", "{node_b}");
+    let earliest = crate::util::instant(taint["earliest"].as_str().expect("earliest"));
+    assert!(earliest > crate::util::instant("2026-11-29T10:00:30Z"), "{node_b}");
+    let api = node_b["pods"].as_array().expect("pods").iter().find(|p| p["name"] == "api-1").expect("api-1");
+    let due = crate::util::instant(api["evictAt"].as_str().expect("evictAt"));
+    assert_eq!(due - earliest, 300 * 1_000_000_000, "{api}");
+}
