@@ -103,7 +103,7 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
         let owners: Vec<(&str, &Owner)> = findings
             .iter()
             .filter_map(|finding| finding.owner.map(|owner| (finding.namespace, owner)))
-            .filter(|(_, owner)| matches!(&*owner.kind, "ReplicaSet" | "Job"))
+            .filter(|(_, owner)| matches!(owner.kind(), "ReplicaSet" | "Job"))
             .collect();
         if !owners.is_empty() {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -114,7 +114,9 @@ pub fn audit(config: &AuditConfig) -> Result<()> {
                 let connection = crate::cluster::connect(&config.input.connect).await?;
                 Ok::<_, Error>(crate::cluster::snapshot::owners_of(&connection, &owners).await)
             })?;
-            workloads.to_mut().merge(read);
+            let workloads = workloads.to_mut();
+            workloads.merge(read);
+            workloads.settle();
         }
     }
     let audit =

@@ -238,14 +238,12 @@ pub(super) struct Builder {
     nodes: HashSet<NodeName>,
     /// Every distinct `status.phase` met (a handful): pods share them.
     phases: Vec<Arc<str>>,
-    /// Every distinct controller kind met (a handful): owners share them.
-    kinds: Vec<Arc<str>>,
     tolerations: Interner,
     /// The previous node's taints: the nodes of a pool carry the same ones, and share them.
     taints: Option<NodeTaints>,
     /// The previous pod's controller: a workload's pods are listed one after another (by name),
     /// and share it.
-    owner: Option<Arc<Owner>>,
+    owner: Option<Owner>,
 }
 
 impl Builder {
@@ -270,19 +268,16 @@ impl Builder {
     }
 
     /// The controller among a pod's `ownerReferences` (the entry with `controller: true`).
-    fn owner(&mut self, refs: &[RawOwnerRef<'_>]) -> Option<Arc<Owner>> {
+    fn owner(&mut self, refs: &[RawOwnerRef<'_>]) -> Option<Owner> {
         let controller = refs.iter().find(|r| r.controller == Some(true))?;
         let (kind, name) = (controller.kind.as_deref().unwrap_or_default(), controller.name.as_deref()?);
         let uid = controller.uid.as_deref().unwrap_or_default();
         if let Some(last) = &self.owner
-            && *last.kind == *kind
-            && *last.name == *name
-            && *last.uid == *uid
+            && (last.kind(), last.name(), last.uid()) == (kind, name, uid)
         {
-            return Some(Arc::clone(last));
+            return Some(last.clone());
         }
-        let owner = Arc::new(Owner { kind: word(&mut self.kinds, kind), name: name.into(), uid: uid.into() });
-        Some(Arc::clone(self.owner.insert(owner)))
+        Some(self.owner.insert(Owner::new(kind, name, uid)).clone())
     }
 
     /// Adds the objects another builder built from the items that follow this one's (the second
@@ -315,10 +310,11 @@ impl Builder {
 
     /// The snapshot built so far.
     pub(super) fn finish(mut self) -> Snapshot {
-        // The lists grew by doubling: give back what they did not fill (up to half of them).
+        // The lists grew by doubling: give back what they did not fill (up to half of them); the
+        // owners' entries, added as read, are sorted to be found.
         self.snapshot.pods.shrink_to_fit();
         self.snapshot.nodes.shrink_to_fit();
-        self.snapshot.workloads.shrink_to_fit();
+        self.snapshot.workloads.settle();
         self.snapshot
     }
 
@@ -482,11 +478,10 @@ impl Builder {
                     _ => Arc::from(namespace),
                 };
                 let uid = item.uid.as_deref().unwrap_or_default();
-                let object = Owner { kind: word(&mut self.kinds, kind), name: name.into(), uid: uid.into() };
-                let controller = item.owner_refs.iter().find(|r| r.controller == Some(true)).map(|r| Owner {
-                    kind: word(&mut self.kinds, r.kind.as_deref().unwrap_or_default()),
-                    name: r.name.as_deref().unwrap_or_default().into(),
-                    uid: r.uid.as_deref().unwrap_or_default().into(),
+                let object = Owner::new(kind, name, uid);
+                let controller = item.owner_refs.iter().find(|r| r.controller == Some(true)).map(|r| {
+                    let (kind, name, uid) = (r.kind.as_deref(), r.name.as_deref(), r.uid.as_deref());
+                    Owner::new(kind.unwrap_or_default(), name.unwrap_or_default(), uid.unwrap_or_default())
                 });
                 self.snapshot.workloads.add_object(&namespace, object, controller);
             }
@@ -523,7 +518,7 @@ fn tolerations_edited(item: &Fields<'_>, created: Option<Timestamp>) -> Option<A
         .filter(|written| written.at > created)?;
     let controller = item.owner_refs.iter().find(|r| r.controller == Some(true)).map(|r| {
         let text = |value: &Option<Cow<'_, str>>| value.as_deref().unwrap_or_default().to_owned();
-        let owner = Owner { kind: text(&r.kind).into(), name: text(&r.name).into(), uid: text(&r.uid).into() };
+        let owner = Owner::new(&text(&r.kind), &text(&r.name), &text(&r.uid));
         (text(&r.api_version).into(), owner)
     });
     Some(Arc::new(TolerationsEdited { written, controller }))

@@ -991,7 +991,7 @@ pub(crate) mod tests {
             assert!(text.contains(r#""fieldsV1":{"f:spec":{"f:tolerations":{}}}"#), "{text}");
             from_json.tolerations_edited
         };
-        let owner = Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "r1".into() };
+        let owner = Owner::new("ReplicaSet", "web", "r1");
         let written = TaintsWritten {
             at: crate::engine::time::Timestamp::from_unix_seconds(T0 + 5),
             manager: "kubectl-patch".into(),
@@ -1042,8 +1042,8 @@ pub(crate) mod tests {
         assert_eq!(watched.resource_version.as_deref(), Some("42"));
         assert_eq!(watched.snapshot.pods[0].pod.tolerations.len(), 2);
         // What `run --keep-last-ready` reads: the controller (with its UID) and the Ready condition.
-        let owner = watched.snapshot.pods[0].owner.as_deref().expect("its controller");
-        assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "r1"));
+        let owner = watched.snapshot.pods[0].owner.as_ref().expect("its controller");
+        assert_eq!((owner.kind(), owner.name(), owner.uid()), ("ReplicaSet", "web", "r1"));
         assert!(watched.snapshot.pods[0].ready.is_ready());
         // An object without an envelope is of the watched kind; an ERROR event's is a Status.
         let bare = msg(&[(1, V::S("ADDED")), (2, V::M(msg(&[(1, V::M(pod()))])))]);
@@ -1107,8 +1107,8 @@ pub(crate) mod tests {
             let pod = &from_protobuf.snapshot.pods[0];
             assert_eq!(pod, &from_json.snapshot.pods[0], "{ready:?}");
             assert_eq!(pod.ready.is_ready(), ready == Some("True"));
-            let owner = pod.owner.as_deref().expect("the controller");
-            assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "r1"));
+            let owner = pod.owner.as_ref().expect("the controller");
+            assert_eq!((owner.kind(), owner.name(), owner.uid()), ("ReplicaSet", "web", "r1"));
             // Unless asked for, the owner is not read (readiness is: it costs no allocation).
             let unowned = read_watched(&mut serde_json::Deserializer::from_slice(&line), "Pod", false).expect("a pod");
             assert_eq!(unowned.snapshot.pods[0], SnapshotPod { owner: None, ..pod.clone() });

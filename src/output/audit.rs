@@ -44,7 +44,7 @@ fn outage(down: &Down) -> String {
 /// The finding's subject: its owner's kind and name, or `Pod` and the pod's name.
 fn subject<'a>(finding: &Finding<'a>) -> (&'a str, &'a str) {
     match (finding.owner, finding.pods.first()) {
-        (Some(owner), _) => (&owner.kind, &owner.name),
+        (Some(owner), _) => (owner.kind(), owner.name()),
         (None, Some(pod)) => ("Pod", pod.pod.key.name()),
         (None, None) => ("Pod", ""),
     }
@@ -142,7 +142,7 @@ fn template(kind: &str, name: &str, namespace: &str, owner: Option<&Owner>, work
     let made_by = owner.and_then(|owner| workloads.controller(namespace, owner));
     match (&*kind, made_by) {
         (_, Some(Some(controller))) => {
-            let (by_kind, by_name) = (printable(&controller.kind), printable(&controller.name));
+            let (by_kind, by_name) = (printable(controller.kind()), printable(controller.name()));
             let within = if by_kind == "CronJob" { " (spec.jobTemplate.spec.template)" } else { "" };
             format!("in the pod template of {by_kind} {by_name}{within}, which makes {kind} {name}")
         }
@@ -191,7 +191,7 @@ pub fn fix(finding: &Finding<'_>, workloads: &Workloads) -> String {
             format!(
                 "{replicas}spread them, {template}:\ntopologySpreadConstraints:\n- maxSkew: 1\n  topologyKey: {key}\n  \
                  whenUnsatisfiable: DoNotSchedule\n{}",
-                label_selector(labels)
+                label_selector(labels.as_deref())
             )
         }
         Rule::ToleratesNodeLossForever | Rule::DeletedOnABlip => {
@@ -263,7 +263,7 @@ fn scenario_line(scenario: &Scenario<'_>, now: Timestamp) -> String {
         .filter(|owner| owner.none_left())
         .map(|owner| {
             let by = owner.last.map_or_else(|| "open".to_owned(), |at| short_time(to_second(at, true), now));
-            format!("{}/{}/{} by {by}", owner.namespace, owner.owner.kind, owner.owner.name)
+            format!("{}/{}/{} by {by}", owner.namespace, owner.owner.kind(), owner.owner.name())
         })
         .collect();
     match gone.len() {

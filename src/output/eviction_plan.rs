@@ -290,7 +290,7 @@ impl<'a> From<&'a TolerationsEdited> for EditedDoc<'a> {
         Self {
             time: rfc3339(edited.written.at),
             manager: &edited.written.manager,
-            owner: edited.owner.as_ref().map(|owner| OwnerRefDoc { kind: &owner.kind, name: &owner.name }),
+            owner: edited.owner.as_ref().map(|owner| OwnerRefDoc { kind: owner.kind(), name: owner.name() }),
             deadline_from,
             unknown_because,
         }
@@ -659,9 +659,9 @@ fn pod_fields(out: &mut impl Write, pod: &PodPlan) -> io::Result<()> {
         string(out, &edited.written.manager)?;
         if let Some(owner) = &edited.owner {
             out.write_all(b",\n            \"owner\": {\n              \"kind\": ")?;
-            string(out, &owner.kind)?;
+            string(out, owner.kind())?;
             out.write_all(b",\n              \"name\": ")?;
-            string(out, &owner.name)?;
+            string(out, owner.name())?;
             out.write_all(b"\n            }")?;
         }
         match edited_deadline(edited.deadline) {

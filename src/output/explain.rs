@@ -329,7 +329,7 @@ fn edited_note(edited: &TolerationsEdited) -> String {
         edited.written.manager,
         rfc3339(edited.written.at)
     );
-    let owner = edited.owner.as_ref().map_or_else(String::new, |owner| format!("{}/{}", owner.kind, owner.name));
+    let owner = edited.owner.as_ref().map_or_else(String::new, |owner| format!("{}/{}", owner.kind(), owner.name()));
     let unknown = "The deadline above counts with the tolerationSeconds of now; the real one cannot be known from \
                    the pod";
     let tail = match edited.deadline {

@@ -207,13 +207,13 @@ impl<'a> RunLine<'a> {
             },
             RunEvent::Kept { pod, work, owner, only, dry_run } => Self::Kept {
                 due: PodDeadline::new(pod, work),
-                owner: owner.as_ref().into(),
+                owner: owner.into(),
                 only_replica: *only,
                 dry_run: *dry_run,
             },
             RunEvent::Unkept { pod, owner, why, dry_run } => Self::Unkept {
                 pod: pod.into(),
-                owner: owner.as_ref().into(),
+                owner: owner.into(),
                 reason: why.as_str(),
                 replica: match why {
                     LetGo::Spare { replica } => Some(replica.as_str()),
@@ -343,7 +343,7 @@ pub struct Owner<'a> {
 
 impl<'a> From<&'a snapshot::Owner> for Owner<'a> {
     fn from(owner: &'a snapshot::Owner) -> Self {
-        Self { kind: &owner.kind, name: &owner.name, uid: &owner.uid }
+        Self { kind: owner.kind(), name: owner.name(), uid: owner.uid() }
     }
 }
 

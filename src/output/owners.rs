@@ -92,7 +92,7 @@ fn row(owner: &OwnerLoss<'_>, now: Timestamp) -> [String; 6] {
     let left = owner.pods - owner.deleted;
     [
         printable(owner.namespace).into_owned(),
-        printable(&format!("{}/{}", owner.owner.kind, owner.owner.name)).into_owned(),
+        printable(&format!("{}/{}", owner.owner.kind(), owner.owner.name())).into_owned(),
         format!("{} of {}", count(owner.deleted), count(owner.pods)),
         short_time(to_second(owner.first, false), now),
         owner.last.map_or_else(|| "open".to_owned(), |last| short_time(to_second(last, true), now)),
@@ -136,10 +136,7 @@ mod tests {
 
     #[test]
     fn the_roll_up_lists_each_owner_with_what_is_left() {
-        let (db, web) = (
-            Owner { kind: "StatefulSet".into(), name: "db".into(), uid: "u-db".into() },
-            Owner { kind: "ReplicaSet".into(), name: "web-7d9c".into(), uid: "u-web".into() },
-        );
+        let (db, web) = (Owner::new("StatefulSet", "db", "u-db"), Owner::new("ReplicaSet", "web-7d9c", "u-web"));
         let at = |s: i64| Timestamp::from_unix_seconds(1_795_341_600 + s);
         let owners = vec![
             OwnerLoss { namespace: "shop", owner: &db, pods: 2, deleted: 2, first: at(340), last: None },

@@ -203,7 +203,8 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                 format!(
                     "its only pod: {} {} makes no replacement while it is kept; {deleted} once another replica is \
                      ready, or delete it yourself",
-                    owner.kind, owner.name
+                    owner.kind(),
+                    owner.name()
                 )
             } else {
                 format!("{deleted} once another replica is ready")
@@ -216,8 +217,8 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
                     pod.node,
                     rfc3339_seconds(work.fire),
                     cause_text(work),
-                    owner.kind,
-                    owner.name
+                    owner.kind(),
+                    owner.name()
                 ),
             )
         }
@@ -225,9 +226,11 @@ fn describe(report: &Report, color: ColorMode) -> (String, String) {
             let deleting = if *dry_run { "would be deleted now" } else { "deleting it now" };
             let text = match why {
                 LetGo::Spare { replica } => {
-                    format!("{} {} has another ready replica ({replica}); {deleting}", owner.kind, owner.name)
+                    format!("{} {} has another ready replica ({replica}); {deleting}", owner.kind(), owner.name())
                 }
-                LetGo::NotReady => format!("no longer a ready replica of {} {}; {deleting}", owner.kind, owner.name),
+                LetGo::NotReady => {
+                    format!("no longer a ready replica of {} {}; {deleting}", owner.kind(), owner.name())
+                }
                 LetGo::NotDue => "no longer due; not deleted".to_owned(),
             };
             ("unkept".into(), format!("{} on {}: {text}", pod.key, pod.node))
@@ -714,7 +717,7 @@ mod tests {
     #[test]
     fn the_last_ready_replica_kept_is_said_in_the_line_the_json_and_the_live_view_and_so_is_its_release() {
         let pod = PodRef { key: PodKey::new("web", "web-1"), uid: Uid::from("u"), node: "n2".into() };
-        let owner = std::sync::Arc::new(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() });
+        let owner = Owner::new("ReplicaSet", "web", "rs");
         let at = Timestamp::from_unix_seconds(3);
         let work = Work { created: at, fire: at, cause: Cause::Untolerated };
         let kept = |dry_run| RunEvent::Kept { pod: pod.clone(), work, owner: owner.clone(), only: false, dry_run };
@@ -801,7 +804,6 @@ mod tests {
         use crate::engine::lifecycle::{
             Basis, ConditionTaint, Drain, Held, HeldReason, NodeForecast, PredictedTaint, Ready, ZoneKey,
         };
-        use std::sync::Arc;
         let t = |seconds: i64| Timestamp::from_unix_seconds(1_795_392_000 + seconds);
         let at = Timestamp::from_nanos(t(100).as_nanos() + 250_000_000);
         let pod = PodRef {
@@ -812,7 +814,7 @@ mod tests {
         let other = PodRef { key: PodKey::new("batch", "job-2"), uid: Uid::from("u-2"), node: "worker-2".into() };
         let expired = Work { created: t(0), fire: t(90), cause: Cause::Expired { seconds: 90 } };
         let untolerated = Work { created: t(5), fire: t(5), cause: Cause::Untolerated };
-        let owner = Arc::new(Owner { kind: "ReplicaSet".into(), name: "frontend".into(), uid: "rs-1".into() });
+        let owner = Owner::new("ReplicaSet", "frontend", "rs-1");
         let forecast = NodeForecast {
             name: "worker-3".into(),
             zone: ZoneKey::new("r", "z1"),

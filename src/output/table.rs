@@ -128,8 +128,8 @@ fn reason(pod: &PodPlan, predicted: Option<&str>, removing: Option<&str>) -> Str
             format!(
                 "tolerationSeconds={} from {}/{}'s template: the countdown keeps it (edited {} by {})",
                 pod.toleration_seconds.unwrap_or_default(),
-                owner.kind,
-                owner.name,
+                owner.kind(),
+                owner.name(),
                 super::human::time_of_day(edited.written.at, false),
                 edited.written.manager
             )
@@ -803,7 +803,7 @@ mod tests {
                     at: Timestamp::from_unix_seconds(1_795_391_701),
                     manager: "kubectl-patch".into(),
                 },
-                owner: Some(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() }),
+                owner: Some(Owner::new("ReplicaSet", "web", "rs")),
                 deadline,
             })),
             devices: None,

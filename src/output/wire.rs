@@ -36,8 +36,8 @@ impl<'a> From<&'a OwnerLoss<'a>> for OwnerDoc<'a> {
     fn from(loss: &'a OwnerLoss<'a>) -> Self {
         Self {
             namespace: loss.namespace,
-            kind: &loss.owner.kind,
-            name: &loss.owner.name,
+            kind: loss.owner.kind(),
+            name: loss.owner.name(),
             pods: loss.pods,
             deleted: loss.deleted,
             first_deletion: rfc3339(loss.first),

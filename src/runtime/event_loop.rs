@@ -173,7 +173,7 @@ enum Verdict {
     Spare(String),
     /// The last ready replica of the workload of this controller: held; `true` when the workload
     /// has no other pod.
-    Last(Arc<Owner>, bool),
+    Last(Owner, bool),
 }
 
 /// How a term as leader ended.
@@ -199,7 +199,7 @@ struct Term<E> {
     capped: std::collections::VecDeque<Job>,
     /// Deletions of the last ready replica of a workload (`--keep-last-ready`), with its controller:
     /// each goes once another replica is ready, or once the pod is no longer a ready one.
-    kept: Vec<(Job, Arc<Owner>)>,
+    kept: Vec<(Job, Owner)>,
     /// With `--max-deletions`: evictions a PodDisruptionBudget refused, their slot freed, each
     /// waiting for its retry ([`Refused::retry_at`]), when it takes a slot again.
     refused: Vec<Job>,
@@ -606,7 +606,7 @@ impl<E: Evictor> Loop<E> {
     fn start(&mut self, term: &mut Term<E>, job: Job) {
         if let Verdict::Last(owner, only) = self.guard(term, &job.pod) {
             let (pod, work, dry_run) = (job.pod.clone(), job.work, self.dry_run);
-            self.send(RunEvent::Kept { pod, work, owner: Arc::clone(&owner), only, dry_run });
+            self.send(RunEvent::Kept { pod, work, owner: owner.clone(), only, dry_run });
             term.kept.push((job, owner));
             return;
         }
@@ -635,7 +635,7 @@ impl<E: Evictor> Loop<E> {
         match replicas.guard(pod, taken, lost) {
             Guard::Free => Verdict::Free,
             Guard::Spare(replica) => Verdict::Spare(replica.name().to_owned()),
-            Guard::Last { workload, only } => Verdict::Last(Arc::clone(&workload.owner), only),
+            Guard::Last { workload, only } => Verdict::Last(workload.owner.clone(), only),
         }
     }
 

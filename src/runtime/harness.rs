@@ -300,9 +300,9 @@ pub(super) fn correct_at(h: &Harness, at: i64, ahead: i64) {
 /// `--keep-last-ready`: pod `name` on `node`, a replica of ReplicaSet `web`, its Ready condition
 /// `ready`; it tolerates no taint.
 pub(super) fn replica(name: &str, node: &str, ready: bool) -> SnapshotPod {
-    let owner = crate::engine::snapshot::Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs-web".into() };
+    let owner = crate::engine::snapshot::Owner::new("ReplicaSet", "web", "rs-web");
     let ready = if ready { PodReady::Yes } else { PodReady::No };
-    SnapshotPod { owner: Some(Arc::new(owner)), ready, ..pod(name, node, &[], -60) }
+    SnapshotPod { owner: Some(owner), ready, ..pod(name, node, &[], -60) }
 }
 
 /// The `kept` lines: each pod's name and when.
@@ -310,7 +310,7 @@ pub(super) fn kept(reports: &[Report]) -> Vec<(String, Timestamp)> {
     reports
         .iter()
         .filter_map(|r| match &r.event {
-            RunEvent::Kept { pod, owner, .. } if &*owner.name == "web" => Some((pod.key.name().to_owned(), r.at)),
+            RunEvent::Kept { pod, owner, .. } if owner.name() == "web" => Some((pod.key.name().to_owned(), r.at)),
             _ => None,
         })
         .collect()

@@ -82,9 +82,8 @@ impl World {
             .enumerate()
             .map(|(i, &n)| {
                 let pod = pod(&format!("p{i}"), NODES[n], &[("a", Some(10))], -60);
-                let owner =
-                    crate::engine::snapshot::Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() };
-                (i, SnapshotPod { owner: Some(Arc::new(owner)), ready: PodReady::Yes, ..pod })
+                let owner = crate::engine::snapshot::Owner::new("ReplicaSet", "web", "rs");
+                (i, SnapshotPod { owner: Some(owner), ready: PodReady::Yes, ..pod })
             })
             .collect();
         Self { nodes, pods, left: std::collections::BTreeSet::new(), edited: BTreeMap::new() }
@@ -111,7 +110,7 @@ impl World {
     /// What a start-up reads of the pods' edited tolerations: when each was written (its
     /// controller's template not read).
     fn edits(&self) -> BTreeMap<PodKey, crate::engine::snapshot::TolerationsWritten> {
-        let owner = crate::engine::snapshot::Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() };
+        let owner = crate::engine::snapshot::Owner::new("ReplicaSet", "web", "rs");
         self.edited
             .iter()
             .filter_map(|(p, at)| self.pods.get(p).map(|pod| (pod.pod.key.clone(), *at)))

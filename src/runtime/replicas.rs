@@ -22,7 +22,7 @@ pub struct Workload {
     /// The namespace of its pods.
     pub namespace: Arc<str>,
     /// The controller its pods name.
-    pub owner: Arc<Owner>,
+    pub owner: Owner,
 }
 
 /// A pod of a workload.
@@ -93,7 +93,7 @@ impl Replicas {
             self.deleted_replica(key);
             return;
         };
-        let workload = Workload { namespace: Arc::clone(key.namespace_arc()), owner: Arc::clone(owner) };
+        let workload = Workload { namespace: Arc::clone(key.namespace_arc()), owner: owner.clone() };
         // Each watched pod comes with its own copy: the workload's pods share the first one kept.
         let workload = self.workloads.get_key_value(&workload).map_or(workload, |(known, _)| known.clone());
         let ready = pod.ready == PodReady::Yes && !pod.terminating;

@@ -7,8 +7,6 @@
 //! engine's decisions. Uses: the engine's values only, so that `output` can render it without
 //! reaching the rest of the runtime.
 
-use std::sync::Arc;
-
 use crate::engine::lifecycle::{Drain, NodeForecast, ZoneKey};
 use crate::engine::model::PodRef;
 use crate::engine::queue::Work;
@@ -154,7 +152,7 @@ pub enum RunEvent {
         /// Its deletion and clock.
         work: Work,
         /// The workload's controller (in the pod's namespace).
-        owner: Arc<Owner>,
+        owner: Owner,
         /// The workload has no other pod: its controller makes no replacement while this one
         /// stays, so it stays down until the pod is deleted or its node returns.
         only: bool,
@@ -166,7 +164,7 @@ pub enum RunEvent {
         /// The pod.
         pod: PodRef,
         /// The workload's controller.
-        owner: Arc<Owner>,
+        owner: Owner,
         /// Why, and whether the deletion goes ahead.
         why: LetGo,
         /// Nothing is written.

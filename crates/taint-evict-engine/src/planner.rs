@@ -305,7 +305,7 @@ mod tests {
             deletion_timestamp: None,
             ready: crate::snapshot::PodReady::Yes,
             claims: None,
-            owner: owner.map(|name| Arc::new(Owner { kind: "ReplicaSet".into(), name: name.into(), uid: name.into() })),
+            owner: owner.map(|name| Owner::new("ReplicaSet", name, name)),
             tolerations_edited: None,
         }
     }
@@ -388,13 +388,13 @@ mod tests {
             .owners
             .iter()
             .flatten()
-            .map(|loss| (&*loss.owner.name, (loss.pods, loss.deleted, loss.none_left())))
+            .map(|loss| (loss.owner.name(), (loss.pods, loss.deleted, loss.none_left())))
             .collect();
         // web keeps its replica on n2; db loses its one.
         assert_eq!(owners, BTreeMap::from([("db", (1, 1, true)), ("web", (2, 1, false))]));
         asked.namespace = Some("a");
         let (plan, _) = build(&snapshot, &asked, &Evidence::default());
-        let owners: Vec<&str> = plan.owners.iter().flatten().map(|loss| &*loss.owner.name).collect();
+        let owners: Vec<&str> = plan.owners.iter().flatten().map(|loss| loss.owner.name()).collect();
         assert_eq!(owners, ["web"]);
     }
 

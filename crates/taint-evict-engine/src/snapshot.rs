@@ -209,7 +209,7 @@ pub struct SnapshotPod {
     /// Its controller (the `ownerReferences` entry with `controller: true`), for a plan's roll-up
     /// per owner and `run --keep-last-ready`; `None` for a bare pod, or when not read (shared by the
     /// owner's pods).
-    pub owner: Option<Arc<Owner>>,
+    pub owner: Option<Owner>,
     /// Its tolerations written after its creation, as its `managedFields` say; `None` when they
     /// were not, or the input leaves `managedFields` out (as a `kubectl get -o json` dump does).
     pub tolerations_edited: Option<Arc<TolerationsEdited>>,

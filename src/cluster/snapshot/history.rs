@@ -52,7 +52,7 @@ pub async fn tolerations_written(
     let template = |controller: &Option<Controller>| match controller {
         None => OwnerTemplate::NoOwner,
         Some(Controller { owner, resource: None }) => OwnerTemplate::OtherKind(owner.clone()),
-        Some(Controller { owner, resource: Some(_) }) => match templates.get(&*owner.uid) {
+        Some(Controller { owner, resource: Some(_) }) => match templates.get(owner.uid()) {
             Some(tolerations) => OwnerTemplate::Read(owner.clone(), Arc::clone(tolerations)),
             None => OwnerTemplate::Unread(owner.clone()),
         },

@@ -26,7 +26,7 @@ pub(super) async fn templates(
     for (key, _, controller) in written {
         if let Some(Controller { owner, resource: Some(resource) }) = controller {
             wanted.entry(*resource).or_default().insert(key.namespace());
-            uids.insert(&*owner.uid);
+            uids.insert(owner.uid());
         }
     }
     // Owned: `run` reads them in a task, whose future must be `Send` whatever the lifetimes.
@@ -79,7 +79,7 @@ pub(super) struct Controller {
 impl Controller {
     /// The controller `owner`, of the group and version `api_version` names.
     pub(super) fn of(api_version: &str, owner: &Owner) -> Self {
-        let resource = match (api_version, &*owner.kind) {
+        let resource = match (api_version, owner.kind()) {
             ("apps/v1", "ReplicaSet") => Some(("/apis/apps/v1", "replicasets")),
             ("apps/v1", "StatefulSet") => Some(("/apis/apps/v1", "statefulsets")),
             ("apps/v1", "DaemonSet") => Some(("/apis/apps/v1", "daemonsets")),
@@ -95,7 +95,7 @@ impl Controller {
 fn controller(references: &serde_json::Value) -> Option<Controller> {
     let reference = references.as_array()?.iter().find(|r| r["controller"].as_bool() == Some(true))?;
     let text = |field: &str| reference[field].as_str().unwrap_or_default();
-    let owner = Owner { kind: text("kind").into(), name: text("name").into(), uid: text("uid").into() };
+    let owner = Owner::new(text("kind"), text("name"), text("uid"));
     Some(Controller::of(text("apiVersion"), &owner))
 }
 
@@ -118,13 +118,13 @@ pub async fn owners_of(connection: &Connection, owners: &[(&str, &Owner)]) -> Wo
     let mut wanted: BTreeMap<(&'static str, &'static str), std::collections::BTreeSet<&str>> = BTreeMap::new();
     let mut uids = std::collections::HashSet::new();
     for (namespace, owner) in owners {
-        let resource = match &*owner.kind {
+        let resource = match owner.kind() {
             "ReplicaSet" => ("/apis/apps/v1", "replicasets"),
             "Job" => ("/apis/batch/v1", "jobs"),
             _ => continue,
         };
         wanted.entry(resource).or_default().insert(namespace);
-        uids.insert(&*owner.uid);
+        uids.insert(owner.uid());
     }
     let mut paths = Vec::new();
     for ((api, resource), namespaces) in wanted {
@@ -154,9 +154,8 @@ pub async fn owners_of(connection: &Connection, owners: &[(&str, &Owner)]) -> Wo
         let text = |value: &serde_json::Value| value.as_str().unwrap_or_default().to_owned();
         // The kind the pods name (a list's items may leave theirs out).
         let uid = text(&meta["uid"]);
-        let Some((_, named)) = owners.iter().find(|(_, owner)| *owner.uid == *uid) else { continue };
-        let kind = named.kind.to_string();
-        let owner = Owner { kind: kind.into(), name: text(&meta["name"]).into(), uid: text(&meta["uid"]).into() };
+        let Some((_, named)) = owners.iter().find(|(_, owner)| owner.uid() == uid) else { continue };
+        let owner = Owner::new(named.kind(), &text(&meta["name"]), &uid);
         let controller = controller(&meta["ownerReferences"]).map(|controller| controller.owner);
         workloads.add_object(&Arc::from(text(&meta["namespace"])), owner, controller);
     }
@@ -169,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_pods_controller_is_read_with_where_its_template_is() {
-        let read = |refs: serde_json::Value| controller(&refs).map(|c| (c.owner.kind.to_string(), c.resource));
+        let read = |refs: serde_json::Value| controller(&refs).map(|c| (c.owner.kind().to_string(), c.resource));
         let reference = |api: &str, kind: &str, is: bool| serde_json::json!({"apiVersion": api, "kind": kind, "name": "web", "uid": "u", "controller": is});
         let replica_set = reference("apps/v1", "ReplicaSet", true);
         assert_eq!(

@@ -229,13 +229,12 @@ mod tests {
                 (false, true) => PodReady::Marked,
                 (false, false) => PodReady::No,
             };
-            let owner = meta.owner_references.iter().flatten().find(|o| o.controller == Some(true)).map(|o| {
-                Arc::new(Owner {
-                    kind: o.kind.as_str().into(),
-                    name: o.name.as_str().into(),
-                    uid: o.uid.as_str().into(),
-                })
-            });
+            let owner = meta
+                .owner_references
+                .iter()
+                .flatten()
+                .find(|o| o.controller == Some(true))
+                .map(|o| Owner::new(o.kind.as_str(), o.name.as_str(), o.uid.as_str()));
             let namespace = meta.namespace.as_deref().filter(|n| !n.is_empty()).unwrap_or("default");
             SnapshotPod {
                 pod: Pod {
@@ -334,8 +333,8 @@ mod tests {
                                {"type": "ContainersReady", "status": "True"}])
         };
         let owned = watched(serde_json::json!([rs(false), rs(true)]), ready("True"));
-        let owner = owned.owner.as_deref().expect("the controller");
-        assert_eq!((&*owner.kind, &*owner.name, &*owner.uid), ("ReplicaSet", "web", "rs-1"));
+        let owner = owned.owner.as_ref().expect("the controller");
+        assert_eq!((owner.kind(), owner.name(), owner.uid()), ("ReplicaSet", "web", "rs-1"));
         assert_eq!(owned.ready, PodReady::Yes);
         // Not ready with its containers ready: marked so by another writer (a lost node's).
         assert_eq!(watched(serde_json::json!([rs(true)]), ready("False")).ready, PodReady::Marked);

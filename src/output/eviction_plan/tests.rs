@@ -119,11 +119,7 @@ fn pod() -> impl Strategy<Value = PodPlan<'static>> {
                             at: Timestamp::from_unix_seconds(at % 100_000_000_000),
                             manager: manager.into(),
                         },
-                        owner: owner.map(|(kind, name): (String, String)| Owner {
-                            kind: kind.into(),
-                            name: name.into(),
-                            uid: "uid".into(),
-                        }),
+                        owner: owner.map(|(kind, name): (String, String)| Owner::new(&kind, &name, "uid")),
                         deadline: deadlines[deadline],
                     })
                 }),
@@ -263,11 +259,7 @@ fn owners() -> impl Strategy<Value = Option<Vec<OwnerLoss<'static>>>> {
         |(namespace, kind, name, pods, deleted, first, last)| OwnerLoss {
             // A test's owners are kept for the rest of the run.
             namespace: Box::leak(namespace.into_boxed_str()),
-            owner: Box::leak(Box::new(crate::engine::snapshot::Owner {
-                kind: kind.into(),
-                name: name.into(),
-                uid: Box::default(),
-            })),
+            owner: Box::leak(Box::new(crate::engine::snapshot::Owner::new(&kind, &name, ""))),
             pods: pods.max(deleted),
             deleted,
             first: first.unwrap_or_default(),

@@ -1,12 +1,12 @@
 use super::*;
 use crate::engine::model::Pod;
 
-fn replica(name: &str, owner: Option<&Arc<Owner>>, ready: bool) -> SnapshotPod {
+fn replica(name: &str, owner: Option<&Owner>, ready: bool) -> SnapshotPod {
     let ready = if ready { PodReady::Yes } else { PodReady::No };
     on("n1", name, owner, ready)
 }
 
-fn on(node: &str, name: &str, owner: Option<&Arc<Owner>>, ready: PodReady) -> SnapshotPod {
+fn on(node: &str, name: &str, owner: Option<&Owner>, ready: PodReady) -> SnapshotPod {
     SnapshotPod {
         pod: Pod {
             key: PodKey::new("default", name),
@@ -37,7 +37,7 @@ fn healthy(_: &NodeName) -> bool {
 
 #[test]
 fn the_last_ready_replica_is_kept_and_a_spare_lets_it_go() {
-    let web = Arc::new(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() });
+    let web = Owner::new("ReplicaSet", "web", "rs");
     let (a, b) = (replica("a", Some(&web), true), replica("b", Some(&web), true));
     let mut replicas = Replicas::default();
     replicas.listed(&[a.clone(), b.clone(), replica("bare", None, true), replica("slow", Some(&web), false)]);
@@ -60,7 +60,7 @@ fn the_last_ready_replica_is_kept_and_a_spare_lets_it_go() {
     replicas.deleted(&b.pod.key);
     assert!(matches!(replicas.guard(&pod_ref(&a), none, healthy), Guard::Last { .. }));
     // Another ReplicaSet of the same name (another UID) is another workload.
-    let again = Arc::new(Owner { uid: "rs-2".into(), ..(*web).clone() });
+    let again = Owner::new(web.kind(), web.name(), "rs-2");
     replicas.applied(&replica("c", Some(&again), true));
     assert!(matches!(replicas.guard(&pod_ref(&a), none, healthy), Guard::Last { .. }));
 }
@@ -70,7 +70,7 @@ fn on_a_lost_node_a_replica_marked_not_ready_with_its_containers_ready_counts_as
     // The node lifecycle controller lost n1: a and b, ready until then, are marked not ready; c,
     // not ready of its own before, is not counted; d on n2 (not lost) is marked by a readiness
     // gate, not counted.
-    let web = Arc::new(Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs".into() });
+    let web = Owner::new("ReplicaSet", "web", "rs");
     let (a, b) = (on("n1", "a", Some(&web), PodReady::Marked), on("n1", "b", Some(&web), PodReady::Marked));
     let (c, d) = (on("n1", "c", Some(&web), PodReady::No), on("n2", "d", Some(&web), PodReady::Marked));
     let mut replicas = Replicas::default();
@@ -85,7 +85,7 @@ fn on_a_lost_node_a_replica_marked_not_ready_with_its_containers_ready_counts_as
     // Nothing lost: marked pods are not ready.
     assert_eq!(replicas.guard(&pod_ref(&a), none, healthy), Guard::Free);
     // A workload of one pod: the only one.
-    let solo = Arc::new(Owner { kind: "StatefulSet".into(), name: "db".into(), uid: "ss".into() });
+    let solo = Owner::new("StatefulSet", "db", "ss");
     let db = on("n1", "db-0", Some(&solo), PodReady::Marked);
     replicas.applied(&db);
     assert!(matches!(replicas.guard(&pod_ref(&db), none, lost), Guard::Last { only: true, .. }));

@@ -25,10 +25,10 @@ pub fn placement_findings<'a>(
         snapshot.nodes.iter().filter_map(|node| zones.get(&node.name)).map(String::as_str).collect();
     let mut owners: BTreeMap<(&'a str, &'a Owner), Vec<&'a SnapshotPod>> = BTreeMap::new();
     for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
-        let Some(owner) = pod.owner.as_deref() else { continue };
+        let Some(owner) = pod.owner.as_ref() else { continue };
         // An owner an outage reported already is not gathered: a cluster can have an owner per pod.
         let key = (pod.pod.key.namespace(), owner);
-        if &*owner.kind != "DaemonSet" && reported.binary_search(&key).is_err() {
+        if owner.kind() != "DaemonSet" && reported.binary_search(&key).is_err() {
             owners.entry(key).or_default().push(pod);
         }
     }
@@ -93,15 +93,15 @@ mod tests {
         };
         let found = placement_findings(&snapshot, &zones, &[], None);
         let said: Vec<(Rule, &str, Option<&str>, usize)> =
-            found.iter().map(|f| (f.rule, &*f.owner.expect("an owner").name, f.place, f.pods.len())).collect();
+            found.iter().map(|f| (f.rule, f.owner.expect("an owner").name(), f.place, f.pods.len())).collect();
         assert_eq!(
             said,
             [(Rule::ReplicasOnOneNode, "one", Some("zb-1"), 1), (Rule::ReplicasInOneZone, "db", Some("za"), 2)]
         );
         assert!(found.iter().all(|f| f.severity == Severity::High));
         // An owner a predicted outage reported already is not said twice.
-        let reported = [("shop", &*db)];
+        let reported = [("shop", &db)];
         let found = placement_findings(&snapshot, &zones, &reported, None);
-        assert_eq!(found.iter().map(|f| &*f.owner.expect("an owner").name).collect::<Vec<_>>(), ["one"]);
+        assert_eq!(found.iter().map(|f| f.owner.expect("an owner").name()).collect::<Vec<_>>(), ["one"]);
     }
 }

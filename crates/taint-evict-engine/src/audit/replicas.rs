@@ -29,7 +29,7 @@ pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &'a [Scenario<'a>
         Vec::with_capacity(losses.iter().map(|(_, _, loss)| loss.pods).sum());
     if !losses.is_empty() {
         for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
-            let Some(owner) = pod.owner.as_deref() else { continue };
+            let Some(owner) = pod.owner.as_ref() else { continue };
             let wanted = (pod.pod.key.namespace(), owner);
             if let Ok(at) = losses.binary_search_by(|(_, _, loss)| key(loss).cmp(&wanted)) {
                 owned.push((at, pod));
@@ -98,7 +98,7 @@ mod tests {
         // By namespace and owner (its kind first); each with its running pods in the snapshot's order.
         let said: Vec<(&str, Vec<&str>)> = found
             .iter()
-            .map(|f| (&*f.owner.expect("an owner").name, f.pods.iter().map(|p| p.pod.key.name()).collect()))
+            .map(|f| (f.owner.expect("an owner").name(), f.pods.iter().map(|p| p.pod.key.name()).collect()))
             .collect();
         assert_eq!(said, [("web", vec!["web-1"]), ("db", vec!["db-1", "db-0"])]);
         // db: n2's outage (a node's) before the zone's, though the zone's window is closed.

@@ -19,14 +19,14 @@ fn live(pod: &SnapshotPod) -> bool {
 }
 
 fn is_daemon_set(owner: Option<&Owner>) -> bool {
-    owner.is_some_and(|owner| &*owner.kind == "DaemonSet")
+    owner.is_some_and(|owner| owner.kind() == "DaemonSet")
 }
 
 /// What one pod breaks: (rule, severity, toleration index, taint key, seconds).
 pub(super) type Broken = (Rule, Severity, Option<usize>, Option<&'static str>, Option<i64>);
 
 fn broken(pod: &SnapshotPod, grace_seconds: i64) -> Vec<Broken> {
-    let owner = pod.owner.as_deref();
+    let owner = pod.owner.as_ref();
     broken_tolerations(&pod.pod.tolerations, is_daemon_set(owner), owner.is_none(), grace_seconds)
 }
 
@@ -81,7 +81,7 @@ pub fn toleration_findings<'a>(snapshot: &'a Snapshot, flags: &Flags) -> Finding
     let mut findings: BTreeMap<Key<'a>, (Finding<'a>, Vec<&'a SnapshotPod>)> = BTreeMap::new();
     for pod in snapshot.pods.iter().filter(|pod| live(pod)) {
         let namespace = pod.pod.key.namespace();
-        let owner = pod.owner.as_deref();
+        let owner = pod.owner.as_ref();
         let bare = owner.is_none().then(|| pod.pod.key.name());
         for (rule, severity, toleration, taint, seconds) in broken(pod, grace_seconds) {
             let (_, pods) = findings.entry((rule, namespace, owner, bare)).or_insert_with(|| {
@@ -111,7 +111,6 @@ pub fn toleration_findings<'a>(snapshot: &'a Snapshot, flags: &Flags) -> Finding
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use super::*;
     use crate::model::{Pod, PodKey};
@@ -128,11 +127,11 @@ mod tests {
         ]
     }
 
-    fn owner(kind: &str, name: &str) -> Arc<Owner> {
-        Arc::new(Owner { kind: kind.into(), name: name.into(), uid: format!("{name}-uid").into() })
+    fn owner(kind: &str, name: &str) -> Owner {
+        Owner::new(kind, name, &format!("{name}-uid"))
     }
 
-    fn pod(name: &str, owner: Option<&Arc<Owner>>, tolerations: Vec<Toleration>) -> SnapshotPod {
+    fn pod(name: &str, owner: Option<&Owner>, tolerations: Vec<Toleration>) -> SnapshotPod {
         let pod = Pod {
             key: PodKey::new("default", name),
             uid: name.into(),
@@ -152,7 +151,14 @@ mod tests {
             .iter()
             .map(|f| {
                 let pods = f.pods.iter().map(|p| p.pod.key.name().to_owned()).collect();
-                (f.rule.id().to_owned(), f.severity, f.owner.map(|o| o.name.to_string()), pods, f.toleration, f.seconds)
+                (
+                    f.rule.id().to_owned(),
+                    f.severity,
+                    f.owner.map(|o| o.name().to_string()),
+                    pods,
+                    f.toleration,
+                    f.seconds,
+                )
             })
             .collect()
     }

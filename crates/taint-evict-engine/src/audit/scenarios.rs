@@ -195,13 +195,13 @@ pub(crate) mod tests {
     }
 
     /// `DefaultTolerationSeconds`' two tolerations (300 s), bound an hour before t(0).
-    fn pod(name: &str, node: &str, owner: &Arc<Owner>) -> SnapshotPod {
+    fn pod(name: &str, node: &str, owner: &Owner) -> SnapshotPod {
         bound_pod(name, node, owner, t(-3600))
     }
 
     /// Pod `shop/name` of `owner` running on `node` since `bound_at`, with `DefaultTolerationSeconds`'
     /// two tolerations (300 s).
-    pub(crate) fn bound_pod(name: &str, node: &str, owner: &Arc<Owner>, bound_at: Timestamp) -> SnapshotPod {
+    pub(crate) fn bound_pod(name: &str, node: &str, owner: &Owner, bound_at: Timestamp) -> SnapshotPod {
         let toleration = |key: &str| Toleration {
             key: key.into(),
             operator: "Exists".into(),
@@ -211,11 +211,11 @@ pub(crate) mod tests {
         };
         let tolerations = Arc::from([toleration(NOT_READY), toleration(UNREACHABLE)]);
         let pod = Pod { key: PodKey::new("shop", name), uid: name.into(), node: Some(node.into()), tolerations };
-        SnapshotPod { owner: Some(Arc::clone(owner)), ..SnapshotPod::running(pod, Some(bound_at)) }
+        SnapshotPod { owner: Some(owner.clone()), ..SnapshotPod::running(pod, Some(bound_at)) }
     }
 
-    pub(crate) fn owner(kind: &str, name: &str) -> Arc<Owner> {
-        Arc::new(Owner { kind: kind.into(), name: name.into(), uid: format!("{name}-uid").into() })
+    pub(crate) fn owner(kind: &str, name: &str) -> Owner {
+        Owner::new(kind, name, &format!("{name}-uid"))
     }
 
     /// Zone `za`: three nodes, the StatefulSet `db`'s two replicas and one of `web`'s; zone `zb`: one
@@ -252,7 +252,7 @@ pub(crate) mod tests {
         let Outcome::Predicted { owners, .. } = &scenario.outcome;
         owners
             .iter()
-            .map(|o| (format!("{}/{}", o.owner.kind, o.owner.name), o.deleted, o.pods, o.none_left()))
+            .map(|o| (format!("{}/{}", o.owner.kind(), o.owner.name()), o.deleted, o.pods, o.none_left()))
             .collect()
     }
 

@@ -21,8 +21,6 @@
 //! Every case held back (v04's rate 0, v06, v07, v11, v12's first) is among them: each case replayed
 //! here expects its nodes tainted.
 
-use std::sync::Arc;
-
 use crate::audit::scenarios::tests::{bound_pod, owner};
 use crate::audit::{Down, Outcome, Setting, scenarios};
 use crate::lifecycle::vectors::{Case, assert_taint_within, at, secs};
@@ -58,7 +56,7 @@ const fn tainted(node: &'static str, at: f64, before: f64, after: f64) -> Tainte
 }
 
 /// A pod bound at the cases' start, with `DefaultTolerationSeconds`' tolerations.
-fn pod(name: &str, node: &str, owner: &Arc<Owner>) -> SnapshotPod {
+fn pod(name: &str, node: &str, owner: &Owner) -> SnapshotPod {
     bound_pod(name, node, owner, at(0.0))
 }
 
@@ -69,7 +67,7 @@ fn tolerated(instant: Timestamp) -> Timestamp {
 
 /// The loss of the owner `name` in `owners`.
 fn loss<'o, 'a>(owners: &'o [OwnerLoss<'a>], name: &str) -> &'o OwnerLoss<'a> {
-    owners.iter().find(|loss| &*loss.owner.name == name).unwrap_or_else(|| panic!("{name} loses pods: {owners:?}"))
+    owners.iter().find(|loss| loss.owner.name() == name).unwrap_or_else(|| panic!("{name} loses pods: {owners:?}"))
 }
 
 /// Audits `case` (the healthy cluster at the instant its failing nodes stopped), takes the scenario

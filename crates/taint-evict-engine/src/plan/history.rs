@@ -407,7 +407,7 @@ mod tests {
     }
 
     fn from_template(at: i64, tolerations: Vec<Toleration>) -> TolerationsWritten {
-        let owner = Owner { kind: "ReplicaSet".into(), name: "web".into(), uid: "rs-uid".into() };
+        let owner = Owner::new("ReplicaSet", "web", "rs-uid");
         TolerationsWritten { template: OwnerTemplate::Read(owner, tolerations.into()), ..bare(at) }
     }
 

@@ -19,7 +19,7 @@ impl<'a> Replicas<'a> {
     pub fn count(snapshot: &'a Snapshot) -> Self {
         let owned = || {
             let running = snapshot.pods.iter().filter(|pod| pod.runs());
-            running.filter_map(|pod| Some(((pod.pod.key.namespace(), pod.owner.as_deref()?), 1)))
+            running.filter_map(|pod| Some(((pod.pod.key.namespace(), pod.owner.as_ref()?), 1)))
         };
         let mut counts: Vec<(Key<'a>, usize)> = Vec::with_capacity(owned().count());
         counts.extend(owned());
@@ -61,7 +61,7 @@ pub fn owner_losses<'a>(
     let deleted = || {
         let pods = plan.nodes.iter().flat_map(|node| &node.pods);
         pods.filter(|pod| matches!(pod.verdict, Verdict::EvictNow | Verdict::EvictAt)).filter_map(|pod| {
-            let (owner, at) = (pod.pod.owner.as_deref()?, pod.evict_at?);
+            let (owner, at) = (pod.pod.owner.as_ref()?, pod.evict_at?);
             if !pod.pod.runs() {
                 return None;
             }
@@ -97,7 +97,7 @@ pub fn owner_losses<'a>(
         }
         None => {
             for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
-                let Some(owner) = pod.owner.as_deref() else { continue };
+                let Some(owner) = pod.owner.as_ref() else { continue };
                 let wanted = (pod.pod.key.namespace(), owner);
                 if let Ok(at) = losses.binary_search_by(|loss| key(loss).cmp(&wanted)) {
                     losses[at].pods += 1;
@@ -133,11 +133,11 @@ mod tests {
         Timestamp::from_unix_seconds(NOW + seconds)
     }
 
-    fn owner(kind: &str, name: &str) -> Arc<Owner> {
-        Arc::new(Owner { kind: kind.into(), name: name.into(), uid: Box::default() })
+    fn owner(kind: &str, name: &str) -> Owner {
+        Owner::new(kind, name, "")
     }
 
-    fn pod(namespace: &str, name: &str, node: &str, owner: Option<&Arc<Owner>>) -> SnapshotPod {
+    fn pod(namespace: &str, name: &str, node: &str, owner: Option<&Owner>) -> SnapshotPod {
         SnapshotPod {
             pod: Pod {
                 key: PodKey::new(namespace, name),
@@ -250,7 +250,7 @@ mod tests {
         type Row<'a> = (&'a str, &'a str, usize, usize, bool, Timestamp, Option<Timestamp>);
         let rows: Vec<Row<'_>> = losses
             .iter()
-            .map(|l| (l.namespace, &*l.owner.name, l.pods, l.deleted, l.none_left(), l.first, l.last))
+            .map(|l| (l.namespace, l.owner.name(), l.pods, l.deleted, l.none_left(), l.first, l.last))
             .collect();
         assert_eq!(
             rows,

@@ -1,6 +1,5 @@
 //! `--keep-last-ready`, through the loop on tokio's paused clock.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::snapshot::{PodReady, SnapshotPod};
@@ -32,8 +31,8 @@ async fn keep_last_ready_in_a_node_loss_counts_the_replicas_the_controller_marke
     let unreachable = "node.kubernetes.io/unreachable";
     let nodes = vec![node("n1", &[(unreachable, 0)]), node("n2", &[])];
     let marked = |name: &str| SnapshotPod { ready: PodReady::Marked, ..replica(name, "n1", false) };
-    let db = crate::engine::snapshot::Owner { kind: "StatefulSet".into(), name: "db".into(), uid: "ss-db".into() };
-    let db_0 = SnapshotPod { owner: Some(Arc::new(db)), ..marked("db-0") };
+    let db = crate::engine::snapshot::Owner::new("StatefulSet", "db", "ss-db");
+    let db_0 = SnapshotPod { owner: Some(db), ..marked("db-0") };
     let pods = vec![marked("a"), marked("b"), db_0];
     let h = start(nodes, pods, keeping(), 60);
     // A replacement for a, on n2, becomes ready at +30: b goes.
