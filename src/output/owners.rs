@@ -93,10 +93,10 @@ fn row(owner: &OwnerLoss<'_>, now: Timestamp) -> [String; 6] {
     [
         printable(owner.namespace).into_owned(),
         printable(&format!("{}/{}", owner.owner.kind(), owner.owner.name())).into_owned(),
-        format!("{} of {}", count(owner.deleted), count(owner.pods)),
+        format!("{} of {}", count(owner.deleted as usize), count(owner.pods as usize)),
         short_time(to_second(owner.first, false), now),
         owner.last.map_or_else(|| "open".to_owned(), |last| short_time(to_second(last, true), now)),
-        if left == 0 { "none".to_owned() } else { count(left) },
+        if left == 0 { "none".to_owned() } else { count(left as usize) },
     ]
 }
 
@@ -138,10 +138,11 @@ mod tests {
     fn the_roll_up_lists_each_owner_with_what_is_left() {
         let (db, web) = (Owner::new("StatefulSet", "db", "u-db"), Owner::new("ReplicaSet", "web-7d9c", "u-web"));
         let at = |s: i64| Timestamp::from_unix_seconds(1_795_341_600 + s);
+        let shop = std::sync::Arc::from("shop");
         let owners = vec![
-            OwnerLoss { namespace: "shop", owner: &db, pods: 2, deleted: 2, first: at(340), last: None },
+            OwnerLoss { namespace: &shop, owner: &db, pods: 2, deleted: 2, first: at(340), last: None },
             OwnerLoss {
-                namespace: "shop",
+                namespace: &shop,
                 owner: &web,
                 pods: 3,
                 deleted: 2,

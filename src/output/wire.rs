@@ -23,9 +23,9 @@ pub struct OwnerDoc<'a> {
     kind: &'a str,
     name: &'a str,
     /// Its running pods, on any node.
-    pods: usize,
+    pods: u32,
     /// Of those, the ones deleted.
-    deleted: usize,
+    deleted: u32,
     first_deletion: String,
     /// `null`: a predicted taint may never come, so neither may the last deletion.
     last_deletion: Option<String>,
@@ -35,7 +35,7 @@ pub struct OwnerDoc<'a> {
 impl<'a> From<&'a OwnerLoss<'a>> for OwnerDoc<'a> {
     fn from(loss: &'a OwnerLoss<'a>) -> Self {
         Self {
-            namespace: loss.namespace,
+            namespace: &**loss.namespace,
             kind: loss.owner.kind(),
             name: loss.owner.name(),
             pods: loss.pods,

@@ -188,7 +188,7 @@ pub fn build<'s>(snapshot: &'s Snapshot, request: &Request<'_>, evidence: &Evide
     if request.assumed.is_some_and(|assumed| !assumed.down.is_empty()) {
         let mut owners = owner_losses(&plan, snapshot, request.tables.map(|tables| &tables.replicas));
         if let Some(namespace) = request.namespace {
-            owners.retain(|owner| owner.namespace == namespace);
+            owners.retain(|owner| **owner.namespace == *namespace);
         }
         plan.owners = Some(owners);
     }
@@ -384,7 +384,7 @@ mod tests {
         asked.assumed = Some(&assumed);
         let (plan, _) = build(&snapshot, &asked, &Evidence::default());
         assert_eq!(plan.assumed.as_ref(), Some(&assumed));
-        let owners: BTreeMap<&str, (usize, usize, bool)> = plan
+        let owners: BTreeMap<&str, (u32, u32, bool)> = plan
             .owners
             .iter()
             .flatten()

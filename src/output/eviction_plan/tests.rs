@@ -255,10 +255,10 @@ fn assumed() -> impl Strategy<Value = Assumed> {
 }
 
 fn owners() -> impl Strategy<Value = Option<Vec<OwnerLoss<'static>>>> {
-    let owner = (text(), text(), text(), 0usize..5, 0usize..5, instant(), instant()).prop_map(
+    let owner = (text(), text(), text(), 0u32..5, 0u32..5, instant(), instant()).prop_map(
         |(namespace, kind, name, pods, deleted, first, last)| OwnerLoss {
             // A test's owners are kept for the rest of the run.
-            namespace: Box::leak(namespace.into_boxed_str()),
+            namespace: Box::leak(Box::new(std::sync::Arc::from(namespace))),
             owner: Box::leak(Box::new(crate::engine::snapshot::Owner::new(&kind, &name, ""))),
             pods: pods.max(deleted),
             deleted,

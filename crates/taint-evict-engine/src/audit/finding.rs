@@ -160,7 +160,7 @@ impl<'a> Findings<'a> {
 
     /// Keeps only the findings of namespace `namespace`.
     pub fn retain_namespace(&mut self, namespace: &str) {
-        self.losses.retain(|(_, loss, _)| loss.namespace == namespace);
+        self.losses.retain(|(_, loss, _)| **loss.namespace == *namespace);
         self.others.retain(|(finding, _)| finding.namespace == namespace);
     }
 

@@ -26,7 +26,7 @@ pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &'a [Scenario<'a>
     losses.dedup_by(|(_, _, later), (_, _, first)| key(later) == key(first));
     // Each running pod of those owners, by owner, in the snapshot's order.
     let mut owned: Vec<(usize, &'a SnapshotPod)> =
-        Vec::with_capacity(losses.iter().map(|(_, _, loss)| loss.pods).sum());
+        Vec::with_capacity(losses.iter().map(|(_, _, loss)| loss.pods as usize).sum());
     if !losses.is_empty() {
         for pod in snapshot.pods.iter().filter(|pod| pod.runs()) {
             let Some(owner) = pod.owner.as_ref() else { continue };
@@ -49,7 +49,7 @@ pub fn replica_findings<'a>(snapshot: &'a Snapshot, scenarios: &'a [Scenario<'a>
 
 /// What a loss is of: its owner in its namespace.
 fn key<'a>(loss: &OwnerLoss<'a>) -> (&'a str, &'a Owner) {
-    (loss.namespace, loss.owner)
+    (&**loss.namespace, loss.owner)
 }
 
 #[cfg(test)]
@@ -63,9 +63,9 @@ mod tests {
     #[test]
     fn an_owner_is_found_once_by_its_smallest_outage_with_its_running_pods() {
         let (db, web) = (owner("StatefulSet", "db"), owner("ReplicaSet", "web"));
-        let t = Timestamp::from_unix_seconds;
+        let (t, shop) = (Timestamp::from_unix_seconds, std::sync::Arc::from("shop"));
         let loss =
-            |owner, pods, deleted, last| OwnerLoss { namespace: "shop", owner, pods, deleted, first: t(10), last };
+            |owner, pods, deleted, last| OwnerLoss { namespace: &shop, owner, pods, deleted, first: t(10), last };
         let zone = crate::lifecycle::ZoneKey::new("r", "za");
         let scenarios = vec![
             Scenario {

@@ -248,7 +248,7 @@ pub(crate) mod tests {
     }
 
     /// Each scenario's owners losing pods: (kind/name, deleted, of, none left).
-    fn losses<'a>(scenario: &Scenario<'a>) -> Vec<(String, usize, usize, bool)> {
+    fn losses<'a>(scenario: &Scenario<'a>) -> Vec<(String, u32, u32, bool)> {
         let Outcome::Predicted { owners, .. } = &scenario.outcome;
         owners
             .iter()

@@ -110,7 +110,8 @@ fn replay(label: &str, case: &Case, down: &Down, expected: &[Tainted]) {
     let earliest = taints.iter().map(|t| t.earliest).min().expect("a taint");
     let latest = taints.iter().map(|t| t.latest.expect("a bounded window")).max().expect("a taint");
     let lost = loss(owners, "gone");
-    assert_eq!((lost.deleted, lost.pods, lost.none_left()), (failing.len(), failing.len(), true), "{label}: {lost:?}");
+    let failing = u32::try_from(failing.len()).expect("a few pods");
+    assert_eq!((lost.deleted, lost.pods, lost.none_left()), (failing, failing, true), "{label}: {lost:?}");
     assert_eq!(lost.first, tolerated(earliest), "{label}: the first of gone's deletions");
     assert_eq!(lost.last.map(secs), Some(secs(tolerated(latest))), "{label}: the last of gone's deletions");
     let kept = loss(owners, "spread");

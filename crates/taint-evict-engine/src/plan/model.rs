@@ -287,14 +287,16 @@ pub(crate) fn pod_order(a: &PodPlan<'_>, b: &PodPlan<'_>) -> std::cmp::Ordering 
 /// How one owner's pods fare in a plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnerLoss<'a> {
-    /// The owner's namespace (its pods').
-    pub namespace: &'a str,
+    /// The owner's namespace (its pods'): their shared text, so that a loss is a few words (an
+    /// outage of a zone can hold an owner lost per pod).
+    pub namespace: &'a Arc<str>,
     /// The owner.
     pub owner: &'a Owner,
-    /// Its running pods in the snapshot, on any node: bound, not terminating, not finished.
-    pub pods: usize,
+    /// Its running pods in the snapshot, on any node: bound, not terminating, not finished (a
+    /// `u32`: an outage of a zone can hold an owner lost per pod).
+    pub pods: u32,
     /// Of those, the pods the plan deletes.
-    pub deleted: usize,
+    pub deleted: u32,
     /// The earliest deletion.
     pub first: Timestamp,
     /// When the last of them is deleted at the latest; `None` when a predicted taint's window is

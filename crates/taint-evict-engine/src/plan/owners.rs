@@ -69,7 +69,7 @@ pub fn owner_losses<'a>(
                 Some(Basis::PredictedTaint) => pod.evict_at_latest,
                 _ => Some(at),
             };
-            let namespace = pod.pod.pod.key.namespace();
+            let namespace = pod.pod.pod.key.namespace_arc();
             Some(OwnerLoss { namespace, owner, pods: 0, deleted: 1, first: at, last: latest })
         })
     };
@@ -92,7 +92,7 @@ pub fn owner_losses<'a>(
     match replicas {
         Some(replicas) => {
             for loss in &mut losses {
-                loss.pods = replicas.of(&key(loss)).unwrap_or_default();
+                loss.pods = replicas.of(&key(loss)).map_or(0, |pods| u32::try_from(pods).unwrap_or(u32::MAX));
             }
         }
         None => {
@@ -100,7 +100,7 @@ pub fn owner_losses<'a>(
                 let Some(owner) = pod.owner.as_ref() else { continue };
                 let wanted = (pod.pod.key.namespace(), owner);
                 if let Ok(at) = losses.binary_search_by(|loss| key(loss).cmp(&wanted)) {
-                    losses[at].pods += 1;
+                    losses[at].pods = losses[at].pods.saturating_add(1);
                 }
             }
         }
@@ -114,7 +114,7 @@ pub fn owner_losses<'a>(
 
 /// Whose loss `loss` is: its owner in its namespace.
 fn key<'a>(loss: &OwnerLoss<'a>) -> Key<'a> {
-    (loss.namespace, loss.owner)
+    (&**loss.namespace, loss.owner)
 }
 
 #[cfg(test)]
@@ -247,10 +247,10 @@ mod tests {
         let replicas = Replicas::count(&snapshot);
         assert_eq!(owner_losses(&plan, &snapshot, Some(&replicas)), losses, "counted once or here: the same");
         // Namespace, name, pods, deleted, none left, first, last.
-        type Row<'a> = (&'a str, &'a str, usize, usize, bool, Timestamp, Option<Timestamp>);
+        type Row<'a> = (&'a str, &'a str, u32, u32, bool, Timestamp, Option<Timestamp>);
         let rows: Vec<Row<'_>> = losses
             .iter()
-            .map(|l| (l.namespace, l.owner.name(), l.pods, l.deleted, l.none_left(), l.first, l.last))
+            .map(|l| (&**l.namespace, l.owner.name(), l.pods, l.deleted, l.none_left(), l.first, l.last))
             .collect();
         assert_eq!(
             rows,
