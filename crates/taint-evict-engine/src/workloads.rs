@@ -27,14 +27,16 @@ impl Owner {
     /// server stores, is cut there).
     #[must_use]
     pub fn new(kind: &str, name: &str, uid: &str) -> Self {
-        fn cut(text: &str) -> (&str, u32) {
-            let most = u32::MAX as usize;
-            let end = (0..=most.min(text.len())).rev().find(|&at| text.is_char_boundary(at)).unwrap_or_default();
+        /// `text`, cut to `most` bytes at most, and its length.
+        fn cut(text: &str, most: u32) -> (&str, u32) {
+            let most = usize::try_from(most).unwrap_or(usize::MAX).min(text.len());
+            let end = (0..=most).rev().find(|&at| text.is_char_boundary(at)).unwrap_or_default();
             (&text[..end], u32::try_from(end).unwrap_or(u32::MAX))
         }
-        let ((kind, kind_length), (name, name_length)) = (cut(kind), cut(name));
+        let (kind, kind_end) = cut(kind, u32::MAX);
+        let (name, name_length) = cut(name, u32::MAX - kind_end);
         let text: Arc<str> = [kind, name, uid].concat().into();
-        Self { text, kind_end: kind_length, name_end: kind_length.saturating_add(name_length) }
+        Self { text, kind_end, name_end: kind_end + name_length }
     }
 
     /// Its kind, name and uid.
@@ -133,6 +135,18 @@ impl Entry {
     fn order(&self, other: &Self) -> std::cmp::Ordering {
         self.owner.cmp(&other.owner).then_with(|| self.namespace.cmp(&other.namespace))
     }
+
+    /// Takes in `later`, an entry of the same owner and namespace read after this one: the labels
+    /// both say its pods share (as `share` holds them), the controller `later` read, if it read one.
+    fn absorb(&mut self, later: &mut Entry, share: impl FnOnce(Vec<Label>) -> Arc<[Label]>) {
+        self.labels = match (self.labels.take(), later.labels.take()) {
+            (Some(a), Some(b)) => Some(share(a.iter().filter(|label| b.contains(label)).cloned().collect())),
+            (a, b) => a.or(b),
+        };
+        if later.controller.is_some() {
+            self.controller = later.controller.take();
+        }
+    }
 }
 
 /// The controllers of a snapshot's pods, as far as the input says (see the module docs); in order,
@@ -170,20 +184,6 @@ impl std::fmt::Debug for Workloads {
     }
 }
 
-/// What is known of one owner in one namespace, as a question about it finds it.
-struct Known {
-    labels: Option<Arc<[Label]>>,
-    controller: Option<Option<Owner>>,
-}
-
-/// The labels an owner's pods share, known from two parts of its pods: those both say.
-fn both(a: Option<Arc<[Label]>>, b: Option<Arc<[Label]>>) -> Option<Vec<Label>> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.iter().filter(|label| b.contains(label)).cloned().collect()),
-        (a, b) => a.or(b).map(|set| set.to_vec()),
-    }
-}
-
 impl Workloads {
     /// The entries, settled (a copy, when they are not).
     fn settled_entries(&self) -> std::borrow::Cow<'_, [Entry]> {
@@ -195,25 +195,19 @@ impl Workloads {
         std::borrow::Cow::Owned(copy.entries)
     }
 
-    /// What is known of `owner` in `namespace`, when anything is.
-    fn known(&self, namespace: &str, owner: &Owner) -> Option<Known> {
+    /// What is known of `owner` in `namespace`, when anything is: its entries taken together.
+    fn known(&self, namespace: &str, owner: &Owner) -> Option<Entry> {
         let (settled, added) = self.entries.split_at(self.settled);
         let found = settled
             .binary_search_by(|entry| (&entry.owner, &*entry.namespace).cmp(&(owner, namespace)))
             .ok()
             .map(|at| &settled[at]);
-        let mut known: Option<Known> = None;
-        for entry in found.into_iter().chain(added.iter().filter(|entry| entry.is(namespace, owner))) {
-            let controller = entry.controller.as_deref().cloned();
-            known = Some(match known {
-                None => Known { labels: entry.labels.clone(), controller },
-                Some(before) => Known {
-                    labels: both(before.labels, entry.labels.clone()).map(Arc::from),
-                    controller: controller.or(before.controller),
-                },
-            });
+        let mut entries = found.into_iter().chain(added.iter().filter(|entry| entry.is(namespace, owner))).cloned();
+        let mut known = entries.next()?;
+        for mut later in entries {
+            known.absorb(&mut later, Arc::from);
         }
-        known
+        Some(known)
     }
 
     /// The one shared copy of label set `labels`.
@@ -299,7 +293,7 @@ impl Workloads {
     /// that name: a `uid` that differs).
     #[must_use]
     pub fn controller(&self, namespace: &str, owner: &Owner) -> Option<Option<Owner>> {
-        self.known(namespace, owner)?.controller
+        self.known(namespace, owner)?.controller.map(|controller| *controller)
     }
 
     /// Adds `other`'s knowledge (another part of the same input), after what was added before: the
@@ -317,24 +311,16 @@ impl Workloads {
     /// back the room the list did not fill.
     pub fn settle(&mut self) {
         if self.settled < self.entries.len() {
-            // Stable: an owner and namespace's entries stay in the order read.
-            self.entries.sort_by(Entry::order);
             let mut entries = std::mem::take(&mut self.entries);
-            let mut kept: usize = 0;
-            for i in 0..entries.len() {
-                if kept > 0 && entries[kept - 1].order(&entries[i]).is_eq() {
-                    let (labels, controller) = (entries[i].labels.take(), entries[i].controller.take());
-                    let before = entries[kept - 1].labels.take();
-                    entries[kept - 1].labels = both(before, labels).map(|set| self.share(set));
-                    if controller.is_some() {
-                        entries[kept - 1].controller = controller;
-                    }
-                } else {
-                    entries.swap(kept, i);
-                    kept += 1;
+            // Stable: an owner and namespace's entries stay in the order read.
+            entries.sort_by(Entry::order);
+            entries.dedup_by(|later, first| {
+                let same = later.order(first).is_eq();
+                if same {
+                    first.absorb(later, |set| self.share(set));
                 }
-            }
-            entries.truncate(kept);
+                same
+            });
             self.entries = entries;
         }
         self.entries.shrink_to_fit();
@@ -437,6 +423,8 @@ mod tests {
         first.settle();
         assert_eq!(unsettled, first, "a question about what was added reads it all");
         assert_eq!(unsettled.labels("ops", &web), first.labels("ops", &web));
+        assert_eq!(unsettled.labels("shop", &web), first.labels("shop", &web));
+        assert_eq!(unsettled.controller("shop", &web), Some(None), "the object read last, not yet settled");
         assert_eq!(first.labels("shop", &web).as_deref().expect("read"), [("app".into(), "web".into())]);
         assert_eq!(first.labels("ops", &web).as_deref().expect("read"), [("app".into(), "probe".into())]);
         assert_eq!((first.controller("shop", &web), first.controller("ops", &web)), (Some(None), None));
