@@ -8,8 +8,9 @@
 //! - `plan` over every tainted node (all 200) vs `kubectl get nodes,pods -A -o json`;
 //! - a game day, `plan -l ZONE --down-selector ZONE` (a zone of 50 nodes going dark: every pod read,
 //!   the node lifecycle controller predicted for 50 silent nodes, the owners rolled up), vs the same;
-//! - protobuf (the default) vs `--content-type json`: the wall time and kube-apiserver's CPU (from
-//!   `/proc/PID/stat`) per whole-cluster `plan`, per `plan NODE` and per `run` start-up to "synced"; one
+//! - protobuf (the default) vs `--content-type json` (and protobuf with `--disable-compression`): the
+//!   wall time and kube-apiserver's CPU (from `/proc/PID/stat`) per whole-cluster `plan`, per
+//!   `plan NODE` and per `run` start-up to "synced"; one
 //!   `LIST /api/v1/pods?resourceVersion=0` each way (wall, CPU, bytes), and this decoder's speed on those
 //!   very answers (pods per second: protobuf rewritten then read, vs the JSON read).
 //!
@@ -269,6 +270,9 @@ fn main() {
     let plan_all_json = || command(plugin, &["plan", "-o", "json", "--content-type", "json"]);
     let run_protobuf = || command(plugin, &["run", "--dry-run", "-o", "json"]);
     let run_json = || command(plugin, &["run", "--dry-run", "-o", "json", "--content-type", "json"]);
+    // Protobuf without gzip (`--disable-compression`, for a client near the API server).
+    let plan_all_plain = || command(plugin, &["plan", "-o", "json", "--disable-compression"]);
+    let run_plain = || command(plugin, &["run", "--dry-run", "-o", "json", "--disable-compression"]);
     let apiserver = plane.pids().into_iter().find(|(name, _)| *name == "kube-apiserver").expect("kube-apiserver").1;
 
     let baseline = std::env::var("TAINT_EVICT_BENCH_BASELINE").ok();
@@ -288,6 +292,7 @@ fn main() {
         &plan_down,
         &plan_node_json,
         &plan_all_json,
+        &plan_all_plain,
     ];
     if baseline.is_some() {
         timed(&mut plan_node_before());
@@ -296,9 +301,9 @@ fn main() {
     let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); commands.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); commands.len()];
     // `run` to its initial sync, each way: wall and kube-apiserver CPU.
-    let starts: [&dyn Fn() -> Command; 2] = [&run_protobuf, &run_json];
-    let mut start_samples: Vec<Vec<Duration>> = vec![Vec::new(); 2];
-    let mut start_cpu: Vec<Vec<f64>> = vec![Vec::new(); 2];
+    let starts: [&dyn Fn() -> Command; 3] = [&run_protobuf, &run_json, &run_plain];
+    let mut start_samples: Vec<Vec<Duration>> = vec![Vec::new(); starts.len()];
+    let mut start_cpu: Vec<Vec<f64>> = vec![Vec::new(); starts.len()];
     for _ in 0..RUNS {
         // kube-apiserver's CPU per command: from idle before it to idle after it (its garbage
         // collection included).
@@ -327,6 +332,7 @@ fn main() {
     let down = report("kubectl-taint_evict plan -l ZONE --down-selector ZONE -o json", next());
     let node_json = report("kubectl-taint_evict plan node-005 -o json --content-type json", next());
     let all_json = report("kubectl-taint_evict plan -o json --content-type json", next());
+    let all_plain = report("kubectl-taint_evict plan -o json --disable-compression", next());
     if baseline.is_some() {
         let before = report("baseline plan node-005 -o json (watch cache)", next());
         println!("  ratio plan NODE now / baseline (medians): {:.3}", ratio_of(ours, before));
@@ -335,6 +341,10 @@ fn main() {
     let run_start = report("kubectl-taint_evict run --dry-run: start to synced", start_samples.next().expect("run"));
     let run_start_json = report(
         "kubectl-taint_evict run --dry-run --content-type json: start to synced",
+        start_samples.next().expect("run"),
+    );
+    let run_start_plain = report(
+        "kubectl-taint_evict run --dry-run --disable-compression: start to synced",
         start_samples.next().expect("run"),
     );
     println!("real_apiserver: kube-apiserver CPU per command (medians of {RUNS})");
@@ -346,6 +356,8 @@ fn main() {
     let cpu_kubectl_all = report_cpu("kubectl get nodes,pods -A -o json", &cpu_of(5));
     let cpu_run = report_cpu("run --dry-run to synced (protobuf)", &start_cpu[0]);
     let cpu_run_json = report_cpu("run --dry-run to synced --content-type json", &start_cpu[1]);
+    let cpu_all_plain = report_cpu("plan -o json --disable-compression", &cpu_of(9));
+    let cpu_run_plain = report_cpu("run --dry-run to synced --disable-compression", &start_cpu[2]);
     println!(
         "  ratio protobuf / json, kube-apiserver CPU (medians): plan {:.3} (target <= 0.25), run start-up {:.3} \
          (target <= 0.25), plan NODE {:.3}; kubectl get nodes,pods {:.3?}",
@@ -360,6 +372,13 @@ fn main() {
         ratio_of(all, all_json),
         ratio_of(run_start, run_start_json),
         ratio_of(ours, node_json)
+    );
+    println!(
+        "  --disable-compression / json (gzip), medians: plan wall {:.3}, CPU {:.3}; run start-up wall {:.3}, CPU {:.3}",
+        ratio_of(all_plain, all_json),
+        ratio_of(cpu_all_plain, cpu_all_json),
+        ratio_of(run_start_plain, run_start_json),
+        ratio_of(cpu_run_plain, cpu_run_json)
     );
     raw_lists(&plane, apiserver);
     println!(

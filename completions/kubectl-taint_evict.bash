@@ -91,7 +91,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__audit)
-            opts="-l -f -s -n -A -o -h --selector --filename --now --at --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --summary --fail-on --color --profile --profile-from --profile-from-cluster --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-l -f -s -n -A -o -h --selector --filename --now --at --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --disable-compression --content-type --namespace --all-namespaces --output --summary --fail-on --color --profile --profile-from --profile-from-cluster --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -368,7 +368,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__explain)
-            opts="-n -f -s -o -h --namespace --filename --now --at --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --allow-missing-template-keys --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-n -f -s -o -h --namespace --filename --now --at --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --disable-compression --content-type --output --allow-missing-template-keys --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -756,7 +756,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__plan)
-            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --at --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --namespace --all-namespaces --output --allow-missing-template-keys --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-l -w -f -s -n -A -o -h --selector --watch --filename --now --at --taint --remove-taint --down --down-selector --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --disable-compression --content-type --namespace --all-namespaces --output --allow-missing-template-keys --no-headers --sort-by --summary --timeline --color --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1020,7 +1020,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__profile)
-            opts="-f -s -h --filename --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --help"
+            opts="-f -s -h --filename --quorum-read --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --disable-compression --content-type --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1176,7 +1176,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__record)
-            opts="-s -h --out --leases-every --file-size --max-size --max-age --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --help"
+            opts="-s -h --out --leases-every --file-size --max-size --max-age --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --disable-compression --content-type --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1407,7 +1407,7 @@ _kubectl__taint_evict() {
             return 0
             ;;
         kubectl__taint_evict__subcmd__run)
-            opts="-l -n -A -s -o -h --device-taints --selector --namespace --all-namespaces --dry-run --mode --restart-countdowns --concurrency --max-deletions --max-deletions-window --keep-last-ready --qps --burst --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --content-type --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
+            opts="-l -n -A -s -o -h --device-taints --selector --namespace --all-namespaces --dry-run --mode --restart-countdowns --concurrency --max-deletions --max-deletions-window --keep-last-ready --qps --burst --kubeconfig --context --cluster --user --server --token --as --as-group --as-uid --certificate-authority --client-certificate --client-key --tls-server-name --request-timeout --max-response-size --insecure-skip-tls-verify --disable-compression --content-type --output --color --log-format --leader-elect --leader-elect-lease-name --leader-elect-namespace --leader-elect-lease-duration --leader-elect-renew-deadline --leader-elect-retry-period --metrics-bind-address --node-monitor-grace-period --node-monitor-period --node-eviction-rate --secondary-node-eviction-rate --unhealthy-zone-threshold --large-cluster-size-threshold --kube-api-qps --kube-api-burst --silent-after --feature-gates --kube-version --controller-settings --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -173,6 +173,12 @@ pub struct ClusterArgs {
     /// the traffic, the credentials included).
     #[arg(long, help_heading = "Cluster")]
     pub insecure_skip_tls_verify: bool,
+    /// Do not ask the API server to compress its answers (gzip), as kubectl's flag and the
+    /// kubeconfig cluster's `disable-compression`: it spends less CPU on each list, and the answers
+    /// cross the network several times larger. For a client near the API server (in the cluster, on
+    /// its network) during an incident.
+    #[arg(long, help_heading = "Cluster")]
+    pub disable_compression: bool,
     /// What reads of pods, nodes and Leases ask the API server for: protobuf (the default, as
     /// kube-controller-manager reads; the server encodes it several times cheaper than JSON) or
     /// json. A server that cannot answer protobuf answers JSON.

@@ -173,6 +173,7 @@ pub fn lookup(words: &[String]) -> Option<(Lookup, super::args::ClusterArgs)> {
             "--tls-server-name" => cluster.tls_server_name = value(),
             "-n" | "--namespace" => namespace = value(),
             "--insecure-skip-tls-verify" => cluster.insecure_skip_tls_verify = true,
+            "--disable-compression" => cluster.disable_compression = true,
             "--content-type" => {
                 use clap::ValueEnum as _;
                 let given = value().and_then(|v| crate::cluster::protobuf::ContentType::from_str(&v, false).ok());

@@ -58,6 +58,7 @@ pub fn connect_options(args: &ClusterArgs) -> ConnectOptions {
         },
         request_timeout_given: args.request_timeout.is_some(),
         insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+        disable_compression: args.disable_compression,
         content_type: args.content_type,
         max_response_size: args.max_response_size,
     }

@@ -59,6 +59,8 @@ pub struct ConnectOptions {
     pub request_timeout_given: bool,
     /// `--insecure-skip-tls-verify`: the only way certificate verification is turned off.
     pub insecure_skip_tls_verify: bool,
+    /// `--disable-compression`: answers uncompressed, whatever the kubeconfig says.
+    pub disable_compression: bool,
     /// `--content-type`: what reads of pods, nodes and Leases ask for.
     pub content_type: ContentType,
     /// `--max-response-size`: the most bytes of one answer (and of one event of a watch).
@@ -230,6 +232,10 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connection, ClusterErro
     }
     if options.insecure_skip_tls_verify {
         config.accept_invalid_certs = true;
+    }
+    // The kubeconfig cluster's `disable-compression` is read by `kube::Config`; the flag turns it on.
+    if options.disable_compression {
+        config.disable_compression = true;
     }
     // An interactive command should say the server is overloaded, not retry for minutes.
     config.default_retry = false;

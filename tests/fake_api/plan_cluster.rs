@@ -68,6 +68,42 @@ fn reads_ask_for_protobuf_and_take_json_from_a_server_that_answers_it() {
 }
 
 #[test]
+fn reads_ask_for_gzip_unless_the_flag_or_the_kubeconfig_disables_compression() {
+    let server = server_with("compression", &incident());
+    // What each read of a run asked for, by the requests the server saw since `from`.
+    let asked = |from: usize| -> Vec<String> {
+        let requests = server.requests();
+        requests[from..].iter().filter(|r| r.method == "GET").map(|r| r.accept_encoding.clone()).collect()
+    };
+    let args = ["plan", "--now", NOW, "-o", "json"];
+    let compressed = live(&server, &args);
+    assert_eq!(compressed.code, 0, "{}", compressed.stderr);
+    let gzip = asked(0);
+    assert!(!gzip.is_empty() && gzip.iter().all(|asked| asked.contains("gzip")), "{gzip:?}");
+
+    let from = server.requests().len();
+    let flagged = live(&server, &[&args[..], &["--disable-compression"]].concat());
+    assert_eq!(flagged.code, 0, "{}", flagged.stderr);
+    let plain = asked(from);
+    assert!(!plain.is_empty() && plain.iter().all(|asked| !asked.contains("gzip")), "{plain:?}");
+
+    // The kubeconfig cluster's `disable-compression`, as kubectl reads it.
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).expect("the fake's kubeconfig");
+    let disabled = scratch("compression-kubeconfig").join("config");
+    let text = kubeconfig.replacen("    server: ", "    disable-compression: true\n    server: ", 1);
+    assert_ne!(text, kubeconfig);
+    std::fs::write(&disabled, text).expect("a kubeconfig");
+    let from = server.requests().len();
+    let configured = run_command(command().args(args).arg("--kubeconfig").arg(&disabled), None);
+    assert_eq!(configured.code, 0, "{}", configured.stderr);
+    let plain = asked(from);
+    assert!(!plain.is_empty() && plain.iter().all(|asked| !asked.contains("gzip")), "{plain:?}");
+    // The documents are the same either way.
+    assert_eq!(flagged.stdout, compressed.stdout);
+    assert_eq!(configured.stdout, compressed.stdout);
+}
+
+#[test]
 fn named_node_is_one_get_and_one_field_selected_pod_list() {
     let server = server_with("request-shape-named", &incident());
     // worker-4 is Ready=True: nothing the node lifecycle controller would do to it needs other nodes.

@@ -50,6 +50,8 @@ pub struct Recorded {
     pub body: Option<Value>,
     /// The `Content-Type` header, or `""`.
     pub content_type: String,
+    /// The `Accept-Encoding` header (the compressions the client takes), or `""`.
+    pub accept_encoding: String,
     /// When the request arrived (its body read), on the wall clock.
     pub at: jiff::Timestamp,
 }
@@ -854,6 +856,7 @@ async fn answer(shared: Arc<Shared>, request: Request<Incoming>) -> Reply {
         query: form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()).into_owned().collect(),
         body: serde_json::from_slice(&bytes).ok(),
         content_type: parts.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned(),
+        accept_encoding: parts.headers.get("accept-encoding").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned(),
         at: jiff::Timestamp::now(),
     };
     // A request without a fault is recorded and answered in one step: once a test sees it in the log,
