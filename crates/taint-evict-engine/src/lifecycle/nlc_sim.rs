@@ -14,7 +14,9 @@
 //! a status post every 10 s.
 //!
 //! The property: from a snapshot taken at any instant, the predicted window contains the instant the
-//! simulation adds the taint, a held node is never tainted, and no other node is.
+//! simulation adds the taint, a held node is never tainted, and no other node is; but for the race
+//! docs/node-lifecycle.md leaves uncovered: a held node tainted by a tick inside the very pass that
+//! then stops its zone's tainting (its zone states are taken at the pass's end).
 
 use std::time::Duration;
 
@@ -70,7 +72,7 @@ struct SimNode {
     ready_since: i128,
     taint: Option<(ConditionTaint, i128)>,
     /// First NoExecute taint added after the snapshot.
-    tainted_at: Option<(i128, ConditionTaint)>,
+    tainted_at: Option<Tainted>,
     probe: Option<i128>,
     saved: (Option<i128>, Option<i128>),
     /// Its pods, `Ready` until the controller marks them.
@@ -94,6 +96,16 @@ impl SimNode {
     fn heartbeat(&self, t: i128) -> Option<i128> {
         last_beat(t, self.status_phase, 10 * SECOND, self.stop).map(|at| at.div_euclid(SECOND) * SECOND)
     }
+}
+
+/// A node's first taint after the snapshot.
+#[derive(Clone, Copy, Debug)]
+struct Tainted {
+    at: i128,
+    key: ConditionTaint,
+    /// Written by a tick inside a pass whose end stopped its zone's tainting (rate 0, or every zone
+    /// down): the race the prediction does not cover.
+    raced: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -173,6 +185,8 @@ struct Nlc {
     master: bool,
     rng: Rng,
     snapshot: Option<i128>,
+    /// Nodes tainted by a tick while a pass is under way, its zone states not taken yet.
+    tainted_in_pass: Vec<usize>,
 }
 
 impl Nlc {
@@ -251,6 +265,20 @@ impl Nlc {
     }
 
     fn handle_disruption(&mut self, p: i128) {
+        self.take_zone_states(p);
+        // A taint written inside this pass, its zone's tainting now stopped: the uncovered race.
+        for i in std::mem::take(&mut self.tainted_in_pass) {
+            let node = &mut self.nodes[i];
+            if self.buckets[node.zone].interval.is_none()
+                && let Some(tainted) = &mut node.tainted_at
+            {
+                tainted.raced = true;
+            }
+        }
+    }
+
+    /// `handleDisruption`: the zones' states, their queues' rates, master disruption mode.
+    fn take_zone_states(&mut self, p: i128) {
         let mut counts = vec![(0, 0); self.zones];
         for node in self.nodes.iter().filter(|node| !node.excluded) {
             counts[node.zone].0 += 1;
@@ -298,7 +326,7 @@ impl Nlc {
     }
 
     /// One try of every zone queue (`doNoExecuteTaintingPass`); when its writes got through.
-    fn tick(&mut self, start: i128) -> i128 {
+    fn tick(&mut self, start: i128, in_pass: bool) -> i128 {
         let mut t = start;
         for zone in 0..self.zones {
             while let Some(head) = (0..self.queues[zone].len()).min_by_key(|&k| {
@@ -319,7 +347,10 @@ impl Nlc {
                     // `timeAdded` is taken before the writes (a GET, a PATCH), which the loop waits for.
                     node.taint = Some((key, t));
                     if self.snapshot.is_some_and(|at| at <= t) && node.tainted_at.is_none() {
-                        node.tainted_at = Some((t, key));
+                        node.tainted_at = Some(Tainted { at: t, key, raced: false });
+                        if in_pass {
+                            self.tainted_in_pass.push(i);
+                        }
                     }
                     let got = self.client.request(t);
                     t = self.client.request(got);
@@ -458,7 +489,7 @@ fn scenario() -> impl Strategy<Value = Scenario> {
 
 /// Runs the scenario: the snapshot at `now` (which may fall inside a pass held back by the
 /// controller's client), and the simulation's taint instants after it.
-fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
+fn run(s: &Scenario) -> (Observation, Vec<Option<Tainted>>) {
     let mut rng = Rng(s.seed);
     let mut flags = Flags::defaults_for(29);
     flags.node_monitor_period = Duration::from_secs(u64::from(s.period_s));
@@ -513,6 +544,7 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
         master: false,
         rng: Rng(s.seed.rotate_left(17) | 1),
         snapshot: None,
+        tainted_in_pass: Vec::new(),
     };
     let period = i128::from(s.period_s) * SECOND;
     let mut acquired = 0;
@@ -548,6 +580,7 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
             // The leader stops at `start - gap`; its successor acquires at `start`, empty-handed.
             nlc.restart();
             pass_end = None;
+            nlc.tainted_in_pass.clear();
             acquired = start;
             restart = None;
             next_pass = start + rng.between(100 * MS, 120 * MS);
@@ -566,7 +599,7 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
                 pass_end = Some(end.max(next_pass + rng.between(MS / 10, 2 * MS)));
             }
             _ => {
-                let done = nlc.tick(next_tick);
+                let done = nlc.tick(next_tick, pass_end.is_some());
                 next_tick = done.max(next_tick + 100 * MS + rng.between(0, MS));
             }
         }
@@ -575,10 +608,13 @@ fn run(s: &Scenario) -> (Observation, Vec<Option<(i128, ConditionTaint)>>) {
     (observation.expect("the horizon is after the snapshot"), tainted)
 }
 
-/// Whether the forecast holds the simulated taint instant `actual` of node `name`: inside its
-/// window (and surely there when the window is bounded), or none when none is predicted.
-fn contains(forecast: &NodeForecast, actual: Option<Timestamp>, name: &str) -> Result<(), TestCaseError> {
+/// Whether the forecast holds the simulated taint `tainted` of node `name`: inside its window (and
+/// surely there when the window is bounded), or none when none is predicted (a held node may be
+/// tainted by the race left uncovered).
+fn contains(forecast: &NodeForecast, tainted: Option<Tainted>, name: &str) -> Result<(), TestCaseError> {
+    let actual = tainted.map(|tainted| Timestamp::from_nanos(tainted.at));
     match (forecast.taint, &forecast.held) {
+        (None, Some(_)) if tainted.is_some_and(|tainted| tainted.raced) => {}
         (Some(taint), _) => {
             if let Some(at) = actual {
                 prop_assert!(taint.earliest <= at, "{name}: tainted at {at:?} before {taint:?}");
@@ -602,10 +638,10 @@ proptest! {
         let (observation, tainted) = run(&s);
         let prediction = predict(&observation);
         for ((forecast, actual), node) in prediction.nodes.iter().zip(&tainted).zip(&observation.nodes) {
-            if let (Some((_, key)), Some(taint)) = (actual, forecast.taint) {
-                prop_assert_eq!(taint.key, *key, "{}", node.name);
+            if let (Some(tainted), Some(taint)) = (actual, forecast.taint) {
+                prop_assert_eq!(taint.key, tainted.key, "{}", node.name);
             }
-            contains(forecast, actual.map(|(at, _)| Timestamp::from_nanos(at)), node.name.as_str())?;
+            contains(forecast, *actual, node.name.as_str())?;
         }
     }
 }
@@ -658,7 +694,7 @@ proptest! {
         let (observation, tainted) = run(&s);
         let prediction = Forecaster::new(&observation).predict_by(Method::Drain);
         for ((forecast, actual), node) in prediction.nodes.iter().zip(&tainted).zip(&observation.nodes) {
-            contains(forecast, actual.map(|(at, _)| Timestamp::from_nanos(at)), node.name.as_str())?;
+            contains(forecast, *actual, node.name.as_str())?;
         }
     }
 }
