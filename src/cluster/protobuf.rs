@@ -24,7 +24,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Body, Bytes, Frame};
 
-use crate::decode::protobuf::{ProtobufError, to_json, watch_event_to_json};
+use crate::decode::protobuf::{ProtobufError, Transcoder, watch_event_to_json};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -149,16 +149,30 @@ where
     body.map_err(Into::into).boxed_unsync()
 }
 
-/// A whole answer (an object, a list page, a `Status`), read to its end and rewritten.
+/// An answer that is not a watch (an object, a list page, a `Status`), rewritten as it comes: a
+/// list's items as each is complete ([`Transcoder`]).
 fn whole<R>(body: R) -> TranscodedBody
 where
     R: Body<Data = Bytes> + Send + 'static,
     R::Error: Into<BoxError>,
 {
-    let json = futures::stream::once(async move {
-        let bytes = body.collect().await.map_err(Into::into)?.to_bytes();
-        let json = to_json(&bytes).map_err(BoxError::from)?;
-        Ok::<_, BoxError>(Frame::data(Bytes::from(json)))
+    let chunks = body.into_data_stream().map_err(Into::into);
+    let json = futures::stream::unfold(Some((Box::pin(chunks), Transcoder::default())), |state| async move {
+        let (mut chunks, mut transcoder) = state?;
+        loop {
+            let mut out = Vec::new();
+            let written = match chunks.next().await {
+                Some(Ok(chunk)) => transcoder.feed(&chunk, &mut out).map(|()| Some(transcoder)),
+                Some(Err(error)) => return Some((Err(error), None)),
+                None => transcoder.finish(&mut out).map(|()| None),
+            };
+            match written {
+                Err(error) => return Some((Err(error.into()), None)),
+                Ok(None) => return Some((Ok(Frame::data(Bytes::from(out))), None)),
+                Ok(Some(more)) if out.is_empty() => transcoder = more,
+                Ok(Some(more)) => return Some((Ok(Frame::data(Bytes::from(out))), Some((chunks, more)))),
+            }
+        }
     });
     StreamBody::new(json).boxed_unsync()
 }

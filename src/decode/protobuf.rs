@@ -52,27 +52,6 @@ impl<'a> Fields<'a> {
     fn of(bytes: &'a [u8]) -> Self {
         Self { rest: bytes }
     }
-
-    fn varint(&mut self) -> Result<u64, ProtobufError> {
-        let mut value = 0u64;
-        for (i, byte) in self.rest.iter().enumerate().take(10) {
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte & 0x80 == 0 {
-                self.rest = &self.rest[i + 1..];
-                return Ok(value);
-            }
-        }
-        Err(bad("a varint runs past its message"))
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ProtobufError> {
-        if self.rest.len() < n {
-            return Err(bad("a field runs past its message"));
-        }
-        let (taken, rest) = self.rest.split_at(n);
-        self.rest = rest;
-        Ok(taken)
-    }
 }
 
 impl<'a> Iterator for Fields<'a> {
@@ -82,26 +61,83 @@ impl<'a> Iterator for Fields<'a> {
         if self.rest.is_empty() {
             return None;
         }
-        let field = (|| {
-            let key = self.varint()?;
-            let number = u32::try_from(key >> 3).map_err(|_| bad("a field number out of range"))?;
-            let value = match key & 7 {
-                0 => Wire::Varint(self.varint()?),
-                1 => self.take(8).map(|_| Wire::Fixed)?,
-                2 => {
-                    let length = usize::try_from(self.varint()?).map_err(|_| bad("a length out of range"))?;
-                    Wire::Bytes(self.take(length)?)
-                }
-                5 => self.take(4).map(|_| Wire::Fixed)?,
-                other => return Err(bad(format!("wire type {other} (groups are not used by Kubernetes)"))),
-            };
-            Ok((number, value))
-        })();
-        if field.is_err() {
-            self.rest = &[];
-        }
+        let field = match field_at(self.rest) {
+            Ok(Ok((number, value, length))) => {
+                self.rest = &self.rest[length..];
+                return Some(Ok((number, value)));
+            }
+            Ok(Err(Short::Varint)) => Err(bad("a varint runs past its message")),
+            Ok(Err(Short::Value)) => Err(bad("a field runs past its message")),
+            Err(error) => Err(error),
+        };
+        self.rest = &[];
         Some(field)
     }
+}
+
+/// Where bytes end inside a field: more of them may yet come.
+#[derive(Clone, Copy, Debug)]
+enum Short {
+    /// In its key or its length.
+    Varint,
+    /// In its value.
+    Value,
+}
+
+/// The varint at the start of `bytes` and its length; `Short` when they end inside it.
+fn varint_at(bytes: &[u8]) -> Result<Result<(u64, usize), Short>, ProtobufError> {
+    let mut value = 0u64;
+    for (i, byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Ok(Ok((value, i + 1)));
+        }
+    }
+    if bytes.len() >= 10 { Err(bad("a varint runs past its message")) } else { Ok(Err(Short::Varint)) }
+}
+
+/// The field at the start of `bytes`: its number, its value and how many bytes it takes; `Short`
+/// when they end inside it.
+fn field_at(bytes: &[u8]) -> Result<Result<(u32, Wire<'_>, usize), Short>, ProtobufError> {
+    let (key, mut at) = match varint_at(bytes)? {
+        Ok(read) => read,
+        Err(short) => return Ok(Err(short)),
+    };
+    let number = u32::try_from(key >> 3).map_err(|_| bad("a field number out of range"))?;
+    let sized = |at: usize, length: usize| at.checked_add(length).filter(|&end| end <= bytes.len()).ok_or(Short::Value);
+    let value = match key & 7 {
+        0 => match varint_at(&bytes[at..])? {
+            Ok((value, length)) => {
+                at += length;
+                Wire::Varint(value)
+            }
+            Err(short) => return Ok(Err(short)),
+        },
+        wire @ (1 | 5) => match sized(at, if wire == 1 { 8 } else { 4 }) {
+            Ok(end) => {
+                at = end;
+                Wire::Fixed
+            }
+            Err(short) => return Ok(Err(short)),
+        },
+        2 => {
+            let (length, read) = match varint_at(&bytes[at..])? {
+                Ok(read) => read,
+                Err(short) => return Ok(Err(short)),
+            };
+            let length = usize::try_from(length).map_err(|_| bad("a length out of range"))?;
+            let start = at + read;
+            match sized(start, length) {
+                Ok(end) => {
+                    at = end;
+                    Wire::Bytes(&bytes[start..end])
+                }
+                Err(short) => return Ok(Err(short)),
+            }
+        }
+        other => return Err(bad(format!("wire type {other} (groups are not used by Kubernetes)"))),
+    };
+    Ok(Ok((number, value, at)))
 }
 
 /// How a field is written.
@@ -353,9 +389,7 @@ fn envelope(bytes: &[u8]) -> Result<Option<Envelope<'_>>, ProtobufError> {
                 }
             }
             (2, Wire::Bytes(raw)) => found.raw = raw,
-            (3, Wire::Bytes(encoding)) if !encoding.is_empty() => {
-                return Err(bad(format!("content encoding {:?}", String::from_utf8_lossy(encoding))));
-            }
+            (3, Wire::Bytes(encoding)) => content_encoding(encoding)?,
             _ => {}
         }
     }
@@ -371,10 +405,221 @@ fn utf8(bytes: &[u8]) -> Result<&str, ProtobufError> {
 /// # Errors
 /// Not an envelope, a kind nothing here reads, or a message that does not read.
 pub fn to_json(bytes: &[u8]) -> Result<Vec<u8>, ProtobufError> {
-    let envelope = envelope(bytes)?.ok_or_else(|| bad("no k8s envelope"))?;
     let mut out = Vec::with_capacity(bytes.len() / 4 + 64);
-    object(&envelope, &mut out)?;
+    let mut transcoder = Transcoder::default();
+    transcoder.feed(bytes, &mut out)?;
+    transcoder.finish(&mut out)?;
     Ok(out)
+}
+
+/// [`to_json`] of an answer as its bytes come in: a list's items are rewritten one by one as each
+/// is complete, so that rewriting a long list keeps pace with its transfer rather than following
+/// it, and only an item's bytes wait at a time; any other answer (an object, a `Status`: small) is
+/// kept and rewritten at its end. A list's `metadata` is written after its `items` (the last one
+/// given, as protobuf reads it).
+#[derive(Default)]
+pub struct Transcoder {
+    /// Bytes come in and not yet rewritten.
+    pending: Vec<u8>,
+    stage: Stage,
+}
+
+#[derive(Default)]
+enum Stage {
+    /// Before the envelope's `raw` field: its prefix and `TypeMeta` come first.
+    #[default]
+    Head,
+    /// Inside a list's `raw` field, `left` of its bytes to come: its fields, its items written so
+    /// far, its `metadata` as last given.
+    List { fields: &'static [Field], left: usize, items: usize, metadata: Option<Stored> },
+    /// After a list's `raw` field: the envelope's last fields.
+    Tail,
+    /// Not a list: kept whole.
+    Whole,
+}
+
+/// A field's value kept past the bytes it came in.
+enum Stored {
+    Varint(u64),
+    Bytes(Vec<u8>),
+    Fixed,
+}
+
+impl Stored {
+    fn of(value: Wire<'_>) -> Self {
+        match value {
+            Wire::Varint(value) => Self::Varint(value),
+            Wire::Bytes(bytes) => Self::Bytes(bytes.to_vec()),
+            Wire::Fixed => Self::Fixed,
+        }
+    }
+
+    fn wire(&self) -> Wire<'_> {
+        match self {
+            Self::Varint(value) => Wire::Varint(*value),
+            Self::Bytes(bytes) => Wire::Bytes(bytes),
+            Self::Fixed => Wire::Fixed,
+        }
+    }
+}
+
+impl Transcoder {
+    /// Takes the next bytes of the answer, writing to `out` the JSON they complete.
+    ///
+    /// # Errors
+    /// A message that does not read (the answer is then refused whole).
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ProtobufError> {
+        self.pending.extend_from_slice(bytes);
+        let mut at = 0;
+        loop {
+            let rest = &self.pending[at..];
+            match &mut self.stage {
+                Stage::Head => match list_head(rest)? {
+                    Head::More => break,
+                    Head::Whole => {
+                        self.stage = Stage::Whole;
+                        break;
+                    }
+                    Head::List { api_version, kind, fields, raw, length } => {
+                        out.extend_from_slice(b"{\"apiVersion\":");
+                        string(api_version, out);
+                        out.extend_from_slice(b",\"kind\":");
+                        string(kind, out);
+                        key(true, fields[1].json, out);
+                        out.push(b'[');
+                        self.stage = Stage::List { fields, left: raw, items: 0, metadata: None };
+                        at += length;
+                    }
+                },
+                Stage::List { fields, left, items, metadata } => {
+                    if *left == 0 {
+                        out.push(b']');
+                        if let Some(stored) = metadata {
+                            key(true, fields[0].json, out);
+                            value_of(&fields[0], stored.wire(), out)?;
+                        }
+                        self.stage = Stage::Tail;
+                        continue;
+                    }
+                    let within = &rest[..rest.len().min(*left)];
+                    let (number, value, length) = match field_at(within)? {
+                        Ok(field) => field,
+                        Err(_) if within.len() == *left => return Err(bad("a field runs past its message")),
+                        Err(_) => break,
+                    };
+                    if number == fields[1].number {
+                        if *items > 0 {
+                            out.push(b',');
+                        }
+                        value_of(&fields[1], value, out)?;
+                        *items += 1;
+                    } else if number == fields[0].number {
+                        *metadata = Some(Stored::of(value));
+                    }
+                    *left -= length;
+                    at += length;
+                }
+                Stage::Tail => match field_at(rest)? {
+                    Ok((number, value, length)) => {
+                        if let (3, Wire::Bytes(encoding)) = (number, value) {
+                            content_encoding(encoding)?;
+                        }
+                        at += length;
+                    }
+                    Err(_) => break,
+                },
+                Stage::Whole => break,
+            }
+        }
+        self.pending.drain(..at);
+        Ok(())
+    }
+
+    /// Ends the answer, writing to `out` the rest of its JSON.
+    ///
+    /// # Errors
+    /// A message that does not read, or an answer that ends inside one.
+    pub fn finish(mut self, out: &mut Vec<u8>) -> Result<(), ProtobufError> {
+        match self.stage {
+            Stage::Head | Stage::Whole => {
+                let envelope = envelope(&self.pending)?.ok_or_else(|| bad("no k8s envelope"))?;
+                object(&envelope, out)
+            }
+            Stage::List { .. } => {
+                // A list that ends with its last item is closed by one more turn.
+                self.feed(&[], out)?;
+                match self.stage {
+                    Stage::Tail => self.finish(out),
+                    _ => Err(bad("a field runs past its message")),
+                }
+            }
+            Stage::Tail => {
+                // What is left is a field cut short: said as any message's.
+                Fields::of(&self.pending).try_for_each(|field| field.map(drop))?;
+                out.push(b'}');
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What the start of an answer says.
+enum Head<'a> {
+    /// Not enough of it yet.
+    More,
+    /// Not a list of a kind read (an object, a `Status`, or an order no server writes): whole.
+    Whole,
+    /// A list: its type, its fields, and its `raw` field's length, which starts `length` bytes in.
+    List { api_version: &'a str, kind: &'a str, fields: &'static [Field], raw: usize, length: usize },
+}
+
+/// Reads the start of an answer up to its `raw` field (`k8s\0`, then a `runtime.Unknown` whose
+/// `TypeMeta` comes first).
+fn list_head(bytes: &[u8]) -> Result<Head<'_>, ProtobufError> {
+    if bytes.len() < MAGIC.len() {
+        return Ok(if MAGIC.starts_with(bytes) { Head::More } else { Head::Whole });
+    }
+    let Some(unknown) = bytes.strip_prefix(MAGIC) else { return Ok(Head::Whole) };
+    let (type_meta, length) = match field_at(unknown)? {
+        Ok((1, Wire::Bytes(type_meta), length)) => (type_meta, length),
+        Ok(_) => return Ok(Head::Whole),
+        Err(_) => return Ok(Head::More),
+    };
+    let (mut api_version, mut kind) = ("", "");
+    for field in Fields::of(type_meta) {
+        match field? {
+            (1, Wire::Bytes(text)) => api_version = utf8(text)?,
+            (2, Wire::Bytes(text)) => kind = utf8(text)?,
+            _ => {}
+        }
+    }
+    let fields = match fields_of(kind) {
+        Some(fields) if kind.ends_with("List") => fields,
+        _ => return Ok(Head::Whole),
+    };
+    // The `raw` field's key and length; its bytes are the list's.
+    let after = &unknown[length..];
+    let (key, key_length) = match varint_at(after)? {
+        Ok(read) => read,
+        Err(_) => return Ok(Head::More),
+    };
+    if key != (2 << 3 | 2) {
+        return Ok(Head::Whole);
+    }
+    let (raw, raw_length) = match varint_at(&after[key_length..])? {
+        Ok(read) => read,
+        Err(_) => return Ok(Head::More),
+    };
+    let raw = usize::try_from(raw).map_err(|_| bad("a length out of range"))?;
+    Ok(Head::List { api_version, kind, fields, raw, length: MAGIC.len() + length + key_length + raw_length })
+}
+
+/// Refuses an envelope whose bytes are encoded (compressed) inside it.
+fn content_encoding(encoding: &[u8]) -> Result<(), ProtobufError> {
+    if encoding.is_empty() {
+        return Ok(());
+    }
+    Err(bad(format!("content encoding {:?}", String::from_utf8_lossy(encoding))))
 }
 
 /// Writes an enveloped object with its `apiVersion` and `kind`.
@@ -1178,13 +1423,69 @@ pub(crate) mod tests {
         );
     }
 
+    /// `bytes` fed to a [`Transcoder`] in pieces of the `cuts`' sizes (cycled), and ended.
+    fn fed_in_pieces(bytes: &[u8], cuts: &[usize]) -> Result<Vec<u8>, ProtobufError> {
+        let mut transcoder = Transcoder::default();
+        let mut out = Vec::new();
+        let (mut rest, mut cuts) = (bytes, cuts.iter().cycle());
+        while let (false, Some(&cut)) = (rest.is_empty(), cuts.next()) {
+            let (piece, after) = rest.split_at(cut.min(rest.len()));
+            transcoder.feed(piece, &mut out)?;
+            rest = after;
+        }
+        transcoder.finish(&mut out)?;
+        Ok(out)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_list_fed_in_any_pieces_is_the_list_read_whole(
+            items in 0..4usize,
+            metadata in 0..4u8,
+            cuts in proptest::collection::vec(1..64usize, 1..8),
+        ) {
+            let meta = || (1, V::M(msg(&[(2, V::S("77")), (3, V::S("next"))])));
+            let mut fields: Vec<(u32, V<'_>)> = Vec::new();
+            // None, before the items, after them, or both (the last one read).
+            if metadata & 1 == 1 {
+                fields.push(meta());
+            }
+            fields.extend((0..items).map(|_| (2, V::M(pod()))));
+            if metadata & 2 == 2 {
+                fields.push((1, V::M(msg(&[(2, V::S("78"))]))));
+            }
+            let bytes = enveloped("v1", "PodList", msg(&fields));
+            let streamed = fed_in_pieces(&bytes, &cuts).expect("reads");
+            // The same JSON as the whole list's members, written in the table's order.
+            let mut whole = Vec::new();
+            object(&envelope(&bytes).expect("reads").expect("an envelope"), &mut whole).expect("reads");
+            let value = |json: &[u8]| serde_json::from_slice::<serde_json::Value>(json).expect("JSON");
+            proptest::prop_assert_eq!(value(&streamed), value(&whole));
+            proptest::prop_assert_eq!(&streamed, &to_json(&bytes).expect("reads"));
+            // Cut anywhere before its list ends, it is refused (after it, the envelope's last field
+            // may be cut off whole: a shorter message, read).
+            let tail = msg(&[(4, V::S("application/vnd.kubernetes.protobuf"))]).len();
+            for end in (0..bytes.len() - tail).step_by(7) {
+                proptest::prop_assert!(fed_in_pieces(&bytes[..end], &cuts).is_err(), "cut at {end}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_list_written_encoded_is_refused_after_its_items_too() {
+        let mut bytes = enveloped("v1", "PodList", msg(&[(2, V::M(pod()))]));
+        bytes.extend(msg(&[(3, V::S("gzip"))]));
+        let error = fed_in_pieces(&bytes, &[5]).expect_err("refused").to_string();
+        assert_eq!(error, "the server's protobuf answer does not read: content encoding \"gzip\"");
+    }
+
     #[test]
     fn an_empty_list_has_its_items_as_its_json_does() {
         let list = msg(&[(1, V::M(msg(&[(2, V::S("12"))])))]);
         let json = to_json(&enveloped("coordination.k8s.io/v1", "LeaseList", list)).expect("reads");
         assert_eq!(
             String::from_utf8(json).expect("UTF-8"),
-            r#"{"apiVersion":"coordination.k8s.io/v1","kind":"LeaseList","metadata":{"resourceVersion":"12"},"items":[]}"#
+            r#"{"apiVersion":"coordination.k8s.io/v1","kind":"LeaseList","items":[],"metadata":{"resourceVersion":"12"}}"#
         );
     }
 
