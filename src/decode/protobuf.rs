@@ -379,21 +379,27 @@ fn envelope(bytes: &[u8]) -> Result<Option<Envelope<'_>>, ProtobufError> {
     let mut found = Envelope { api_version: "", kind: "", raw: &[] };
     for field in Fields::of(unknown) {
         match field? {
-            (1, Wire::Bytes(type_meta)) => {
-                for field in Fields::of(type_meta) {
-                    match field? {
-                        (1, Wire::Bytes(text)) => found.api_version = utf8(text)?,
-                        (2, Wire::Bytes(text)) => found.kind = utf8(text)?,
-                        _ => {}
-                    }
-                }
-            }
+            (1, Wire::Bytes(type_meta)) => (found.api_version, found.kind) = pair(type_meta)?,
             (2, Wire::Bytes(raw)) => found.raw = raw,
             (3, Wire::Bytes(encoding)) => content_encoding(encoding)?,
             _ => {}
         }
     }
     Ok(Some(found))
+}
+
+/// The two strings of a message whose fields 1 and 2 are strings (a `TypeMeta`, a map's entry);
+/// `""` for one not given.
+fn pair(bytes: &[u8]) -> Result<(&str, &str), ProtobufError> {
+    let (mut first, mut second) = ("", "");
+    for field in Fields::of(bytes) {
+        match field? {
+            (1, Wire::Bytes(text)) => first = utf8(text)?,
+            (2, Wire::Bytes(text)) => second = utf8(text)?,
+            _ => {}
+        }
+    }
+    Ok((first, second))
 }
 
 fn utf8(bytes: &[u8]) -> Result<&str, ProtobufError> {
@@ -585,14 +591,7 @@ fn list_head(bytes: &[u8]) -> Result<Head<'_>, ProtobufError> {
         Ok(_) => return Ok(Head::Whole),
         Err(_) => return Ok(Head::More),
     };
-    let (mut api_version, mut kind) = ("", "");
-    for field in Fields::of(type_meta) {
-        match field? {
-            (1, Wire::Bytes(text)) => api_version = utf8(text)?,
-            (2, Wire::Bytes(text)) => kind = utf8(text)?,
-            _ => {}
-        }
-    }
+    let (api_version, kind) = pair(type_meta)?;
     let fields = match fields_of(kind) {
         Some(fields) if kind.ends_with("List") => fields,
         _ => return Ok(Head::Whole),
@@ -762,14 +761,7 @@ fn key(written: bool, name: &str, out: &mut Vec<u8>) {
 
 /// Writes one entry of a `map<string, string>` as an object's member.
 fn map_entry(entry: &[u8], out: &mut Vec<u8>) -> Result<(), ProtobufError> {
-    let (mut key, mut value) = ("", "");
-    for wire in Fields::of(entry) {
-        match wire? {
-            (1, Wire::Bytes(text)) => key = utf8(text)?,
-            (2, Wire::Bytes(text)) => value = utf8(text)?,
-            _ => {}
-        }
-    }
+    let (key, value) = pair(entry)?;
     string(key, out);
     out.push(b':');
     string(value, out);
